@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "accel-private.h"
+
+typedef struct {
+  char *name;
+  AccelSystem *system;     /* weak: the system owns its backends */
+  char *unavailable_reason;
+  GMutex lock;
+} AccelBackendPrivate;
+
+G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (AccelBackend, accel_backend, G_TYPE_OBJECT)
+
+enum {
+  PROP_0,
+  PROP_NAME,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void
+accel_backend_finalize (GObject *object)
+{
+  AccelBackendPrivate *priv = accel_backend_get_instance_private (ACCEL_BACKEND (object));
+
+  if (priv->system)
+    g_object_remove_weak_pointer (G_OBJECT (priv->system), (gpointer *) &priv->system);
+  g_free (priv->name);
+  g_free (priv->unavailable_reason);
+  g_mutex_clear (&priv->lock);
+  G_OBJECT_CLASS (accel_backend_parent_class)->finalize (object);
+}
+
+static void
+accel_backend_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  AccelBackendPrivate *priv = accel_backend_get_instance_private (ACCEL_BACKEND (object));
+  switch (prop_id)
+    {
+    case PROP_NAME:
+      g_value_set_string (value, priv->name);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+accel_backend_class_init (AccelBackendClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = accel_backend_finalize;
+  object_class->get_property = accel_backend_get_property;
+
+  /**
+   * AccelBackend:name:
+   *
+   * The name devices of this backend carry before their index (`cpu`, `cuda`).
+   */
+  properties[PROP_NAME] =
+    g_param_spec_string ("name", NULL, "Backend name", NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+accel_backend_init (AccelBackend *self)
+{
+  AccelBackendPrivate *priv = accel_backend_get_instance_private (self);
+  g_mutex_init (&priv->lock);
+}
+
+void
+_accel_backend_setup (AccelBackend *self, AccelSystem *system, const char *name)
+{
+  AccelBackendPrivate *priv = accel_backend_get_instance_private (self);
+  priv->name = g_strdup (name);
+  priv->system = system;
+  g_object_add_weak_pointer (G_OBJECT (system), (gpointer *) &priv->system);
+}
+
+/**
+ * accel_backend_get_name:
+ * @self: a backend
+ *
+ * Returns: its name
+ */
+const char *
+accel_backend_get_name (AccelBackend *self)
+{
+  g_return_val_if_fail (ACCEL_IS_BACKEND (self), NULL);
+  AccelBackendPrivate *priv = accel_backend_get_instance_private (self);
+  return priv->name;
+}
+
+/**
+ * accel_backend_get_system:
+ * @self: a backend
+ *
+ * Returns: (transfer none) (nullable): the system it belongs to
+ */
+AccelSystem *
+accel_backend_get_system (AccelBackend *self)
+{
+  g_return_val_if_fail (ACCEL_IS_BACKEND (self), NULL);
+  AccelBackendPrivate *priv = accel_backend_get_instance_private (self);
+  return priv->system;
+}
+
+/**
+ * accel_backend_get_unavailable_reason:
+ * @self: a backend
+ *
+ * Returns: (nullable): why the backend found no device (no driver, no GPU),
+ *   or %NULL if it found some or has not looked yet
+ */
+const char *
+accel_backend_get_unavailable_reason (AccelBackend *self)
+{
+  g_return_val_if_fail (ACCEL_IS_BACKEND (self), NULL);
+  AccelBackendPrivate *priv = accel_backend_get_instance_private (self);
+  return priv->unavailable_reason;
+}
+
+/**
+ * accel_backend_set_unavailable_reason:
+ * @self: a backend
+ * @reason: (nullable): why no device is available
+ *
+ * For backend implementations, from `enumerate`.
+ */
+void
+accel_backend_set_unavailable_reason (AccelBackend *self, const char *reason)
+{
+  g_return_if_fail (ACCEL_IS_BACKEND (self));
+  AccelBackendPrivate *priv = accel_backend_get_instance_private (self);
+  g_mutex_lock (&priv->lock);
+  g_free (priv->unavailable_reason);
+  priv->unavailable_reason = g_strdup (reason);
+  g_mutex_unlock (&priv->lock);
+}

@@ -1,0 +1,598 @@
+/* accel-buffer.c: typed device memory with a generation token.
+ *
+ * A buffer is made by accel_device_alloc() in the device's current
+ * generation. When the device's context is rebuilt, the memory of the old
+ * generation is gone with it, and every use of the buffer fails with
+ * %ACCEL_ERROR_STALE_BUFFER instead of touching freed memory.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "accel-private.h"
+#include "accel-device-private.h"
+
+struct _AccelBuffer {
+  GObject parent_instance;
+
+  AccelDevice *device;
+  AccelDType dtype;
+  AccelShape *shape;
+  gsize size;
+  guint generation;
+  guint64 handle;
+  gpointer memory;          /* backend memory of the base buffer */
+  gsize offset;             /* bytes into memory, for views */
+  AccelBuffer *base;        /* NULL unless a view */
+
+  gpointer backend_data;
+  GDestroyNotify backend_destroy;
+};
+
+G_DEFINE_FINAL_TYPE (AccelBuffer, accel_buffer, G_TYPE_OBJECT)
+
+enum {
+  PROP_0,
+  PROP_DEVICE,
+  PROP_DTYPE,
+  PROP_SHAPE,
+  PROP_SIZE,
+  PROP_GENERATION,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void
+accel_buffer_finalize (GObject *object)
+{
+  AccelBuffer *self = ACCEL_BUFFER (object);
+
+  if (self->backend_destroy)
+    self->backend_destroy (self->backend_data);
+  if (self->base)
+    g_object_unref (self->base);
+  else if (self->memory)
+    _accel_device_release_memory (self->device, self->memory, self->size, self->generation);
+  accel_shape_free (self->shape);
+  g_object_unref (self->device);
+
+  G_OBJECT_CLASS (accel_buffer_parent_class)->finalize (object);
+}
+
+static void
+accel_buffer_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  AccelBuffer *self = ACCEL_BUFFER (object);
+  switch (prop_id)
+    {
+    case PROP_DEVICE: g_value_set_object (value, self->device); break;
+    case PROP_DTYPE: g_value_set_enum (value, self->dtype); break;
+    case PROP_SHAPE: g_value_set_boxed (value, self->shape); break;
+    case PROP_SIZE: g_value_set_uint64 (value, self->size); break;
+    case PROP_GENERATION: g_value_set_uint (value, self->generation); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+accel_buffer_class_init (AccelBufferClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = accel_buffer_finalize;
+  object_class->get_property = accel_buffer_get_property;
+
+  /**
+   * AccelBuffer:device:
+   *
+   * The device that holds the memory.
+   */
+  properties[PROP_DEVICE] =
+    g_param_spec_object ("device", NULL, "Owning device", ACCEL_TYPE_DEVICE,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AccelBuffer:dtype:
+   *
+   * The element type.
+   */
+  properties[PROP_DTYPE] =
+    g_param_spec_enum ("dtype", NULL, "Element type", ACCEL_TYPE_DTYPE, ACCEL_DTYPE_F32,
+                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AccelBuffer:shape:
+   *
+   * The dimensions and strides.
+   */
+  properties[PROP_SHAPE] =
+    g_param_spec_boxed ("shape", NULL, "Dimensions", ACCEL_TYPE_SHAPE,
+                        G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AccelBuffer:size:
+   *
+   * The size in bytes.
+   */
+  properties[PROP_SIZE] =
+    g_param_spec_uint64 ("size", NULL, "Size in bytes", 0, G_MAXUINT64, 0,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AccelBuffer:generation:
+   *
+   * The device generation the memory belongs to.
+   */
+  properties[PROP_GENERATION] =
+    g_param_spec_uint ("generation", NULL, "Device generation of the memory", 0, G_MAXUINT, 0,
+                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+accel_buffer_init (AccelBuffer *self)
+{
+}
+
+AccelBuffer *
+_accel_buffer_new (AccelDevice *device,
+                   AccelDType dtype,
+                   const AccelShape *shape,
+                   gpointer memory,
+                   gsize size,
+                   guint generation,
+                   guint64 handle)
+{
+  AccelBuffer *self = g_object_new (ACCEL_TYPE_BUFFER, NULL);
+  self->device = g_object_ref (device);
+  self->dtype = dtype;
+  self->shape = accel_shape_copy (shape);
+  self->memory = memory;
+  self->size = size;
+  self->generation = generation;
+  self->handle = handle;
+  return self;
+}
+
+/**
+ * accel_buffer_get_device:
+ * @self: a buffer
+ *
+ * Returns: (transfer none): the device holding it
+ */
+AccelDevice *
+accel_buffer_get_device (AccelBuffer *self)
+{
+  g_return_val_if_fail (ACCEL_IS_BUFFER (self), NULL);
+  return self->device;
+}
+
+/**
+ * accel_buffer_get_dtype:
+ * @self: a buffer
+ *
+ * Returns: the element type
+ */
+AccelDType
+accel_buffer_get_dtype (AccelBuffer *self)
+{
+  g_return_val_if_fail (ACCEL_IS_BUFFER (self), ACCEL_DTYPE_F32);
+  return self->dtype;
+}
+
+/**
+ * accel_buffer_get_shape:
+ * @self: a buffer
+ *
+ * Returns: (transfer none): the shape
+ */
+const AccelShape *
+accel_buffer_get_shape (AccelBuffer *self)
+{
+  g_return_val_if_fail (ACCEL_IS_BUFFER (self), NULL);
+  return self->shape;
+}
+
+/**
+ * accel_buffer_get_size:
+ * @self: a buffer
+ *
+ * Returns: the size in bytes (for a strided shape: the bytes it spans)
+ */
+gsize
+accel_buffer_get_size (AccelBuffer *self)
+{
+  g_return_val_if_fail (ACCEL_IS_BUFFER (self), 0);
+  return self->size;
+}
+
+/**
+ * accel_buffer_get_n_elements:
+ * @self: a buffer
+ *
+ * Returns: the number of elements
+ */
+gint64
+accel_buffer_get_n_elements (AccelBuffer *self)
+{
+  g_return_val_if_fail (ACCEL_IS_BUFFER (self), 0);
+  return accel_shape_get_n_elements (self->shape);
+}
+
+/**
+ * accel_buffer_get_generation:
+ * @self: a buffer
+ *
+ * Returns: the device generation its memory belongs to
+ */
+guint
+accel_buffer_get_generation (AccelBuffer *self)
+{
+  g_return_val_if_fail (ACCEL_IS_BUFFER (self), 0);
+  return self->generation;
+}
+
+/**
+ * accel_buffer_get_handle:
+ * @self: a buffer
+ *
+ * Returns: a number naming this buffer on its device, unique in the
+ *   process for the device's life; used when ops are serialised
+ */
+guint64
+accel_buffer_get_handle (AccelBuffer *self)
+{
+  g_return_val_if_fail (ACCEL_IS_BUFFER (self), 0);
+  return self->handle;
+}
+
+/**
+ * accel_buffer_get_offset:
+ * @self: a buffer
+ *
+ * Returns: the byte offset of a view into its base buffer (0 otherwise)
+ */
+gsize
+accel_buffer_get_offset (AccelBuffer *self)
+{
+  g_return_val_if_fail (ACCEL_IS_BUFFER (self), 0);
+  return self->offset;
+}
+
+/**
+ * accel_buffer_get_base:
+ * @self: a buffer
+ *
+ * Returns: (transfer none) (nullable): the buffer a view was made of
+ */
+AccelBuffer *
+accel_buffer_get_base (AccelBuffer *self)
+{
+  g_return_val_if_fail (ACCEL_IS_BUFFER (self), NULL);
+  return self->base;
+}
+
+/**
+ * accel_buffer_is_stale:
+ * @self: a buffer
+ *
+ * Returns: %TRUE if its device has been rebuilt since the buffer was made
+ */
+gboolean
+accel_buffer_is_stale (AccelBuffer *self)
+{
+  g_return_val_if_fail (ACCEL_IS_BUFFER (self), TRUE);
+  return self->generation != accel_device_get_generation (self->device);
+}
+
+/**
+ * accel_buffer_get_memory: (skip)
+ * @self: a buffer
+ *
+ * For backends: the memory of the base allocation, as the backend's
+ * mem_alloc returned it.
+ *
+ * Returns: the backend memory
+ */
+gpointer
+accel_buffer_get_memory (AccelBuffer *self)
+{
+  g_return_val_if_fail (ACCEL_IS_BUFFER (self), NULL);
+  return self->memory;
+}
+
+/**
+ * accel_buffer_get_data: (skip)
+ * @self: a buffer
+ *
+ * For kernels of backends whose memory is addressable (a host or device
+ * pointer): the address of the first element, view offset included.
+ *
+ * Returns: the address
+ */
+gpointer
+accel_buffer_get_data (AccelBuffer *self)
+{
+  return (guint8 *) self->memory + self->offset;
+}
+
+/**
+ * accel_buffer_get_backend_data: (skip)
+ * @self: a buffer
+ *
+ * Returns: what the backend attached with accel_buffer_set_backend_data()
+ */
+gpointer
+accel_buffer_get_backend_data (AccelBuffer *self)
+{
+  g_return_val_if_fail (ACCEL_IS_BUFFER (self), NULL);
+  return self->backend_data;
+}
+
+/**
+ * accel_buffer_set_backend_data: (skip)
+ * @self: a buffer
+ * @data: backend state (the last writer's event, say)
+ * @destroy: (nullable): frees @data with the buffer
+ *
+ * For backends, on the device thread.
+ */
+void
+accel_buffer_set_backend_data (AccelBuffer *self, gpointer data, GDestroyNotify destroy)
+{
+  g_return_if_fail (ACCEL_IS_BUFFER (self));
+  if (self->backend_destroy)
+    self->backend_destroy (self->backend_data);
+  self->backend_data = data;
+  self->backend_destroy = destroy;
+}
+
+static gboolean
+check_host_size (AccelBuffer *self, gsize size, GError **error)
+{
+  if (size != self->size)
+    {
+      g_autofree char *s = accel_shape_to_string (self->shape);
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH,
+                   "Buffer of %s %s holds %" G_GSIZE_FORMAT " bytes, not %" G_GSIZE_FORMAT,
+                   accel_dtype_get_name (self->dtype), s, self->size, size);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/**
+ * accel_buffer_write:
+ * @self: a buffer
+ * @data: (array length=size) (element-type guint8) (transfer none): the bytes
+ * @size: must equal accel_buffer_get_size()
+ * @error: return location for a #GError
+ *
+ * Copies host bytes into the buffer and waits until they are there. Ordered
+ * after every op submitted to the device before it.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+accel_buffer_write (AccelBuffer *self, const guint8 *data, gsize size, GError **error)
+{
+  g_return_val_if_fail (ACCEL_IS_BUFFER (self), FALSE);
+  g_return_val_if_fail (data != NULL || size == 0, FALSE);
+  if (!check_host_size (self, size, error))
+    return FALSE;
+  return _accel_device_transfer_sync (self->device, ACCEL_WORK_WRITE, self, (gpointer) data, size, error);
+}
+
+/**
+ * accel_buffer_upload:
+ * @self: a buffer
+ * @bytes: the data, exactly accel_buffer_get_size() bytes
+ * @error: return location for a #GError
+ *
+ * Blocking upload from a #GBytes.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+accel_buffer_upload (AccelBuffer *self, GBytes *bytes, GError **error)
+{
+  g_return_val_if_fail (ACCEL_IS_BUFFER (self), FALSE);
+  g_return_val_if_fail (bytes != NULL, FALSE);
+  gsize size;
+  gconstpointer data = g_bytes_get_data (bytes, &size);
+  return accel_buffer_write (self, data, size, error);
+}
+
+/**
+ * accel_buffer_read: (skip)
+ * @self: a buffer
+ * @data: where to copy the bytes
+ * @size: must equal accel_buffer_get_size()
+ * @error: return location for a #GError
+ *
+ * Copies the buffer to host memory, after every op submitted before it.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+accel_buffer_read (AccelBuffer *self, guint8 *data, gsize size, GError **error)
+{
+  g_return_val_if_fail (ACCEL_IS_BUFFER (self), FALSE);
+  g_return_val_if_fail (data != NULL || size == 0, FALSE);
+  if (!check_host_size (self, size, error))
+    return FALSE;
+  return _accel_device_transfer_sync (self->device, ACCEL_WORK_READ, self, data, size, error);
+}
+
+/**
+ * accel_buffer_download:
+ * @self: a buffer
+ * @error: return location for a #GError
+ *
+ * Blocking download, after every op submitted before it.
+ *
+ * Returns: (transfer full): the bytes, or %NULL with @error set
+ */
+GBytes *
+accel_buffer_download (AccelBuffer *self, GError **error)
+{
+  g_return_val_if_fail (ACCEL_IS_BUFFER (self), NULL);
+  guint8 *data = g_malloc (self->size ? self->size : 1);
+  if (!_accel_device_transfer_sync (self->device, ACCEL_WORK_READ, self, data, self->size, error))
+    {
+      g_free (data);
+      return NULL;
+    }
+  return g_bytes_new_take (data, self->size);
+}
+
+/**
+ * accel_buffer_zero:
+ * @self: a buffer
+ * @error: return location for a #GError
+ *
+ * Fills the buffer with zero bytes and waits.
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+accel_buffer_zero (AccelBuffer *self, GError **error)
+{
+  g_return_val_if_fail (ACCEL_IS_BUFFER (self), FALSE);
+  return _accel_device_transfer_sync (self->device, ACCEL_WORK_ZERO, self, NULL, self->size, error);
+}
+
+/**
+ * accel_buffer_upload_async:
+ * @self: a buffer
+ * @bytes: the data, exactly accel_buffer_get_size() bytes; kept until done
+ * @cancellable: (nullable): cancels the upload while it is queued
+ * @callback: (scope async): called on the caller's thread-default main context
+ * @user_data: data for @callback
+ *
+ * Uploads without blocking.
+ */
+void
+accel_buffer_upload_async (AccelBuffer *self,
+                           GBytes *bytes,
+                           GCancellable *cancellable,
+                           GAsyncReadyCallback callback,
+                           gpointer user_data)
+{
+  g_return_if_fail (ACCEL_IS_BUFFER (self));
+  g_return_if_fail (bytes != NULL);
+
+  GTask *task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, accel_buffer_upload_async);
+  g_task_set_check_cancellable (task, FALSE);
+
+  GError *error = NULL;
+  if (!check_host_size (self, g_bytes_get_size (bytes), &error))
+    {
+      g_task_return_error (task, error);
+      g_object_unref (task);
+      return;
+    }
+  _accel_device_transfer_async (self->device, ACCEL_WORK_WRITE, self, bytes, task);
+}
+
+/**
+ * accel_buffer_upload_finish:
+ * @self: a buffer
+ * @result: the result
+ * @error: return location for a #GError
+ *
+ * Returns: %TRUE on success
+ */
+gboolean
+accel_buffer_upload_finish (AccelBuffer *self, GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+/**
+ * accel_buffer_download_async:
+ * @self: a buffer
+ * @cancellable: (nullable): cancels the download while it is queued
+ * @callback: (scope async): called on the caller's thread-default main context
+ * @user_data: data for @callback
+ *
+ * Downloads without blocking, after every op submitted before it.
+ */
+void
+accel_buffer_download_async (AccelBuffer *self,
+                             GCancellable *cancellable,
+                             GAsyncReadyCallback callback,
+                             gpointer user_data)
+{
+  g_return_if_fail (ACCEL_IS_BUFFER (self));
+  GTask *task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, accel_buffer_download_async);
+  g_task_set_check_cancellable (task, FALSE);
+  _accel_device_transfer_async (self->device, ACCEL_WORK_READ, self, NULL, task);
+}
+
+/**
+ * accel_buffer_download_finish:
+ * @self: a buffer
+ * @result: the result
+ * @error: return location for a #GError
+ *
+ * Returns: (transfer full): the bytes, or %NULL with @error set
+ */
+GBytes *
+accel_buffer_download_finish (AccelBuffer *self, GAsyncResult *result, GError **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, self), NULL);
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/**
+ * accel_buffer_new_view:
+ * @self: a buffer with a contiguous shape
+ * @element_offset: the first element of the view
+ * @shape: the view's shape, contiguous, fitting within @self
+ * @error: return location for a #GError
+ *
+ * Makes a buffer that shares a contiguous range of @self's memory (and
+ * keeps @self alive).
+ *
+ * Returns: (transfer full): the view, or %NULL with
+ *   %ACCEL_ERROR_SHAPE_MISMATCH or %ACCEL_ERROR_INVALID_ARGUMENT
+ */
+AccelBuffer *
+accel_buffer_new_view (AccelBuffer *self,
+                       gint64 element_offset,
+                       const AccelShape *shape,
+                       GError **error)
+{
+  g_return_val_if_fail (ACCEL_IS_BUFFER (self), NULL);
+  g_return_val_if_fail (shape != NULL, NULL);
+
+  if (!accel_shape_is_contiguous (self->shape) || !accel_shape_is_contiguous (shape))
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "A view needs a contiguous buffer and a contiguous shape");
+      return NULL;
+    }
+  gint64 n = accel_shape_get_n_elements (shape);
+  gint64 total = accel_shape_get_n_elements (self->shape);
+  if (element_offset < 0 || n < 0 || element_offset > total || n > total - element_offset)
+    {
+      g_autofree char *s = accel_shape_to_string (shape);
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH,
+                   "A view of %s at element %" G_GINT64_FORMAT " does not fit in a buffer of %"
+                   G_GINT64_FORMAT " elements", s, element_offset, total);
+      return NULL;
+    }
+
+  AccelBuffer *base = self->base ? self->base : self;
+  gsize esize = accel_dtype_get_size (self->dtype);
+  AccelBuffer *view = g_object_new (ACCEL_TYPE_BUFFER, NULL);
+  view->device = g_object_ref (self->device);
+  view->dtype = self->dtype;
+  view->shape = accel_shape_copy (shape);
+  view->memory = base->memory;
+  view->offset = self->offset + (gsize) element_offset * esize;
+  view->size = (gsize) n * esize;
+  view->generation = self->generation;
+  view->handle = _accel_device_next_handle (self->device);
+  view->base = g_object_ref (base);
+  return view;
+}

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <gio/gio.h>
+#include "accel-types.h"
+#include "accel-dtype.h"
+#include "accel-shape.h"
+#include "accel-kernel.h"
+#include "actor/accel-actor.h"
+
+G_BEGIN_DECLS
+
+/**
+ * AccelDeviceState:
+ * @ACCEL_DEVICE_STATE_READY: serving work
+ * @ACCEL_DEVICE_STATE_RESTARTING: its context is being rebuilt; work queues
+ * @ACCEL_DEVICE_STATE_FAILED: it cannot go on (restart budget spent, or an
+ *   unrecoverable fault); every request fails with %ACCEL_ERROR_DEVICE_FAILED
+ *
+ * The state of a device.
+ */
+typedef enum {
+  ACCEL_DEVICE_STATE_READY,
+  ACCEL_DEVICE_STATE_RESTARTING,
+  ACCEL_DEVICE_STATE_FAILED,
+} AccelDeviceState;
+
+/**
+ * AccelWorkKind:
+ * @ACCEL_WORK_OP: run an op's kernel
+ * @ACCEL_WORK_WRITE: copy host bytes into a buffer
+ * @ACCEL_WORK_READ: copy a buffer into host bytes
+ * @ACCEL_WORK_ZERO: zero-fill a buffer
+ *
+ * What a unit of work handed to a backend does.
+ */
+typedef enum {
+  ACCEL_WORK_OP,
+  ACCEL_WORK_WRITE,
+  ACCEL_WORK_READ,
+  ACCEL_WORK_ZERO,
+} AccelWorkKind;
+
+/**
+ * AccelWork:
+ *
+ * One unit of work handed to a backend's `execute`. Opaque; completed
+ * exactly once with accel_device_complete_work().
+ */
+typedef struct _AccelWork AccelWork;
+
+#define ACCEL_TYPE_DEVICE (accel_device_get_type ())
+ACCEL_API
+G_DECLARE_DERIVABLE_TYPE (AccelDevice, accel_device, ACCEL, DEVICE, AccelActor)
+
+/**
+ * AccelDeviceClass:
+ * @parent_class: the parent class
+ * @open_context: (re)creates the backend context; on the device thread
+ * @close_context: drops the context and all memory of its generation; on the device thread
+ * @mem_alloc: allocates @size bytes of device memory in the current context; any thread
+ * @mem_free: frees memory of the current context; any thread
+ * @execute: runs or enqueues @work on the device thread; completes it, now or
+ *   later from any thread, with accel_device_complete_work()
+ * @query_memory: reports total and free device memory
+ *
+ * What a backend implements for its devices.
+ */
+struct _AccelDeviceClass {
+  AccelActorClass parent_class;
+
+  gboolean (*open_context) (AccelDevice *self, GError **error);
+  void (*close_context) (AccelDevice *self);
+  gpointer (*mem_alloc) (AccelDevice *self, gsize size, GError **error);
+  void (*mem_free) (AccelDevice *self, gpointer memory, gsize size);
+  void (*execute) (AccelDevice *self, AccelWork *work);
+  void (*query_memory) (AccelDevice *self, guint64 *total, guint64 *free_bytes);
+
+  /*< private >*/
+  gpointer padding[12];
+};
+
+ACCEL_API
+const char *accel_device_get_name (AccelDevice *self);
+ACCEL_API
+const char *accel_device_get_backend_name (AccelDevice *self);
+ACCEL_API
+AccelBackend *accel_device_get_backend (AccelDevice *self);
+ACCEL_API
+AccelSystem *accel_device_get_system (AccelDevice *self);
+ACCEL_API
+guint accel_device_get_generation (AccelDevice *self);
+ACCEL_API
+AccelDeviceState accel_device_get_state (AccelDevice *self);
+ACCEL_API
+guint accel_device_get_lanes (AccelDevice *self);
+ACCEL_API
+guint64 accel_device_get_memory_total (AccelDevice *self);
+ACCEL_API
+guint64 accel_device_get_memory_free (AccelDevice *self);
+
+ACCEL_API
+AccelBuffer *accel_device_alloc (AccelDevice *self,
+                                 AccelDType dtype,
+                                 const AccelShape *shape,
+                                 GError **error);
+ACCEL_API
+void accel_device_submit_async (AccelDevice *self,
+                                AccelOp *op,
+                                GCancellable *cancellable,
+                                GAsyncReadyCallback callback,
+                                gpointer user_data);
+ACCEL_API
+gboolean accel_device_submit_finish (AccelDevice *self, GAsyncResult *result, GError **error);
+ACCEL_API
+gboolean accel_device_submit (AccelDevice *self,
+                              AccelOp *op,
+                              GCancellable *cancellable,
+                              GError **error);
+ACCEL_API
+gboolean accel_device_synchronize (AccelDevice *self, GError **error);
+ACCEL_API
+const GError *accel_device_get_failure (AccelDevice *self);
+
+/* For backends. */
+ACCEL_API
+void accel_device_complete_work (AccelDevice *self, AccelWork *work, GError *error);
+ACCEL_API
+void accel_device_set_state_failed (AccelDevice *self, const GError *reason);
+ACCEL_API
+AccelWorkKind accel_work_get_kind (AccelWork *work);
+ACCEL_API
+AccelOp *accel_work_get_op (AccelWork *work);
+ACCEL_API
+const AccelKernel *accel_work_get_kernel (AccelWork *work);
+ACCEL_API
+AccelBuffer *accel_work_get_buffer (AccelWork *work);
+ACCEL_API
+gpointer accel_work_get_host_data (AccelWork *work, gsize *size);
+ACCEL_API
+int accel_work_get_lane (AccelWork *work);
+
+G_END_DECLS

@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "accel-private.h"
+
+/**
+ * accel_error_quark:
+ *
+ * Returns: the quark of the %ACCEL_ERROR domain
+ */
+G_DEFINE_QUARK (accel-error-quark, accel_error)

@@ -1,0 +1,346 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "accel-private.h"
+
+/**
+ * AccelShape:
+ *
+ * The dimensions of a buffer, with strides counted in elements (row-major
+ * when made by accel_shape_new()). A boxed type: copy it to keep it.
+ */
+struct _AccelShape {
+  guint rank;
+  gint64 dims[ACCEL_SHAPE_MAX_RANK];
+  gint64 strides[ACCEL_SHAPE_MAX_RANK];
+};
+
+G_DEFINE_BOXED_TYPE (AccelShape, accel_shape, accel_shape_copy, accel_shape_free)
+
+/**
+ * accel_shape_new:
+ * @dims: (array length=n_dims): the size of each dimension, outermost first
+ * @n_dims: the rank, at most %ACCEL_SHAPE_MAX_RANK
+ *
+ * Makes a contiguous row-major shape. A rank of 0 is a scalar.
+ *
+ * Returns: (transfer full): a new shape, or %NULL if a dimension is negative
+ *   or the rank is too large
+ */
+AccelShape *
+accel_shape_new (const gint64 *dims, guint n_dims)
+{
+  g_return_val_if_fail (n_dims <= ACCEL_SHAPE_MAX_RANK, NULL);
+  g_return_val_if_fail (n_dims == 0 || dims != NULL, NULL);
+
+  AccelShape *shape = g_new0 (AccelShape, 1);
+  shape->rank = n_dims;
+  gint64 stride = 1;
+  for (int i = (int) n_dims - 1; i >= 0; i--)
+    {
+      if (dims[i] < 0)
+        {
+          g_free (shape);
+          g_return_val_if_reached (NULL);
+        }
+      shape->dims[i] = dims[i];
+      shape->strides[i] = stride;
+      stride *= dims[i] > 0 ? dims[i] : 1;
+    }
+  return shape;
+}
+
+/**
+ * accel_shape_new_strided:
+ * @dims: (array length=n_dims): the size of each dimension
+ * @strides: (array length=n_dims): the stride of each dimension, in elements
+ * @n_dims: the rank
+ *
+ * Returns: (transfer full): a new shape
+ */
+AccelShape *
+accel_shape_new_strided (const gint64 *dims, const gint64 *strides, guint n_dims)
+{
+  AccelShape *shape = accel_shape_new (dims, n_dims);
+  if (shape == NULL)
+    return NULL;
+  for (guint i = 0; i < n_dims; i++)
+    shape->strides[i] = strides[i];
+  return shape;
+}
+
+/**
+ * accel_shape_new_1d:
+ * @d0: the length
+ *
+ * Returns: (transfer full): a new rank-1 shape
+ */
+AccelShape *
+accel_shape_new_1d (gint64 d0)
+{
+  return accel_shape_new (&d0, 1);
+}
+
+/**
+ * accel_shape_new_2d:
+ * @d0: rows
+ * @d1: columns
+ *
+ * Returns: (transfer full): a new rank-2 shape
+ */
+AccelShape *
+accel_shape_new_2d (gint64 d0, gint64 d1)
+{
+  gint64 d[] = { d0, d1 };
+  return accel_shape_new (d, 2);
+}
+
+/**
+ * accel_shape_new_3d:
+ * @d0: outermost dimension
+ * @d1: middle dimension
+ * @d2: innermost dimension
+ *
+ * Returns: (transfer full): a new rank-3 shape
+ */
+AccelShape *
+accel_shape_new_3d (gint64 d0, gint64 d1, gint64 d2)
+{
+  gint64 d[] = { d0, d1, d2 };
+  return accel_shape_new (d, 3);
+}
+
+/**
+ * accel_shape_copy:
+ * @shape: a shape
+ *
+ * Returns: (transfer full): a copy
+ */
+AccelShape *
+accel_shape_copy (const AccelShape *shape)
+{
+  g_return_val_if_fail (shape != NULL, NULL);
+  return g_memdup2 (shape, sizeof *shape);
+}
+
+/**
+ * accel_shape_free:
+ * @shape: (transfer full) (nullable): a shape
+ *
+ * Frees @shape.
+ */
+void
+accel_shape_free (AccelShape *shape)
+{
+  g_free (shape);
+}
+
+/**
+ * accel_shape_get_rank:
+ * @shape: a shape
+ *
+ * Returns: the number of dimensions
+ */
+guint
+accel_shape_get_rank (const AccelShape *shape)
+{
+  g_return_val_if_fail (shape != NULL, 0);
+  return shape->rank;
+}
+
+/**
+ * accel_shape_get_dim:
+ * @shape: a shape
+ * @axis: a dimension index; negative counts from the end
+ *
+ * Returns: the size of that dimension, or -1 if @axis is out of range
+ */
+gint64
+accel_shape_get_dim (const AccelShape *shape, guint axis)
+{
+  g_return_val_if_fail (shape != NULL, -1);
+  if (axis >= shape->rank)
+    return -1;
+  return shape->dims[axis];
+}
+
+/**
+ * accel_shape_get_stride:
+ * @shape: a shape
+ * @axis: a dimension index
+ *
+ * Returns: the stride of that dimension in elements, or 0 if out of range
+ */
+gint64
+accel_shape_get_stride (const AccelShape *shape, guint axis)
+{
+  g_return_val_if_fail (shape != NULL, 0);
+  if (axis >= shape->rank)
+    return 0;
+  return shape->strides[axis];
+}
+
+/**
+ * accel_shape_get_dims:
+ * @shape: a shape
+ * @n_dims: (out): the rank
+ *
+ * Returns: (array length=n_dims) (transfer none): the dimensions
+ */
+const gint64 *
+accel_shape_get_dims (const AccelShape *shape, guint *n_dims)
+{
+  g_return_val_if_fail (shape != NULL, NULL);
+  if (n_dims)
+    *n_dims = shape->rank;
+  return shape->dims;
+}
+
+/**
+ * accel_shape_get_strides:
+ * @shape: a shape
+ * @n_dims: (out): the rank
+ *
+ * Returns: (array length=n_dims) (transfer none): the strides, in elements
+ */
+const gint64 *
+accel_shape_get_strides (const AccelShape *shape, guint *n_dims)
+{
+  g_return_val_if_fail (shape != NULL, NULL);
+  if (n_dims)
+    *n_dims = shape->rank;
+  return shape->strides;
+}
+
+/**
+ * accel_shape_get_n_elements:
+ * @shape: a shape
+ *
+ * Returns: the product of the dimensions (1 for a scalar)
+ */
+gint64
+accel_shape_get_n_elements (const AccelShape *shape)
+{
+  g_return_val_if_fail (shape != NULL, 0);
+  gint64 n = 1;
+  for (guint i = 0; i < shape->rank; i++)
+    n *= shape->dims[i];
+  return n;
+}
+
+/**
+ * accel_shape_get_extent:
+ * @shape: a shape
+ *
+ * Returns: how many elements of storage the shape spans: one past the
+ *   largest offset it reaches (0 if it has no elements)
+ */
+gint64
+accel_shape_get_extent (const AccelShape *shape)
+{
+  g_return_val_if_fail (shape != NULL, 0);
+  gint64 last = 0;
+  for (guint i = 0; i < shape->rank; i++)
+    {
+      if (shape->dims[i] == 0)
+        return 0;
+      last += (shape->dims[i] - 1) * shape->strides[i];
+    }
+  return last + 1;
+}
+
+/**
+ * accel_shape_is_contiguous:
+ * @shape: a shape
+ *
+ * Returns: %TRUE if the strides are the row-major ones of the dimensions
+ */
+gboolean
+accel_shape_is_contiguous (const AccelShape *shape)
+{
+  g_return_val_if_fail (shape != NULL, FALSE);
+  gint64 stride = 1;
+  for (int i = (int) shape->rank - 1; i >= 0; i--)
+    {
+      if (shape->dims[i] != 1 && shape->strides[i] != stride)
+        return FALSE;
+      stride *= shape->dims[i];
+    }
+  return TRUE;
+}
+
+/**
+ * accel_shape_same_dims:
+ * @a: a shape
+ * @b: another shape
+ *
+ * Returns: %TRUE if both have the same rank and dimensions (strides aside)
+ */
+gboolean
+accel_shape_same_dims (const AccelShape *a, const AccelShape *b)
+{
+  g_return_val_if_fail (a != NULL && b != NULL, FALSE);
+  if (a->rank != b->rank)
+    return FALSE;
+  for (guint i = 0; i < a->rank; i++)
+    if (a->dims[i] != b->dims[i])
+      return FALSE;
+  return TRUE;
+}
+
+/**
+ * accel_shape_equal:
+ * @a: a shape
+ * @b: another shape
+ *
+ * Returns: %TRUE if rank, dimensions and strides are all equal
+ */
+gboolean
+accel_shape_equal (const AccelShape *a, const AccelShape *b)
+{
+  if (!accel_shape_same_dims (a, b))
+    return FALSE;
+  for (guint i = 0; i < a->rank; i++)
+    if (a->strides[i] != b->strides[i])
+      return FALSE;
+  return TRUE;
+}
+
+/**
+ * accel_shape_hash:
+ * @shape: a shape
+ *
+ * Returns: a hash consistent with accel_shape_equal()
+ */
+guint
+accel_shape_hash (const AccelShape *shape)
+{
+  g_return_val_if_fail (shape != NULL, 0);
+  guint h = shape->rank;
+  for (guint i = 0; i < shape->rank; i++)
+    h = h * 31u + (guint) (shape->dims[i] * 1000003 + shape->strides[i]);
+  return h;
+}
+
+/**
+ * accel_shape_to_string:
+ * @shape: a shape
+ *
+ * Returns: (transfer full): `[64, 32]`, with strides appended as
+ *   `[64, 32]/[1, 64]` when the shape is not contiguous
+ */
+char *
+accel_shape_to_string (const AccelShape *shape)
+{
+  g_return_val_if_fail (shape != NULL, NULL);
+  GString *s = g_string_new ("[");
+  for (guint i = 0; i < shape->rank; i++)
+    g_string_append_printf (s, "%s%" G_GINT64_FORMAT, i ? ", " : "", shape->dims[i]);
+  g_string_append_c (s, ']');
+  if (!accel_shape_is_contiguous (shape))
+    {
+      g_string_append (s, "/[");
+      for (guint i = 0; i < shape->rank; i++)
+        g_string_append_printf (s, "%s%" G_GINT64_FORMAT, i ? ", " : "", shape->strides[i]);
+      g_string_append_c (s, ']');
+    }
+  return g_string_free (s, FALSE);
+}

@@ -1,0 +1,24 @@
+/* accel.h: the one header applications include.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#define ACCEL_INSIDE
+#include "accel-types.h"
+#include "accel-error.h"
+#include "accel-dtype.h"
+#include "accel-shape.h"
+#include "accel-enum-types.h"
+#include "accel-kernel.h"
+#include "accel-plugin.h"
+#include "accel-registry.h"
+#include "accel-backend.h"
+#include "actor/accel-dispatcher.h"
+#include "actor/accel-actor.h"
+#include "accel-buffer.h"
+#include "accel-op.h"
+#include "accel-device.h"
+#include "accel-system.h"
+#include "ops/accel-ops.h"
+#undef ACCEL_INSIDE

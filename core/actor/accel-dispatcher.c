@@ -1,0 +1,279 @@
+/* accel-dispatcher.c: one OS thread running its own GMainContext, with a
+ * fast mailbox in front of it.
+ *
+ * A cross-thread wake through a futex or an eventfd costs tens of
+ * microseconds on a small machine, so the thread spins on its mailbox for a
+ * short while after the last message before it parks in
+ * g_main_context_iteration(). Posters only pay for the wake-up when the
+ * thread is parked.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "accel-private.h"
+
+typedef struct {
+  AccelDispatchFunc func;
+  gpointer data;
+} Message;
+
+struct _AccelDispatcher {
+  GObject parent_instance;
+
+  char *name;
+  GMainContext *context;
+  GThread *thread;
+
+  GMutex lock;
+  GArray *queue;          /* of Message, guarded by lock */
+  GArray *draining;       /* owned by the thread */
+  gint pending;           /* atomic: messages in queue */
+  gint parked;            /* atomic: thread is (about to be) blocked in poll */
+  gint running;           /* atomic */
+  gint64 spin_us;
+};
+
+G_DEFINE_FINAL_TYPE (AccelDispatcher, accel_dispatcher, G_TYPE_OBJECT)
+
+static GPrivate current_dispatcher;
+
+static gint64
+spin_budget (void)
+{
+  static gsize once = 0;
+  static gint64 budget;
+  if (g_once_init_enter (&once))
+    {
+      const char *env = g_getenv ("ACCEL_DISPATCHER_SPIN_US");
+      gint64 v = env ? g_ascii_strtoll (env, NULL, 10) : 50;
+      budget = CLAMP (v, 0, 10000);
+      g_once_init_leave (&once, 1);
+    }
+  return budget;
+}
+
+static gboolean
+drain (AccelDispatcher *self)
+{
+  if (g_atomic_int_get (&self->pending) == 0)
+    return FALSE;
+
+  g_mutex_lock (&self->lock);
+  GArray *tmp = self->queue;
+  self->queue = self->draining;
+  self->draining = tmp;
+  g_atomic_int_set (&self->pending, 0);
+  g_mutex_unlock (&self->lock);
+
+  for (guint i = 0; i < self->draining->len; i++)
+    {
+      Message *m = &g_array_index (self->draining, Message, i);
+      m->func (m->data);
+    }
+  g_array_set_size (self->draining, 0);
+  return TRUE;
+}
+
+static gpointer
+dispatcher_thread (gpointer data)
+{
+  AccelDispatcher *self = data;
+
+  g_private_set (&current_dispatcher, self);
+  g_main_context_push_thread_default (self->context);
+
+  while (g_atomic_int_get (&self->running))
+    {
+      if (drain (self))
+        {
+          /* Give sources a turn without blocking. */
+          g_main_context_iteration (self->context, FALSE);
+          continue;
+        }
+
+      /* Spin a little before parking: the next message usually comes soon. */
+      gint64 deadline = self->spin_us > 0 ? g_get_monotonic_time () + self->spin_us : 0;
+      gboolean got = FALSE;
+      while (self->spin_us > 0 && g_get_monotonic_time () < deadline)
+        {
+          if (g_atomic_int_get (&self->pending) != 0)
+            {
+              got = TRUE;
+              break;
+            }
+          if (g_main_context_pending (self->context))
+            break;
+        }
+      if (got)
+        continue;
+
+      g_atomic_int_set (&self->parked, 1);
+      if (g_atomic_int_get (&self->pending) == 0 && g_atomic_int_get (&self->running))
+        g_main_context_iteration (self->context, TRUE);
+      g_atomic_int_set (&self->parked, 0);
+    }
+
+  /* Run what was posted before the stop, so nothing is lost. */
+  while (drain (self))
+    ;
+  while (g_main_context_iteration (self->context, FALSE))
+    ;
+
+  g_main_context_pop_thread_default (self->context);
+  g_object_unref (self);
+  return NULL;
+}
+
+static void
+accel_dispatcher_finalize (GObject *object)
+{
+  AccelDispatcher *self = ACCEL_DISPATCHER (object);
+
+  g_main_context_unref (self->context);
+  g_array_unref (self->queue);
+  g_array_unref (self->draining);
+  g_mutex_clear (&self->lock);
+  g_free (self->name);
+
+  G_OBJECT_CLASS (accel_dispatcher_parent_class)->finalize (object);
+}
+
+static void
+accel_dispatcher_class_init (AccelDispatcherClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = accel_dispatcher_finalize;
+}
+
+static void
+accel_dispatcher_init (AccelDispatcher *self)
+{
+  g_mutex_init (&self->lock);
+  self->queue = g_array_sized_new (FALSE, FALSE, sizeof (Message), 64);
+  self->draining = g_array_sized_new (FALSE, FALSE, sizeof (Message), 64);
+  self->context = g_main_context_new ();
+  self->spin_us = spin_budget ();
+}
+
+/**
+ * accel_dispatcher_new:
+ * @name: a name for the thread (shown by debuggers)
+ *
+ * Starts a dispatcher: one OS thread running its own #GMainContext.
+ *
+ * Returns: (transfer full): the dispatcher; it stops when finalised or on
+ *   accel_dispatcher_stop()
+ */
+AccelDispatcher *
+accel_dispatcher_new (const char *name)
+{
+  AccelDispatcher *self = g_object_new (ACCEL_TYPE_DISPATCHER, NULL);
+
+  self->name = g_strdup (name ? name : "accel-dispatcher");
+  g_atomic_int_set (&self->running, 1);
+  /* The thread holds a reference until it ends: an owner that drops the
+   * dispatcher without stopping it leaves the thread running, never dangling. */
+  self->thread = g_thread_new (self->name, dispatcher_thread, g_object_ref (self));
+  return self;
+}
+
+/**
+ * accel_dispatcher_get_name:
+ * @self: a dispatcher
+ *
+ * Returns: its name
+ */
+const char *
+accel_dispatcher_get_name (AccelDispatcher *self)
+{
+  g_return_val_if_fail (ACCEL_IS_DISPATCHER (self), NULL);
+  return self->name;
+}
+
+/**
+ * accel_dispatcher_get_context:
+ * @self: a dispatcher
+ *
+ * Sources attached to this context run on the dispatcher's thread.
+ *
+ * Returns: (transfer none): the main context its thread runs
+ */
+GMainContext *
+accel_dispatcher_get_context (AccelDispatcher *self)
+{
+  g_return_val_if_fail (ACCEL_IS_DISPATCHER (self), NULL);
+  return self->context;
+}
+
+/**
+ * accel_dispatcher_is_current:
+ * @self: a dispatcher
+ *
+ * Returns: %TRUE when called from @self's thread
+ */
+gboolean
+accel_dispatcher_is_current (AccelDispatcher *self)
+{
+  return g_private_get (&current_dispatcher) == self;
+}
+
+/**
+ * accel_dispatcher_post: (skip)
+ * @self: a dispatcher
+ * @func: the function to run on the dispatcher thread
+ * @data: its argument
+ *
+ * Queues @func. Messages run in the order they were posted, one at a time.
+ * Callable from any thread; messages posted after accel_dispatcher_stop()
+ * still run, on the calling thread, so that none is lost.
+ */
+void
+accel_dispatcher_post (AccelDispatcher *self, AccelDispatchFunc func, gpointer data)
+{
+  g_return_if_fail (ACCEL_IS_DISPATCHER (self));
+  g_return_if_fail (func != NULL);
+
+  if (G_UNLIKELY (!g_atomic_int_get (&self->running)))
+    {
+      func (data);
+      return;
+    }
+
+  Message m = { func, data };
+  g_mutex_lock (&self->lock);
+  g_array_append_val (self->queue, m);
+  g_atomic_int_set (&self->pending, 1);
+  g_mutex_unlock (&self->lock);
+
+  if (g_atomic_int_get (&self->parked))
+    g_main_context_wakeup (self->context);
+}
+
+/**
+ * accel_dispatcher_stop:
+ * @self: a dispatcher
+ *
+ * Runs what is queued, then ends the thread and waits for it. Called from
+ * the dispatcher's own thread, it ends the thread after the current message
+ * without waiting. Idempotent.
+ */
+void
+accel_dispatcher_stop (AccelDispatcher *self)
+{
+  g_return_if_fail (ACCEL_IS_DISPATCHER (self));
+
+  if (self->thread == NULL)
+    return;
+  g_atomic_int_set (&self->running, 0);
+  g_main_context_wakeup (self->context);
+  if (accel_dispatcher_is_current (self))
+    {
+      g_thread_unref (self->thread);
+      self->thread = NULL;
+      return;
+    }
+  g_thread_join (self->thread);
+  self->thread = NULL;
+  /* A post that raced with the stop may have queued after the thread's last
+   * drain: run it here rather than lose it. */
+  while (drain (self))
+    ;
+}

@@ -1,0 +1,22 @@
+/* accel-ops.c: the portable op set, registered with every registry.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "accel-private.h"
+
+void
+_accel_ops_register_core (AccelRegistry *registry)
+{
+  GType types[] = {
+    ACCEL_TYPE_COPY, ACCEL_TYPE_FILL, ACCEL_TYPE_CAST, ACCEL_TYPE_GEMM,
+    ACCEL_TYPE_AXPY, ACCEL_TYPE_SCAL, ACCEL_TYPE_RNG_FILL, ACCEL_TYPE_FFT,
+    ACCEL_TYPE_REDUCE, ACCEL_TYPE_SOFTMAX, ACCEL_TYPE_ATTENTION,
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (types); i++)
+    {
+      /* Class init names the op type; the class then stays for the process. */
+      g_type_class_ref (types[i]);
+      _accel_registry_register_core_op_type (registry, types[i]);
+    }
+}

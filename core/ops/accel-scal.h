@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "../accel-op.h"
+#include "accel-op-enums.h"
+
+G_BEGIN_DECLS
+
+#define ACCEL_TYPE_SCAL (accel_scal_get_type ())
+ACCEL_API
+G_DECLARE_FINAL_TYPE (AccelScal, accel_scal, ACCEL, SCAL, AccelOp)
+
+struct _AccelScal {
+  AccelOp parent_instance;
+
+  /*< public >*/
+  AccelBuffer *x;
+  double alpha;
+};
+
+ACCEL_API
+AccelOp *accel_scal_new (double alpha, AccelBuffer *x);
+
+G_END_DECLS
