@@ -8,6 +8,13 @@ typedef struct {
   GMutex lock;
 } AccelBackendPrivate;
 
+/**
+ * AccelBackend:
+ *
+ * A backend (`cpu`, `cuda`), registered by a plugin: it finds the devices of
+ * its kind on this machine. Each #AccelSystem makes one instance of each
+ * backend the first time devices are listed.
+ */
 G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (AccelBackend, accel_backend, G_TYPE_OBJECT)
 
 enum {

@@ -27,6 +27,18 @@ struct _AccelBuffer {
   GDestroyNotify backend_destroy;
 };
 
+/**
+ * AccelBuffer:
+ *
+ * Typed device memory, made by accel_device_alloc(). Host data moves in and
+ * out as #GBytes (accel_buffer_upload(), accel_buffer_download() and their
+ * async forms), each transfer ordered after the ops submitted before it.
+ *
+ * A buffer belongs to the generation of its device's context in which it was
+ * made. After the device rebuilds its context (#AccelDevice:generation goes
+ * up), every use of an older buffer fails with %ACCEL_ERROR_STALE_BUFFER
+ * instead of touching freed memory; accel_buffer_is_stale() tells in advance.
+ */
 G_DEFINE_FINAL_TYPE (AccelBuffer, accel_buffer, G_TYPE_OBJECT)
 
 enum {
@@ -595,4 +607,59 @@ accel_buffer_new_view (AccelBuffer *self,
   view->handle = _accel_device_next_handle (self->device);
   view->base = g_object_ref (base);
   return view;
+}
+
+AccelBuffer *
+_accel_buffer_new_alias (AccelBuffer *self,
+                         guint64 byte_offset,
+                         AccelDType dtype,
+                         const AccelShape *shape,
+                         GError **error)
+{
+  g_return_val_if_fail (ACCEL_IS_BUFFER (self), NULL);
+  g_return_val_if_fail (shape != NULL, NULL);
+
+  gsize esize = accel_dtype_get_size (dtype);
+  guint rank = accel_shape_get_rank (shape);
+  guint64 last = 0, bytes = 0, end = 0;
+  gboolean empty = FALSE, ok = esize != 0;
+
+  /* Every step checked: the shape may come from another process. */
+  for (guint i = 0; ok && i < rank; i++)
+    {
+      gint64 d = accel_shape_get_dim (shape, i);
+      gint64 s = accel_shape_get_stride (shape, i);
+      guint64 span;
+      if (d < 0 || s < 0)
+        ok = FALSE;
+      else if (d == 0)
+        empty = TRUE;
+      else
+        ok = g_uint64_checked_mul (&span, (guint64) (d - 1), (guint64) s)
+             && g_uint64_checked_add (&last, last, span);
+    }
+  ok = ok && g_uint64_checked_mul (&bytes, empty ? 0 : last + 1, esize)
+       && g_uint64_checked_add (&end, byte_offset, bytes)
+       && end <= self->size;
+  if (!ok)
+    {
+      g_autofree char *s = accel_shape_to_string (shape);
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH,
+                   "A buffer of %s %s at byte %" G_GUINT64_FORMAT " does not fit in a buffer of %"
+                   G_GSIZE_FORMAT " bytes", accel_dtype_get_name (dtype), s, byte_offset, self->size);
+      return NULL;
+    }
+
+  AccelBuffer *base = self->base ? self->base : self;
+  AccelBuffer *alias = g_object_new (ACCEL_TYPE_BUFFER, NULL);
+  alias->device = g_object_ref (self->device);
+  alias->dtype = dtype;
+  alias->shape = accel_shape_copy (shape);
+  alias->memory = base->memory;
+  alias->offset = self->offset + byte_offset;
+  alias->size = bytes;
+  alias->generation = self->generation;
+  alias->handle = _accel_device_next_handle (self->device);
+  alias->base = g_object_ref (base);
+  return alias;
 }

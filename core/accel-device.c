@@ -33,6 +33,20 @@ typedef struct {
   guint64 next_handle;       /* atomic */
 } AccelDevicePrivate;
 
+/**
+ * AccelDevice:
+ *
+ * A device actor (`cpu:0`, `cuda:1`): the stable address that ops are
+ * submitted to, with accel_device_submit_async() / accel_device_submit_finish()
+ * (completion on the caller's thread-default main context) or the blocking
+ * accel_device_submit().
+ *
+ * The backend context inside is the restartable part: when a kernel poisons
+ * it, the op that did it fails with %ACCEL_ERROR_CONTEXT_POISONED, the
+ * device's #AccelDevice:generation goes up, and the work queued behind runs
+ * on a new context. Devices are made by their backend and listed by
+ * accel_system_list_devices(); all methods may be called from any thread.
+ */
 G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (AccelDevice, accel_device, ACCEL_TYPE_ACTOR)
 
 enum {

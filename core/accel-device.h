@@ -56,7 +56,7 @@ G_DECLARE_DERIVABLE_TYPE (AccelDevice, accel_device, ACCEL, DEVICE, AccelActor)
 /**
  * AccelDeviceClass:
  * @parent_class: the parent class
- * @open_context: (re)creates the backend context; on the device thread
+ * @open_context: creates the backend context, or a new one after a fault; on the device thread
  * @close_context: drops the context and all memory of its generation; on the device thread
  * @mem_alloc: allocates @size bytes of device memory in the current context; any thread
  * @mem_free: frees memory of the current context; any thread

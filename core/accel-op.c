@@ -8,6 +8,23 @@ typedef struct {
   int lane;
 } AccelOpPrivate;
 
+/**
+ * AccelOp:
+ *
+ * The base of every op type (`gemm`, `fft`, `fill`…). An op's parameters and
+ * buffers are GObject properties, so any language can make one by name with
+ * accel_op_new_by_name() and set its properties, or build one of the core
+ * op classes directly:
+ *
+ * ```python
+ * op = Accel.Op.new_by_name("gemm")
+ * op.props.a, op.props.b, op.props.c = a, b, c
+ * op2 = Accel.Gemm(a=a, b=b, c=c, alpha=2.0)
+ * ```
+ *
+ * An op is checked (accel_op_validate()) when it is submitted; nothing is
+ * launched for an op that fails.
+ */
 G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (AccelOp, accel_op, G_TYPE_OBJECT)
 
 enum {

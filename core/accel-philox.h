@@ -62,6 +62,12 @@
 extern "C" {
 #endif
 
+/* 2^-24 and 2^-53, spelled in decimal (exactly) for C++ dialects before
+ * C++17, which lack hexadecimal float literals. */
+#define ACCEL_PHILOX_2M24F 5.9604644775390625e-08f
+#define ACCEL_PHILOX_2M24 5.9604644775390625e-08
+#define ACCEL_PHILOX_2M53 1.1102230246251565404236316680908203125e-16
+
 #define ACCEL_PHILOX_M0 0xD2511F53u
 #define ACCEL_PHILOX_M1 0xCD9E8D57u
 #define ACCEL_PHILOX_W0 0x9E3779B9u
@@ -142,7 +148,7 @@ accel_philox_block (uint64_t seed, uint64_t counter, uint32_t out[4])
 ACCEL_PHILOX_FN float
 accel_philox_uniform_f32 (uint32_t w, float low, float high)
 {
-  const float u = (float) (w >> 8) * 0x1p-24f;
+  const float u = (float) (w >> 8) * ACCEL_PHILOX_2M24F;
 #if defined(__CUDA_ARCH__)
   return __fadd_rn (low, __fmul_rn (__fsub_rn (high, low), u));
 #else
@@ -164,7 +170,7 @@ accel_philox_uniform_f32 (uint32_t w, float low, float high)
 ACCEL_PHILOX_FN double
 accel_philox_uniform_f64 (uint32_t w0, uint32_t w1, double low, double high)
 {
-  const double u = ((double) (w0 >> 5) * 67108864.0 + (double) (w1 >> 6)) * 0x1p-53;
+  const double u = ((double) (w0 >> 5) * 67108864.0 + (double) (w1 >> 6)) * ACCEL_PHILOX_2M53;
 #if defined(__CUDA_ARCH__)
   return __dadd_rn (low, __dmul_rn (__dsub_rn (high, low), u));
 #else
@@ -190,8 +196,8 @@ accel_philox_uniform_f64 (uint32_t w0, uint32_t w1, double low, double high)
 ACCEL_PHILOX_FN float
 accel_philox_normal_f32 (uint32_t wa, uint32_t wb, int odd, double mean, double stddev)
 {
-  const double u1 = (double) ((wa >> 8) + 1u) * 0x1p-24;
-  const double u2 = (double) (wb >> 8) * 0x1p-24;
+  const double u1 = (double) ((wa >> 8) + 1u) * ACCEL_PHILOX_2M24;
+  const double u2 = (double) (wb >> 8) * ACCEL_PHILOX_2M24;
   const double r = sqrt (-2.0 * log (u1));
   const double a = ACCEL_PHILOX_TWO_PI * u2;
   const double z = odd ? r * sin (a) : r * cos (a);
@@ -210,8 +216,8 @@ accel_philox_normal_f32 (uint32_t wa, uint32_t wb, int odd, double mean, double 
 ACCEL_PHILOX_FN double
 accel_philox_normal_f64 (const uint32_t w[4], int odd, double mean, double stddev)
 {
-  const double u1 = ((double) (w[0] >> 5) * 67108864.0 + (double) (w[1] >> 6)) * 0x1p-53 + 0x1p-53;
-  const double u2 = ((double) (w[2] >> 5) * 67108864.0 + (double) (w[3] >> 6)) * 0x1p-53;
+  const double u1 = ((double) (w[0] >> 5) * 67108864.0 + (double) (w[1] >> 6)) * ACCEL_PHILOX_2M53 + ACCEL_PHILOX_2M53;
+  const double u2 = ((double) (w[2] >> 5) * 67108864.0 + (double) (w[3] >> 6)) * ACCEL_PHILOX_2M53;
   const double r = sqrt (-2.0 * log (u1));
   const double a = ACCEL_PHILOX_TWO_PI * u2;
   const double z = odd ? r * sin (a) : r * cos (a);

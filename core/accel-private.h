@@ -16,8 +16,18 @@ struct _AccelKernel {
   guint rank;
   char *plugin_name;
   AccelKernelVTable vtable;
-  gboolean has_vtable;   /* FALSE while known only from the cache */
+  gboolean has_vtable;   /* FALSE while known only from the cache; atomic */
+  AccelPlugin *plugin;   /* unowned: the plugin owns its kernels */
 };
+
+/* accel-kernel.c */
+AccelKernel *_accel_kernel_new (AccelPlugin *plugin,
+                                const char *op_type,
+                                const char *backend,
+                                guint rank,
+                                const AccelKernelVTable *vtable);
+void _accel_kernel_set_vtable (AccelKernel *kernel, guint rank, const AccelKernelVTable *vtable);
+void _accel_kernel_free (AccelKernel *kernel);
 
 /* ops/accel-ops.c: registers the portable op set with a registry. */
 void _accel_ops_register_core (AccelRegistry *registry);
@@ -29,8 +39,67 @@ GType _accel_op_type_from_name (const char *name);   /* already-registered types
 
 /* accel-plugin.c: the registration calls a plugin makes while it is being
  * initialised land in its AccelPlugin; the registry then reads them. */
+ACCEL_API
 AccelPlugin *_accel_plugin_new (const char *filename);
 void _accel_plugin_set_loaded_from_desc (AccelPlugin *self, const AccelPluginDesc *desc);
+
+/* What a plugin provides, by name; type is 0 while it is known only from
+ * the cache. Read and written under _accel_plugin_lock(). */
+typedef struct {
+  char *name;
+  GType type;
+} AccelPluginFeature;
+
+typedef enum {
+  ACCEL_PLUGIN_FEATURE_BACKEND,
+  ACCEL_PLUGIN_FEATURE_OP_TYPE,
+  ACCEL_PLUGIN_FEATURE_ACTOR_TYPE,
+  ACCEL_PLUGIN_N_FEATURE_KINDS
+} AccelPluginFeatureKind;
+
+/* One process-wide recursive lock serialises plugin loading and guards what
+ * plugins record; lock order: it, then a registry's table lock. */
+void _accel_plugin_lock (void);
+void _accel_plugin_unlock (void);
+GPtrArray *_accel_plugin_peek_features (AccelPlugin *self, AccelPluginFeatureKind kind);
+GPtrArray *_accel_plugin_peek_kernels (AccelPlugin *self);
+void _accel_plugin_set_registry (AccelPlugin *self, AccelRegistry *registry);
+void _accel_plugin_set_status (AccelPlugin *self, AccelPluginStatus status, const char *reason);
+/* Metadata: what the scanner reports and the cache keeps. */
+#define ACCEL_PLUGIN_METADATA_TYPE "(ssssasasa(ssu)asasas)"
+ACCEL_API
+GVariant *_accel_plugin_to_metadata (AccelPlugin *self);
+AccelPlugin *_accel_plugin_new_from_metadata (const char *filename, GVariant *metadata, GError **error);
+char *_accel_plugin_dependency_stamp (AccelPlugin *self);
+char *_accel_plugin_name_from_filename (const char *filename);
+
+/* accel-plugin-scanner: its answer on stdout, a serialized GVariant of
+ * ACCEL_SCAN_RESULT_TYPE: magic, reason ("" on success), metadata if the
+ * plugin got as far as naming itself. It exits 0 on success and
+ * ACCEL_SCAN_EXIT_REFUSED when the plugin was refused (not 1, which is what
+ * sanitizers and many crash handlers exit with). */
+#define ACCEL_SCAN_MAGIC "accel-plugin-scan-1"
+#define ACCEL_SCAN_EXIT_REFUSED 3
+#define ACCEL_SCAN_RESULT_TYPE "(ssm" ACCEL_PLUGIN_METADATA_TYPE ")"
+
+/* accel-registry.c: told by accel_plugin_load() once a plugin registered. */
+void _accel_registry_plugin_loaded (AccelRegistry *self, AccelPlugin *plugin);
+
+/* accel-registry-cache.c: the metadata cache file. */
+typedef struct {
+  char *path;
+  guint64 size;
+  gint64 mtime;            /* µs */
+  AccelPluginStatus status;   /* OK or BLACKLISTED */
+  char *reason;            /* NULL when OK */
+  GVariant *metadata;      /* ACCEL_PLUGIN_METADATA_TYPE; NULL when nothing is known */
+  char *dep_stamp;
+} AccelRegistryCacheEntry;
+
+void _accel_registry_cache_entry_free (AccelRegistryCacheEntry *entry);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AccelRegistryCacheEntry, _accel_registry_cache_entry_free)
+GHashTable *_accel_registry_cache_read (const char *path);
+gboolean _accel_registry_cache_write (const char *path, GPtrArray *entries, GError **error);
 
 /* accel-buffer.c */
 AccelBuffer *_accel_buffer_new (AccelDevice *device,
@@ -40,6 +109,17 @@ AccelBuffer *_accel_buffer_new (AccelDevice *device,
                                 gsize size,
                                 guint generation,
                                 guint64 handle);
+/* A buffer over @self's memory at @byte_offset (relative to @self), with its
+ * own dtype and possibly strided shape; it keeps the base buffer alive and
+ * accel_buffer_get_base() returns that base. %NULL with
+ * ACCEL_ERROR_SHAPE_MISMATCH if it does not fit. Exported for
+ * `accel-device-host`, which makes the views an op's buffer table asks for. */
+ACCEL_API
+AccelBuffer *_accel_buffer_new_alias (AccelBuffer *self,
+                                      guint64 byte_offset,
+                                      AccelDType dtype,
+                                      const AccelShape *shape,
+                                      GError **error);
 
 /* accel-device.c */
 void _accel_device_shutdown (AccelDevice *self);

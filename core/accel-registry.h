@@ -59,5 +59,7 @@ ACCEL_API
 const char *accel_registry_get_cache_path (AccelRegistry *self);
 ACCEL_API
 guint accel_registry_get_n_scanned (AccelRegistry *self);
+ACCEL_API
+guint accel_registry_get_n_loaded (AccelRegistry *self);
 
 G_END_DECLS

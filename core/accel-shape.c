@@ -149,7 +149,7 @@ accel_shape_get_rank (const AccelShape *shape)
 /**
  * accel_shape_get_dim:
  * @shape: a shape
- * @axis: a dimension index; negative counts from the end
+ * @axis: a dimension index, 0 for the outermost
  *
  * Returns: the size of that dimension, or -1 if @axis is out of range
  */

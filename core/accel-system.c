@@ -15,6 +15,21 @@ struct _AccelSystem {
   gboolean shut_down;
 };
 
+/**
+ * AccelSystem:
+ *
+ * The entry point: owns the plugin registry, the backends and their
+ * devices. Make one with accel_system_new(), then ask it for a device by
+ * name (`cpu:0`, `cuda:0`, or `default` for the best one present):
+ *
+ * ```python
+ * system = Accel.System.new()
+ * dev = system.get_device("default")
+ * ```
+ *
+ * Thread-safe. Disposing the system (or accel_system_shutdown()) closes
+ * every device.
+ */
 G_DEFINE_FINAL_TYPE (AccelSystem, accel_system, G_TYPE_OBJECT)
 
 G_LOCK_DEFINE_STATIC (default_system);

@@ -12,7 +12,7 @@
 
 G_BEGIN_DECLS
 
-#define ACCEL_API _GLIB_EXTERN
+#define ACCEL_API __attribute__ ((visibility ("default"))) extern
 
 typedef struct _AccelSystem AccelSystem;
 typedef struct _AccelRegistry AccelRegistry;

@@ -19,6 +19,7 @@
 #include "accel-buffer.h"
 #include "accel-op.h"
 #include "accel-device.h"
+#include "accel-remote-device.h"
 #include "accel-system.h"
 #include "ops/accel-ops.h"
 #undef ACCEL_INSIDE

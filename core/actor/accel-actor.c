@@ -23,6 +23,15 @@ typedef struct {
   GMutex lock;
 } AccelActorPrivate;
 
+/**
+ * AccelActor:
+ *
+ * An object with a mailbox served on its #AccelDispatcher's thread.
+ * accel_actor_tell() sends a #GVariant message; accel_actor_ask_async() /
+ * accel_actor_ask_finish() also get the reply. Actors form a tree: a
+ * supervisor applies its strategy (accel_actor_set_strategy()) to a child
+ * that fails, resuming, restarting or stopping it.
+ */
 G_DEFINE_TYPE_WITH_PRIVATE (AccelActor, accel_actor, G_TYPE_OBJECT)
 
 enum {

@@ -32,6 +32,12 @@ struct _AccelDispatcher {
   gint64 spin_us;
 };
 
+/**
+ * AccelDispatcher:
+ *
+ * One OS thread running its own #GMainContext. Actors, and the devices
+ * whose library handles need a stable thread, are served by one.
+ */
 G_DEFINE_FINAL_TYPE (AccelDispatcher, accel_dispatcher, G_TYPE_OBJECT)
 
 static GPrivate current_dispatcher;

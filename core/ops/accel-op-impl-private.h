@@ -104,7 +104,7 @@ accel_op_require_ (const char *op, const char *property, AccelBuffer *buffer, GE
   if (buffer != NULL)
     return TRUE;
   g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-               "%s: buffer property '%s' is not set", op, property);
+               "%s: buffer property “%s” is not set", op, property);
   return FALSE;
 }
 
@@ -120,7 +120,7 @@ accel_op_shape_error_ (GError **error, const char *op, const char *property, Acc
 {
   g_autofree char *shape = accel_op_describe_shape_ (buffer);
   g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH,
-               "%s: property '%s' has shape %s, expected %s", op, property, shape, expected);
+               "%s: property “%s” has shape %s, expected %s", op, property, shape, expected);
   return FALSE;
 }
 
@@ -136,7 +136,7 @@ accel_op_check_same_count_ (const char *op,
   g_autofree char *sa = accel_op_describe_shape_ (a);
   g_autofree char *sb = accel_op_describe_shape_ (b);
   g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH,
-               "%s: '%s' %s has %" G_GINT64_FORMAT " elements but '%s' %s has %" G_GINT64_FORMAT,
+               "%s: “%s” %s has %" G_GINT64_FORMAT " elements but “%s” %s has %" G_GINT64_FORMAT,
                op, name_a, sa, accel_buffer_get_n_elements (a), name_b, sb, accel_buffer_get_n_elements (b));
   return FALSE;
 }
@@ -153,7 +153,7 @@ accel_op_check_same_dims_ (const char *op,
   g_autofree char *sa = accel_op_describe_shape_ (a);
   g_autofree char *sb = accel_op_describe_shape_ (b);
   g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH,
-               "%s: '%s' has shape %s but '%s' has shape %s", op, name_a, sa, name_b, sb);
+               "%s: “%s” has shape %s but “%s” has shape %s", op, name_a, sa, name_b, sb);
   return FALSE;
 }
 

@@ -1,0 +1,1007 @@
+/* accel-plugin.c: a plugin module, what it registers, and loading it.
+ *
+ * A plugin is known in one of two ways: loaded (its init function ran in
+ * this process and registered real GTypes and kernel vtables), or from its
+ * metadata (what the scanner or the registry cache said it registers, by
+ * name only). In the second case it is loaded the first time something it
+ * registered is used; its init then fills in the types and vtables of the
+ * entries that were known by name.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "accel-private.h"
+
+#include <string.h>
+#include <glib/gstdio.h>
+
+/**
+ * AccelPlugin:
+ *
+ * A plugin: a shared module exporting a descriptor made with
+ * ACCEL_PLUGIN_DEFINE(), or a descriptor linked into the program. Its init
+ * function registers backends, op types, kernels and actor types.
+ *
+ * Plugins belong to an #AccelRegistry. What a plugin registers is known
+ * without loading it (from the registry cache); the module is opened the
+ * first time one of those things is used, and then stays resident.
+ */
+struct _AccelPlugin {
+  GObject parent_instance;
+
+  char *name;
+  char *description;
+  char *version;
+  char *license;
+  char *filename;              /* NULL for a static plugin */
+  AccelPluginStatus status;
+  char *reason;
+
+  const AccelPluginDesc *desc; /* NULL until the module is opened, or static */
+  gboolean loaded;             /* atomic */
+  gboolean initialising;
+  AccelRegistry *registry;     /* unowned: the registry owns its plugins */
+
+  GPtrArray *features[ACCEL_PLUGIN_N_FEATURE_KINDS];   /* AccelPluginFeature */
+  GPtrArray *kernels;          /* AccelKernel, owned */
+  GPtrArray *dep_env;          /* char * */
+  GPtrArray *dep_paths;        /* char * */
+};
+
+G_DEFINE_FINAL_TYPE (AccelPlugin, accel_plugin, G_TYPE_OBJECT)
+
+enum {
+  PROP_0,
+  PROP_NAME,
+  PROP_DESCRIPTION,
+  PROP_VERSION,
+  PROP_LICENSE,
+  PROP_FILENAME,
+  PROP_STATUS,
+  PROP_REASON,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static GRecMutex plugin_lock;
+/* Plugin name -> the file it was loaded from ("" when linked in), for the
+ * whole process: two files of one plugin would register the same GTypes. */
+static GHashTable *loaded_names;
+
+void
+_accel_plugin_lock (void)
+{
+  g_rec_mutex_lock (&plugin_lock);
+}
+
+void
+_accel_plugin_unlock (void)
+{
+  g_rec_mutex_unlock (&plugin_lock);
+}
+
+static void
+feature_free (gpointer data)
+{
+  AccelPluginFeature *feature = data;
+  g_free (feature->name);
+  g_free (feature);
+}
+
+static void
+accel_plugin_finalize (GObject *object)
+{
+  AccelPlugin *self = ACCEL_PLUGIN (object);
+
+  g_free (self->name);
+  g_free (self->description);
+  g_free (self->version);
+  g_free (self->license);
+  g_free (self->filename);
+  g_free (self->reason);
+  for (guint i = 0; i < ACCEL_PLUGIN_N_FEATURE_KINDS; i++)
+    g_ptr_array_unref (self->features[i]);
+  g_ptr_array_unref (self->kernels);
+  g_ptr_array_unref (self->dep_env);
+  g_ptr_array_unref (self->dep_paths);
+  /* The module, if any, stays resident: its GTypes cannot be unloaded. */
+  G_OBJECT_CLASS (accel_plugin_parent_class)->finalize (object);
+}
+
+static void
+accel_plugin_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  AccelPlugin *self = ACCEL_PLUGIN (object);
+
+  switch (prop_id)
+    {
+    case PROP_NAME:
+      g_value_set_string (value, self->name);
+      break;
+    case PROP_DESCRIPTION:
+      g_value_set_string (value, self->description);
+      break;
+    case PROP_VERSION:
+      g_value_set_string (value, self->version);
+      break;
+    case PROP_LICENSE:
+      g_value_set_string (value, self->license);
+      break;
+    case PROP_FILENAME:
+      g_value_set_string (value, self->filename);
+      break;
+    case PROP_STATUS:
+      g_value_set_enum (value, self->status);
+      break;
+    case PROP_REASON:
+      g_value_set_string (value, self->reason);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+accel_plugin_class_init (AccelPluginClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = accel_plugin_finalize;
+  object_class->get_property = accel_plugin_get_property;
+
+  /**
+   * AccelPlugin:name:
+   *
+   * The plugin's name, as given to ACCEL_PLUGIN_DEFINE().
+   */
+  properties[PROP_NAME] =
+    g_param_spec_string ("name", NULL, "Plugin name", NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AccelPlugin:description:
+   *
+   * One line on what the plugin provides.
+   */
+  properties[PROP_DESCRIPTION] =
+    g_param_spec_string ("description", NULL, "What the plugin provides", NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AccelPlugin:version:
+   *
+   * The plugin's version string.
+   */
+  properties[PROP_VERSION] =
+    g_param_spec_string ("version", NULL, "Plugin version", NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AccelPlugin:license:
+   *
+   * The plugin's licence.
+   */
+  properties[PROP_LICENSE] =
+    g_param_spec_string ("license", NULL, "Plugin licence", NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AccelPlugin:filename:
+   *
+   * The module file, or %NULL for a plugin linked into the program.
+   */
+  properties[PROP_FILENAME] =
+    g_param_spec_string ("filename", NULL, "Module file", NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AccelPlugin:status:
+   *
+   * What the registry thinks of the plugin.
+   */
+  properties[PROP_STATUS] =
+    g_param_spec_enum ("status", NULL, "Registry status", ACCEL_TYPE_PLUGIN_STATUS,
+                       ACCEL_PLUGIN_STATUS_OK, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AccelPlugin:reason:
+   *
+   * Why the plugin is not usable, or %NULL.
+   */
+  properties[PROP_REASON] =
+    g_param_spec_string ("reason", NULL, "Why the plugin is not usable", NULL,
+                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+accel_plugin_init (AccelPlugin *self)
+{
+  for (guint i = 0; i < ACCEL_PLUGIN_N_FEATURE_KINDS; i++)
+    self->features[i] = g_ptr_array_new_with_free_func (feature_free);
+  self->kernels = g_ptr_array_new_with_free_func ((GDestroyNotify) _accel_kernel_free);
+  self->dep_env = g_ptr_array_new_with_free_func (g_free);
+  self->dep_paths = g_ptr_array_new_with_free_func (g_free);
+  self->status = ACCEL_PLUGIN_STATUS_OK;
+}
+
+AccelPlugin *
+_accel_plugin_new (const char *filename)
+{
+  AccelPlugin *self = g_object_new (ACCEL_TYPE_PLUGIN, NULL);
+  self->filename = g_strdup (filename);
+  return self;
+}
+
+void
+_accel_plugin_set_loaded_from_desc (AccelPlugin *self, const AccelPluginDesc *desc)
+{
+  self->desc = desc;
+  g_free (self->name);
+  self->name = g_strdup (desc->name);
+  g_free (self->description);
+  self->description = g_strdup (desc->description);
+  g_free (self->version);
+  self->version = g_strdup (desc->version);
+  g_free (self->license);
+  self->license = g_strdup (desc->license);
+}
+
+void
+_accel_plugin_set_registry (AccelPlugin *self, AccelRegistry *registry)
+{
+  self->registry = registry;
+}
+
+void
+_accel_plugin_set_status (AccelPlugin *self, AccelPluginStatus status, const char *reason)
+{
+  _accel_plugin_lock ();
+  self->status = status;
+  /* A reason is set once: getters hand it out without a lock. */
+  if (self->reason == NULL && reason != NULL)
+    self->reason = g_strdup (reason);
+  _accel_plugin_unlock ();
+}
+
+GPtrArray *
+_accel_plugin_peek_features (AccelPlugin *self, AccelPluginFeatureKind kind)
+{
+  return self->features[kind];
+}
+
+GPtrArray *
+_accel_plugin_peek_kernels (AccelPlugin *self)
+{
+  return self->kernels;
+}
+
+/* `libaccel-cuda-blas.so` -> `cuda_blas`: the suffix of the entry symbol. */
+char *
+_accel_plugin_name_from_filename (const char *filename)
+{
+  g_autofree char *base = g_path_get_basename (filename);
+  const char *start = base;
+
+  if (g_str_has_prefix (start, "libaccel-"))
+    start += strlen ("libaccel-");
+  else if (g_str_has_prefix (start, "lib"))
+    start += strlen ("lib");
+  char *name = g_strdup (start);
+  char *dot = strchr (name, '.');
+  if (dot)
+    *dot = '\0';
+  g_strdelimit (name, "-", '_');
+  return name;
+}
+
+static gboolean
+open_module (AccelPlugin *self, GError **error)
+{
+  g_autofree char *symbol_name = NULL;
+  g_autofree char *expected = _accel_plugin_name_from_filename (self->filename);
+  gpointer symbol = NULL;
+
+  /* Local binding: two plugins may use the same symbol names. Immediate
+   * binding: a missing library symbol fails here, in the scanner, rather
+   * than at the first call. */
+  GModule *module = g_module_open (self->filename, G_MODULE_BIND_LOCAL);
+  if (module == NULL)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_PLUGIN,
+                   "dlopen failed: %s", g_module_error ());
+      return FALSE;
+    }
+
+  symbol_name = g_strdup_printf ("accel_plugin_%s_get_desc", expected);
+  if (!g_module_symbol (module, symbol_name, &symbol) || symbol == NULL)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_PLUGIN,
+                   "no plugin descriptor: %s does not export %s "
+                   "(a plugin named “%s” must be defined with ACCEL_PLUGIN_DEFINE)",
+                   self->filename, symbol_name, expected);
+      g_module_close (module);
+      return FALSE;
+    }
+
+  const AccelPluginDesc *desc = ((const AccelPluginDesc *(*) (void)) symbol) ();
+  if (desc == NULL)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_PLUGIN,
+                   "%s returned no descriptor", symbol_name);
+      g_module_close (module);
+      return FALSE;
+    }
+  if (desc->abi_version != ACCEL_ABI_VERSION)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_PLUGIN,
+                   "ABI mismatch: the plugin was built for plugin ABI version %u, "
+                   "this Accel speaks version %u",
+                   desc->abi_version, (guint) ACCEL_ABI_VERSION);
+      g_module_close (module);
+      return FALSE;
+    }
+  if (desc->name == NULL || desc->init == NULL || !g_str_equal (desc->name, expected))
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_PLUGIN,
+                   "bad descriptor: it names plugin “%s” (expected “%s”) %s an init function",
+                   desc->name ? desc->name : "(null)", expected,
+                   desc->init ? "with" : "without");
+      g_module_close (module);
+      return FALSE;
+    }
+  if (self->name != NULL && !g_str_equal (self->name, desc->name))
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_PLUGIN,
+                   "the module now names plugin “%s”, not “%s”", desc->name, self->name);
+      g_module_close (module);
+      return FALSE;
+    }
+
+  /* Types a plugin registers can never be unregistered. */
+  g_module_make_resident (module);
+
+  if (self->name == NULL)
+    _accel_plugin_set_loaded_from_desc (self, desc);
+  self->desc = desc;
+  return TRUE;
+}
+
+/**
+ * accel_plugin_load:
+ * @self: a plugin
+ * @error: return location for a #GError
+ *
+ * Loads the plugin if it is not loaded yet: opens its module (resolving
+ * `accel_plugin_<name>_get_desc`, where the name comes from the file name
+ * `libaccel-<name>.so`), checks the ABI version and runs its init function.
+ * The registry calls this the first time something the plugin registered is
+ * used; calling it again does nothing. Thread-safe.
+ *
+ * A plugin that is blacklisted, disabled or shadowed by a duplicate is not
+ * loaded. A plugin whose loading fails becomes blacklisted for the rest of
+ * the process.
+ *
+ * Returns: %TRUE if the plugin is loaded; %FALSE with %ACCEL_ERROR_PLUGIN
+ */
+gboolean
+accel_plugin_load (AccelPlugin *self, GError **error)
+{
+  g_return_val_if_fail (ACCEL_IS_PLUGIN (self), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (g_atomic_int_get (&self->loaded))
+    return TRUE;
+
+  _accel_plugin_lock ();
+  if (self->loaded)
+    {
+      _accel_plugin_unlock ();
+      return TRUE;
+    }
+  if (self->status != ACCEL_PLUGIN_STATUS_OK)
+    {
+      static const char *const what[] = { "usable", "blacklisted", "disabled", "shadowed by a duplicate" };
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_PLUGIN,
+                   "Plugin “%s” (%s) is %s: %s",
+                   self->name ? self->name : "?",
+                   self->filename ? self->filename : "static",
+                   what[self->status], self->reason ? self->reason : "no reason given");
+      _accel_plugin_unlock ();
+      return FALSE;
+    }
+
+  GError *local_error = NULL;
+  if (self->desc == NULL && !open_module (self, &local_error))
+    goto failed;
+
+  const char *source = self->filename ? self->filename : "";
+  const char *loaded_from = loaded_names ? g_hash_table_lookup (loaded_names, self->desc->name) : NULL;
+  if (loaded_from && !g_str_equal (loaded_from, source))
+    {
+      local_error = g_error_new (ACCEL_ERROR, ACCEL_ERROR_PLUGIN,
+                                 "another copy of plugin “%s” is already loaded in this process, from %s",
+                                 self->desc->name, *loaded_from ? loaded_from : "the program");
+      goto failed;
+    }
+
+  self->initialising = TRUE;
+  gboolean ok = self->desc->init (self, &local_error);
+  self->initialising = FALSE;
+  if (!ok)
+    {
+      if (local_error == NULL)
+        local_error = g_error_new (ACCEL_ERROR, ACCEL_ERROR_PLUGIN, "its init function failed without a reason");
+      g_prefix_error (&local_error, "init failed: ");
+      goto failed;
+    }
+  g_clear_error (&local_error);
+  if (loaded_names == NULL)
+    loaded_names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, g_free);
+  if (loaded_from == NULL)
+    g_hash_table_insert (loaded_names, g_strdup (self->desc->name), g_strdup (source));
+
+  /* Publish to the registry before marking it loaded: a thread that saw the
+   * registry's by-name entry waits on the lock, then finds the types. */
+  if (self->registry)
+    _accel_registry_plugin_loaded (self->registry, self);
+  g_atomic_int_set (&self->loaded, TRUE);
+  _accel_plugin_unlock ();
+  g_debug ("Loaded plugin %s from %s", self->name, self->filename ? self->filename : "the program");
+  return TRUE;
+
+failed:
+  _accel_plugin_set_status (self, ACCEL_PLUGIN_STATUS_BLACKLISTED, local_error->message);
+  g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_PLUGIN, "Plugin %s%s%s cannot be loaded: %s",
+               self->name ? "“" : "", self->name ? self->name : self->filename,
+               self->name ? "”" : "", local_error->message);
+  g_error_free (local_error);
+  _accel_plugin_unlock ();
+  return FALSE;
+}
+
+/**
+ * accel_plugin_is_loaded:
+ * @self: a plugin
+ *
+ * Returns: whether its init function has run in this process
+ */
+gboolean
+accel_plugin_is_loaded (AccelPlugin *self)
+{
+  g_return_val_if_fail (ACCEL_IS_PLUGIN (self), FALSE);
+  return g_atomic_int_get (&self->loaded);
+}
+
+/**
+ * accel_plugin_get_name:
+ * @self: a plugin
+ *
+ * Returns: (nullable): its name; %NULL for a file that could not be read as
+ *   a plugin
+ */
+const char *
+accel_plugin_get_name (AccelPlugin *self)
+{
+  g_return_val_if_fail (ACCEL_IS_PLUGIN (self), NULL);
+  return self->name;
+}
+
+/**
+ * accel_plugin_get_description:
+ * @self: a plugin
+ *
+ * Returns: (nullable): one line on what it provides
+ */
+const char *
+accel_plugin_get_description (AccelPlugin *self)
+{
+  g_return_val_if_fail (ACCEL_IS_PLUGIN (self), NULL);
+  return self->description;
+}
+
+/**
+ * accel_plugin_get_version:
+ * @self: a plugin
+ *
+ * Returns: (nullable): its version string
+ */
+const char *
+accel_plugin_get_version (AccelPlugin *self)
+{
+  g_return_val_if_fail (ACCEL_IS_PLUGIN (self), NULL);
+  return self->version;
+}
+
+/**
+ * accel_plugin_get_license:
+ * @self: a plugin
+ *
+ * Returns: (nullable): its licence
+ */
+const char *
+accel_plugin_get_license (AccelPlugin *self)
+{
+  g_return_val_if_fail (ACCEL_IS_PLUGIN (self), NULL);
+  return self->license;
+}
+
+/**
+ * accel_plugin_get_filename:
+ * @self: a plugin
+ *
+ * Returns: (nullable) (type filename): its module file, or %NULL for a
+ *   plugin linked into the program
+ */
+const char *
+accel_plugin_get_filename (AccelPlugin *self)
+{
+  g_return_val_if_fail (ACCEL_IS_PLUGIN (self), NULL);
+  return self->filename;
+}
+
+/**
+ * accel_plugin_get_status:
+ * @self: a plugin
+ *
+ * Returns: whether it is usable, and if not, why in one word
+ */
+AccelPluginStatus
+accel_plugin_get_status (AccelPlugin *self)
+{
+  g_return_val_if_fail (ACCEL_IS_PLUGIN (self), ACCEL_PLUGIN_STATUS_BLACKLISTED);
+  return self->status;
+}
+
+/**
+ * accel_plugin_get_reason:
+ * @self: a plugin
+ *
+ * Returns: (nullable): why the plugin is blacklisted, disabled or a
+ *   duplicate, or %NULL for a usable plugin
+ */
+const char *
+accel_plugin_get_reason (AccelPlugin *self)
+{
+  g_return_val_if_fail (ACCEL_IS_PLUGIN (self), NULL);
+  return self->reason;
+}
+
+static char **
+features_to_strv (AccelPlugin *self, AccelPluginFeatureKind kind)
+{
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+
+  _accel_plugin_lock ();
+  GPtrArray *features = self->features[kind];
+  for (guint i = 0; i < features->len; i++)
+    g_strv_builder_add (builder, ((AccelPluginFeature *) features->pdata[i])->name);
+  _accel_plugin_unlock ();
+  return g_strv_builder_end (builder);
+}
+
+/**
+ * accel_plugin_list_backends:
+ * @self: a plugin
+ *
+ * Lists the backends the plugin registers. Loads nothing.
+ *
+ * Returns: (transfer full) (array zero-terminated=1): backend names
+ */
+char **
+accel_plugin_list_backends (AccelPlugin *self)
+{
+  g_return_val_if_fail (ACCEL_IS_PLUGIN (self), NULL);
+  return features_to_strv (self, ACCEL_PLUGIN_FEATURE_BACKEND);
+}
+
+/**
+ * accel_plugin_list_op_types:
+ * @self: a plugin
+ *
+ * Lists the op types the plugin registers. Loads nothing.
+ *
+ * Returns: (transfer full) (array zero-terminated=1): op type names
+ */
+char **
+accel_plugin_list_op_types (AccelPlugin *self)
+{
+  g_return_val_if_fail (ACCEL_IS_PLUGIN (self), NULL);
+  return features_to_strv (self, ACCEL_PLUGIN_FEATURE_OP_TYPE);
+}
+
+/**
+ * accel_plugin_list_actor_types:
+ * @self: a plugin
+ *
+ * Lists the actor types the plugin registers, by GType name. Loads nothing.
+ *
+ * Returns: (transfer full) (array zero-terminated=1): actor type names
+ */
+char **
+accel_plugin_list_actor_types (AccelPlugin *self)
+{
+  g_return_val_if_fail (ACCEL_IS_PLUGIN (self), NULL);
+  return features_to_strv (self, ACCEL_PLUGIN_FEATURE_ACTOR_TYPE);
+}
+
+/**
+ * accel_plugin_list_kernels:
+ * @self: a plugin
+ *
+ * Lists the (op type, backend) pairs the plugin registers kernels for, each
+ * once, as `OP-TYPE/BACKEND` (`gemm/cpu`). Loads nothing.
+ *
+ * Returns: (transfer full) (array zero-terminated=1): kernel names
+ */
+char **
+accel_plugin_list_kernels (AccelPlugin *self)
+{
+  g_return_val_if_fail (ACCEL_IS_PLUGIN (self), NULL);
+
+  g_autoptr(GStrvBuilder) builder = g_strv_builder_new ();
+  _accel_plugin_lock ();
+  for (guint i = 0; i < self->kernels->len; i++)
+    {
+      AccelKernel *kernel = self->kernels->pdata[i];
+      g_autofree char *name = g_strdup_printf ("%s/%s", kernel->op_type, kernel->backend);
+      gboolean seen = FALSE;
+      for (guint j = 0; j < i && !seen; j++)
+        {
+          AccelKernel *other = self->kernels->pdata[j];
+          seen = g_str_equal (other->op_type, kernel->op_type) && g_str_equal (other->backend, kernel->backend);
+        }
+      if (!seen)
+        g_strv_builder_add (builder, name);
+    }
+  _accel_plugin_unlock ();
+  return g_strv_builder_end (builder);
+}
+
+static AccelPluginFeature *
+find_feature (AccelPlugin *self, AccelPluginFeatureKind kind, const char *name)
+{
+  GPtrArray *features = self->features[kind];
+  for (guint i = 0; i < features->len; i++)
+    {
+      AccelPluginFeature *feature = features->pdata[i];
+      if (g_str_equal (feature->name, name))
+        return feature;
+    }
+  return NULL;
+}
+
+static void
+add_feature (AccelPlugin *self, AccelPluginFeatureKind kind, const char *name, GType type)
+{
+  static const char *const what[] = { "backend", "op type", "actor type" };
+
+  _accel_plugin_lock ();
+  AccelPluginFeature *feature = find_feature (self, kind, name);
+  if (feature == NULL)
+    {
+      feature = g_new0 (AccelPluginFeature, 1);
+      feature->name = g_strdup (name);
+      g_ptr_array_add (self->features[kind], feature);
+    }
+  else if (feature->type != 0 && feature->type != type)
+    g_warning ("Plugin “%s” registers %s “%s” twice, as %s and as %s; the first stays",
+               self->name, what[kind], name, g_type_name (feature->type), g_type_name (type));
+  if (feature->type == 0)
+    feature->type = type;
+  _accel_plugin_unlock ();
+}
+
+/**
+ * accel_plugin_register_backend:
+ * @self: the plugin being initialised
+ * @name: the backend name devices carry (`cpu`, `cuda`)
+ * @backend_type: a concrete #AccelBackend subtype
+ *
+ * Registers a backend. Called from a plugin's init function.
+ */
+void
+accel_plugin_register_backend (AccelPlugin *self, const char *name, GType backend_type)
+{
+  g_return_if_fail (ACCEL_IS_PLUGIN (self));
+  g_return_if_fail (self->initialising);
+  g_return_if_fail (name != NULL && *name != '\0');
+  g_return_if_fail (g_type_is_a (backend_type, ACCEL_TYPE_BACKEND));
+
+  add_feature (self, ACCEL_PLUGIN_FEATURE_BACKEND, name, backend_type);
+}
+
+/**
+ * accel_plugin_register_op_type:
+ * @self: the plugin being initialised
+ * @op_type: an #AccelOp subtype whose class set its name with
+ *   accel_op_class_set_metadata()
+ *
+ * Registers an op type under its op name. Called from a plugin's init
+ * function.
+ */
+void
+accel_plugin_register_op_type (AccelPlugin *self, GType op_type)
+{
+  g_return_if_fail (ACCEL_IS_PLUGIN (self));
+  g_return_if_fail (self->initialising);
+  g_return_if_fail (g_type_is_a (op_type, ACCEL_TYPE_OP));
+
+  /* Class init names the op type; the class then stays for the process. */
+  AccelOpClass *klass = g_type_class_ref (op_type);
+  const char *name = accel_op_class_get_name (klass);
+  if (name == NULL)
+    {
+      g_warning ("Op type %s of plugin “%s” has no name (accel_op_class_set_metadata()); "
+                 "it is registered as “%s”", g_type_name (op_type), self->name, g_type_name (op_type));
+      name = g_type_name (op_type);
+    }
+  add_feature (self, ACCEL_PLUGIN_FEATURE_OP_TYPE, name, op_type);
+}
+
+/**
+ * accel_plugin_register_actor_type:
+ * @self: the plugin being initialised
+ * @actor_type: a concrete #AccelActor subtype
+ *
+ * Registers an actor type; accel_system_spawn() makes one by its GType
+ * name. Called from a plugin's init function.
+ */
+void
+accel_plugin_register_actor_type (AccelPlugin *self, GType actor_type)
+{
+  g_return_if_fail (ACCEL_IS_PLUGIN (self));
+  g_return_if_fail (self->initialising);
+  g_return_if_fail (g_type_is_a (actor_type, ACCEL_TYPE_ACTOR));
+
+  add_feature (self, ACCEL_PLUGIN_FEATURE_ACTOR_TYPE, g_type_name (actor_type), actor_type);
+}
+
+/**
+ * accel_plugin_register_kernel:
+ * @self: the plugin being initialised
+ * @op_type: the op type name (`gemm`)
+ * @backend: the backend name (`cpu`, `cuda`)
+ * @rank: higher ranks are tried first
+ * @vtable: (transfer none): the kernel's functions; copied
+ *
+ * Registers the implementation of an op type on a backend. Called from a
+ * plugin's init function. The op type and the backend may come from other
+ * plugins.
+ */
+void
+accel_plugin_register_kernel (AccelPlugin *self,
+                              const char *op_type,
+                              const char *backend,
+                              guint rank,
+                              const AccelKernelVTable *vtable)
+{
+  g_return_if_fail (ACCEL_IS_PLUGIN (self));
+  g_return_if_fail (self->initialising);
+  g_return_if_fail (op_type != NULL && *op_type != '\0');
+  g_return_if_fail (backend != NULL && *backend != '\0');
+  g_return_if_fail (vtable != NULL && vtable->run != NULL);
+
+  _accel_plugin_lock ();
+  /* A kernel known from the cache gets its vtable: the one of the same
+   * rank if there is one, else any of the pair still without one. */
+  AccelKernel *match = NULL;
+  for (guint pass = 0; pass < 2 && match == NULL; pass++)
+    for (guint i = 0; i < self->kernels->len && match == NULL; i++)
+      {
+        AccelKernel *kernel = self->kernels->pdata[i];
+        if (!kernel->has_vtable && g_str_equal (kernel->op_type, op_type)
+            && g_str_equal (kernel->backend, backend) && (pass == 1 || kernel->rank == rank))
+          match = kernel;
+      }
+  if (match)
+    _accel_kernel_set_vtable (match, rank, vtable);
+  else
+    g_ptr_array_add (self->kernels, _accel_kernel_new (self, op_type, backend, rank, vtable));
+  _accel_plugin_unlock ();
+}
+
+static void
+add_unique (GPtrArray *array, const char *value)
+{
+  for (guint i = 0; i < array->len; i++)
+    if (g_str_equal (array->pdata[i], value))
+      return;
+  g_ptr_array_add (array, g_strdup (value));
+}
+
+/**
+ * accel_plugin_add_dependency:
+ * @self: the plugin being initialised
+ * @env_vars: (nullable) (array zero-terminated=1): environment variables
+ *   whose values the plugin's registrations depend on
+ * @paths: (nullable) (array zero-terminated=1) (element-type filename):
+ *   files or directories whose presence, size or modification time they
+ *   depend on (a vendor library, say)
+ *
+ * Declares what, besides the plugin file itself, decides what the plugin
+ * registers. When any of it changes, the registry scans the plugin again
+ * instead of trusting its cache entry.
+ */
+void
+accel_plugin_add_dependency (AccelPlugin *self,
+                             const char *const *env_vars,
+                             const char *const *paths)
+{
+  g_return_if_fail (ACCEL_IS_PLUGIN (self));
+  g_return_if_fail (self->initialising);
+
+  _accel_plugin_lock ();
+  for (guint i = 0; env_vars && env_vars[i]; i++)
+    add_unique (self->dep_env, env_vars[i]);
+  for (guint i = 0; paths && paths[i]; i++)
+    add_unique (self->dep_paths, paths[i]);
+  _accel_plugin_unlock ();
+}
+
+/* A digest of the current state of what the plugin depends on; "" when it
+ * declared nothing. */
+char *
+_accel_plugin_dependency_stamp (AccelPlugin *self)
+{
+  if (self->dep_env->len == 0 && self->dep_paths->len == 0)
+    return g_strdup ("");
+
+  g_autoptr(GString) state = g_string_new (NULL);
+  for (guint i = 0; i < self->dep_env->len; i++)
+    {
+      const char *value = g_getenv (self->dep_env->pdata[i]);
+      g_string_append_printf (state, "env %s%s%s\n", (char *) self->dep_env->pdata[i],
+                              value ? "=" : " unset", value ? value : "");
+    }
+  for (guint i = 0; i < self->dep_paths->len; i++)
+    {
+      GStatBuf st;
+      const char *path = self->dep_paths->pdata[i];
+      if (g_stat (path, &st) == 0)
+        g_string_append_printf (state, "path %s %" G_GUINT64_FORMAT " %" G_GINT64_FORMAT ".%09ld\n",
+                                path, (guint64) st.st_size, (gint64) st.st_mtime,
+#ifdef __linux__
+                                (long) st.st_mtim.tv_nsec
+#else
+                                0L
+#endif
+                                );
+      else
+        g_string_append_printf (state, "path %s missing\n", path);
+    }
+  return g_compute_checksum_for_string (G_CHECKSUM_SHA256, state->str, state->len);
+}
+
+static GVariant *
+strv_variant (GPtrArray *strings)
+{
+  return g_variant_new_strv ((const char *const *) strings->pdata, strings->len);
+}
+
+static GVariant *
+features_variant (AccelPlugin *self, AccelPluginFeatureKind kind)
+{
+  GVariantBuilder builder;
+  g_variant_builder_init (&builder, G_VARIANT_TYPE_STRING_ARRAY);
+  for (guint i = 0; i < self->features[kind]->len; i++)
+    g_variant_builder_add (&builder, "s", ((AccelPluginFeature *) self->features[kind]->pdata[i])->name);
+  return g_variant_builder_end (&builder);
+}
+
+/* What the plugin registers, by name: the scanner's answer and the body of
+ * a cache entry. Floating. */
+GVariant *
+_accel_plugin_to_metadata (AccelPlugin *self)
+{
+  GVariantBuilder kernels;
+
+  _accel_plugin_lock ();
+  g_variant_builder_init (&kernels, G_VARIANT_TYPE ("a(ssu)"));
+  for (guint i = 0; i < self->kernels->len; i++)
+    {
+      AccelKernel *kernel = self->kernels->pdata[i];
+      g_variant_builder_add (&kernels, "(ssu)", kernel->op_type, kernel->backend, kernel->rank);
+    }
+  GVariant *metadata =
+    g_variant_new ("(ssss@as@asa(ssu)@as@as@as)",
+                   self->name ? self->name : "",
+                   self->description ? self->description : "",
+                   self->version ? self->version : "",
+                   self->license ? self->license : "",
+                   features_variant (self, ACCEL_PLUGIN_FEATURE_BACKEND),
+                   features_variant (self, ACCEL_PLUGIN_FEATURE_OP_TYPE),
+                   &kernels,
+                   features_variant (self, ACCEL_PLUGIN_FEATURE_ACTOR_TYPE),
+                   strv_variant (self->dep_env),
+                   strv_variant (self->dep_paths));
+  _accel_plugin_unlock ();
+  return metadata;
+}
+
+/* Names in metadata come from a file: keep them to what a name can be. */
+static gboolean
+valid_name (const char *name)
+{
+  if (*name == '\0' || strlen (name) > 256)
+    return FALSE;
+  for (const char *p = name; *p; p++)
+    if (!g_ascii_isalnum (*p) && *p != '_' && *p != '-' && *p != '.' && *p != ':')
+      return FALSE;
+  return TRUE;
+}
+
+static gboolean
+read_names (GVariant *array, GPtrArray *out_features, GPtrArray *out_strings, gboolean check)
+{
+  GVariantIter iter;
+  const char *name;
+
+  g_variant_iter_init (&iter, array);
+  while (g_variant_iter_next (&iter, "&s", &name))
+    {
+      if (check && !valid_name (name))
+        return FALSE;
+      if (out_features)
+        {
+          AccelPluginFeature *feature = g_new0 (AccelPluginFeature, 1);
+          feature->name = g_strdup (name);
+          g_ptr_array_add (out_features, feature);
+        }
+      else
+        add_unique (out_strings, name);
+    }
+  return TRUE;
+}
+
+/* A plugin known from its metadata, not loaded. Everything is checked: the
+ * metadata may come from a damaged cache file. */
+AccelPlugin *
+_accel_plugin_new_from_metadata (const char *filename, GVariant *metadata, GError **error)
+{
+  if (!g_variant_is_of_type (metadata, G_VARIANT_TYPE (ACCEL_PLUGIN_METADATA_TYPE)))
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_PLUGIN,
+                   "plugin metadata has type %s, not %s",
+                   g_variant_get_type_string (metadata), ACCEL_PLUGIN_METADATA_TYPE);
+      return NULL;
+    }
+
+  const char *name, *description, *version, *license;
+  g_autoptr(GVariant) backends = NULL, op_types = NULL, kernels = NULL,
+    actor_types = NULL, dep_env = NULL, dep_paths = NULL;
+  g_variant_get (metadata, "(&s&s&s&s@as@as@a(ssu)@as@as@as)", &name, &description, &version,
+                 &license, &backends, &op_types, &kernels, &actor_types, &dep_env, &dep_paths);
+
+  if (!valid_name (name))
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_PLUGIN, "plugin metadata has a bad name");
+      return NULL;
+    }
+
+  g_autoptr(AccelPlugin) self = _accel_plugin_new (filename);
+  self->name = g_strdup (name);
+  self->description = g_strdup (description);
+  self->version = g_strdup (version);
+  self->license = g_strdup (license);
+  if (!read_names (backends, self->features[ACCEL_PLUGIN_FEATURE_BACKEND], NULL, TRUE)
+      || !read_names (op_types, self->features[ACCEL_PLUGIN_FEATURE_OP_TYPE], NULL, TRUE)
+      || !read_names (actor_types, self->features[ACCEL_PLUGIN_FEATURE_ACTOR_TYPE], NULL, TRUE)
+      || !read_names (dep_env, NULL, self->dep_env, FALSE)
+      || !read_names (dep_paths, NULL, self->dep_paths, FALSE))
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_PLUGIN,
+                   "metadata of plugin “%s” has a bad type name", name);
+      return NULL;
+    }
+
+  GVariantIter iter;
+  const char *op_type, *backend;
+  guint32 rank;
+  g_variant_iter_init (&iter, kernels);
+  while (g_variant_iter_next (&iter, "(&s&su)", &op_type, &backend, &rank))
+    {
+      if (!valid_name (op_type) || !valid_name (backend))
+        {
+          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_PLUGIN,
+                       "metadata of plugin “%s” has a bad kernel name", name);
+          return NULL;
+        }
+      g_ptr_array_add (self->kernels, _accel_kernel_new (self, op_type, backend, rank, NULL));
+    }
+  return g_steal_pointer (&self);
+}

@@ -1,0 +1,1334 @@
+/* accel-registry.c: plugin discovery, the metadata cache, the blacklist,
+ * allow/deny policy and lazy loading.
+ *
+ * At start-up every `*.so` file on the plugin path is matched against the
+ * cache (path, size, mtime and the state of what the plugin declared it
+ * depends on). A match is believed without opening the file; anything else
+ * is scanned in a child process, `accel-plugin-scanner`, which loads it,
+ * runs its init function and reports what it registered, so that a plugin
+ * which crashes or hangs only costs its own entry. The registry then knows
+ * every op type, backend, actor type and kernel by name, and loads a plugin
+ * the first time something it registered is used.
+ *
+ * Threads: the lookups may be called from any thread. The tables are
+ * guarded by a GRWLock; loading a plugin takes the process-wide plugin lock
+ * first and then rebuilds the tables under the write lock.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "accel-private.h"
+#include "accel-config.h"
+
+#include <string.h>
+#include <glib/gstdio.h>
+
+#define DEFAULT_SCANNER_TIMEOUT_S 10.0
+#define SYSTEM_CONFIG_FILE "/etc/accel-1.0/accel.conf"
+
+/**
+ * AccelRegistry:
+ *
+ * Every plugin Accel found, and what each registers: op types, backends,
+ * kernels and actor types, by name. Made by accel_system_new() (or
+ * accel_registry_new()); an #AccelSystem owns one.
+ *
+ * What unchanged plugins register is read from a cache file; they are
+ * loaded only when something of theirs is first used. New or changed
+ * plugin files are scanned in a child process with a time limit, and one
+ * that fails is blacklisted with the reason.
+ */
+struct _AccelRegistry {
+  GObject parent_instance;
+
+  AccelRegistryFlags flags;
+  char *cache_path;
+  guint n_scanned;
+
+  GArray *core_op_types;        /* GType */
+  GPtrArray *core_backends;     /* AccelPluginFeature */
+
+  GRWLock lock;                 /* guards everything below */
+  GPtrArray *plugins;           /* AccelPlugin, path order, then static ones */
+  GHashTable *plugins_by_name;  /* name -> AccelPlugin (borrowed) */
+  GHashTable *tables[ACCEL_PLUGIN_N_FEATURE_KINDS];   /* name -> Provider */
+  GHashTable *kernels;          /* KernelKey -> GPtrArray of AccelKernel, best first */
+};
+
+G_DEFINE_FINAL_TYPE (AccelRegistry, accel_registry, G_TYPE_OBJECT)
+
+typedef struct {
+  GType type;                   /* 0 while its plugin is not loaded */
+  AccelPlugin *plugin;          /* borrowed; NULL for core types */
+} Provider;
+
+typedef struct {
+  const char *op_type;          /* borrowed from a kernel */
+  const char *backend;
+} KernelKey;
+
+static const char *const feature_what[] = { "backend", "op type", "actor type" };
+
+static guint
+kernel_key_hash (gconstpointer data)
+{
+  const KernelKey *key = data;
+  return g_str_hash (key->op_type) * 31 + g_str_hash (key->backend);
+}
+
+static gboolean
+kernel_key_equal (gconstpointer a, gconstpointer b)
+{
+  const KernelKey *ka = a, *kb = b;
+  return strcmp (ka->op_type, kb->op_type) == 0 && strcmp (ka->backend, kb->backend) == 0;
+}
+
+static void
+feature_free (gpointer data)
+{
+  AccelPluginFeature *feature = data;
+  g_free (feature->name);
+  g_free (feature);
+}
+
+static void
+accel_registry_finalize (GObject *object)
+{
+  AccelRegistry *self = ACCEL_REGISTRY (object);
+
+  /* The tables borrow from the plugins: drop them first. */
+  g_hash_table_unref (self->kernels);
+  for (guint i = 0; i < ACCEL_PLUGIN_N_FEATURE_KINDS; i++)
+    g_hash_table_unref (self->tables[i]);
+  g_hash_table_unref (self->plugins_by_name);
+  for (guint i = 0; i < self->plugins->len; i++)
+    _accel_plugin_set_registry (self->plugins->pdata[i], NULL);
+  g_ptr_array_unref (self->plugins);
+  g_array_unref (self->core_op_types);
+  g_ptr_array_unref (self->core_backends);
+  g_free (self->cache_path);
+  g_rw_lock_clear (&self->lock);
+  G_OBJECT_CLASS (accel_registry_parent_class)->finalize (object);
+}
+
+static void
+accel_registry_class_init (AccelRegistryClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = accel_registry_finalize;
+}
+
+static void
+accel_registry_init (AccelRegistry *self)
+{
+  g_rw_lock_init (&self->lock);
+  self->core_op_types = g_array_new (FALSE, FALSE, sizeof (GType));
+  self->core_backends = g_ptr_array_new_with_free_func (feature_free);
+  self->plugins = g_ptr_array_new_with_free_func (g_object_unref);
+  self->plugins_by_name = g_hash_table_new (g_str_hash, g_str_equal);
+  for (guint i = 0; i < ACCEL_PLUGIN_N_FEATURE_KINDS; i++)
+    self->tables[i] = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, g_free);
+  self->kernels = g_hash_table_new_full (kernel_key_hash, kernel_key_equal, g_free,
+                                         (GDestroyNotify) g_ptr_array_unref);
+}
+
+/* ---- the tables ---------------------------------------------------------- */
+
+static int
+compare_kernels (gconstpointer a, gconstpointer b)
+{
+  const AccelKernel *ka = *(const AccelKernel **) a;
+  const AccelKernel *kb = *(const AccelKernel **) b;
+  return (ka->rank < kb->rank) - (ka->rank > kb->rank);
+}
+
+/* By op type, backend, then rank; stable, so equal ranks keep path order. */
+static int
+compare_kernel_names (gconstpointer a, gconstpointer b)
+{
+  const AccelKernel *ka = *(const AccelKernel **) a;
+  const AccelKernel *kb = *(const AccelKernel **) b;
+  int cmp = strcmp (ka->op_type, kb->op_type);
+  if (cmp == 0)
+    cmp = strcmp (ka->backend, kb->backend);
+  return cmp != 0 ? cmp : compare_kernels (a, b);
+}
+
+static void
+add_provider (AccelRegistry *self, AccelPluginFeatureKind kind, const char *name,
+              GType type, AccelPlugin *plugin)
+{
+  Provider *existing = g_hash_table_lookup (self->tables[kind], name);
+  if (existing)
+    {
+      if (existing->plugin != plugin)
+        g_debug ("%s “%s” of plugin %s is shadowed by the one of %s", feature_what[kind], name,
+                 plugin ? accel_plugin_get_name (plugin) : "core",
+                 existing->plugin ? accel_plugin_get_name (existing->plugin) : "core");
+      return;
+    }
+  Provider *provider = g_new0 (Provider, 1);
+  provider->type = type;
+  provider->plugin = plugin;
+  g_hash_table_insert (self->tables[kind], (gpointer) name, provider);
+}
+
+/* Rebuilds every by-name table from the core types and the usable plugins.
+ * Called at start-up and each time a plugin loads (which fills in types and
+ * vtables). Plugin loads are rare; lookups only ever read. */
+static void
+rebuild_tables (AccelRegistry *self)
+{
+  _accel_plugin_lock ();
+  g_rw_lock_writer_lock (&self->lock);
+
+  g_hash_table_remove_all (self->kernels);
+  for (guint i = 0; i < ACCEL_PLUGIN_N_FEATURE_KINDS; i++)
+    g_hash_table_remove_all (self->tables[i]);
+  g_hash_table_remove_all (self->plugins_by_name);
+
+  for (guint i = 0; i < self->core_op_types->len; i++)
+    {
+      GType type = g_array_index (self->core_op_types, GType, i);
+      const char *name = accel_op_class_get_name (g_type_class_peek (type));
+      add_provider (self, ACCEL_PLUGIN_FEATURE_OP_TYPE, name ? name : g_type_name (type), type, NULL);
+    }
+  for (guint i = 0; i < self->core_backends->len; i++)
+    {
+      AccelPluginFeature *feature = self->core_backends->pdata[i];
+      add_provider (self, ACCEL_PLUGIN_FEATURE_BACKEND, feature->name, feature->type, NULL);
+    }
+
+  for (guint i = 0; i < self->plugins->len; i++)
+    {
+      AccelPlugin *plugin = self->plugins->pdata[i];
+      AccelPluginStatus status = accel_plugin_get_status (plugin);
+      const char *name = accel_plugin_get_name (plugin);
+
+      /* By name: the first usable (or disabled) one, else the first at all. */
+      if (name)
+        {
+          AccelPlugin *known = g_hash_table_lookup (self->plugins_by_name, name);
+          gboolean usable = status == ACCEL_PLUGIN_STATUS_OK || status == ACCEL_PLUGIN_STATUS_DISABLED;
+          if (known == NULL
+              || (usable && accel_plugin_get_status (known) != ACCEL_PLUGIN_STATUS_OK
+                  && accel_plugin_get_status (known) != ACCEL_PLUGIN_STATUS_DISABLED))
+            g_hash_table_insert (self->plugins_by_name, (gpointer) name, plugin);
+        }
+      if (status != ACCEL_PLUGIN_STATUS_OK)
+        continue;
+
+      for (guint kind = 0; kind < ACCEL_PLUGIN_N_FEATURE_KINDS; kind++)
+        {
+          GPtrArray *features = _accel_plugin_peek_features (plugin, kind);
+          for (guint j = 0; j < features->len; j++)
+            {
+              AccelPluginFeature *feature = features->pdata[j];
+              add_provider (self, kind, feature->name, feature->type, plugin);
+            }
+        }
+
+      GPtrArray *kernels = _accel_plugin_peek_kernels (plugin);
+      for (guint j = 0; j < kernels->len; j++)
+        {
+          AccelKernel *kernel = kernels->pdata[j];
+          KernelKey key = { kernel->op_type, kernel->backend };
+          GPtrArray *list = g_hash_table_lookup (self->kernels, &key);
+          if (list == NULL)
+            {
+              KernelKey *owned = g_new (KernelKey, 1);
+              *owned = key;
+              list = g_ptr_array_new ();
+              g_hash_table_insert (self->kernels, owned, list);
+            }
+          g_ptr_array_add (list, kernel);
+        }
+    }
+
+  /* Stable: of equal ranks, the plugin earlier on the path comes first. */
+  GHashTableIter iter;
+  gpointer value;
+  g_hash_table_iter_init (&iter, self->kernels);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    g_ptr_array_sort (value, compare_kernels);
+
+  g_rw_lock_writer_unlock (&self->lock);
+  _accel_plugin_unlock ();
+}
+
+void
+_accel_registry_plugin_loaded (AccelRegistry *self, AccelPlugin *plugin)
+{
+  rebuild_tables (self);
+}
+
+void
+_accel_registry_register_core_op_type (AccelRegistry *self, GType op_type)
+{
+  g_return_if_fail (ACCEL_IS_REGISTRY (self));
+  g_return_if_fail (g_type_is_a (op_type, ACCEL_TYPE_OP));
+
+  g_type_class_ref (op_type);   /* kept: op classes live for the process */
+  g_array_append_val (self->core_op_types, op_type);
+}
+
+void
+_accel_registry_register_core_backend (AccelRegistry *self, const char *name, GType backend_type)
+{
+  g_return_if_fail (ACCEL_IS_REGISTRY (self));
+  g_return_if_fail (g_type_is_a (backend_type, ACCEL_TYPE_BACKEND));
+
+  AccelPluginFeature *feature = g_new0 (AccelPluginFeature, 1);
+  feature->name = g_strdup (name);
+  feature->type = backend_type;
+  g_ptr_array_add (self->core_backends, feature);
+}
+
+/* ---- finding plugin files ------------------------------------------------ */
+
+static void
+add_path_dirs (GPtrArray *dirs, const char *path)
+{
+  g_auto(GStrv) parts = g_strsplit (path, G_SEARCHPATH_SEPARATOR_S, -1);
+  for (guint i = 0; parts[i]; i++)
+    {
+      if (parts[i][0] == '\0')
+        continue;
+      char *dir = g_canonicalize_filename (parts[i], NULL);
+      gboolean seen = FALSE;
+      for (guint j = 0; j < dirs->len && !seen; j++)
+        seen = g_str_equal (dirs->pdata[j], dir);
+      if (seen)
+        g_free (dir);
+      else
+        g_ptr_array_add (dirs, dir);
+    }
+}
+
+static int
+compare_strings (gconstpointer a, gconstpointer b)
+{
+  return strcmp (*(const char **) a, *(const char **) b);
+}
+
+/* Every `*.so` file on ACCEL_PLUGIN_PATH then ACCEL_PLUGIN_SYSTEM_PATH
+ * (default: the installed plugin directory), in path order and by name
+ * within a directory. */
+static GPtrArray *
+list_plugin_files (void)
+{
+  g_autoptr(GPtrArray) dirs = g_ptr_array_new_with_free_func (g_free);
+  GPtrArray *files = g_ptr_array_new_with_free_func (g_free);
+
+  const char *user_path = g_getenv ("ACCEL_PLUGIN_PATH");
+  if (user_path)
+    add_path_dirs (dirs, user_path);
+  const char *system_path = g_getenv ("ACCEL_PLUGIN_SYSTEM_PATH");
+  add_path_dirs (dirs, system_path ? system_path : ACCEL_PLUGIN_DIR);
+
+  for (guint i = 0; i < dirs->len; i++)
+    {
+      const char *dir_path = dirs->pdata[i];
+      g_autoptr(GDir) dir = g_dir_open (dir_path, 0, NULL);
+      if (dir == NULL)
+        continue;
+      g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+      const char *name;
+      while ((name = g_dir_read_name (dir)))
+        if (g_str_has_suffix (name, ".so"))
+          g_ptr_array_add (names, g_strdup (name));
+      g_ptr_array_sort (names, compare_strings);
+      for (guint j = 0; j < names->len; j++)
+        {
+          char *file = g_build_filename (dir_path, names->pdata[j], NULL);
+          if (g_file_test (file, G_FILE_TEST_IS_REGULAR))
+            g_ptr_array_add (files, file);
+          else
+            g_free (file);
+        }
+    }
+  return files;
+}
+
+static gint64
+stat_mtime_us (const GStatBuf *st)
+{
+#ifdef __linux__
+  return (gint64) st->st_mtim.tv_sec * G_USEC_PER_SEC + st->st_mtim.tv_nsec / 1000;
+#else
+  return (gint64) st->st_mtime * G_USEC_PER_SEC;
+#endif
+}
+
+/* ---- scanning ------------------------------------------------------------ */
+
+static AccelRegistryCacheEntry *
+entry_new (const char *path, const GStatBuf *st)
+{
+  AccelRegistryCacheEntry *entry = g_new0 (AccelRegistryCacheEntry, 1);
+  entry->path = g_strdup (path);
+  entry->size = st->st_size;
+  entry->mtime = stat_mtime_us (st);
+  entry->status = ACCEL_PLUGIN_STATUS_OK;
+  return entry;
+}
+
+static void
+entry_blacklist (AccelRegistryCacheEntry *entry, const char *reason)
+{
+  entry->status = ACCEL_PLUGIN_STATUS_BLACKLISTED;
+  g_free (entry->reason);
+  entry->reason = g_strdup (reason && *reason ? reason : "unknown failure");
+}
+
+/* Loads the plugin here. Used with ACCEL_REGISTRY_FORK=no, or when there is
+ * no scanner to run: a plugin that crashes then takes the process along. */
+static AccelPlugin *
+scan_in_process (const char *path, AccelRegistryCacheEntry *entry)
+{
+  AccelPlugin *plugin = _accel_plugin_new (path);
+  g_autoptr(GError) error = NULL;
+
+  if (!accel_plugin_load (plugin, &error))
+    entry_blacklist (entry, accel_plugin_get_reason (plugin));
+  if (accel_plugin_get_name (plugin))
+    entry->metadata = g_variant_ref_sink (_accel_plugin_to_metadata (plugin));
+  return plugin;
+}
+
+static double
+scanner_timeout (void)
+{
+  const char *value = g_getenv ("ACCEL_SCANNER_TIMEOUT");
+  if (value == NULL || *value == '\0')
+    return DEFAULT_SCANNER_TIMEOUT_S;
+  char *end = NULL;
+  double seconds = g_ascii_strtod (value, &end);
+  if (end == value || *end != '\0' || !(seconds > 0) || seconds > 24 * 3600)
+    {
+      g_debug ("Ignoring ACCEL_SCANNER_TIMEOUT=%s: not a number of seconds", value);
+      return DEFAULT_SCANNER_TIMEOUT_S;
+    }
+  return seconds;
+}
+
+typedef struct {
+  gboolean done;
+  gboolean timed_out;
+  GBytes *out;
+  GBytes *err;
+  GError *error;
+} ScanWait;
+
+static void
+scan_communicated (GObject *source, GAsyncResult *result, gpointer data)
+{
+  ScanWait *wait = data;
+  g_subprocess_communicate_finish (G_SUBPROCESS (source), result, &wait->out, &wait->err, &wait->error);
+  wait->done = TRUE;
+}
+
+static gboolean
+set_flag (gpointer data)
+{
+  *(gboolean *) data = TRUE;
+  return G_SOURCE_REMOVE;
+}
+
+/* Logs what the scanner printed; returns its last line, which is often
+ * the best clue to why it died. */
+static char *
+scanner_last_words (const char *path, GBytes *err)
+{
+  gsize size = 0;
+  const char *data = err ? g_bytes_get_data (err, &size) : NULL;
+  if (size == 0)
+    return NULL;
+  g_autofree char *text = g_utf8_make_valid (data, size);
+  g_debug ("accel-plugin-scanner %s said:\n%s", path, text);
+
+  g_strchomp (text);
+  char *last = strrchr (text, '\n');
+  last = g_strstrip (last ? last + 1 : text);
+  if (*last == '\0')
+    return NULL;
+  if (g_utf8_strlen (last, -1) > 200)
+    *g_utf8_offset_to_pointer (last, 200) = '\0';
+  return g_strdup (last);
+}
+
+/* Parses what the scanner wrote; fills @entry or returns FALSE. */
+static gboolean
+parse_scan_result (GBytes *out, AccelRegistryCacheEntry *entry, gboolean expect_failure)
+{
+  if (out == NULL || g_bytes_get_size (out) == 0)
+    return FALSE;
+  /* Aligned copy for GVariant. */
+  g_autoptr(GBytes) copy = g_bytes_new (g_bytes_get_data (out, NULL), g_bytes_get_size (out));
+  g_autoptr(GVariant) result =
+    g_variant_ref_sink (g_variant_new_from_bytes (G_VARIANT_TYPE (ACCEL_SCAN_RESULT_TYPE), copy, FALSE));
+  if (!g_variant_is_normal_form (result))
+    return FALSE;
+
+  const char *magic, *reason;
+  GVariant *metadata = NULL;
+  g_variant_get (result, "(&s&sm@" ACCEL_PLUGIN_METADATA_TYPE ")", &magic, &reason, &metadata);
+  if (!g_str_equal (magic, ACCEL_SCAN_MAGIC)
+      || expect_failure != (*reason != '\0')
+      || (!expect_failure && metadata == NULL))
+    {
+      g_clear_pointer (&metadata, g_variant_unref);
+      return FALSE;
+    }
+  entry->metadata = metadata;
+  if (expect_failure)
+    entry_blacklist (entry, reason);
+  return TRUE;
+}
+
+/* Scans @path in a child process. Returns FALSE (and fills nothing) if the
+ * scanner could not be started at all. */
+static gboolean
+scan_in_child (const char *scanner, const char *path, AccelRegistryCacheEntry *entry)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GSubprocessLauncher) launcher =
+    g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE | G_SUBPROCESS_FLAGS_STDERR_PIPE);
+  g_autoptr(GSubprocess) process = g_subprocess_launcher_spawn (launcher, &error, scanner, path, NULL);
+  if (process == NULL)
+    {
+      g_debug ("Cannot run the plugin scanner %s: %s", scanner, error->message);
+      return FALSE;
+    }
+
+  double timeout = scanner_timeout ();
+  ScanWait wait = { 0, };
+  g_autoptr(GMainContext) context = g_main_context_new ();
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  g_main_context_push_thread_default (context);
+
+  g_subprocess_communicate_async (process, NULL, cancellable, scan_communicated, &wait);
+  GSource *timer = g_timeout_source_new ((guint) (timeout * 1000));
+  g_source_set_callback (timer, set_flag, &wait.timed_out, NULL);
+  g_source_attach (timer, context);
+  while (!wait.done && !wait.timed_out)
+    g_main_context_iteration (context, TRUE);
+  g_source_destroy (timer);
+  g_source_unref (timer);
+
+  if (!wait.done)
+    {
+      g_subprocess_force_exit (process);
+      /* The pipes close when it dies, unless it left a child holding
+       * them: then stop reading after a grace period. */
+      gboolean grace_over = FALSE;
+      GSource *grace = g_timeout_source_new (2000);
+      g_source_set_callback (grace, set_flag, &grace_over, NULL);
+      g_source_attach (grace, context);
+      while (!wait.done && !grace_over)
+        g_main_context_iteration (context, TRUE);
+      g_source_destroy (grace);
+      g_source_unref (grace);
+      g_cancellable_cancel (cancellable);
+      while (!wait.done)
+        g_main_context_iteration (context, TRUE);
+    }
+  g_main_context_pop_thread_default (context);
+
+  g_autofree char *last_words = scanner_last_words (path, wait.err);
+  g_autofree char *said = last_words ? g_strdup_printf ("; it said: %s", last_words) : g_strdup ("");
+
+  if (wait.timed_out)
+    {
+      g_autofree char *reason =
+        g_strdup_printf ("timed out: loading the plugin did not finish within %g s "
+                         "(ACCEL_SCANNER_TIMEOUT); it hangs", timeout);
+      entry_blacklist (entry, reason);
+    }
+  else if (wait.error)
+    {
+      g_autofree char *reason = g_strdup_printf ("the scanner failed: %s", wait.error->message);
+      entry_blacklist (entry, reason);
+    }
+  else if (g_subprocess_get_if_signaled (process))
+    {
+      int signum = g_subprocess_get_term_sig (process);
+      g_autofree char *reason =
+        g_strdup_printf ("crashed while loading: killed by signal %d (%s)%s",
+                         signum, g_strsignal (signum), said);
+      entry_blacklist (entry, reason);
+    }
+  else
+    {
+      int status = g_subprocess_get_exit_status (process);
+      gboolean answered = (status == 0 || status == ACCEL_SCAN_EXIT_REFUSED)
+        && parse_scan_result (wait.out, entry, status == ACCEL_SCAN_EXIT_REFUSED);
+      if (!answered)
+        {
+          g_autofree char *reason =
+            g_strdup_printf ("failed while loading: the scanner exited with status %d "
+                             "without a usable answer%s", status, said);
+          entry_blacklist (entry, reason);
+        }
+    }
+
+  g_clear_pointer (&wait.out, g_bytes_unref);
+  g_clear_pointer (&wait.err, g_bytes_unref);
+  g_clear_error (&wait.error);
+  return TRUE;
+}
+
+static char *
+scanner_path (void)
+{
+  const char *scanner = g_getenv ("ACCEL_PLUGIN_SCANNER");
+  if (scanner && *scanner)
+    return g_strdup (scanner);
+  return g_build_filename (ACCEL_LIBEXECDIR, "accel-plugin-scanner", NULL);
+}
+
+static gboolean
+fork_enabled (void)
+{
+  const char *fork = g_getenv ("ACCEL_REGISTRY_FORK");
+  return !(fork && (g_ascii_strcasecmp (fork, "no") == 0 || g_str_equal (fork, "0")
+                    || g_ascii_strcasecmp (fork, "false") == 0));
+}
+
+static AccelPlugin *
+plugin_from_entry (AccelRegistryCacheEntry *entry, GError **error)
+{
+  AccelPlugin *plugin;
+
+  if (entry->metadata)
+    {
+      plugin = _accel_plugin_new_from_metadata (entry->path, entry->metadata, error);
+      if (plugin == NULL)
+        return NULL;
+    }
+  else
+    plugin = _accel_plugin_new (entry->path);
+  if (entry->status != ACCEL_PLUGIN_STATUS_OK)
+    _accel_plugin_set_status (plugin, ACCEL_PLUGIN_STATUS_BLACKLISTED, entry->reason);
+  return plugin;
+}
+
+/* ---- allow / deny -------------------------------------------------------- */
+
+static char *
+normalize_name (const char *name)
+{
+  char *copy = g_strstrip (g_strdup (name));
+  g_strdelimit (copy, "-", '_');
+  return copy;
+}
+
+/* A name set from a comma- (or semicolon-) separated list, or NULL. */
+static GHashTable *
+parse_name_list (const char *list)
+{
+  if (list == NULL)
+    return NULL;
+  GHashTable *names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+  g_auto(GStrv) parts = g_strsplit_set (list, ",;", -1);
+  for (guint i = 0; parts[i]; i++)
+    {
+      char *name = normalize_name (parts[i]);
+      if (*name)
+        g_hash_table_add (names, name);
+      else
+        g_free (name);
+    }
+  if (g_hash_table_size (names) == 0)
+    g_clear_pointer (&names, g_hash_table_unref);
+  return names;
+}
+
+/* The value of one policy key: the environment, then the user's config
+ * file, then the system's. Sets @source to where it came from. */
+static GHashTable *
+read_policy (const char *env_var, const char *key, char **source)
+{
+  const char *value = g_getenv (env_var);
+  if (value && *value)
+    {
+      *source = g_strdup (env_var);
+      return parse_name_list (value);
+    }
+
+  g_autofree char *user_file = g_build_filename (g_get_user_config_dir (), "accel-1.0", "accel.conf", NULL);
+  const char *files[] = { user_file, SYSTEM_CONFIG_FILE };
+  for (guint i = 0; i < G_N_ELEMENTS (files); i++)
+    {
+      g_autoptr(GKeyFile) key_file = g_key_file_new ();
+      g_autoptr(GError) error = NULL;
+      if (!g_key_file_load_from_file (key_file, files[i], G_KEY_FILE_NONE, &error))
+        {
+          if (!g_error_matches (error, G_FILE_ERROR, G_FILE_ERROR_NOENT))
+            g_debug ("Ignoring %s: %s", files[i], error->message);
+          continue;
+        }
+      g_autofree char *list = g_key_file_get_string (key_file, "plugins", key, NULL);
+      if (list && *list)
+        {
+          *source = g_strdup_printf ("%s= in %s", key, files[i]);
+          return parse_name_list (list);
+        }
+    }
+  return NULL;
+}
+
+/* Marks duplicates (the first usable plugin of a name wins) and the plugins
+ * the allow/deny policy leaves out. */
+static void
+apply_policy (AccelRegistry *self)
+{
+  g_autoptr(GHashTable) winners = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autofree char *allow_source = NULL, *deny_source = NULL;
+  g_autoptr(GHashTable) allow = read_policy ("ACCEL_PLUGIN_ALLOW", "allow", &allow_source);
+  g_autoptr(GHashTable) deny = read_policy ("ACCEL_PLUGIN_DENY", "deny", &deny_source);
+
+  for (guint i = 0; i < self->plugins->len; i++)
+    {
+      AccelPlugin *plugin = self->plugins->pdata[i];
+      const char *name = accel_plugin_get_name (plugin);
+      if (accel_plugin_get_status (plugin) != ACCEL_PLUGIN_STATUS_OK || name == NULL)
+        continue;
+
+      AccelPlugin *winner = g_hash_table_lookup (winners, name);
+      if (winner)
+        {
+          g_autofree char *reason =
+            g_strdup_printf ("duplicate: plugin “%s” is already provided by %s, "
+                             "which comes first on the plugin path", name,
+                             accel_plugin_get_filename (winner));
+          _accel_plugin_set_status (plugin, ACCEL_PLUGIN_STATUS_DUPLICATE, reason);
+          continue;
+        }
+      g_hash_table_insert (winners, (gpointer) name, plugin);
+
+      g_autofree char *key = normalize_name (name);
+      if (allow && !g_hash_table_contains (allow, key))
+        {
+          g_autofree char *reason = g_strdup_printf ("disabled: not in the allow list (%s)", allow_source);
+          _accel_plugin_set_status (plugin, ACCEL_PLUGIN_STATUS_DISABLED, reason);
+        }
+      else if (deny && g_hash_table_contains (deny, key))
+        {
+          g_autofree char *reason = g_strdup_printf ("disabled: in the deny list (%s)", deny_source);
+          _accel_plugin_set_status (plugin, ACCEL_PLUGIN_STATUS_DISABLED, reason);
+        }
+    }
+}
+
+/* ---- start-up ------------------------------------------------------------ */
+
+static char *
+default_cache_path (void)
+{
+  const char *path = g_getenv ("ACCEL_REGISTRY");
+  if (path && *path)
+    return g_strdup (path);
+  return g_build_filename (g_get_user_cache_dir (), "accel-1.0", "registry-" ACCEL_HOST_ARCH ".bin", NULL);
+}
+
+static void
+load_plugin_path (AccelRegistry *self)
+{
+  g_autoptr(GHashTable) cache = _accel_registry_cache_read (self->cache_path);
+  g_autoptr(GPtrArray) entries = g_ptr_array_new_with_free_func ((GDestroyNotify) _accel_registry_cache_entry_free);
+  g_autoptr(GPtrArray) files = list_plugin_files ();
+  g_autofree char *scanner = scanner_path ();
+  gboolean fork = fork_enabled ();
+  gboolean dirty = cache == NULL;
+
+  for (guint i = 0; i < files->len; i++)
+    {
+      const char *path = files->pdata[i];
+      GStatBuf st;
+      AccelPlugin *plugin = NULL;
+
+      if (g_stat (path, &st) != 0)
+        continue;
+
+      AccelRegistryCacheEntry *cached = cache ? g_hash_table_lookup (cache, path) : NULL;
+      if (cached && cached->size == (guint64) st.st_size && cached->mtime == stat_mtime_us (&st))
+        {
+          g_autoptr(GError) error = NULL;
+          plugin = plugin_from_entry (cached, &error);
+          if (plugin == NULL)
+            g_debug ("Cache entry of %s is not usable: %s", path, error->message);
+          else
+            {
+              g_autofree char *stamp = _accel_plugin_dependency_stamp (plugin);
+              if (!g_str_equal (stamp, cached->dep_stamp))
+                {
+                  g_debug ("What %s depends on changed; scanning it again", path);
+                  g_clear_object (&plugin);
+                }
+            }
+        }
+      if (plugin)
+        {
+          g_hash_table_steal (cache, path);
+          g_ptr_array_add (entries, cached);
+        }
+      else
+        {
+          AccelRegistryCacheEntry *entry = entry_new (path, &st);
+          g_debug ("Scanning %s", path);
+          self->n_scanned++;
+          dirty = TRUE;
+          if (fork && scan_in_child (scanner, path, entry))
+            {
+              g_autoptr(GError) error = NULL;
+              plugin = plugin_from_entry (entry, &error);
+              if (plugin == NULL)
+                {
+                  g_autofree char *reason = g_strdup_printf ("the scanner's answer is not usable: %s",
+                                                             error->message);
+                  g_clear_pointer (&entry->metadata, g_variant_unref);
+                  entry_blacklist (entry, reason);
+                  plugin = plugin_from_entry (entry, NULL);
+                }
+            }
+          else
+            plugin = scan_in_process (path, entry);
+          entry->dep_stamp = _accel_plugin_dependency_stamp (plugin);
+          g_ptr_array_add (entries, entry);
+        }
+
+      _accel_plugin_set_registry (plugin, self);
+      g_ptr_array_add (self->plugins, plugin);
+    }
+
+  /* Entries of files that are gone. */
+  if (cache && g_hash_table_size (cache) > 0)
+    dirty = TRUE;
+
+  if (dirty)
+    {
+      g_autoptr(GError) error = NULL;
+      if (!_accel_registry_cache_write (self->cache_path, entries, &error))
+        g_debug ("%s", error->message);
+    }
+}
+
+/**
+ * accel_registry_new:
+ * @flags: how to set it up
+ * @error: return location for a #GError
+ *
+ * Makes a registry: the core op types, then (unless
+ * %ACCEL_REGISTRY_FLAGS_NO_SCAN) every plugin on the plugin path. Unchanged
+ * plugins are known from the cache without being opened; new or changed
+ * files are scanned in a child process, and refused ones blacklisted.
+ *
+ * Most programs get the registry of accel_system_new() instead.
+ *
+ * Returns: (transfer full): the registry, or %NULL with @error set
+ */
+AccelRegistry *
+accel_registry_new (AccelRegistryFlags flags, GError **error)
+{
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  AccelRegistry *self = g_object_new (ACCEL_TYPE_REGISTRY, NULL);
+  self->flags = flags;
+  _accel_ops_register_core (self);
+
+  if (!(flags & ACCEL_REGISTRY_FLAGS_NO_SCAN))
+    {
+      self->cache_path = default_cache_path ();
+      load_plugin_path (self);
+      apply_policy (self);
+    }
+  rebuild_tables (self);
+  return self;
+}
+
+/**
+ * accel_registry_add_static_plugin:
+ * @self: a registry
+ * @desc: (transfer none): the descriptor of a plugin linked into the
+ *   program (what `accel_plugin_<name>_register()` passes); it must live
+ *   as long as the process
+ * @error: return location for a #GError
+ *
+ * Adds and initialises a plugin that is linked into the program rather
+ * than loaded from a file. A not yet loaded plugin file of the same name
+ * becomes a duplicate of it. Adding the same plugin twice does nothing.
+ *
+ * Returns: %TRUE on success; %FALSE with %ACCEL_ERROR_PLUGIN
+ */
+gboolean
+accel_registry_add_static_plugin (AccelRegistry *self,
+                                  const AccelPluginDesc *desc,
+                                  GError **error)
+{
+  g_return_val_if_fail (ACCEL_IS_REGISTRY (self), FALSE);
+  g_return_val_if_fail (desc != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (desc->abi_version != ACCEL_ABI_VERSION)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_PLUGIN,
+                   "Static plugin “%s” was built for plugin ABI version %u; this Accel speaks version %u",
+                   desc->name ? desc->name : "?", desc->abi_version, (guint) ACCEL_ABI_VERSION);
+      return FALSE;
+    }
+  if (desc->name == NULL || desc->init == NULL)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_PLUGIN,
+                   "Static plugin descriptor has no %s", desc->name ? "init function" : "name");
+      return FALSE;
+    }
+
+  _accel_plugin_lock ();
+  g_rw_lock_reader_lock (&self->lock);
+  AccelPlugin *existing = g_hash_table_lookup (self->plugins_by_name, desc->name);
+  g_rw_lock_reader_unlock (&self->lock);
+
+  if (existing && accel_plugin_get_filename (existing) == NULL)
+    {
+      _accel_plugin_unlock ();
+      return TRUE;
+    }
+  if (existing && accel_plugin_is_loaded (existing))
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_PLUGIN,
+                   "Plugin “%s” is already loaded from %s; it cannot also be linked in",
+                   desc->name, accel_plugin_get_filename (existing));
+      _accel_plugin_unlock ();
+      return FALSE;
+    }
+  if (existing && accel_plugin_get_status (existing) != ACCEL_PLUGIN_STATUS_BLACKLISTED)
+    _accel_plugin_set_status (existing, ACCEL_PLUGIN_STATUS_DUPLICATE,
+                              "duplicate: the program links in a plugin of the same name");
+
+  AccelPlugin *plugin = _accel_plugin_new (NULL);
+  _accel_plugin_set_loaded_from_desc (plugin, desc);
+  _accel_plugin_set_registry (plugin, self);
+  g_rw_lock_writer_lock (&self->lock);
+  g_ptr_array_add (self->plugins, plugin);
+  g_rw_lock_writer_unlock (&self->lock);
+
+  gboolean ok = accel_plugin_load (plugin, error);
+  if (!ok)
+    rebuild_tables (self);
+  _accel_plugin_unlock ();
+  return ok;
+}
+
+/* ---- queries ------------------------------------------------------------- */
+
+/**
+ * accel_registry_get_plugins:
+ * @self: a registry
+ *
+ * Lists every plugin file found (usable, blacklisted, disabled and
+ * duplicates, in path order), then the plugins linked into the program.
+ * Loads nothing.
+ *
+ * Returns: (transfer container) (element-type AccelPlugin): the plugins
+ */
+GPtrArray *
+accel_registry_get_plugins (AccelRegistry *self)
+{
+  g_return_val_if_fail (ACCEL_IS_REGISTRY (self), NULL);
+
+  g_rw_lock_reader_lock (&self->lock);
+  GPtrArray *out = g_ptr_array_new_full (self->plugins->len, g_object_unref);
+  for (guint i = 0; i < self->plugins->len; i++)
+    g_ptr_array_add (out, g_object_ref (self->plugins->pdata[i]));
+  g_rw_lock_reader_unlock (&self->lock);
+  return out;
+}
+
+/**
+ * accel_registry_find_plugin:
+ * @self: a registry
+ * @name: a plugin name (`cpu`; `-` and `_` are the same)
+ *
+ * Finds a plugin by name: the one in use if there are duplicates. Loads
+ * nothing.
+ *
+ * Returns: (transfer none) (nullable): the plugin, or %NULL
+ */
+AccelPlugin *
+accel_registry_find_plugin (AccelRegistry *self, const char *name)
+{
+  g_return_val_if_fail (ACCEL_IS_REGISTRY (self), NULL);
+  g_return_val_if_fail (name != NULL, NULL);
+
+  g_autofree char *normalized = g_strdelimit (g_strdup (name), "-", '_');
+  g_rw_lock_reader_lock (&self->lock);
+  AccelPlugin *plugin = g_hash_table_lookup (self->plugins_by_name, name);
+  if (plugin == NULL)
+    plugin = g_hash_table_lookup (self->plugins_by_name, normalized);
+  g_rw_lock_reader_unlock (&self->lock);
+  return plugin;
+}
+
+static char **
+list_table (AccelRegistry *self, AccelPluginFeatureKind kind)
+{
+  g_rw_lock_reader_lock (&self->lock);
+  guint n;
+  const char **keys = (const char **) g_hash_table_get_keys_as_array (self->tables[kind], &n);
+  char **out = g_new (char *, n + 1);
+  for (guint i = 0; i < n; i++)
+    out[i] = g_strdup (keys[i]);
+  out[n] = NULL;
+  g_free (keys);
+  g_rw_lock_reader_unlock (&self->lock);
+  qsort (out, n, sizeof (char *), compare_strings);
+  return out;
+}
+
+/**
+ * accel_registry_list_op_types:
+ * @self: a registry
+ *
+ * Lists the op types of the core and of every usable plugin, sorted.
+ * Loads nothing.
+ *
+ * Returns: (transfer full) (array zero-terminated=1): op type names
+ */
+char **
+accel_registry_list_op_types (AccelRegistry *self)
+{
+  g_return_val_if_fail (ACCEL_IS_REGISTRY (self), NULL);
+  return list_table (self, ACCEL_PLUGIN_FEATURE_OP_TYPE);
+}
+
+/**
+ * accel_registry_list_backends:
+ * @self: a registry
+ *
+ * Lists the backends of every usable plugin, sorted. Loads nothing.
+ *
+ * Returns: (transfer full) (array zero-terminated=1): backend names
+ */
+char **
+accel_registry_list_backends (AccelRegistry *self)
+{
+  g_return_val_if_fail (ACCEL_IS_REGISTRY (self), NULL);
+  return list_table (self, ACCEL_PLUGIN_FEATURE_BACKEND);
+}
+
+/**
+ * accel_registry_list_actor_types:
+ * @self: a registry
+ *
+ * Lists the actor types of every usable plugin, sorted. Loads nothing.
+ *
+ * Returns: (transfer full) (array zero-terminated=1): actor type names
+ */
+char **
+accel_registry_list_actor_types (AccelRegistry *self)
+{
+  g_return_val_if_fail (ACCEL_IS_REGISTRY (self), NULL);
+  return list_table (self, ACCEL_PLUGIN_FEATURE_ACTOR_TYPE);
+}
+
+/* Says why nothing usable provides @name: unknown, or its plugin is
+ * blacklisted, disabled or a duplicate. */
+static void
+set_unknown_error (AccelRegistry *self, AccelPluginFeatureKind kind, const char *name, GError **error)
+{
+  g_autoptr(GPtrArray) plugins = accel_registry_get_plugins (self);
+
+  for (guint i = 0; i < plugins->len; i++)
+    {
+      AccelPlugin *plugin = plugins->pdata[i];
+      if (accel_plugin_get_status (plugin) == ACCEL_PLUGIN_STATUS_OK)
+        continue;
+      g_auto(GStrv) names = NULL;
+      switch (kind)
+        {
+        case ACCEL_PLUGIN_FEATURE_BACKEND: names = accel_plugin_list_backends (plugin); break;
+        case ACCEL_PLUGIN_FEATURE_OP_TYPE: names = accel_plugin_list_op_types (plugin); break;
+        default: names = accel_plugin_list_actor_types (plugin); break;
+        }
+      if (g_strv_contains ((const char *const *) names, name))
+        {
+          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_UNKNOWN_TYPE,
+                       "No usable %s is named “%s”: plugin “%s” (%s) provides it but is %s",
+                       feature_what[kind], name, accel_plugin_get_name (plugin),
+                       accel_plugin_get_filename (plugin) ? accel_plugin_get_filename (plugin) : "static",
+                       accel_plugin_get_reason (plugin) ? accel_plugin_get_reason (plugin) : "not usable");
+          return;
+        }
+    }
+  g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_UNKNOWN_TYPE,
+               "No %s is named “%s”", feature_what[kind], name);
+}
+
+static GType
+lookup_type (AccelRegistry *self, AccelPluginFeatureKind kind, const char *name, GError **error)
+{
+  GType type = 0;
+  AccelPlugin *plugin = NULL;
+  gboolean known;
+
+  g_rw_lock_reader_lock (&self->lock);
+  Provider *provider = g_hash_table_lookup (self->tables[kind], name);
+  known = provider != NULL;
+  if (provider)
+    {
+      type = provider->type;
+      plugin = provider->plugin ? g_object_ref (provider->plugin) : NULL;
+    }
+  g_rw_lock_reader_unlock (&self->lock);
+
+  if (!known)
+    {
+      set_unknown_error (self, kind, name, error);
+      return 0;
+    }
+  if (type != 0 || plugin == NULL)
+    {
+      g_clear_object (&plugin);
+      return type;
+    }
+
+  /* Known from the cache: load its plugin, which fills in the type. */
+  if (!accel_plugin_load (plugin, error))
+    {
+      g_object_unref (plugin);
+      return 0;
+    }
+  g_rw_lock_reader_lock (&self->lock);
+  provider = g_hash_table_lookup (self->tables[kind], name);
+  type = provider ? provider->type : 0;
+  g_rw_lock_reader_unlock (&self->lock);
+  if (type == 0)
+    g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_PLUGIN,
+                 "Plugin “%s” (%s) no longer registers %s “%s”; its cache entry is stale",
+                 accel_plugin_get_name (plugin), accel_plugin_get_filename (plugin),
+                 feature_what[kind], name);
+  g_object_unref (plugin);
+  return type;
+}
+
+/**
+ * accel_registry_lookup_op_type:
+ * @self: a registry
+ * @name: an op type name (`gemm`)
+ * @error: return location for a #GError
+ *
+ * Finds an op type by name, loading the plugin that registers it if
+ * needed.
+ *
+ * Returns: the #AccelOp subtype, or 0 with %ACCEL_ERROR_UNKNOWN_TYPE (no such
+ *   op type, or its plugin is not usable) or %ACCEL_ERROR_PLUGIN (its plugin
+ *   failed to load)
+ */
+GType
+accel_registry_lookup_op_type (AccelRegistry *self, const char *name, GError **error)
+{
+  g_return_val_if_fail (ACCEL_IS_REGISTRY (self), 0);
+  g_return_val_if_fail (name != NULL, 0);
+  g_return_val_if_fail (error == NULL || *error == NULL, 0);
+  return lookup_type (self, ACCEL_PLUGIN_FEATURE_OP_TYPE, name, error);
+}
+
+/**
+ * accel_registry_lookup_actor_type:
+ * @self: a registry
+ * @name: an actor type name (its GType name)
+ * @error: return location for a #GError
+ *
+ * Finds an actor type by name, loading the plugin that registers it if
+ * needed.
+ *
+ * Returns: the #AccelActor subtype, or 0 with %ACCEL_ERROR_UNKNOWN_TYPE or
+ *   %ACCEL_ERROR_PLUGIN
+ */
+GType
+accel_registry_lookup_actor_type (AccelRegistry *self, const char *name, GError **error)
+{
+  g_return_val_if_fail (ACCEL_IS_REGISTRY (self), 0);
+  g_return_val_if_fail (name != NULL, 0);
+  g_return_val_if_fail (error == NULL || *error == NULL, 0);
+  return lookup_type (self, ACCEL_PLUGIN_FEATURE_ACTOR_TYPE, name, error);
+}
+
+/**
+ * accel_registry_lookup_backend:
+ * @self: a registry
+ * @name: a backend name (`cpu`, `cuda`)
+ * @error: return location for a #GError
+ *
+ * Finds a backend type by name, loading the plugin that registers it if
+ * needed.
+ *
+ * Returns: the #AccelBackend subtype, or 0 with %ACCEL_ERROR_UNKNOWN_TYPE or
+ *   %ACCEL_ERROR_PLUGIN
+ */
+GType
+accel_registry_lookup_backend (AccelRegistry *self, const char *name, GError **error)
+{
+  g_return_val_if_fail (ACCEL_IS_REGISTRY (self), 0);
+  g_return_val_if_fail (name != NULL, 0);
+  g_return_val_if_fail (error == NULL || *error == NULL, 0);
+  return lookup_type (self, ACCEL_PLUGIN_FEATURE_BACKEND, name, error);
+}
+
+/**
+ * accel_registry_list_kernels:
+ * @self: a registry
+ * @op_type: (nullable): only kernels of this op type
+ * @backend: (nullable): only kernels on this backend
+ *
+ * Lists the kernels of the usable plugins, by op type, then backend, then
+ * rank (highest first). Loads nothing.
+ *
+ * Returns: (transfer container) (element-type AccelKernel): the kernels;
+ *   they belong to the registry
+ */
+GPtrArray *
+accel_registry_list_kernels (AccelRegistry *self,
+                             const char *op_type,
+                             const char *backend)
+{
+  g_return_val_if_fail (ACCEL_IS_REGISTRY (self), NULL);
+
+  GPtrArray *out = g_ptr_array_new ();
+  g_rw_lock_reader_lock (&self->lock);
+  guint n;
+  KernelKey **keys = (KernelKey **) g_hash_table_get_keys_as_array (self->kernels, &n);
+  for (guint i = 0; i < n; i++)
+    {
+      if ((op_type && strcmp (op_type, keys[i]->op_type) != 0)
+          || (backend && strcmp (backend, keys[i]->backend) != 0))
+        continue;
+      GPtrArray *list = g_hash_table_lookup (self->kernels, keys[i]);
+      for (guint j = 0; j < list->len; j++)
+        g_ptr_array_add (out, list->pdata[j]);
+    }
+  g_free (keys);
+  g_rw_lock_reader_unlock (&self->lock);
+
+  g_ptr_array_sort (out, compare_kernel_names);
+  return out;
+}
+
+/**
+ * accel_registry_find_kernel:
+ * @self: a registry
+ * @op: a validated op
+ * @device: the device it is to run on
+ * @error: return location for a #GError
+ *
+ * Picks the kernel that runs @op on @device: of the kernels registered for
+ * the op's type on the device's backend, the highest-ranked one that
+ * supports this op instance. Loads the kernel's plugin if needed.
+ *
+ * Returns: (transfer none): the kernel (it belongs to the registry), or
+ *   %NULL with %ACCEL_ERROR_NO_KERNEL if none is registered, or the error of
+ *   the highest-ranked kernel that refused
+ */
+const AccelKernel *
+accel_registry_find_kernel (AccelRegistry *self,
+                            AccelOp *op,
+                            AccelDevice *device,
+                            GError **error)
+{
+  g_return_val_if_fail (ACCEL_IS_REGISTRY (self), NULL);
+  g_return_val_if_fail (ACCEL_IS_OP (op), NULL);
+  g_return_val_if_fail (ACCEL_IS_DEVICE (device), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  KernelKey key = { accel_op_get_type_name (op), accel_device_get_backend_name (device) };
+  if (key.backend == NULL)
+    key.backend = "";
+
+  g_rw_lock_reader_lock (&self->lock);
+  GPtrArray *list = g_hash_table_lookup (self->kernels, &key);
+  if (list)
+    g_ptr_array_ref (list);
+  g_rw_lock_reader_unlock (&self->lock);
+
+  if (list == NULL || list->len == 0)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NO_KERNEL,
+                   "No kernel implements op “%s” on backend “%s”", key.op_type, key.backend);
+      g_clear_pointer (&list, g_ptr_array_unref);
+      return NULL;
+    }
+
+  const AccelKernel *found = NULL;
+  GError *first_refusal = NULL;
+  for (guint i = 0; i < list->len && found == NULL; i++)
+    {
+      const AccelKernel *kernel = list->pdata[i];
+      GError *refusal = NULL;
+      if (accel_kernel_supports (kernel, op, device, &refusal))
+        found = kernel;
+      else if (first_refusal == NULL)
+        first_refusal = refusal;
+      else
+        g_error_free (refusal);
+    }
+  g_ptr_array_unref (list);
+
+  if (found)
+    g_clear_error (&first_refusal);
+  else
+    g_propagate_error (error, first_refusal);
+  return found;
+}
+
+/**
+ * accel_registry_get_cache_path:
+ * @self: a registry
+ *
+ * Returns: (nullable) (type filename): the cache file it reads and writes
+ *   (`$ACCEL_REGISTRY`, else `$XDG_CACHE_HOME/accel-1.0/registry-ARCH.bin`),
+ *   or %NULL for a registry made with %ACCEL_REGISTRY_FLAGS_NO_SCAN
+ */
+const char *
+accel_registry_get_cache_path (AccelRegistry *self)
+{
+  g_return_val_if_fail (ACCEL_IS_REGISTRY (self), NULL);
+  return self->cache_path;
+}
+
+/**
+ * accel_registry_get_n_scanned:
+ * @self: a registry
+ *
+ * How many plugin files were scanned when the registry was made, that is,
+ * were new, changed, or not in the cache. With a warm cache and no
+ * change, 0.
+ *
+ * Returns: the number of files scanned
+ */
+guint
+accel_registry_get_n_scanned (AccelRegistry *self)
+{
+  g_return_val_if_fail (ACCEL_IS_REGISTRY (self), 0);
+  return self->n_scanned;
+}
+
+/**
+ * accel_registry_get_n_loaded:
+ * @self: a registry
+ *
+ * How many of the registry's plugins are loaded in this process (their
+ * modules opened and init functions run), static plugins included.
+ *
+ * Returns: the number of loaded plugins
+ */
+guint
+accel_registry_get_n_loaded (AccelRegistry *self)
+{
+  g_return_val_if_fail (ACCEL_IS_REGISTRY (self), 0);
+
+  guint n = 0;
+  g_rw_lock_reader_lock (&self->lock);
+  for (guint i = 0; i < self->plugins->len; i++)
+    n += accel_plugin_is_loaded (self->plugins->pdata[i]) ? 1 : 0;
+  g_rw_lock_reader_unlock (&self->lock);
+  return n;
+}

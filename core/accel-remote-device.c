@@ -1,0 +1,527 @@
+/* accel-remote-device.c: a device whose context lives in a child process.
+ *
+ * The application-side AccelRemoteDevice is the stable actor: it validates
+ * ops (the core does), serialises each one with its buffer table onto a
+ * shared-memory channel, and completes the caller's work when the child
+ * answers. Its context is an `accel-device-host` process serving the hosted
+ * device (`cpu:0`, `cuda:0`, …) with the normal registry and plugins.
+ * Buffer memory is a host-side allocation id standing in for a pointer.
+ *
+ * When the host dies, reports a lost context, or answers nothing within
+ * the deadline, every work in flight completes with
+ * %ACCEL_ERROR_CONTEXT_POISONED; the device then judges the failure with
+ * its supervision strategy and, unless the budget is spent, starts a new
+ * host (generation + 1) before it serves what queued meanwhile.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "accel-config.h"
+#include "accel-remote-private.h"
+
+#define DEFAULT_DEADLINE_MS 30000
+#define DEFAULT_ARENA_SIZE (32 * 1024 * 1024)
+#define START_TIMEOUT_MS 60000
+#define DEBUG_HANG_MESSAGE "debug-hang"
+
+typedef struct {
+  char *hosted_device;
+  char **host_env;
+  guint deadline_ms;            /* atomic */
+  guint64 arena_size;
+
+  GMutex lock;                  /* guards conn and info */
+  AccelRemoteConnection *conn;  /* swapped on the device thread, under the context lock */
+  GVariant *info;
+} AccelRemoteDevicePrivate;
+
+G_DEFINE_TYPE_WITH_PRIVATE (AccelRemoteDevice, accel_remote_device, ACCEL_TYPE_DEVICE)
+
+enum {
+  PROP_0,
+  PROP_HOSTED_DEVICE,
+  PROP_HOST_ENV,
+  PROP_DEADLINE_MS,
+  PROP_ARENA_SIZE,
+  PROP_INFO,
+  PROP_HOST_PID,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+/**
+ * accel_remote_device_get_host_path:
+ *
+ * Where the `accel-device-host` program is: `$ACCEL_DEVICE_HOST` if set,
+ * else the installed one in the library's libexec directory.
+ *
+ * Returns: the path of the host program
+ */
+const char *
+accel_remote_device_get_host_path (void)
+{
+  const char *env = g_getenv ("ACCEL_DEVICE_HOST");
+  if (env && *env)
+    return env;
+  return ACCEL_LIBEXECDIR "/accel-device-host";
+}
+
+static AccelRemoteConnection *
+ref_connection (AccelRemoteDevice *self)
+{
+  AccelRemoteDevicePrivate *priv = accel_remote_device_get_instance_private (self);
+  g_mutex_lock (&priv->lock);
+  AccelRemoteConnection *conn = priv->conn ? _accel_remote_connection_ref (priv->conn) : NULL;
+  g_mutex_unlock (&priv->lock);
+  return conn;
+}
+
+static void
+notify_started (gpointer data)
+{
+  GObject *object = data;
+  g_object_notify_by_pspec (object, properties[PROP_INFO]);
+  g_object_notify_by_pspec (object, properties[PROP_HOST_PID]);
+  g_object_unref (object);
+}
+
+/* On the device thread, with the context lock held for writing. */
+static gboolean
+accel_remote_device_open_context (AccelDevice *device, GError **error)
+{
+  AccelRemoteDevice *self = ACCEL_REMOTE_DEVICE (device);
+  AccelRemoteDevicePrivate *priv = accel_remote_device_get_instance_private (self);
+  AccelRemoteConfig config = {
+    .host_path = accel_remote_device_get_host_path (),
+    .hosted_device = priv->hosted_device,
+    .env = (const char * const *) priv->host_env,
+    .arena_size = priv->arena_size,
+    .deadline_ms = g_atomic_int_get (&priv->deadline_ms),
+    .start_timeout_ms = MAX (START_TIMEOUT_MS, g_atomic_int_get (&priv->deadline_ms)),
+  };
+
+  AccelRemoteConnection *conn = _accel_remote_connection_open (device, &config, error);
+  if (conn == NULL)
+    return FALSE;
+  GVariant *info = _accel_remote_connection_get_info (conn);
+  g_mutex_lock (&priv->lock);
+  priv->conn = conn;
+  g_clear_pointer (&priv->info, g_variant_unref);
+  priv->info = g_variant_ref (info);
+  g_mutex_unlock (&priv->lock);
+
+  AccelRemoteDeviceClass *klass = ACCEL_REMOTE_DEVICE_GET_CLASS (self);
+  if (klass->host_started)
+    klass->host_started (self, info);
+  /* Handlers run after this message, once the context lock is released. */
+  accel_dispatcher_post (accel_actor_get_dispatcher (ACCEL_ACTOR (self)), notify_started,
+                         g_object_ref (self));
+  return TRUE;
+}
+
+/* On the device thread, with the context lock held for writing. Every work
+ * still in flight completes before this returns. */
+static void
+accel_remote_device_close_context (AccelDevice *device)
+{
+  AccelRemoteDevice *self = ACCEL_REMOTE_DEVICE (device);
+  AccelRemoteDevicePrivate *priv = accel_remote_device_get_instance_private (self);
+
+  g_mutex_lock (&priv->lock);
+  AccelRemoteConnection *conn = g_steal_pointer (&priv->conn);
+  g_mutex_unlock (&priv->lock);
+  if (conn == NULL)
+    return;
+
+  g_autoptr(GError) reason = NULL;
+  if (accel_device_get_state (device) == ACCEL_DEVICE_STATE_FAILED)
+    reason = g_error_copy (accel_device_get_failure (device));
+  else
+    reason = g_error_new (ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED,
+                          "%s: its device host was replaced", accel_device_get_name (device));
+  _accel_remote_connection_close (conn, reason);
+  _accel_remote_connection_unref (conn);
+}
+
+static gpointer
+accel_remote_device_mem_alloc (AccelDevice *device, gsize size, GError **error)
+{
+  AccelRemoteDevicePrivate *priv = accel_remote_device_get_instance_private (ACCEL_REMOTE_DEVICE (device));
+
+  /* The core holds the context lock for reading: the connection stays. */
+  if (priv->conn == NULL)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_DEVICE_FAILED,
+                   "%s: no device host to allocate in", accel_device_get_name (device));
+      return NULL;
+    }
+  return _accel_remote_connection_alloc (priv->conn, size, error);
+}
+
+static void
+accel_remote_device_mem_free (AccelDevice *device, gpointer memory, gsize size)
+{
+  AccelRemoteDevicePrivate *priv = accel_remote_device_get_instance_private (ACCEL_REMOTE_DEVICE (device));
+
+  if (priv->conn && memory)
+    _accel_remote_connection_free (priv->conn, memory);
+}
+
+static void
+accel_remote_device_execute (AccelDevice *device, AccelWork *work)
+{
+  AccelRemoteDevicePrivate *priv = accel_remote_device_get_instance_private (ACCEL_REMOTE_DEVICE (device));
+
+  if (priv->conn == NULL)
+    {
+      accel_device_complete_work (device, work,
+                                  g_error_new (ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED,
+                                               "%s: it has no device host", accel_device_get_name (device)));
+      return;
+    }
+  _accel_remote_connection_execute (priv->conn, work);
+}
+
+static void
+accel_remote_device_query_memory (AccelDevice *device, guint64 *total, guint64 *free_bytes)
+{
+  AccelRemoteDevice *self = ACCEL_REMOTE_DEVICE (device);
+  AccelRemoteDevicePrivate *priv = accel_remote_device_get_instance_private (self);
+  g_autoptr(AccelRemoteConnection) conn = ref_connection (self);
+
+  *total = *free_bytes = 0;
+  if (conn && _accel_remote_connection_query_memory (conn, total, free_bytes, NULL))
+    return;
+  /* No host now: what the last one said. */
+  g_mutex_lock (&priv->lock);
+  if (priv->info)
+    {
+      g_variant_lookup (priv->info, "memory-total", "t", total);
+      g_variant_lookup (priv->info, "memory-free", "t", free_bytes);
+    }
+  g_mutex_unlock (&priv->lock);
+}
+
+/* Test hook: `("debug-hang",)` makes the current host stop answering, so
+ * that the deadline path can be exercised. */
+static GVariant *
+accel_remote_device_receive (AccelActor *actor, GVariant *message, GError **error)
+{
+  AccelRemoteDevice *self = ACCEL_REMOTE_DEVICE (actor);
+  const char *name = NULL;
+
+  if (message && g_variant_is_of_type (message, G_VARIANT_TYPE ("(s)")))
+    g_variant_get (message, "(&s)", &name);
+  if (g_strcmp0 (name, DEBUG_HANG_MESSAGE) == 0)
+    {
+      g_autoptr(AccelRemoteConnection) conn = ref_connection (self);
+      if (conn)
+        _accel_remote_connection_hang (conn);
+      return NULL;
+    }
+  AccelActorClass *parent = ACCEL_ACTOR_CLASS (accel_remote_device_parent_class);
+  return parent->receive ? parent->receive (actor, message, error) : NULL;
+}
+
+static void
+accel_remote_device_finalize (GObject *object)
+{
+  AccelRemoteDevicePrivate *priv = accel_remote_device_get_instance_private (ACCEL_REMOTE_DEVICE (object));
+
+  /* The parent's dispose closed the context; a connection is left only if
+   * it never ran. */
+  g_clear_pointer (&priv->conn, _accel_remote_connection_unref);
+  g_clear_pointer (&priv->info, g_variant_unref);
+  g_free (priv->hosted_device);
+  g_strfreev (priv->host_env);
+  g_mutex_clear (&priv->lock);
+  G_OBJECT_CLASS (accel_remote_device_parent_class)->finalize (object);
+}
+
+static void
+accel_remote_device_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  AccelRemoteDevice *self = ACCEL_REMOTE_DEVICE (object);
+  AccelRemoteDevicePrivate *priv = accel_remote_device_get_instance_private (self);
+
+  switch (prop_id)
+    {
+    case PROP_HOSTED_DEVICE:
+      priv->hosted_device = g_value_dup_string (value);
+      break;
+    case PROP_HOST_ENV:
+      priv->host_env = g_value_dup_boxed (value);
+      break;
+    case PROP_DEADLINE_MS:
+      accel_remote_device_set_deadline_ms (self, g_value_get_uint (value));
+      break;
+    case PROP_ARENA_SIZE:
+      priv->arena_size = g_value_get_uint64 (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+accel_remote_device_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  AccelRemoteDevice *self = ACCEL_REMOTE_DEVICE (object);
+  AccelRemoteDevicePrivate *priv = accel_remote_device_get_instance_private (self);
+
+  switch (prop_id)
+    {
+    case PROP_HOSTED_DEVICE:
+      g_value_set_string (value, priv->hosted_device);
+      break;
+    case PROP_HOST_ENV:
+      g_value_set_boxed (value, priv->host_env);
+      break;
+    case PROP_DEADLINE_MS:
+      g_value_set_uint (value, accel_remote_device_get_deadline_ms (self));
+      break;
+    case PROP_ARENA_SIZE:
+      g_value_set_uint64 (value, priv->arena_size);
+      break;
+    case PROP_INFO:
+      g_value_take_variant (value, accel_remote_device_get_info (self));
+      break;
+    case PROP_HOST_PID:
+      g_value_set_int (value, accel_remote_device_get_host_pid (self));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+accel_remote_device_constructed (GObject *object)
+{
+  AccelRemoteDevicePrivate *priv = accel_remote_device_get_instance_private (ACCEL_REMOTE_DEVICE (object));
+
+  if (priv->arena_size == 0)
+    {
+      const char *env = g_getenv ("ACCEL_REMOTE_ARENA_SIZE");
+      guint64 v = env ? g_ascii_strtoull (env, NULL, 10) : 0;
+      priv->arena_size = v ? v : DEFAULT_ARENA_SIZE;
+    }
+  G_OBJECT_CLASS (accel_remote_device_parent_class)->constructed (object);
+}
+
+static void
+accel_remote_device_class_init (AccelRemoteDeviceClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  AccelActorClass *actor_class = ACCEL_ACTOR_CLASS (klass);
+  AccelDeviceClass *device_class = ACCEL_DEVICE_CLASS (klass);
+
+  object_class->constructed = accel_remote_device_constructed;
+  object_class->finalize = accel_remote_device_finalize;
+  object_class->set_property = accel_remote_device_set_property;
+  object_class->get_property = accel_remote_device_get_property;
+  actor_class->receive = accel_remote_device_receive;
+  device_class->open_context = accel_remote_device_open_context;
+  device_class->close_context = accel_remote_device_close_context;
+  device_class->mem_alloc = accel_remote_device_mem_alloc;
+  device_class->mem_free = accel_remote_device_mem_free;
+  device_class->execute = accel_remote_device_execute;
+  device_class->query_memory = accel_remote_device_query_memory;
+
+  /**
+   * AccelRemoteDevice:hosted-device:
+   *
+   * The name of the device the host process serves (`cpu:0`, `cuda:1`).
+   */
+  properties[PROP_HOSTED_DEVICE] =
+    g_param_spec_string ("hosted-device", NULL, "Name of the device in the host process", NULL,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * AccelRemoteDevice:host-env:
+   *
+   * `KEY=VALUE` entries added to the host's environment, which otherwise
+   * is this process's (`ACCEL_PLUGIN_PATH`, `ACCEL_REGISTRY`, …).
+   */
+  properties[PROP_HOST_ENV] =
+    g_param_spec_boxed ("host-env", NULL, "Extra environment of the host process", G_TYPE_STRV,
+                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * AccelRemoteDevice:deadline-ms:
+   *
+   * How long a host with work in flight may go without answering before
+   * it is taken for hung, killed and replaced (its work failing with
+   * %ACCEL_ERROR_CONTEXT_POISONED); 0 for no limit. One op must not run
+   * longer than this. A hang is noticed within twice the deadline.
+   */
+  properties[PROP_DEADLINE_MS] =
+    g_param_spec_uint ("deadline-ms", NULL, "Longest silence of a busy host, in ms (0: none)",
+                       0, G_MAXUINT, DEFAULT_DEADLINE_MS,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  /**
+   * AccelRemoteDevice:arena-size:
+   *
+   * Bytes of shared memory for uploads and downloads (larger transfers go
+   * in chunks); 0 for `ACCEL_REMOTE_ARENA_SIZE` or 32 MiB.
+   */
+  properties[PROP_ARENA_SIZE] =
+    g_param_spec_uint64 ("arena-size", NULL, "Shared memory for transfers, in bytes",
+                         0, G_MAXUINT64, 0,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
+   * AccelRemoteDevice:info:
+   *
+   * What the current host said of the device it serves (see
+   * accel_remote_device_get_info()); notified on the device thread after
+   * each new host has started.
+   */
+  properties[PROP_INFO] =
+    g_param_spec_variant ("info", NULL, "Description of the hosted device", G_VARIANT_TYPE_VARDICT, NULL,
+                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  /**
+   * AccelRemoteDevice:host-pid:
+   *
+   * The process id of the current host, 0 when none runs.
+   */
+  properties[PROP_HOST_PID] =
+    g_param_spec_int ("host-pid", NULL, "Process id of the host", 0, G_MAXINT, 0,
+                      G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+accel_remote_device_init (AccelRemoteDevice *self)
+{
+  AccelRemoteDevicePrivate *priv = accel_remote_device_get_instance_private (self);
+  g_mutex_init (&priv->lock);
+  priv->deadline_ms = DEFAULT_DEADLINE_MS;
+}
+
+/**
+ * accel_remote_device_new:
+ * @backend: the backend the device belongs to: its kernels are the ones
+ *   chosen for the ops (and the host runs its own of the same backend)
+ * @name: the device's name in this process (`cuda:0`)
+ * @hosted_device: the name of the device in the host process (`cuda:0`, `cpu:0`)
+ * @env: (array zero-terminated=1) (nullable): extra `KEY=VALUE` entries for
+ *   the host's environment (`ACCEL_CUDA_ISOLATION=none`)
+ * @error: return location for a #GError
+ *
+ * Makes a device served by an `accel-device-host` child process (see
+ * accel_remote_device_get_host_path()). The child starts when the device is
+ * first used, and again after each fault, hang or death.
+ *
+ * Returns: (transfer full): the device, or %NULL with
+ *   %ACCEL_ERROR_NOT_SUPPORTED if there is no host program
+ */
+AccelDevice *
+accel_remote_device_new (AccelBackend *backend,
+                         const char *name,
+                         const char *hosted_device,
+                         const char * const *env,
+                         GError **error)
+{
+  g_return_val_if_fail (ACCEL_IS_BACKEND (backend), NULL);
+  g_return_val_if_fail (name != NULL, NULL);
+  g_return_val_if_fail (hosted_device != NULL, NULL);
+
+  const char *path = accel_remote_device_get_host_path ();
+  if (!g_file_test (path, G_FILE_TEST_IS_EXECUTABLE))
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NOT_SUPPORTED,
+                   "The device host program “%s” is not there (set ACCEL_DEVICE_HOST)", path);
+      return NULL;
+    }
+  return g_object_new (ACCEL_TYPE_REMOTE_DEVICE,
+                       "name", name,
+                       "backend", backend,
+                       "hosted-device", hosted_device,
+                       "host-env", env,
+                       NULL);
+}
+
+/**
+ * accel_remote_device_get_hosted_device:
+ * @self: a remote device
+ *
+ * Returns: the name of the device in the host process
+ */
+const char *
+accel_remote_device_get_hosted_device (AccelRemoteDevice *self)
+{
+  g_return_val_if_fail (ACCEL_IS_REMOTE_DEVICE (self), NULL);
+  AccelRemoteDevicePrivate *priv = accel_remote_device_get_instance_private (self);
+  return priv->hosted_device;
+}
+
+/**
+ * accel_remote_device_get_info:
+ * @self: a remote device
+ *
+ * What the last host to start said of the device it serves: `name`,
+ * `backend` (strings), `memory-total`, `memory-free` (uint64), `lanes`,
+ * `generation` (uint32), and each readable property of the hosted device
+ * whose value is a boolean, number, string or enum (enums as int32), under
+ * the property's name.
+ *
+ * Returns: (transfer full) (nullable): an `a{sv}`, or %NULL before the
+ *   first host has started
+ */
+GVariant *
+accel_remote_device_get_info (AccelRemoteDevice *self)
+{
+  g_return_val_if_fail (ACCEL_IS_REMOTE_DEVICE (self), NULL);
+  AccelRemoteDevicePrivate *priv = accel_remote_device_get_instance_private (self);
+  g_mutex_lock (&priv->lock);
+  GVariant *info = priv->info ? g_variant_ref (priv->info) : NULL;
+  g_mutex_unlock (&priv->lock);
+  return info;
+}
+
+/**
+ * accel_remote_device_get_host_pid:
+ * @self: a remote device
+ *
+ * Returns: the process id of the current host, or 0 when none runs
+ */
+GPid
+accel_remote_device_get_host_pid (AccelRemoteDevice *self)
+{
+  g_return_val_if_fail (ACCEL_IS_REMOTE_DEVICE (self), 0);
+  g_autoptr(AccelRemoteConnection) conn = ref_connection (self);
+  return conn ? _accel_remote_connection_get_pid (conn) : 0;
+}
+
+/**
+ * accel_remote_device_get_deadline_ms:
+ * @self: a remote device
+ *
+ * Returns: the #AccelRemoteDevice:deadline-ms
+ */
+guint
+accel_remote_device_get_deadline_ms (AccelRemoteDevice *self)
+{
+  g_return_val_if_fail (ACCEL_IS_REMOTE_DEVICE (self), 0);
+  AccelRemoteDevicePrivate *priv = accel_remote_device_get_instance_private (self);
+  return g_atomic_int_get (&priv->deadline_ms);
+}
+
+/**
+ * accel_remote_device_set_deadline_ms:
+ * @self: a remote device
+ * @deadline_ms: the new deadline, 0 for none
+ *
+ * Sets #AccelRemoteDevice:deadline-ms; applies to the running host too.
+ */
+void
+accel_remote_device_set_deadline_ms (AccelRemoteDevice *self, guint deadline_ms)
+{
+  g_return_if_fail (ACCEL_IS_REMOTE_DEVICE (self));
+  AccelRemoteDevicePrivate *priv = accel_remote_device_get_instance_private (self);
+
+  if ((guint) g_atomic_int_get (&priv->deadline_ms) == deadline_ms)
+    return;
+  g_atomic_int_set (&priv->deadline_ms, deadline_ms);
+  g_autoptr(AccelRemoteConnection) conn = ref_connection (self);
+  if (conn)
+    _accel_remote_connection_set_deadline_ms (conn, deadline_ms);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_DEADLINE_MS]);
+}

@@ -1,0 +1,53 @@
+/* accel-remote-private.h: one connection from an AccelRemoteDevice to one
+ * `accel-device-host` process (one generation of the device). Not installed.
+ *
+ * Threads: _accel_remote_connection_open(), _close() and _execute() run on
+ * the device thread; _alloc(), _free(), _query_memory() and _hang() on any
+ * thread. A reader thread completes work as answers arrive; a watcher
+ * thread notices the host's death. Every AccelWork handed to _execute() is
+ * completed exactly once: with the host's answer, or with
+ * %ACCEL_ERROR_CONTEXT_POISONED when the host dies, reports a lost context,
+ * answers nothing within the deadline, or the connection is closed.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "accel-private.h"
+
+G_BEGIN_DECLS
+
+typedef struct _AccelRemoteConnection AccelRemoteConnection;
+
+typedef struct {
+  const char *host_path;
+  const char *hosted_device;
+  const char * const *env;      /* KEY=VALUE for the child, or NULL */
+  gsize arena_size;
+  guint deadline_ms;            /* 0: no deadline */
+  guint start_timeout_ms;
+} AccelRemoteConfig;
+
+AccelRemoteConnection *_accel_remote_connection_open (AccelDevice *device,
+                                                      const AccelRemoteConfig *config,
+                                                      GError **error);
+void _accel_remote_connection_close (AccelRemoteConnection *self, const GError *reason);
+AccelRemoteConnection *_accel_remote_connection_ref (AccelRemoteConnection *self);
+void _accel_remote_connection_unref (AccelRemoteConnection *self);
+
+GVariant *_accel_remote_connection_get_info (AccelRemoteConnection *self);
+GPid _accel_remote_connection_get_pid (AccelRemoteConnection *self);
+void _accel_remote_connection_set_deadline_ms (AccelRemoteConnection *self, guint deadline_ms);
+
+gpointer _accel_remote_connection_alloc (AccelRemoteConnection *self, gsize size, GError **error);
+void _accel_remote_connection_free (AccelRemoteConnection *self, gpointer memory);
+gboolean _accel_remote_connection_query_memory (AccelRemoteConnection *self,
+                                                guint64 *total,
+                                                guint64 *free_bytes,
+                                                GError **error);
+void _accel_remote_connection_execute (AccelRemoteConnection *self, AccelWork *work);
+void _accel_remote_connection_hang (AccelRemoteConnection *self);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (AccelRemoteConnection, _accel_remote_connection_unref)
+
+G_END_DECLS

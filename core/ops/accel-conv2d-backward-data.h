@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "../accel-op.h"
+#include "accel-conv2d.h"
+
+G_BEGIN_DECLS
+
+#define ACCEL_TYPE_CONV2D_BACKWARD_DATA (accel_conv2d_backward_data_get_type ())
+ACCEL_API
+G_DECLARE_FINAL_TYPE (AccelConv2dBackwardData, accel_conv2d_backward_data, ACCEL, CONV2D_BACKWARD_DATA, AccelOp)
+
+struct _AccelConv2dBackwardData {
+  AccelOp parent_instance;
+
+  /*< public >*/
+  AccelBuffer *dy;
+  AccelBuffer *w;
+  AccelBuffer *dx;
+  AccelConv2dParams params;
+};
+
+ACCEL_API
+AccelOp *accel_conv2d_backward_data_new (AccelBuffer *dy, AccelBuffer *w, AccelBuffer *dx);
+
+G_END_DECLS

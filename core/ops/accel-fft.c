@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "accel-op-impl-private.h"
+#include "accel-enum-types.h"
+
+/**
+ * AccelFft:
+ * @input: the input
+ * @output: the output
+ * @kind: complex to complex, real to complex or complex to real
+ * @direction: forward or inverse
+ * @n_axes: how many trailing dimensions are transformed (1 to 3)
+ *
+ * Discrete Fourier transform of the last @n_axes dimensions of contiguous
+ * buffers; the leading dimensions are a batch. The inverse is unnormalised,
+ * as in FFTW and cuFFT (a forward then inverse pass scales by the product of
+ * the transformed lengths).
+ *
+ * - C2C: c64 to c64 or c128 to c128, same shape, either direction; in place
+ *   when @input and @output are the same buffer.
+ * - R2C (forward only): f32 to c64 or f64 to c128; the output's last
+ *   dimension is `n / 2 + 1`, the others equal the input's.
+ * - C2R (inverse only): c64 to f32 or c128 to f64; the input's last
+ *   dimension is `n / 2 + 1` where `n` is the output's last dimension.
+ *
+ * Op name: `fft`.
+ */
+
+G_DEFINE_FINAL_TYPE (AccelFft, accel_fft, ACCEL_TYPE_OP)
+
+enum {
+  PROP_0,
+  PROP_INPUT,
+  PROP_OUTPUT,
+  PROP_KIND,
+  PROP_DIRECTION,
+  PROP_N_AXES,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void
+accel_fft_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  AccelFft *self = ACCEL_FFT (object);
+
+  switch (prop_id)
+    {
+    case PROP_INPUT:
+      accel_op_set_buffer_ (object, &self->input, value, pspec);
+      break;
+    case PROP_OUTPUT:
+      accel_op_set_buffer_ (object, &self->output, value, pspec);
+      break;
+    case PROP_KIND:
+      accel_op_set_enum_ (object, (int *) &self->kind, value, pspec);
+      break;
+    case PROP_DIRECTION:
+      accel_op_set_enum_ (object, (int *) &self->direction, value, pspec);
+      break;
+    case PROP_N_AXES:
+      accel_op_set_uint_ (object, &self->n_axes, value, pspec);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+accel_fft_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  AccelFft *self = ACCEL_FFT (object);
+
+  switch (prop_id)
+    {
+    case PROP_INPUT:
+      g_value_set_object (value, self->input);
+      break;
+    case PROP_OUTPUT:
+      g_value_set_object (value, self->output);
+      break;
+    case PROP_KIND:
+      g_value_set_enum (value, self->kind);
+      break;
+    case PROP_DIRECTION:
+      g_value_set_enum (value, self->direction);
+      break;
+    case PROP_N_AXES:
+      g_value_set_uint (value, self->n_axes);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+accel_fft_dispose (GObject *object)
+{
+  AccelFft *self = ACCEL_FFT (object);
+
+  g_clear_object (&self->input);
+  g_clear_object (&self->output);
+
+  G_OBJECT_CLASS (accel_fft_parent_class)->dispose (object);
+}
+
+static gboolean
+accel_fft_check_types (AccelFft *self, GError **error)
+{
+  AccelDType in = accel_buffer_get_dtype (self->input);
+  AccelDType out = accel_buffer_get_dtype (self->output);
+  gboolean ok;
+  const char *want;
+
+  switch (self->kind)
+    {
+    case ACCEL_FFT_C2C:
+      ok = (in == ACCEL_DTYPE_C64 || in == ACCEL_DTYPE_C128) && out == in;
+      want = "c64 -> c64 or c128 -> c128";
+      break;
+    case ACCEL_FFT_R2C:
+      ok = (in == ACCEL_DTYPE_F32 && out == ACCEL_DTYPE_C64) || (in == ACCEL_DTYPE_F64 && out == ACCEL_DTYPE_C128);
+      want = "f32 -> c64 or f64 -> c128";
+      break;
+    case ACCEL_FFT_C2R:
+      ok = (in == ACCEL_DTYPE_C64 && out == ACCEL_DTYPE_F32) || (in == ACCEL_DTYPE_C128 && out == ACCEL_DTYPE_F64);
+      want = "c64 -> f32 or c128 -> f64";
+      break;
+    default:
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "fft: property “kind” has the unknown value %d", self->kind);
+      return FALSE;
+    }
+  if (!ok)
+    {
+      GEnumValue *kv = g_enum_get_value (g_type_class_peek (ACCEL_TYPE_FFT_KIND), self->kind);
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_DTYPE_UNSUPPORTED,
+                   "fft: “input” %s -> “output” %s does not fit kind %s (%s)",
+                   accel_dtype_get_name (in), accel_dtype_get_name (out),
+                   kv ? kv->value_nick : "?", want);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+accel_fft_validate (AccelOp *op, GError **error)
+{
+  AccelFft *self = ACCEL_FFT (op);
+
+  if (!accel_op_require_ ("fft", "input", self->input, error)
+      || !accel_op_require_ ("fft", "output", self->output, error))
+    return FALSE;
+  if (self->n_axes < 1 || self->n_axes > 3)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "fft: property “n-axes” is %u, expected 1 to 3", self->n_axes);
+      return FALSE;
+    }
+  if (self->kind == ACCEL_FFT_R2C && self->direction != ACCEL_FFT_FORWARD)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "fft: property “direction” must be forward for kind r2c");
+      return FALSE;
+    }
+  if (self->kind == ACCEL_FFT_C2R && self->direction != ACCEL_FFT_INVERSE)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "fft: property “direction” must be inverse for kind c2r");
+      return FALSE;
+    }
+  if (!accel_fft_check_types (self, error))
+    return FALSE;
+  if (!accel_op_check_rank (op, "input", self->n_axes, ACCEL_SHAPE_MAX_RANK, error)
+      || !accel_op_check_rank (op, "output", self->n_axes, ACCEL_SHAPE_MAX_RANK, error)
+      || !accel_op_check_contiguous (op, "input", error)
+      || !accel_op_check_contiguous (op, "output", error))
+    return FALSE;
+
+  const AccelShape *si = accel_buffer_get_shape (self->input);
+  const AccelShape *so = accel_buffer_get_shape (self->output);
+  guint rank = accel_shape_get_rank (si);
+  if (accel_shape_get_rank (so) != rank)
+    {
+      g_autofree char *a = accel_op_describe_shape_ (self->input);
+      g_autofree char *b = accel_op_describe_shape_ (self->output);
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH,
+                   "fft: “input” %s and “output” %s differ in rank", a, b);
+      return FALSE;
+    }
+
+  if (self->kind == ACCEL_FFT_C2C)
+    {
+      if (!accel_op_check_same_dims_ ("fft", "input", self->input, "output", self->output, error))
+        return FALSE;
+    }
+  else
+    {
+      /* The real side gives n; the complex side has n / 2 + 1 in the last axis. */
+      AccelBuffer *real = self->kind == ACCEL_FFT_R2C ? self->input : self->output;
+      AccelBuffer *cplx = self->kind == ACCEL_FFT_R2C ? self->output : self->input;
+      const AccelShape *sr = accel_buffer_get_shape (real);
+      gint64 expected[ACCEL_SHAPE_MAX_RANK];
+      for (guint i = 0; i < rank; i++)
+        expected[i] = accel_shape_get_dim (sr, i);
+      expected[rank - 1] = expected[rank - 1] / 2 + 1;
+      g_autoptr (AccelShape) want = accel_shape_new (expected, rank);
+      if (!accel_shape_same_dims (want, accel_buffer_get_shape (cplx)))
+        {
+          g_autofree char *ws = accel_shape_to_string (want);
+          g_autofree char *rs = accel_op_describe_shape_ (real);
+          g_autofree char *why = g_strdup_printf ("%s (the real side “%s” is %s, so its last axis n/2+1)",
+                                                  ws, self->kind == ACCEL_FFT_R2C ? "input" : "output", rs);
+          return accel_op_shape_error_ (error, "fft", self->kind == ACCEL_FFT_R2C ? "output" : "input",
+                                        cplx, why);
+        }
+      if (accel_op_buffers_alias_ (self->input, self->output))
+        {
+          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                       "fft: “input” and “output” overlap; r2c and c2r are out of place only");
+          return FALSE;
+        }
+    }
+
+  if (accel_op_buffers_overlap_partly_ (self->input, self->output))
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "fft: “input” and “output” overlap partly (in place needs the same buffer)");
+      return FALSE;
+    }
+
+  for (guint i = rank - self->n_axes; i < rank; i++)
+    {
+      gint64 n = accel_shape_get_dim (self->kind == ACCEL_FFT_C2R ? so : si, i);
+      if (n < 1 || n > G_MAXINT)
+        {
+          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH,
+                       "fft: transformed axis %u has length %" G_GINT64_FORMAT ", expected 1 to %d",
+                       i, n, G_MAXINT);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static void
+accel_fft_class_init (AccelFftClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
+
+  object_class->set_property = accel_fft_set_property;
+  object_class->get_property = accel_fft_get_property;
+  object_class->dispose = accel_fft_dispose;
+  op_class->validate = accel_fft_validate;
+
+  accel_op_class_set_metadata (op_class, "fft",
+                               "Batched 1-3 dimensional FFT (c2c, r2c, c2r; unnormalised inverse)");
+  accel_op_class_install_buffer (op_class, PROP_INPUT, "input",
+                                 "Input: c64/c128 (c2c, c2r) or f32/f64 (r2c), contiguous",
+                                 ACCEL_ACCESS_READ, TRUE);
+  accel_op_class_install_buffer (op_class, PROP_OUTPUT, "output",
+                                 "Output: c64/c128 (c2c, r2c) or f32/f64 (c2r), contiguous",
+                                 ACCEL_ACCESS_WRITE, TRUE);
+
+  /**
+   * AccelFft:kind:
+   *
+   * Complex to complex, real to complex or complex to real.
+   */
+  properties[PROP_KIND] =
+    g_param_spec_enum ("kind", NULL, "c2c, r2c or c2r",
+                       ACCEL_TYPE_FFT_KIND, ACCEL_FFT_C2C, ACCEL_OP_PARAM_FLAGS);
+  /**
+   * AccelFft:direction:
+   *
+   * Forward (`exp(-2πi jk/n)`) or inverse (unnormalised).
+   */
+  properties[PROP_DIRECTION] =
+    g_param_spec_enum ("direction", NULL, "Forward or inverse (unnormalised)",
+                       ACCEL_TYPE_FFT_DIRECTION, ACCEL_FFT_FORWARD, ACCEL_OP_PARAM_FLAGS);
+  /**
+   * AccelFft:n-axes:
+   *
+   * How many trailing dimensions are transformed; the others are a batch.
+   */
+  properties[PROP_N_AXES] =
+    g_param_spec_uint ("n-axes", NULL, "Number of trailing dimensions transformed (1-3)",
+                       1, 3, 1, ACCEL_OP_PARAM_FLAGS);
+
+  for (guint i = PROP_KIND; i < N_PROPS; i++)
+    g_object_class_install_property (object_class, i, properties[i]);
+}
+
+static void
+accel_fft_init (AccelFft *self)
+{
+  self->kind = ACCEL_FFT_C2C;
+  self->direction = ACCEL_FFT_FORWARD;
+  self->n_axes = 1;
+}
+
+/**
+ * accel_fft_new:
+ * @input: (transfer none): the input
+ * @output: (transfer none): the output
+ * @kind: the kind of transform
+ * @direction: the direction
+ * @n_axes: how many trailing dimensions are transformed (1 to 3)
+ *
+ * Makes an `fft` op.
+ *
+ * Returns: (transfer full): a new #AccelFft
+ */
+AccelOp *
+accel_fft_new (AccelBuffer *input,
+               AccelBuffer *output,
+               AccelFftKind kind,
+               AccelFftDirection direction,
+               guint n_axes)
+{
+  g_return_val_if_fail (input == NULL || ACCEL_IS_BUFFER (input), NULL);
+  g_return_val_if_fail (output == NULL || ACCEL_IS_BUFFER (output), NULL);
+  g_return_val_if_fail (n_axes >= 1 && n_axes <= 3, NULL);
+
+  return g_object_new (ACCEL_TYPE_FFT, "input", input, "output", output, "kind", kind,
+                       "direction", direction, "n-axes", n_axes, NULL);
+}

@@ -1,0 +1,524 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "accel-op-check-private.h"
+#include "accel-enum-types.h"
+
+/**
+ * AccelMatmul:
+ * @a: the left matrix, `[m, k]` (`[k, m]` with @transa)
+ * @b: the right matrix, `[k, n]` (`[n, k]` with @transb)
+ * @c: the result, `[m, n]`, read when @beta is not zero
+ * @bias: the row vector `[n]` of the bias epilogues
+ * @epilogue: what is applied before storing
+ * @transa: whether @a is stored transposed
+ * @transb: whether @b is stored transposed
+ * @alpha: the scale of the product
+ * @beta: the scale of the old @c
+ * @a_scale: the per-tensor scale of @a
+ * @b_scale: the per-tensor scale of @b
+ * @c_scale: the per-tensor scale of an fp8 @c
+ * @compute: the arithmetic the kernel may use
+ *
+ * Matrix multiply with a fused epilogue:
+ * `c = c_scale · epilogue (alpha · a_scale · b_scale · op(a) op(b) + beta · c [+ bias])`
+ * on row-major contiguous buffers, `op(a)` `[m, k]`, `op(b)` `[k, n]`, `c`
+ * `[m, n]`; rank 3 buffers are a batch with equal batch sizes, and @bias
+ * (`[n]`, added to every row) is shared by the batch. See
+ * #AccelMatmulEpilogue.
+ *
+ * Types, accumulated in f32:
+ * - f32, f16, bf16: all of @a, @b and @c the same type; @bias too.
+ * - fp8 (e4m3, e5m2; not both e5m2): @a `[m, k]` and @b stored transposed
+ *   `[n, k]` (#AccelMatmul:transa false, #AccelMatmul:transb true), as
+ *   tensor cores read them; @c f32, f16, bf16, e4m3 or e5m2. @bias is bf16
+ *   for an f32 or fp8 @c (f16 also allowed for an fp8 @c), else @c's type.
+ *   An fp8 @c takes no accumulation (@beta 0) and is scaled by @c_scale
+ *   before rounding, saturating at its largest finite value for e4m3;
+ *   @a_scale and @b_scale dequantise the inputs.
+ *
+ * Op name: `matmul`.
+ */
+
+G_DEFINE_FINAL_TYPE (AccelMatmul, accel_matmul, ACCEL_TYPE_OP)
+
+enum {
+  PROP_0,
+  PROP_A,
+  PROP_B,
+  PROP_C,
+  PROP_BIAS,
+  PROP_EPILOGUE,
+  PROP_TRANSA,
+  PROP_TRANSB,
+  PROP_ALPHA,
+  PROP_BETA,
+  PROP_A_SCALE,
+  PROP_B_SCALE,
+  PROP_C_SCALE,
+  PROP_COMPUTE,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static const AccelDType matmul_dtypes[] = {
+  ACCEL_DTYPE_F32, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16, ACCEL_DTYPE_FP8_E4M3, ACCEL_DTYPE_FP8_E5M2,
+};
+static const AccelDType fp8_dtypes[] = { ACCEL_DTYPE_FP8_E4M3, ACCEL_DTYPE_FP8_E5M2 };
+static const AccelDType fp8_out_dtypes[] = {
+  ACCEL_DTYPE_F32, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16, ACCEL_DTYPE_FP8_E4M3, ACCEL_DTYPE_FP8_E5M2,
+};
+
+static gboolean
+is_fp8 (AccelDType dtype)
+{
+  return dtype == ACCEL_DTYPE_FP8_E4M3 || dtype == ACCEL_DTYPE_FP8_E5M2;
+}
+
+static const char *
+epilogue_nick (AccelMatmulEpilogue epilogue)
+{
+  GEnumValue *v = g_enum_get_value (g_type_class_peek (ACCEL_TYPE_MATMUL_EPILOGUE), epilogue);
+  return v ? v->value_nick : "?";
+}
+
+static gboolean
+check_types (AccelMatmul *self, GError **error)
+{
+  AccelOp *op = ACCEL_OP (self);
+  AccelDType ta = accel_buffer_get_dtype (self->a);
+  AccelDType tc = accel_buffer_get_dtype (self->c);
+
+  if (!accel_op_check_dtype (op, "a", matmul_dtypes, G_N_ELEMENTS (matmul_dtypes), error))
+    return FALSE;
+  if (!is_fp8 (ta))
+    return accel_op_check_same_dtype (op, "a", "b", error)
+           && accel_op_check_same_dtype (op, "a", "c", error);
+
+  if (!accel_op_check_dtype (op, "b", fp8_dtypes, G_N_ELEMENTS (fp8_dtypes), error)
+      || !accel_op_check_dtype (op, "c", fp8_out_dtypes, G_N_ELEMENTS (fp8_out_dtypes), error))
+    return FALSE;
+  if (ta == ACCEL_DTYPE_FP8_E5M2 && accel_buffer_get_dtype (self->b) == ACCEL_DTYPE_FP8_E5M2)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_DTYPE_UNSUPPORTED,
+                   "matmul: “a” and “b” are both fp8-e5m2; at most one fp8 operand may be e5m2");
+      return FALSE;
+    }
+  if (self->transa || !self->transb)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "matmul: fp8 operands need “a” as [m, k] and “b” stored transposed as [n, k] "
+                   "(transa false, transb true); got transa %s, transb %s",
+                   self->transa ? "true" : "false", self->transb ? "true" : "false");
+      return FALSE;
+    }
+  if (is_fp8 (tc) && self->beta != 0.0)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "matmul: property “beta” is %g but “c” is %s; an fp8 result takes no accumulation (beta 0)",
+                   self->beta, accel_dtype_get_name (tc));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+check_bias (AccelMatmul *self, gint64 n, GError **error)
+{
+  AccelOp *op = ACCEL_OP (self);
+  AccelMatmulEpilogue e = self->epilogue;
+  gboolean wants = e == ACCEL_MATMUL_EPILOGUE_BIAS || e == ACCEL_MATMUL_EPILOGUE_BIAS_RELU
+                   || e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU;
+
+  if (wants != (self->bias != NULL))
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   wants ? "matmul: epilogue %s needs the buffer property “bias”"
+                         : "matmul: property “bias” is set but epilogue %s adds no bias",
+                   epilogue_nick (e));
+      return FALSE;
+    }
+  if (!wants)
+    return TRUE;
+
+  AccelDType ta = accel_buffer_get_dtype (self->a);
+  AccelDType tc = accel_buffer_get_dtype (self->c);
+  AccelDType tb = accel_buffer_get_dtype (self->bias);
+  gboolean ok;
+  const char *want;
+  if (!is_fp8 (ta))
+    ok = tb == tc, want = accel_dtype_get_name (tc);
+  else if (tc == ACCEL_DTYPE_F16 || tc == ACCEL_DTYPE_BF16)
+    ok = tb == tc, want = accel_dtype_get_name (tc);
+  else if (tc == ACCEL_DTYPE_F32)
+    ok = tb == ACCEL_DTYPE_BF16, want = "bf16 (for fp8 inputs and an f32 “c”)";
+  else
+    ok = tb == ACCEL_DTYPE_BF16 || tb == ACCEL_DTYPE_F16, want = "bf16 or f16 (for an fp8 “c”)";
+  if (!ok)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_DTYPE_UNSUPPORTED,
+                   "matmul: property “bias” is %s; it must be %s", accel_dtype_get_name (tb), want);
+      return FALSE;
+    }
+  gint64 dims[1] = { n };
+  return accel_op_check_contiguous (op, "bias", error)
+         && accel_op_expect_dims_ (error, "matmul", "bias", self->bias, dims, 1, "one per column of “c”")
+         && accel_op_check_no_alias_ (error, "matmul", "c", self->c, "bias", self->bias);
+}
+
+static void
+accel_matmul_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  AccelMatmul *self = ACCEL_MATMUL (object);
+
+  switch (prop_id)
+    {
+    case PROP_A:
+      accel_op_set_buffer_ (object, &self->a, value, pspec);
+      break;
+    case PROP_B:
+      accel_op_set_buffer_ (object, &self->b, value, pspec);
+      break;
+    case PROP_C:
+      accel_op_set_buffer_ (object, &self->c, value, pspec);
+      break;
+    case PROP_BIAS:
+      accel_op_set_buffer_ (object, &self->bias, value, pspec);
+      break;
+    case PROP_EPILOGUE:
+      accel_op_set_enum_ (object, (int *) &self->epilogue, value, pspec);
+      break;
+    case PROP_TRANSA:
+      accel_op_set_boolean_ (object, &self->transa, value, pspec);
+      break;
+    case PROP_TRANSB:
+      accel_op_set_boolean_ (object, &self->transb, value, pspec);
+      break;
+    case PROP_ALPHA:
+      accel_op_set_double_ (object, &self->alpha, value, pspec);
+      break;
+    case PROP_BETA:
+      accel_op_set_double_ (object, &self->beta, value, pspec);
+      break;
+    case PROP_A_SCALE:
+      accel_op_set_double_ (object, &self->a_scale, value, pspec);
+      break;
+    case PROP_B_SCALE:
+      accel_op_set_double_ (object, &self->b_scale, value, pspec);
+      break;
+    case PROP_C_SCALE:
+      accel_op_set_double_ (object, &self->c_scale, value, pspec);
+      break;
+    case PROP_COMPUTE:
+      accel_op_set_enum_ (object, (int *) &self->compute, value, pspec);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+accel_matmul_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  AccelMatmul *self = ACCEL_MATMUL (object);
+
+  switch (prop_id)
+    {
+    case PROP_A:
+      g_value_set_object (value, self->a);
+      break;
+    case PROP_B:
+      g_value_set_object (value, self->b);
+      break;
+    case PROP_C:
+      g_value_set_object (value, self->c);
+      break;
+    case PROP_BIAS:
+      g_value_set_object (value, self->bias);
+      break;
+    case PROP_EPILOGUE:
+      g_value_set_enum (value, self->epilogue);
+      break;
+    case PROP_TRANSA:
+      g_value_set_boolean (value, self->transa);
+      break;
+    case PROP_TRANSB:
+      g_value_set_boolean (value, self->transb);
+      break;
+    case PROP_ALPHA:
+      g_value_set_double (value, self->alpha);
+      break;
+    case PROP_BETA:
+      g_value_set_double (value, self->beta);
+      break;
+    case PROP_A_SCALE:
+      g_value_set_double (value, self->a_scale);
+      break;
+    case PROP_B_SCALE:
+      g_value_set_double (value, self->b_scale);
+      break;
+    case PROP_C_SCALE:
+      g_value_set_double (value, self->c_scale);
+      break;
+    case PROP_COMPUTE:
+      g_value_set_enum (value, self->compute);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+accel_matmul_dispose (GObject *object)
+{
+  AccelMatmul *self = ACCEL_MATMUL (object);
+
+  g_clear_object (&self->a);
+  g_clear_object (&self->b);
+  g_clear_object (&self->c);
+  g_clear_object (&self->bias);
+
+  G_OBJECT_CLASS (accel_matmul_parent_class)->dispose (object);
+}
+
+static gboolean
+accel_matmul_validate (AccelOp *op, GError **error)
+{
+  AccelMatmul *self = ACCEL_MATMUL (op);
+
+  if (!accel_op_require_ ("matmul", "a", self->a, error)
+      || !accel_op_require_ ("matmul", "b", self->b, error)
+      || !accel_op_require_ ("matmul", "c", self->c, error))
+    return FALSE;
+
+  if ((guint) self->epilogue > ACCEL_MATMUL_EPILOGUE_BIAS_GELU)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "matmul: property “epilogue” has the unknown value %d", self->epilogue);
+      return FALSE;
+    }
+  if (!check_types (self, error))
+    return FALSE;
+  if (!accel_op_check_rank (op, "a", 2, 3, error)
+      || !accel_op_check_rank (op, "b", 2, 3, error)
+      || !accel_op_check_rank (op, "c", 2, 3, error)
+      || !accel_op_check_contiguous (op, "a", error)
+      || !accel_op_check_contiguous (op, "b", error)
+      || !accel_op_check_contiguous (op, "c", error))
+    return FALSE;
+
+  const AccelShape *sa = accel_buffer_get_shape (self->a);
+  const AccelShape *sb = accel_buffer_get_shape (self->b);
+  const AccelShape *sc = accel_buffer_get_shape (self->c);
+  guint rank = accel_shape_get_rank (sa);
+  if (accel_shape_get_rank (sb) != rank || accel_shape_get_rank (sc) != rank)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH,
+                   "matmul: “a”, “b” and “c” must have the same rank (got %u, %u and %u)",
+                   rank, accel_shape_get_rank (sb), accel_shape_get_rank (sc));
+      return FALSE;
+    }
+  guint r = rank - 2;
+  gint64 m = accel_shape_get_dim (sa, self->transa ? r + 1 : r);
+  gint64 k = accel_shape_get_dim (sa, self->transa ? r : r + 1);
+  gint64 kb = accel_shape_get_dim (sb, self->transb ? r + 1 : r);
+  gint64 n = accel_shape_get_dim (sb, self->transb ? r : r + 1);
+  if (kb != k)
+    {
+      g_autofree char *expected = g_strdup_printf (self->transb ? "[n, %" G_GINT64_FORMAT "] (transb)"
+                                                                : "[%" G_GINT64_FORMAT ", n]", k);
+      return accel_op_shape_error_ (error, "matmul", "b", self->b, expected);
+    }
+  if (accel_shape_get_dim (sc, r) != m || accel_shape_get_dim (sc, r + 1) != n)
+    {
+      g_autofree char *expected = g_strdup_printf ("[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]", m, n);
+      return accel_op_shape_error_ (error, "matmul", "c", self->c, expected);
+    }
+  if (rank == 3)
+    {
+      gint64 batch = accel_shape_get_dim (sa, 0);
+      if (accel_shape_get_dim (sb, 0) != batch || accel_shape_get_dim (sc, 0) != batch)
+        {
+          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH,
+                       "matmul: batch sizes differ: “a” %" G_GINT64_FORMAT ", “b” %" G_GINT64_FORMAT
+                       ", “c” %" G_GINT64_FORMAT, batch, accel_shape_get_dim (sb, 0),
+                       accel_shape_get_dim (sc, 0));
+          return FALSE;
+        }
+    }
+  if (m > G_MAXINT || n > G_MAXINT || k > G_MAXINT)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "matmul: m=%" G_GINT64_FORMAT ", n=%" G_GINT64_FORMAT ", k=%" G_GINT64_FORMAT
+                   " exceeds the limit of %d per dimension", m, n, k, G_MAXINT);
+      return FALSE;
+    }
+  if (self->compute == ACCEL_GEMM_COMPUTE_TF32 && accel_buffer_get_dtype (self->a) != ACCEL_DTYPE_F32)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "matmul: property “compute” is tf32 but “a” is %s (tf32 applies to f32 only)",
+                   accel_dtype_get_name (accel_buffer_get_dtype (self->a)));
+      return FALSE;
+    }
+  if (!accel_op_check_finite_ (error, "matmul", "alpha", self->alpha)
+      || !accel_op_check_finite_ (error, "matmul", "beta", self->beta)
+      || !accel_op_check_finite_ (error, "matmul", "a-scale", self->a_scale)
+      || !accel_op_check_finite_ (error, "matmul", "b-scale", self->b_scale)
+      || !accel_op_check_finite_ (error, "matmul", "c-scale", self->c_scale))
+    return FALSE;
+  if (self->c_scale != 1.0 && !is_fp8 (accel_buffer_get_dtype (self->c)))
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "matmul: property “c-scale” is %g but “c” is %s; it scales fp8 results only",
+                   self->c_scale, accel_dtype_get_name (accel_buffer_get_dtype (self->c)));
+      return FALSE;
+    }
+  return check_bias (self, n, error)
+         && accel_op_check_no_alias_ (error, "matmul", "c", self->c, "a", self->a)
+         && accel_op_check_no_alias_ (error, "matmul", "c", self->c, "b", self->b);
+}
+
+static void
+accel_matmul_class_init (AccelMatmulClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
+
+  object_class->set_property = accel_matmul_set_property;
+  object_class->get_property = accel_matmul_get_property;
+  object_class->dispose = accel_matmul_dispose;
+  op_class->validate = accel_matmul_validate;
+
+  accel_op_class_set_metadata (op_class, "matmul",
+                               "Matrix multiply with a fused epilogue (bias, ReLU, GELU) and fp8 scaling");
+
+  accel_op_class_install_buffer (op_class, PROP_A, "a",
+                                 "Left matrix [m, k] ([k, m] if transa), or a batch [b, m, k]",
+                                 ACCEL_ACCESS_READ, TRUE);
+  accel_op_class_install_buffer (op_class, PROP_B, "b",
+                                 "Right matrix [k, n] ([n, k] if transb), or a batch [b, k, n]",
+                                 ACCEL_ACCESS_READ, TRUE);
+  accel_op_class_install_buffer (op_class, PROP_C, "c",
+                                 "Result [m, n], or a batch [b, m, n]; read when beta is not 0",
+                                 ACCEL_ACCESS_READ_WRITE, TRUE);
+  accel_op_class_install_buffer (op_class, PROP_BIAS, "bias",
+                                 "Row vector [n] added by the bias epilogues",
+                                 ACCEL_ACCESS_READ, FALSE);
+
+  /**
+   * AccelMatmul:epilogue:
+   *
+   * What is applied to the product before it is stored.
+   */
+  properties[PROP_EPILOGUE] =
+    g_param_spec_enum ("epilogue", NULL, "none, bias, relu, gelu, bias-relu or bias-gelu",
+                       ACCEL_TYPE_MATMUL_EPILOGUE, ACCEL_MATMUL_EPILOGUE_NONE, ACCEL_OP_PARAM_FLAGS);
+  /**
+   * AccelMatmul:transa:
+   *
+   * Whether `a` is stored transposed (`[k, m]`).
+   */
+  properties[PROP_TRANSA] =
+    g_param_spec_boolean ("transa", NULL, "Whether a is stored transposed",
+                          FALSE, ACCEL_OP_PARAM_FLAGS);
+  /**
+   * AccelMatmul:transb:
+   *
+   * Whether `b` is stored transposed (`[n, k]`).
+   */
+  properties[PROP_TRANSB] =
+    g_param_spec_boolean ("transb", NULL, "Whether b is stored transposed",
+                          FALSE, ACCEL_OP_PARAM_FLAGS);
+  /**
+   * AccelMatmul:alpha:
+   *
+   * Scale of the product op(a) op(b).
+   */
+  properties[PROP_ALPHA] =
+    g_param_spec_double ("alpha", NULL, "Scale of the product",
+                         -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, ACCEL_OP_PARAM_FLAGS);
+  /**
+   * AccelMatmul:beta:
+   *
+   * Scale of the old contents of `c`; with 0, `c` is not read (so NaNs there
+   * do not propagate).
+   */
+  properties[PROP_BETA] =
+    g_param_spec_double ("beta", NULL, "Scale of the old c (0: c is not read)",
+                         -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, ACCEL_OP_PARAM_FLAGS);
+  /**
+   * AccelMatmul:a-scale:
+   *
+   * A further factor of the product, the per-tensor dequantisation scale of
+   * an fp8 `a`.
+   */
+  properties[PROP_A_SCALE] =
+    g_param_spec_double ("a-scale", NULL, "Dequantisation scale of a (fp8)",
+                         -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, ACCEL_OP_PARAM_FLAGS);
+  /**
+   * AccelMatmul:b-scale:
+   *
+   * A further factor of the product, the per-tensor dequantisation scale of
+   * an fp8 `b`.
+   */
+  properties[PROP_B_SCALE] =
+    g_param_spec_double ("b-scale", NULL, "Dequantisation scale of b (fp8)",
+                         -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, ACCEL_OP_PARAM_FLAGS);
+  /**
+   * AccelMatmul:c-scale:
+   *
+   * The factor applied after the epilogue, before rounding to an fp8 `c`
+   * (the per-tensor quantisation scale); it must be 1 for other types of
+   * `c`.
+   */
+  properties[PROP_C_SCALE] =
+    g_param_spec_double ("c-scale", NULL, "Quantisation scale of an fp8 c (1 otherwise)",
+                         -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, ACCEL_OP_PARAM_FLAGS);
+  /**
+   * AccelMatmul:compute:
+   *
+   * The arithmetic the kernel may use; tf32 applies to f32 only.
+   */
+  properties[PROP_COMPUTE] =
+    g_param_spec_enum ("compute", NULL, "Arithmetic the kernel may use",
+                       ACCEL_TYPE_GEMM_COMPUTE, ACCEL_GEMM_COMPUTE_DEFAULT, ACCEL_OP_PARAM_FLAGS);
+
+  for (guint i = PROP_EPILOGUE; i < N_PROPS; i++)
+    g_object_class_install_property (object_class, i, properties[i]);
+}
+
+static void
+accel_matmul_init (AccelMatmul *self)
+{
+  self->epilogue = ACCEL_MATMUL_EPILOGUE_NONE;
+  self->alpha = 1.0;
+  self->a_scale = 1.0;
+  self->b_scale = 1.0;
+  self->c_scale = 1.0;
+  self->compute = ACCEL_GEMM_COMPUTE_DEFAULT;
+}
+
+/**
+ * accel_matmul_new:
+ * @a: (transfer none) (nullable): the left matrix, `[m, k]` (`[k, m]` with @transa)
+ * @b: (transfer none) (nullable): the right matrix, `[k, n]` (`[n, k]` with @transb)
+ * @c: (transfer none) (nullable): the result, `[m, n]`, read when @beta is not zero
+ * @epilogue: what is applied before storing
+ *
+ * Makes a `matmul` op computing `c = epilogue (a b)` (alpha 1, beta 0, no
+ * transposes, unit scales); set the bias and other properties with
+ * g_object_set().
+ *
+ * Returns: (transfer full): a new #AccelMatmul
+ */
+AccelOp *
+accel_matmul_new (AccelBuffer *a, AccelBuffer *b, AccelBuffer *c, AccelMatmulEpilogue epilogue)
+{
+  g_return_val_if_fail (a == NULL || ACCEL_IS_BUFFER (a), NULL);
+  g_return_val_if_fail (b == NULL || ACCEL_IS_BUFFER (b), NULL);
+  g_return_val_if_fail (c == NULL || ACCEL_IS_BUFFER (c), NULL);
+
+  return g_object_new (ACCEL_TYPE_MATMUL, "a", a,
+                       "b", b,
+                       "c", c,
+                       "epilogue", epilogue, NULL);
+}

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "../accel-op.h"
+#include "accel-op-enums.h"
+
+G_BEGIN_DECLS
+
+/**
+ * AccelMatmulEpilogue:
+ * @ACCEL_MATMUL_EPILOGUE_NONE: `c = t`
+ * @ACCEL_MATMUL_EPILOGUE_BIAS: `c = t + bias`
+ * @ACCEL_MATMUL_EPILOGUE_RELU: `c = max (t, 0)`
+ * @ACCEL_MATMUL_EPILOGUE_GELU: `c = gelu (t)`
+ * @ACCEL_MATMUL_EPILOGUE_BIAS_RELU: `c = max (t + bias, 0)`
+ * @ACCEL_MATMUL_EPILOGUE_BIAS_GELU: `c = gelu (t + bias)`
+ *
+ * What `matmul` applies to `t = alpha op(a) op(b) + beta c` before storing
+ * it; `bias` is a row vector added to every row. GELU is the tanh
+ * approximation, `x / 2 · (1 + tanh (√(2/π) (x + 0.044715 x³)))`.
+ */
+typedef enum {
+  ACCEL_MATMUL_EPILOGUE_NONE,
+  ACCEL_MATMUL_EPILOGUE_BIAS,
+  ACCEL_MATMUL_EPILOGUE_RELU,
+  ACCEL_MATMUL_EPILOGUE_GELU,
+  ACCEL_MATMUL_EPILOGUE_BIAS_RELU,
+  ACCEL_MATMUL_EPILOGUE_BIAS_GELU,
+} AccelMatmulEpilogue;
+
+#define ACCEL_TYPE_MATMUL (accel_matmul_get_type ())
+ACCEL_API
+G_DECLARE_FINAL_TYPE (AccelMatmul, accel_matmul, ACCEL, MATMUL, AccelOp)
+
+struct _AccelMatmul {
+  AccelOp parent_instance;
+
+  /*< public >*/
+  AccelBuffer *a;
+  AccelBuffer *b;
+  AccelBuffer *c;
+  AccelBuffer *bias;
+  AccelMatmulEpilogue epilogue;
+  gboolean transa;
+  gboolean transb;
+  double alpha;
+  double beta;
+  double a_scale;
+  double b_scale;
+  double c_scale;
+  AccelGemmCompute compute;
+};
+
+ACCEL_API
+AccelOp *accel_matmul_new (AccelBuffer *a, AccelBuffer *b, AccelBuffer *c, AccelMatmulEpilogue epilogue);
+
+G_END_DECLS

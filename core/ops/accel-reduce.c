@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "accel-op-impl-private.h"
+#include "accel-enum-types.h"
+
+/**
+ * AccelReduce:
+ * @src: the input
+ * @dst: the result
+ * @reduction: sum, max, min or mean
+ * @axis: the reduced axis; negative counts from the end
+ *
+ * Reduces @src along @axis. @dst has the shape of @src with that axis
+ * removed, or kept with length 1. Types: f32, f64, f16, bf16 (the same for
+ * @src and @dst), contiguous; sums accumulate in binary64. NaN propagates
+ * through max and min. An empty axis gives 0 (sum), NaN (mean), -inf (max)
+ * or +inf (min).
+ *
+ * Op name: `reduce`.
+ */
+
+G_DEFINE_FINAL_TYPE (AccelReduce, accel_reduce, ACCEL_TYPE_OP)
+
+enum {
+  PROP_0,
+  PROP_SRC,
+  PROP_DST,
+  PROP_REDUCTION,
+  PROP_AXIS,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static const AccelDType reduce_dtypes[] = {
+  ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16,
+};
+
+static void
+accel_reduce_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  AccelReduce *self = ACCEL_REDUCE (object);
+
+  switch (prop_id)
+    {
+    case PROP_SRC:
+      accel_op_set_buffer_ (object, &self->src, value, pspec);
+      break;
+    case PROP_DST:
+      accel_op_set_buffer_ (object, &self->dst, value, pspec);
+      break;
+    case PROP_REDUCTION:
+      accel_op_set_enum_ (object, (int *) &self->reduction, value, pspec);
+      break;
+    case PROP_AXIS:
+      accel_op_set_int_ (object, &self->axis, value, pspec);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+accel_reduce_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  AccelReduce *self = ACCEL_REDUCE (object);
+
+  switch (prop_id)
+    {
+    case PROP_SRC:
+      g_value_set_object (value, self->src);
+      break;
+    case PROP_DST:
+      g_value_set_object (value, self->dst);
+      break;
+    case PROP_REDUCTION:
+      g_value_set_enum (value, self->reduction);
+      break;
+    case PROP_AXIS:
+      g_value_set_int (value, self->axis);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+accel_reduce_dispose (GObject *object)
+{
+  AccelReduce *self = ACCEL_REDUCE (object);
+
+  g_clear_object (&self->src);
+  g_clear_object (&self->dst);
+
+  G_OBJECT_CLASS (accel_reduce_parent_class)->dispose (object);
+}
+
+static gboolean
+accel_reduce_validate (AccelOp *op, GError **error)
+{
+  AccelReduce *self = ACCEL_REDUCE (op);
+
+  if (!accel_op_require_ ("reduce", "src", self->src, error)
+      || !accel_op_require_ ("reduce", "dst", self->dst, error))
+    return FALSE;
+  if (!accel_op_check_dtype (op, "src", reduce_dtypes, G_N_ELEMENTS (reduce_dtypes), error)
+      || !accel_op_check_same_dtype (op, "src", "dst", error)
+      || !accel_op_check_rank (op, "src", 1, ACCEL_SHAPE_MAX_RANK, error)
+      || !accel_op_check_contiguous (op, "src", error)
+      || !accel_op_check_contiguous (op, "dst", error))
+    return FALSE;
+
+  const AccelShape *ss = accel_buffer_get_shape (self->src);
+  const AccelShape *sd = accel_buffer_get_shape (self->dst);
+  int rank = (int) accel_shape_get_rank (ss);
+  int axis = self->axis < 0 ? self->axis + rank : self->axis;
+  if (axis < 0 || axis >= rank)
+    {
+      g_autofree char *s = accel_op_describe_shape_ (self->src);
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "reduce: property “axis” is %d but “src” %s has rank %d", self->axis, s, rank);
+      return FALSE;
+    }
+
+  gint64 removed[ACCEL_SHAPE_MAX_RANK], kept[ACCEL_SHAPE_MAX_RANK];
+  guint n_removed = 0;
+  for (int i = 0; i < rank; i++)
+    {
+      kept[i] = i == axis ? 1 : accel_shape_get_dim (ss, i);
+      if (i != axis)
+        removed[n_removed++] = accel_shape_get_dim (ss, i);
+    }
+  g_autoptr (AccelShape) want_removed = accel_shape_new (removed, n_removed);
+  g_autoptr (AccelShape) want_kept = accel_shape_new (kept, rank);
+  if (!accel_shape_same_dims (sd, want_removed) && !accel_shape_same_dims (sd, want_kept))
+    {
+      g_autofree char *a = accel_shape_to_string (want_removed);
+      g_autofree char *b = accel_shape_to_string (want_kept);
+      g_autofree char *expected = g_strdup_printf ("%s or %s (src with axis %d removed or kept as 1)",
+                                                   a, b, axis);
+      return accel_op_shape_error_ (error, "reduce", "dst", self->dst, expected);
+    }
+  if (accel_op_buffers_alias_ (self->src, self->dst))
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "reduce: “src” and “dst” overlap");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+accel_reduce_class_init (AccelReduceClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
+
+  object_class->set_property = accel_reduce_set_property;
+  object_class->get_property = accel_reduce_get_property;
+  object_class->dispose = accel_reduce_dispose;
+  op_class->validate = accel_reduce_validate;
+
+  accel_op_class_set_metadata (op_class, "reduce", "Sum, max, min or mean of src along one axis");
+  accel_op_class_install_buffer (op_class, PROP_SRC, "src",
+                                 "Input: f32, f64, f16 or bf16, contiguous",
+                                 ACCEL_ACCESS_READ, TRUE);
+  accel_op_class_install_buffer (op_class, PROP_DST, "dst",
+                                 "Result: src's shape with the axis removed or kept as 1",
+                                 ACCEL_ACCESS_WRITE, TRUE);
+
+  /**
+   * AccelReduce:reduction:
+   *
+   * The reduction.
+   */
+  properties[PROP_REDUCTION] =
+    g_param_spec_enum ("reduction", NULL, "sum, max, min or mean",
+                       ACCEL_TYPE_REDUCE_OP, ACCEL_REDUCE_SUM, ACCEL_OP_PARAM_FLAGS);
+  /**
+   * AccelReduce:axis:
+   *
+   * The reduced axis; negative values count from the end (-1 is the last).
+   */
+  properties[PROP_AXIS] =
+    g_param_spec_int ("axis", NULL, "Reduced axis (negative counts from the end)",
+                      -ACCEL_SHAPE_MAX_RANK, ACCEL_SHAPE_MAX_RANK - 1, -1, ACCEL_OP_PARAM_FLAGS);
+
+  for (guint i = PROP_REDUCTION; i < N_PROPS; i++)
+    g_object_class_install_property (object_class, i, properties[i]);
+}
+
+static void
+accel_reduce_init (AccelReduce *self)
+{
+  self->reduction = ACCEL_REDUCE_SUM;
+  self->axis = -1;
+}
+
+/**
+ * accel_reduce_new:
+ * @src: (transfer none): the input
+ * @dst: (transfer none): the result
+ * @reduction: the reduction
+ * @axis: the reduced axis; negative counts from the end
+ *
+ * Makes a `reduce` op.
+ *
+ * Returns: (transfer full): a new #AccelReduce
+ */
+AccelOp *
+accel_reduce_new (AccelBuffer *src, AccelBuffer *dst, AccelReduceOp reduction, int axis)
+{
+  g_return_val_if_fail (src == NULL || ACCEL_IS_BUFFER (src), NULL);
+  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
+  g_return_val_if_fail (axis >= -ACCEL_SHAPE_MAX_RANK && axis < ACCEL_SHAPE_MAX_RANK, NULL);
+
+  return g_object_new (ACCEL_TYPE_REDUCE, "src", src, "dst", dst, "reduction", reduction,
+                       "axis", axis, NULL);
+}

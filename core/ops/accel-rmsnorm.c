@@ -1,0 +1,217 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "accel-op-check-private.h"
+#include "accel-enum-types.h"
+
+/**
+ * AccelRmsnorm:
+ * @x: the input, `[..., n]`
+ * @gamma: the optional scale, `[n]`
+ * @beta: the optional shift, `[n]`
+ * @y: the result, the shape of @x
+ * @eps: added under the square root
+ *
+ * Root-mean-square normalisation over the last axis: for each row `x[i, :]`
+ * of `n` elements, `y = x / √(Σ x² / n + eps) · gamma + beta`. @gamma and
+ * @beta are optional (1 and 0). Types: f32, f16 or bf16 for every buffer,
+ * computed in f32; contiguous. @y may be @x itself (in place).
+ *
+ * Op name: `rmsnorm`.
+ */
+
+G_DEFINE_FINAL_TYPE (AccelRmsnorm, accel_rmsnorm, ACCEL_TYPE_OP)
+
+enum {
+  PROP_0,
+  PROP_X,
+  PROP_GAMMA,
+  PROP_BETA,
+  PROP_Y,
+  PROP_EPS,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static const AccelDType norm_dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16 };
+
+static void
+accel_rmsnorm_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  AccelRmsnorm *self = ACCEL_RMSNORM (object);
+
+  switch (prop_id)
+    {
+    case PROP_X:
+      accel_op_set_buffer_ (object, &self->x, value, pspec);
+      break;
+    case PROP_GAMMA:
+      accel_op_set_buffer_ (object, &self->gamma, value, pspec);
+      break;
+    case PROP_BETA:
+      accel_op_set_buffer_ (object, &self->beta, value, pspec);
+      break;
+    case PROP_Y:
+      accel_op_set_buffer_ (object, &self->y, value, pspec);
+      break;
+    case PROP_EPS:
+      accel_op_set_double_ (object, &self->eps, value, pspec);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+accel_rmsnorm_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  AccelRmsnorm *self = ACCEL_RMSNORM (object);
+
+  switch (prop_id)
+    {
+    case PROP_X:
+      g_value_set_object (value, self->x);
+      break;
+    case PROP_GAMMA:
+      g_value_set_object (value, self->gamma);
+      break;
+    case PROP_BETA:
+      g_value_set_object (value, self->beta);
+      break;
+    case PROP_Y:
+      g_value_set_object (value, self->y);
+      break;
+    case PROP_EPS:
+      g_value_set_double (value, self->eps);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+accel_rmsnorm_dispose (GObject *object)
+{
+  AccelRmsnorm *self = ACCEL_RMSNORM (object);
+
+  g_clear_object (&self->x);
+  g_clear_object (&self->gamma);
+  g_clear_object (&self->beta);
+  g_clear_object (&self->y);
+
+  G_OBJECT_CLASS (accel_rmsnorm_parent_class)->dispose (object);
+}
+
+static gboolean
+accel_rmsnorm_validate (AccelOp *op, GError **error)
+{
+  AccelRmsnorm *self = ACCEL_RMSNORM (op);
+
+  if (!accel_op_require_ ("rmsnorm", "x", self->x, error)
+      || !accel_op_require_ ("rmsnorm", "y", self->y, error))
+    return FALSE;
+
+  if (!accel_op_check_dtype (op, "x", norm_dtypes, G_N_ELEMENTS (norm_dtypes), error)
+      || !accel_op_check_same_dtype (op, "x", "y", error)
+      || !accel_op_check_rank (op, "x", 1, ACCEL_SHAPE_MAX_RANK, error)
+      || !accel_op_check_contiguous (op, "x", error)
+      || !accel_op_check_contiguous (op, "y", error)
+      || !accel_op_check_same_dims_ ("rmsnorm", "x", self->x, "y", self->y, error)
+      || !accel_op_check_in_place_ (error, "rmsnorm", "y", self->y, "x", self->x))
+    return FALSE;
+
+  const AccelShape *sx = accel_buffer_get_shape (self->x);
+  gint64 n[1] = { accel_shape_get_dim (sx, accel_shape_get_rank (sx) - 1) };
+  const char *names[2] = { "gamma", "beta" };
+  AccelBuffer *params[2] = { self->gamma, self->beta };
+  for (guint i = 0; i < 2; i++)
+    if (params[i] != NULL
+        && (!accel_op_check_same_dtype (op, "x", names[i], error)
+            || !accel_op_check_contiguous (op, names[i], error)
+            || !accel_op_expect_dims_ (error, "rmsnorm", names[i], params[i], n, 1, "the last axis of “x”")
+            || !accel_op_check_no_alias_ (error, "rmsnorm", "y", self->y, names[i], params[i])))
+      return FALSE;
+  if (n[0] > G_MAXINT)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "rmsnorm: the last axis of “x” has %" G_GINT64_FORMAT " elements; at most %d", n[0], G_MAXINT);
+      return FALSE;
+    }
+  if (!isfinite (self->eps) || self->eps < 0)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "rmsnorm: property “eps” is %g; it must be finite and not negative", self->eps);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+accel_rmsnorm_class_init (AccelRmsnormClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
+
+  object_class->set_property = accel_rmsnorm_set_property;
+  object_class->get_property = accel_rmsnorm_get_property;
+  object_class->dispose = accel_rmsnorm_dispose;
+  op_class->validate = accel_rmsnorm_validate;
+
+  accel_op_class_set_metadata (op_class, "rmsnorm",
+                               "RMS normalisation over the last axis: x / sqrt(mean(x^2) + eps) * gamma + beta");
+
+  accel_op_class_install_buffer (op_class, PROP_X, "x",
+                                 "Input [..., n], normalised over the last axis; f32, f16 or bf16",
+                                 ACCEL_ACCESS_READ, TRUE);
+  accel_op_class_install_buffer (op_class, PROP_GAMMA, "gamma",
+                                 "Optional scale [n] (1 when unset)",
+                                 ACCEL_ACCESS_READ, FALSE);
+  accel_op_class_install_buffer (op_class, PROP_BETA, "beta",
+                                 "Optional shift [n] (0 when unset)",
+                                 ACCEL_ACCESS_READ, FALSE);
+  accel_op_class_install_buffer (op_class, PROP_Y, "y",
+                                 "Result, shape and type of x; may be x",
+                                 ACCEL_ACCESS_WRITE, TRUE);
+
+  /**
+   * AccelRmsnorm:eps:
+   *
+   * Added to the mean square before its square root, for stability.
+   */
+  properties[PROP_EPS] =
+    g_param_spec_double ("eps", NULL, "Added to the variance before the square root",
+                         0.0, G_MAXDOUBLE, 1e-5, ACCEL_OP_PARAM_FLAGS);
+
+  for (guint i = PROP_EPS; i < N_PROPS; i++)
+    g_object_class_install_property (object_class, i, properties[i]);
+}
+
+static void
+accel_rmsnorm_init (AccelRmsnorm *self)
+{
+  self->eps = 1e-5;
+}
+
+/**
+ * accel_rmsnorm_new:
+ * @x: (transfer none) (nullable): the input, `[..., n]`
+ * @gamma: (transfer none) (nullable): the optional scale, `[n]`
+ * @beta: (transfer none) (nullable): the optional shift, `[n]`
+ * @y: (transfer none) (nullable): the result, the shape of @x
+ *
+ * Makes a `rmsnorm` op with eps 1e-5.
+ *
+ * Returns: (transfer full): a new #AccelRmsnorm
+ */
+AccelOp *
+accel_rmsnorm_new (AccelBuffer *x, AccelBuffer *gamma, AccelBuffer *beta, AccelBuffer *y)
+{
+  g_return_val_if_fail (x == NULL || ACCEL_IS_BUFFER (x), NULL);
+  g_return_val_if_fail (gamma == NULL || ACCEL_IS_BUFFER (gamma), NULL);
+  g_return_val_if_fail (beta == NULL || ACCEL_IS_BUFFER (beta), NULL);
+  g_return_val_if_fail (y == NULL || ACCEL_IS_BUFFER (y), NULL);
+
+  return g_object_new (ACCEL_TYPE_RMSNORM, "x", x,
+                       "gamma", gamma,
+                       "beta", beta,
+                       "y", y, NULL);
+}

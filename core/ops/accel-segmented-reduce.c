@@ -1,0 +1,213 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "accel-op-check-private.h"
+#include "accel-enum-types.h"
+
+/**
+ * AccelSegmentedReduce:
+ * @input: the values, `[n]`
+ * @offsets: the segment boundaries, `[n_segments + 1]`
+ * @output: one result per segment, `[n_segments]`
+ * @reduction: the reduction
+ *
+ * Reduces each segment `input[offsets[i] .. offsets[i + 1] − 1]` to
+ * `output[i]`. Offsets must be non-decreasing and within `[0, n]`; an empty
+ * segment gives 0 for sum, the lowest finite value of the type for max
+ * (`-FLT_MAX` for f32, as CUB), the highest for min, and NaN for mean. Types: i32, u32, i64, f32,
+ * f64 (mean: f32 and f64 only); @output has @input's type; @offsets is i32 or
+ * i64 `[n_segments + 1]`. Float sums are added in the backend's order.
+ *
+ * Op name: `segmented-reduce`.
+ */
+
+G_DEFINE_FINAL_TYPE (AccelSegmentedReduce, accel_segmented_reduce, ACCEL_TYPE_OP)
+
+enum {
+  PROP_0,
+  PROP_INPUT,
+  PROP_OFFSETS,
+  PROP_OUTPUT,
+  PROP_REDUCTION,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static const AccelDType segment_dtypes[] = {
+  ACCEL_DTYPE_I32, ACCEL_DTYPE_U32, ACCEL_DTYPE_I64, ACCEL_DTYPE_F32, ACCEL_DTYPE_F64,
+};
+static const AccelDType offset_dtypes[] = { ACCEL_DTYPE_I32, ACCEL_DTYPE_I64 };
+
+static void
+accel_segmented_reduce_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  AccelSegmentedReduce *self = ACCEL_SEGMENTED_REDUCE (object);
+
+  switch (prop_id)
+    {
+    case PROP_INPUT:
+      accel_op_set_buffer_ (object, &self->input, value, pspec);
+      break;
+    case PROP_OFFSETS:
+      accel_op_set_buffer_ (object, &self->offsets, value, pspec);
+      break;
+    case PROP_OUTPUT:
+      accel_op_set_buffer_ (object, &self->output, value, pspec);
+      break;
+    case PROP_REDUCTION:
+      accel_op_set_enum_ (object, (int *) &self->reduction, value, pspec);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+accel_segmented_reduce_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  AccelSegmentedReduce *self = ACCEL_SEGMENTED_REDUCE (object);
+
+  switch (prop_id)
+    {
+    case PROP_INPUT:
+      g_value_set_object (value, self->input);
+      break;
+    case PROP_OFFSETS:
+      g_value_set_object (value, self->offsets);
+      break;
+    case PROP_OUTPUT:
+      g_value_set_object (value, self->output);
+      break;
+    case PROP_REDUCTION:
+      g_value_set_enum (value, self->reduction);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+accel_segmented_reduce_dispose (GObject *object)
+{
+  AccelSegmentedReduce *self = ACCEL_SEGMENTED_REDUCE (object);
+
+  g_clear_object (&self->input);
+  g_clear_object (&self->offsets);
+  g_clear_object (&self->output);
+
+  G_OBJECT_CLASS (accel_segmented_reduce_parent_class)->dispose (object);
+}
+
+static gboolean
+accel_segmented_reduce_validate (AccelOp *op, GError **error)
+{
+  AccelSegmentedReduce *self = ACCEL_SEGMENTED_REDUCE (op);
+
+  if (!accel_op_require_ ("segmented-reduce", "input", self->input, error)
+      || !accel_op_require_ ("segmented-reduce", "offsets", self->offsets, error)
+      || !accel_op_require_ ("segmented-reduce", "output", self->output, error))
+    return FALSE;
+
+  if (self->reduction > ACCEL_REDUCE_MEAN || (int) self->reduction < 0)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "segmented-reduce: property “reduction” has the unknown value %d", self->reduction);
+      return FALSE;
+    }
+  if (!accel_op_check_dtype (op, "input", segment_dtypes, G_N_ELEMENTS (segment_dtypes), error)
+      || !accel_op_check_dtype (op, "offsets", offset_dtypes, G_N_ELEMENTS (offset_dtypes), error)
+      || !accel_op_check_same_dtype (op, "input", "output", error)
+      || !accel_op_check_rank (op, "input", 1, 1, error)
+      || !accel_op_check_rank (op, "offsets", 1, 1, error)
+      || !accel_op_check_contiguous (op, "input", error)
+      || !accel_op_check_contiguous (op, "offsets", error)
+      || !accel_op_check_contiguous (op, "output", error))
+    return FALSE;
+  AccelDType dtype = accel_buffer_get_dtype (self->input);
+  if (self->reduction == ACCEL_REDUCE_MEAN && dtype != ACCEL_DTYPE_F32 && dtype != ACCEL_DTYPE_F64)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_DTYPE_UNSUPPORTED,
+                   "segmented-reduce: reduction mean needs an f32 or f64 “input”, not %s",
+                   accel_dtype_get_name (dtype));
+      return FALSE;
+    }
+  gint64 n_segments = accel_buffer_get_n_elements (self->offsets) - 1;
+  if (n_segments < 0)
+    return accel_op_shape_error_ (error, "segmented-reduce", "offsets", self->offsets, "[n_segments + 1], at least one entry");
+  if (n_segments > G_MAXINT)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "segmented-reduce: more than %d segments", G_MAXINT);
+      return FALSE;
+    }
+  gint64 want[1] = { n_segments };
+  return accel_op_expect_dims_ (error, "segmented-reduce", "output", self->output, want, 1, "one per segment of “offsets”")
+         && accel_op_check_no_alias_ (error, "segmented-reduce", "output", self->output, "input", self->input)
+         && accel_op_check_no_alias_ (error, "segmented-reduce", "output", self->output, "offsets", self->offsets);
+}
+
+static void
+accel_segmented_reduce_class_init (AccelSegmentedReduceClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
+
+  object_class->set_property = accel_segmented_reduce_set_property;
+  object_class->get_property = accel_segmented_reduce_get_property;
+  object_class->dispose = accel_segmented_reduce_dispose;
+  op_class->validate = accel_segmented_reduce_validate;
+
+  accel_op_class_set_metadata (op_class, "segmented-reduce",
+                               "Sum, max, min or mean of each segment of a vector, segments given by offsets");
+
+  accel_op_class_install_buffer (op_class, PROP_INPUT, "input",
+                                 "Values [n]: i32, u32, i64, f32 or f64",
+                                 ACCEL_ACCESS_READ, TRUE);
+  accel_op_class_install_buffer (op_class, PROP_OFFSETS, "offsets",
+                                 "Segment boundaries, i32 or i64 [n-segments + 1]",
+                                 ACCEL_ACCESS_READ, TRUE);
+  accel_op_class_install_buffer (op_class, PROP_OUTPUT, "output",
+                                 "One result per segment [n-segments], type of input",
+                                 ACCEL_ACCESS_WRITE, TRUE);
+
+  /**
+   * AccelSegmentedReduce:reduction:
+   *
+   * The reduction.
+   */
+  properties[PROP_REDUCTION] =
+    g_param_spec_enum ("reduction", NULL, "sum, max, min or mean",
+                       ACCEL_TYPE_REDUCE_OP, ACCEL_REDUCE_SUM, ACCEL_OP_PARAM_FLAGS);
+
+  for (guint i = PROP_REDUCTION; i < N_PROPS; i++)
+    g_object_class_install_property (object_class, i, properties[i]);
+}
+
+static void
+accel_segmented_reduce_init (AccelSegmentedReduce *self)
+{
+  self->reduction = ACCEL_REDUCE_SUM;
+}
+
+/**
+ * accel_segmented_reduce_new:
+ * @input: (transfer none) (nullable): the values, `[n]`
+ * @offsets: (transfer none) (nullable): the segment boundaries, `[n_segments + 1]`
+ * @output: (transfer none) (nullable): one result per segment, `[n_segments]`
+ * @reduction: the reduction
+ *
+ * Makes a `segmented-reduce` op.
+ *
+ * Returns: (transfer full): a new #AccelSegmentedReduce
+ */
+AccelOp *
+accel_segmented_reduce_new (AccelBuffer *input, AccelBuffer *offsets, AccelBuffer *output, AccelReduceOp reduction)
+{
+  g_return_val_if_fail (input == NULL || ACCEL_IS_BUFFER (input), NULL);
+  g_return_val_if_fail (offsets == NULL || ACCEL_IS_BUFFER (offsets), NULL);
+  g_return_val_if_fail (output == NULL || ACCEL_IS_BUFFER (output), NULL);
+
+  return g_object_new (ACCEL_TYPE_SEGMENTED_REDUCE, "input", input,
+                       "offsets", offsets,
+                       "output", output,
+                       "reduction", reduction, NULL);
+}

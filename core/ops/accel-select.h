@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "../accel-op.h"
+
+G_BEGIN_DECLS
+
+#define ACCEL_TYPE_SELECT (accel_select_get_type ())
+ACCEL_API
+G_DECLARE_FINAL_TYPE (AccelSelect, accel_select, ACCEL, SELECT, AccelOp)
+
+struct _AccelSelect {
+  AccelOp parent_instance;
+
+  /*< public >*/
+  AccelBuffer *input;
+  AccelBuffer *flags;
+  AccelBuffer *output;
+  AccelBuffer *count;
+};
+
+ACCEL_API
+AccelOp *accel_select_new (AccelBuffer *input, AccelBuffer *flags, AccelBuffer *output, AccelBuffer *count);
+
+G_END_DECLS

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "../accel-op.h"
+
+G_BEGIN_DECLS
+
+#define ACCEL_TYPE_SPMM (accel_spmm_get_type ())
+ACCEL_API
+G_DECLARE_FINAL_TYPE (AccelSpmm, accel_spmm, ACCEL, SPMM, AccelOp)
+
+struct _AccelSpmm {
+  AccelOp parent_instance;
+
+  /*< public >*/
+  AccelBuffer *row_ptr;
+  AccelBuffer *col_ind;
+  AccelBuffer *values;
+  AccelBuffer *b;
+  AccelBuffer *c;
+  gint64 n_cols;
+  double alpha;
+  double beta;
+  gboolean check_structure;
+};
+
+ACCEL_API
+AccelOp *accel_spmm_new (AccelBuffer *row_ptr, AccelBuffer *col_ind, AccelBuffer *values, AccelBuffer *b, AccelBuffer *c, gint64 n_cols);
+
+G_END_DECLS

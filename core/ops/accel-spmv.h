@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "../accel-op.h"
+
+G_BEGIN_DECLS
+
+#define ACCEL_TYPE_SPMV (accel_spmv_get_type ())
+ACCEL_API
+G_DECLARE_FINAL_TYPE (AccelSpmv, accel_spmv, ACCEL, SPMV, AccelOp)
+
+struct _AccelSpmv {
+  AccelOp parent_instance;
+
+  /*< public >*/
+  AccelBuffer *row_ptr;
+  AccelBuffer *col_ind;
+  AccelBuffer *values;
+  AccelBuffer *x;
+  AccelBuffer *y;
+  gint64 n_cols;
+  double alpha;
+  double beta;
+  gboolean check_structure;
+};
+
+ACCEL_API
+AccelOp *accel_spmv_new (AccelBuffer *row_ptr, AccelBuffer *col_ind, AccelBuffer *values, AccelBuffer *x, AccelBuffer *y, gint64 n_cols);
+
+G_END_DECLS

@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "accel-op-check-private.h"
+#include "accel-enum-types.h"
+
+/**
+ * AccelSvd:
+ * @a: the matrix, `[m, n]` or `[batch, m, n]`
+ * @s: the singular values, `[k]`, descending
+ * @u: the left singular vectors as columns, `[m, k]`
+ * @vt: the right singular vectors as rows, `[k, n]`
+ *
+ * Reduced singular value decomposition `a = u diag (s) vt`, with `k = min (m, n)`
+ * singular values in @s (non-negative, descending), `u` `[m, k]` and `vt`
+ * `[k, n]` with orthonormal columns and rows. Row-major contiguous f32 or f64,
+ * `[m, n]` or a batch `[batch, m, n]`. Singular vectors are unique only up to
+ * sign (and rotation within repeated singular values): compare products, not
+ * vectors. Failure to converge is %ACCEL_ERROR_LIBRARY.
+ *
+ * Op name: `svd`.
+ */
+
+G_DEFINE_FINAL_TYPE (AccelSvd, accel_svd, ACCEL_TYPE_OP)
+
+enum {
+  PROP_0,
+  PROP_A,
+  PROP_S,
+  PROP_U,
+  PROP_VT,
+  N_PROPS
+};
+
+static const AccelDType linalg_dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F64 };
+
+static void
+accel_svd_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  AccelSvd *self = ACCEL_SVD (object);
+
+  switch (prop_id)
+    {
+    case PROP_A:
+      accel_op_set_buffer_ (object, &self->a, value, pspec);
+      break;
+    case PROP_S:
+      accel_op_set_buffer_ (object, &self->s, value, pspec);
+      break;
+    case PROP_U:
+      accel_op_set_buffer_ (object, &self->u, value, pspec);
+      break;
+    case PROP_VT:
+      accel_op_set_buffer_ (object, &self->vt, value, pspec);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+accel_svd_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  AccelSvd *self = ACCEL_SVD (object);
+
+  switch (prop_id)
+    {
+    case PROP_A:
+      g_value_set_object (value, self->a);
+      break;
+    case PROP_S:
+      g_value_set_object (value, self->s);
+      break;
+    case PROP_U:
+      g_value_set_object (value, self->u);
+      break;
+    case PROP_VT:
+      g_value_set_object (value, self->vt);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+accel_svd_dispose (GObject *object)
+{
+  AccelSvd *self = ACCEL_SVD (object);
+
+  g_clear_object (&self->a);
+  g_clear_object (&self->s);
+  g_clear_object (&self->u);
+  g_clear_object (&self->vt);
+
+  G_OBJECT_CLASS (accel_svd_parent_class)->dispose (object);
+}
+
+static gboolean
+accel_svd_validate (AccelOp *op, GError **error)
+{
+  AccelSvd *self = ACCEL_SVD (op);
+
+  if (!accel_op_require_ ("svd", "a", self->a, error)
+      || !accel_op_require_ ("svd", "s", self->s, error)
+      || !accel_op_require_ ("svd", "u", self->u, error)
+      || !accel_op_require_ ("svd", "vt", self->vt, error))
+    return FALSE;
+
+  AccelOpMatrixDims d;
+  if (!accel_op_check_dtype (op, "a", linalg_dtypes, G_N_ELEMENTS (linalg_dtypes), error)
+      || !accel_op_check_same_dtype (op, "a", "s", error)
+      || !accel_op_check_same_dtype (op, "a", "u", error)
+      || !accel_op_check_same_dtype (op, "a", "vt", error)
+      || !accel_op_matrix_dims_ (op, "a", self->a, &d, error)
+      || !accel_op_check_contiguous (op, "s", error)
+      || !accel_op_check_contiguous (op, "u", error)
+      || !accel_op_check_contiguous (op, "vt", error))
+    return FALSE;
+
+  gint64 k = MIN (d.rows, d.cols);
+  gint64 s_dims[1] = { k };
+  gint64 u_dims[2] = { d.rows, k };
+  gint64 vt_dims[2] = { k, d.cols };
+  AccelBuffer *outs[3] = { self->s, self->u, self->vt };
+  const char *names[3] = { "s", "u", "vt" };
+  if (!accel_op_expect_batched_ (error, "svd", "s", self->s, &d, s_dims, 1, "min(m, n) for “a” m x n")
+      || !accel_op_expect_batched_ (error, "svd", "u", self->u, &d, u_dims, 2, "m x min(m, n) for “a” m x n")
+      || !accel_op_expect_batched_ (error, "svd", "vt", self->vt, &d, vt_dims, 2, "min(m, n) x n for “a” m x n"))
+    return FALSE;
+  for (guint i = 0; i < 3; i++)
+    {
+      if (!accel_op_check_no_alias_ (error, "svd", names[i], outs[i], "a", self->a))
+        return FALSE;
+      for (guint j = 0; j < i; j++)
+        if (!accel_op_check_no_alias_ (error, "svd", names[i], outs[i], names[j], outs[j]))
+          return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+accel_svd_class_init (AccelSvdClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
+
+  object_class->set_property = accel_svd_set_property;
+  object_class->get_property = accel_svd_get_property;
+  object_class->dispose = accel_svd_dispose;
+  op_class->validate = accel_svd_validate;
+
+  accel_op_class_set_metadata (op_class, "svd",
+                               "Reduced singular value decomposition a = u diag(s) vt");
+
+  accel_op_class_install_buffer (op_class, PROP_A, "a",
+                                 "The matrix [m, n] (or [b, m, n]); f32 or f64",
+                                 ACCEL_ACCESS_READ, TRUE);
+  accel_op_class_install_buffer (op_class, PROP_S, "s",
+                                 "Singular values [min(m, n)], descending",
+                                 ACCEL_ACCESS_WRITE, TRUE);
+  accel_op_class_install_buffer (op_class, PROP_U, "u",
+                                 "Left singular vectors as columns [m, min(m, n)]",
+                                 ACCEL_ACCESS_WRITE, TRUE);
+  accel_op_class_install_buffer (op_class, PROP_VT, "vt",
+                                 "Right singular vectors as rows [min(m, n), n]",
+                                 ACCEL_ACCESS_WRITE, TRUE);
+
+}
+
+static void
+accel_svd_init (AccelSvd *self)
+{
+}
+
+/**
+ * accel_svd_new:
+ * @a: (transfer none) (nullable): the matrix, `[m, n]` or `[batch, m, n]`
+ * @s: (transfer none) (nullable): the singular values, `[k]`, descending
+ * @u: (transfer none) (nullable): the left singular vectors as columns, `[m, k]`
+ * @vt: (transfer none) (nullable): the right singular vectors as rows, `[k, n]`
+ *
+ * Makes an `svd` op.
+ *
+ * Returns: (transfer full): a new #AccelSvd
+ */
+AccelOp *
+accel_svd_new (AccelBuffer *a, AccelBuffer *s, AccelBuffer *u, AccelBuffer *vt)
+{
+  g_return_val_if_fail (a == NULL || ACCEL_IS_BUFFER (a), NULL);
+  g_return_val_if_fail (s == NULL || ACCEL_IS_BUFFER (s), NULL);
+  g_return_val_if_fail (u == NULL || ACCEL_IS_BUFFER (u), NULL);
+  g_return_val_if_fail (vt == NULL || ACCEL_IS_BUFFER (vt), NULL);
+
+  return g_object_new (ACCEL_TYPE_SVD, "a", a,
+                       "s", s,
+                       "u", u,
+                       "vt", vt, NULL);
+}

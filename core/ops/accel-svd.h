@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "../accel-op.h"
+
+G_BEGIN_DECLS
+
+#define ACCEL_TYPE_SVD (accel_svd_get_type ())
+ACCEL_API
+G_DECLARE_FINAL_TYPE (AccelSvd, accel_svd, ACCEL, SVD, AccelOp)
+
+struct _AccelSvd {
+  AccelOp parent_instance;
+
+  /*< public >*/
+  AccelBuffer *a;
+  AccelBuffer *s;
+  AccelBuffer *u;
+  AccelBuffer *vt;
+};
+
+ACCEL_API
+AccelOp *accel_svd_new (AccelBuffer *a, AccelBuffer *s, AccelBuffer *u, AccelBuffer *vt);
+
+G_END_DECLS

@@ -1,0 +1,224 @@
+/* accel-cpu-attention-backward.c: reference gradients of attention on the CPU.
+ *
+ * The oracle of the GPU backward kernels, so it follows the op's definition
+ * literally and in binary64: P is recomputed from the given lse, and
+ *   dV_j += P_ij dO_i,  dS_ij = P_ij (dO_i . v_j - dO_i . O_i) c'(x_ij),
+ *   dQ_i = scale sum_j dS_ij k_j,  dK_j += scale dS_ij q_i
+ * with c' = 1 - tanh^2 under the soft cap (1 otherwise). One work item is a
+ * (batch, kv head) pair with all of its query heads, so threads never write
+ * the same dK/dV row.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <math.h>
+#include <string.h>
+#include "accel-cpu-kernels.h"
+
+void accel_cpu_register_attention_backward (AccelPlugin *plugin);
+
+typedef struct {
+  gint64 B, Hq, Hkv, Sq, Sk, D, Dv;
+  gboolean causal;
+  gint64 window_left, window_right;
+  double scale, softcap;
+  const double *q, *k, *v, *out, *dout;
+  const float *lse;
+  double *dq, *dk, *dv;
+} AttnBwdJob;
+
+static inline void
+visible_keys (const AttnBwdJob *job, gint64 i, gint64 *lo, gint64 *hi)
+{
+  gint64 base = i + job->Sk - job->Sq;
+  gint64 a = 0, b = job->Sk - 1;
+
+  if (job->causal)
+    b = MIN (b, base);
+  if (job->window_right >= 0)
+    b = MIN (b, base + job->window_right);
+  if (job->window_left >= 0)
+    a = MAX (a, base - job->window_left);
+  *lo = a;
+  *hi = b;
+}
+
+static void
+attention_backward_items (gint64 begin, gint64 end, gpointer data)
+{
+  const AttnBwdJob *job = data;
+  const gint64 group = job->Hq / job->Hkv;
+  const gint64 D = job->D, Dv = job->Dv;
+
+  for (gint64 item = begin; item < end; item++)
+    {
+      const gint64 b = item / job->Hkv, hk = item % job->Hkv;
+      const double *kh = job->k + (b * job->Hkv + hk) * job->Sk * D;
+      const double *vh = job->v + (b * job->Hkv + hk) * job->Sk * Dv;
+      double *dkh = job->dk + (b * job->Hkv + hk) * job->Sk * D;
+      double *dvh = job->dv + (b * job->Hkv + hk) * job->Sk * Dv;
+
+      memset (dkh, 0, job->Sk * D * sizeof (double));
+      memset (dvh, 0, job->Sk * Dv * sizeof (double));
+      for (gint64 h = hk * group; h < (hk + 1) * group; h++)
+        for (gint64 i = 0; i < job->Sq; i++)
+          {
+            const gint64 row = (b * job->Hq + h) * job->Sq + i;
+            const double *q = job->q + row * D;
+            const double *o = job->out + row * Dv;
+            const double *dO = job->dout + row * Dv;
+            double *dq = job->dq + row * D;
+            const double lse = job->lse[row];
+            gint64 lo, hi;
+
+            memset (dq, 0, D * sizeof (double));
+            visible_keys (job, i, &lo, &hi);
+            if (lo > hi || isinf (lse))
+              continue;
+            double dsum = 0;
+            for (gint64 c = 0; c < Dv; c++)
+              dsum += dO[c] * o[c];
+            for (gint64 j = lo; j <= hi; j++)
+              {
+                const double *k = kh + j * D, *v = vh + j * Dv;
+                double dot = 0, dp = 0;
+                for (gint64 e = 0; e < D; e++)
+                  dot += q[e] * k[e];
+                for (gint64 c = 0; c < Dv; c++)
+                  dp += dO[c] * v[c];
+                double x = dot * job->scale, deriv = job->scale;
+                if (job->softcap > 0)
+                  {
+                    double t = tanh (x / job->softcap);
+                    x = job->softcap * t;
+                    deriv *= 1 - t * t;
+                  }
+                const double p = exp (x - lse);
+                const double ds = p * (dp - dsum) * deriv;
+                for (gint64 c = 0; c < Dv; c++)
+                  dvh[j * Dv + c] += p * dO[c];
+                for (gint64 e = 0; e < D; e++)
+                  {
+                    dq[e] += ds * k[e];
+                    dkh[j * D + e] += ds * q[e];
+                  }
+              }
+          }
+    }
+}
+
+/* The buffer's contents as binary64 (f16/bf16/f32 through binary32). */
+static double *
+widen (const AccelCpuExec *exec, AccelBuffer *buffer, GError **error)
+{
+  AccelDType dtype = accel_buffer_get_dtype (buffer);
+  gint64 n = accel_buffer_get_n_elements (buffer);
+  double *out = accel_cpu_scratch_alloc (MAX (n, 1) * sizeof (double), error);
+
+  if (out == NULL)
+    return NULL;
+  if (dtype == ACCEL_DTYPE_F64)
+    {
+      memcpy (out, accel_buffer_get_data (buffer), n * sizeof (double));
+      return out;
+    }
+  float *tmp = accel_cpu_scratch_alloc (MAX (n, 1) * sizeof (float), error);
+  if (tmp == NULL)
+    {
+      accel_cpu_scratch_free (out);
+      return NULL;
+    }
+  accel_cpu_to_f32 (exec, dtype, accel_buffer_get_data (buffer), tmp, n);
+  for (gint64 i = 0; i < n; i++)
+    out[i] = tmp[i];
+  accel_cpu_scratch_free (tmp);
+  return out;
+}
+
+/* Stores binary64 @src into @buffer, rounding to its dtype. */
+static gboolean
+narrow (const AccelCpuExec *exec, const double *src, AccelBuffer *buffer, GError **error)
+{
+  AccelDType dtype = accel_buffer_get_dtype (buffer);
+  gint64 n = accel_buffer_get_n_elements (buffer);
+
+  if (dtype == ACCEL_DTYPE_F64)
+    {
+      memcpy (accel_buffer_get_data (buffer), src, n * sizeof (double));
+      return TRUE;
+    }
+  float *tmp = accel_cpu_scratch_alloc (MAX (n, 1) * sizeof (float), error);
+  if (tmp == NULL)
+    return FALSE;
+  for (gint64 i = 0; i < n; i++)
+    tmp[i] = (float) src[i];
+  accel_cpu_from_f32 (exec, dtype, tmp, accel_buffer_get_data (buffer), n);
+  accel_cpu_scratch_free (tmp);
+  return TRUE;
+}
+
+static gboolean
+attention_backward_run (AccelOp *op, gpointer context, GError **error)
+{
+  AccelAttentionBackward *self = ACCEL_ATTENTION_BACKWARD (op);
+  const AccelShape *sq = accel_buffer_get_shape (self->q);
+  const AccelShape *sk = accel_buffer_get_shape (self->k);
+  const AccelShape *sv = accel_buffer_get_shape (self->v);
+  AttnBwdJob job = {
+    .B = accel_shape_get_dim (sq, 0),
+    .Hq = accel_shape_get_dim (sq, 1),
+    .Sq = accel_shape_get_dim (sq, 2),
+    .D = accel_shape_get_dim (sq, 3),
+    .Hkv = accel_shape_get_dim (sk, 1),
+    .Sk = accel_shape_get_dim (sk, 2),
+    .Dv = accel_shape_get_dim (sv, 3),
+    .causal = self->causal,
+    .window_left = self->window_left,
+    .window_right = self->window_right,
+    .softcap = self->softcap,
+    .lse = accel_buffer_get_data (self->lse),
+  };
+  job.scale = self->scale > 0.0 ? self->scale : (job.D > 0 ? 1.0 / sqrt ((double) job.D) : 1.0);
+
+  if (job.B * job.Hkv == 0)
+    return TRUE;
+
+  AccelBuffer *in[] = { self->q, self->k, self->v, self->out, self->dout };
+  double *w[5] = { NULL, };
+  double *dq = NULL, *dk = NULL, *dv = NULL;
+  gboolean ok = TRUE;
+
+  for (guint i = 0; i < G_N_ELEMENTS (in) && ok; i++)
+    ok = (w[i] = widen (context, in[i], error)) != NULL;
+  if (ok)
+    ok = (dq = accel_cpu_scratch_alloc (MAX (accel_buffer_get_n_elements (self->dq), 1) * sizeof (double), error)) != NULL
+         && (dk = accel_cpu_scratch_alloc (MAX (accel_buffer_get_n_elements (self->dk), 1) * sizeof (double), error)) != NULL
+         && (dv = accel_cpu_scratch_alloc (MAX (accel_buffer_get_n_elements (self->dv), 1) * sizeof (double), error)) != NULL;
+  if (ok)
+    {
+      job.q = w[0];
+      job.k = w[1];
+      job.v = w[2];
+      job.out = w[3];
+      job.dout = w[4];
+      job.dq = dq;
+      job.dk = dk;
+      job.dv = dv;
+      accel_cpu_parallel_for (context, job.B * job.Hkv, 1, attention_backward_items, &job);
+      ok = narrow (context, dq, self->dq, error) && narrow (context, dk, self->dk, error)
+           && narrow (context, dv, self->dv, error);
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (w); i++)
+    accel_cpu_scratch_free (w[i]);
+  accel_cpu_scratch_free (dq);
+  accel_cpu_scratch_free (dk);
+  accel_cpu_scratch_free (dv);
+  return ok;
+}
+
+static const AccelKernelVTable attention_backward_kernel = { .run = attention_backward_run };
+
+void
+accel_cpu_register_attention_backward (AccelPlugin *plugin)
+{
+  accel_plugin_register_kernel (plugin, "attention-backward", "cpu", ACCEL_CPU_KERNEL_RANK, &attention_backward_kernel);
+}

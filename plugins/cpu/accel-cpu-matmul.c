@@ -1,0 +1,156 @@
+/* accel-cpu-matmul.c: matmul through CBLAS sgemm plus its epilogue.
+ *
+ * The operands are widened to f32 (f16, bf16 and fp8 exactly; f32 is used
+ * in place), multiplied with sgemm into an f32 product, and the epilogue
+ * (bias, ReLU or GELU, then the fp8 output scale) applied while storing,
+ * rounding once to the type of c (fp8 e4m3 saturating at ±448, as
+ * cuBLASLt does).
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <math.h>
+#include <cblas.h>
+#include <accel-half.h>
+#include "accel-cpu-kernels.h"
+#include "accel-cpu-lib-kernels.h"
+
+static float *
+widen (gpointer context, AccelBuffer *buffer, gboolean *owned, GError **error)
+{
+  AccelDType dt = accel_buffer_get_dtype (buffer);
+  gint64 n = accel_buffer_get_n_elements (buffer);
+
+  *owned = dt != ACCEL_DTYPE_F32;
+  if (!*owned)
+    return accel_buffer_get_data (buffer);
+  float *f = accel_cpu_scratch_alloc (MAX (n, 1) * sizeof (float), error);
+  if (f != NULL)
+    accel_cpu_to_f32 (context, dt, accel_buffer_get_data (buffer), f, n);
+  return f;
+}
+
+static inline float
+gelu (float x)
+{
+  /* The tanh approximation, as cuBLASLt's GELU epilogue. */
+  const double k = 0.7978845608028654;   /* sqrt (2 / pi) */
+  double xd = x;
+  return (float) (0.5 * xd * (1.0 + tanh (k * (xd + 0.044715 * xd * xd * xd))));
+}
+
+static inline void
+store (AccelDType dt, void *c, gint64 i, float v)
+{
+  switch (dt)
+    {
+    case ACCEL_DTYPE_F32:
+      ((float *) c)[i] = v;
+      break;
+    case ACCEL_DTYPE_F16:
+      ((guint16 *) c)[i] = accel_f16_from_f32 (v);
+      break;
+    case ACCEL_DTYPE_BF16:
+      ((guint16 *) c)[i] = accel_bf16_from_f32 (v);
+      break;
+    case ACCEL_DTYPE_FP8_E4M3:
+      ((guint8 *) c)[i] = accel_fp8_e4m3_from_f32 (v);
+      break;
+    default:
+      ((guint8 *) c)[i] = accel_fp8_e5m2_from_f32 (v);
+      break;
+    }
+}
+
+typedef struct {
+  AccelMatmulEpilogue epilogue;
+  AccelDType c_dtype;
+  gint64 n;
+  const float *t;          /* the product, alpha and beta applied */
+  const float *bias;       /* nullable */
+  float c_scale;
+  void *c;
+} EpilogueJob;
+
+static void
+epilogue_rows (gint64 begin, gint64 end, gpointer data)
+{
+  EpilogueJob *job = data;
+  AccelMatmulEpilogue e = job->epilogue;
+
+  for (gint64 row = begin; row < end; row++)
+    for (gint64 j = 0; j < job->n; j++)
+      {
+        gint64 i = row * job->n + j;
+        float v = job->t[i];
+        if (job->bias)
+          v += job->bias[j];
+        if (e == ACCEL_MATMUL_EPILOGUE_RELU || e == ACCEL_MATMUL_EPILOGUE_BIAS_RELU)
+          v = v > 0.0f ? v : (isnan (v) ? v : 0.0f);
+        else if (e == ACCEL_MATMUL_EPILOGUE_GELU || e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU)
+          v = gelu (v);
+        store (job->c_dtype, job->c, i, v * job->c_scale);
+      }
+}
+
+static gboolean
+matmul_run (AccelOp *op, gpointer context, GError **error)
+{
+  AccelMatmul *self = ACCEL_MATMUL (op);
+  const AccelShape *sa = accel_buffer_get_shape (self->a);
+  const AccelShape *sb = accel_buffer_get_shape (self->b);
+  guint rank = accel_shape_get_rank (sa), r = rank - 2;
+  gint64 a0 = accel_shape_get_dim (sa, r), a1 = accel_shape_get_dim (sa, r + 1);
+  gint64 b0 = accel_shape_get_dim (sb, r), b1 = accel_shape_get_dim (sb, r + 1);
+  gint64 batch = rank == 3 ? accel_shape_get_dim (sa, 0) : 1;
+  gint64 m = self->transa ? a1 : a0, k = self->transa ? a0 : a1, n = self->transb ? b0 : b1;
+  AccelDType c_dtype = accel_buffer_get_dtype (self->c);
+  gboolean own_a = FALSE, own_b = FALSE, own_bias = FALSE;
+  float *fa = NULL, *fb = NULL, *fbias = NULL, *t = NULL;
+  gboolean ok = FALSE;
+
+  if (batch == 0 || m == 0 || n == 0)
+    return TRUE;
+  if ((fa = widen (context, self->a, &own_a, error)) == NULL
+      || (fb = widen (context, self->b, &own_b, error)) == NULL
+      || (self->bias && (fbias = widen (context, self->bias, &own_bias, error)) == NULL))
+    goto out;
+
+  gint64 nc = batch * m * n;
+  t = accel_cpu_scratch_alloc (nc * sizeof (float), error);
+  if (t == NULL)
+    goto out;
+  /* Only an f32, f16 or bf16 c is accumulated into (an fp8 c needs beta 0). */
+  if (self->beta != 0.0)
+    accel_cpu_to_f32 (context, c_dtype, accel_buffer_get_data (self->c), t, nc);
+
+  float alpha = (float) (self->alpha * self->a_scale * self->b_scale);
+  for (gint64 i = 0; i < batch; i++)
+    cblas_sgemm (CblasRowMajor, self->transa ? CblasTrans : CblasNoTrans,
+                 self->transb ? CblasTrans : CblasNoTrans, (int) m, (int) n, (int) k,
+                 alpha, fa + i * a0 * a1, (int) MAX (a1, 1), fb + i * b0 * b1, (int) MAX (b1, 1),
+                 (float) self->beta, t + i * m * n, (int) n);
+
+  EpilogueJob job = {
+    self->epilogue, c_dtype, n, t, fbias, (float) self->c_scale, accel_buffer_get_data (self->c),
+  };
+  accel_cpu_parallel_for (context, batch * m, MAX (16384 / n, 1), epilogue_rows, &job);
+  ok = TRUE;
+
+out:
+  if (own_a)
+    accel_cpu_scratch_free (fa);
+  if (own_b)
+    accel_cpu_scratch_free (fb);
+  if (own_bias)
+    accel_cpu_scratch_free (fbias);
+  accel_cpu_scratch_free (t);
+  return ok;
+}
+
+static const AccelKernelVTable matmul_kernel = { .run = matmul_run };
+
+void
+accel_cpu_register_matmul (AccelPlugin *plugin)
+{
+  accel_plugin_register_kernel (plugin, "matmul", "cpu", ACCEL_CPU_KERNEL_RANK, &matmul_kernel);
+}

@@ -1,0 +1,516 @@
+/* accel-flashattn-fwd-sm90.cu: the forward pass on Hopper (sm_90a) with
+ * warpgroup MMA, for head dims 64, 128 and 256.
+ *
+ * A block of two warpgroups takes 128 query rows (64 each) of one (batch,
+ * head), against key blocks of 128 (64 at D = 256). S = Q K^T is one wgmma chain per key block with Q and K read from
+ * shared memory; O += P V takes P from registers (the S accumulators,
+ * rounded, are already the A-operand fragment) and V from shared memory
+ * read transposed (MN-major). Q, K and V live in shared memory in the
+ * 128-byte-swizzled layout the tensor cores read: per 64-column half,
+ * rows of 128 bytes whose 16-byte chunks are XORed with (row % 8).
+ * K and V are double-buffered with cp.async; the online softmax, the masks
+ * and the soft cap are those of the sm_80 kernel.
+ *
+ * Built only for sm_90a (-gencode=arch=compute_90a,code=sm_90a) with
+ * -DACCEL_FA_HAVE_SM90; accel_flashattn_fwd() calls it first on a device of
+ * compute capability 9.0 and falls back to the sm_80 kernels for what it
+ * declines.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "accel-flashattn-common.cuh"
+#include "accel-flashattn-private.h"
+
+namespace accel_fa {
+
+/* Wgmma<T, N>: one k16 step of wgmma.mma_async m64nNk16 with f32 accumulators
+ * (each thread holds N/2 of them, in the mma.sync C layout of its warp's
+ * 16 rows).
+ *   ss: D = A (smem, K-major) * B (smem, K-major) (+ D if accumulate)
+ *   rs: D += A (registers: the mma.sync A fragment of each warp's 16 rows)
+ *           * B (smem, MN-major)
+ * Generated text (one specialisation per type and N): the asm operand lists
+ * cannot be written with loops. */
+template <typename T, int N> struct Wgmma;
+
+template <> struct Wgmma<__nv_bfloat16, 64> {
+  static __device__ __forceinline__ void ss (float *d, uint64_t da, uint64_t db, int accumulate)
+  {
+    asm volatile ("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                  "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                  : "l"(da), "l"(db), "r"(accumulate));
+  }
+  static __device__ __forceinline__ void rs (float *d, const uint32_t *a, uint64_t db)
+  {
+    asm volatile ("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                  "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, {%32,%33,%34,%35}, %36, p, 1, 1, 1;\n}\n"
+                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+  }
+};
+
+template <> struct Wgmma<__half, 64> {
+  static __device__ __forceinline__ void ss (float *d, uint64_t da, uint64_t db, int accumulate)
+  {
+    asm volatile ("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                  "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                  : "l"(da), "l"(db), "r"(accumulate));
+  }
+  static __device__ __forceinline__ void rs (float *d, const uint32_t *a, uint64_t db)
+  {
+    asm volatile ("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
+                  "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, {%32,%33,%34,%35}, %36, p, 1, 1, 1;\n}\n"
+                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+  }
+};
+
+template <> struct Wgmma<__nv_bfloat16, 128> {
+  static __device__ __forceinline__ void ss (float *d, uint64_t da, uint64_t db, int accumulate)
+  {
+    asm volatile ("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                  "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                  : "l"(da), "l"(db), "r"(accumulate));
+  }
+  static __device__ __forceinline__ void rs (float *d, const uint32_t *a, uint64_t db)
+  {
+    asm volatile ("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+                  "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, {%64,%65,%66,%67}, %68, p, 1, 1, 1;\n}\n"
+                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+  }
+};
+
+template <> struct Wgmma<__half, 128> {
+  static __device__ __forceinline__ void ss (float *d, uint64_t da, uint64_t db, int accumulate)
+  {
+    asm volatile ("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                  "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
+                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                  : "l"(da), "l"(db), "r"(accumulate));
+  }
+  static __device__ __forceinline__ void rs (float *d, const uint32_t *a, uint64_t db)
+  {
+    asm volatile ("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
+                  "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, {%64,%65,%66,%67}, %68, p, 1, 1, 1;\n}\n"
+                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+  }
+};
+
+template <> struct Wgmma<__nv_bfloat16, 256> {
+  static __device__ __forceinline__ void ss (float *d, uint64_t da, uint64_t db, int accumulate)
+  {
+    asm volatile ("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                  "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+                  : "l"(da), "l"(db), "r"(accumulate));
+  }
+  static __device__ __forceinline__ void rs (float *d, const uint32_t *a, uint64_t db)
+  {
+    asm volatile ("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+                  "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, {%128,%129,%130,%131}, %132, p, 1, 1, 1;\n}\n"
+                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+  }
+};
+
+template <> struct Wgmma<__half, 256> {
+  static __device__ __forceinline__ void ss (float *d, uint64_t da, uint64_t db, int accumulate)
+  {
+    asm volatile ("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+                  "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
+                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+                  : "l"(da), "l"(db), "r"(accumulate));
+  }
+  static __device__ __forceinline__ void rs (float *d, const uint32_t *a, uint64_t db)
+  {
+    asm volatile ("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
+                  "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, {%128,%129,%130,%131}, %132, p, 1, 1, 1;\n}\n"
+                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
+  }
+};
+
+__device__ __forceinline__ void wgmma_fence () { asm volatile ("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit () { asm volatile ("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_wait0 () { asm volatile ("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
+__device__ __forceinline__ void fence_proxy_async () { asm volatile ("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+/* Keeps the compiler from moving reads or writes of accumulators across
+ * the asynchronous MMA's issue and wait. */
+template <int N>
+__device__ __forceinline__ void
+fence_regs (float *r)
+{
+#pragma unroll
+  for (int i = 0; i < N; i++)
+    asm volatile ("" : "+f"(r[i]) :: "memory");
+}
+
+/* Shared-memory matrix descriptor, 128-byte swizzle. */
+__device__ __forceinline__ uint64_t
+make_desc (uint32_t addr, uint32_t lbo, uint32_t sbo)
+{
+  uint64_t d = (uint64_t) ((addr & 0x3FFFF) >> 4);
+  d |= (uint64_t) ((lbo & 0x3FFFF) >> 4) << 16;
+  d |= (uint64_t) ((sbo & 0x3FFFF) >> 4) << 32;
+  d |= (uint64_t) 1 << 62;
+  return d;
+}
+
+/* Element offset of (row, col) in a ROWS x D tile stored as D/64
+ * 64-column slabs of 128-byte swizzled rows. */
+template <int ROWS>
+__device__ __forceinline__ int
+sw128 (int row, int col)
+{
+  return (col >> 6) * ROWS * 64 + row * 64 + ((((col >> 3) & 7) ^ (row & 7)) << 3) + (col & 7);
+}
+
+template <typename T, int ROWS, int D, int NTHREADS>
+__device__ __forceinline__ void
+load_tile_sw128 (T *smem, const T *gmem, int64_t stride, int valid, int tid)
+{
+  constexpr int CHUNKS = D / 8;
+  constexpr int RSTEP = NTHREADS / CHUNKS;
+  static_assert (RSTEP % 8 == 0 && ROWS % RSTEP == 0, "tile not a multiple of the block");
+  const int r0 = tid / CHUNKS, c = tid % CHUNKS;
+  const T *src = gmem + r0 * stride + c * 8;
+  const int64_t step = RSTEP * stride;
+  const uint32_t base = smem_u32 (smem + sw128<ROWS> (r0, c * 8));
+  const int left = valid - r0;
+#pragma unroll
+  for (int i = 0; i < ROWS / RSTEP; i++)
+    {
+      const bool ok = i * RSTEP < left;
+      cp_async_16 (base + i * RSTEP * 64 * 2, ok ? src : gmem, ok ? 16 : 0);
+      src += step;
+    }
+}
+
+constexpr int kBM = 128, kThreads = 256;
+
+template <int D, int BN>
+struct Sm90Config {
+  static constexpr int kTileBytes = BN * D * 2;                      /* one K or V tile */
+  static constexpr int kSmem = kBM * D * 2 + 4 * kTileBytes + 1024;  /* Q, 2 x (K, V), alignment */
+};
+
+template <typename T, int kD, int kBN>
+__global__ void __launch_bounds__ (kThreads, 1)
+fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
+{
+  constexpr int kTileBytes = Sm90Config<kD, kBN>::kTileBytes;
+  using TT = TypeTraits<T>;
+  constexpr int SN = kBN / 8, ON = kD / 8;
+
+  extern __shared__ __align__ (1024) unsigned char smem_raw[];
+  const uint32_t raw_u = smem_u32 (smem_raw);
+  unsigned char *smem = smem_raw + ((1024 - (raw_u & 1023)) & 1023);
+  T *sQ = reinterpret_cast<T *> (smem);
+  T *sK = sQ + kBM * kD;                /* [2][kBN * kD] */
+  T *sV = sK + 2 * kBN * kD;            /* [2][kBN * kD] */
+  const uint32_t sQ_u = smem_u32 (sQ), sK_u = smem_u32 (sK), sV_u = smem_u32 (sV);
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
+  const int m_block = gridDim.x - 1 - blockIdx.x;
+  const int h = blockIdx.y, b = blockIdx.z;
+  const int hk = h / (p.heads_q / p.heads_kv);
+  const int m0 = m_block * kBM;
+  const int Sq = p.seqlen_q, Sk = p.seqlen_k;
+
+  MaskInfo mi;
+  mi.seqlen_q = Sq;
+  mi.seqlen_k = Sk;
+  mi.off = Sk - Sq;
+  mi.left = p.window_left;
+  mi.right = p.causal ? 0 : p.window_right;
+
+  int n_hi = Sk;
+  if (mi.right >= 0)
+    n_hi = min (n_hi, m0 + kBM + mi.off + mi.right);
+  int n_lo = 0;
+  if (mi.left >= 0)
+    n_lo = max (0, m0 + mi.off - mi.left);
+
+  const T *gq = static_cast<const T *> (p.q) + b * p.q_strides[0] + h * p.q_strides[1] + (int64_t) m0 * p.q_strides[2];
+  const T *gk = static_cast<const T *> (p.k) + b * p.k_strides[0] + hk * p.k_strides[1];
+  const T *gv = static_cast<const T *> (p.v) + b * p.v_strides[0] + hk * p.v_strides[1];
+  T *go = static_cast<T *> (p.out) + b * p.o_strides[0] + h * p.o_strides[1] + (int64_t) m0 * p.o_strides[2];
+  float *glse = p.lse ? p.lse + ((int64_t) b * p.heads_q + h) * Sq + m0 : nullptr;
+  const int64_t ks = p.k_strides[2], vs = p.v_strides[2], os = p.o_strides[2];
+
+  /* This thread's rows (within the block) of every 8-column tile. */
+  const int row0 = wg * 64 + (warp & 3) * 16 + (lane >> 2);
+
+  if (n_hi <= n_lo)
+    {
+      for (int idx = tid; idx < kBM * (kD / 8); idx += kThreads)
+        {
+          int r = idx / (kD / 8), c = idx % (kD / 8);
+          if (m0 + r < Sq)
+            *reinterpret_cast<uint4 *> (go + r * os + c * 8) = make_uint4 (0, 0, 0, 0);
+        }
+      if (glse)
+        for (int r = tid; r < kBM; r += kThreads)
+          if (m0 + r < Sq)
+            glse[r] = -INFINITY;
+      return;
+    }
+  const int nb_min = n_lo / kBN;
+  const int nb_max = (n_hi + kBN - 1) / kBN;
+  const int n_iter = nb_max - nb_min;
+
+  const bool capped = p.softcap > 0.f;
+  const float sl = capped ? 1.f : scale * kLog2e;
+  const float cap_in = capped ? scale / p.softcap : 0.f;
+  const float cap_out = p.softcap * kLog2e;
+
+  /* Prologue: Q with the first K/V block, then the second K/V block. */
+  load_tile_sw128<T, kBM, kD, kThreads> (sQ, gq, p.q_strides[2], Sq - m0, tid);
+#pragma unroll
+  for (int j = 0; j < 2; j++)
+    {
+      if (j < n_iter)
+        {
+          const int nb = nb_max - 1 - j;
+          load_tile_sw128<T, kBN, kD, kThreads> (sK + j * kBN * kD, gk + (int64_t) nb * kBN * ks, ks, Sk - nb * kBN, tid);
+          load_tile_sw128<T, kBN, kD, kThreads> (sV + j * kBN * kD, gv + (int64_t) nb * kBN * vs, vs, Sk - nb * kBN, tid);
+        }
+      cp_async_commit ();
+    }
+
+  float o[ON * 4], s[SN * 4];
+  float row_max[2] = { -INFINITY, -INFINITY }, row_sum[2] = { 0.f, 0.f };
+#pragma unroll
+  for (int i = 0; i < ON * 4; i++)
+    o[i] = 0.f;
+
+  /* V is read MN-major: the leading byte offset steps between 64-dim
+   * slabs, the stride byte offset between groups of 8 keys (checked on the
+   * H100: the other assignment gives wrong results). */
+  const uint32_t v_lbo = kBN * 128, v_sbo = 1024;
+
+  for (int it = 0; it < n_iter; it++)
+    {
+      const int nb = nb_max - 1 - it;
+      const int st = it & 1;
+      cp_async_wait<1> ();
+      fence_proxy_async ();
+      __syncthreads ();
+
+      /* S = Q K^T */
+      const uint32_t kb = sK_u + st * kTileBytes, vb = sV_u + st * kTileBytes;
+      wgmma_fence ();
+#pragma unroll
+      for (int kk = 0; kk < kD / 16; kk++)
+        {
+          uint64_t da = make_desc (sQ_u + (kk >> 2) * kBM * 128 + wg * 64 * 128 + (kk & 3) * 32, 16, 1024);
+          uint64_t db = make_desc (kb + (kk >> 2) * kBN * 128 + (kk & 3) * 32, 16, 1024);
+          Wgmma<T, kBN>::ss (s, da, db, kk > 0);
+        }
+      wgmma_commit ();
+      wgmma_wait0 ();
+      fence_regs<SN * 4> (s);
+
+      if (capped)
+        {
+#pragma unroll
+          for (int i = 0; i < SN * 4; i++)
+            s[i] = fast_tanh (s[i] * cap_in) * cap_out;
+        }
+      if (tile_needs_mask (mi, m0, kBM, nb * kBN, kBN))
+        {
+#pragma unroll
+          for (int hh = 0; hh < 2; hh++)
+            {
+              int lo, hi;
+              row_limits (mi, m0 + row0 + hh * 8, nb * kBN + (lane & 3) * 2, lo, hi);
+#pragma unroll
+              for (int nt = 0; nt < SN; nt++)
+#pragma unroll
+                for (int e = 0; e < 2; e++)
+                  if (nt * 8 + e > hi || nt * 8 + e < lo)
+                    s[nt * 4 + 2 * hh + e] = -INFINITY;
+            }
+        }
+
+#pragma unroll
+      for (int hh = 0; hh < 2; hh++)
+        {
+          float mx = row_max[hh];
+#pragma unroll
+          for (int nt = 0; nt < SN; nt++)
+            mx = fmaxf (mx, fmaxf (s[nt * 4 + 2 * hh], s[nt * 4 + 2 * hh + 1]));
+          mx = fmaxf (mx, __shfl_xor_sync (0xffffffffu, mx, 1));
+          mx = fmaxf (mx, __shfl_xor_sync (0xffffffffu, mx, 2));
+          const float m_use = mx == -INFINITY ? 0.f : mx * sl;
+          const float corr = fast_exp2 (row_max[hh] * sl - m_use);
+          row_max[hh] = mx;
+          row_sum[hh] *= corr;
+#pragma unroll
+          for (int dt = 0; dt < ON; dt++)
+            {
+              o[dt * 4 + 2 * hh] *= corr;
+              o[dt * 4 + 2 * hh + 1] *= corr;
+            }
+          float sum = 0.f;
+#pragma unroll
+          for (int nt = 0; nt < SN; nt++)
+            {
+              float p0 = fast_exp2 (fmaf (s[nt * 4 + 2 * hh], sl, -m_use));
+              float p1 = fast_exp2 (fmaf (s[nt * 4 + 2 * hh + 1], sl, -m_use));
+              s[nt * 4 + 2 * hh] = p0;
+              s[nt * 4 + 2 * hh + 1] = p1;
+              sum += p0 + p1;
+            }
+          row_sum[hh] += sum;
+        }
+
+      /* O += P V */
+      uint32_t pa[kBN / 16][4];
+#pragma unroll
+      for (int kk = 0; kk < kBN / 16; kk++)
+        {
+          pa[kk][0] = TT::pack (s[(2 * kk) * 4 + 0], s[(2 * kk) * 4 + 1]);
+          pa[kk][1] = TT::pack (s[(2 * kk) * 4 + 2], s[(2 * kk) * 4 + 3]);
+          pa[kk][2] = TT::pack (s[(2 * kk + 1) * 4 + 0], s[(2 * kk + 1) * 4 + 1]);
+          pa[kk][3] = TT::pack (s[(2 * kk + 1) * 4 + 2], s[(2 * kk + 1) * 4 + 3]);
+        }
+      fence_regs<ON * 4> (o);
+      wgmma_fence ();
+#pragma unroll
+      for (int kk = 0; kk < kBN / 16; kk++)
+        Wgmma<T, kD>::rs (o, pa[kk], make_desc (vb + kk * 16 * 128, v_lbo, v_sbo));
+      wgmma_commit ();
+      wgmma_wait0 ();
+      fence_regs<ON * 4> (o);
+
+      /* Everyone is done with this stage: refill it with block it + 2. */
+      __syncthreads ();
+      if (it + 2 < n_iter)
+        {
+          const int nb2 = nb_max - 1 - (it + 2);
+          load_tile_sw128<T, kBN, kD, kThreads> (sK + st * kBN * kD, gk + (int64_t) nb2 * kBN * ks, ks, Sk - nb2 * kBN, tid);
+          load_tile_sw128<T, kBN, kD, kThreads> (sV + st * kBN * kD, gv + (int64_t) nb2 * kBN * vs, vs, Sk - nb2 * kBN, tid);
+        }
+      cp_async_commit ();
+    }
+  cp_async_wait<0> ();
+
+  /* Epilogue: normalise; stage O in this thread's rows of sQ (plain
+   * row-major with the sm_80 swizzle), then 16-byte stores. */
+#pragma unroll
+  for (int hh = 0; hh < 2; hh++)
+    {
+      float sum = row_sum[hh];
+      sum += __shfl_xor_sync (0xffffffffu, sum, 1);
+      sum += __shfl_xor_sync (0xffffffffu, sum, 2);
+      const float inv = sum > 0.f ? 1.f / sum : 0.f;
+      const int row = row0 + hh * 8;
+#pragma unroll
+      for (int dt = 0; dt < ON; dt++)
+        *reinterpret_cast<uint32_t *> (sQ + swz<kD> (row, dt * 8 + (lane & 3) * 2))
+          = TT::pack (o[dt * 4 + 2 * hh] * inv, o[dt * 4 + 2 * hh + 1] * inv);
+      if (glse && (lane & 3) == 0 && m0 + row < Sq)
+        glse[row] = sum > 0.f ? (row_max[hh] * sl + __log2f (sum)) * kLn2 : -INFINITY;
+    }
+  __syncwarp ();
+  /* Each warp stores its own 16 rows. */
+  constexpr int CH = kD / 8;
+  const int wrow = wg * 64 + (warp & 3) * 16;
+#pragma unroll
+  for (int idx = lane; idx < 16 * CH; idx += 32)
+    {
+      const int row = wrow + idx / CH, c = idx % CH;
+      if (m0 + row < Sq)
+        *reinterpret_cast<uint4 *> (go + row * os + c * 8) = *reinterpret_cast<const uint4 *> (sQ + swz<kD> (row, c * 8));
+    }
+}
+
+template <typename T, int D, int BN>
+static int
+launch_sm90 (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t stream)
+{
+  constexpr int smem = Sm90Config<D, BN>::kSmem;
+  static bool configured = false;
+  if (!configured)
+    {
+      cudaError_t err = cudaFuncSetAttribute (fwd_sm90_kernel<T, D, BN>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+      if (err != cudaSuccess)
+        return err;
+      configured = true;
+    }
+  dim3 grid ((p.seqlen_q + kBM - 1) / kBM, p.heads_q, p.batch);
+  fwd_sm90_kernel<T, D, BN><<<grid, kThreads, smem, stream>>> (p, scale);
+  return cudaGetLastError ();
+}
+
+template <typename T>
+static int
+dispatch_sm90 (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t stream)
+{
+  switch (p.head_dim)
+    {
+    case 64:
+      return launch_sm90<T, 64, 128> (p, scale, stream);
+    case 128:
+      return launch_sm90<T, 128, 128> (p, scale, stream);
+    case 256:
+      return launch_sm90<T, 256, 64> (p, scale, stream);
+    default:
+      return ACCEL_FA_UNSUPPORTED;
+    }
+}
+
+} /* namespace accel_fa */
+
+using namespace accel_fa;
+
+static bool
+device_is_sm90 ()
+{
+  static int cached[64];   /* 0 unknown, 1 yes, 2 no */
+  int dev = 0;
+  if (cudaGetDevice (&dev) != cudaSuccess || dev < 0 || dev >= 64)
+    return false;
+  if (cached[dev] == 0)
+    {
+      int major = 0, minor = 0;
+      cudaDeviceGetAttribute (&major, cudaDevAttrComputeCapabilityMajor, dev);
+      cudaDeviceGetAttribute (&minor, cudaDevAttrComputeCapabilityMinor, dev);
+      cached[dev] = major == 9 && minor == 0 ? 1 : 2;
+    }
+  return cached[dev] == 1;
+}
+
+int
+accel_fa_fwd_sm90 (const AccelFlashAttnFwdParams *p, float scale, cudaStream_t stream)
+{
+  if (!device_is_sm90 ())
+    return ACCEL_FA_UNSUPPORTED;
+  /* ACCEL_FA_SM90_DIMS (harness only): a comma list of the head dims this
+   * path takes, to compare it with the sm_80 kernels dim by dim. */
+  const char *dims = getenv ("ACCEL_FA_SM90_DIMS");
+  if (dims != nullptr)
+    {
+      char want[8];
+      snprintf (want, sizeof want, "%d", p->head_dim);
+      if (strstr (dims, want) == nullptr)
+        return ACCEL_FA_UNSUPPORTED;
+    }
+#ifndef ACCEL_FA_ONLY_BF16
+  if (p->dtype == ACCEL_FA_F16)
+    return dispatch_sm90<__half> (*p, scale, stream);
+#endif
+  return dispatch_sm90<__nv_bfloat16> (*p, scale, stream);
+}

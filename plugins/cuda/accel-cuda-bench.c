@@ -1,0 +1,551 @@
+/* accel-cuda-bench.c: the GPU groups of accel-bench, each figure beside its
+ * raw CUDA baseline in the same run, on the bench's device (a cuda:N, in
+ * whichever isolation ACCEL_CUDA_ISOLATION chose):
+ *
+ * - cuda-dispatch: round trip of a one-element fill, blocking and async,
+ *   for each completion strategy, beside an empty kernel launch plus
+ *   cudaStreamSynchronize.
+ * - cuda-pipeline: ops per second with 256 in flight, beside raw async
+ *   launches.
+ * - cuda-gemm: gemm beside cublasGemmEx at 4096³ and 8192³ for bf16, fp16,
+ *   tf32 and fp32, on the same data; each side runs a burst back to back
+ *   (Accel pipelined through submit_async, cuBLAS timed with cudaEvents),
+ *   after a warm-up, and the median burst counts.
+ * - cuda-rng: rng-fill (Philox, bit-identical to cpu:0) beside
+ *   curandGenerateUniform.
+ * - cuda-transfer: upload and download of 256 MiB from pinned and pageable
+ *   host memory beside cudaMemcpyAsync.
+ * - cuda-fault: time from a sticky fault to the first good op on the new
+ *   host process (isolation=process, with the test `fault` plugin on the
+ *   path).
+ *
+ * Built into `accel-bench-cuda` (tools/accel-bench.c with these groups).
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <math.h>
+#include <string.h>
+#include <cublas_v2.h>
+#include <curand.h>
+#include "accel-cuda.h"
+#include "accel-bench.h"
+
+cudaError_t accel_bench_raw_launch_empty (cudaStream_t stream);
+
+#define GEMM_REPS 5
+
+static gboolean
+cuda_ok (cudaError_t status, const char *what, GError **error)
+{
+  return accel_cuda_check (status, what, error);
+}
+
+/* The raw side runs in this process on the bench device's GPU. */
+static gboolean
+raw_setup (AccelBench *bench, cudaStream_t *stream, GError **error)
+{
+  AccelDevice *device = accel_bench_get_device (bench);
+  const char *name = accel_device_get_name (device);
+  if (!accel_cuda_is_cuda_device (device) || !g_str_has_prefix (name, "cuda:"))
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NO_DEVICE,
+                   "the cuda groups need a CUDA device (--device cuda:0), not “%s”", name);
+      return FALSE;
+    }
+  int ordinal = atoi (name + 5);
+  return cuda_ok (cudaSetDevice (ordinal), "cudaSetDevice", error)
+         && cuda_ok (cudaStreamCreateWithFlags (stream, cudaStreamNonBlocking), "cudaStreamCreate", error);
+}
+
+/* Median seconds of @n raw launch + synchronize round trips. */
+static double
+raw_round_trip (cudaStream_t stream, guint n)
+{
+  g_autofree double *t = g_new (double, n);
+  for (guint i = 0; i < n / 10; i++)
+    {
+      accel_bench_raw_launch_empty (stream);
+      cudaStreamSynchronize (stream);
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      double t0 = accel_bench_now ();
+      accel_bench_raw_launch_empty (stream);
+      cudaStreamSynchronize (stream);
+      t[i] = accel_bench_now () - t0;
+    }
+  return accel_bench_quantile (t, n, 0.5);
+}
+
+static gboolean
+blocking_round_trip (AccelDevice *device, guint n, double *p50, double *p99, GError **error)
+{
+  g_autoptr(AccelShape) shape = accel_shape_new_1d (1);
+  g_autoptr(AccelBuffer) buf = accel_device_alloc (device, ACCEL_DTYPE_F32, shape, error);
+  if (buf == NULL)
+    return FALSE;
+  g_autoptr(AccelOp) op = accel_fill_new (buf, 1.0);
+  g_autofree double *t = g_new (double, n);
+  for (guint i = 0; i < n / 10; i++)
+    if (!accel_device_submit (device, op, NULL, error))
+      return FALSE;
+  for (guint i = 0; i < n; i++)
+    {
+      double t0 = accel_bench_now ();
+      if (!accel_device_submit (device, op, NULL, error))
+        return FALSE;
+      t[i] = accel_bench_now () - t0;
+    }
+  *p50 = accel_bench_quantile (t, n, 0.5);
+  *p99 = accel_bench_quantile (t, n, 0.99);
+  return TRUE;
+}
+
+typedef struct {
+  guint completed;
+  guint submitted;
+  guint total;
+  AccelDevice *device;
+  AccelOp *op;
+  GError *error;
+} Flight;
+
+static void
+flight_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  Flight *f = data;
+  GError *error = NULL;
+  if (!accel_device_submit_finish (ACCEL_DEVICE (source), result, &error) && f->error == NULL)
+    f->error = error;
+  else
+    g_clear_error (&error);
+  f->completed++;
+  if (f->submitted < f->total)
+    {
+      f->submitted++;
+      accel_device_submit_async (f->device, f->op, NULL, flight_done, f);
+    }
+}
+
+/* Seconds to run @total submissions of @op with up to @in_flight at once. */
+static double
+run_in_flight (AccelDevice *device, AccelOp *op, guint total, guint in_flight, GError **error)
+{
+  g_autoptr(GMainContext) context = g_main_context_new ();
+  g_main_context_push_thread_default (context);
+  Flight f = { 0, 0, total, device, op, NULL };
+  double t0 = accel_bench_now ();
+  for (guint i = 0; i < in_flight && f.submitted < total; i++)
+    {
+      f.submitted++;
+      accel_device_submit_async (device, op, NULL, flight_done, &f);
+    }
+  while (f.completed < total)
+    g_main_context_iteration (context, TRUE);
+  double elapsed = accel_bench_now () - t0;
+  g_main_context_pop_thread_default (context);
+  if (f.error)
+    {
+      g_propagate_error (error, f.error);
+      return -1.0;
+    }
+  return elapsed;
+}
+
+/* cuda-dispatch */
+
+static gboolean
+run_dispatch (AccelBench *bench, GError **error)
+{
+  AccelDevice *device = accel_bench_get_device (bench);
+  const guint n = accel_bench_is_quick (bench) ? 2000 : 20000;
+  cudaStream_t stream;
+
+  if (!raw_setup (bench, &stream, error))
+    return FALSE;
+  accel_bench_progress (bench, "cuda-dispatch: raw launch + synchronize");
+  double raw = raw_round_trip (stream, n) * 1e6;
+
+  double p50, p99;
+  accel_bench_progress (bench, "cuda-dispatch: blocking submit");
+  if (!blocking_round_trip (device, n, &p50, &p99, error))
+    return FALSE;
+  accel_bench_report (bench, "cuda-dispatch.blocking.p50", "us", p50 * 1e6, raw);
+  accel_bench_report (bench, "cuda-dispatch.blocking.p99", "us", p99 * 1e6, raw);
+
+  /* Async: one at a time through this thread's main context. */
+  g_autoptr(AccelShape) shape = accel_shape_new_1d (1);
+  g_autoptr(AccelBuffer) buf = accel_device_alloc (device, ACCEL_DTYPE_F32, shape, error);
+  if (buf == NULL)
+    return FALSE;
+  g_autoptr(AccelOp) op = accel_fill_new (buf, 2.0);
+  g_autofree double *t = g_new (double, n);
+  for (guint i = 0; i < n; i++)
+    {
+      double e = run_in_flight (device, op, 1, 1, error);
+      if (e < 0)
+        return FALSE;
+      t[i] = e;
+    }
+  accel_bench_report (bench, "cuda-dispatch.async.p50", "us", accel_bench_quantile (t, n, 0.5) * 1e6, raw);
+
+  /* Each completion strategy, on a device of a system of its own. */
+  const char *saved = g_getenv ("ACCEL_CUDA_COMPLETION");
+  g_autofree char *saved_copy = g_strdup (saved);
+  for (const char *const *s = (const char *const[]) { "poll", "callback", "sync", NULL }; *s; s++)
+    {
+      accel_bench_progress (bench, "cuda-dispatch: completion %s", *s);
+      g_setenv ("ACCEL_CUDA_COMPLETION", *s, TRUE);
+      g_autoptr(AccelSystem) system = accel_system_new (error);
+      if (system == NULL)
+        return FALSE;
+      g_autoptr(AccelDevice) dev = accel_system_get_device (system, accel_device_get_name (device), error);
+      gboolean ok = dev && blocking_round_trip (dev, n / 4, &p50, &p99, error);
+      g_clear_object (&dev);
+      accel_system_shutdown (system);
+      if (!ok)
+        return FALSE;
+      g_autofree char *label = g_strdup_printf ("cuda-dispatch.completion-%s.p50", *s);
+      accel_bench_report (bench, label, "us", p50 * 1e6, raw);
+    }
+  if (saved_copy)
+    g_setenv ("ACCEL_CUDA_COMPLETION", saved_copy, TRUE);
+  else
+    g_unsetenv ("ACCEL_CUDA_COMPLETION");
+  cudaStreamDestroy (stream);
+  return TRUE;
+}
+
+/* cuda-pipeline */
+
+static gboolean
+run_pipeline (AccelBench *bench, GError **error)
+{
+  AccelDevice *device = accel_bench_get_device (bench);
+  const guint total = accel_bench_is_quick (bench) ? 20000 : 200000;
+  cudaStream_t stream;
+
+  if (!raw_setup (bench, &stream, error))
+    return FALSE;
+  accel_bench_progress (bench, "cuda-pipeline: raw async launches");
+  for (guint i = 0; i < 1000; i++)
+    accel_bench_raw_launch_empty (stream);
+  cudaStreamSynchronize (stream);
+  double t0 = accel_bench_now ();
+  for (guint i = 0; i < total; i++)
+    accel_bench_raw_launch_empty (stream);
+  if (!cuda_ok (cudaStreamSynchronize (stream), "cudaStreamSynchronize", error))
+    return FALSE;
+  double raw = total / (accel_bench_now () - t0);
+
+  g_autoptr(AccelShape) shape = accel_shape_new_1d (1);
+  g_autoptr(AccelBuffer) buf = accel_device_alloc (device, ACCEL_DTYPE_F32, shape, error);
+  if (buf == NULL)
+    return FALSE;
+  g_autoptr(AccelOp) op = accel_fill_new (buf, 1.0);
+  accel_bench_progress (bench, "cuda-pipeline: 256 in flight");
+  if (run_in_flight (device, op, total / 10, 256, error) < 0)
+    return FALSE;
+  double elapsed = run_in_flight (device, op, total, 256, error);
+  if (elapsed < 0)
+    return FALSE;
+  accel_bench_report (bench, "cuda-pipeline.256-in-flight", "ops/s", total / elapsed, raw);
+  cudaStreamDestroy (stream);
+  return TRUE;
+}
+
+/* cuda-gemm */
+
+typedef struct {
+  const char *label;
+  AccelDType dtype;
+  AccelGemmCompute compute;
+  cudaDataType data;
+  cublasComputeType_t cublas_compute;
+} GemmKind;
+
+static const GemmKind gemm_kinds[] = {
+  { "bf16", ACCEL_DTYPE_BF16, ACCEL_GEMM_COMPUTE_DEFAULT, CUDA_R_16BF, CUBLAS_COMPUTE_32F },
+  { "fp16", ACCEL_DTYPE_F16, ACCEL_GEMM_COMPUTE_DEFAULT, CUDA_R_16F, CUBLAS_COMPUTE_32F },
+  { "tf32", ACCEL_DTYPE_F32, ACCEL_GEMM_COMPUTE_TF32, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32 },
+  { "fp32", ACCEL_DTYPE_F32, ACCEL_GEMM_COMPUTE_F32, CUDA_R_32F, CUBLAS_COMPUTE_32F },
+};
+
+static gboolean
+upload_raw (AccelBuffer *buffer, void **raw, GError **error)
+{
+  g_autoptr(GBytes) bytes = accel_buffer_download (buffer, error);
+  if (bytes == NULL)
+    return FALSE;
+  gsize size = 0;
+  const void *data = g_bytes_get_data (bytes, &size);
+  return cuda_ok (cudaMalloc (raw, size), "cudaMalloc", error)
+         && cuda_ok (cudaMemcpy (*raw, data, size, cudaMemcpyHostToDevice), "cudaMemcpy", error);
+}
+
+static gboolean
+run_gemm_kind (AccelBench *bench, cublasHandle_t handle, cudaStream_t stream, const GemmKind *kind, gint64 n,
+               GError **error)
+{
+  AccelDevice *device = accel_bench_get_device (bench);
+  guint burst = n <= 4096 ? 40 : 10;
+  if (kind->dtype == ACCEL_DTYPE_F32 && kind->compute == ACCEL_GEMM_COMPUTE_F32)
+    burst = n <= 4096 ? 5 : 2;
+  g_autoptr(AccelShape) shape = accel_shape_new_2d (n, n);
+  g_autoptr(AccelBuffer) a = accel_device_alloc (device, kind->dtype, shape, error);
+  g_autoptr(AccelBuffer) b = a ? accel_device_alloc (device, kind->dtype, shape, error) : NULL;
+  g_autoptr(AccelBuffer) c = b ? accel_device_alloc (device, kind->dtype, shape, error) : NULL;
+  if (c == NULL)
+    return FALSE;
+  g_autoptr(AccelOp) fa = accel_rng_fill_new (a, ACCEL_RNG_UNIFORM, 11);
+  g_autoptr(AccelOp) fb = accel_rng_fill_new (b, ACCEL_RNG_UNIFORM, 12);
+  g_object_set (fa, "low", -1.0, NULL);
+  g_object_set (fb, "low", -1.0, NULL);
+  if (!accel_device_submit (device, fa, NULL, error) || !accel_device_submit (device, fb, NULL, error))
+    return FALSE;
+
+  void *ra = NULL, *rb = NULL, *rc = NULL;
+  gsize size = accel_buffer_get_size (c);
+  gboolean ok = upload_raw (a, &ra, error) && upload_raw (b, &rb, error)
+                && cuda_ok (cudaMalloc (&rc, size), "cudaMalloc", error);
+  g_autoptr(AccelOp) op = accel_gemm_new (a, b, c);
+  g_object_set (op, "compute", kind->compute, NULL);
+  double t_accel[GEMM_REPS], t_raw[GEMM_REPS];
+  float alpha = 1.0f, beta = 0.0f;
+  cudaEvent_t e0 = NULL, e1 = NULL;
+  ok = ok && cuda_ok (cudaEventCreate (&e0), "cudaEventCreate", error)
+       && cuda_ok (cudaEventCreate (&e1), "cudaEventCreate", error);
+
+  /* A warm-up burst each, then alternate bursts. */
+  for (int r = -1; ok && r < GEMM_REPS; r++)
+    {
+      accel_bench_progress (bench, "cuda-gemm %s %" G_GINT64_FORMAT "^3: %d/%d", kind->label, n, r + 1, GEMM_REPS);
+      double e = run_in_flight (device, op, burst, burst, error);
+      ok = e >= 0;
+      if (!ok)
+        break;
+      cudaEventRecord (e0, stream);
+      for (guint i = 0; i < burst && ok; i++)
+        ok = accel_cuda_check_library (cublasGemmEx (handle, CUBLAS_OP_N, CUBLAS_OP_N, (int) n, (int) n, (int) n,
+                                                     &alpha, rb, kind->data, (int) n, ra, kind->data, (int) n,
+                                                     &beta, rc, kind->data, (int) n, kind->cublas_compute,
+                                                     CUBLAS_GEMM_DEFAULT),
+                                       "cuBLAS", NULL, FALSE, "cublasGemmEx", error);
+      cudaEventRecord (e1, stream);
+      ok = ok && cuda_ok (cudaEventSynchronize (e1), "cudaEventSynchronize", error);
+      float ms = 0;
+      cudaEventElapsedTime (&ms, e0, e1);
+      if (r >= 0)
+        {
+          t_accel[r] = e / burst;
+          t_raw[r] = ms * 1e-3 / burst;
+        }
+    }
+  if (ok)
+    {
+      double flops = 2.0 * (double) n * (double) n * (double) n;
+      g_autofree char *label = g_strdup_printf ("cuda-gemm.%s.%" G_GINT64_FORMAT, kind->label, n);
+      accel_bench_report (bench, label, "TFLOP/s", flops / accel_bench_quantile (t_accel, GEMM_REPS, 0.5) * 1e-12,
+                          flops / accel_bench_quantile (t_raw, GEMM_REPS, 0.5) * 1e-12);
+    }
+  if (e0)
+    cudaEventDestroy (e0);
+  if (e1)
+    cudaEventDestroy (e1);
+  cudaFree (ra);
+  cudaFree (rb);
+  cudaFree (rc);
+  return ok;
+}
+
+static gboolean
+run_gemm (AccelBench *bench, GError **error)
+{
+  cudaStream_t stream;
+  cublasHandle_t handle = NULL;
+
+  if (!raw_setup (bench, &stream, error))
+    return FALSE;
+  if (!accel_cuda_check_library (cublasCreate (&handle), "cuBLAS", NULL, FALSE, "cublasCreate", error))
+    return FALSE;
+  cublasSetStream (handle, stream);
+  gboolean ok = TRUE;
+  const gint64 sizes[] = { 4096, 8192 };
+  for (guint s = 0; ok && s < G_N_ELEMENTS (sizes); s++)
+    for (guint k = 0; ok && k < G_N_ELEMENTS (gemm_kinds); k++)
+      ok = run_gemm_kind (bench, handle, stream, &gemm_kinds[k], sizes[s], error);
+  cublasDestroy (handle);
+  cudaStreamDestroy (stream);
+  return ok;
+}
+
+/* cuda-rng */
+
+static gboolean
+run_rng (AccelBench *bench, GError **error)
+{
+  AccelDevice *device = accel_bench_get_device (bench);
+  const gint64 n = accel_bench_is_quick (bench) ? (1 << 24) : (1 << 28);
+  const guint burst = 10;
+  cudaStream_t stream;
+  curandGenerator_t gen = NULL;
+  float *raw = NULL;
+
+  if (!raw_setup (bench, &stream, error))
+    return FALSE;
+  g_autoptr(AccelShape) shape = accel_shape_new_1d (n);
+  g_autoptr(AccelBuffer) buf = accel_device_alloc (device, ACCEL_DTYPE_F32, shape, error);
+  if (buf == NULL)
+    return FALSE;
+  g_autoptr(AccelOp) op = accel_rng_fill_new (buf, ACCEL_RNG_UNIFORM, 7);
+  if (run_in_flight (device, op, 2, 2, error) < 0)
+    return FALSE;
+  double e = run_in_flight (device, op, burst, burst, error);
+  if (e < 0)
+    return FALSE;
+
+  if (!cuda_ok (cudaMalloc ((void **) &raw, n * sizeof (float)), "cudaMalloc", error)
+      || !accel_cuda_check_library (curandCreateGenerator (&gen, CURAND_RNG_PSEUDO_PHILOX4_32_10), "cuRAND", NULL,
+                                    FALSE, "curandCreateGenerator", error))
+    return FALSE;
+  curandSetStream (gen, stream);
+  curandGenerateUniform (gen, raw, n);
+  cudaStreamSynchronize (stream);
+  double t0 = accel_bench_now ();
+  for (guint i = 0; i < burst; i++)
+    curandGenerateUniform (gen, raw, n);
+  gboolean ok = cuda_ok (cudaStreamSynchronize (stream), "cudaStreamSynchronize", error);
+  double raw_t = accel_bench_now () - t0;
+  curandDestroyGenerator (gen);
+  cudaFree (raw);
+  cudaStreamDestroy (stream);
+  if (ok)
+    accel_bench_report (bench, "cuda-rng.uniform-f32", "Gvalues/s", n * burst / e * 1e-9, n * burst / raw_t * 1e-9);
+  return ok;
+}
+
+/* cuda-transfer */
+
+static gboolean
+run_transfer (AccelBench *bench, GError **error)
+{
+  AccelDevice *device = accel_bench_get_device (bench);
+  const gsize size = accel_bench_is_quick (bench) ? (32 << 20) : (256 << 20);
+  const guint reps = 5;
+  cudaStream_t stream;
+  void *pinned = NULL, *raw = NULL;
+
+  if (!raw_setup (bench, &stream, error))
+    return FALSE;
+  if (!cuda_ok (cudaMallocHost (&pinned, size), "cudaMallocHost", error)
+      || !cuda_ok (cudaMalloc (&raw, size), "cudaMalloc", error))
+    return FALSE;
+  memset (pinned, 1, size);
+  g_autofree guint8 *pageable = g_malloc (size);
+  memset (pageable, 2, size);
+  g_autoptr(AccelShape) shape = accel_shape_new_1d ((gint64) size);
+  g_autoptr(AccelBuffer) buf = accel_device_alloc (device, ACCEL_DTYPE_U8, shape, error);
+  if (buf == NULL)
+    return FALSE;
+
+  double up_p[reps], down_p[reps], up_g[reps], down_g[reps], raw_up[reps], raw_down[reps];
+  for (int r = -1; r < (int) reps; r++)
+    {
+      double t0 = accel_bench_now ();
+      if (!accel_buffer_write (buf, pinned, size, error))
+        return FALSE;
+      double t1 = accel_bench_now ();
+      if (!accel_buffer_read (buf, pinned, size, error))
+        return FALSE;
+      double t2 = accel_bench_now ();
+      if (!accel_buffer_write (buf, pageable, size, error))
+        return FALSE;
+      double t3 = accel_bench_now ();
+      if (!accel_buffer_read (buf, pageable, size, error))
+        return FALSE;
+      double t4 = accel_bench_now ();
+      cudaMemcpyAsync (raw, pinned, size, cudaMemcpyHostToDevice, stream);
+      cudaStreamSynchronize (stream);
+      double t5 = accel_bench_now ();
+      cudaMemcpyAsync (pinned, raw, size, cudaMemcpyDeviceToHost, stream);
+      if (!cuda_ok (cudaStreamSynchronize (stream), "cudaStreamSynchronize", error))
+        return FALSE;
+      double t6 = accel_bench_now ();
+      if (r < 0)
+        continue;
+      up_p[r] = t1 - t0;
+      down_p[r] = t2 - t1;
+      up_g[r] = t3 - t2;
+      down_g[r] = t4 - t3;
+      raw_up[r] = t5 - t4;
+      raw_down[r] = t6 - t5;
+    }
+  double gb = size * 1e-9;
+  double ru = gb / accel_bench_quantile (raw_up, reps, 0.5), rd = gb / accel_bench_quantile (raw_down, reps, 0.5);
+  accel_bench_report (bench, "cuda-transfer.upload-pinned", "GB/s", gb / accel_bench_quantile (up_p, reps, 0.5), ru);
+  accel_bench_report (bench, "cuda-transfer.download-pinned", "GB/s", gb / accel_bench_quantile (down_p, reps, 0.5), rd);
+  accel_bench_report (bench, "cuda-transfer.upload-pageable", "GB/s", gb / accel_bench_quantile (up_g, reps, 0.5), ru);
+  accel_bench_report (bench, "cuda-transfer.download-pageable", "GB/s", gb / accel_bench_quantile (down_g, reps, 0.5), rd);
+  cudaFreeHost (pinned);
+  cudaFree (raw);
+  cudaStreamDestroy (stream);
+  return TRUE;
+}
+
+/* cuda-fault */
+
+static gboolean
+run_fault (AccelBench *bench, GError **error)
+{
+  AccelDevice *device = accel_bench_get_device (bench);
+  GType remote = g_type_from_name ("AccelRemoteDevice");
+  if (remote == 0 || !g_type_is_a (G_OBJECT_TYPE (device), remote))
+    {
+      g_printerr ("cuda-fault: skipped: the device is not served by a host process (ACCEL_CUDA_ISOLATION=process)\n");
+      return TRUE;
+    }
+  const guint reps = accel_bench_is_quick (bench) ? 2 : 5;
+  g_autofree double *t = g_new (double, reps);
+  for (guint r = 0; r < reps; r++)
+    {
+      g_autoptr(AccelOp) fault = accel_op_new_by_name ("fault", error);
+      if (fault == NULL)
+        {
+          g_prefix_error (error, "cuda-fault needs the test fault plugins on ACCEL_PLUGIN_PATH: ");
+          return FALSE;
+        }
+      guint gen = accel_device_get_generation (device);
+      g_autoptr(GError) expected = NULL;
+      double t0 = accel_bench_now ();
+      accel_device_submit (device, fault, NULL, &expected);
+      for (;;)
+        {
+          g_autoptr(GError) e = NULL;
+          g_autoptr(AccelShape) shape = accel_shape_new_1d (1);
+          g_autoptr(AccelBuffer) buf = accel_device_alloc (device, ACCEL_DTYPE_F32, shape, &e);
+          g_autoptr(AccelOp) good = buf ? accel_fill_new (buf, 1.0) : NULL;
+          if (good && accel_device_submit (device, good, NULL, &e))
+            break;
+          if (accel_bench_now () - t0 > 60)
+            {
+              g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_TIMED_OUT, "no good op within 60 s of a fault");
+              return FALSE;
+            }
+        }
+      t[r] = accel_bench_now () - t0;
+      if (accel_device_get_generation (device) == gen)
+        g_printerr ("cuda-fault: the generation did not move (%s)\n", expected ? expected->message : "no error");
+    }
+  accel_bench_report (bench, "cuda-fault.fault-to-first-good-op", "s", accel_bench_quantile (t, reps, 0.5), NAN);
+  return TRUE;
+}
+
+const AccelBenchGroup accel_bench_cuda_groups[] = {
+  { "cuda-dispatch", "round trip of a tiny op beside a raw launch + synchronize, per completion strategy", run_dispatch },
+  { "cuda-pipeline", "ops per second with 256 in flight beside raw async launches", run_pipeline },
+  { "cuda-gemm", "gemm beside cublasGemmEx, 4096^3 and 8192^3, bf16/fp16/tf32/fp32", run_gemm },
+  { "cuda-rng", "rng-fill beside curandGenerateUniform", run_rng },
+  { "cuda-transfer", "upload and download beside cudaMemcpyAsync", run_transfer },
+  { "cuda-fault", "time from a sticky fault to the first good op (isolation=process)", run_fault },
+  { NULL, NULL, NULL },
+};

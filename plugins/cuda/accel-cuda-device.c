@@ -1,0 +1,981 @@
+/* accel-cuda-device.c: a CUDA device whose context lives in this process.
+ *
+ * The context (AccelCudaContext) is what open_context makes and
+ * close_context drops, on the device thread: the lanes (a non-blocking
+ * stream each, with their library handles), a stream-ordered memory pool,
+ * an event pool, a pinned staging pool for pageable host memory, and the
+ * completion thread.
+ *
+ * execute() runs on the device thread. It picks a lane, makes the lane wait
+ * for the last writers (and, before a write, the readers) of the op's
+ * buffers on other lanes, lets the kernel enqueue its work, records one
+ * event after it, makes that event the last writer or a reader of each
+ * buffer, and hands the work to the completion thread. Nothing here waits
+ * for the GPU.
+ *
+ * A sticky error (illegal address, …) cannot be cured in the process that
+ * owns the context, so it poisons the context for good: the device goes to
+ * FAILED, saying that isolation=process would have restarted it, and every
+ * work item in flight fails once with %ACCEL_ERROR_CONTEXT_POISONED.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <stdint.h>
+#include "accel-cuda-private.h"
+
+/**
+ * AccelCudaDevice:
+ *
+ * A CUDA GPU driven from this process (`isolation = none`, or the device
+ * inside an `accel-device-host`). Its properties describe the GPU as the
+ * CUDA runtime reports it.
+ */
+struct _AccelCudaDevice {
+  AccelDevice parent_instance;
+
+  int ordinal;
+  char *device_name;
+  char *compute_capability;
+  int cc_major, cc_minor;
+  int sm_count;
+  AccelCudaIsolation isolation;
+  AccelCudaCompletion completion;
+
+  /* Swapped by open/close_context on the device thread, under the runtime's
+   * context lock held for writing; read by mem_alloc/mem_free under it for
+   * reading. */
+  AccelCudaContext *ctx;
+
+  GHashTable *op_buffers;   /* GType -> BufferSpecs; device thread only */
+};
+
+G_DEFINE_FINAL_TYPE (AccelCudaDevice, accel_cuda_device, ACCEL_TYPE_DEVICE)
+
+enum {
+  PROP_0,
+  PROP_ORDINAL,
+  PROP_DEVICE_NAME,
+  PROP_COMPUTE_CAPABILITY,
+  PROP_COMPUTE_CAPABILITY_MAJOR,
+  PROP_COMPUTE_CAPABILITY_MINOR,
+  PROP_SM_COUNT,
+  PROP_ISOLATION,
+  PROP_COMPLETION,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+/* The buffer properties of an op type, with their access. */
+typedef struct {
+  guint n;
+  const char **names;
+  AccelAccess *access;
+} BufferSpecs;
+
+static void
+buffer_specs_free (gpointer data)
+{
+  BufferSpecs *specs = data;
+  g_free (specs->names);
+  g_free (specs->access);
+  g_free (specs);
+}
+
+static const BufferSpecs *
+op_buffer_specs (AccelCudaDevice *self, AccelOp *op)
+{
+  GType type = G_OBJECT_TYPE (op);
+  BufferSpecs *specs = g_hash_table_lookup (self->op_buffers, GSIZE_TO_POINTER (type));
+  if (G_LIKELY (specs != NULL))
+    return specs;
+
+  AccelOpClass *klass = ACCEL_OP_GET_CLASS (op);
+  guint n_pspecs = 0;
+  g_autofree GParamSpec **pspecs = g_object_class_list_properties (G_OBJECT_CLASS (klass), &n_pspecs);
+  specs = g_new0 (BufferSpecs, 1);
+  specs->names = g_new0 (const char *, n_pspecs + 1);
+  specs->access = g_new0 (AccelAccess, n_pspecs + 1);
+  for (guint i = 0; i < n_pspecs; i++)
+    {
+      AccelAccess access = accel_op_class_get_buffer_access (klass, pspecs[i]->name);
+      if (access == 0)
+        continue;
+      specs->names[specs->n] = g_intern_string (pspecs[i]->name);
+      specs->access[specs->n] = access;
+      specs->n++;
+    }
+  g_hash_table_insert (self->op_buffers, GSIZE_TO_POINTER (type), specs);
+  return specs;
+}
+
+static AccelBuffer *
+root_buffer (AccelBuffer *buffer)
+{
+  AccelBuffer *base;
+  while ((base = accel_buffer_get_base (buffer)) != NULL)
+    buffer = base;
+  return buffer;
+}
+
+/* Contexts and events. */
+
+AccelCudaContext *
+accel_cuda_context_ref (AccelCudaContext *ctx)
+{
+  g_atomic_int_inc (&ctx->ref_count);
+  return ctx;
+}
+
+void
+accel_cuda_context_unref (AccelCudaContext *ctx)
+{
+  if (!g_atomic_int_dec_and_test (&ctx->ref_count))
+    return;
+  g_mutex_clear (&ctx->event_lock);
+  g_mutex_clear (&ctx->poison_lock);
+  g_clear_error (&ctx->poison);
+  g_free (ctx->lanes);
+  g_free (ctx);
+}
+
+AccelCudaEvent *
+accel_cuda_event_acquire (AccelCudaContext *ctx, guint lane, GError **error)
+{
+  AccelCudaEvent *event = NULL;
+
+  g_mutex_lock (&ctx->event_lock);
+  if (ctx->free_events->len > 0)
+    event = g_ptr_array_steal_index_fast (ctx->free_events, ctx->free_events->len - 1);
+  g_mutex_unlock (&ctx->event_lock);
+
+  if (event == NULL)
+    {
+      event = g_new0 (AccelCudaEvent, 1);
+      if (!ACCEL_CUDA_CHECK (cudaEventCreateWithFlags (&event->event, ctx->event_flags), error))
+        {
+          g_free (event);
+          return NULL;
+        }
+      event->ctx = accel_cuda_context_ref (ctx);
+    }
+  event->ref_count = 1;
+  event->lane = lane;
+  return event;
+}
+
+AccelCudaEvent *
+accel_cuda_event_ref (AccelCudaEvent *event)
+{
+  g_atomic_int_inc (&event->ref_count);
+  return event;
+}
+
+static void
+event_destroy (AccelCudaEvent *event)
+{
+  (void) cudaEventDestroy (event->event);
+  accel_cuda_context_unref (event->ctx);
+  g_free (event);
+}
+
+/* Any thread. */
+void
+accel_cuda_event_unref (AccelCudaEvent *event)
+{
+  if (event == NULL || !g_atomic_int_dec_and_test (&event->ref_count))
+    return;
+  AccelCudaContext *ctx = event->ctx;
+  g_mutex_lock (&ctx->event_lock);
+  if (g_atomic_int_get (&ctx->alive))
+    {
+      g_ptr_array_add (ctx->free_events, event);
+      event = NULL;
+    }
+  g_mutex_unlock (&ctx->event_lock);
+  if (event)
+    event_destroy (event);
+}
+
+void
+accel_cuda_context_poison (AccelCudaContext *ctx, const GError *cause)
+{
+  gboolean first = FALSE;
+  AccelDevice *device = ACCEL_DEVICE (ctx->device);
+
+  g_mutex_lock (&ctx->poison_lock);
+  if (ctx->poison == NULL)
+    {
+      ctx->poison = g_error_new (ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED,
+                                 "%s: the CUDA context was poisoned by a sticky error (%s). CUDA cannot "
+                                 "recover a poisoned context inside the process that owns it, so this "
+                                 "in-process device has failed for good; with isolation=process "
+                                 "(ACCEL_CUDA_ISOLATION=process) it would have restarted in a new host "
+                                 "process with the work queued behind the fault",
+                                 accel_device_get_name (device), cause ? cause->message : "unknown");
+      first = TRUE;
+    }
+  g_mutex_unlock (&ctx->poison_lock);
+
+  if (!first)
+    return;
+  /* FAILED first: the runtime must not try to reopen the context when the
+   * poisoned work completes. */
+  accel_device_set_state_failed (device, ctx->poison);
+  g_atomic_int_set (&ctx->poisoned, 1);
+  if (ctx->completer)
+    accel_cuda_completer_wake (ctx->completer);
+}
+
+GError *
+accel_cuda_context_poison_error (AccelCudaContext *ctx)
+{
+  g_mutex_lock (&ctx->poison_lock);
+  GError *error = ctx->poison ? g_error_copy (ctx->poison)
+                              : g_error_new_literal (ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED,
+                                                     "cuda: the CUDA context was poisoned");
+  g_mutex_unlock (&ctx->poison_lock);
+  return error;
+}
+
+AccelCudaContext *
+accel_cuda_device_peek_context (AccelCudaDevice *self)
+{
+  return self->ctx;
+}
+
+/* Buffer tracking. */
+
+static void
+track_free (gpointer data)
+{
+  AccelCudaBufferTrack *track = data;
+  accel_cuda_event_unref (track->writer);
+  for (guint i = 0; i < track->ctx->n_lanes; i++)
+    accel_cuda_event_unref (track->readers[i]);
+  accel_cuda_context_unref (track->ctx);
+  g_free (track);
+}
+
+static AccelCudaBufferTrack *
+track_peek (AccelCudaContext *ctx, AccelBuffer *root)
+{
+  AccelCudaBufferTrack *track = accel_buffer_get_backend_data (root);
+  return track && track->ctx == ctx ? track : NULL;
+}
+
+gboolean
+accel_cuda_order_before (AccelCudaContext *ctx, AccelCudaLane *lane, AccelBuffer *root,
+                         gboolean writes, GError **error)
+{
+  AccelCudaBufferTrack *track = track_peek (ctx, root);
+  if (track == NULL)
+    return TRUE;
+  if (track->writer && track->writer->lane != lane->index
+      && !ACCEL_CUDA_CHECK (cudaStreamWaitEvent (lane->stream, track->writer->event, 0), error))
+    return FALSE;
+  if (writes && ctx->n_lanes > 1)
+    for (guint i = 0; i < ctx->n_lanes; i++)
+      if (i != lane->index && track->readers[i]
+          && !ACCEL_CUDA_CHECK (cudaStreamWaitEvent (lane->stream, track->readers[i]->event, 0), error))
+        return FALSE;
+  return TRUE;
+}
+
+void
+accel_cuda_record_after (AccelCudaContext *ctx, AccelCudaLane *lane, AccelBuffer *root,
+                         gboolean writes, AccelCudaEvent *event)
+{
+  AccelCudaBufferTrack *track = track_peek (ctx, root);
+  if (track == NULL)
+    {
+      track = g_malloc0 (sizeof (AccelCudaBufferTrack) + ctx->n_lanes * sizeof (AccelCudaEvent *));
+      track->ctx = accel_cuda_context_ref (ctx);
+      accel_buffer_set_backend_data (root, track, track_free);
+    }
+  if (writes)
+    {
+      accel_cuda_event_unref (track->writer);
+      track->writer = accel_cuda_event_ref (event);
+      for (guint i = 0; i < ctx->n_lanes; i++)
+        g_clear_pointer (&track->readers[i], accel_cuda_event_unref);
+    }
+  else
+    {
+      accel_cuda_event_unref (track->readers[lane->index]);
+      track->readers[lane->index] = accel_cuda_event_ref (event);
+    }
+}
+
+/* Completes @work with @error, poisoning the context first if @error says
+ * the context is gone. Takes @error. */
+void
+accel_cuda_device_fail_work (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work, GError *error)
+{
+  if (g_error_matches (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED))
+    {
+      accel_cuda_context_poison (ctx, error);
+      g_clear_error (&error);
+      error = accel_cuda_context_poison_error (ctx);
+    }
+  accel_device_complete_work (ACCEL_DEVICE (self), work, error);
+}
+
+/* Lanes. */
+
+static AccelCudaLane *
+pick_lane (AccelCudaContext *ctx, int asked, AccelBuffer *hint)
+{
+  if (asked >= 0)
+    return &ctx->lanes[(guint) asked % ctx->n_lanes];
+  if (ctx->n_lanes == 1)
+    return &ctx->lanes[0];
+
+  /* Keep dependent work on the lane that wrote its input: no waits. */
+  if (hint)
+    {
+      AccelCudaBufferTrack *track = track_peek (ctx, hint);
+      if (track && track->writer)
+        return &ctx->lanes[track->writer->lane];
+    }
+
+  /* Otherwise the least busy lane, starting after the last one picked. */
+  guint best = ctx->next_lane % ctx->n_lanes;
+  guint best_pending = G_MAXUINT;
+  for (guint k = 0; k < ctx->n_lanes; k++)
+    {
+      guint i = (ctx->next_lane + k) % ctx->n_lanes;
+      guint pending = accel_cuda_lane_pending (&ctx->lanes[i]);
+      if (pending < best_pending)
+        {
+          best = i;
+          best_pending = pending;
+          if (pending == 0)
+            break;
+        }
+    }
+  ctx->next_lane = best + 1;
+  return &ctx->lanes[best];
+}
+
+/* AccelDevice */
+
+static void
+context_destroy (AccelCudaContext *ctx)
+{
+  if (ctx->completer)
+    accel_cuda_completer_free (g_steal_pointer (&ctx->completer));
+  for (guint i = 0; i < ctx->n_lanes; i++)
+    accel_cuda_lane_clear (&ctx->lanes[i]);
+  accel_cuda_staging_clear (ctx);
+
+  g_mutex_lock (&ctx->event_lock);
+  g_atomic_int_set (&ctx->alive, 0);
+  GPtrArray *events = g_steal_pointer (&ctx->free_events);
+  g_mutex_unlock (&ctx->event_lock);
+  if (events)
+    {
+      for (guint i = 0; i < events->len; i++)
+        event_destroy (events->pdata[i]);
+      g_ptr_array_unref (events);
+    }
+  if (ctx->pool)
+    {
+      /* Memory still held by buffers of this generation is released with
+       * the pool once the last of it is freed. */
+      (void) cudaMemPoolDestroy (ctx->pool);
+      ctx->pool = NULL;
+    }
+  (void) cudaGetLastError ();
+  accel_cuda_context_unref (ctx);
+}
+
+static gboolean
+accel_cuda_device_open_context (AccelDevice *device, GError **error)
+{
+  AccelCudaDevice *self = ACCEL_CUDA_DEVICE (device);
+  AccelCudaContext *ctx = g_new0 (AccelCudaContext, 1);
+  guint n_lanes = MIN (accel_device_get_lanes (device), ACCEL_CUDA_MAX_LANES);
+
+  ctx->ref_count = 1;
+  ctx->alive = 1;
+  ctx->device = self;
+  ctx->ordinal = self->ordinal;
+  ctx->free_events = g_ptr_array_new ();
+  ctx->event_flags = cudaEventDisableTiming
+                     | (self->completion == ACCEL_CUDA_COMPLETION_SYNC ? cudaEventBlockingSync : 0);
+  g_mutex_init (&ctx->event_lock);
+  g_mutex_init (&ctx->poison_lock);
+
+  /* The device thread keeps this device current for good. */
+  if (!ACCEL_CUDA_CHECK (cudaSetDevice (self->ordinal), error)
+      || !ACCEL_CUDA_CHECK (cudaFree (NULL), error))
+    goto fail;
+
+  struct cudaMemPoolProps props = { 0 };
+  props.allocType = cudaMemAllocationTypePinned;
+  props.handleTypes = cudaMemHandleTypeNone;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = self->ordinal;
+  if (!ACCEL_CUDA_CHECK (cudaMemPoolCreate (&ctx->pool, &props), error))
+    goto fail;
+  /* Keep freed memory cached in the pool, as framework allocators do; an
+   * allocation that fails trims the pool and tries again. */
+  guint64 threshold = UINT64_MAX;
+  if (!ACCEL_CUDA_CHECK (cudaMemPoolSetAttribute (ctx->pool, cudaMemPoolAttrReleaseThreshold, &threshold),
+                         error))
+    goto fail;
+
+  ctx->n_lanes = 0;
+  ctx->lanes = g_new0 (AccelCudaLane, MAX (n_lanes, 1));
+  for (guint i = 0; i < MAX (n_lanes, 1); i++)
+    {
+      ctx->n_lanes = i + 1;
+      if (!accel_cuda_lane_init (&ctx->lanes[i], ctx, i, error))
+        goto fail;
+    }
+
+  ctx->completer = accel_cuda_completer_new (ctx, self->completion, error);
+  if (ctx->completer == NULL)
+    goto fail;
+
+  self->ctx = ctx;
+  return TRUE;
+
+fail:
+  g_prefix_error (error, "%s: cannot open the CUDA context: ", accel_device_get_name (device));
+  context_destroy (ctx);
+  return FALSE;
+}
+
+static void
+accel_cuda_device_close_context (AccelDevice *device)
+{
+  AccelCudaDevice *self = ACCEL_CUDA_DEVICE (device);
+  AccelCudaContext *ctx = g_steal_pointer (&self->ctx);
+
+  if (ctx)
+    context_destroy (ctx);
+}
+
+static gpointer
+accel_cuda_device_mem_alloc (AccelDevice *device, gsize size, GError **error)
+{
+  AccelCudaDevice *self = ACCEL_CUDA_DEVICE (device);
+  AccelCudaContext *ctx = self->ctx;
+  void *memory = NULL;
+
+  if (ctx == NULL)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_DEVICE_FAILED,
+                   "%s: no open context to allocate in", accel_device_get_name (device));
+      return NULL;
+    }
+  if (g_atomic_int_get (&ctx->poisoned))
+    {
+      g_propagate_error (error, accel_cuda_context_poison_error (ctx));
+      return NULL;
+    }
+
+  /* Any thread: allocate in stream order on this thread's own stream and
+   * wait for it, so the memory is ready for every lane. The caller's
+   * current device is put back afterwards. */
+  int previous = -1;
+  (void) cudaGetDevice (&previous);
+  cudaError_t status = previous == self->ordinal ? cudaSuccess : cudaSetDevice (self->ordinal);
+  if (status == cudaSuccess)
+    status = cudaMallocFromPoolAsync (&memory, size, ctx->pool, cudaStreamPerThread);
+  if (status == cudaErrorMemoryAllocation)
+    {
+      /* Give the pool's cached memory back and try once more. */
+      (void) cudaGetLastError ();
+      (void) cudaDeviceSynchronize ();
+      (void) cudaMemPoolTrimTo (ctx->pool, 0);
+      status = cudaMallocFromPoolAsync (&memory, size, ctx->pool, cudaStreamPerThread);
+    }
+  if (status == cudaSuccess)
+    status = cudaStreamSynchronize (cudaStreamPerThread);
+  if (previous >= 0 && previous != self->ordinal)
+    (void) cudaSetDevice (previous);
+  if (status != cudaSuccess)
+    {
+      GError *local = accel_cuda_error_new (status, "cudaMallocFromPoolAsync");
+      if (!accel_cuda_error_is_sticky (status))
+        (void) cudaGetLastError ();
+      if (local->code == ACCEL_ERROR_OUT_OF_MEMORY)
+        {
+          size_t free_b = 0, total_b = 0;
+          (void) cudaMemGetInfo (&free_b, &total_b);
+          (void) cudaGetLastError ();
+          g_clear_error (&local);
+          local = g_error_new (ACCEL_ERROR, ACCEL_ERROR_OUT_OF_MEMORY,
+                               "%s: cannot allocate %" G_GSIZE_FORMAT " bytes of device memory "
+                               "(%" G_GSIZE_FORMAT " of %" G_GSIZE_FORMAT " bytes free)",
+                               accel_device_get_name (device), size, (gsize) free_b, (gsize) total_b);
+        }
+      else if (local->code == ACCEL_ERROR_CONTEXT_POISONED)
+        accel_cuda_context_poison (ctx, local);
+      g_propagate_error (error, local);
+      return NULL;
+    }
+  return memory;
+}
+
+static void
+accel_cuda_device_mem_free (AccelDevice *device, gpointer memory, gsize size)
+{
+  AccelCudaDevice *self = ACCEL_CUDA_DEVICE (device);
+
+  if (self->ctx == NULL || memory == NULL || g_atomic_int_get (&self->ctx->poisoned))
+    return;
+  /* Every op that used the memory has completed: its buffer outlived them. */
+  int previous = -1;
+  (void) cudaGetDevice (&previous);
+  if ((previous != self->ordinal && cudaSetDevice (self->ordinal) != cudaSuccess)
+      || cudaFreeAsync (memory, cudaStreamPerThread) != cudaSuccess)
+    (void) cudaGetLastError ();
+  if (previous >= 0 && previous != self->ordinal)
+    (void) cudaSetDevice (previous);
+}
+
+static void
+execute_op (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work)
+{
+  AccelOp *op = accel_work_get_op (work);
+  const AccelKernel *kernel = accel_work_get_kernel (work);
+  const BufferSpecs *specs = op_buffer_specs (self, op);
+  AccelBuffer *roots[16];
+  gboolean writes[16];
+  guint n = 0;
+  GError *error = NULL;
+
+  if (kernel == NULL)
+    {
+      accel_device_complete_work (ACCEL_DEVICE (self), work,
+                                  g_error_new (ACCEL_ERROR, ACCEL_ERROR_NO_KERNEL,
+                                               "%s: no kernel was chosen for op “%s”",
+                                               accel_device_get_name (ACCEL_DEVICE (self)),
+                                               accel_op_get_type_name (op)));
+      return;
+    }
+
+  AccelBuffer *hint = NULL;
+  for (guint i = 0; i < specs->n && n < G_N_ELEMENTS (roots); i++)
+    {
+      AccelBuffer *b = accel_op_peek_buffer (op, specs->names[i]);
+      if (b == NULL)
+        continue;
+      roots[n] = root_buffer (b);
+      writes[n] = (specs->access[i] & ACCEL_ACCESS_WRITE) != 0;
+      if (hint == NULL && (specs->access[i] & ACCEL_ACCESS_READ))
+        hint = roots[n];
+      n++;
+    }
+
+  AccelCudaLane *lane = pick_lane (ctx, accel_work_get_lane (work), hint);
+  for (guint i = 0; i < n; i++)
+    if (!accel_cuda_order_before (ctx, lane, roots[i], writes[i], &error))
+      {
+        accel_cuda_device_fail_work (self, ctx, work, error);
+        return;
+      }
+
+  gboolean ok = accel_kernel_run (kernel, op, lane, &error);
+  if (!ok && error == NULL)
+    error = g_error_new (ACCEL_ERROR, ACCEL_ERROR_FAILED,
+                         "%s: the kernel of op “%s” failed without saying why",
+                         accel_device_get_name (ACCEL_DEVICE (self)), accel_op_get_type_name (op));
+  if (G_UNLIKELY (lane->workspaces->len > 0))
+    {
+      GError *ws_error = NULL;
+      if (!accel_cuda_lane_release_workspaces (lane, &ws_error) && error == NULL)
+        {
+          ok = FALSE;
+          error = ws_error;
+        }
+      else
+        g_clear_error (&ws_error);
+    }
+  if (ok)
+    {
+      /* A launch error that the kernel did not check is still ours. */
+      cudaError_t launch = cudaPeekAtLastError ();
+      if (G_UNLIKELY (launch != cudaSuccess))
+        {
+          ok = FALSE;
+          (void) accel_cuda_check (launch, accel_op_get_type_name (op), &error);
+        }
+    }
+
+  AccelCudaEvent *event = NULL;
+  if (error == NULL || error->code != ACCEL_ERROR_CONTEXT_POISONED)
+    {
+      GError *ev_error = NULL;
+      event = accel_cuda_event_acquire (ctx, lane->index, &ev_error);
+      if (event && !ACCEL_CUDA_CHECK (cudaEventRecord (event->event, lane->stream), &ev_error))
+        g_clear_pointer (&event, accel_cuda_event_unref);
+      if (event == NULL)
+        {
+          if (error == NULL)
+            error = ev_error;
+          else
+            g_clear_error (&ev_error);
+        }
+    }
+  if (event)
+    {
+      /* Even a failed kernel may have enqueued writes: order after them. */
+      for (guint i = 0; i < n; i++)
+        accel_cuda_record_after (ctx, lane, roots[i], writes[i], event);
+    }
+
+  if (error)
+    {
+      accel_cuda_event_unref (event);
+      accel_cuda_device_fail_work (self, ctx, work, error);
+      return;
+    }
+  accel_cuda_completer_push (ctx->completer, lane, work, event);
+}
+
+static void
+accel_cuda_device_execute (AccelDevice *device, AccelWork *work)
+{
+  AccelCudaDevice *self = ACCEL_CUDA_DEVICE (device);
+  AccelCudaContext *ctx = self->ctx;
+
+  if (G_UNLIKELY (ctx == NULL))
+    {
+      accel_device_complete_work (device, work,
+                                  g_error_new (ACCEL_ERROR, ACCEL_ERROR_DEVICE_FAILED,
+                                               "%s: no open CUDA context", accel_device_get_name (device)));
+      return;
+    }
+  if (G_UNLIKELY (g_atomic_int_get (&ctx->poisoned)))
+    {
+      accel_device_complete_work (device, work, accel_cuda_context_poison_error (ctx));
+      return;
+    }
+
+  switch (accel_work_get_kind (work))
+    {
+    case ACCEL_WORK_OP:
+      execute_op (self, ctx, work);
+      break;
+    case ACCEL_WORK_WRITE:
+    case ACCEL_WORK_READ:
+    case ACCEL_WORK_ZERO:
+      {
+        AccelBuffer *root = root_buffer (accel_work_get_buffer (work));
+        AccelCudaLane *lane = pick_lane (ctx, accel_work_get_lane (work), root);
+        accel_cuda_transfer_execute (self, ctx, lane, work);
+      }
+      break;
+    default:
+      accel_device_complete_work (device, work,
+                                  g_error_new (ACCEL_ERROR, ACCEL_ERROR_NOT_SUPPORTED,
+                                               "%s: unknown kind of work %d", accel_device_get_name (device),
+                                               accel_work_get_kind (work)));
+    }
+}
+
+static void
+accel_cuda_device_query_memory (AccelDevice *device, guint64 *total, guint64 *free_bytes)
+{
+  AccelCudaDevice *self = ACCEL_CUDA_DEVICE (device);
+  size_t f = 0, t = 0;
+
+  if (self->ctx && g_atomic_int_get (&self->ctx->poisoned))
+    return;
+  int previous = -1;
+  (void) cudaGetDevice (&previous);
+  gboolean ok = (previous == self->ordinal || cudaSetDevice (self->ordinal) == cudaSuccess)
+                && cudaMemGetInfo (&f, &t) == cudaSuccess;
+  if (!ok)
+    (void) cudaGetLastError ();
+  if (previous >= 0 && previous != self->ordinal)
+    (void) cudaSetDevice (previous);
+  if (ok)
+    {
+      *total = t;
+      *free_bytes = f;
+    }
+}
+
+/* AccelActor: the one message a CUDA device understands is the host
+ * process's announcement of its shared transfer memory, which is registered
+ * as pinned so that transfers through it are direct DMA. */
+static GVariant *
+accel_cuda_device_receive (AccelActor *actor, GVariant *message, GError **error)
+{
+  AccelCudaDevice *self = ACCEL_CUDA_DEVICE (actor);
+  const char *name = NULL;
+  guint64 address = 0, size = 0;
+
+  if (!g_variant_is_of_type (message, G_VARIANT_TYPE ("(stt)")))
+    return NULL;
+  g_variant_get (message, "(&stt)", &name, &address, &size);
+  if (g_strcmp0 (name, ACCEL_REMOTE_DEVICE_HOST_MEMORY_MESSAGE) != 0)
+    return NULL;
+
+  if (!ACCEL_CUDA_CHECK (cudaSetDevice (self->ordinal), error)
+      || !ACCEL_CUDA_CHECK (cudaHostRegister (GSIZE_TO_POINTER ((gsize) address), (size_t) size,
+                                              cudaHostRegisterDefault), error))
+    {
+      g_prefix_error (error, "%s: cannot pin the host process's transfer memory: ",
+                      accel_device_get_name (ACCEL_DEVICE (self)));
+      return NULL;
+    }
+  return g_variant_ref_sink (g_variant_new_boolean (TRUE));
+}
+
+/* GObject */
+
+static void
+accel_cuda_device_finalize (GObject *object)
+{
+  AccelCudaDevice *self = ACCEL_CUDA_DEVICE (object);
+
+  g_free (self->device_name);
+  g_free (self->compute_capability);
+  g_hash_table_unref (self->op_buffers);
+  G_OBJECT_CLASS (accel_cuda_device_parent_class)->finalize (object);
+}
+
+static void
+accel_cuda_device_constructed (GObject *object)
+{
+  AccelCudaDevice *self = ACCEL_CUDA_DEVICE (object);
+
+  self->compute_capability = g_strdup_printf ("%d.%d", self->cc_major, self->cc_minor);
+  G_OBJECT_CLASS (accel_cuda_device_parent_class)->constructed (object);
+}
+
+static void
+accel_cuda_device_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  AccelCudaDevice *self = ACCEL_CUDA_DEVICE (object);
+
+  switch (prop_id)
+    {
+    case PROP_ORDINAL: self->ordinal = g_value_get_int (value); break;
+    case PROP_DEVICE_NAME: g_free (self->device_name); self->device_name = g_value_dup_string (value); break;
+    case PROP_COMPUTE_CAPABILITY_MAJOR: self->cc_major = g_value_get_int (value); break;
+    case PROP_COMPUTE_CAPABILITY_MINOR: self->cc_minor = g_value_get_int (value); break;
+    case PROP_SM_COUNT: self->sm_count = g_value_get_int (value); break;
+    case PROP_ISOLATION: self->isolation = g_value_get_enum (value); break;
+    case PROP_COMPLETION: self->completion = g_value_get_enum (value); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+accel_cuda_device_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  AccelCudaDevice *self = ACCEL_CUDA_DEVICE (object);
+
+  switch (prop_id)
+    {
+    case PROP_ORDINAL: g_value_set_int (value, self->ordinal); break;
+    case PROP_DEVICE_NAME: g_value_set_string (value, self->device_name); break;
+    case PROP_COMPUTE_CAPABILITY: g_value_set_string (value, self->compute_capability); break;
+    case PROP_COMPUTE_CAPABILITY_MAJOR: g_value_set_int (value, self->cc_major); break;
+    case PROP_COMPUTE_CAPABILITY_MINOR: g_value_set_int (value, self->cc_minor); break;
+    case PROP_SM_COUNT: g_value_set_int (value, self->sm_count); break;
+    case PROP_ISOLATION: g_value_set_enum (value, self->isolation); break;
+    case PROP_COMPLETION: g_value_set_enum (value, self->completion); break;
+    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+accel_cuda_device_class_init (AccelCudaDeviceClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  AccelDeviceClass *device_class = ACCEL_DEVICE_CLASS (klass);
+  const GParamFlags ro = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
+  const GParamFlags co = G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS;
+
+  object_class->constructed = accel_cuda_device_constructed;
+  object_class->finalize = accel_cuda_device_finalize;
+  object_class->set_property = accel_cuda_device_set_property;
+  object_class->get_property = accel_cuda_device_get_property;
+
+  ACCEL_ACTOR_CLASS (klass)->receive = accel_cuda_device_receive;
+
+  device_class->open_context = accel_cuda_device_open_context;
+  device_class->close_context = accel_cuda_device_close_context;
+  device_class->mem_alloc = accel_cuda_device_mem_alloc;
+  device_class->mem_free = accel_cuda_device_mem_free;
+  device_class->execute = accel_cuda_device_execute;
+  device_class->query_memory = accel_cuda_device_query_memory;
+
+  /**
+   * AccelCudaDevice:ordinal:
+   *
+   * The CUDA device ordinal in this process.
+   */
+  properties[PROP_ORDINAL] = g_param_spec_int ("ordinal", NULL, "CUDA device ordinal", 0, G_MAXINT, 0, co);
+  /**
+   * AccelCudaDevice:device-name:
+   *
+   * The GPU's name (`NVIDIA H100 80GB HBM3`).
+   */
+  properties[PROP_DEVICE_NAME] = g_param_spec_string ("device-name", NULL, "GPU name", NULL, co);
+  /**
+   * AccelCudaDevice:compute-capability:
+   *
+   * The compute capability as `major.minor` (`9.0`).
+   */
+  properties[PROP_COMPUTE_CAPABILITY] =
+    g_param_spec_string ("compute-capability", NULL, "Compute capability", NULL, ro);
+  /**
+   * AccelCudaDevice:compute-capability-major:
+   *
+   * The major compute capability.
+   */
+  properties[PROP_COMPUTE_CAPABILITY_MAJOR] =
+    g_param_spec_int ("compute-capability-major", NULL, "Major compute capability", 0, G_MAXINT, 0, co);
+  /**
+   * AccelCudaDevice:compute-capability-minor:
+   *
+   * The minor compute capability.
+   */
+  properties[PROP_COMPUTE_CAPABILITY_MINOR] =
+    g_param_spec_int ("compute-capability-minor", NULL, "Minor compute capability", 0, G_MAXINT, 0, co);
+  /**
+   * AccelCudaDevice:sm-count:
+   *
+   * The number of streaming multiprocessors.
+   */
+  properties[PROP_SM_COUNT] = g_param_spec_int ("sm-count", NULL, "Multiprocessors", 0, G_MAXINT, 0, co);
+  /**
+   * AccelCudaDevice:isolation:
+   *
+   * Where the context lives; an #AccelCudaDevice always holds it in this
+   * process, so this is %ACCEL_CUDA_ISOLATION_NONE unless the device serves
+   * a host process.
+   */
+  properties[PROP_ISOLATION] =
+    g_param_spec_enum ("isolation", NULL, "Where the context lives", ACCEL_TYPE_CUDA_ISOLATION,
+                       ACCEL_CUDA_ISOLATION_NONE, co);
+  /**
+   * AccelCudaDevice:completion:
+   *
+   * How finished work is noticed; see #AccelCudaCompletion.
+   */
+  properties[PROP_COMPLETION] =
+    g_param_spec_enum ("completion", NULL, "Completion strategy", ACCEL_TYPE_CUDA_COMPLETION,
+                       ACCEL_CUDA_COMPLETION_POLL, co);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+}
+
+static void
+accel_cuda_device_init (AccelCudaDevice *self)
+{
+  self->op_buffers = g_hash_table_new_full (NULL, NULL, NULL, buffer_specs_free);
+}
+
+/**
+ * accel_cuda_device_get_ordinal:
+ * @self: a CUDA device
+ *
+ * Returns: its CUDA device ordinal in this process
+ */
+int
+accel_cuda_device_get_ordinal (AccelCudaDevice *self)
+{
+  g_return_val_if_fail (ACCEL_CUDA_IS_DEVICE (self), -1);
+  return self->ordinal;
+}
+
+/**
+ * accel_cuda_device_get_device_name:
+ * @self: a CUDA device
+ *
+ * Returns: the GPU's name
+ */
+const char *
+accel_cuda_device_get_device_name (AccelCudaDevice *self)
+{
+  g_return_val_if_fail (ACCEL_CUDA_IS_DEVICE (self), NULL);
+  return self->device_name;
+}
+
+/**
+ * accel_cuda_device_get_compute_capability:
+ * @self: a CUDA device
+ *
+ * Returns: the compute capability as `major.minor`, such as `9.0`
+ */
+const char *
+accel_cuda_device_get_compute_capability (AccelCudaDevice *self)
+{
+  g_return_val_if_fail (ACCEL_CUDA_IS_DEVICE (self), NULL);
+  return self->compute_capability;
+}
+
+/**
+ * accel_cuda_device_get_compute_capability_major:
+ * @self: a CUDA device
+ *
+ * Returns: the major compute capability (9 on Hopper)
+ */
+int
+accel_cuda_device_get_compute_capability_major (AccelCudaDevice *self)
+{
+  g_return_val_if_fail (ACCEL_CUDA_IS_DEVICE (self), 0);
+  return self->cc_major;
+}
+
+/**
+ * accel_cuda_device_get_compute_capability_minor:
+ * @self: a CUDA device
+ *
+ * Returns: the minor compute capability
+ */
+int
+accel_cuda_device_get_compute_capability_minor (AccelCudaDevice *self)
+{
+  g_return_val_if_fail (ACCEL_CUDA_IS_DEVICE (self), 0);
+  return self->cc_minor;
+}
+
+/**
+ * accel_cuda_device_get_sm_count:
+ * @self: a CUDA device
+ *
+ * Returns: the number of streaming multiprocessors
+ */
+int
+accel_cuda_device_get_sm_count (AccelCudaDevice *self)
+{
+  g_return_val_if_fail (ACCEL_CUDA_IS_DEVICE (self), 0);
+  return self->sm_count;
+}
+
+/**
+ * accel_cuda_device_get_isolation:
+ * @self: a CUDA device
+ *
+ * Returns: where its context lives
+ */
+AccelCudaIsolation
+accel_cuda_device_get_isolation (AccelCudaDevice *self)
+{
+  g_return_val_if_fail (ACCEL_CUDA_IS_DEVICE (self), ACCEL_CUDA_ISOLATION_NONE);
+  return self->isolation;
+}
+
+/**
+ * accel_cuda_device_get_completion:
+ * @self: a CUDA device
+ *
+ * Returns: its completion strategy
+ */
+AccelCudaCompletion
+accel_cuda_device_get_completion (AccelCudaDevice *self)
+{
+  g_return_val_if_fail (ACCEL_CUDA_IS_DEVICE (self), ACCEL_CUDA_COMPLETION_POLL);
+  return self->completion;
+}

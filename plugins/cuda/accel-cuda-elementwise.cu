@@ -1,0 +1,344 @@
+/* accel-cuda-elementwise.cu: copy, fill, cast and rng-fill on CUDA.
+ *
+ * The conversions follow the CPU backend exactly (accel-cpu-elementwise.c):
+ * a source element is decoded to binary64 (real, imaginary) or, for integer
+ * sources, to int64, and encoded to the target with the rounding of
+ * accel-half.h, so cast gives the same bytes as on cpu:0. rng-fill computes
+ * the Philox mapping of accel-philox.h; uniform values are bit-identical to
+ * cpu:0 (the header uses __fmul_rn/__fadd_rn, and this file is built with
+ * -fmad=false).
+ *
+ * One generic kernel per op, with the dtypes as arguments, keeps the build
+ * short; these kernels are memory-bound and the switch is warp-uniform.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <accel-half.h>
+#include <accel-philox.h>
+#include "accel-cuda-kernels.h"
+
+#define THREADS 256
+
+static unsigned int
+grid_for (int64_t n)
+{
+  int64_t blocks = (n + THREADS - 1) / THREADS;
+  if (blocks > 65536)
+    blocks = 65536;
+  return (unsigned int) (blocks > 0 ? blocks : 1);
+}
+
+/* Offset in elements of the element of row-major index @i. */
+__device__ __forceinline__ int64_t
+layout_offset (const AccelCudaLayout &l, int64_t i)
+{
+  if (l.rank == 0)
+    return i;
+  int64_t off = 0;
+  for (int a = l.rank - 1; a >= 0; a--)
+    {
+      int64_t d = l.dims[a] > 0 ? l.dims[a] : 1;
+      off += (i % d) * l.strides[a];
+      i /= d;
+    }
+  return off;
+}
+
+__device__ __forceinline__ void
+copy_bytes (unsigned char *dst, const unsigned char *src, size_t esize)
+{
+  switch (esize)
+    {
+    case 1: *dst = *src; break;
+    case 2: *(uint16_t *) dst = *(const uint16_t *) src; break;
+    case 4: *(uint32_t *) dst = *(const uint32_t *) src; break;
+    case 8: *(uint64_t *) dst = *(const uint64_t *) src; break;
+    case 16: *(uint4 *) dst = *(const uint4 *) src; break;
+    default: for (size_t b = 0; b < esize; b++) dst[b] = src[b];
+    }
+}
+
+/* copy */
+
+__global__ void
+copy_kernel (const unsigned char *src, AccelCudaLayout ls, unsigned char *dst, AccelCudaLayout ld,
+             int64_t n, size_t esize)
+{
+  for (int64_t i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; i < n; i += (int64_t) gridDim.x * blockDim.x)
+    copy_bytes (dst + layout_offset (ld, i) * esize, src + layout_offset (ls, i) * esize, esize);
+}
+
+extern "C" cudaError_t
+accel_cuda_launch_copy (const void *src, const AccelCudaLayout *src_layout,
+                        void *dst, const AccelCudaLayout *dst_layout,
+                        int64_t n, size_t esize, cudaStream_t stream)
+{
+  if (n <= 0)
+    return cudaSuccess;
+  copy_kernel<<<grid_for (n), THREADS, 0, stream>>> ((const unsigned char *) src, *src_layout,
+                                                     (unsigned char *) dst, *dst_layout, n, esize);
+  return cudaGetLastError ();
+}
+
+/* fill */
+
+__global__ void
+fill_kernel (unsigned char *dst, AccelCudaLayout ld, int64_t n, uint4 pattern, size_t esize)
+{
+  const unsigned char *p = (const unsigned char *) &pattern;
+  for (int64_t i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; i < n; i += (int64_t) gridDim.x * blockDim.x)
+    copy_bytes (dst + layout_offset (ld, i) * esize, p, esize);
+}
+
+extern "C" cudaError_t
+accel_cuda_launch_fill (void *dst, const AccelCudaLayout *layout, int64_t n,
+                        const uint8_t pattern[16], size_t esize, cudaStream_t stream)
+{
+  if (n <= 0)
+    return cudaSuccess;
+  uint4 pat;
+  memcpy (&pat, pattern, 16);
+  fill_kernel<<<grid_for (n), THREADS, 0, stream>>> ((unsigned char *) dst, *layout, n, pat, esize);
+  return cudaGetLastError ();
+}
+
+/* cast */
+
+struct Decoded {
+  double re, im;
+  long long iv;
+};
+
+__device__ __forceinline__ Decoded
+decode (int dt, const unsigned char *p)
+{
+  Decoded d = { 0.0, 0.0, 0 };
+  switch (dt)
+    {
+    case ACCEL_CUDA_DT_F16: d.re = accel_f16_to_f32 (*(const uint16_t *) p); break;
+    case ACCEL_CUDA_DT_BF16: d.re = accel_bf16_to_f32 (*(const uint16_t *) p); break;
+    case ACCEL_CUDA_DT_F32: d.re = *(const float *) p; break;
+    case ACCEL_CUDA_DT_F64: d.re = *(const double *) p; break;
+    case ACCEL_CUDA_DT_FP8_E4M3: d.re = accel_fp8_e4m3_to_f32 (*p); break;
+    case ACCEL_CUDA_DT_FP8_E5M2: d.re = accel_fp8_e5m2_to_f32 (*p); break;
+    case ACCEL_CUDA_DT_C64: d.re = ((const float *) p)[0]; d.im = ((const float *) p)[1]; break;
+    case ACCEL_CUDA_DT_C128: d.re = ((const double *) p)[0]; d.im = ((const double *) p)[1]; break;
+    case ACCEL_CUDA_DT_I8: d.iv = *(const int8_t *) p; break;
+    case ACCEL_CUDA_DT_U8: d.iv = *(const uint8_t *) p; break;
+    case ACCEL_CUDA_DT_I32: d.iv = *(const int32_t *) p; break;
+    case ACCEL_CUDA_DT_U32: d.iv = *(const uint32_t *) p; break;
+    case ACCEL_CUDA_DT_I64: d.iv = *(const int64_t *) p; break;
+    }
+  return d;
+}
+
+/* Truncation toward zero with saturation; NaN gives 0. */
+__device__ __forceinline__ long long
+sat_trunc (double v, double lo, double hi_excl, long long lo_i, long long hi_i)
+{
+  if (isnan (v))
+    return 0;
+  if (v <= lo)
+    return lo_i;
+  if (v >= hi_excl)
+    return hi_i;
+  return (long long) v;
+}
+
+__device__ __forceinline__ long long
+clamp_ll (long long v, long long lo, long long hi)
+{
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* An int64 as a binary64 rounded to odd, so a second rounding to a format
+ * of at most 51 significant bits is correctly rounded. */
+__device__ __forceinline__ double
+i64_to_f64_odd (long long v)
+{
+  unsigned long long u = v < 0 ? 0ull - (unsigned long long) v : (unsigned long long) v;
+  if (u >= (1ull << 53))
+    {
+      int drop = 64 - __clzll ((long long) u) - 53;
+      unsigned long long mask = (1ull << drop) - 1;
+      if (u & mask)
+        u = (u & ~mask) | (1ull << drop);
+    }
+  double d = (double) u;
+  return v < 0 ? -d : d;
+}
+
+__device__ __forceinline__ void
+encode (int dt, bool from_int, const Decoded &d, unsigned char *p)
+{
+  switch (dt)
+    {
+    case ACCEL_CUDA_DT_F16:
+      *(uint16_t *) p = accel_f16_from_f64 (from_int ? i64_to_f64_odd (d.iv) : d.re);
+      break;
+    case ACCEL_CUDA_DT_BF16:
+      *(uint16_t *) p = accel_bf16_from_f64 (from_int ? i64_to_f64_odd (d.iv) : d.re);
+      break;
+    case ACCEL_CUDA_DT_FP8_E4M3:
+      *p = accel_fp8_e4m3_from_f64 (from_int ? i64_to_f64_odd (d.iv) : d.re);
+      break;
+    case ACCEL_CUDA_DT_FP8_E5M2:
+      *p = accel_fp8_e5m2_from_f64 (from_int ? i64_to_f64_odd (d.iv) : d.re);
+      break;
+    case ACCEL_CUDA_DT_F32:
+      *(float *) p = from_int ? (float) d.iv : (float) d.re;
+      break;
+    case ACCEL_CUDA_DT_F64:
+      *(double *) p = from_int ? (double) d.iv : d.re;
+      break;
+    case ACCEL_CUDA_DT_C64:
+      ((float *) p)[0] = from_int ? (float) d.iv : (float) d.re;
+      ((float *) p)[1] = from_int ? 0.0f : (float) d.im;
+      break;
+    case ACCEL_CUDA_DT_C128:
+      ((double *) p)[0] = from_int ? (double) d.iv : d.re;
+      ((double *) p)[1] = from_int ? 0.0 : d.im;
+      break;
+    case ACCEL_CUDA_DT_I8:
+      *(int8_t *) p = (int8_t) (from_int ? clamp_ll (d.iv, -128, 127) : sat_trunc (d.re, -128.0, 128.0, -128, 127));
+      break;
+    case ACCEL_CUDA_DT_U8:
+      *(uint8_t *) p = (uint8_t) (from_int ? clamp_ll (d.iv, 0, 255) : sat_trunc (d.re, 0.0, 256.0, 0, 255));
+      break;
+    case ACCEL_CUDA_DT_I32:
+      *(int32_t *) p = (int32_t) (from_int ? clamp_ll (d.iv, INT32_MIN, INT32_MAX)
+                                           : sat_trunc (d.re, -2147483648.0, 2147483648.0, INT32_MIN, INT32_MAX));
+      break;
+    case ACCEL_CUDA_DT_U32:
+      *(uint32_t *) p = (uint32_t) (from_int ? clamp_ll (d.iv, 0, UINT32_MAX)
+                                             : sat_trunc (d.re, 0.0, 4294967296.0, 0, UINT32_MAX));
+      break;
+    case ACCEL_CUDA_DT_I64:
+      *(int64_t *) p = from_int ? d.iv : sat_trunc (d.re, -9223372036854775808.0, 9223372036854775808.0,
+                                                    INT64_MIN, INT64_MAX);
+      break;
+    }
+}
+
+__device__ __forceinline__ size_t
+dtype_size (int dt)
+{
+  switch (dt)
+    {
+    case ACCEL_CUDA_DT_I8: case ACCEL_CUDA_DT_U8: case ACCEL_CUDA_DT_FP8_E4M3: case ACCEL_CUDA_DT_FP8_E5M2:
+      return 1;
+    case ACCEL_CUDA_DT_F16: case ACCEL_CUDA_DT_BF16:
+      return 2;
+    case ACCEL_CUDA_DT_F32: case ACCEL_CUDA_DT_I32: case ACCEL_CUDA_DT_U32:
+      return 4;
+    case ACCEL_CUDA_DT_C128:
+      return 16;
+    default:
+      return 8;
+    }
+}
+
+__global__ void
+cast_kernel (const unsigned char *src, int from, AccelCudaLayout ls, unsigned char *dst, int to,
+             AccelCudaLayout ld, int64_t n)
+{
+  const size_t es = dtype_size (from), ed = dtype_size (to);
+  const bool from_int = from == ACCEL_CUDA_DT_I8 || from == ACCEL_CUDA_DT_U8 || from == ACCEL_CUDA_DT_I32
+                        || from == ACCEL_CUDA_DT_U32 || from == ACCEL_CUDA_DT_I64;
+
+  for (int64_t i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; i < n; i += (int64_t) gridDim.x * blockDim.x)
+    {
+      const unsigned char *s = src + layout_offset (ls, i) * es;
+      unsigned char *d = dst + layout_offset (ld, i) * ed;
+      /* The conversions mixed precision lives on, in binary32 as on the CPU. */
+      if (from == ACCEL_CUDA_DT_F32 && to == ACCEL_CUDA_DT_F16)
+        *(uint16_t *) d = accel_f16_from_f32 (*(const float *) s);
+      else if (from == ACCEL_CUDA_DT_F32 && to == ACCEL_CUDA_DT_BF16)
+        *(uint16_t *) d = accel_bf16_from_f32 (*(const float *) s);
+      else if (from == to)
+        copy_bytes (d, s, es);
+      else
+        encode (to, from_int, decode (from, s), d);
+    }
+}
+
+extern "C" cudaError_t
+accel_cuda_launch_cast (const void *src, int from, const AccelCudaLayout *src_layout,
+                        void *dst, int to, const AccelCudaLayout *dst_layout,
+                        int64_t n, cudaStream_t stream)
+{
+  if (n <= 0)
+    return cudaSuccess;
+  cast_kernel<<<grid_for (n), THREADS, 0, stream>>> ((const unsigned char *) src, from, *src_layout,
+                                                     (unsigned char *) dst, to, *dst_layout, n);
+  return cudaGetLastError ();
+}
+
+/* rng-fill: one thread per Philox counter. */
+
+__global__ void
+rng_kernel (unsigned char *dst, int dtype, int64_t n, int64_t counters, uint64_t seed, uint64_t offset,
+            int normal, double a, double b, float af, float bf)
+{
+  for (int64_t k = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; k < counters;
+       k += (int64_t) gridDim.x * blockDim.x)
+    {
+      uint32_t w[4];
+      accel_philox_block (seed, offset + (uint64_t) k, w);
+
+      if (dtype == ACCEL_CUDA_DT_F64)
+        {
+          double *out = (double *) dst;
+#pragma unroll
+          for (int j = 0; j < 2; j++)
+            {
+              int64_t i = 2 * k + j;
+              if (i < n)
+                out[i] = normal ? accel_philox_normal_f64 (w, j, a, b)
+                                : accel_philox_uniform_f64 (w[2 * j], w[2 * j + 1], a, b);
+            }
+          continue;
+        }
+
+      float v[4];
+      if (normal)
+        {
+#pragma unroll
+          for (int j = 0; j < 4; j++)
+            v[j] = accel_philox_normal_f32 (w[2 * (j / 2)], w[2 * (j / 2) + 1], j & 1, a, b);
+        }
+      else
+        {
+#pragma unroll
+          for (int j = 0; j < 4; j++)
+            v[j] = accel_philox_uniform_f32 (w[j], af, bf);
+        }
+
+      int64_t base = 4 * k;
+#pragma unroll
+      for (int j = 0; j < 4; j++)
+        {
+          if (base + j >= n)
+            break;
+          switch (dtype)
+            {
+            case ACCEL_CUDA_DT_F32: ((float *) dst)[base + j] = v[j]; break;
+            case ACCEL_CUDA_DT_F16: ((uint16_t *) dst)[base + j] = accel_f16_from_f32 (v[j]); break;
+            case ACCEL_CUDA_DT_BF16: ((uint16_t *) dst)[base + j] = accel_bf16_from_f32 (v[j]); break;
+            }
+        }
+    }
+}
+
+extern "C" cudaError_t
+accel_cuda_launch_rng_fill (void *dst, int dtype, int64_t n, uint64_t seed, uint64_t offset,
+                            int normal, double a, double b, cudaStream_t stream)
+{
+  if (n <= 0)
+    return cudaSuccess;
+  int64_t per = dtype == ACCEL_CUDA_DT_F64 ? 2 : 4;
+  int64_t counters = (n + per - 1) / per;
+  rng_kernel<<<grid_for (counters), THREADS, 0, stream>>> ((unsigned char *) dst, dtype, n, counters, seed,
+                                                           offset, normal, a, b, (float) a, (float) b);
+  return cudaGetLastError ();
+}

@@ -1,0 +1,213 @@
+/* accel-cuda-lane.c: a lane of a CUDA device: its stream, the library
+ * handles made for it, and the scratch memory of the op it runs.
+ *
+ * A lane belongs to one context: it is made by open_context and dropped by
+ * close_context, on the device thread, which is the only thread that runs
+ * kernels and so the only one that touches handles and workspaces.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "accel-cuda-private.h"
+
+typedef struct {
+  gpointer handle;
+  GDestroyNotify destroy;
+} LaneHandle;
+
+static void
+lane_handle_free (gpointer data)
+{
+  LaneHandle *h = data;
+  if (h->destroy && h->handle)
+    h->destroy (h->handle);
+  g_free (h);
+}
+
+gboolean
+accel_cuda_lane_init (AccelCudaLane *lane, AccelCudaContext *ctx, guint index, GError **error)
+{
+  lane->device = ctx->device;
+  lane->ctx = ctx;
+  lane->index = index;
+  lane->ordinal = ctx->ordinal;
+  lane->handles = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, lane_handle_free);
+  lane->workspaces = g_ptr_array_new ();
+  lane->ring = g_new0 (AccelCudaEntry, ACCEL_CUDA_RING_SIZE);
+  lane->head = lane->tail = 0;
+  /* Non-blocking: lanes must not serialise with the legacy default stream
+   * that a library or the application may use. */
+  return ACCEL_CUDA_CHECK (cudaStreamCreateWithFlags (&lane->stream, cudaStreamNonBlocking), error);
+}
+
+/* On the device thread, after the completion thread has drained the lane. */
+void
+accel_cuda_lane_clear (AccelCudaLane *lane)
+{
+  /* Handles go first: a library may enqueue work on the stream while it
+   * tears its handle down. */
+  g_clear_pointer (&lane->handles, g_hash_table_unref);
+  if (lane->workspaces)
+    {
+      for (guint i = 0; i < lane->workspaces->len; i++)
+        (void) cudaFreeAsync (lane->workspaces->pdata[i], lane->stream);
+      g_clear_pointer (&lane->workspaces, g_ptr_array_unref);
+    }
+  if (lane->stream)
+    {
+      (void) cudaStreamSynchronize (lane->stream);
+      (void) cudaStreamDestroy (lane->stream);
+      lane->stream = NULL;
+    }
+  g_clear_pointer (&lane->ring, g_free);
+  (void) cudaGetLastError ();
+}
+
+/* Hands the scratch memory of the op that just ran back to the pool, in
+ * stream order, so it is reused only after that op's work. */
+gboolean
+accel_cuda_lane_release_workspaces (AccelCudaLane *lane, GError **error)
+{
+  gboolean ok = TRUE;
+
+  for (guint i = 0; i < lane->workspaces->len; i++)
+    {
+      cudaError_t status = cudaFreeAsync (lane->workspaces->pdata[i], lane->stream);
+      if (ok && status != cudaSuccess)
+        ok = accel_cuda_check (status, "cudaFreeAsync (workspace)", error);
+    }
+  g_ptr_array_set_size (lane->workspaces, 0);
+  return ok;
+}
+
+/**
+ * accel_cuda_lane_get_stream:
+ * @lane: a lane
+ *
+ * The stream a kernel enqueues its work on. The kernel must not
+ * synchronize it: the device completes the op when its work has run.
+ *
+ * Returns: the lane's stream
+ */
+cudaStream_t
+accel_cuda_lane_get_stream (AccelCudaLane *lane)
+{
+  g_return_val_if_fail (lane != NULL, NULL);
+  return lane->stream;
+}
+
+/**
+ * accel_cuda_lane_get_ordinal:
+ * @lane: a lane
+ *
+ * Returns: the CUDA device ordinal of the lane's device (the `N` of `cuda:N`
+ *   as the CUDA runtime of this process numbers it)
+ */
+int
+accel_cuda_lane_get_ordinal (AccelCudaLane *lane)
+{
+  g_return_val_if_fail (lane != NULL, -1);
+  return lane->ordinal;
+}
+
+/**
+ * accel_cuda_lane_get_index:
+ * @lane: a lane
+ *
+ * Returns: the lane's index within its device, from 0 to the device's
+ *   #AccelDevice:lanes less one
+ */
+guint
+accel_cuda_lane_get_index (AccelCudaLane *lane)
+{
+  g_return_val_if_fail (lane != NULL, 0);
+  return lane->index;
+}
+
+/**
+ * accel_cuda_lane_get_device:
+ * @lane: a lane
+ *
+ * Returns: (transfer none): the device the lane belongs to
+ */
+AccelCudaDevice *
+accel_cuda_lane_get_device (AccelCudaLane *lane)
+{
+  g_return_val_if_fail (lane != NULL, NULL);
+  return lane->device;
+}
+
+/**
+ * accel_cuda_lane_get_handle:
+ * @lane: a lane
+ * @key: names the kind of handle (`"cublas"`, `"cufft-plan-cache"`); one
+ *   handle per key and lane
+ * @create: (scope call): makes the handle when the lane has none for @key
+ * @destroy: (nullable): frees the handle when the lane's context is closed
+ *   (on the device thread, with the context current)
+ * @error: return location for a #GError from @create
+ *
+ * Returns the lane's handle for @key, made on first use with @create. A
+ * handle lives as long as the lane's context: after the device rebuilds its
+ * context, the next call makes a new one. Call it from a kernel, on the
+ * device thread.
+ *
+ * Returns: (transfer none): the handle, or %NULL with @error set
+ */
+gpointer
+accel_cuda_lane_get_handle (AccelCudaLane *lane,
+                            const char *key,
+                            AccelCudaHandleCreate create,
+                            GDestroyNotify destroy,
+                            GError **error)
+{
+  g_return_val_if_fail (lane != NULL, NULL);
+  g_return_val_if_fail (key != NULL, NULL);
+  g_return_val_if_fail (create != NULL, NULL);
+
+  LaneHandle *h = g_hash_table_lookup (lane->handles, key);
+  if (G_LIKELY (h != NULL))
+    return h->handle;
+
+  GError *local = NULL;
+  gpointer handle = create (lane, &local);
+  if (handle == NULL)
+    {
+      if (local == NULL)
+        local = g_error_new (ACCEL_ERROR, ACCEL_ERROR_LIBRARY,
+                             "cuda: could not make the “%s” handle of lane %u", key, lane->index);
+      g_propagate_error (error, local);
+      return NULL;
+    }
+  h = g_new (LaneHandle, 1);
+  h->handle = handle;
+  h->destroy = destroy;
+  g_hash_table_insert (lane->handles, g_strdup (key), h);
+  return handle;
+}
+
+/**
+ * accel_cuda_lane_alloc_workspace:
+ * @lane: a lane
+ * @size: bytes
+ * @error: return location for a #GError
+ *
+ * Scratch device memory for the op the kernel is enqueuing, allocated in
+ * stream order from the device's pool on the lane's stream. It is released
+ * in stream order after the kernel returns, so it stays valid for all the
+ * work the kernel enqueued on the lane; the kernel must not free it.
+ *
+ * Returns: (transfer none): the memory, or %NULL with
+ *   %ACCEL_ERROR_OUT_OF_MEMORY (the device stays usable)
+ */
+gpointer
+accel_cuda_lane_alloc_workspace (AccelCudaLane *lane, gsize size, GError **error)
+{
+  g_return_val_if_fail (lane != NULL, NULL);
+  void *memory = NULL;
+
+  if (!ACCEL_CUDA_CHECK (cudaMallocFromPoolAsync (&memory, MAX (size, 1), lane->ctx->pool, lane->stream),
+                         error))
+    return NULL;
+  g_ptr_array_add (lane->workspaces, memory);
+  return memory;
+}

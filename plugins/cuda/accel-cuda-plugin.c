@@ -1,0 +1,282 @@
+/* accel-cuda-plugin.c: the `cuda` plugin: the CUDA backend, and kernels
+ * for copy, fill, cast, reduce, softmax and rng-fill.
+ *
+ * rng-fill here is Accel's own Philox mapping, bit-identical to cpu:0 for
+ * uniform values. The `curand` plugin offers cuRAND's generator as a second
+ * kernel at a lower rank; setting `ACCEL_CUDA_RNG=curand` makes this kernel
+ * decline, so the registry falls through to cuRAND.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <string.h>
+#include <math.h>
+#include <accel-half.h>
+#include "accel-config.h"
+#include "accel-cuda.h"
+#include "accel-cuda-kernels.h"
+
+#define KERNEL_RANK 100
+
+G_STATIC_ASSERT ((int) ACCEL_DTYPE_F16 == ACCEL_CUDA_DT_F16);
+G_STATIC_ASSERT ((int) ACCEL_DTYPE_C128 == ACCEL_CUDA_DT_C128);
+G_STATIC_ASSERT ((int) ACCEL_DTYPE_I64 == ACCEL_CUDA_DT_I64);
+G_STATIC_ASSERT ((int) ACCEL_DTYPE_FP8_E5M2 == ACCEL_CUDA_DT_FP8_E5M2);
+G_STATIC_ASSERT ((int) ACCEL_REDUCE_MEAN == ACCEL_CUDA_REDUCE_MEAN);
+G_STATIC_ASSERT ((int) ACCEL_REDUCE_MAX == ACCEL_CUDA_REDUCE_MAX);
+
+static gboolean
+check_launch (cudaError_t status, const char *op, GError **error)
+{
+  return accel_cuda_check (status, op, error);
+}
+
+/* Fills @layout for @buffer; rank 0 when it is contiguous. */
+static void
+layout_of (AccelBuffer *buffer, AccelCudaLayout *layout)
+{
+  const AccelShape *shape = accel_buffer_get_shape (buffer);
+  memset (layout, 0, sizeof *layout);
+  if (accel_shape_is_contiguous (shape))
+    return;
+  guint rank = 0;
+  const gint64 *dims = accel_shape_get_dims (shape, &rank);
+  const gint64 *strides = accel_shape_get_strides (shape, NULL);
+  layout->rank = (int) MIN (rank, ACCEL_CUDA_LAYOUT_MAX_RANK);
+  for (int i = 0; i < layout->rank; i++)
+    {
+      layout->dims[i] = dims[i];
+      layout->strides[i] = strides[i];
+    }
+}
+
+/* copy */
+
+static gboolean
+copy_run (AccelOp *op, gpointer context, GError **error)
+{
+  AccelCopy *self = ACCEL_COPY (op);
+  cudaStream_t stream = accel_cuda_lane_get_stream (context);
+  gsize esize = accel_dtype_get_size (accel_buffer_get_dtype (self->src));
+  gint64 n = accel_buffer_get_n_elements (self->src);
+  const AccelShape *ss = accel_buffer_get_shape (self->src);
+  const AccelShape *sd = accel_buffer_get_shape (self->dst);
+  void *src = accel_buffer_get_data (self->src);
+  void *dst = accel_buffer_get_data (self->dst);
+
+  if (n == 0 || (src == dst && accel_shape_equal (ss, sd)))
+    return TRUE;
+  if (accel_shape_is_contiguous (ss) && accel_shape_is_contiguous (sd))
+    return check_launch (cudaMemcpyAsync (dst, src, (gsize) n * esize, cudaMemcpyDeviceToDevice, stream),
+                         "copy: cudaMemcpyAsync", error);
+
+  AccelCudaLayout ls, ld;
+  layout_of (self->src, &ls);
+  layout_of (self->dst, &ld);
+  return check_launch (accel_cuda_launch_copy (src, &ls, dst, &ld, n, esize, stream), "copy kernel", error);
+}
+
+/* fill: the value is encoded on the host with the CPU backend's rules. */
+
+static gint64
+sat_trunc (double v, double lo, double hi_excl, gint64 lo_i, gint64 hi_i)
+{
+  if (isnan (v))
+    return 0;
+  if (v <= lo)
+    return lo_i;
+  if (v >= hi_excl)
+    return hi_i;
+  return (gint64) v;
+}
+
+static void
+encode_value (AccelDType dtype, double re, double im, guint8 out[16])
+{
+  memset (out, 0, 16);
+  switch (dtype)
+    {
+#define PUT(T, EXPR) do { T v_ = (EXPR); memcpy (out, &v_, sizeof v_); } while (0)
+    case ACCEL_DTYPE_F16: PUT (guint16, accel_f16_from_f64 (re)); break;
+    case ACCEL_DTYPE_BF16: PUT (guint16, accel_bf16_from_f64 (re)); break;
+    case ACCEL_DTYPE_FP8_E4M3: PUT (guint8, accel_fp8_e4m3_from_f64 (re)); break;
+    case ACCEL_DTYPE_FP8_E5M2: PUT (guint8, accel_fp8_e5m2_from_f64 (re)); break;
+    case ACCEL_DTYPE_F32: PUT (float, (float) re); break;
+    case ACCEL_DTYPE_F64: PUT (double, re); break;
+    case ACCEL_DTYPE_C64:
+      {
+        float v[2] = { (float) re, (float) im };
+        memcpy (out, v, 8);
+      }
+      break;
+    case ACCEL_DTYPE_C128:
+      {
+        double v[2] = { re, im };
+        memcpy (out, v, 16);
+      }
+      break;
+    case ACCEL_DTYPE_I8: PUT (gint8, (gint8) sat_trunc (re, -128.0, 128.0, G_MININT8, G_MAXINT8)); break;
+    case ACCEL_DTYPE_U8: PUT (guint8, (guint8) sat_trunc (re, 0.0, 256.0, 0, G_MAXUINT8)); break;
+    case ACCEL_DTYPE_I32:
+      PUT (gint32, (gint32) sat_trunc (re, -2147483648.0, 2147483648.0, G_MININT32, G_MAXINT32));
+      break;
+    case ACCEL_DTYPE_U32:
+      PUT (guint32, (guint32) sat_trunc (re, 0.0, 4294967296.0, 0, G_MAXUINT32));
+      break;
+    case ACCEL_DTYPE_I64:
+      PUT (gint64, sat_trunc (re, -9223372036854775808.0, 9223372036854775808.0, G_MININT64, G_MAXINT64));
+      break;
+#undef PUT
+    default:
+      break;
+    }
+}
+
+static gboolean
+fill_run (AccelOp *op, gpointer context, GError **error)
+{
+  AccelFill *self = ACCEL_FILL (op);
+  cudaStream_t stream = accel_cuda_lane_get_stream (context);
+  AccelDType dtype = accel_buffer_get_dtype (self->dst);
+  gsize esize = accel_dtype_get_size (dtype);
+  gint64 n = accel_buffer_get_n_elements (self->dst);
+  guint8 pattern[16];
+  AccelCudaLayout layout;
+
+  if (n == 0)
+    return TRUE;
+  encode_value (dtype, self->value, self->value_imag, pattern);
+  layout_of (self->dst, &layout);
+
+  gboolean uniform = TRUE;
+  for (gsize i = 1; i < esize; i++)
+    uniform = uniform && pattern[i] == pattern[0];
+  if (layout.rank == 0 && uniform)
+    return check_launch (cudaMemsetAsync (accel_buffer_get_data (self->dst), pattern[0], (gsize) n * esize, stream),
+                         "fill: cudaMemsetAsync", error);
+  return check_launch (accel_cuda_launch_fill (accel_buffer_get_data (self->dst), &layout, n, pattern, esize, stream),
+                       "fill kernel", error);
+}
+
+/* cast */
+
+static gboolean
+cast_run (AccelOp *op, gpointer context, GError **error)
+{
+  AccelCast *self = ACCEL_CAST (op);
+  cudaStream_t stream = accel_cuda_lane_get_stream (context);
+  AccelCudaLayout ls, ld;
+
+  layout_of (self->src, &ls);
+  layout_of (self->dst, &ld);
+  return check_launch (accel_cuda_launch_cast (accel_buffer_get_data (self->src), accel_buffer_get_dtype (self->src),
+                                               &ls, accel_buffer_get_data (self->dst),
+                                               accel_buffer_get_dtype (self->dst), &ld,
+                                               accel_buffer_get_n_elements (self->src), stream),
+                       "cast kernel", error);
+}
+
+/* reduce */
+
+static gboolean
+reduce_run (AccelOp *op, gpointer context, GError **error)
+{
+  AccelReduce *self = ACCEL_REDUCE (op);
+  const AccelShape *shape = accel_buffer_get_shape (self->src);
+  int rank = (int) accel_shape_get_rank (shape);
+  int axis = self->axis < 0 ? self->axis + rank : self->axis;
+  gint64 outer = 1, inner = 1, len = accel_shape_get_dim (shape, axis);
+
+  for (int i = 0; i < axis; i++)
+    outer *= accel_shape_get_dim (shape, i);
+  for (int i = axis + 1; i < rank; i++)
+    inner *= accel_shape_get_dim (shape, i);
+  return check_launch (accel_cuda_launch_reduce (accel_buffer_get_data (self->src), accel_buffer_get_data (self->dst),
+                                                 accel_buffer_get_dtype (self->src), self->reduction,
+                                                 outer, len, inner, accel_cuda_lane_get_stream (context)),
+                       "reduce kernel", error);
+}
+
+/* softmax */
+
+static gboolean
+softmax_run (AccelOp *op, gpointer context, GError **error)
+{
+  AccelSoftmax *self = ACCEL_SOFTMAX (op);
+  const AccelShape *shape = accel_buffer_get_shape (self->src);
+  guint rank = accel_shape_get_rank (shape);
+  gint64 len = accel_shape_get_dim (shape, rank - 1);
+
+  if (len == 0)
+    return TRUE;
+  return check_launch (accel_cuda_launch_softmax (accel_buffer_get_data (self->src),
+                                                  accel_buffer_get_data (self->dst),
+                                                  accel_buffer_get_dtype (self->src),
+                                                  accel_shape_get_n_elements (shape) / len, len,
+                                                  accel_cuda_lane_get_stream (context)),
+                       "softmax kernel", error);
+}
+
+/* rng-fill */
+
+static gboolean
+rng_fill_supports (AccelOp *op, AccelDevice *device, GError **error)
+{
+  static gsize once = 0;
+  static gboolean prefer_curand;
+
+  if (g_once_init_enter (&once))
+    {
+      prefer_curand = g_strcmp0 (g_getenv ("ACCEL_CUDA_RNG"), "curand") == 0;
+      g_once_init_leave (&once, 1);
+    }
+  if (prefer_curand)
+    {
+      g_set_error_literal (error, ACCEL_ERROR, ACCEL_ERROR_NO_KERNEL,
+                           "cuda: ACCEL_CUDA_RNG=curand asks for cuRAND's generator instead");
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+rng_fill_run (AccelOp *op, gpointer context, GError **error)
+{
+  AccelRngFill *self = ACCEL_RNG_FILL (op);
+  gboolean normal = self->distribution == ACCEL_RNG_NORMAL;
+
+  return check_launch (accel_cuda_launch_rng_fill (accel_buffer_get_data (self->dst),
+                                                   accel_buffer_get_dtype (self->dst),
+                                                   accel_buffer_get_n_elements (self->dst),
+                                                   self->seed, self->offset, normal,
+                                                   normal ? self->mean : self->low,
+                                                   normal ? self->stddev : self->high,
+                                                   accel_cuda_lane_get_stream (context)),
+                       "rng-fill kernel", error);
+}
+
+static const AccelKernelVTable copy_kernel = { .run = copy_run };
+static const AccelKernelVTable fill_kernel = { .run = fill_run };
+static const AccelKernelVTable cast_kernel = { .run = cast_run };
+static const AccelKernelVTable reduce_kernel = { .run = reduce_run };
+static const AccelKernelVTable softmax_kernel = { .run = softmax_run };
+static const AccelKernelVTable rng_fill_kernel = { .supports = rng_fill_supports, .run = rng_fill_run };
+
+static gboolean
+accel_cuda_plugin_init (AccelPlugin *plugin, GError **error)
+{
+  accel_plugin_register_backend (plugin, ACCEL_CUDA_BACKEND_NAME, ACCEL_CUDA_TYPE_BACKEND);
+  accel_plugin_register_kernel (plugin, "copy", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &copy_kernel);
+  accel_plugin_register_kernel (plugin, "fill", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &fill_kernel);
+  accel_plugin_register_kernel (plugin, "cast", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &cast_kernel);
+  accel_plugin_register_kernel (plugin, "reduce", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &reduce_kernel);
+  accel_plugin_register_kernel (plugin, "softmax", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &softmax_kernel);
+  accel_plugin_register_kernel (plugin, "rng-fill", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &rng_fill_kernel);
+  return TRUE;
+}
+
+ACCEL_PLUGIN_DEFINE (cuda,
+                     "CUDA backend: devices, lanes, stream-ordered memory; copy, fill, cast, reduce, "
+                     "softmax and Philox rng-fill kernels",
+                     accel_cuda_plugin_init,
+                     ACCEL_VERSION,
+                     "LGPL-2.1-or-later")

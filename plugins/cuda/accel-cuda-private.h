@@ -1,0 +1,166 @@
+/* accel-cuda-private.h: what the files of libaccel-cuda-1.0 share. Not
+ * installed.
+ *
+ * Threads: an AccelCudaContext is made and dropped on the device thread
+ * (open_context/close_context). The device thread is the only producer of
+ * completion entries; the completion thread (or CUDA's callback thread) the
+ * only consumer. Events are refcounted and may be released from any thread.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "accel-cuda.h"
+
+G_BEGIN_DECLS
+
+#define ACCEL_CUDA_MAX_LANES 64
+/* Completion entries per lane; a full ring makes the device thread wait. */
+#define ACCEL_CUDA_RING_SIZE 4096
+#define ACCEL_CUDA_STAGING_SLOTS 4
+#define ACCEL_CUDA_STAGING_CHUNK (8 << 20)
+
+typedef struct _AccelCudaContext AccelCudaContext;
+typedef struct _AccelCudaEvent AccelCudaEvent;
+typedef struct _AccelCudaCompleter AccelCudaCompleter;
+
+/* A pooled event; the op that recorded it and the buffers it last wrote
+ * each hold a reference. */
+struct _AccelCudaEvent {
+  gint ref_count;
+  cudaEvent_t event;
+  AccelCudaContext *ctx;     /* strong */
+  guint lane;
+};
+
+typedef struct {
+  AccelWork *work;
+  AccelCudaEvent *event;     /* strong */
+  guint64 seq;
+  gint done;                 /* callback strategy: 1 once the host function
+                                ran, 2 when there is none (watch the event) */
+  AccelCudaCompleter *completer;
+  GObject *keep;             /* the op or buffer, kept alive until reaped */
+} AccelCudaEntry;
+
+struct _AccelCudaLane {
+  AccelCudaDevice *device;   /* weak: the device outlives its contexts' use */
+  AccelCudaContext *ctx;
+  guint index;
+  int ordinal;
+  cudaStream_t stream;
+  GHashTable *handles;       /* key -> LaneHandle; device thread only */
+  GPtrArray *workspaces;     /* memory handed out during the current run */
+
+  /* Single-producer single-consumer ring of entries in flight. */
+  AccelCudaEntry *ring;
+  guint64 head;              /* consumer, atomic */
+  guint64 tail;              /* producer, atomic */
+};
+
+typedef struct {
+  void *host;
+  cudaEvent_t event;
+  gboolean busy;
+} AccelCudaStaging;
+
+struct _AccelCudaContext {
+  gint ref_count;
+  gint alive;                /* atomic: CUDA resources still exist */
+  AccelCudaDevice *device;   /* weak */
+  int ordinal;
+  cudaMemPool_t pool;
+  guint n_lanes;
+  AccelCudaLane *lanes;
+  guint next_lane;
+  guint64 next_seq;
+
+  GMutex event_lock;
+  GPtrArray *free_events;    /* AccelCudaEvent with ref_count 0 */
+  unsigned int event_flags;
+
+  AccelCudaStaging staging[ACCEL_CUDA_STAGING_SLOTS];
+  guint next_staging;
+
+  AccelCudaCompleter *completer;
+
+  GMutex poison_lock;
+  gint poisoned;             /* atomic */
+  GError *poison;            /* CONTEXT_POISONED, with the message users see */
+};
+
+/* Per base buffer: who wrote it last, and who read it since, per lane. */
+typedef struct {
+  AccelCudaContext *ctx;     /* strong */
+  AccelCudaEvent *writer;
+  AccelCudaEvent *readers[];
+} AccelCudaBufferTrack;
+
+/* accel-cuda-error.c */
+GError *accel_cuda_error_new (cudaError_t status, const char *what);
+
+/* accel-cuda-lane.c */
+gboolean accel_cuda_lane_init (AccelCudaLane *lane, AccelCudaContext *ctx, guint index, GError **error);
+void accel_cuda_lane_clear (AccelCudaLane *lane);
+gboolean accel_cuda_lane_release_workspaces (AccelCudaLane *lane, GError **error);
+
+/* accel-cuda-device.c: events and buffer tracking. */
+AccelCudaEvent *accel_cuda_event_acquire (AccelCudaContext *ctx, guint lane, GError **error);
+AccelCudaEvent *accel_cuda_event_ref (AccelCudaEvent *event);
+void accel_cuda_event_unref (AccelCudaEvent *event);
+AccelCudaContext *accel_cuda_context_ref (AccelCudaContext *ctx);
+void accel_cuda_context_unref (AccelCudaContext *ctx);
+void accel_cuda_context_poison (AccelCudaContext *ctx, const GError *cause);
+GError *accel_cuda_context_poison_error (AccelCudaContext *ctx);
+AccelCudaContext *accel_cuda_device_peek_context (AccelCudaDevice *self);
+
+/* accel-cuda-completion.c */
+AccelCudaCompleter *accel_cuda_completer_new (AccelCudaContext *ctx, AccelCudaCompletion strategy, GError **error);
+void accel_cuda_completer_push (AccelCudaCompleter *self, AccelCudaLane *lane, AccelWork *work, AccelCudaEvent *event);
+void accel_cuda_completer_wake (AccelCudaCompleter *self);
+void accel_cuda_completer_free (AccelCudaCompleter *self);
+guint accel_cuda_lane_pending (AccelCudaLane *lane);
+
+/* accel-cuda-transfer.c: WRITE, READ and ZERO work. */
+gboolean accel_cuda_staging_init (AccelCudaContext *ctx, GError **error);
+void accel_cuda_staging_clear (AccelCudaContext *ctx);
+void accel_cuda_transfer_execute (AccelCudaDevice *self, AccelCudaContext *ctx, AccelCudaLane *lane, AccelWork *work);
+
+/* accel-cuda-device.c: orders work on @lane after the last writers (and,
+ * for writes, readers) of the buffers it touches, and records it. */
+gboolean accel_cuda_order_before (AccelCudaContext *ctx, AccelCudaLane *lane, AccelBuffer *buffer,
+                                  gboolean writes, GError **error);
+void accel_cuda_record_after (AccelCudaContext *ctx, AccelCudaLane *lane, AccelBuffer *buffer,
+                              gboolean writes, AccelCudaEvent *event);
+void accel_cuda_device_fail_work (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work, GError *error);
+
+/* accel-cuda-driver.c: driver entry points the runtime lacks. */
+typedef int AccelCudaDrvResult;   /* CUresult */
+#define ACCEL_CUDA_DRIVER_ENTRY_POINTS(X) \
+  X (cuCtxGetId, AccelCudaDrvResult, (void *ctx, unsigned long long *id)) \
+  X (cuDevicePrimaryCtxGetState, AccelCudaDrvResult, (int dev, unsigned int *flags, int *active)) \
+  X (cuStreamWriteValue32, AccelCudaDrvResult, (cudaStream_t stream, unsigned long long addr, guint32 value, unsigned int flags))
+
+typedef struct {
+#define ACCEL_CUDA_DRIVER_FIELD(name, ret, args) ret (*name) args;
+  ACCEL_CUDA_DRIVER_ENTRY_POINTS (ACCEL_CUDA_DRIVER_FIELD)
+#undef ACCEL_CUDA_DRIVER_FIELD
+  gboolean have_stream_memops;
+} AccelCudaDriver;
+
+const AccelCudaDriver *accel_cuda_driver_get (void);
+
+/* accel-cuda-remote-device.c */
+AccelDevice *accel_cuda_remote_device_new (AccelBackend *backend,
+                                           const char *name,
+                                           int ordinal,
+                                           const struct cudaDeviceProp *prop,
+                                           guint lanes,
+                                           AccelCudaCompletion completion,
+                                           GError **error);
+
+/* accel-cuda-backend.c */
+AccelCudaIsolation accel_cuda_isolation_from_env (void);
+AccelCudaCompletion accel_cuda_completion_from_env (void);
+
+G_END_DECLS

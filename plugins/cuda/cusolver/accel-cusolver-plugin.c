@@ -1,0 +1,623 @@
+/* accel-cusolver-plugin.c: the `cusolver` plugin: qr, lu, lu-solve,
+ * cholesky, cholesky-solve, svd and eigh on the `cuda` backend through
+ * cuSOLVER's dense API, f32 and f64.
+ *
+ * Accel's matrices are row-major, cuSOLVER's column-major. A symmetric
+ * matrix reads the same either way (only the triangle flips: the lower
+ * triangle of a row-major matrix is the upper one of its column-major
+ * view), so cholesky and eigh work on the buffers as they are; the other
+ * factorisations transpose into lane workspace first and back after
+ * (accel-cusolver-kernels.cu). svd of a wide or square matrix needs no
+ * transpose at all: cuSOLVER's U and VT of the column-major view are
+ * exactly Accel's vt and u.
+ *
+ * Info codes: lu (a zero pivot), cholesky (a leading minor that is not
+ * positive), svd and eigh (no convergence) must report them, so these ops
+ * copy cuSOLVER's devInfo to pinned memory on the lane's stream and wait for
+ * that stream (cudaStreamSynchronize) before they return: the one place
+ * the plugin synchronises, limited to these four ops, since the backend
+ * offers no deferred check. qr, lu-solve and cholesky-solve report only
+ * argument errors there, which the call's status already gives: they never
+ * wait. cuSOLVER's getrs and potrs do not check for a singular factor (the
+ * cpu kernels do): x then holds infinities or NaNs.
+ *
+ * Each lane has its own cuSOLVER handle bound to its stream.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <cusolverDn.h>
+#include "accel-config.h"
+#include "accel-cuda.h"
+#include "accel-cusolver-kernels.h"
+
+#define KERNEL_RANK 100
+
+/* Calls the S or D variant; buffer arguments are void *. */
+#define SOLVER(dtype, fn, ...) \
+  ((dtype) == ACCEL_DTYPE_F32 ? cusolverDnS##fn (__VA_ARGS__) : cusolverDnD##fn (__VA_ARGS__))
+
+typedef struct {
+  cusolverDnHandle_t handle;
+  int *host_info;          /* pinned; info codes read back */
+  gsize host_info_len;
+} Solver;
+
+static const char *
+status_name (cusolverStatus_t status)
+{
+  switch (status)
+    {
+    case CUSOLVER_STATUS_SUCCESS: return "CUSOLVER_STATUS_SUCCESS";
+    case CUSOLVER_STATUS_NOT_INITIALIZED: return "CUSOLVER_STATUS_NOT_INITIALIZED";
+    case CUSOLVER_STATUS_ALLOC_FAILED: return "CUSOLVER_STATUS_ALLOC_FAILED";
+    case CUSOLVER_STATUS_INVALID_VALUE: return "CUSOLVER_STATUS_INVALID_VALUE";
+    case CUSOLVER_STATUS_ARCH_MISMATCH: return "CUSOLVER_STATUS_ARCH_MISMATCH";
+    case CUSOLVER_STATUS_EXECUTION_FAILED: return "CUSOLVER_STATUS_EXECUTION_FAILED";
+    case CUSOLVER_STATUS_INTERNAL_ERROR: return "CUSOLVER_STATUS_INTERNAL_ERROR";
+    case CUSOLVER_STATUS_MATRIX_TYPE_NOT_SUPPORTED: return "CUSOLVER_STATUS_MATRIX_TYPE_NOT_SUPPORTED";
+    case CUSOLVER_STATUS_NOT_SUPPORTED: return "CUSOLVER_STATUS_NOT_SUPPORTED";
+    default: return "CUSOLVER_STATUS_UNKNOWN";
+    }
+}
+
+static gboolean
+check_cusolver (cusolverStatus_t status, const char *what, GError **error)
+{
+  return accel_cuda_check_library ((int) status, "cuSOLVER", status_name (status),
+                                   status == CUSOLVER_STATUS_ALLOC_FAILED, what, error);
+}
+
+static void
+solver_destroy (gpointer data)
+{
+  Solver *s = data;
+  if (s->handle)
+    (void) cusolverDnDestroy (s->handle);
+  if (s->host_info)
+    (void) cudaFreeHost (s->host_info);
+  g_free (s);
+}
+
+static gpointer
+solver_create (AccelCudaLane *lane, GError **error)
+{
+  Solver *s = g_new0 (Solver, 1);
+  if (!check_cusolver (cusolverDnCreate (&s->handle), "cusolverDnCreate", error)
+      || !check_cusolver (cusolverDnSetStream (s->handle, accel_cuda_lane_get_stream (lane)),
+                          "cusolverDnSetStream", error))
+    {
+      solver_destroy (s);
+      return NULL;
+    }
+  return s;
+}
+
+static Solver *
+lane_solver (AccelCudaLane *lane, GError **error)
+{
+  return accel_cuda_lane_get_handle (lane, "cusolver", solver_create, solver_destroy, error);
+}
+
+/* Copies @n info codes to pinned memory and waits for the lane's stream;
+ * see the top of the file for why. */
+static const int *
+read_infos (Solver *s, AccelCudaLane *lane, const int *dev_info, gint64 n, GError **error)
+{
+  cudaStream_t stream = accel_cuda_lane_get_stream (lane);
+
+  if (s->host_info_len < (gsize) n)
+    {
+      if (s->host_info)
+        (void) cudaFreeHost (s->host_info);
+      s->host_info = NULL;
+      s->host_info_len = 0;
+      if (!ACCEL_CUDA_CHECK (cudaMallocHost ((void **) &s->host_info, n * sizeof (int)), error))
+        return NULL;
+      s->host_info_len = n;
+    }
+  if (!ACCEL_CUDA_CHECK (cudaMemcpyAsync (s->host_info, dev_info, n * sizeof (int),
+                                          cudaMemcpyDeviceToHost, stream), error)
+      || !ACCEL_CUDA_CHECK (cudaStreamSynchronize (stream), error))
+    return NULL;
+  return s->host_info;
+}
+
+typedef struct {
+  gboolean batched;
+  gint64 batch, rows, cols;
+} Mat;
+
+static Mat
+mat_dims (AccelBuffer *buffer)
+{
+  const AccelShape *s = accel_buffer_get_shape (buffer);
+  guint r = accel_shape_get_rank (s);
+  Mat m = {
+    r == 3, r == 3 ? accel_shape_get_dim (s, 0) : 1,
+    accel_shape_get_dim (s, r - 2), accel_shape_get_dim (s, r - 1),
+  };
+  return m;
+}
+
+static guint8 *
+entry (gpointer base, gint64 index, gint64 elements, gsize es)
+{
+  return (guint8 *) base + index * elements * es;
+}
+
+static char *
+where (const Mat *d, gint64 index)
+{
+  return d->batched ? g_strdup_printf (" (batch entry %" G_GINT64_FORMAT ")", index) : g_strdup ("");
+}
+
+static gboolean
+check_launch (cudaError_t status, const char *what, GError **error)
+{
+  return accel_cuda_check (status, what, error);
+}
+
+static gboolean
+copy_if_distinct (AccelBuffer *dst, AccelBuffer *src, cudaStream_t stream, GError **error)
+{
+  void *d = accel_buffer_get_data (dst);
+  const void *s = accel_buffer_get_data (src);
+  if (d == s)
+    return TRUE;
+  return ACCEL_CUDA_CHECK (cudaMemcpyAsync (d, s, accel_buffer_get_size (src), cudaMemcpyDeviceToDevice, stream),
+                           error);
+}
+
+/* A negative info code: an argument cuSOLVER refused. */
+static gboolean
+info_refused (const char *op, const char *routine, int info, const Mat *d, gint64 b, GError **error)
+{
+  g_autofree char *at = where (d, b);
+  g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_LIBRARY,
+               "cusolver %s: %s refused argument %d%s", op, routine, -info, at);
+  return FALSE;
+}
+
+/* qr */
+
+static gboolean
+qr_run (AccelOp *op, gpointer context, GError **error)
+{
+  AccelQr *self = ACCEL_QR (op);
+  AccelCudaLane *lane = context;
+  cudaStream_t stream = accel_cuda_lane_get_stream (lane);
+  AccelDType dt = accel_buffer_get_dtype (self->a);
+  gsize es = accel_dtype_get_size (dt);
+  Mat d = mat_dims (self->a);
+  int m = (int) d.rows, n = (int) d.cols, k = MIN (m, n);
+  int lwork_qr = 0, lwork_q = 0;
+
+  if (d.batch == 0 || k == 0)
+    return TRUE;
+  Solver *s = lane_solver (lane, error);
+  guint8 *work_a = s ? accel_cuda_lane_alloc_workspace (lane, d.batch * m * n * es, error) : NULL;
+  guint8 *tau = work_a ? accel_cuda_lane_alloc_workspace (lane, k * es, error) : NULL;
+  int *info = tau ? accel_cuda_lane_alloc_workspace (lane, sizeof (int), error) : NULL;
+  if (info == NULL
+      || !check_cusolver (SOLVER (dt, geqrf_bufferSize, s->handle, m, n, (void *) work_a, m, &lwork_qr),
+                          "geqrf_bufferSize", error)
+      || !check_cusolver (SOLVER (dt, orgqr_bufferSize, s->handle, m, k, k, (void *) work_a, m, (void *) tau,
+                                  &lwork_q), "orgqr_bufferSize", error))
+    return FALSE;
+  void *work = accel_cuda_lane_alloc_workspace (lane, MAX (lwork_qr, lwork_q) * es, error);
+  if (work == NULL
+      || !check_launch (accel_cusolver_transpose (accel_buffer_get_data (self->a), work_a, m, n, d.batch,
+                                                  es, stream), "transpose", error))
+    return FALSE;
+
+  for (gint64 b = 0; b < d.batch; b++)
+    {
+      guint8 *a = entry (work_a, b, (gint64) m * n, es);
+      /* geqrf and orgqr report only argument errors, which their status gives too. */
+      if (!check_cusolver (SOLVER (dt, geqrf, s->handle, m, n, (void *) a, m, (void *) tau, work,
+                                   MAX (lwork_qr, lwork_q), info), "geqrf", error)
+          || !check_launch (accel_cusolver_extract_r (a, m, n, entry (accel_buffer_get_data (self->r), b,
+                                                                       (gint64) k * n, es), es, stream),
+                            "extract_r", error)
+          || !check_cusolver (SOLVER (dt, orgqr, s->handle, m, k, k, (void *) a, m, (void *) tau, work,
+                                      MAX (lwork_qr, lwork_q), info), "orgqr", error)
+          /* q's columns are the first k columns of a, column-major: transpose them out. */
+          || !check_launch (accel_cusolver_transpose (a, entry (accel_buffer_get_data (self->q), b,
+                                                                (gint64) m * k, es), k, m, 1, es, stream),
+                            "transpose", error))
+        return FALSE;
+    }
+  return TRUE;
+}
+
+/* lu */
+
+static gboolean
+lu_run (AccelOp *op, gpointer context, GError **error)
+{
+  AccelLu *self = ACCEL_LU (op);
+  AccelCudaLane *lane = context;
+  cudaStream_t stream = accel_cuda_lane_get_stream (lane);
+  AccelDType dt = accel_buffer_get_dtype (self->a);
+  gsize es = accel_dtype_get_size (dt);
+  Mat d = mat_dims (self->a);
+  int m = (int) d.rows, n = (int) d.cols, k = MIN (m, n);
+  int lwork = 0;
+
+  if (d.batch == 0 || k == 0)
+    return copy_if_distinct (self->lu, self->a, stream, error);
+  Solver *s = lane_solver (lane, error);
+  guint8 *work_a = s ? accel_cuda_lane_alloc_workspace (lane, d.batch * m * n * es, error) : NULL;
+  int *info = work_a ? accel_cuda_lane_alloc_workspace (lane, d.batch * sizeof (int), error) : NULL;
+  if (info == NULL
+      || !check_cusolver (SOLVER (dt, getrf_bufferSize, s->handle, m, n, (void *) work_a, m, &lwork),
+                          "getrf_bufferSize", error))
+    return FALSE;
+  void *work = accel_cuda_lane_alloc_workspace (lane, MAX (lwork, 1) * es, error);
+  if (work == NULL
+      || !check_launch (accel_cusolver_transpose (accel_buffer_get_data (self->a), work_a, m, n, d.batch,
+                                                  es, stream), "transpose", error))
+    return FALSE;
+  for (gint64 b = 0; b < d.batch; b++)
+    if (!check_cusolver (SOLVER (dt, getrf, s->handle, m, n, (void *) entry (work_a, b, (gint64) m * n, es), m,
+                                 work, (int *) accel_buffer_get_data (self->pivots) + b * k, info + b),
+                         "getrf", error))
+      return FALSE;
+  if (!check_launch (accel_cusolver_transpose (work_a, accel_buffer_get_data (self->lu), n, m, d.batch,
+                                               es, stream), "transpose", error))
+    return FALSE;
+
+  const int *infos = read_infos (s, lane, info, d.batch, error);
+  if (infos == NULL)
+    return FALSE;
+  for (gint64 b = 0; b < d.batch; b++)
+    {
+      if (infos[b] < 0)
+        return info_refused ("lu", "getrf", infos[b], &d, b, error);
+      if (infos[b] > 0)
+        {
+          g_autofree char *at = where (&d, b);
+          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                       "lu: “a” is singular: the pivot u[%d, %d] is exactly zero%s",
+                       infos[b] - 1, infos[b] - 1, at);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+/* Right-hand sides of a solve, in column-major form: a vector is the same
+ * either way; a matrix goes through a transposed copy in @rhs. */
+static gint64
+rhs_columns (AccelBuffer *factor, AccelBuffer *b)
+{
+  guint rb = accel_shape_get_rank (accel_buffer_get_shape (b));
+  return rb == accel_shape_get_rank (accel_buffer_get_shape (factor))
+         ? accel_shape_get_dim (accel_buffer_get_shape (b), rb - 1) : 1;
+}
+
+static guint8 *
+rhs_in (AccelCudaLane *lane, AccelBuffer *b, AccelBuffer *x, const Mat *d, int nrhs, gsize es, GError **error)
+{
+  cudaStream_t stream = accel_cuda_lane_get_stream (lane);
+  int n = (int) d->rows;
+
+  if (nrhs == 1)
+    return copy_if_distinct (x, b, stream, error) ? accel_buffer_get_data (x) : NULL;
+  guint8 *work = accel_cuda_lane_alloc_workspace (lane, d->batch * n * nrhs * es, error);
+  if (work == NULL
+      || !check_launch (accel_cusolver_transpose (accel_buffer_get_data (b), work, n, nrhs, d->batch, es, stream),
+                        "transpose", error))
+    return NULL;
+  return work;
+}
+
+static gboolean
+rhs_out (AccelCudaLane *lane, guint8 *work, AccelBuffer *x, const Mat *d, int nrhs, gsize es, GError **error)
+{
+  if (nrhs == 1)
+    return TRUE;
+  return check_launch (accel_cusolver_transpose (work, accel_buffer_get_data (x), nrhs, (int) d->rows, d->batch,
+                                                 es, accel_cuda_lane_get_stream (lane)), "transpose", error);
+}
+
+static gboolean
+lu_solve_run (AccelOp *op, gpointer context, GError **error)
+{
+  AccelLuSolve *self = ACCEL_LU_SOLVE (op);
+  AccelCudaLane *lane = context;
+  cudaStream_t stream = accel_cuda_lane_get_stream (lane);
+  AccelDType dt = accel_buffer_get_dtype (self->lu);
+  gsize es = accel_dtype_get_size (dt);
+  Mat d = mat_dims (self->lu);
+  int n = (int) d.rows, nrhs = (int) rhs_columns (self->lu, self->b);
+
+  if (d.batch == 0 || n == 0 || nrhs == 0)
+    return copy_if_distinct (self->x, self->b, stream, error);
+  Solver *s = lane_solver (lane, error);
+  guint8 *work_lu = s ? accel_cuda_lane_alloc_workspace (lane, d.batch * n * n * es, error) : NULL;
+  int *info = work_lu ? accel_cuda_lane_alloc_workspace (lane, sizeof (int), error) : NULL;
+  if (info == NULL
+      || !check_launch (accel_cusolver_transpose (accel_buffer_get_data (self->lu), work_lu, n, n, d.batch, es,
+                                                  stream), "transpose", error))
+    return FALSE;
+  guint8 *rhs = rhs_in (lane, self->b, self->x, &d, nrhs, es, error);
+  if (rhs == NULL)
+    return FALSE;
+  for (gint64 b = 0; b < d.batch; b++)
+    if (!check_cusolver (SOLVER (dt, getrs, s->handle, CUBLAS_OP_N, n, nrhs,
+                                 (const void *) entry (work_lu, b, (gint64) n * n, es), n,
+                                 (const int *) accel_buffer_get_data (self->pivots) + b * n,
+                                 (void *) entry (rhs, b, (gint64) n * nrhs, es), n, info), "getrs", error))
+      return FALSE;
+  return rhs_out (lane, rhs, self->x, &d, nrhs, es, error);
+}
+
+/* cholesky: the lower triangle of a row-major matrix is the upper one of
+ * its column-major view. */
+
+static cublasFillMode_t
+fill_for (gboolean row_major_lower)
+{
+  return row_major_lower ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+}
+
+static gboolean
+cholesky_run (AccelOp *op, gpointer context, GError **error)
+{
+  AccelCholesky *self = ACCEL_CHOLESKY (op);
+  AccelCudaLane *lane = context;
+  cudaStream_t stream = accel_cuda_lane_get_stream (lane);
+  AccelDType dt = accel_buffer_get_dtype (self->a);
+  gsize es = accel_dtype_get_size (dt);
+  Mat d = mat_dims (self->a);
+  int n = (int) d.rows, lwork = 0;
+  guint8 *l = accel_buffer_get_data (self->l);
+
+  if (!copy_if_distinct (self->l, self->a, stream, error))
+    return FALSE;
+  if (d.batch == 0 || n == 0)
+    return TRUE;
+  Solver *s = lane_solver (lane, error);
+  int *info = s ? accel_cuda_lane_alloc_workspace (lane, d.batch * sizeof (int), error) : NULL;
+  if (info == NULL
+      || !check_cusolver (SOLVER (dt, potrf_bufferSize, s->handle, fill_for (self->lower), n, (void *) l, n,
+                                  &lwork), "potrf_bufferSize", error))
+    return FALSE;
+  void *work = accel_cuda_lane_alloc_workspace (lane, MAX (lwork, 1) * es, error);
+  if (work == NULL)
+    return FALSE;
+  for (gint64 b = 0; b < d.batch; b++)
+    if (!check_cusolver (SOLVER (dt, potrf, s->handle, fill_for (self->lower), n,
+                                 (void *) entry (l, b, (gint64) n * n, es), n, work, lwork, info + b),
+                         "potrf", error))
+      return FALSE;
+  if (!check_launch (accel_cusolver_zero_triangle (l, n, d.batch, self->lower, es, stream), "zero_triangle",
+                     error))
+    return FALSE;
+
+  const int *infos = read_infos (s, lane, info, d.batch, error);
+  if (infos == NULL)
+    return FALSE;
+  for (gint64 b = 0; b < d.batch; b++)
+    {
+      if (infos[b] < 0)
+        return info_refused ("cholesky", "potrf", infos[b], &d, b, error);
+      if (infos[b] > 0)
+        {
+          g_autofree char *at = where (&d, b);
+          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                       "cholesky: “a” is not positive definite: its leading minor of order %d is not positive%s",
+                       infos[b], at);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static gboolean
+cholesky_solve_run (AccelOp *op, gpointer context, GError **error)
+{
+  AccelCholeskySolve *self = ACCEL_CHOLESKY_SOLVE (op);
+  AccelCudaLane *lane = context;
+  AccelDType dt = accel_buffer_get_dtype (self->l);
+  gsize es = accel_dtype_get_size (dt);
+  Mat d = mat_dims (self->l);
+  int n = (int) d.rows, nrhs = (int) rhs_columns (self->l, self->b);
+
+  if (d.batch == 0 || n == 0 || nrhs == 0)
+    return copy_if_distinct (self->x, self->b, accel_cuda_lane_get_stream (lane), error);
+  Solver *s = lane_solver (lane, error);
+  int *info = s ? accel_cuda_lane_alloc_workspace (lane, sizeof (int), error) : NULL;
+  guint8 *rhs = info ? rhs_in (lane, self->b, self->x, &d, nrhs, es, error) : NULL;
+  if (rhs == NULL)
+    return FALSE;
+  for (gint64 b = 0; b < d.batch; b++)
+    if (!check_cusolver (SOLVER (dt, potrs, s->handle, fill_for (self->lower), n, nrhs,
+                                 (const void *) entry (accel_buffer_get_data (self->l), b, (gint64) n * n, es), n,
+                                 (void *) entry (rhs, b, (gint64) n * nrhs, es), n, info), "potrs", error))
+      return FALSE;
+  return rhs_out (lane, rhs, self->x, &d, nrhs, es, error);
+}
+
+/* svd */
+
+static gboolean
+svd_failed (const int *infos, const Mat *d, const char *routine, GError **error)
+{
+  for (gint64 b = 0; b < d->batch; b++)
+    {
+      if (infos[b] < 0)
+        return info_refused ("svd", routine, infos[b], d, b, error);
+      if (infos[b] > 0)
+        {
+          g_autofree char *at = where (d, b);
+          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_LIBRARY,
+                       "cusolver svd: %s did not converge (%d superdiagonals left)%s", routine, infos[b], at);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static gboolean
+svd_run (AccelOp *op, gpointer context, GError **error)
+{
+  AccelSvd *self = ACCEL_SVD (op);
+  AccelCudaLane *lane = context;
+  cudaStream_t stream = accel_cuda_lane_get_stream (lane);
+  AccelDType dt = accel_buffer_get_dtype (self->a);
+  gsize es = accel_dtype_get_size (dt);
+  Mat d = mat_dims (self->a);
+  int m = (int) d.rows, n = (int) d.cols, k = MIN (m, n);
+  /* gesvd wants at least as many rows as columns: a wide or square a is
+   * its column-major view as it is, a tall one is transposed first. */
+  gboolean wide = n >= m;
+  int rows = wide ? n : m, cols = wide ? m : n;
+  int lwork = 0;
+  guint8 *u = accel_buffer_get_data (self->u), *vt = accel_buffer_get_data (self->vt);
+  guint8 *sv = accel_buffer_get_data (self->s);
+
+  if (d.batch == 0 || k == 0)
+    return TRUE;
+  Solver *s = lane_solver (lane, error);
+  guint8 *work_a = s ? accel_cuda_lane_alloc_workspace (lane, d.batch * m * n * es, error) : NULL;
+  int *info = work_a ? accel_cuda_lane_alloc_workspace (lane, d.batch * sizeof (int), error) : NULL;
+  guint8 *rwork = info ? accel_cuda_lane_alloc_workspace (lane, k * es, error) : NULL;
+  if (rwork == NULL
+      || !check_cusolver (SOLVER (dt, gesvd_bufferSize, s->handle, rows, cols, &lwork), "gesvd_bufferSize", error))
+    return FALSE;
+  void *work = accel_cuda_lane_alloc_workspace (lane, MAX (lwork, 1) * es, error);
+  guint8 *work_u = NULL, *work_vt = NULL;
+  if (work == NULL)
+    return FALSE;
+  if (wide)
+    {
+      /* gesvd overwrites its input. */
+      if (!ACCEL_CUDA_CHECK (cudaMemcpyAsync (work_a, accel_buffer_get_data (self->a),
+                                              accel_buffer_get_size (self->a), cudaMemcpyDeviceToDevice, stream),
+                             error))
+        return FALSE;
+    }
+  else
+    {
+      work_u = accel_cuda_lane_alloc_workspace (lane, d.batch * m * k * es, error);
+      work_vt = work_u ? accel_cuda_lane_alloc_workspace (lane, d.batch * k * n * es, error) : NULL;
+      if (work_vt == NULL
+          || !check_launch (accel_cusolver_transpose (accel_buffer_get_data (self->a), work_a, m, n, d.batch,
+                                                      es, stream), "transpose", error))
+        return FALSE;
+    }
+
+  for (gint64 b = 0; b < d.batch; b++)
+    {
+      guint8 *a = entry (work_a, b, (gint64) m * n, es);
+      guint8 *sb = entry (sv, b, k, es);
+      cusolverStatus_t status;
+      if (wide)
+        /* The column-major view is aᵀ = U S VT, so u = VTᵀ and vt = Uᵀ:
+         * VT (k x m, ld k) lands in u [m, k] and U (n x k, ld n) in vt [k, n]. */
+        status = SOLVER (dt, gesvd, s->handle, 'S', 'S', rows, cols, (void *) a, rows, (void *) sb,
+                         (void *) entry (vt, b, (gint64) k * n, es), rows,
+                         (void *) entry (u, b, (gint64) m * k, es), k, work, lwork, (void *) rwork, info + b);
+      else
+        status = SOLVER (dt, gesvd, s->handle, 'S', 'S', rows, cols, (void *) a, rows, (void *) sb,
+                         (void *) entry (work_u, b, (gint64) m * k, es), rows,
+                         (void *) entry (work_vt, b, (gint64) k * n, es), k, work, lwork, (void *) rwork, info + b);
+      if (!check_cusolver (status, "gesvd", error))
+        return FALSE;
+    }
+  if (!wide
+      && (!check_launch (accel_cusolver_transpose (work_u, u, k, m, d.batch, es, stream), "transpose", error)
+          || !check_launch (accel_cusolver_transpose (work_vt, vt, n, k, d.batch, es, stream), "transpose", error)))
+    return FALSE;
+
+  const int *infos = read_infos (s, lane, info, d.batch, error);
+  return infos != NULL && svd_failed (infos, &d, "gesvd", error);
+}
+
+/* eigh */
+
+static gboolean
+eigh_run (AccelOp *op, gpointer context, GError **error)
+{
+  AccelEigh *self = ACCEL_EIGH (op);
+  AccelCudaLane *lane = context;
+  cudaStream_t stream = accel_cuda_lane_get_stream (lane);
+  AccelDType dt = accel_buffer_get_dtype (self->a);
+  gsize es = accel_dtype_get_size (dt);
+  Mat d = mat_dims (self->a);
+  int n = (int) d.rows, lwork = 0;
+  guint8 *w = accel_buffer_get_data (self->w);
+
+  if (d.batch == 0 || n == 0)
+    return TRUE;
+  Solver *s = lane_solver (lane, error);
+  guint8 *work_v = s ? accel_cuda_lane_alloc_workspace (lane, d.batch * n * n * es, error) : NULL;
+  int *info = work_v ? accel_cuda_lane_alloc_workspace (lane, d.batch * sizeof (int), error) : NULL;
+  if (info == NULL
+      || !ACCEL_CUDA_CHECK (cudaMemcpyAsync (work_v, accel_buffer_get_data (self->a), accel_buffer_get_size (self->a),
+                                             cudaMemcpyDeviceToDevice, stream), error)
+      || !check_cusolver (SOLVER (dt, syevd_bufferSize, s->handle, CUSOLVER_EIG_MODE_VECTOR, fill_for (self->lower),
+                                  n, (const void *) work_v, n, (const void *) w, &lwork), "syevd_bufferSize", error))
+    return FALSE;
+  void *work = accel_cuda_lane_alloc_workspace (lane, MAX (lwork, 1) * es, error);
+  if (work == NULL)
+    return FALSE;
+  for (gint64 b = 0; b < d.batch; b++)
+    if (!check_cusolver (SOLVER (dt, syevd, s->handle, CUSOLVER_EIG_MODE_VECTOR, fill_for (self->lower), n,
+                                 (void *) entry (work_v, b, (gint64) n * n, es), n, (void *) entry (w, b, n, es),
+                                 work, lwork, info + b), "syevd", error))
+      return FALSE;
+  /* The eigenvectors are the columns of the column-major result, so the
+   * rows of its row-major reading: transpose them into columns. */
+  if (!check_launch (accel_cusolver_transpose (work_v, accel_buffer_get_data (self->v), n, n, d.batch, es, stream),
+                     "transpose", error))
+    return FALSE;
+
+  const int *infos = read_infos (s, lane, info, d.batch, error);
+  if (infos == NULL)
+    return FALSE;
+  for (gint64 b = 0; b < d.batch; b++)
+    {
+      if (infos[b] < 0)
+        return info_refused ("eigh", "syevd", infos[b], &d, b, error);
+      if (infos[b] > 0)
+        {
+          g_autofree char *at = where (&d, b);
+          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_LIBRARY,
+                       "cusolver eigh: syevd did not converge (info %d)%s", infos[b], at);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
+static const AccelKernelVTable qr_kernel = { .run = qr_run };
+static const AccelKernelVTable lu_kernel = { .run = lu_run };
+static const AccelKernelVTable lu_solve_kernel = { .run = lu_solve_run };
+static const AccelKernelVTable cholesky_kernel = { .run = cholesky_run };
+static const AccelKernelVTable cholesky_solve_kernel = { .run = cholesky_solve_run };
+static const AccelKernelVTable svd_kernel = { .run = svd_run };
+static const AccelKernelVTable eigh_kernel = { .run = eigh_run };
+
+static gboolean
+accel_cusolver_plugin_init (AccelPlugin *plugin, GError **error)
+{
+  const char *backend = ACCEL_CUDA_BACKEND_NAME;
+  accel_plugin_register_kernel (plugin, "qr", backend, KERNEL_RANK, &qr_kernel);
+  accel_plugin_register_kernel (plugin, "lu", backend, KERNEL_RANK, &lu_kernel);
+  accel_plugin_register_kernel (plugin, "lu-solve", backend, KERNEL_RANK, &lu_solve_kernel);
+  accel_plugin_register_kernel (plugin, "cholesky", backend, KERNEL_RANK, &cholesky_kernel);
+  accel_plugin_register_kernel (plugin, "cholesky-solve", backend, KERNEL_RANK, &cholesky_solve_kernel);
+  accel_plugin_register_kernel (plugin, "svd", backend, KERNEL_RANK, &svd_kernel);
+  accel_plugin_register_kernel (plugin, "eigh", backend, KERNEL_RANK, &eigh_kernel);
+  return TRUE;
+}
+
+ACCEL_PLUGIN_DEFINE (cusolver,
+                     "cuSOLVER kernels on the cuda backend: qr, lu, lu-solve, cholesky, cholesky-solve, "
+                     "svd, eigh (f32, f64; batched)",
+                     accel_cusolver_plugin_init,
+                     ACCEL_VERSION,
+                     "LGPL-2.1-or-later")

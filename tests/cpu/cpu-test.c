@@ -1,0 +1,249 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <math.h>
+#include <string.h>
+#include <accel-half.h>
+#include "cpu-test.h"
+
+static AccelSystem *test_system;
+static AccelDevice *test_device;
+
+AccelSystem *
+cpu_test_system (void)
+{
+  if (test_system == NULL)
+    {
+      g_autoptr(GError) error = NULL;
+      test_system = accel_system_new (&error);
+      g_assert_no_error (error);
+    }
+  return test_system;
+}
+
+AccelDevice *
+cpu_test_device (void)
+{
+  if (test_device == NULL)
+    {
+      g_autoptr(GError) error = NULL;
+      test_device = accel_system_get_device (cpu_test_system (), "cpu:0", &error);
+      g_assert_no_error (error);
+      g_assert_nonnull (test_device);
+    }
+  return test_device;
+}
+
+int
+cpu_test_run (void)
+{
+  int ret = g_test_run ();
+  g_clear_object (&test_device);
+  if (test_system)
+    accel_system_shutdown (test_system);
+  g_clear_object (&test_system);
+  return ret;
+}
+
+AccelBuffer *
+cpu_test_alloc (AccelDType dtype, const gint64 *dims, guint rank)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AccelShape) shape = accel_shape_new (dims, rank);
+  AccelBuffer *buffer = accel_device_alloc (cpu_test_device (), dtype, shape, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (buffer);
+  return buffer;
+}
+
+guint
+cpu_test_components (AccelDType dtype)
+{
+  return accel_dtype_is_complex (dtype) ? 2 : 1;
+}
+
+static void
+store (AccelDType dtype, guint8 *p, double v)
+{
+  switch (dtype)
+    {
+    case ACCEL_DTYPE_F16: { guint16 h = accel_f16_from_f64 (v); memcpy (p, &h, 2); } break;
+    case ACCEL_DTYPE_BF16: { guint16 h = accel_bf16_from_f64 (v); memcpy (p, &h, 2); } break;
+    case ACCEL_DTYPE_FP8_E4M3: *p = accel_fp8_e4m3_from_f64 (v); break;
+    case ACCEL_DTYPE_FP8_E5M2: *p = accel_fp8_e5m2_from_f64 (v); break;
+    case ACCEL_DTYPE_F32: case ACCEL_DTYPE_C64: { float f = (float) v; memcpy (p, &f, 4); } break;
+    case ACCEL_DTYPE_F64: case ACCEL_DTYPE_C128: memcpy (p, &v, 8); break;
+    case ACCEL_DTYPE_I8: { gint8 x = (gint8) v; memcpy (p, &x, 1); } break;
+    case ACCEL_DTYPE_U8: { guint8 x = (guint8) v; memcpy (p, &x, 1); } break;
+    case ACCEL_DTYPE_I32: { gint32 x = (gint32) v; memcpy (p, &x, 4); } break;
+    case ACCEL_DTYPE_U32: { guint32 x = (guint32) v; memcpy (p, &x, 4); } break;
+    case ACCEL_DTYPE_I64: { gint64 x = (gint64) v; memcpy (p, &x, 8); } break;
+    default: g_assert_not_reached ();
+    }
+}
+
+static double
+load (AccelDType dtype, const guint8 *p)
+{
+  switch (dtype)
+    {
+    case ACCEL_DTYPE_F16: { guint16 h; memcpy (&h, p, 2); return accel_f16_to_f32 (h); }
+    case ACCEL_DTYPE_BF16: { guint16 h; memcpy (&h, p, 2); return accel_bf16_to_f32 (h); }
+    case ACCEL_DTYPE_FP8_E4M3: return accel_fp8_e4m3_to_f32 (*p);
+    case ACCEL_DTYPE_FP8_E5M2: return accel_fp8_e5m2_to_f32 (*p);
+    case ACCEL_DTYPE_F32: case ACCEL_DTYPE_C64: { float f; memcpy (&f, p, 4); return f; }
+    case ACCEL_DTYPE_F64: case ACCEL_DTYPE_C128: { double d; memcpy (&d, p, 8); return d; }
+    case ACCEL_DTYPE_I8: { gint8 x; memcpy (&x, p, 1); return x; }
+    case ACCEL_DTYPE_U8: return *p;
+    case ACCEL_DTYPE_I32: { gint32 x; memcpy (&x, p, 4); return x; }
+    case ACCEL_DTYPE_U32: { guint32 x; memcpy (&x, p, 4); return x; }
+    case ACCEL_DTYPE_I64: { gint64 x; memcpy (&x, p, 8); return (double) x; }
+    default: g_assert_not_reached ();
+    }
+}
+
+/* Bytes per stored component. */
+static gsize
+component_size (AccelDType dtype)
+{
+  return accel_dtype_get_size (dtype) / cpu_test_components (dtype);
+}
+
+double
+cpu_test_round_to (AccelDType dtype, double v)
+{
+  guint8 tmp[16];
+  store (dtype, tmp, v);
+  return load (dtype, tmp);
+}
+
+void
+cpu_test_write (AccelBuffer *buffer, const double *values)
+{
+  g_autoptr(GError) error = NULL;
+  AccelDType dtype = accel_buffer_get_dtype (buffer);
+  gsize n = (gsize) accel_buffer_get_n_elements (buffer) * cpu_test_components (dtype);
+  gsize cs = component_size (dtype);
+  g_autofree guint8 *bytes = g_malloc0 (MAX (accel_buffer_get_size (buffer), 1));
+
+  g_assert_true (accel_shape_is_contiguous (accel_buffer_get_shape (buffer)));
+  for (gsize i = 0; i < n; i++)
+    store (dtype, bytes + i * cs, values[i]);
+  accel_buffer_write (buffer, bytes, accel_buffer_get_size (buffer), &error);
+  g_assert_no_error (error);
+}
+
+double *
+cpu_test_fill_random (AccelBuffer *buffer, double lo, double hi)
+{
+  AccelDType dtype = accel_buffer_get_dtype (buffer);
+  gsize n = (gsize) accel_buffer_get_n_elements (buffer) * cpu_test_components (dtype);
+  double *values = g_new (double, MAX (n, 1));
+
+  for (gsize i = 0; i < n; i++)
+    {
+      double v;
+      do
+        v = cpu_test_round_to (dtype, g_test_rand_double_range (lo, hi));
+      while (v == 0.0);
+      values[i] = v;
+    }
+  cpu_test_write (buffer, values);
+  return values;
+}
+
+guint8 *
+cpu_test_read_bytes (AccelBuffer *buffer)
+{
+  g_autoptr(GError) error = NULL;
+  gsize size = accel_buffer_get_size (buffer);
+  guint8 *bytes = g_malloc0 (MAX (size, 1));
+  accel_buffer_read (buffer, bytes, size, &error);
+  g_assert_no_error (error);
+  return bytes;
+}
+
+double *
+cpu_test_read (AccelBuffer *buffer)
+{
+  AccelDType dtype = accel_buffer_get_dtype (buffer);
+  gsize n = (gsize) accel_buffer_get_n_elements (buffer) * cpu_test_components (dtype);
+  gsize cs = component_size (dtype);
+  g_autofree guint8 *bytes = cpu_test_read_bytes (buffer);
+  double *values = g_new (double, MAX (n, 1));
+
+  g_assert_true (accel_shape_is_contiguous (accel_buffer_get_shape (buffer)));
+  for (gsize i = 0; i < n; i++)
+    values[i] = load (dtype, bytes + i * cs);
+  return values;
+}
+
+void
+cpu_test_submit (AccelOp *op)
+{
+  g_autoptr(GError) error = NULL;
+  gboolean ok = accel_device_submit (cpu_test_device (), op, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+}
+
+void
+cpu_test_submit_expect_error (AccelOp *op, AccelError code)
+{
+  g_autoptr(GError) error = NULL;
+  gboolean ok = accel_device_submit (cpu_test_device (), op, NULL, &error);
+  g_assert_false (ok);
+  g_assert_error (error, ACCEL_ERROR, (gint) code);
+  g_test_message ("%s: expected error: %s", accel_op_get_type_name (op), error->message);
+}
+
+double
+cpu_test_eps (AccelDType dtype)
+{
+  switch (dtype)
+    {
+    case ACCEL_DTYPE_F16: return 0x1p-11;
+    case ACCEL_DTYPE_BF16: return 0x1p-8;
+    case ACCEL_DTYPE_F32: case ACCEL_DTYPE_C64: return 0x1p-24;
+    case ACCEL_DTYPE_F64: case ACCEL_DTYPE_C128: return 0x1p-53;
+    case ACCEL_DTYPE_FP8_E4M3: return 0x1p-4;
+    case ACCEL_DTYPE_FP8_E5M2: return 0x1p-3;
+    default: return 0.0;
+    }
+}
+
+double
+cpu_test_tiny (AccelDType dtype)
+{
+  switch (dtype)
+    {
+    case ACCEL_DTYPE_F16: return 0x1p-24;
+    case ACCEL_DTYPE_BF16: return 0x1p-133;
+    case ACCEL_DTYPE_F32: case ACCEL_DTYPE_C64: return 0x1p-149;
+    case ACCEL_DTYPE_FP8_E4M3: return 0x1p-9;
+    case ACCEL_DTYPE_FP8_E5M2: return 0x1p-16;
+    default: return 0.0;
+    }
+}
+
+void
+cpu_test_assert_close (const char *what,
+                       const double *got,
+                       const double *want,
+                       const double *scale,
+                       gsize n,
+                       double rtol,
+                       double atol)
+{
+  for (gsize i = 0; i < n; i++)
+    {
+      double s = scale ? scale[i] : fabs (want[i]);
+      double err = fabs (got[i] - want[i]);
+      gboolean same_special = (isnan (got[i]) && isnan (want[i]))
+                              || (isinf (want[i]) && got[i] == want[i]);
+      if (!same_special && !(err <= atol + rtol * s))
+        {
+          g_test_fail_printf ("%s: element %" G_GSIZE_FORMAT " is %.17g, expected %.17g (error %.3g, allowed %.3g)",
+                              what, i, got[i], want[i], err, atol + rtol * s);
+          return;
+        }
+    }
+}

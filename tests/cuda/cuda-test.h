@@ -1,0 +1,50 @@
+/* cuda-test.h: what the gpu suite's programs share: a system with cpu:0 and
+ * cuda:0 (tests skip where there is no cuda:0), pairs of buffers holding the
+ * same fresh random data on both devices, and comparisons.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <accel.h>
+
+G_BEGIN_DECLS
+
+AccelSystem *ct_system (void);
+AccelDevice *ct_cpu (void);
+/* cuda:0, or NULL after g_test_skip() with the backend's reason. */
+AccelDevice *ct_gpu (void);
+int ct_run (void);
+
+/* Whether the device's context lives in an accel-device-host. */
+gboolean ct_gpu_is_remote (void);
+
+typedef struct {
+  AccelBuffer *cpu;
+  AccelBuffer *gpu;
+  double *values;     /* what was stored, widened to binary64 (complex interleaved) */
+  gsize n_values;
+} CtPair;
+
+CtPair *ct_pair_new (AccelDType dtype, const gint64 *dims, guint rank, double lo, double hi);
+CtPair *ct_pair_new_empty (AccelDType dtype, const gint64 *dims, guint rank);
+void ct_pair_free (CtPair *pair);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (CtPair, ct_pair_free)
+
+AccelBuffer *ct_alloc (AccelDevice *device, AccelDType dtype, const gint64 *dims, guint rank);
+guint ct_components (AccelDType dtype);
+void ct_write (AccelBuffer *buffer, const double *values);
+double *ct_read (AccelBuffer *buffer);
+guint8 *ct_read_bytes (AccelBuffer *buffer);
+void ct_submit (AccelDevice *device, AccelOp *op);
+double ct_eps (AccelDType dtype);
+
+/* Runs the same op built by @make on both devices of the pairs. */
+typedef AccelOp *(*CtMakeOp) (gboolean on_gpu, gpointer data);
+void ct_submit_both (CtMakeOp make, gpointer data);
+
+void ct_assert_close (const char *what, const double *got, const double *want, const double *scale,
+                      gsize n, double rtol, double atol);
+void ct_assert_same_bytes (const char *what, AccelBuffer *a, AccelBuffer *b);
+
+G_END_DECLS

@@ -1,0 +1,23 @@
+/* accel-cuda-fault-kernel.cu: a kernel that writes through an invalid
+ * pointer, leaving the CUDA context with a sticky illegal-address error.
+ * Test only.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <stdint.h>
+#include <cuda_runtime_api.h>
+
+__global__ void
+fault_kernel (volatile int *bad)
+{
+  *bad = 42;
+}
+
+extern "C" cudaError_t
+accel_cuda_test_launch_fault (cudaStream_t stream)
+{
+  /* Far outside any allocation, and aligned: an illegal address, not a
+   * misaligned one. */
+  fault_kernel<<<1, 1, 0, stream>>> ((volatile int *) (uintptr_t) 0x7f0000000000ull);
+  return cudaGetLastError ();
+}

@@ -1,0 +1,347 @@
+/* The portable ops of the `cuda` and `cublas` plugins on cuda:0 against
+ * cpu:0, on fresh random data at sizes that are no multiple of any tile.
+ * Copies, fills, casts and uniform rng-fill must give the same bytes;
+ * arithmetic agrees to the rounding of its dtype.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <math.h>
+#include "cuda-test.h"
+
+static const gint64 sizes[] = { 1, 33, 257, 1023, 100003 };
+static const AccelDType float_types[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16 };
+
+static AccelBuffer *
+pick (CtPair *pair, gboolean on_gpu)
+{
+  return on_gpu ? pair->gpu : pair->cpu;
+}
+
+/* copy */
+
+typedef struct {
+  CtPair *src, *dst;
+  gboolean transpose_view;
+} CopyCase;
+
+static AccelOp *
+make_copy (gboolean on_gpu, gpointer data)
+{
+  CopyCase *c = data;
+  AccelBuffer *src = pick (c->src, on_gpu);
+  g_autoptr(AccelBuffer) view = NULL;
+  if (c->transpose_view)
+    {
+      const AccelShape *s = accel_buffer_get_shape (src);
+      gint64 rows = accel_shape_get_dim (s, 0), cols = accel_shape_get_dim (s, 1);
+      gint64 dims[2] = { cols, rows }, strides[2] = { 1, cols };
+      g_autoptr(AccelShape) vs = accel_shape_new_strided (dims, strides, 2);
+      g_autoptr(GError) error = NULL;
+      view = accel_buffer_new_view (src, 0, vs, &error);
+      g_assert_no_error (error);
+      src = view;
+    }
+  return accel_op_new ("copy", "src", src, "dst", pick (c->dst, on_gpu), NULL);
+}
+
+static void
+test_copy (void)
+{
+  if (!ct_gpu ())
+    return;
+  for (guint t = 0; t < G_N_ELEMENTS (float_types); t++)
+    for (guint s = 0; s < G_N_ELEMENTS (sizes); s++)
+      {
+        g_autoptr(CtPair) src = ct_pair_new (float_types[t], &sizes[s], 1, -10, 10);
+        g_autoptr(CtPair) dst = ct_pair_new (float_types[t], &sizes[s], 1, -1, 1);
+        CopyCase c = { src, dst, FALSE };
+        ct_submit_both (make_copy, &c);
+        ct_assert_same_bytes ("copy", dst->gpu, dst->cpu);
+      }
+  /* A strided source: the transpose of a 33 x 257 matrix. */
+  gint64 dims[2] = { 33, 257 }, tdims[2] = { 257, 33 };
+  g_autoptr(CtPair) src = ct_pair_new (ACCEL_DTYPE_C64, dims, 2, -1, 1);
+  g_autoptr(CtPair) dst = ct_pair_new_empty (ACCEL_DTYPE_C64, tdims, 2);
+  CopyCase c = { src, dst, TRUE };
+  ct_submit_both (make_copy, &c);
+  ct_assert_same_bytes ("strided copy", dst->gpu, dst->cpu);
+}
+
+/* fill */
+
+typedef struct {
+  CtPair *dst;
+  double value, imag;
+} FillCase;
+
+static AccelOp *
+make_fill (gboolean on_gpu, gpointer data)
+{
+  FillCase *c = data;
+  return accel_op_new ("fill", "dst", pick (c->dst, on_gpu), "value", c->value, "value-imag", c->imag, NULL);
+}
+
+static void
+test_fill (void)
+{
+  static const AccelDType all[] = {
+    ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16, ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_C64, ACCEL_DTYPE_C128,
+    ACCEL_DTYPE_I8, ACCEL_DTYPE_U8, ACCEL_DTYPE_I32, ACCEL_DTYPE_U32, ACCEL_DTYPE_I64,
+    ACCEL_DTYPE_FP8_E4M3, ACCEL_DTYPE_FP8_E5M2,
+  };
+  if (!ct_gpu ())
+    return;
+  for (guint t = 0; t < G_N_ELEMENTS (all); t++)
+    for (guint s = 0; s < G_N_ELEMENTS (sizes); s++)
+      {
+        g_autoptr(CtPair) dst = ct_pair_new_empty (all[t], &sizes[s], 1);
+        FillCase c = { dst, g_test_rand_double_range (-300, 300),
+                       accel_dtype_is_complex (all[t]) ? g_test_rand_double_range (-5, 5) : 0.0 };
+        ct_submit_both (make_fill, &c);
+        ct_assert_same_bytes ("fill", dst->gpu, dst->cpu);
+      }
+}
+
+/* cast */
+
+typedef struct {
+  CtPair *src, *dst;
+} PairCase;
+
+static AccelOp *
+make_cast (gboolean on_gpu, gpointer data)
+{
+  PairCase *c = data;
+  return accel_op_new ("cast", "src", pick (c->src, on_gpu), "dst", pick (c->dst, on_gpu), NULL);
+}
+
+static void
+test_cast (void)
+{
+  static const AccelDType all[] = {
+    ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16, ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_C64, ACCEL_DTYPE_C128,
+    ACCEL_DTYPE_I8, ACCEL_DTYPE_U8, ACCEL_DTYPE_I32, ACCEL_DTYPE_U32, ACCEL_DTYPE_I64,
+    ACCEL_DTYPE_FP8_E4M3, ACCEL_DTYPE_FP8_E5M2,
+  };
+  gint64 n = 1023;
+  if (!ct_gpu ())
+    return;
+  for (guint from = 0; from < G_N_ELEMENTS (all); from++)
+    {
+      /* Values beyond every integer range and every narrow float's, so
+       * saturation and overflow are exercised too. */
+      gboolean is_int = accel_dtype_is_integer (all[from]);
+      g_autoptr(CtPair) src = ct_pair_new (all[from], &n, 1, is_int ? -100 : -1e5, is_int ? 200 : 1e5);
+      for (guint to = 0; to < G_N_ELEMENTS (all); to++)
+        {
+          g_autoptr(CtPair) dst = ct_pair_new_empty (all[to], &n, 1);
+          PairCase c = { src, dst };
+          g_autofree char *what = g_strdup_printf ("cast %s -> %s", accel_dtype_get_name (all[from]),
+                                                   accel_dtype_get_name (all[to]));
+          ct_submit_both (make_cast, &c);
+          ct_assert_same_bytes (what, dst->gpu, dst->cpu);
+        }
+    }
+}
+
+/* reduce */
+
+typedef struct {
+  CtPair *src, *dst;
+  int reduction, axis;
+} ReduceCase;
+
+static AccelOp *
+make_reduce (gboolean on_gpu, gpointer data)
+{
+  ReduceCase *c = data;
+  return accel_op_new ("reduce", "src", pick (c->src, on_gpu), "dst", pick (c->dst, on_gpu),
+                       "reduction", c->reduction, "axis", c->axis, NULL);
+}
+
+static void
+test_reduce (void)
+{
+  static const gint64 shapes[][3] = { { 1, 1, 1 }, { 3, 33, 5 }, { 2, 1023, 1 }, { 1, 257, 33 }, { 7, 3, 1025 } };
+  if (!ct_gpu ())
+    return;
+  for (guint t = 0; t < G_N_ELEMENTS (float_types); t++)
+    for (guint s = 0; s < G_N_ELEMENTS (shapes); s++)
+      for (int axis = 0; axis < 3; axis++)
+        for (int reduction = 0; reduction < 4; reduction++)
+          {
+            AccelDType dtype = float_types[t];
+            gint64 out[2];
+            guint k = 0;
+            for (int i = 0; i < 3; i++)
+              if (i != axis)
+                out[k++] = shapes[s][i];
+            g_autoptr(CtPair) src = ct_pair_new (dtype, shapes[s], 3, -4, 4);
+            g_autoptr(CtPair) dst = ct_pair_new_empty (dtype, out, 2);
+            ReduceCase c = { src, dst, reduction, axis };
+            ct_submit_both (make_reduce, &c);
+            g_autofree double *got = ct_read (dst->gpu);
+            g_autofree double *want = ct_read (dst->cpu);
+            /* Sums are rounded once from binary64 on both; the order of the
+             * additions differs. */
+            double len = (double) shapes[s][axis];
+            g_autofree char *what = g_strdup_printf ("reduce %s op %d axis %d of %" G_GINT64_FORMAT "x%"
+                                                     G_GINT64_FORMAT "x%" G_GINT64_FORMAT,
+                                                     accel_dtype_get_name (dtype), reduction, axis,
+                                                     shapes[s][0], shapes[s][1], shapes[s][2]);
+            ct_assert_close (what, got, want, NULL, dst->n_values, 2 * ct_eps (dtype), 4 * len * 1e-15);
+          }
+}
+
+/* softmax */
+
+static AccelOp *
+make_softmax (gboolean on_gpu, gpointer data)
+{
+  PairCase *c = data;
+  return accel_op_new ("softmax", "src", pick (c->src, on_gpu), "dst", pick (c->dst, on_gpu), NULL);
+}
+
+static void
+test_softmax (void)
+{
+  static const gint64 shapes[][2] = { { 1, 1 }, { 33, 1 }, { 5, 257 }, { 3, 1023 }, { 2, 10007 } };
+  if (!ct_gpu ())
+    return;
+  for (guint t = 0; t < G_N_ELEMENTS (float_types); t++)
+    for (guint s = 0; s < G_N_ELEMENTS (shapes); s++)
+      {
+        AccelDType dtype = float_types[t];
+        g_autoptr(CtPair) src = ct_pair_new (dtype, shapes[s], 2, -8, 8);
+        g_autoptr(CtPair) dst = ct_pair_new_empty (dtype, shapes[s], 2);
+        PairCase c = { src, dst };
+        ct_submit_both (make_softmax, &c);
+        g_autofree double *got = ct_read (dst->gpu);
+        g_autofree double *want = ct_read (dst->cpu);
+        /* expf differs between libraries by an ulp or two. */
+        double rtol = dtype == ACCEL_DTYPE_F64 ? 1e-13 : dtype == ACCEL_DTYPE_F32 ? 1e-6 : 2 * ct_eps (dtype);
+        ct_assert_close ("softmax", got, want, NULL, dst->n_values, rtol, 0.0);
+      }
+}
+
+/* rng-fill */
+
+typedef struct {
+  CtPair *dst;
+  int distribution;
+  guint64 seed, offset;
+} RngCase;
+
+static AccelOp *
+make_rng (gboolean on_gpu, gpointer data)
+{
+  RngCase *c = data;
+  return accel_op_new ("rng-fill", "dst", pick (c->dst, on_gpu), "distribution", c->distribution,
+                       "seed", c->seed, "offset", c->offset, "low", -3.0, "high", 5.0,
+                       "mean", 1.5, "stddev", 2.0, NULL);
+}
+
+static void
+test_rng_uniform_bit_identical (void)
+{
+  if (!ct_gpu ())
+    return;
+  for (guint t = 0; t < G_N_ELEMENTS (float_types); t++)
+    for (guint s = 0; s < G_N_ELEMENTS (sizes); s++)
+      {
+        g_autoptr(CtPair) dst = ct_pair_new_empty (float_types[t], &sizes[s], 1);
+        RngCase c = { dst, ACCEL_RNG_UNIFORM, g_test_rand_int () | ((guint64) g_test_rand_int () << 32),
+                      (guint64) g_test_rand_int_range (0, 1 << 30) };
+        ct_submit_both (make_rng, &c);
+        g_autofree char *what = g_strdup_printf ("rng-fill uniform %s n=%" G_GINT64_FORMAT,
+                                                 accel_dtype_get_name (float_types[t]), sizes[s]);
+        ct_assert_same_bytes (what, dst->gpu, dst->cpu);
+      }
+}
+
+static void
+test_rng_normal (void)
+{
+  if (!ct_gpu ())
+    return;
+  for (guint t = 0; t < G_N_ELEMENTS (float_types); t++)
+    for (guint s = 0; s < G_N_ELEMENTS (sizes); s++)
+      {
+        AccelDType dtype = float_types[t];
+        g_autoptr(CtPair) dst = ct_pair_new_empty (dtype, &sizes[s], 1);
+        RngCase c = { dst, ACCEL_RNG_NORMAL, g_test_rand_int (), 7 };
+        ct_submit_both (make_rng, &c);
+        g_autofree double *got = ct_read (dst->gpu);
+        g_autofree double *want = ct_read (dst->cpu);
+        /* log, sin and cos may differ in the last bit between libraries. */
+        double rtol = dtype == ACCEL_DTYPE_F64 ? 1e-13 : 2 * ct_eps (dtype);
+        ct_assert_close ("rng-fill normal", got, want, NULL, dst->n_values, rtol, 1e-12);
+      }
+}
+
+/* axpy and scal */
+
+typedef struct {
+  CtPair *x, *y;
+  double alpha;
+} BlasCase;
+
+static AccelOp *
+make_axpy (gboolean on_gpu, gpointer data)
+{
+  BlasCase *c = data;
+  return accel_op_new ("axpy", "x", pick (c->x, on_gpu), "y", pick (c->y, on_gpu), "alpha", c->alpha, NULL);
+}
+
+static AccelOp *
+make_scal (gboolean on_gpu, gpointer data)
+{
+  BlasCase *c = data;
+  return accel_op_new ("scal", "x", pick (c->x, on_gpu), "alpha", c->alpha, NULL);
+}
+
+static void
+test_axpy_scal (void)
+{
+  static const AccelDType types[] = {
+    ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_C64, ACCEL_DTYPE_C128, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16,
+  };
+  if (!ct_gpu ())
+    return;
+  for (guint t = 0; t < G_N_ELEMENTS (types); t++)
+    for (guint s = 0; s < G_N_ELEMENTS (sizes); s++)
+      {
+        AccelDType dtype = types[t];
+        g_autoptr(CtPair) x = ct_pair_new (dtype, &sizes[s], 1, -2, 2);
+        g_autoptr(CtPair) y = ct_pair_new (dtype, &sizes[s], 1, -2, 2);
+        BlasCase c = { x, y, g_test_rand_double_range (-3, 3) };
+        ct_submit_both (make_axpy, &c);
+        g_autofree double *got = ct_read (y->gpu);
+        g_autofree double *want = ct_read (y->cpu);
+        /* One rounding of the result, plus the products' on each side. */
+        g_autofree double *scale = g_new (double, y->n_values);
+        for (gsize i = 0; i < y->n_values; i++)
+          scale[i] = fabs (c.alpha) * 2 + 2;
+        ct_assert_close ("axpy", got, want, scale, y->n_values, 2 * ct_eps (dtype), 0.0);
+
+        ct_submit_both (make_scal, &c);
+        g_autofree double *got_x = ct_read (x->gpu);
+        g_autofree double *want_x = ct_read (x->cpu);
+        ct_assert_close ("scal", got_x, want_x, NULL, x->n_values, 2 * ct_eps (dtype), 0.0);
+      }
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/cuda/ops/copy", test_copy);
+  g_test_add_func ("/cuda/ops/fill", test_fill);
+  g_test_add_func ("/cuda/ops/cast", test_cast);
+  g_test_add_func ("/cuda/ops/reduce", test_reduce);
+  g_test_add_func ("/cuda/ops/softmax", test_softmax);
+  g_test_add_func ("/cuda/ops/rng-fill-uniform-bit-identical", test_rng_uniform_bit_identical);
+  g_test_add_func ("/cuda/ops/rng-fill-normal", test_rng_normal);
+  g_test_add_func ("/cuda/ops/axpy-scal", test_axpy_scal);
+  return ct_run ();
+}

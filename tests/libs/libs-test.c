@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <math.h>
+#include <stdarg.h>
+#include <string.h>
+#include <accel-half.h>
+#include "libs-test.h"
+
+static AccelSystem *lt_system;
+static AccelDevice *device;        /* under test, NULL if absent */
+static AccelDevice *cpu;           /* the oracle */
+static char *device_name;
+static char *absent_reason;
+
+void
+lt_init (int *argc, char ***argv)
+{
+  g_test_init (argc, argv, NULL);
+  device_name = g_strdup (g_getenv ("ACCEL_TEST_DEVICE") ? g_getenv ("ACCEL_TEST_DEVICE") : "cpu:0");
+
+  g_autoptr(GError) error = NULL;
+  lt_system = accel_system_new (&error);
+  g_assert_no_error (error);
+  cpu = accel_system_get_device (lt_system, "cpu:0", &error);
+  g_assert_no_error (error);
+  device = accel_system_get_device (lt_system, device_name, &error);
+  if (device == NULL)
+    absent_reason = g_strdup_printf ("no device %s: %s", device_name, error->message);
+}
+
+int
+lt_run (void)
+{
+  int ret = g_test_run ();
+  g_clear_object (&device);
+  g_clear_object (&cpu);
+  accel_system_shutdown (lt_system);
+  g_clear_object (&lt_system);
+  g_free (device_name);
+  g_free (absent_reason);
+  return ret;
+}
+
+AccelDevice *
+lt_device (void)
+{
+  if (device == NULL)
+    g_test_skip (absent_reason);
+  return device;
+}
+
+gboolean
+lt_device_is_cpu (void)
+{
+  return device == cpu;
+}
+
+static AccelBuffer *
+alloc_on (AccelDevice *dev, AccelDType dtype, const AccelShape *shape)
+{
+  g_autoptr(GError) error = NULL;
+  AccelBuffer *b = accel_device_alloc (dev, dtype, shape, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (b);
+  return b;
+}
+
+AccelBuffer *
+lt_alloc (AccelDType dtype, const gint64 *dims, guint rank)
+{
+  g_autoptr(AccelShape) shape = accel_shape_new (dims, rank);
+  g_assert_nonnull (device);
+  return alloc_on (device, dtype, shape);
+}
+
+AccelBuffer *
+lt_new (AccelDType dtype, const gint64 *dims, guint rank, const double *values)
+{
+  AccelBuffer *b = lt_alloc (dtype, dims, rank);
+  if (values != NULL)
+    lt_write (b, values);
+  else
+    {
+      g_autoptr(GError) error = NULL;
+      accel_buffer_zero (b, &error);
+      g_assert_no_error (error);
+    }
+  return b;
+}
+
+static void
+store (AccelDType dtype, guint8 *p, double v)
+{
+  switch (dtype)
+    {
+    case ACCEL_DTYPE_F16: { guint16 h = accel_f16_from_f64 (v); memcpy (p, &h, 2); } break;
+    case ACCEL_DTYPE_BF16: { guint16 h = accel_bf16_from_f64 (v); memcpy (p, &h, 2); } break;
+    case ACCEL_DTYPE_FP8_E4M3: *p = accel_fp8_e4m3_from_f64 (v); break;
+    case ACCEL_DTYPE_FP8_E5M2: *p = accel_fp8_e5m2_from_f64 (v); break;
+    case ACCEL_DTYPE_F32: { float f = (float) v; memcpy (p, &f, 4); } break;
+    case ACCEL_DTYPE_F64: memcpy (p, &v, 8); break;
+    case ACCEL_DTYPE_I8: { gint8 x = (gint8) v; memcpy (p, &x, 1); } break;
+    case ACCEL_DTYPE_U8: { guint8 x = (guint8) v; memcpy (p, &x, 1); } break;
+    case ACCEL_DTYPE_I32: { gint32 x = (gint32) (gint64) v; memcpy (p, &x, 4); } break;
+    case ACCEL_DTYPE_U32: { guint32 x = (guint32) (gint64) v; memcpy (p, &x, 4); } break;
+    case ACCEL_DTYPE_I64: { gint64 x = (gint64) v; memcpy (p, &x, 8); } break;
+    default: g_assert_not_reached ();
+    }
+}
+
+static double
+load (AccelDType dtype, const guint8 *p)
+{
+  switch (dtype)
+    {
+    case ACCEL_DTYPE_F16: { guint16 h; memcpy (&h, p, 2); return accel_f16_to_f32 (h); }
+    case ACCEL_DTYPE_BF16: { guint16 h; memcpy (&h, p, 2); return accel_bf16_to_f32 (h); }
+    case ACCEL_DTYPE_FP8_E4M3: return accel_fp8_e4m3_to_f32 (*p);
+    case ACCEL_DTYPE_FP8_E5M2: return accel_fp8_e5m2_to_f32 (*p);
+    case ACCEL_DTYPE_F32: { float f; memcpy (&f, p, 4); return f; }
+    case ACCEL_DTYPE_F64: { double d; memcpy (&d, p, 8); return d; }
+    case ACCEL_DTYPE_I8: return (gint8) *p;
+    case ACCEL_DTYPE_U8: return *p;
+    case ACCEL_DTYPE_I32: { gint32 x; memcpy (&x, p, 4); return x; }
+    case ACCEL_DTYPE_U32: { guint32 x; memcpy (&x, p, 4); return x; }
+    case ACCEL_DTYPE_I64: { gint64 x; memcpy (&x, p, 8); return (double) x; }
+    default: g_assert_not_reached ();
+    }
+  return 0;
+}
+
+double
+lt_round (AccelDType dtype, double v)
+{
+  guint8 bytes[8];
+  store (dtype, bytes, v);
+  return load (dtype, bytes);
+}
+
+double *
+lt_random (AccelDType dtype, gint64 n, double lo, double hi)
+{
+  double *v = g_new (double, MAX (n, 1));
+  for (gint64 i = 0; i < n; i++)
+    {
+      double x = g_test_rand_double_range (lo, hi);
+      v[i] = lt_round (dtype, accel_dtype_is_integer (dtype) ? floor (x) : x);
+    }
+  return v;
+}
+
+void
+lt_write (AccelBuffer *buffer, const double *values)
+{
+  g_autoptr(GError) error = NULL;
+  AccelDType dt = accel_buffer_get_dtype (buffer);
+  gsize es = accel_dtype_get_size (dt);
+  gint64 n = accel_buffer_get_n_elements (buffer);
+  g_autofree guint8 *bytes = g_malloc (MAX (n * es, 1));
+  for (gint64 i = 0; i < n; i++)
+    store (dt, bytes + i * es, values[i]);
+  accel_buffer_write (buffer, bytes, n * es, &error);
+  g_assert_no_error (error);
+}
+
+double *
+lt_read (AccelBuffer *buffer)
+{
+  g_autoptr(GError) error = NULL;
+  AccelDType dt = accel_buffer_get_dtype (buffer);
+  gsize es = accel_dtype_get_size (dt);
+  gint64 n = accel_buffer_get_n_elements (buffer);
+  g_autofree guint8 *bytes = g_malloc (MAX (n * es, 1));
+  accel_buffer_read (buffer, bytes, n * es, &error);
+  g_assert_no_error (error);
+  double *v = g_new (double, MAX (n, 1));
+  for (gint64 i = 0; i < n; i++)
+    v[i] = load (dt, bytes + i * es);
+  return v;
+}
+
+void
+lt_submit (AccelOp *op)
+{
+  g_autoptr(GError) error = NULL;
+  gboolean ok = accel_device_submit (device, op, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_true (ok);
+}
+
+/* The twin of an op on cpu:0: each buffer copied there, bound by handle. */
+typedef struct {
+  GHashTable *by_handle;   /* guint64 handle -> cpu AccelBuffer */
+} Twin;
+
+static AccelBuffer *
+twin_resolve (guint64 handle, gpointer user_data)
+{
+  Twin *twin = user_data;
+  AccelBuffer *b = g_hash_table_lookup (twin->by_handle, &handle);
+  return b ? g_object_ref (b) : NULL;
+}
+
+static void
+twin_add (Twin *twin, AccelBuffer *b)
+{
+  guint64 handle = accel_buffer_get_handle (b);
+  if (g_hash_table_contains (twin->by_handle, &handle))
+    return;
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) bytes = accel_buffer_download (b, &error);
+  g_assert_no_error (error);
+  AccelBuffer *copy = alloc_on (cpu, accel_buffer_get_dtype (b), accel_buffer_get_shape (b));
+  accel_buffer_upload (copy, bytes, &error);
+  g_assert_no_error (error);
+  g_hash_table_insert (twin->by_handle, g_memdup2 (&handle, sizeof handle), copy);
+}
+
+void
+lt_submit_compare (AccelOp *op, double rtol, double atol, const char *first_property, ...)
+{
+  if (lt_device_is_cpu ())
+    {
+      lt_submit (op);
+      return;
+    }
+
+  g_autoptr(GError) error = NULL;
+  Twin twin = { g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_object_unref) };
+  g_autoptr(GPtrArray) buffers = accel_op_get_buffers (op, ACCEL_ACCESS_READ_WRITE);
+  for (guint i = 0; i < buffers->len; i++)
+    twin_add (&twin, buffers->pdata[i]);
+  g_autoptr(GVariant) serialized = accel_op_serialize (op);
+  g_autoptr(AccelOp) twin_op = accel_op_deserialize (serialized, twin_resolve, &twin, &error);
+  g_assert_no_error (error);
+
+  lt_submit (op);
+  accel_device_submit (cpu, twin_op, NULL, &error);
+  g_assert_no_error (error);
+
+  g_autoptr(GPtrArray) names = g_ptr_array_new ();
+  va_list args;
+  va_start (args, first_property);
+  for (const char *p = first_property; p != NULL; p = va_arg (args, const char *))
+    g_ptr_array_add (names, (gpointer) p);
+  va_end (args);
+
+  AccelOpClass *klass = ACCEL_OP_GET_CLASS (op);
+  for (guint i = 0; i < names->len; i++)
+    {
+      const char *name = names->pdata[i];
+      gboolean all = g_str_equal (name, "*");
+      guint n_props;
+      g_autofree GParamSpec **props = g_object_class_list_properties (G_OBJECT_CLASS (klass), &n_props);
+      for (guint j = 0; j < n_props; j++)
+        {
+          const char *prop = props[j]->name;
+          AccelAccess access = accel_op_class_get_buffer_access (klass, prop);
+          if (access == 0 || (all ? !(access & ACCEL_ACCESS_WRITE) : !g_str_equal (prop, name)))
+            continue;
+          AccelBuffer *got_b = accel_op_peek_buffer (op, prop);
+          AccelBuffer *want_b = accel_op_peek_buffer (twin_op, prop);
+          if (got_b == NULL)
+            continue;
+          g_autofree double *got = lt_read (got_b);
+          g_autofree double *want = lt_read (want_b);
+          g_autofree char *what = g_strdup_printf ("%s '%s' on %s against cpu:0",
+                                                   accel_op_get_type_name (op), prop, device_name);
+          lt_assert_close (what, got, want, accel_buffer_get_n_elements (got_b), rtol, atol);
+        }
+    }
+  g_hash_table_unref (twin.by_handle);
+}
+
+static void
+device_still_works (void)
+{
+  gint64 dims[1] = { 5 };
+  double values[5] = { 1, 2, 3, 4, 5 };
+  g_autoptr(AccelBuffer) x = lt_new (ACCEL_DTYPE_F32, dims, 1, values);
+  g_autoptr(AccelOp) op = accel_scan_new (x, x, ACCEL_SCAN_INCLUSIVE);
+  g_autoptr(GError) error = NULL;
+
+  g_assert_cmpint (accel_device_get_state (device), ==, ACCEL_DEVICE_STATE_READY);
+  accel_device_submit (device, op, NULL, &error);
+  g_assert_no_error (error);
+  g_autofree double *got = lt_read (x);
+  g_assert_cmpfloat (got[4], ==, 15.0);
+}
+
+void
+lt_expect_error (AccelOp *op, AccelError code, const char *substring)
+{
+  g_autoptr(GError) error = NULL;
+  gboolean ok = accel_device_submit (device, op, NULL, &error);
+  g_assert_false (ok);
+  g_assert_error (error, ACCEL_ERROR, (gint) code);
+  if (substring != NULL && strstr (error->message, substring) == NULL)
+    g_error ("error “%s” does not mention “%s”", error->message, substring);
+  g_test_message ("expected error: %s", error->message);
+  device_still_works ();
+}
+
+double
+lt_eps (AccelDType dtype)
+{
+  switch (dtype)
+    {
+    case ACCEL_DTYPE_F16: return 1.0 / 1024;
+    case ACCEL_DTYPE_BF16: return 1.0 / 128;
+    case ACCEL_DTYPE_FP8_E4M3: return 1.0 / 8;
+    case ACCEL_DTYPE_FP8_E5M2: return 1.0 / 4;
+    case ACCEL_DTYPE_F32: return 1.0 / (1 << 23);
+    default: return 1.0 / (1ull << 52);
+    }
+}
+
+void
+lt_assert_close (const char *what, const double *got, const double *want, gsize n, double rtol, double atol)
+{
+  for (gsize i = 0; i < n; i++)
+    {
+      double tol = atol + rtol * fabs (want[i]);
+      gboolean same_nan = isnan (got[i]) && isnan (want[i]);
+      if (!same_nan && !(fabs (got[i] - want[i]) <= tol))
+        g_error ("%s: element %" G_GSIZE_FORMAT " is %.9g, expected %.9g (tolerance %.3g)",
+                 what, i, got[i], want[i], tol);
+    }
+}

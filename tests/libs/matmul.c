@@ -1,0 +1,192 @@
+/* Tests of matmul: every epilogue, transposes, batches, alpha and beta,
+ * f32, f16, bf16 and fp8 with per-tensor scales, against the definition
+ * computed in f64 on the stored inputs; then bad input.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <math.h>
+#include "libs-test.h"
+
+static double
+gelu (double x)
+{
+  return 0.5 * x * (1 + tanh (0.7978845608028654 * (x + 0.044715 * x * x * x)));
+}
+
+typedef struct {
+  AccelDType a_dtype, b_dtype, c_dtype, bias_dtype;
+  gint64 batch, m, n, k;
+  gboolean transa, transb;
+  AccelMatmulEpilogue epilogue;
+  double alpha, beta, a_scale, b_scale, c_scale;
+} Case;
+
+static void
+run_case (const Case *t)
+{
+  gboolean batched = t->batch > 1;
+  gint64 da[3] = { t->batch, t->transa ? t->k : t->m, t->transa ? t->m : t->k };
+  gint64 db[3] = { t->batch, t->transb ? t->n : t->k, t->transb ? t->k : t->n };
+  gint64 dc[3] = { t->batch, t->m, t->n }, dbias[1] = { t->n };
+  gint64 na = t->batch * t->m * t->k, nb = t->batch * t->k * t->n, nc = t->batch * t->m * t->n;
+  gboolean has_bias = t->epilogue == ACCEL_MATMUL_EPILOGUE_BIAS || t->epilogue == ACCEL_MATMUL_EPILOGUE_BIAS_RELU
+                      || t->epilogue == ACCEL_MATMUL_EPILOGUE_BIAS_GELU;
+
+  g_autofree double *a = lt_random (t->a_dtype, na, -1, 1);
+  g_autofree double *b = lt_random (t->b_dtype, nb, -1, 1);
+  g_autofree double *c0 = lt_random (t->c_dtype, nc, -1, 1);
+  g_autofree double *bias = lt_random (t->bias_dtype, t->n, -1, 1);
+  g_autoptr(AccelBuffer) ba = lt_new (t->a_dtype, da + !batched, 2 + batched, a);
+  g_autoptr(AccelBuffer) bb = lt_new (t->b_dtype, db + !batched, 2 + batched, b);
+  g_autoptr(AccelBuffer) bc = lt_new (t->c_dtype, dc + !batched, 2 + batched, c0);
+  g_autoptr(AccelBuffer) bbias = has_bias ? lt_new (t->bias_dtype, dbias, 1, bias) : NULL;
+  g_autoptr(AccelOp) op = accel_matmul_new (ba, bb, bc, t->epilogue);
+  g_object_set (op, "bias", bbias, "transa", t->transa, "transb", t->transb, "alpha", t->alpha,
+                "beta", t->beta, "a-scale", t->a_scale, "b-scale", t->b_scale, "c-scale", t->c_scale, NULL);
+
+  /* f32 accumulation of k products; then one rounding to c's type. */
+  double out_eps = lt_eps (t->c_dtype) * (t->c_dtype == ACCEL_DTYPE_F32 ? 1 : 1.01);
+  double acc_tol = 1e-6 * sqrt ((double) t->k) * 4 * fabs (t->alpha * t->a_scale * t->b_scale) + 1e-6;
+  lt_submit_compare (op, out_eps * 2, acc_tol * 4 + out_eps * t->c_scale, "c", NULL);
+  g_autofree double *c = lt_read (bc);
+  g_autofree double *want = g_new (double, nc);
+  for (gint64 p = 0; p < t->batch; p++)
+    for (gint64 i = 0; i < t->m; i++)
+      for (gint64 j = 0; j < t->n; j++)
+        {
+          double s = 0;
+          for (gint64 l = 0; l < t->k; l++)
+            {
+              double av = t->transa ? a[p * t->m * t->k + l * t->m + i] : a[p * t->m * t->k + i * t->k + l];
+              double bv = t->transb ? b[p * t->k * t->n + j * t->k + l] : b[p * t->k * t->n + l * t->n + j];
+              s += av * bv;
+            }
+          double v = t->alpha * t->a_scale * t->b_scale * s;
+          if (t->beta != 0)
+            v += t->beta * c0[p * t->m * t->n + i * t->n + j];
+          if (has_bias)
+            v += bias[j];
+          if (t->epilogue == ACCEL_MATMUL_EPILOGUE_RELU || t->epilogue == ACCEL_MATMUL_EPILOGUE_BIAS_RELU)
+            v = MAX (v, 0);
+          else if (t->epilogue == ACCEL_MATMUL_EPILOGUE_GELU || t->epilogue == ACCEL_MATMUL_EPILOGUE_BIAS_GELU)
+            v = gelu (v);
+          want[p * t->m * t->n + i * t->n + j] = v * t->c_scale;
+        }
+  /* The stored result is within half a unit of the output type, plus the
+   * f32 accumulation. */
+  lt_assert_close ("matmul", c, want, nc, out_eps, acc_tol + (t->c_dtype == ACCEL_DTYPE_FP8_E4M3 ? 1.0 / 64 : 0)
+                   + (t->c_dtype == ACCEL_DTYPE_FP8_E5M2 ? 1.0 / 16384 : 0));
+}
+
+static void
+test_epilogues (void)
+{
+  if (lt_device () == NULL)
+    return;
+  const AccelDType dts[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16 };
+  for (guint d = 0; d < G_N_ELEMENTS (dts); d++)
+    for (AccelMatmulEpilogue e = ACCEL_MATMUL_EPILOGUE_NONE; e <= ACCEL_MATMUL_EPILOGUE_BIAS_GELU; e++)
+      for (guint v = 0; v < 3; v++)
+        {
+          AccelDType dt = dts[d];
+          Case t = {
+            dt, dt, dt, dt,
+            v == 2 ? 3 : 1, 17 + v * 8, 24 + v, 33 - v * 3,
+            v == 1, v != 0, e,
+            v == 1 ? -0.5 : 1.0, v == 2 ? 0.25 : 0.0, 1.0, 1.0, 1.0,
+          };
+          run_case (&t);
+        }
+}
+
+static void
+test_fp8 (void)
+{
+  if (lt_device () == NULL)
+    return;
+  const Case cases[] = {
+    { ACCEL_DTYPE_FP8_E4M3, ACCEL_DTYPE_FP8_E4M3, ACCEL_DTYPE_F32, ACCEL_DTYPE_BF16,
+      1, 32, 48, 64, FALSE, TRUE, ACCEL_MATMUL_EPILOGUE_BIAS, 1.0, 0.5, 0.5, 2.0, 1.0 },
+    { ACCEL_DTYPE_FP8_E4M3, ACCEL_DTYPE_FP8_E5M2, ACCEL_DTYPE_BF16, ACCEL_DTYPE_BF16,
+      2, 16, 32, 32, FALSE, TRUE, ACCEL_MATMUL_EPILOGUE_RELU, 1.0, 0.0, 1.0, 1.0, 1.0 },
+    { ACCEL_DTYPE_FP8_E5M2, ACCEL_DTYPE_FP8_E4M3, ACCEL_DTYPE_F16, ACCEL_DTYPE_F16,
+      1, 48, 16, 32, FALSE, TRUE, ACCEL_MATMUL_EPILOGUE_BIAS_GELU, 0.75, 0.0, 1.0, 1.0, 1.0 },
+    { ACCEL_DTYPE_FP8_E4M3, ACCEL_DTYPE_FP8_E4M3, ACCEL_DTYPE_FP8_E4M3, ACCEL_DTYPE_BF16,
+      1, 16, 16, 32, FALSE, TRUE, ACCEL_MATMUL_EPILOGUE_BIAS_RELU, 1.0, 0.0, 1.0, 1.0, 4.0 },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    run_case (&cases[i]);
+
+  /* Saturation of an e4m3 result at 448. */
+  gint64 da[2] = { 1, 16 }, db[2] = { 1, 16 }, dc[2] = { 1, 1 };
+  double ones[16] = { 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1 };
+  g_autoptr(AccelBuffer) ba = lt_new (ACCEL_DTYPE_FP8_E4M3, da, 2, ones);
+  g_autoptr(AccelBuffer) bb = lt_new (ACCEL_DTYPE_FP8_E4M3, db, 2, ones);
+  g_autoptr(AccelBuffer) bc = lt_new (ACCEL_DTYPE_FP8_E4M3, dc, 2, NULL);
+  g_autoptr(AccelOp) op = accel_matmul_new (ba, bb, bc, ACCEL_MATMUL_EPILOGUE_NONE);
+  g_object_set (op, "transb", TRUE, "c-scale", 100.0, NULL);
+  lt_submit (op);
+  g_autofree double *c = lt_read (bc);
+  g_assert_cmpfloat (c[0], ==, 448.0);
+}
+
+static void
+test_bad_input (void)
+{
+  if (lt_device () == NULL)
+    return;
+  gint64 d23[2] = { 2, 3 }, d34[2] = { 3, 4 }, d24[2] = { 2, 4 }, d43[2] = { 4, 3 }, d4[1] = { 4 };
+  g_autoptr(AccelBuffer) a = lt_new (ACCEL_DTYPE_F32, d23, 2, NULL);
+  g_autoptr(AccelBuffer) b = lt_new (ACCEL_DTYPE_F32, d34, 2, NULL);
+  g_autoptr(AccelBuffer) c = lt_new (ACCEL_DTYPE_F32, d24, 2, NULL);
+  g_autoptr(AccelBuffer) bias = lt_new (ACCEL_DTYPE_F32, d4, 1, NULL);
+  {
+    g_autoptr(AccelOp) op = accel_matmul_new (a, b, c, ACCEL_MATMUL_EPILOGUE_BIAS_RELU);
+    lt_expect_error (op, ACCEL_ERROR_INVALID_ARGUMENT, "bias");
+    g_object_set (op, "bias", bias, NULL);
+    lt_submit (op);
+    g_object_set (op, "epilogue", ACCEL_MATMUL_EPILOGUE_RELU, NULL);
+    lt_expect_error (op, ACCEL_ERROR_INVALID_ARGUMENT, "bias");
+  }
+  {
+    g_autoptr(AccelBuffer) bias16 = lt_new (ACCEL_DTYPE_BF16, d4, 1, NULL);
+    g_autoptr(AccelOp) op = accel_matmul_new (a, b, c, ACCEL_MATMUL_EPILOGUE_BIAS);
+    g_object_set (op, "bias", bias16, NULL);
+    lt_expect_error (op, ACCEL_ERROR_DTYPE_UNSUPPORTED, "bias");
+  }
+  {
+    g_autoptr(AccelOp) op = accel_matmul_new (a, c, c, ACCEL_MATMUL_EPILOGUE_NONE);
+    lt_expect_error (op, ACCEL_ERROR_SHAPE_MISMATCH, "“b”");
+  }
+  {
+    g_autoptr(AccelOp) op = accel_matmul_new (a, b, c, ACCEL_MATMUL_EPILOGUE_NONE);
+    g_object_set (op, "c-scale", 2.0, NULL);
+    lt_expect_error (op, ACCEL_ERROR_INVALID_ARGUMENT, "c-scale");
+  }
+  {
+    g_autoptr(AccelBuffer) a64 = lt_new (ACCEL_DTYPE_F64, d23, 2, NULL);
+    g_autoptr(AccelOp) op = accel_matmul_new (a64, b, c, ACCEL_MATMUL_EPILOGUE_NONE);
+    lt_expect_error (op, ACCEL_ERROR_DTYPE_UNSUPPORTED, NULL);
+  }
+  {
+    /* fp8 needs b stored transposed, and at most one e5m2 operand. */
+    g_autoptr(AccelBuffer) a8 = lt_new (ACCEL_DTYPE_FP8_E5M2, d23, 2, NULL);
+    g_autoptr(AccelBuffer) b8 = lt_new (ACCEL_DTYPE_FP8_E4M3, d34, 2, NULL);
+    g_autoptr(AccelBuffer) b8t = lt_new (ACCEL_DTYPE_FP8_E5M2, d43, 2, NULL);
+    g_autoptr(AccelOp) op = accel_matmul_new (a8, b8, c, ACCEL_MATMUL_EPILOGUE_NONE);
+    lt_expect_error (op, ACCEL_ERROR_INVALID_ARGUMENT, "transb");
+    g_autoptr(AccelOp) op2 = accel_matmul_new (a8, b8t, c, ACCEL_MATMUL_EPILOGUE_NONE);
+    g_object_set (op2, "transb", TRUE, NULL);
+    lt_expect_error (op2, ACCEL_ERROR_DTYPE_UNSUPPORTED, "e5m2");
+  }
+}
+
+int
+main (int argc, char **argv)
+{
+  lt_init (&argc, &argv);
+  g_test_add_func ("/libs/matmul/epilogues", test_epilogues);
+  g_test_add_func ("/libs/matmul/fp8", test_fp8);
+  g_test_add_func ("/libs/matmul/bad-input", test_bad_input);
+  return lt_run ();
+}

@@ -1,0 +1,643 @@
+/* Tests of devices, buffers and submission on cpu:0: blocking and async
+ * submit, ordering, cancellation, bad input, generations and supervision
+ * (with the test-only `fault` op), serialisation round trips, and many
+ * threads submitting while faults happen.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <accel.h>
+#include <math.h>
+#include <string.h>
+
+static AccelSystem *
+new_system (void)
+{
+  g_autoptr(GError) error = NULL;
+  AccelSystem *system = accel_system_new (&error);
+  g_assert_no_error (error);
+  return system;
+}
+
+static AccelDevice *
+cpu_device (AccelSystem *system)
+{
+  g_autoptr(GError) error = NULL;
+  AccelDevice *dev = accel_system_get_device (system, "cpu:0", &error);
+  g_assert_no_error (error);
+  return dev;
+}
+
+static AccelBuffer *
+alloc_random_f32 (AccelDevice *dev, const AccelShape *shape, float **host)
+{
+  g_autoptr(GError) error = NULL;
+  AccelBuffer *b = accel_device_alloc (dev, ACCEL_DTYPE_F32, shape, &error);
+  g_assert_no_error (error);
+  gsize n = accel_shape_get_n_elements (shape);
+  float *data = g_new (float, n);
+  for (gsize i = 0; i < n; i++)
+    data[i] = (float) g_test_rand_double_range (-1, 1);
+  accel_buffer_write (b, (guint8 *) data, n * sizeof (float), &error);
+  g_assert_no_error (error);
+  if (host)
+    *host = data;
+  else
+    g_free (data);
+  return b;
+}
+
+static float *
+read_f32 (AccelBuffer *b)
+{
+  g_autoptr(GError) error = NULL;
+  gsize n = accel_buffer_get_n_elements (b);
+  float *out = g_new (float, n);
+  accel_buffer_read (b, (guint8 *) out, n * sizeof (float), &error);
+  g_assert_no_error (error);
+  return out;
+}
+
+static void
+test_devices_listed (void)
+{
+  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(GPtrArray) devices = accel_system_list_devices (system);
+  g_assert_cmpuint (devices->len, >=, 1);
+  g_autoptr(AccelDevice) cpu = cpu_device (system);
+  g_assert_cmpstr (accel_device_get_backend_name (cpu), ==, "cpu");
+  g_assert_cmpuint (accel_device_get_generation (cpu), ==, 0);
+  g_assert_cmpint (accel_device_get_state (cpu), ==, ACCEL_DEVICE_STATE_READY);
+  g_assert_cmpuint (accel_device_get_memory_total (cpu), >, 0);
+
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AccelDevice) dflt = accel_system_get_device (system, "default", &error);
+  g_assert_no_error (error);
+  g_assert_true (dflt == devices->pdata[0]);
+
+  g_autoptr(AccelDevice) none = accel_system_get_device (system, "cuda:99", &error);
+  g_assert_null (none);
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_NO_DEVICE);
+}
+
+static void
+test_buffer_round_trip (void)
+{
+  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(GError) error = NULL;
+  gint64 n = g_test_rand_int_range (1, 5000);
+  g_autoptr(AccelShape) shape = accel_shape_new_1d (n);
+  float *host = NULL;
+  g_autoptr(AccelBuffer) b = alloc_random_f32 (dev, shape, &host);
+
+  g_assert_cmpuint (accel_buffer_get_size (b), ==, n * 4);
+  g_autoptr(GBytes) bytes = accel_buffer_download (b, &error);
+  g_assert_no_error (error);
+  g_assert_cmpmem (g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes), host, n * 4);
+
+  /* A view of a contiguous range reads and writes the base's memory. */
+  gint64 off = n / 3, len = n - off;
+  g_autoptr(AccelShape) vshape = accel_shape_new_1d (len);
+  g_autoptr(AccelBuffer) view = accel_buffer_new_view (b, off, vshape, &error);
+  g_assert_no_error (error);
+  g_autofree float *vdata = read_f32 (view);
+  g_assert_cmpmem (vdata, len * 4, host + off, len * 4);
+  accel_buffer_zero (view, &error);
+  g_assert_no_error (error);
+  g_autofree float *after = read_f32 (b);
+  g_assert_cmpmem (after, off * 4, host, off * 4);
+  for (gint64 i = off; i < n; i++)
+    g_assert_cmpfloat (after[i], ==, 0.0f);
+
+  /* Views that do not fit, and host data of the wrong size. */
+  g_autoptr(AccelShape) big = accel_shape_new_1d (n + 1);
+  g_autoptr(AccelBuffer) bad = accel_buffer_new_view (b, 0, big, &error);
+  g_assert_null (bad);
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH);
+  g_clear_error (&error);
+  g_assert_false (accel_buffer_write (b, (guint8 *) host, n * 4 - 1, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH);
+  g_free (host);
+}
+
+static void
+async_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  GError **out = ((gpointer *) data)[0];
+  gint *count = ((gpointer *) data)[1];
+  accel_device_submit_finish (ACCEL_DEVICE (source), result, out);
+  (*count)++;
+}
+
+static void
+test_submit_async_gemm (void)
+{
+  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelDevice) dev = cpu_device (system);
+  gint64 m = g_test_rand_int_range (1, 70), k = g_test_rand_int_range (1, 70), n = g_test_rand_int_range (1, 70);
+  g_autoptr(AccelShape) sa = accel_shape_new_2d (m, k);
+  g_autoptr(AccelShape) sb = accel_shape_new_2d (k, n);
+  g_autoptr(AccelShape) sc = accel_shape_new_2d (m, n);
+  float *a, *b;
+  g_autoptr(AccelBuffer) ba = alloc_random_f32 (dev, sa, &a);
+  g_autoptr(AccelBuffer) bb = alloc_random_f32 (dev, sb, &b);
+  g_autoptr(AccelBuffer) bc = alloc_random_f32 (dev, sc, NULL);
+
+  g_autoptr(AccelOp) op = accel_op_new ("gemm", "a", ba, "b", bb, "c", bc, "alpha", 2.0, NULL);
+  GError *error = NULL;
+  gint count = 0;
+  gpointer data[2] = { &error, &count };
+  accel_device_submit_async (dev, op, NULL, async_done, data);
+  /* The callback runs on this thread's main context, not before. */
+  g_assert_cmpint (count, ==, 0);
+  while (count == 0)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_no_error (error);
+
+  g_autofree float *c = read_f32 (bc);
+  for (gint64 i = 0; i < m; i++)
+    for (gint64 j = 0; j < n; j++)
+      {
+        double ref = 0;
+        for (gint64 p = 0; p < k; p++)
+          ref += (double) a[i * k + p] * b[p * n + j];
+        g_assert_cmpfloat_with_epsilon (c[i * n + j], 2.0 * ref, 1e-4 * (1 + fabs (ref)));
+      }
+  g_free (a);
+  g_free (b);
+}
+
+static void
+test_ordering (void)
+{
+  /* Async ops then a blocking read: the read sees every earlier op. */
+  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(AccelShape) s = accel_shape_new_1d (g_test_rand_int_range (1, 1000));
+  g_autoptr(AccelBuffer) x = alloc_random_f32 (dev, s, NULL);
+  GError *error = NULL;
+  gint count = 0;
+  gpointer data[2] = { &error, &count };
+  double expect = 0;
+  guint nops = 100;
+  for (guint i = 0; i < nops; i++)
+    {
+      double v = g_test_rand_double_range (-10, 10);
+      g_autoptr(AccelOp) fill = accel_op_new ("fill", "dst", x, "value", v, NULL);
+      accel_device_submit_async (dev, fill, NULL, async_done, data);
+      expect = (float) v;
+    }
+  g_autofree float *out = read_f32 (x);
+  for (gint64 i = 0; i < accel_buffer_get_n_elements (x); i++)
+    g_assert_cmpfloat (out[i], ==, (float) expect);
+  while (count < (gint) nops)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_no_error (error);
+}
+
+static void
+test_cancel_queued (void)
+{
+  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelDevice) dev = cpu_device (system);
+  /* A long op keeps the device busy while the cancelled ones queue. */
+  g_autoptr(AccelShape) sq = accel_shape_new_2d (700, 700);
+  g_autoptr(AccelBuffer) a = alloc_random_f32 (dev, sq, NULL);
+  g_autoptr(AccelBuffer) c = alloc_random_f32 (dev, sq, NULL);
+  g_autoptr(AccelOp) slow = accel_op_new ("gemm", "a", a, "b", a, "c", c, NULL);
+  g_autoptr(GCancellable) cancel = g_cancellable_new ();
+
+  GError *errors[8] = { NULL, };
+  gint count = 0;
+  gpointer data[8][2];
+  GError *slow_error = NULL;
+  gpointer slow_data[2] = { &slow_error, &count };
+  accel_device_submit_async (dev, slow, NULL, async_done, slow_data);
+  for (int i = 0; i < 8; i++)
+    {
+      data[i][0] = &errors[i];
+      data[i][1] = &count;
+      g_autoptr(AccelOp) fill = accel_op_new ("fill", "dst", c, "value", 1.0, NULL);
+      accel_device_submit_async (dev, fill, cancel, async_done, data[i]);
+    }
+  g_cancellable_cancel (cancel);
+  while (count < 9)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_no_error (slow_error);
+  guint cancelled = 0;
+  for (int i = 0; i < 8; i++)
+    {
+      if (errors[i])
+        {
+          g_assert_error (errors[i], ACCEL_ERROR, ACCEL_ERROR_CANCELLED);
+          cancelled++;
+        }
+      g_clear_error (&errors[i]);
+    }
+  g_assert_cmpuint (cancelled, >=, 1);
+  /* The device still works. */
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AccelOp) fill = accel_op_new ("fill", "dst", c, "value", 3.0, NULL);
+  g_assert_true (accel_device_submit (dev, fill, NULL, &error));
+  g_assert_no_error (error);
+}
+
+static void
+test_bad_input (void)
+{
+  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AccelShape) s23 = accel_shape_new_2d (2, 3);
+  g_autoptr(AccelShape) s45 = accel_shape_new_2d (4, 5);
+  g_autoptr(AccelBuffer) a = alloc_random_f32 (dev, s23, NULL);
+  g_autoptr(AccelBuffer) b = alloc_random_f32 (dev, s45, NULL);
+  g_autoptr(AccelBuffer) c = alloc_random_f32 (dev, s23, NULL);
+
+  /* Shapes that do not fit: the message names a property. */
+  g_autoptr(AccelOp) gemm = accel_op_new ("gemm", "a", a, "b", b, "c", c, NULL);
+  g_assert_false (accel_device_submit (dev, gemm, NULL, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH);
+  g_clear_error (&error);
+
+  /* A missing buffer. */
+  g_autoptr(AccelOp) partial = accel_op_new ("gemm", "a", a, "b", b, NULL);
+  g_assert_false (accel_device_submit (dev, partial, NULL, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "“c”"));
+  g_clear_error (&error);
+
+  /* An unknown op type. */
+  g_autoptr(AccelOp) unknown = accel_op_new_by_name ("no-such-op", &error);
+  g_assert_null (unknown);
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_UNKNOWN_TYPE);
+  g_clear_error (&error);
+
+  /* A buffer of another device (a second system's cpu:0). */
+  g_autoptr(AccelSystem) other = new_system ();
+  g_autoptr(AccelDevice) dev2 = cpu_device (other);
+  g_autoptr(AccelBuffer) foreign = alloc_random_f32 (dev2, s23, NULL);
+  g_autoptr(AccelOp) copy = accel_op_new ("fill", "dst", foreign, "value", 1.0, NULL);
+  g_assert_false (accel_device_submit (dev, copy, NULL, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_WRONG_DEVICE);
+  g_clear_error (&error);
+
+  /* Out of memory under ACCEL_CPU_MEMORY_LIMIT (set by the test env). */
+  g_autoptr(AccelShape) huge = accel_shape_new_1d ((gint64) 1 << 40);
+  g_autoptr(AccelBuffer) nope = accel_device_alloc (dev, ACCEL_DTYPE_F64, huge, &error);
+  g_assert_null (nope);
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_OUT_OF_MEMORY);
+  g_clear_error (&error);
+
+  /* After all that, a good op on the same device succeeds. */
+  g_autoptr(AccelOp) good = accel_op_new ("fill", "dst", c, "value", 2.5, NULL);
+  g_assert_true (accel_device_submit (dev, good, NULL, &error));
+  g_assert_no_error (error);
+  g_autofree float *out = read_f32 (c);
+  g_assert_cmpfloat (out[5], ==, 2.5f);
+}
+
+static void
+test_cross_device_copy (void)
+{
+  g_autoptr(AccelSystem) s1 = new_system ();
+  g_autoptr(AccelSystem) s2 = new_system ();
+  g_autoptr(AccelDevice) d1 = cpu_device (s1);
+  g_autoptr(AccelDevice) d2 = cpu_device (s2);
+  g_autoptr(AccelShape) s = accel_shape_new_1d (g_test_rand_int_range (1, 3000));
+  float *host;
+  g_autoptr(AccelBuffer) src = alloc_random_f32 (d1, s, &host);
+  g_autoptr(AccelBuffer) dst = alloc_random_f32 (d2, s, NULL);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AccelOp) copy = accel_op_new ("copy", "src", src, "dst", dst, NULL);
+  g_assert_true (accel_device_submit (d2, copy, NULL, &error));
+  g_assert_no_error (error);
+  g_autofree float *got = read_f32 (dst);
+  g_assert_cmpmem (got, accel_buffer_get_size (dst), host, accel_buffer_get_size (src));
+  g_free (host);
+}
+
+static AccelBuffer *
+resolve_from_table (guint64 handle, gpointer data)
+{
+  GHashTable *table = data;
+  AccelBuffer *b = g_hash_table_lookup (table, &handle);
+  return b ? g_object_ref (b) : NULL;
+}
+
+static void
+test_serialize_round_trip (void)
+{
+  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(AccelShape) s = accel_shape_new_2d (3, 3);
+  g_autoptr(AccelBuffer) a = alloc_random_f32 (dev, s, NULL);
+  g_autoptr(AccelBuffer) b = alloc_random_f32 (dev, s, NULL);
+  g_autoptr(AccelBuffer) c = alloc_random_f32 (dev, s, NULL);
+  g_autoptr(GHashTable) table = g_hash_table_new (g_int64_hash, g_int64_equal);
+  guint64 ha = accel_buffer_get_handle (a), hb = accel_buffer_get_handle (b), hc = accel_buffer_get_handle (c);
+  g_assert_cmpuint (ha, !=, hb);
+  g_hash_table_insert (table, &ha, a);
+  g_hash_table_insert (table, &hb, b);
+  g_hash_table_insert (table, &hc, c);
+
+  g_auto(GStrv) types = accel_registry_list_op_types (accel_system_get_registry (system));
+  guint tried = 0;
+  for (guint t = 0; types[t]; t++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AccelOp) op = accel_op_new_by_name (types[t], &error);
+      g_assert_no_error (error);
+      /* Give every property a random value in its range. */
+      guint n;
+      g_autofree GParamSpec **pspecs = g_object_class_list_properties (G_OBJECT_GET_CLASS (op), &n);
+      for (guint i = 0; i < n; i++)
+        {
+          GParamSpec *p = pspecs[i];
+          if ((p->flags & G_PARAM_READWRITE) != G_PARAM_READWRITE || (p->flags & G_PARAM_CONSTRUCT_ONLY))
+            continue;
+          GValue v = G_VALUE_INIT;
+          g_value_init (&v, p->value_type);
+          if (p->value_type == ACCEL_TYPE_BUFFER)
+            g_value_set_object (&v, g_test_rand_bit () ? a : c);
+          else if (G_IS_PARAM_SPEC_DOUBLE (p))
+            g_value_set_double (&v, g_test_rand_double_range (MAX (G_PARAM_SPEC_DOUBLE (p)->minimum, -1e6),
+                                                              MIN (G_PARAM_SPEC_DOUBLE (p)->maximum, 1e6)));
+          else if (G_IS_PARAM_SPEC_INT (p))
+            g_value_set_int (&v, g_test_rand_int_range (MAX (G_PARAM_SPEC_INT (p)->minimum, -1000),
+                                                        MIN (G_PARAM_SPEC_INT (p)->maximum, 1000) + 1));
+          else if (G_IS_PARAM_SPEC_UINT (p))
+            g_value_set_uint (&v, g_test_rand_int_range (G_PARAM_SPEC_UINT (p)->minimum,
+                                                         MIN (G_PARAM_SPEC_UINT (p)->maximum, 1000) + 1));
+          else if (G_IS_PARAM_SPEC_UINT64 (p))
+            g_value_set_uint64 (&v, ((guint64) g_test_rand_int () << 32) ^ (guint32) g_test_rand_int ());
+          else if (G_IS_PARAM_SPEC_BOOLEAN (p))
+            g_value_set_boolean (&v, g_test_rand_bit ());
+          else if (G_IS_PARAM_SPEC_ENUM (p))
+            {
+              GEnumClass *ec = G_PARAM_SPEC_ENUM (p)->enum_class;
+              g_value_set_enum (&v, ec->values[g_test_rand_int_range (0, ec->n_values)].value);
+            }
+          else
+            {
+              g_value_unset (&v);
+              continue;
+            }
+          g_object_set_property (G_OBJECT (op), p->name, &v);
+          g_value_unset (&v);
+        }
+      g_autoptr(GVariant) v1 = accel_op_serialize (op);
+      g_autoptr(AccelOp) back = accel_op_deserialize (v1, resolve_from_table, table, &error);
+      g_assert_no_error (error);
+      g_assert_true (G_OBJECT_TYPE (back) == G_OBJECT_TYPE (op));
+      g_autoptr(GVariant) v2 = accel_op_serialize (back);
+      g_assert_true (g_variant_equal (v1, v2));
+      tried++;
+    }
+  g_assert_cmpuint (tried, >=, 11);
+
+  /* Untrusted input: wrong types, unknown names, unknown handles. */
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) bad1 = g_variant_ref_sink (g_variant_new ("(sa{sv})", "gemm", NULL));
+  g_autoptr(AccelOp) ok = accel_op_deserialize (bad1, resolve_from_table, table, &error);
+  g_assert_no_error (error);
+  GVariantBuilder bld;
+  g_variant_builder_init (&bld, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&bld, "{sv}", "alpha", g_variant_new_string ("two"));
+  g_autoptr(GVariant) bad2 = g_variant_ref_sink (g_variant_new ("(sa{sv})", "gemm", &bld));
+  g_assert_null (accel_op_deserialize (bad2, resolve_from_table, table, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_variant_builder_init (&bld, G_VARIANT_TYPE_VARDICT);
+  g_variant_builder_add (&bld, "{sv}", "a", g_variant_new_uint64 (987654321));
+  g_autoptr(GVariant) bad3 = g_variant_ref_sink (g_variant_new ("(sa{sv})", "gemm", &bld));
+  g_assert_null (accel_op_deserialize (bad3, resolve_from_table, table, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_STALE_BUFFER);
+  g_clear_error (&error);
+  g_autoptr(GVariant) bad4 = g_variant_ref_sink (g_variant_new ("(sa{sv})", "nope", NULL));
+  g_assert_null (accel_op_deserialize (bad4, resolve_from_table, table, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_UNKNOWN_TYPE);
+}
+
+static gboolean
+submit_fault (AccelDevice *dev, GError **error)
+{
+  g_autoptr(AccelOp) fault = accel_op_new_by_name ("fault", error);
+  if (fault == NULL)
+    return FALSE;
+  return accel_device_submit (dev, fault, NULL, error);
+}
+
+static void
+count_notify (GObject *obj, GParamSpec *pspec, gpointer data)
+{
+  g_atomic_int_inc ((gint *) data);
+}
+
+static void
+test_fault_restart (void)
+{
+  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(GError) error = NULL;
+  accel_actor_set_strategy (ACCEL_ACTOR (dev), 3, 60000, NULL, NULL, NULL);
+  gint notified = 0;
+  g_signal_connect (dev, "notify::generation", G_CALLBACK (count_notify), &notified);
+
+  g_autoptr(AccelShape) s = accel_shape_new_1d (g_test_rand_int_range (1, 500));
+  g_autoptr(AccelBuffer) old = alloc_random_f32 (dev, s, NULL);
+
+  /* Ops queued behind the fault run after the restart. */
+  GError *errors[3] = { NULL, };
+  gint count = 0;
+  gpointer data[3][2];
+  g_autoptr(AccelShape) s2 = accel_shape_new_1d (3);
+  g_autoptr(AccelBuffer) keep = alloc_random_f32 (dev, s2, NULL);
+  g_autoptr(AccelOp) fault = accel_op_new_by_name ("fault", &error);
+  g_assert_no_error (error);
+  data[0][0] = &errors[0]; data[0][1] = &count;
+  accel_device_submit_async (dev, fault, NULL, async_done, data[0]);
+  g_autoptr(AccelOp) stale_fill = accel_op_new ("fill", "dst", old, "value", 1.0, NULL);
+  data[1][0] = &errors[1]; data[1][1] = &count;
+  accel_device_submit_async (dev, stale_fill, NULL, async_done, data[1]);
+  /* Every op queued behind the fault that names an old buffer is refused. */
+  g_autoptr(AccelOp) stale_zero = accel_op_new ("fill", "dst", keep, "value", 2.0, NULL);
+  data[2][0] = &errors[2]; data[2][1] = &count;
+  accel_device_submit_async (dev, stale_zero, NULL, async_done, data[2]);
+  while (count < 3)
+    g_main_context_iteration (NULL, TRUE);
+
+  g_assert_error (errors[0], ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED);
+  g_assert_error (errors[1], ACCEL_ERROR, ACCEL_ERROR_STALE_BUFFER);
+  g_assert_error (errors[2], ACCEL_ERROR, ACCEL_ERROR_STALE_BUFFER);
+  for (int i = 0; i < 3; i++)
+    g_clear_error (&errors[i]);
+  g_assert_cmpuint (accel_device_get_generation (dev), ==, 1);
+  g_assert_cmpint (notified, ==, 1);
+  g_assert_true (accel_buffer_is_stale (old));
+  g_assert_cmpuint (accel_actor_get_restart_count (ACCEL_ACTOR (dev)), ==, 1);
+
+  /* Old buffers are refused everywhere; new ones work. */
+  g_autoptr(GBytes) gone = accel_buffer_download (old, &error);
+  g_assert_null (gone);
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_STALE_BUFFER);
+  g_clear_error (&error);
+  g_autoptr(AccelBuffer) fresh = alloc_random_f32 (dev, s, NULL);
+  g_autoptr(AccelOp) fill = accel_op_new ("fill", "dst", fresh, "value", 4.0, NULL);
+  g_assert_true (accel_device_submit (dev, fill, NULL, &error));
+  g_autofree float *out = read_f32 (fresh);
+  g_assert_cmpfloat (out[0], ==, 4.0f);
+
+  /* Two more restarts are in the budget of 3; the fourth fault stops it. */
+  for (guint i = 0; i < 2; i++)
+    {
+      g_assert_false (submit_fault (dev, &error));
+      g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED);
+      g_clear_error (&error);
+    }
+  g_assert_cmpuint (accel_device_get_generation (dev), ==, 3);
+  g_assert_false (submit_fault (dev, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED);
+  g_clear_error (&error);
+  g_assert_cmpint (accel_device_get_state (dev), ==, ACCEL_DEVICE_STATE_FAILED);
+  g_assert_nonnull (accel_device_get_failure (dev));
+
+  g_assert_false (accel_device_submit (dev, fill, NULL, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_DEVICE_FAILED);
+  g_assert_nonnull (strstr (error->message, "budget"));
+  g_clear_error (&error);
+  g_autoptr(AccelBuffer) none = accel_device_alloc (dev, ACCEL_DTYPE_F32, s, &error);
+  g_assert_null (none);
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_DEVICE_FAILED);
+}
+
+/* Eight threads submit ops with faults injected at random; every op must
+ * complete exactly once. */
+
+typedef struct {
+  AccelDevice *dev;
+  guint n_ops;
+  guint seed;
+  guint8 *completions;
+  gint done;
+  gint ok;
+  gint poisoned;
+  gint stale;
+  gint other;
+} Stress;
+
+static void
+stress_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  gpointer *pack = data;
+  Stress *st = pack[0];
+  guint index = GPOINTER_TO_UINT (pack[1]);
+  g_autoptr(GError) error = NULL;
+  if (accel_device_submit_finish (ACCEL_DEVICE (source), result, &error))
+    st->ok++;
+  else if (g_error_matches (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED))
+    st->poisoned++;
+  else if (g_error_matches (error, ACCEL_ERROR, ACCEL_ERROR_STALE_BUFFER))
+    st->stale++;
+  else
+    st->other++;
+  st->completions[index]++;
+  st->done++;
+  g_free (pack);
+}
+
+static gpointer
+stress_thread (gpointer data)
+{
+  Stress *st = data;
+  g_autoptr(GMainContext) ctx = g_main_context_new ();
+  g_main_context_push_thread_default (ctx);
+  GRand *rand = g_rand_new_with_seed (st->seed);
+  g_autoptr(AccelShape) s = accel_shape_new_1d (16);
+  AccelBuffer *buf = NULL;
+  guint submitted = 0;
+
+  while (submitted < st->n_ops)
+    {
+      if (buf == NULL || accel_buffer_is_stale (buf))
+        {
+          g_clear_object (&buf);
+          buf = accel_device_alloc (st->dev, ACCEL_DTYPE_F32, s, NULL);
+          if (buf == NULL)   /* a restart in progress may refuse; try again */
+            continue;
+        }
+      AccelOp *op;
+      if (g_rand_int_range (rand, 0, 1000) < 3)
+        op = accel_op_new_by_name ("fault", NULL);
+      else
+        op = accel_op_new ("fill", "dst", buf, "value", (double) submitted, NULL);
+      gpointer *pack = g_new (gpointer, 2);
+      pack[0] = st;
+      pack[1] = GUINT_TO_POINTER (submitted);
+      accel_device_submit_async (st->dev, op, NULL, stress_done, pack);
+      g_object_unref (op);
+      submitted++;
+      /* Keep at most 64 in flight. */
+      while (submitted - st->done > 64)
+        g_main_context_iteration (ctx, TRUE);
+    }
+  while (st->done < (gint) st->n_ops)
+    g_main_context_iteration (ctx, TRUE);
+  g_clear_object (&buf);
+  g_rand_free (rand);
+  g_main_context_pop_thread_default (ctx);
+  return NULL;
+}
+
+static void
+test_threads_with_faults (void)
+{
+  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelDevice) dev = cpu_device (system);
+  accel_actor_set_strategy (ACCEL_ACTOR (dev), G_MAXUINT, 1000, NULL, NULL, NULL);
+  const guint n_threads = 8;
+  guint n_ops = g_test_thorough () || !g_getenv ("ACCEL_TEST_QUICK") ? 10000 : 1000;
+  Stress st[8];
+  GThread *threads[8];
+
+  for (guint t = 0; t < n_threads; t++)
+    {
+      st[t] = (Stress) { dev, n_ops, g_test_rand_int (), g_new0 (guint8, n_ops) };
+      threads[t] = g_thread_new ("stress", stress_thread, &st[t]);
+    }
+  guint total_poisoned = 0, total_ok = 0;
+  for (guint t = 0; t < n_threads; t++)
+    {
+      g_thread_join (threads[t]);
+      for (guint i = 0; i < n_ops; i++)
+        g_assert_cmpuint (st[t].completions[i], ==, 1);
+      g_assert_cmpint (st[t].other, ==, 0);
+      g_assert_cmpint (st[t].ok + st[t].poisoned + st[t].stale, ==, (gint) n_ops);
+      total_poisoned += st[t].poisoned;
+      total_ok += st[t].ok;
+      g_free (st[t].completions);
+    }
+  g_test_message ("%u ok, %u poisoned, generation %u", total_ok, total_poisoned,
+                  accel_device_get_generation (dev));
+  g_assert_cmpuint (total_poisoned, >, 0);
+  g_assert_cmpuint (accel_device_get_generation (dev), >, 0);
+  g_assert_cmpuint (total_ok, >, n_threads * n_ops / 2);
+  g_assert_cmpint (accel_device_get_state (dev), ==, ACCEL_DEVICE_STATE_READY);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/device/listed", test_devices_listed);
+  g_test_add_func ("/device/buffer-round-trip", test_buffer_round_trip);
+  g_test_add_func ("/device/submit-async-gemm", test_submit_async_gemm);
+  g_test_add_func ("/device/ordering", test_ordering);
+  g_test_add_func ("/device/cancel-queued", test_cancel_queued);
+  g_test_add_func ("/device/bad-input", test_bad_input);
+  g_test_add_func ("/device/cross-device-copy", test_cross_device_copy);
+  g_test_add_func ("/device/serialize-round-trip", test_serialize_round_trip);
+  g_test_add_func ("/device/fault-restart", test_fault_restart);
+  g_test_add_func ("/device/threads-with-faults", test_threads_with_faults);
+  return g_test_run ();
+}

@@ -1,0 +1,52 @@
+/* accel-bench.h: how benchmark groups plug into accel-bench.
+ *
+ * A group is a {name, description, run} entry in a table that ends with a
+ * zeroed entry. accel-bench.c lists the tables it knows in `group_tables`;
+ * a group file of its own (say accel-bench-cuda.c, built where CUDA is)
+ * defines its table and adds it there under its #ifdef. A run function
+ * measures each figure beside its baseline in the same run and reports it
+ * with accel_bench_report().
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <accel.h>
+
+G_BEGIN_DECLS
+
+typedef struct _AccelBench AccelBench;
+
+typedef gboolean (*AccelBenchRunFunc) (AccelBench *bench, GError **error);
+
+typedef struct {
+  const char *name;
+  const char *description;
+  AccelBenchRunFunc run;
+} AccelBenchGroup;
+
+/* The groups of accel-bench.c: dispatch and gemm. */
+extern const AccelBenchGroup accel_bench_core_groups[];
+
+AccelSystem *accel_bench_get_system (AccelBench *bench);
+AccelDevice *accel_bench_get_device (AccelBench *bench);
+gboolean accel_bench_is_quick (AccelBench *bench);
+
+/* Records one figure. @baseline is NAN where there is none; the ratio is
+ * value / baseline. */
+void accel_bench_report (AccelBench *bench,
+                         const char *name,
+                         const char *unit,
+                         double value,
+                         double baseline);
+
+/* A progress line on stderr when it is a terminal. */
+void accel_bench_progress (AccelBench *bench, const char *format, ...) G_GNUC_PRINTF (2, 3);
+
+/* Monotonic time in seconds, with nanosecond resolution. */
+double accel_bench_now (void);
+
+/* The @q quantile (0..1) of @n samples; sorts them. */
+double accel_bench_quantile (double *samples, gsize n, double q);
+
+G_END_DECLS

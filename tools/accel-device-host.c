@@ -1,0 +1,643 @@
+/* accel-device-host: serves one device of this machine to the application
+ * that started it (an AccelRemoteDevice), over the shared-memory channel of
+ * core/accel-channel.h at fds 3 (memory) and 4 (socket).
+ *
+ * It makes an AccelSystem with the normal registry (plugins from
+ * ACCEL_PLUGIN_PATH), takes the device named by --device, tells it where
+ * the shared arena is (ACCEL_REMOTE_DEVICE_HOST_MEMORY_MESSAGE), describes
+ * it in a HELLO message, and then serves requests:
+ *
+ * - the main thread reads requests: allocations, frees, reads and zeroes
+ *   (blocking, in order), and ops and writes, which it submits with the
+ *   asynchronous API so that several run at once on the device's lanes;
+ * - a reply thread runs the default main context, where those async
+ *   results arrive, and answers them.
+ *
+ * A lost context (an answer of CONTEXT_POISONED, the device FAILED, or its
+ * generation moved) cannot be rebuilt here: the host answers that request
+ * with CONTEXT_POISONED, sends a POISONED notice for everything else in
+ * flight, and exits. It also exits when the application goes (the parent
+ * death signal, and end of file on the socket).
+ *
+ * Nothing read from the channel is trusted: message types, allocation ids,
+ * offsets, lengths and shapes are all checked before use.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "accel-private.h"
+#include "accel-channel.h"
+
+typedef struct {
+  AccelChannel *channel;
+  AccelSystem *system;
+  AccelDevice *device;
+  guint generation;           /* of the device when this host started */
+  guint8 *arena;
+  gsize arena_size;
+  GHashTable *allocs;         /* id -> AccelBuffer; main thread only */
+  guint64 next_alloc;
+
+  GMutex reply_lock;          /* serialises the two repliers */
+  gboolean dying;             /* under reply_lock */
+  gint hung;                  /* atomic: tests asked us to stop answering */
+} Host;
+
+static Host host;
+
+static void
+send_locked (AccelChannelKind kind, guint64 id, GVariant *body)
+{
+  g_autoptr(GError) error = NULL;
+  if (!_accel_channel_send (host.channel, kind, id, body, -1, &error))
+    {
+      g_printerr ("accel-device-host: cannot answer: %s\n", error->message);
+      _exit (3);
+    }
+}
+
+static void
+reply (AccelChannelKind kind, guint64 id, GVariant *body)
+{
+  g_autoptr(GVariant) owned = body ? g_variant_ref_sink (body) : NULL;
+  g_mutex_lock (&host.reply_lock);
+  if (!host.dying && !g_atomic_int_get (&host.hung))
+    send_locked (kind, id, owned);
+  g_mutex_unlock (&host.reply_lock);
+}
+
+static gboolean
+context_lost (const GError *error)
+{
+  return g_error_matches (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED)
+         || accel_device_get_state (host.device) == ACCEL_DEVICE_STATE_FAILED
+         || accel_device_get_generation (host.device) != host.generation;
+}
+
+/* Answers @id (if any) and everything else in flight with CONTEXT_POISONED,
+ * then exits: a lost context is not rebuilt inside this process. */
+G_GNUC_NORETURN static void
+die (guint64 id, const GError *error)
+{
+  g_autoptr(GError) why = NULL;
+  const GError *failure = accel_device_get_failure (host.device);
+
+  if (g_error_matches (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED))
+    why = g_error_copy (error);
+  else if (failure)
+    why = g_error_new (ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED, "%s", failure->message);
+  else
+    why = g_error_new (ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED,
+                       "%s rebuilt its context (generation %u, now %u): %s",
+                       accel_device_get_name (host.device), host.generation,
+                       accel_device_get_generation (host.device), error->message);
+
+  g_mutex_lock (&host.reply_lock);
+  if (!host.dying && !g_atomic_int_get (&host.hung))
+    {
+      host.dying = TRUE;
+      if (id != 0)
+        send_locked (ACCEL_CHANNEL_FAILED, id, _accel_channel_error_to_variant (why));
+      send_locked (ACCEL_CHANNEL_POISONED, 0, _accel_channel_error_to_variant (why));
+    }
+  g_mutex_unlock (&host.reply_lock);
+  _exit (0);
+}
+
+/* Answers @id with success (@body, or nothing) or @error, which it takes. */
+static void
+finish (guint64 id, GVariant *body, GError *error)
+{
+  if (error == NULL)
+    {
+      reply (ACCEL_CHANNEL_REPLY, id, body);
+      return;
+    }
+  if (body)
+    g_variant_unref (g_variant_ref_sink (body));
+  if (context_lost (error))
+    die (id, error);
+  reply (ACCEL_CHANNEL_FAILED, id, _accel_channel_error_to_variant (error));
+  g_error_free (error);
+}
+
+static GError *
+malformed (const char *what, GVariant *body)
+{
+  return g_error_new (ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                      "accel-device-host: malformed %s request (body of type %s)", what,
+                      g_variant_get_type_string (body));
+}
+
+static AccelBuffer *
+lookup_alloc (guint64 alloc, GError **error)
+{
+  AccelBuffer *b = g_hash_table_lookup (host.allocs, &alloc);
+  if (b == NULL)
+    g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                 "accel-device-host: no allocation %" G_GUINT64_FORMAT " on %s", alloc,
+                 accel_device_get_name (host.device));
+  return b;
+}
+
+/* A byte range of an allocation, as a u8 buffer. */
+static AccelBuffer *
+byte_range (guint64 alloc, guint64 offset, guint64 length, GError **error)
+{
+  AccelBuffer *b = lookup_alloc (alloc, error);
+  if (b == NULL)
+    return NULL;
+  if (length > G_MAXINT64)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT, "accel-device-host: bad length");
+      return NULL;
+    }
+  g_autoptr(AccelShape) shape = accel_shape_new_1d ((gint64) length);
+  return _accel_buffer_new_alias (b, offset, ACCEL_DTYPE_U8, shape, error);
+}
+
+static guint8 *
+arena_range (guint64 offset, guint64 length, GError **error)
+{
+  if (offset > host.arena_size || length > host.arena_size - offset)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "accel-device-host: %" G_GUINT64_FORMAT " bytes at %" G_GUINT64_FORMAT
+                   " are outside the %" G_GSIZE_FORMAT "-byte arena", length, offset, host.arena_size);
+      return NULL;
+    }
+  return host.arena + offset;
+}
+
+static void
+do_alloc (guint64 id, GVariant *body)
+{
+  if (!g_variant_is_of_type (body, G_VARIANT_TYPE_UINT64))
+    {
+      finish (id, NULL, malformed ("alloc", body));
+      return;
+    }
+  guint64 size = g_variant_get_uint64 (body);
+  if (size == 0 || size > G_MAXINT64)
+    {
+      finish (id, NULL, g_error_new (ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                                          "accel-device-host: cannot allocate %" G_GUINT64_FORMAT " bytes", size));
+      return;
+    }
+  g_autoptr(AccelShape) shape = accel_shape_new_1d ((gint64) size);
+  GError *error = NULL;
+  AccelBuffer *b = accel_device_alloc (host.device, ACCEL_DTYPE_U8, shape, &error);
+  if (b == NULL)
+    {
+      finish (id, NULL, error);
+      return;
+    }
+  guint64 *key = g_new (guint64, 1);
+  *key = ++host.next_alloc;
+  g_hash_table_insert (host.allocs, key, b);
+  finish (id, g_variant_new_uint64 (*key), NULL);
+}
+
+static void
+write_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  GError *error = NULL;
+  accel_buffer_upload_finish (ACCEL_BUFFER (source), result, &error);
+  finish (GPOINTER_TO_SIZE (data), NULL, error);
+}
+
+static void
+do_transfer (guint32 kind, guint64 id, GVariant *body)
+{
+  guint64 alloc, offset, length, arena_offset;
+  GError *error = NULL;
+
+  if (!g_variant_is_of_type (body, G_VARIANT_TYPE ("(tttt)")))
+    {
+      finish (id, NULL, malformed ("transfer", body));
+      return;
+    }
+  g_variant_get (body, "(tttt)", &alloc, &offset, &length, &arena_offset);
+  guint8 *data = arena_range (arena_offset, length, &error);
+  g_autoptr(AccelBuffer) range = data ? byte_range (alloc, offset, length, &error) : NULL;
+  if (range == NULL)
+    {
+      finish (id, NULL, error);
+      return;
+    }
+
+  if (kind == ACCEL_CHANNEL_WRITE)
+    {
+      /* The device copies (or DMAs) straight from the arena; the application
+       * does not touch this range until it has the answer. */
+      g_autoptr(GBytes) bytes = g_bytes_new_static (data, length);
+      accel_buffer_upload_async (range, bytes, NULL, write_done, GSIZE_TO_POINTER (id));
+      return;
+    }
+  accel_buffer_read (range, data, length, &error);
+  finish (id, NULL, error);
+}
+
+static void
+do_zero (guint64 id, GVariant *body)
+{
+  guint64 alloc, offset, length;
+  GError *error = NULL;
+
+  if (!g_variant_is_of_type (body, G_VARIANT_TYPE ("(ttt)")))
+    {
+      finish (id, NULL, malformed ("zero", body));
+      return;
+    }
+  g_variant_get (body, "(ttt)", &alloc, &offset, &length);
+  g_autoptr(AccelBuffer) range = byte_range (alloc, offset, length, &error);
+  if (range)
+    accel_buffer_zero (range, &error);
+  finish (id, NULL, error);
+}
+
+/* Ops: each buffer handle the op names becomes a view of an allocation,
+ * as the buffer table describes it. */
+
+typedef struct {
+  GVariant *table;
+  GPtrArray *made;            /* AccelBuffer, in table order of first use */
+  GArray *made_handles;       /* guint64 */
+  GError *error;
+} Resolve;
+
+static AccelBuffer *
+make_view (GVariant *entry, GError **error)
+{
+  guint64 handle, alloc, offset;
+  guint32 dtype;
+  g_autoptr(GVariant) dims_v = NULL;
+  g_autoptr(GVariant) strides_v = NULL;
+  g_variant_get (entry, "(tttu@ax@ax)", &handle, &alloc, &offset, &dtype, &dims_v, &strides_v);
+
+  gsize n_dims, n_strides;
+  const gint64 *dims = g_variant_get_fixed_array (dims_v, &n_dims, sizeof (gint64));
+  const gint64 *strides = g_variant_get_fixed_array (strides_v, &n_strides, sizeof (gint64));
+  gboolean ok = n_dims == n_strides && n_dims <= ACCEL_SHAPE_MAX_RANK
+                && accel_dtype_get_size (dtype) != 0;
+  for (gsize i = 0; ok && i < n_dims; i++)
+    ok = dims[i] >= 0 && strides[i] >= 0;
+  if (!ok)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "accel-device-host: buffer %" G_GUINT64_FORMAT " has a bad dtype or shape", handle);
+      return NULL;
+    }
+  AccelBuffer *base = lookup_alloc (alloc, error);
+  if (base == NULL)
+    return NULL;
+  g_autoptr(AccelShape) shape = accel_shape_new_strided (dims, strides, n_dims);
+  return _accel_buffer_new_alias (base, offset, dtype, shape, error);
+}
+
+static AccelBuffer *
+resolve_buffer (guint64 handle, gpointer data)
+{
+  Resolve *r = data;
+
+  if (r->error)
+    return NULL;
+  for (guint i = 0; i < r->made_handles->len; i++)
+    if (g_array_index (r->made_handles, guint64, i) == handle)
+      return g_object_ref (r->made->pdata[i]);
+
+  GVariantIter iter;
+  GVariant *entry;
+  g_variant_iter_init (&iter, r->table);
+  while ((entry = g_variant_iter_next_value (&iter)) != NULL)
+    {
+      g_autoptr(GVariant) owned = entry;
+      guint64 h;
+      g_variant_get_child (entry, 0, "t", &h);
+      if (h != handle)
+        continue;
+      AccelBuffer *view = make_view (entry, &r->error);
+      if (view == NULL)
+        return NULL;
+      g_ptr_array_add (r->made, view);
+      g_array_append_val (r->made_handles, handle);
+      return g_object_ref (view);
+    }
+  g_set_error (&r->error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+               "accel-device-host: the op names buffer %" G_GUINT64_FORMAT ", which its table lacks", handle);
+  return NULL;
+}
+
+static void
+op_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  GError *error = NULL;
+  accel_device_submit_finish (ACCEL_DEVICE (source), result, &error);
+  finish (GPOINTER_TO_SIZE (data), NULL, error);
+}
+
+static void
+do_op (guint64 id, GVariant *body)
+{
+  if (!g_variant_is_of_type (body, ACCEL_CHANNEL_OP_BODY_TYPE))
+    {
+      finish (id, NULL, malformed ("op", body));
+      return;
+    }
+
+  g_autoptr(GVariant) serialized = g_variant_get_child_value (body, 0);
+  Resolve r = { g_variant_get_child_value (body, 1), g_ptr_array_new_with_free_func (g_object_unref),
+                g_array_new (FALSE, FALSE, sizeof (guint64)), NULL };
+  GError *error = NULL;
+  g_autoptr(AccelOp) op = accel_op_deserialize (serialized, resolve_buffer, &r, &error);
+  if (r.error)
+    {
+      g_clear_error (&error);
+      error = g_steal_pointer (&r.error);
+    }
+  g_variant_unref (r.table);
+  g_ptr_array_unref (r.made);
+  g_array_unref (r.made_handles);
+  if (op == NULL)
+    {
+      finish (id, NULL, error);
+      return;
+    }
+  accel_device_submit_async (host.device, op, NULL, op_done, GSIZE_TO_POINTER (id));
+}
+
+static void
+handle_request (GVariant *msg)
+{
+  guint32 kind;
+  guint64 id;
+  g_autoptr(GVariant) body = NULL;
+
+  g_variant_get (msg, "(utv)", &kind, &id, &body);
+  switch (kind)
+    {
+    case ACCEL_CHANNEL_ALLOC:
+      do_alloc (id, body);
+      break;
+    case ACCEL_CHANNEL_FREE:
+      if (g_variant_is_of_type (body, G_VARIANT_TYPE_UINT64))
+        {
+          guint64 alloc = g_variant_get_uint64 (body);
+          g_hash_table_remove (host.allocs, &alloc);
+        }
+      break;
+    case ACCEL_CHANNEL_WRITE:
+    case ACCEL_CHANNEL_READ:
+      do_transfer (kind, id, body);
+      break;
+    case ACCEL_CHANNEL_ZERO:
+      do_zero (id, body);
+      break;
+    case ACCEL_CHANNEL_OP:
+      do_op (id, body);
+      break;
+    case ACCEL_CHANNEL_MEMORY:
+      finish (id, g_variant_new ("(tt)", accel_device_get_memory_total (host.device),
+                                 accel_device_get_memory_free (host.device)), NULL);
+      break;
+    case ACCEL_CHANNEL_HANG:
+      g_atomic_int_set (&host.hung, 1);
+      for (;;)
+        pause ();
+    default:
+      if (id != 0)
+        finish (id, NULL, g_error_new (ACCEL_ERROR, ACCEL_ERROR_NOT_SUPPORTED,
+                                       "accel-device-host: unknown request kind %u", kind));
+      break;
+    }
+}
+
+/* The reply thread: async results land in the default main context. */
+static gpointer
+reply_thread (gpointer data)
+{
+  GMainContext *ctx = g_main_context_default ();
+  const char *env = g_getenv ("ACCEL_CHANNEL_SPIN_US");
+  gint64 spin = env ? CLAMP (g_ascii_strtoll (env, NULL, 10), 0, 10000) : 50;
+  gint64 last = g_get_monotonic_time ();
+
+  for (;;)
+    {
+      if (g_main_context_iteration (ctx, FALSE))
+        {
+          last = g_get_monotonic_time ();
+          continue;
+        }
+      if (g_get_monotonic_time () - last < spin)
+        {
+          sched_yield ();
+          continue;
+        }
+      g_main_context_iteration (ctx, TRUE);
+      last = g_get_monotonic_time ();
+    }
+  return NULL;
+}
+
+/* The application's end of the socket closes when it goes. */
+static gpointer
+parent_watch_thread (gpointer data)
+{
+  struct pollfd pfd = { ACCEL_CHANNEL_FD_SOCKET, POLLIN, 0 };
+  for (;;)
+    {
+      if (poll (&pfd, 1, -1) < 0 && errno == EINTR)
+        continue;
+      char buf[16];
+      ssize_t got = read (ACCEL_CHANNEL_FD_SOCKET, buf, sizeof buf);
+      if (got > 0 || (got < 0 && (errno == EINTR || errno == EAGAIN)))
+        continue;
+      _exit (0);
+    }
+  return NULL;
+}
+
+static void
+add_value (GVariantBuilder *builder, GHashTable *seen, const char *name, GVariant *value)
+{
+  if (value == NULL || g_hash_table_contains (seen, name))
+    {
+      if (value)
+        g_variant_unref (g_variant_ref_sink (value));
+      return;
+    }
+  g_hash_table_add (seen, g_strdup (name));
+  g_variant_builder_add (builder, "{sv}", name, value);
+}
+
+static GVariant *
+property_variant (GObject *object, GParamSpec *pspec)
+{
+  GType t = pspec->value_type;
+  GVariant *v = NULL;
+  GValue value = G_VALUE_INIT;
+
+  if (!(pspec->flags & G_PARAM_READABLE))
+    return NULL;
+  if (!G_TYPE_IS_ENUM (t) && !G_TYPE_IS_FLAGS (t) && !G_TYPE_IS_FUNDAMENTAL (t))
+    return NULL;
+  g_value_init (&value, t);
+  g_object_get_property (object, pspec->name, &value);
+  if (G_TYPE_IS_ENUM (t))
+    v = g_variant_new_int32 (g_value_get_enum (&value));
+  else if (G_TYPE_IS_FLAGS (t))
+    v = g_variant_new_uint32 (g_value_get_flags (&value));
+  else
+    switch (t)
+      {
+      case G_TYPE_BOOLEAN: v = g_variant_new_boolean (g_value_get_boolean (&value)); break;
+      case G_TYPE_INT: v = g_variant_new_int32 (g_value_get_int (&value)); break;
+      case G_TYPE_UINT: v = g_variant_new_uint32 (g_value_get_uint (&value)); break;
+      case G_TYPE_INT64: v = g_variant_new_int64 (g_value_get_int64 (&value)); break;
+      case G_TYPE_UINT64: v = g_variant_new_uint64 (g_value_get_uint64 (&value)); break;
+      case G_TYPE_LONG: v = g_variant_new_int64 (g_value_get_long (&value)); break;
+      case G_TYPE_ULONG: v = g_variant_new_uint64 (g_value_get_ulong (&value)); break;
+      case G_TYPE_FLOAT: v = g_variant_new_double (g_value_get_float (&value)); break;
+      case G_TYPE_DOUBLE: v = g_variant_new_double (g_value_get_double (&value)); break;
+      case G_TYPE_STRING:
+        if (g_value_get_string (&value))
+          v = g_variant_new_string (g_value_get_string (&value));
+        break;
+      default: break;
+      }
+  g_value_unset (&value);
+  return v;
+}
+
+static GVariant *
+describe_device (AccelDevice *device)
+{
+  GVariantBuilder builder;
+  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+
+  g_variant_builder_init (&builder, G_VARIANT_TYPE_VARDICT);
+  add_value (&builder, seen, "name", g_variant_new_string (accel_device_get_name (device)));
+  add_value (&builder, seen, "backend", g_variant_new_string (accel_device_get_backend_name (device)));
+  add_value (&builder, seen, "memory-total", g_variant_new_uint64 (accel_device_get_memory_total (device)));
+  add_value (&builder, seen, "memory-free", g_variant_new_uint64 (accel_device_get_memory_free (device)));
+  add_value (&builder, seen, "lanes", g_variant_new_uint32 (accel_device_get_lanes (device)));
+  add_value (&builder, seen, "generation", g_variant_new_uint32 (accel_device_get_generation (device)));
+  add_value (&builder, seen, "pid", g_variant_new_int32 (getpid ()));
+
+  guint n;
+  g_autofree GParamSpec **pspecs = g_object_class_list_properties (G_OBJECT_GET_CLASS (device), &n);
+  for (guint i = 0; i < n; i++)
+    add_value (&builder, seen, pspecs[i]->name, property_variant (G_OBJECT (device), pspecs[i]));
+  return g_variant_builder_end (&builder);
+}
+
+G_GNUC_NORETURN static void
+fail_start (GError *error)
+{
+  g_mutex_lock (&host.reply_lock);
+  send_locked (ACCEL_CHANNEL_HELLO, 0, _accel_channel_error_to_variant (error));
+  g_mutex_unlock (&host.reply_lock);
+  _exit (1);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_autofree char *device_name = NULL;
+  int parent_pid = 0;
+  g_autoptr(GError) error = NULL;
+  GOptionEntry entries[] = {
+    { "device", 0, 0, G_OPTION_ARG_STRING, &device_name, "The device to serve", "NAME" },
+    { "parent-pid", 0, 0, G_OPTION_ARG_INT, &parent_pid, "The application's process id", "PID" },
+    { NULL }
+  };
+
+  /* Go with the application, even if it is killed. */
+  prctl (PR_SET_PDEATHSIG, SIGKILL);
+  if (parent_pid > 0 && getppid () != parent_pid)
+    return 1;
+  signal (SIGPIPE, SIG_IGN);
+
+  g_autoptr(GOptionContext) options = g_option_context_new ("— serve one Accel device to the process that started this one");
+  g_option_context_add_main_entries (options, entries, NULL);
+  if (!g_option_context_parse (options, &argc, &argv, &error) || device_name == NULL)
+    {
+      g_printerr ("accel-device-host: %s\n", error ? error->message : "--device is required");
+      return 2;
+    }
+  if (parent_pid > 0 && getppid () != parent_pid)
+    return 1;
+  if (fcntl (ACCEL_CHANNEL_FD_SOCKET, F_SETFD, FD_CLOEXEC) != 0)
+    {
+      g_printerr ("accel-device-host: no channel socket at fd %d; this program is started by libaccel\n",
+                  ACCEL_CHANNEL_FD_SOCKET);
+      return 2;
+    }
+  fcntl (ACCEL_CHANNEL_FD_SHM, F_SETFD, FD_CLOEXEC);
+  host.channel = _accel_channel_attach (ACCEL_CHANNEL_FD_SHM, &error);
+  if (host.channel == NULL)
+    {
+      g_printerr ("accel-device-host: %s\n", error->message);
+      return 2;
+    }
+  host.arena = _accel_channel_get_arena (host.channel, &host.arena_size);
+  g_mutex_init (&host.reply_lock);
+  g_thread_unref (g_thread_new ("host-parent-watch", parent_watch_thread, NULL));
+
+  host.system = accel_system_new (&error);
+  if (host.system == NULL)
+    fail_start (error);
+  host.device = accel_system_get_device (host.system, device_name, &error);
+  if (host.device == NULL)
+    fail_start (error);
+  if (ACCEL_IS_REMOTE_DEVICE (host.device))
+    {
+      g_set_error (&error, ACCEL_ERROR, ACCEL_ERROR_NOT_SUPPORTED,
+                   "%s is itself served by a host process here; its backend must run it in-process "
+                   "in accel-device-host (for CUDA: ACCEL_CUDA_ISOLATION=none)", device_name);
+      fail_start (error);
+    }
+  host.generation = accel_device_get_generation (host.device);
+  host.allocs = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_object_unref);
+
+  /* Let the device pin the arena (CUDA: cudaHostRegister); others ignore it. */
+  g_autoptr(GError) pin_error = NULL;
+  g_autoptr(GVariant) pinned = accel_actor_ask (ACCEL_ACTOR (host.device),
+                                                g_variant_new ("(stt)", ACCEL_REMOTE_DEVICE_HOST_MEMORY_MESSAGE,
+                                                               (guint64) (guintptr) host.arena,
+                                                               (guint64) host.arena_size),
+                                                NULL, &pin_error);
+  if (pin_error)
+    g_debug ("%s did not take the shared arena: %s", device_name, pin_error->message);
+
+  reply (ACCEL_CHANNEL_HELLO, 0, describe_device (host.device));
+  g_thread_unref (g_thread_new ("host-reply", reply_thread, NULL));
+
+  for (;;)
+    {
+      g_autoptr(GError) read_error = NULL;
+      g_autoptr(GVariant) msg = _accel_channel_receive (host.channel, &read_error);
+      if (read_error)
+        {
+          g_printerr ("accel-device-host: %s\n", read_error->message);
+          _exit (4);
+        }
+      if (msg)
+        handle_request (msg);
+      else
+        _accel_channel_wait (host.channel, -1);
+    }
+  return 0;
+}
