@@ -521,6 +521,20 @@ deliver (AccelWork *work, GError *error)
     }
 }
 
+typedef struct {
+  AccelWork *work;
+  GError *error;
+} PendingDelivery;
+
+static void
+deliver_after_restart (gpointer data)
+{
+  PendingDelivery *pd = data;
+  maybe_restart (pd->work->device);
+  deliver (pd->work, pd->error);
+  g_free (pd);
+}
+
 /**
  * accel_device_complete_work: (skip)
  * @self: the device
@@ -544,10 +558,25 @@ accel_device_complete_work (AccelDevice *self, AccelWork *work, GError *error)
       g_clear_error (&error);
       return;
     }
-  if (error && g_error_matches (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED) && work->counted)
-    request_restart (self, work->generation, error);
   if (work->counted)
     g_atomic_int_add (&priv->in_flight, -1);
+  if (error && g_error_matches (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED) && work->counted)
+    {
+      /* The op that poisoned the context is answered only once the new
+       * context is in place: whoever sees its error also sees the new
+       * generation (or the FAILED state). */
+      request_restart (self, work->generation, error);
+      if (accel_dispatcher_is_current (priv->dispatcher))
+        maybe_restart (self);
+      else
+        {
+          PendingDelivery *pd = g_new (PendingDelivery, 1);
+          pd->work = work;
+          pd->error = error;
+          accel_dispatcher_post (priv->dispatcher, deliver_after_restart, pd);
+          return;
+        }
+    }
   deliver (work, error);
 }
 

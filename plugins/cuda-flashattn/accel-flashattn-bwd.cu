@@ -514,8 +514,8 @@ launch_bwd_main (const AccelFlashAttnBwdParams &p, const BwdWork &w, float scale
   return cudaGetLastError ();
 }
 
-/* Whether the main kernel fuses S^T with dP^T and dV with dK (chosen from
- * the H100 measurements in docs/flashattn.md). */
+/* Whether the main kernel at D <= 128 fuses S^T with dP^T and dV with dK
+ * (chosen from the H100 measurements in docs/flashattn.md). */
 constexpr bool kBwdFused = false;
 
 #ifdef ACCEL_FA_BWD_VARIANTS
@@ -556,7 +556,7 @@ launch_bwd (const AccelFlashAttnBwdParams &p, const BwdWork &w, float scale, cud
         {
           err = launch_bwd_main<T, D, 64, 4, true, false, false> (p, w, scale, stream);
           if (err == cudaSuccess)
-            err = launch_bwd_main<T, D, 64, 4, false, true, kBwdFused> (p, w, scale, stream);
+            err = launch_bwd_main<T, D, 64, 4, false, true, false> (p, w, scale, stream);
         }
       if (err != cudaSuccess)
         return err;

@@ -27,6 +27,7 @@ for d in 64 128 256; do
   cat "$out/check-sm90-d$d.txt" >> "$out/check.txt"
 done
 cat "$out/check-bwd1.txt" >> "$out/check.txt"
+rm -f "$out"/check-sm90-d*.txt "$out/check-bwd1.txt"   # at most 8 files come back
 dims=${dims#,}
 echo "sm90 dims passing: ${dims:-none}; fused bwd passing: $bwd1_ok"
 
