@@ -481,8 +481,10 @@ _accel_channel_error_from_variant (GVariant *variant)
   const char *domain, *message;
   gint32 code;
   g_variant_get (variant, "(&si&s)", &domain, &code, &message);
-  /* Never make quarks from what a peer sends: unknown domains become FAILED. */
-  GQuark quark = g_quark_try_string (domain);
+  /* Never make quarks from what a peer sends: unknown domains become
+   * FAILED. Ours may not be registered yet in this process. */
+  GQuark quark = g_str_equal (domain, g_quark_to_string (ACCEL_ERROR)) ? ACCEL_ERROR
+                                                                        : g_quark_try_string (domain);
   if (quark == 0)
     return g_error_new (ACCEL_ERROR, ACCEL_ERROR_FAILED, "%s (%s %d)", message, domain, code);
   return g_error_new_literal (quark, code, message);

@@ -100,6 +100,10 @@ void _accel_registry_cache_entry_free (AccelRegistryCacheEntry *entry);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AccelRegistryCacheEntry, _accel_registry_cache_entry_free)
 GHashTable *_accel_registry_cache_read (const char *path);
 gboolean _accel_registry_cache_write (const char *path, GPtrArray *entries, GError **error);
+AccelPlugin *_accel_registry_cache_find_or_scan (GHashTable *cache,
+                                                const char *path,
+                                                AccelRegistryCacheEntry **entry_out,
+                                                gboolean *scanned);
 
 /* accel-buffer.c */
 AccelBuffer *_accel_buffer_new (AccelDevice *device,

@@ -193,13 +193,15 @@ print_list (AccelRegistry *registry)
   g_auto(GStrv) backends = accel_registry_list_backends (registry);
   g_auto(GStrv) actor_types = accel_registry_list_actor_types (registry);
   g_autoptr(GPtrArray) kernels = accel_registry_list_kernels (registry, NULL, NULL);
+  guint n_op_types = g_strv_length (op_types), n_backends = g_strv_length (backends);
+  guint n_actor_types = g_strv_length (actor_types);
   g_print ("\nTotal: %u plugin file%s (%u ok, %u blacklisted, %u disabled, %u duplicate); "
-           "%u op types, %u backends, %u kernels, %u actor types\n",
+           "%u op type%s, %u backend%s, %u kernel%s, %u actor type%s\n",
            plugins->len, plugins->len == 1 ? "" : "s",
            counts[ACCEL_PLUGIN_STATUS_OK], counts[ACCEL_PLUGIN_STATUS_BLACKLISTED],
            counts[ACCEL_PLUGIN_STATUS_DISABLED], counts[ACCEL_PLUGIN_STATUS_DUPLICATE],
-           g_strv_length (op_types), g_strv_length (backends), kernels->len,
-           g_strv_length (actor_types));
+           n_op_types, n_op_types == 1 ? "" : "s", n_backends, n_backends == 1 ? "" : "s",
+           kernels->len, kernels->len == 1 ? "" : "s", n_actor_types, n_actor_types == 1 ? "" : "s");
 }
 
 static void

@@ -13,6 +13,7 @@
 #include "accel-reduce.h"
 #include "accel-softmax.h"
 #include "accel-attention.h"
+#include "accel-attention-backward.h"
 #include "accel-matmul.h"
 #include "accel-qr.h"
 #include "accel-lu.h"

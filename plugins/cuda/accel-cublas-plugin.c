@@ -168,15 +168,24 @@ gemm_run (AccelOp *op, gpointer context, GError **error)
   const void *b = accel_buffer_get_data (self->b);
   void *c = accel_buffer_get_data (self->c);
 
+  /* Dimensions fit in int (the op checks them), so these are the very
+   * calls an application makes; batch strides are 64-bit in both. */
+  if (batch > G_MAXINT)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "cublas: gemm batch of %" G_GINT64_FORMAT " exceeds cuBLAS's limit of %d", batch, G_MAXINT);
+      return FALSE;
+    }
   if (batch == 1)
-    return check_cublas (cublasGemmEx_64 (handle, op_b, op_a, n, m, k, &alpha, b, t.data, ldb, a, t.data, lda,
-                                          &beta, c, t.data, ldc, t.compute, CUBLAS_GEMM_DEFAULT),
+    return check_cublas (cublasGemmEx (handle, op_b, op_a, (int) n, (int) m, (int) k, &alpha,
+                                       b, t.data, (int) ldb, a, t.data, (int) lda,
+                                       &beta, c, t.data, (int) ldc, t.compute, CUBLAS_GEMM_DEFAULT),
                          "cublasGemmEx", error);
-  return check_cublas (cublasGemmStridedBatchedEx_64 (handle, op_b, op_a, n, m, k, &alpha,
-                                                      b, t.data, ldb, k * n,
-                                                      a, t.data, lda, m * k,
-                                                      &beta, c, t.data, ldc, m * n,
-                                                      batch, t.compute, CUBLAS_GEMM_DEFAULT),
+  return check_cublas (cublasGemmStridedBatchedEx (handle, op_b, op_a, (int) n, (int) m, (int) k, &alpha,
+                                                   b, t.data, (int) ldb, k * n,
+                                                   a, t.data, (int) lda, m * k,
+                                                   &beta, c, t.data, (int) ldc, m * n,
+                                                   (int) batch, t.compute, CUBLAS_GEMM_DEFAULT),
                        "cublasGemmStridedBatchedEx", error);
 }
 

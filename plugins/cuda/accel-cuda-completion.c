@@ -10,7 +10,13 @@
  *   flight the thread spins for `ACCEL_CUDA_POLL_SPIN_US` (default 100 µs),
  *   then sleeps in growing steps of up to 200 µs; when nothing is in flight
  *   it spins as long, then parks on a condition variable that the next push
- *   signals. No busy loop runs while the device is idle.
+ *   signals. No busy loop runs while the device is idle. With
+ *   `ACCEL_CUDA_POLL_FLAGS=1` (and a driver with stream memory operations)
+ *   the GPU also writes each lane's sequence number to pinned host memory
+ *   after each entry (cuStreamWriteValue32), and the thread polls that word
+ *   instead of calling into the driver, which the device thread needs for
+ *   its launches; the events are then queried only every 2 ms without
+ *   progress, to notice sticky errors.
  * - callback: a host function (cudaLaunchHostFunc) after each op marks its
  *   entry done and wakes the thread, which completes it (host functions
  *   must not call CUDA, and completing work can free memory).
@@ -180,6 +186,20 @@ accel_cuda_completer_push (AccelCudaCompleter *self, AccelCudaLane *lane, AccelW
   entry->completer = self;
   entry->keep = op ? g_object_ref (G_OBJECT (op)) : g_object_ref (G_OBJECT (accel_work_get_buffer (work)));
 
+  entry->flag_seq = 0;
+  if (lane->flag != NULL)
+    {
+      const AccelCudaDriver *drv = accel_cuda_driver_get ();
+      guint32 seq = lane->flag_seq + 1;
+      if (seq == 0)
+        seq = 1;
+      if (drv->cuStreamWriteValue32 (lane->stream, lane->flag_device, seq, 0) == 0)
+        {
+          lane->flag_seq = seq;
+          entry->flag_seq = seq;
+        }
+    }
+
   if (self->strategy == ACCEL_CUDA_COMPLETION_CALLBACK)
     {
       /* If the host function cannot be enqueued (a sticky error), the
@@ -254,6 +274,15 @@ head_ready (AccelCudaCompleter *self, AccelCudaLane *lane, gboolean check_event,
   if (self->strategy == ACCEL_CUDA_COMPLETION_CALLBACK && !check_event
       && __atomic_load_n (&entry->done, __ATOMIC_ACQUIRE) != 2)
     return FALSE;
+
+  if (entry->flag_seq != 0 && !check_event)
+    {
+      guint32 reached = __atomic_load_n (lane->flag, __ATOMIC_ACQUIRE);
+      if ((gint32) (reached - entry->flag_seq) < 0)
+        return FALSE;
+      *status = cudaSuccess;
+      return TRUE;
+    }
 
   cudaError_t st = cudaEventQuery (entry->event->event);
   if (st == cudaErrorNotReady)
@@ -345,7 +374,7 @@ completer_main (gpointer data)
       gboolean pending = FALSE;
       gboolean check_events = FALSE;
 
-      if (self->strategy == ACCEL_CUDA_COMPLETION_CALLBACK)
+      if (self->strategy == ACCEL_CUDA_COMPLETION_CALLBACK || ctx->flags != NULL)
         {
           gint64 now = g_get_monotonic_time ();
           if (now - last_check >= CALLBACK_CHECK_US)

@@ -21,6 +21,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <stdint.h>
+#include <string.h>
 #include "accel-cuda-private.h"
 
 /**
@@ -337,6 +338,9 @@ pick_lane (AccelCudaContext *ctx, int asked, AccelBuffer *hint)
       AccelCudaBufferTrack *track = track_peek (ctx, hint);
       if (track && track->writer)
         return &ctx->lanes[track->writer->lane];
+      for (guint i = 0; track && i < ctx->n_lanes; i++)
+        if (track->readers[i])
+          return &ctx->lanes[i];
     }
 
   /* Otherwise the least busy lane, starting after the last one picked. */
@@ -368,6 +372,11 @@ context_destroy (AccelCudaContext *ctx)
   for (guint i = 0; i < ctx->n_lanes; i++)
     accel_cuda_lane_clear (&ctx->lanes[i]);
   accel_cuda_staging_clear (ctx);
+  if (ctx->flags)
+    {
+      (void) cudaFreeHost (ctx->flags);
+      ctx->flags = NULL;
+    }
 
   g_mutex_lock (&ctx->event_lock);
   g_atomic_int_set (&ctx->alive, 0);
@@ -426,6 +435,10 @@ accel_cuda_device_open_context (AccelDevice *device, GError **error)
                          error))
     goto fail;
 
+  /* ACCEL_CUDA_MEMPOOL=0 gives buffers plain cudaMalloc memory, to compare
+   * against; cudaFree synchronizes the device, so it is not the default. */
+  ctx->use_pool = g_strcmp0 (g_getenv ("ACCEL_CUDA_MEMPOOL"), "0") != 0;
+
   ctx->n_lanes = 0;
   ctx->lanes = g_new0 (AccelCudaLane, MAX (n_lanes, 1));
   for (guint i = 0; i < MAX (n_lanes, 1); i++)
@@ -433,6 +446,26 @@ accel_cuda_device_open_context (AccelDevice *device, GError **error)
       ctx->n_lanes = i + 1;
       if (!accel_cuda_lane_init (&ctx->lanes[i], ctx, i, error))
         goto fail;
+    }
+
+  /* Poll with flags (ACCEL_CUDA_POLL_FLAGS=1): one cache line of mapped
+   * pinned memory per lane. Without stream memory operations, events. */
+  if (self->completion == ACCEL_CUDA_COMPLETION_POLL && g_strcmp0 (g_getenv ("ACCEL_CUDA_POLL_FLAGS"), "1") == 0
+      && accel_cuda_driver_get ()->have_stream_memops)
+    {
+      if (!ACCEL_CUDA_CHECK (cudaHostAlloc (&ctx->flags, 64 * ctx->n_lanes, cudaHostAllocMapped | cudaHostAllocPortable),
+                             error))
+        goto fail;
+      memset (ctx->flags, 0, 64 * ctx->n_lanes);
+      for (guint i = 0; i < ctx->n_lanes; i++)
+        {
+          void *device_ptr = NULL;
+          AccelCudaLane *lane = &ctx->lanes[i];
+          lane->flag = (volatile guint32 *) ((guint8 *) ctx->flags + 64 * i);
+          if (!ACCEL_CUDA_CHECK (cudaHostGetDevicePointer (&device_ptr, (void *) lane->flag, 0), error))
+            goto fail;
+          lane->flag_device = (unsigned long long) (uintptr_t) device_ptr;
+        }
     }
 
   ctx->completer = accel_cuda_completer_new (ctx, self->completion, error);
@@ -483,9 +516,17 @@ accel_cuda_device_mem_alloc (AccelDevice *device, gsize size, GError **error)
   int previous = -1;
   (void) cudaGetDevice (&previous);
   cudaError_t status = previous == self->ordinal ? cudaSuccess : cudaSetDevice (self->ordinal);
-  if (status == cudaSuccess)
+  if (status == cudaSuccess && !ctx->use_pool)
+    {
+      status = cudaMalloc (&memory, size);
+      if (previous >= 0 && previous != self->ordinal)
+        (void) cudaSetDevice (previous);
+      if (status == cudaSuccess)
+        return memory;
+    }
+  else if (status == cudaSuccess)
     status = cudaMallocFromPoolAsync (&memory, size, ctx->pool, cudaStreamPerThread);
-  if (status == cudaErrorMemoryAllocation)
+  if (status == cudaErrorMemoryAllocation && ctx->use_pool)
     {
       /* Give the pool's cached memory back and try once more. */
       (void) cudaGetLastError ();
@@ -493,7 +534,7 @@ accel_cuda_device_mem_alloc (AccelDevice *device, gsize size, GError **error)
       (void) cudaMemPoolTrimTo (ctx->pool, 0);
       status = cudaMallocFromPoolAsync (&memory, size, ctx->pool, cudaStreamPerThread);
     }
-  if (status == cudaSuccess)
+  if (status == cudaSuccess && ctx->use_pool)
     status = cudaStreamSynchronize (cudaStreamPerThread);
   if (previous >= 0 && previous != self->ordinal)
     (void) cudaSetDevice (previous);
@@ -532,7 +573,7 @@ accel_cuda_device_mem_free (AccelDevice *device, gpointer memory, gsize size)
   int previous = -1;
   (void) cudaGetDevice (&previous);
   if ((previous != self->ordinal && cudaSetDevice (self->ordinal) != cudaSuccess)
-      || cudaFreeAsync (memory, cudaStreamPerThread) != cudaSuccess)
+      || (self->ctx->use_pool ? cudaFreeAsync (memory, cudaStreamPerThread) : cudaFree (memory)) != cudaSuccess)
     (void) cudaGetLastError ();
   if (previous >= 0 && previous != self->ordinal)
     (void) cudaSetDevice (previous);
@@ -559,7 +600,7 @@ execute_op (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work)
       return;
     }
 
-  AccelBuffer *hint = NULL;
+  AccelBuffer *hint = NULL, *write_hint = NULL;
   for (guint i = 0; i < specs->n && n < G_N_ELEMENTS (roots); i++)
     {
       AccelBuffer *b = accel_op_peek_buffer (op, specs->names[i]);
@@ -567,12 +608,19 @@ execute_op (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work)
         continue;
       roots[n] = root_buffer (b);
       writes[n] = (specs->access[i] & ACCEL_ACCESS_WRITE) != 0;
-      if (hint == NULL && (specs->access[i] & ACCEL_ACCESS_READ))
-        hint = roots[n];
+      if (track_peek (ctx, roots[n]) != NULL)
+        {
+          if (hint == NULL && (specs->access[i] & ACCEL_ACCESS_READ))
+            hint = roots[n];
+          if (write_hint == NULL)
+            write_hint = roots[n];
+        }
       n++;
     }
 
-  AccelCudaLane *lane = pick_lane (ctx, accel_work_get_lane (work), hint);
+  /* An input's writer first; else whoever touched an output last, so that
+   * a run of ops on one buffer stays on one lane. */
+  AccelCudaLane *lane = pick_lane (ctx, accel_work_get_lane (work), hint ? hint : write_hint);
   for (guint i = 0; i < n; i++)
     if (!accel_cuda_order_before (ctx, lane, roots[i], writes[i], &error))
       {

@@ -276,9 +276,11 @@ accel_cuda_launch_cast (const void *src, int from, const AccelCudaLayout *src_la
 
 /* rng-fill: one thread per Philox counter. */
 
+/* @aligned: the buffer starts on a 16-byte boundary, so each thread's
+ * values (16 bytes of f32 or f64, 8 of f16 or bf16) go in one store. */
 __global__ void
 rng_kernel (unsigned char *dst, int dtype, int64_t n, int64_t counters, uint64_t seed, uint64_t offset,
-            int normal, double a, double b, float af, float bf)
+            int normal, double a, double b, float af, float bf, int aligned)
 {
   for (int64_t k = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; k < counters;
        k += (int64_t) gridDim.x * blockDim.x)
@@ -289,14 +291,16 @@ rng_kernel (unsigned char *dst, int dtype, int64_t n, int64_t counters, uint64_t
       if (dtype == ACCEL_CUDA_DT_F64)
         {
           double *out = (double *) dst;
+          double v[2];
 #pragma unroll
           for (int j = 0; j < 2; j++)
-            {
-              int64_t i = 2 * k + j;
-              if (i < n)
-                out[i] = normal ? accel_philox_normal_f64 (w, j, a, b)
-                                : accel_philox_uniform_f64 (w[2 * j], w[2 * j + 1], a, b);
-            }
+            v[j] = normal ? accel_philox_normal_f64 (w, j, a, b)
+                          : accel_philox_uniform_f64 (w[2 * j], w[2 * j + 1], a, b);
+          if (aligned && 2 * k + 1 < n)
+            *(double2 *) (out + 2 * k) = make_double2 (v[0], v[1]);
+          else
+            for (int j = 0; j < 2 && 2 * k + j < n; j++)
+              out[2 * k + j] = v[j];
           continue;
         }
 
@@ -315,6 +319,21 @@ rng_kernel (unsigned char *dst, int dtype, int64_t n, int64_t counters, uint64_t
         }
 
       int64_t base = 4 * k;
+      if (aligned && base + 3 < n)
+        {
+          if (dtype == ACCEL_CUDA_DT_F32)
+            *(float4 *) ((float *) dst + base) = make_float4 (v[0], v[1], v[2], v[3]);
+          else
+            {
+              const bool bf16 = dtype == ACCEL_CUDA_DT_BF16;
+              uint32_t lo = (uint32_t) (bf16 ? accel_bf16_from_f32 (v[0]) : accel_f16_from_f32 (v[0]))
+                            | ((uint32_t) (bf16 ? accel_bf16_from_f32 (v[1]) : accel_f16_from_f32 (v[1])) << 16);
+              uint32_t hi = (uint32_t) (bf16 ? accel_bf16_from_f32 (v[2]) : accel_f16_from_f32 (v[2]))
+                            | ((uint32_t) (bf16 ? accel_bf16_from_f32 (v[3]) : accel_f16_from_f32 (v[3])) << 16);
+              *(uint2 *) ((uint16_t *) dst + base) = make_uint2 (lo, hi);
+            }
+          continue;
+        }
 #pragma unroll
       for (int j = 0; j < 4; j++)
         {
@@ -338,7 +357,8 @@ accel_cuda_launch_rng_fill (void *dst, int dtype, int64_t n, uint64_t seed, uint
     return cudaSuccess;
   int64_t per = dtype == ACCEL_CUDA_DT_F64 ? 2 : 4;
   int64_t counters = (n + per - 1) / per;
+  int aligned = ((uintptr_t) dst % 16) == 0;
   rng_kernel<<<grid_for (counters), THREADS, 0, stream>>> ((unsigned char *) dst, dtype, n, counters, seed,
-                                                           offset, normal, a, b, (float) a, (float) b);
+                                                           offset, normal, a, b, (float) a, (float) b, aligned);
   return cudaGetLastError ();
 }

@@ -41,6 +41,8 @@ typedef struct {
                                 ran, 2 when there is none (watch the event) */
   AccelCudaCompleter *completer;
   GObject *keep;             /* the op or buffer, kept alive until reaped */
+  guint32 flag_seq;          /* poll with flags: the value the lane's flag
+                                reaches once this entry's work ran; 0 none */
 } AccelCudaEntry;
 
 struct _AccelCudaLane {
@@ -56,6 +58,12 @@ struct _AccelCudaLane {
   AccelCudaEntry *ring;
   guint64 head;              /* consumer, atomic */
   guint64 tail;              /* producer, atomic */
+
+  /* Poll with flags: a word of pinned host memory that the GPU sets to the
+   * lane's sequence number after each entry's work (cuStreamWriteValue32). */
+  volatile guint32 *flag;
+  unsigned long long flag_device;
+  guint32 flag_seq;          /* device thread */
 };
 
 typedef struct {
@@ -70,6 +78,7 @@ struct _AccelCudaContext {
   AccelCudaDevice *device;   /* weak */
   int ordinal;
   cudaMemPool_t pool;
+  gboolean use_pool;         /* buffers from the pool; FALSE: cudaMalloc (ACCEL_CUDA_MEMPOOL=0) */
   guint n_lanes;
   AccelCudaLane *lanes;
   guint next_lane;
@@ -78,6 +87,8 @@ struct _AccelCudaContext {
   GMutex event_lock;
   GPtrArray *free_events;    /* AccelCudaEvent with ref_count 0 */
   unsigned int event_flags;
+
+  void *flags;               /* pinned host memory of the lanes' flags, or NULL */
 
   AccelCudaStaging staging[ACCEL_CUDA_STAGING_SLOTS];
   guint next_staging;

@@ -31,6 +31,7 @@ struct _AccelCudaRemoteDevice {
   int cc_major, cc_minor;
   int sm_count;
   AccelCudaCompletion completion;
+  guint64 memory_total;      /* as this process's CUDA runtime saw it */
 };
 
 G_DEFINE_FINAL_TYPE (AccelCudaRemoteDevice, accel_cuda_remote_device, ACCEL_TYPE_REMOTE_DEVICE)
@@ -84,6 +85,18 @@ accel_cuda_remote_device_host_started (AccelRemoteDevice *remote, GVariant *info
       g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_COMPUTE_CAPABILITY]);
     }
   self->sm_count = sm;
+}
+
+/* Before the first host has started the core knows no memory figures;
+ * the total is known from enumeration, so report that much. */
+static void
+accel_cuda_remote_device_query_memory (AccelDevice *device, guint64 *total, guint64 *free_bytes)
+{
+  AccelCudaRemoteDevice *self = ACCEL_CUDA_REMOTE_DEVICE (device);
+
+  ACCEL_DEVICE_CLASS (accel_cuda_remote_device_parent_class)->query_memory (device, total, free_bytes);
+  if (*total == 0)
+    *total = self->memory_total;
 }
 
 static void
@@ -151,6 +164,7 @@ accel_cuda_remote_device_class_init (AccelCudaRemoteDeviceClass *klass)
   object_class->set_property = accel_cuda_remote_device_set_property;
   object_class->get_property = accel_cuda_remote_device_get_property;
   ACCEL_REMOTE_DEVICE_CLASS (klass)->host_started = accel_cuda_remote_device_host_started;
+  ACCEL_DEVICE_CLASS (klass)->query_memory = accel_cuda_remote_device_query_memory;
 
   /**
    * AccelCudaRemoteDevice:ordinal:
@@ -240,17 +254,19 @@ accel_cuda_remote_device_new (AccelBackend *backend,
                                                      value ? value->value_nick : "poll");
   const char *env[] = { "ACCEL_CUDA_ISOLATION=none", lanes_env, completion_env, NULL };
 
-  return g_object_new (ACCEL_CUDA_TYPE_REMOTE_DEVICE,
-                       "name", name,
-                       "backend", backend,
-                       "hosted-device", name,
-                       "host-env", env,
-                       "lanes", lanes,
-                       "ordinal", ordinal,
-                       "device-name", prop->name,
-                       "compute-capability-major", prop->major,
-                       "compute-capability-minor", prop->minor,
-                       "sm-count", prop->multiProcessorCount,
-                       "completion", completion,
-                       NULL);
+  AccelCudaRemoteDevice *self = g_object_new (ACCEL_CUDA_TYPE_REMOTE_DEVICE,
+                                               "name", name,
+                                               "backend", backend,
+                                               "hosted-device", name,
+                                               "host-env", env,
+                                               "lanes", lanes,
+                                               "ordinal", ordinal,
+                                               "device-name", prop->name,
+                                               "compute-capability-major", prop->major,
+                                               "compute-capability-minor", prop->minor,
+                                               "sm-count", prop->multiProcessorCount,
+                                               "completion", completion,
+                                               NULL);
+  self->memory_total = prop->totalGlobalMem;
+  return ACCEL_DEVICE (self);
 }

@@ -21,27 +21,36 @@ pick (CtPair *pair, gboolean on_gpu)
 
 typedef struct {
   CtPair *src, *dst;
-  gboolean transpose_view;
 } CopyCase;
 
 static AccelOp *
 make_copy (gboolean on_gpu, gpointer data)
 {
   CopyCase *c = data;
-  AccelBuffer *src = pick (c->src, on_gpu);
-  g_autoptr(AccelBuffer) view = NULL;
-  if (c->transpose_view)
-    {
-      const AccelShape *s = accel_buffer_get_shape (src);
-      gint64 rows = accel_shape_get_dim (s, 0), cols = accel_shape_get_dim (s, 1);
-      gint64 dims[2] = { cols, rows }, strides[2] = { 1, cols };
-      g_autoptr(AccelShape) vs = accel_shape_new_strided (dims, strides, 2);
-      g_autoptr(GError) error = NULL;
-      view = accel_buffer_new_view (src, 0, vs, &error);
-      g_assert_no_error (error);
-      src = view;
-    }
-  return accel_op_new ("copy", "src", src, "dst", pick (c->dst, on_gpu), NULL);
+  return accel_op_new ("copy", "src", pick (c->src, on_gpu), "dst", pick (c->dst, on_gpu), NULL);
+}
+
+/* A buffer laid out as the transpose of a rows x cols matrix, on both
+ * devices, holding the same bytes. */
+static CtPair *
+transposed_pair (AccelDType dtype, gint64 rows, gint64 cols)
+{
+  gint64 dims[2] = { cols, rows }, strides[2] = { 1, cols };
+  g_autoptr(AccelShape) shape = accel_shape_new_strided (dims, strides, 2);
+  g_autoptr(GError) error = NULL;
+  CtPair *pair = g_new0 (CtPair, 1);
+  pair->cpu = accel_device_alloc (ct_cpu (), dtype, shape, &error);
+  g_assert_no_error (error);
+  pair->gpu = accel_device_alloc (ct_gpu (), dtype, shape, &error);
+  g_assert_no_error (error);
+  gsize size = accel_buffer_get_size (pair->cpu);
+  g_autofree float *bytes = g_new (float, size / sizeof (float));
+  for (gsize i = 0; i < size / sizeof (float); i++)
+    bytes[i] = (float) g_test_rand_double_range (-1, 1);
+  g_assert_true (accel_buffer_write (pair->cpu, (guint8 *) bytes, size, &error));
+  g_assert_true (accel_buffer_write (pair->gpu, (guint8 *) bytes, size, &error));
+  g_assert_no_error (error);
+  return pair;
 }
 
 static void
@@ -54,17 +63,29 @@ test_copy (void)
       {
         g_autoptr(CtPair) src = ct_pair_new (float_types[t], &sizes[s], 1, -10, 10);
         g_autoptr(CtPair) dst = ct_pair_new (float_types[t], &sizes[s], 1, -1, 1);
-        CopyCase c = { src, dst, FALSE };
+        CopyCase c = { src, dst };
         ct_submit_both (make_copy, &c);
         ct_assert_same_bytes ("copy", dst->gpu, dst->cpu);
       }
-  /* A strided source: the transpose of a 33 x 257 matrix. */
-  gint64 dims[2] = { 33, 257 }, tdims[2] = { 257, 33 };
-  g_autoptr(CtPair) src = ct_pair_new (ACCEL_DTYPE_C64, dims, 2, -1, 1);
+  /* Strided source and destination: a transposed 33 x 257 layout. */
+  gint64 tdims[2] = { 257, 33 };
+  g_autoptr(CtPair) src = transposed_pair (ACCEL_DTYPE_C64, 33, 257);
   g_autoptr(CtPair) dst = ct_pair_new_empty (ACCEL_DTYPE_C64, tdims, 2);
-  CopyCase c = { src, dst, TRUE };
+  CopyCase c = { src, dst };
   ct_submit_both (make_copy, &c);
   ct_assert_same_bytes ("strided copy", dst->gpu, dst->cpu);
+  g_autoptr(CtPair) back = transposed_pair (ACCEL_DTYPE_C64, 33, 257);
+  CopyCase d = { dst, back };
+  ct_submit_both (make_copy, &d);
+  ct_assert_same_bytes ("copy into a strided buffer", back->gpu, back->cpu);
+
+  /* And a strided cast. */
+  g_autoptr(CtPair) wide = ct_pair_new_empty (ACCEL_DTYPE_C128, tdims, 2);
+  g_autoptr(AccelOp) on_cpu = accel_op_new ("cast", "src", src->cpu, "dst", wide->cpu, NULL);
+  g_autoptr(AccelOp) on_gpu = accel_op_new ("cast", "src", src->gpu, "dst", wide->gpu, NULL);
+  ct_submit (ct_cpu (), on_cpu);
+  ct_submit (ct_gpu (), on_gpu);
+  ct_assert_same_bytes ("strided cast", wide->gpu, wide->cpu);
 }
 
 /* fill */
