@@ -166,10 +166,14 @@ _accel_remote_connection_get_info (AccelRemoteConnection *self)
   return self->info;
 }
 
+/* 0 once the host is known to be gone (or about to be killed). */
 GPid
 _accel_remote_connection_get_pid (AccelRemoteConnection *self)
 {
-  return self->pid;
+  g_mutex_lock (&self->lock);
+  GPid pid = self->dead ? 0 : self->pid;
+  g_mutex_unlock (&self->lock);
+  return pid;
 }
 
 void

@@ -170,16 +170,18 @@ accel_remote_device_mem_free (AccelDevice *device, gpointer memory, gsize size)
 static void
 accel_remote_device_execute (AccelDevice *device, AccelWork *work)
 {
-  AccelRemoteDevicePrivate *priv = accel_remote_device_get_instance_private (ACCEL_REMOTE_DEVICE (device));
+  /* Held across the call: a work completed with CONTEXT_POISONED on this
+   * thread restarts the device at once, which drops the connection. */
+  g_autoptr(AccelRemoteConnection) conn = ref_connection (ACCEL_REMOTE_DEVICE (device));
 
-  if (priv->conn == NULL)
+  if (conn == NULL)
     {
       accel_device_complete_work (device, work,
                                   g_error_new (ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED,
                                                "%s: it has no device host", accel_device_get_name (device)));
       return;
     }
-  _accel_remote_connection_execute (priv->conn, work);
+  _accel_remote_connection_execute (conn, work);
 }
 
 static void

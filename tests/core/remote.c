@@ -379,6 +379,17 @@ gate_release (Gate *gate)
 }
 
 static void
+wait_for_no_host (AccelDevice *dev)
+{
+  gint64 end = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  while (accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev)) != 0)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, end);
+      g_usleep (1000);
+    }
+}
+
+static void
 test_fault (void)
 {
   g_autoptr(AccelSystem) system = new_system ();
@@ -411,10 +422,10 @@ test_fault (void)
   accel_device_submit_async (dev, fault2, NULL, outcome_done, &out[2]);
   g_autoptr(AccelOp) fault3 = accel_op_new_by_name ("fault", &error);
   accel_device_submit_async (dev, fault3, NULL, outcome_done, &out[3]);
-  while (out[0].calls == 0)
-    g_main_context_iteration (ctx, TRUE);
+  /* The host is gone once it has answered the fault. */
+  wait_for_no_host (dev);
   gate_release (&gate);
-  while (out[1].calls + out[2].calls + out[3].calls < 3)
+  while (out[0].calls + out[1].calls + out[2].calls + out[3].calls < 4)
     g_main_context_iteration (ctx, TRUE);
   g_main_context_pop_thread_default (ctx);
   g_mutex_clear (&gate.lock);
@@ -555,7 +566,7 @@ test_kill_mid_stream (void)
    * the one after runs on a new host. */
   host = accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev));
   g_assert_cmpint (kill (host, SIGKILL), ==, 0);
-  g_usleep (100 * 1000);
+  wait_for_no_host (dev);
   g_autoptr(AccelOp) fill2 = accel_fill_new (fresh, 1.0);
   gboolean ok = accel_device_submit (dev, fill2, NULL, &error);
   g_assert_false (ok);
