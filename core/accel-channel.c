@@ -312,8 +312,13 @@ _accel_channel_send (AccelChannel *self,
                      gint64 timeout_us,
                      GError **error)
 {
-  g_autoptr(GVariant) msg = g_variant_ref_sink (g_variant_new ("(utv)", (guint32) kind, id,
-                                                               body ? body : g_variant_new_tuple (NULL, 0)));
+  /* Built without format strings: this is on every message's path. */
+  GVariant *fields[3] = {
+    g_variant_new_uint32 (kind),
+    g_variant_new_uint64 (id),
+    g_variant_new_variant (body ? body : g_variant_new_tuple (NULL, 0)),
+  };
+  g_autoptr(GVariant) msg = g_variant_ref_sink (g_variant_new_tuple (fields, 3));
   gsize len = g_variant_get_size (msg);
   gconstpointer data = g_variant_get_data (msg);
   gsize need = record_size (len);
@@ -464,6 +469,17 @@ gboolean
 _accel_channel_is_interrupted (AccelChannel *self)
 {
   return g_atomic_int_get (&self->interrupted);
+}
+
+void
+_accel_channel_parse (GVariant *message, guint32 *kind, guint64 *id, GVariant **body)
+{
+  g_autoptr(GVariant) k = g_variant_get_child_value (message, 0);
+  g_autoptr(GVariant) i = g_variant_get_child_value (message, 1);
+  g_autoptr(GVariant) v = g_variant_get_child_value (message, 2);
+  *kind = g_variant_get_uint32 (k);
+  *id = g_variant_get_uint64 (i);
+  *body = g_variant_get_variant (v);
 }
 
 GVariant *

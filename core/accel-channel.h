@@ -89,6 +89,9 @@ gboolean _accel_channel_wait (AccelChannel *self, gint64 timeout_us);
 void _accel_channel_interrupt (AccelChannel *self);
 gboolean _accel_channel_is_interrupted (AccelChannel *self);
 
+/* Splits a received `(utv)`; @body is a new reference. */
+void _accel_channel_parse (GVariant *message, guint32 *kind, guint64 *id, GVariant **body);
+
 GVariant *_accel_channel_error_to_variant (const GError *error);
 GError *_accel_channel_error_from_variant (GVariant *variant);
 

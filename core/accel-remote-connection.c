@@ -75,7 +75,8 @@ typedef struct {
 
 struct _AccelRemoteConnection {
   gint ref_count;
-  AccelDevice *device;          /* unowned: pending work holds it */
+  AccelDevice *device;          /* unowned: used only to complete work, which holds it */
+  char *device_name;            /* for messages: the device may be gone before the threads */
   char *hosted_device;
   AccelChannel *channel;
   guint8 *arena;
@@ -92,7 +93,8 @@ struct _AccelRemoteConnection {
   GMutex send_lock;             /* serialises senders of requests */
 
   GMutex lock;                  /* guards what follows */
-  GCond cond;
+  GCond cond;                   /* signalled only when someone waits */
+  guint waiters;
   GHashTable *pending;          /* id -> Pending */
   guint64 next_id;
   gboolean dead;
@@ -103,11 +105,28 @@ struct _AccelRemoteConnection {
   guint64 arena_tail;
   GQueue regions;
 
+  GPtrArray *table;             /* scratch for buffer tables; device thread only */
   GThread *reader;
   GThread *watcher;
 };
 
 static void mark_dead (AccelRemoteConnection *self, const GError *reason, gboolean kill);
+
+/* Under the lock. A completion does not pay for a wake-up nobody waits for. */
+static void
+wake_waiters (AccelRemoteConnection *self)
+{
+  if (self->waiters > 0)
+    g_cond_broadcast (&self->cond);
+}
+
+static void
+wait_locked (AccelRemoteConnection *self)
+{
+  self->waiters++;
+  g_cond_wait (&self->cond, &self->lock);
+  self->waiters--;
+}
 
 AccelRemoteConnection *
 _accel_remote_connection_ref (AccelRemoteConnection *self)
@@ -152,11 +171,13 @@ _accel_remote_connection_unref (AccelRemoteConnection *self)
   g_clear_pointer (&self->info, g_variant_unref);
   g_clear_error (&self->death);
   g_hash_table_unref (self->pending);
+  g_ptr_array_unref (self->table);
   g_queue_clear_full (&self->regions, g_free);
   g_mutex_clear (&self->send_lock);
   g_mutex_clear (&self->lock);
   g_cond_clear (&self->cond);
   g_free (self->hosted_device);
+  g_free (self->device_name);
   g_free (self);
 }
 
@@ -185,8 +206,7 @@ _accel_remote_connection_set_deadline_ms (AccelRemoteConnection *self, guint dea
 static GError *
 poisoned (AccelRemoteConnection *self, const char *what)
 {
-  return g_error_new (ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED,
-                      "%s: %s", accel_device_get_name (self->device), what);
+  return g_error_new (ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED, "%s: %s", self->device_name, what);
 }
 
 /* Why the process ended, once it has. */
@@ -227,7 +247,7 @@ arena_alloc (AccelRemoteConnection *self, gsize length, GError **error)
       pad = pos + len > self->arena_size ? self->arena_size - pos : 0;
       if (self->arena_head + pad + len - self->arena_tail <= self->arena_size)
         break;
-      g_cond_wait (&self->cond, &self->lock);
+      wait_locked (self);
     }
   Region *r = g_new (Region, 1);
   r->start = self->arena_head + pad;
@@ -250,7 +270,7 @@ arena_release (AccelRemoteConnection *self, Region *region)
       self->arena_tail = head->end;
       g_free (g_queue_pop_head (&self->regions));
     }
-  g_cond_broadcast (&self->cond);
+  wake_waiters (self);
   g_mutex_unlock (&self->lock);
 }
 
@@ -318,7 +338,7 @@ complete_pending (AccelRemoteConnection *self, Pending *p, GVariant *reply, GErr
       p->sync->reply = reply ? g_variant_ref (reply) : NULL;
       p->sync->error = error;
       p->sync->done = TRUE;
-      g_cond_broadcast (&self->cond);
+      wake_waiters (self);
       g_mutex_unlock (&self->lock);
       break;
     }
@@ -330,7 +350,7 @@ done_completing (AccelRemoteConnection *self, guint n)
 {
   g_mutex_lock (&self->lock);
   self->completing -= n;
-  g_cond_broadcast (&self->cond);
+  wake_waiters (self);
   g_mutex_unlock (&self->lock);
 }
 
@@ -352,11 +372,10 @@ mark_dead (AccelRemoteConnection *self, const GError *reason, gboolean kill)
   g_hash_table_steal_all (self->pending);
   guint n = g_list_length (stolen);
   self->completing += n;
-  g_cond_broadcast (&self->cond);
+  wake_waiters (self);
   g_mutex_unlock (&self->lock);
 
-  g_debug ("%s: host of %s is gone: %s", accel_device_get_name (self->device),
-           self->hosted_device, reason->message);
+  g_debug ("%s: host of %s is gone: %s", self->device_name, self->hosted_device, reason->message);
   _accel_channel_interrupt (self->channel);
   if (kill)
     g_subprocess_force_exit (self->process);
@@ -404,7 +423,7 @@ call_sync (AccelRemoteConnection *self, AccelChannelKind kind, GVariant *body, G
   send_request (self, kind, id, g_steal_pointer (&owned));
   g_mutex_lock (&self->lock);
   while (!sync.done)
-    g_cond_wait (&self->cond, &self->lock);
+    wait_locked (self);
   g_mutex_unlock (&self->lock);
   if (sync.error)
     {
@@ -424,7 +443,7 @@ handle_message (AccelRemoteConnection *self, GVariant *msg)
   guint64 id;
   g_autoptr(GVariant) body = NULL;
 
-  g_variant_get (msg, "(utv)", &kind, &id, &body);
+  _accel_channel_parse (msg, &kind, &id, &body);
   switch (kind)
     {
     case ACCEL_CHANNEL_REPLY:
@@ -452,8 +471,7 @@ handle_message (AccelRemoteConnection *self, GVariant *msg)
       }
       break;
     default:
-      g_debug ("%s: ignoring a message of kind %u from the device host",
-               accel_device_get_name (self->device), kind);
+      g_debug ("%s: ignoring a message of kind %u from the device host", self->device_name, kind);
       break;
     }
 }
@@ -589,7 +607,7 @@ handshake (AccelRemoteConnection *self, guint timeout_ms, GError **error)
           guint32 kind;
           guint64 id;
           g_autoptr(GVariant) body = NULL;
-          g_variant_get (msg, "(utv)", &kind, &id, &body);
+          _accel_channel_parse (msg, &kind, &id, &body);
           if (kind == ACCEL_CHANNEL_HELLO && g_variant_is_of_type (body, G_VARIANT_TYPE_VARDICT))
             {
               self->info = g_variant_ref (body);
@@ -654,11 +672,13 @@ _accel_remote_connection_open (AccelDevice *device, const AccelRemoteConfig *con
   AccelRemoteConnection *self = g_new0 (AccelRemoteConnection, 1);
   self->ref_count = 1;
   self->device = device;
+  self->device_name = g_strdup (accel_device_get_name (device));
   self->hosted_device = g_strdup (config->hosted_device);
   self->deadline_ms = config->deadline_ms;
   self->sock = -1;
   self->stop_pipe[0] = self->stop_pipe[1] = -1;
   self->pending = g_hash_table_new (NULL, NULL);
+  self->table = g_ptr_array_new ();
   g_mutex_init (&self->send_lock);
   g_mutex_init (&self->lock);
   g_cond_init (&self->cond);
@@ -731,9 +751,11 @@ _accel_remote_connection_close (AccelRemoteConnection *self, const GError *reaso
    * holds (a buffer released while its work completes). */
   g_mutex_lock (&self->lock);
   gint64 end = g_get_monotonic_time () + CLOSE_GRACE_US;
+  self->waiters++;
   while (self->completing > 0)
     if (!g_cond_wait_until (&self->cond, &self->lock, end))
       break;
+  self->waiters--;
   g_mutex_unlock (&self->lock);
 
   g_subprocess_wait (self->process, NULL, NULL);
@@ -816,34 +838,51 @@ submit_work (AccelRemoteConnection *self, AccelWork *work, AccelChannelKind kind
   send_request (self, kind, id, g_steal_pointer (&owned));
 }
 
+/* The buffer table entry of a buffer never changes: it is made once, on
+ * the device thread, and kept as the buffer's backend data. */
 static GVariant *
-buffer_table (AccelOp *op)
+buffer_entry (AccelBuffer *b)
 {
-  g_autoptr(GPtrArray) buffers = accel_op_get_buffers (op, ACCEL_ACCESS_READ_WRITE);
-  GVariantBuilder table;
+  GVariant *entry = accel_buffer_get_backend_data (b);
+  if (entry)
+    return entry;
 
-  g_variant_builder_init (&table, G_VARIANT_TYPE ("a(tttuaxax)"));
-  for (guint i = 0; i < buffers->len; i++)
-    {
-      AccelBuffer *b = buffers->pdata[i];
-      gboolean seen = FALSE;
-      for (guint j = 0; j < i && !seen; j++)
-        seen = accel_buffer_get_handle (buffers->pdata[j]) == accel_buffer_get_handle (b);
-      if (seen)
-        continue;
-      guint rank;
-      const AccelShape *shape = accel_buffer_get_shape (b);
-      const gint64 *dims = accel_shape_get_dims (shape, &rank);
-      const gint64 *strides = accel_shape_get_strides (shape, &rank);
-      g_variant_builder_add (&table, "(tttu@ax@ax)",
-                             accel_buffer_get_handle (b),
-                             (guint64) GPOINTER_TO_SIZE (accel_buffer_get_memory (b)),
-                             (guint64) accel_buffer_get_offset (b),
-                             (guint32) accel_buffer_get_dtype (b),
-                             g_variant_new_fixed_array (G_VARIANT_TYPE_INT64, dims, rank, sizeof (gint64)),
-                             g_variant_new_fixed_array (G_VARIANT_TYPE_INT64, strides, rank, sizeof (gint64)));
-    }
-  return g_variant_builder_end (&table);
+  guint rank;
+  const AccelShape *shape = accel_buffer_get_shape (b);
+  const gint64 *dims = accel_shape_get_dims (shape, &rank);
+  const gint64 *strides = accel_shape_get_strides (shape, &rank);
+  entry = g_variant_ref_sink (g_variant_new ("(tttu@ax@ax)",
+                                             accel_buffer_get_handle (b),
+                                             (guint64) GPOINTER_TO_SIZE (accel_buffer_get_memory (b)),
+                                             (guint64) accel_buffer_get_offset (b),
+                                             (guint32) accel_buffer_get_dtype (b),
+                                             g_variant_new_fixed_array (G_VARIANT_TYPE_INT64, dims, rank,
+                                                                        sizeof (gint64)),
+                                             g_variant_new_fixed_array (G_VARIANT_TYPE_INT64, strides, rank,
+                                                                        sizeof (gint64))));
+  accel_buffer_set_backend_data (b, entry, (GDestroyNotify) g_variant_unref);
+  return entry;
+}
+
+static void
+add_buffer (AccelOp *op, GParamSpec *pspec, AccelBuffer *b, AccelAccess access, gpointer data)
+{
+  GPtrArray *entries = data;
+  GVariant *entry = buffer_entry (b);
+
+  /* A buffer named by two properties goes in once: same buffer, same entry. */
+  if (!g_ptr_array_find (entries, entry, NULL))
+    g_ptr_array_add (entries, entry);
+}
+
+/* On the device thread: the scratch array is reused from op to op. */
+static GVariant *
+buffer_table (AccelRemoteConnection *self, AccelOp *op)
+{
+  g_ptr_array_set_size (self->table, 0);
+  _accel_op_foreach_buffer (op, add_buffer, self->table);
+  return g_variant_new_array (G_VARIANT_TYPE ("(tttuaxax)"), (GVariant **) self->table->pdata,
+                              self->table->len);
 }
 
 static void
@@ -851,7 +890,8 @@ execute_op (AccelRemoteConnection *self, AccelWork *work)
 {
   AccelOp *op = accel_work_get_op (work);
   g_autoptr(GVariant) serialized = accel_op_serialize (op);
-  GVariant *body = g_variant_new ("(@(sa{sv})@a(tttuaxax))", serialized, buffer_table (op));
+  GVariant *fields[2] = { serialized, buffer_table (self, op) };
+  GVariant *body = g_variant_new_tuple (fields, 2);
   submit_work (self, work, ACCEL_CHANNEL_OP, body);
 }
 

@@ -13,6 +13,18 @@
  * its supervision strategy and, unless the budget is spent, starts a new
  * host (generation + 1) before it serves what queued meanwhile.
  *
+ * "In flight" is what was already handed to the host, as work launched on
+ * a GPU would be: it fails with the host. Work still in the device's
+ * mailbox is served by the new host, and refused with
+ * %ACCEL_ERROR_STALE_BUFFER if it names buffers of the old generation. A
+ * host that dies while idle is noticed by the next work, which fails with
+ * %ACCEL_ERROR_CONTEXT_POISONED and so starts the new host.
+ *
+ * The device keeps each buffer's entry of the op buffer table as the
+ * buffer's backend data (accel_buffer_set_backend_data()): subclasses must
+ * leave it alone. The actor message `("debug-hang",)` makes the current
+ * host stop answering; it exists for tests of the deadline.
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "accel-config.h"
@@ -76,13 +88,26 @@ ref_connection (AccelRemoteDevice *self)
   return conn;
 }
 
+typedef struct {
+  AccelRemoteDevice *self;
+  GVariant *info;
+} Started;
+
+/* On the device thread, once the context lock is released: subclasses and
+ * notify handlers may use the device. */
 static void
-notify_started (gpointer data)
+host_started_cb (gpointer data)
 {
-  GObject *object = data;
-  g_object_notify_by_pspec (object, properties[PROP_INFO]);
-  g_object_notify_by_pspec (object, properties[PROP_HOST_PID]);
-  g_object_unref (object);
+  Started *started = data;
+  AccelRemoteDeviceClass *klass = ACCEL_REMOTE_DEVICE_GET_CLASS (started->self);
+
+  if (klass->host_started)
+    klass->host_started (started->self, started->info);
+  g_object_notify_by_pspec (G_OBJECT (started->self), properties[PROP_INFO]);
+  g_object_notify_by_pspec (G_OBJECT (started->self), properties[PROP_HOST_PID]);
+  g_variant_unref (started->info);
+  g_object_unref (started->self);
+  g_free (started);
 }
 
 /* On the device thread, with the context lock held for writing. */
@@ -110,12 +135,10 @@ accel_remote_device_open_context (AccelDevice *device, GError **error)
   priv->info = g_variant_ref (info);
   g_mutex_unlock (&priv->lock);
 
-  AccelRemoteDeviceClass *klass = ACCEL_REMOTE_DEVICE_GET_CLASS (self);
-  if (klass->host_started)
-    klass->host_started (self, info);
-  /* Handlers run after this message, once the context lock is released. */
-  accel_dispatcher_post (accel_actor_get_dispatcher (ACCEL_ACTOR (self)), notify_started,
-                         g_object_ref (self));
+  Started *started = g_new (Started, 1);
+  started->self = g_object_ref (self);
+  started->info = g_variant_ref (info);
+  accel_dispatcher_post (accel_actor_get_dispatcher (ACCEL_ACTOR (self)), host_started_cb, started);
   return TRUE;
 }
 

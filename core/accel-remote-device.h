@@ -35,7 +35,9 @@ G_DECLARE_DERIVABLE_TYPE (AccelRemoteDevice, accel_remote_device, ACCEL, REMOTE_
  * @host_started: (nullable): called on the device thread after each new
  *   host process has answered, with its description of the hosted device
  *   (the same as accel_remote_device_get_info()); a subclass refreshes its
- *   own properties here
+ *   own properties here. It runs as a message of the device's mailbox
+ *   after the context is open, so it may use the device; work already
+ *   queued may run before it.
  *
  * The class of devices served by an `accel-device-host` child process. A
  * backend subclasses it to add the properties of its devices.

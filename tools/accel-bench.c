@@ -34,9 +34,16 @@ struct _AccelBench {
   GArray *results;   /* Result */
 };
 
+#ifdef ACCEL_BENCH_CUDA_GROUPS
+extern const AccelBenchGroup accel_bench_cuda_groups[];
+#endif
+
 /* The group tables accel-bench knows; add yours here. */
 static const AccelBenchGroup *const group_tables[] = {
   accel_bench_core_groups,
+#ifdef ACCEL_BENCH_CUDA_GROUPS
+  accel_bench_cuda_groups,
+#endif
 };
 
 AccelSystem *

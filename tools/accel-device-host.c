@@ -7,11 +7,13 @@
  * the shared arena is (ACCEL_REMOTE_DEVICE_HOST_MEMORY_MESSAGE), describes
  * it in a HELLO message, and then serves requests:
  *
- * - the main thread reads requests: allocations, frees, reads and zeroes
- *   (blocking, in order), and ops and writes, which it submits with the
- *   asynchronous API so that several run at once on the device's lanes;
- * - a reply thread runs the default main context, where those async
- *   results arrive, and answers them.
+ * - the main thread reads requests. It serves allocations, frees, reads
+ *   and zeroes itself (blocking, in order) and hands ops and writes to the
+ *   device's own thread, which submits them with the asynchronous API, so
+ *   that several run at once on the device's lanes;
+ * - their results then arrive in the device thread's main context, where
+ *   they are answered: no thread hop between a completion and its answer
+ *   beyond the one the device itself makes.
  *
  * A lost context (an answer of CONTEXT_POISONED, the device FAILED, or its
  * generation moved) cannot be rebuilt here: the host answers that request
@@ -30,7 +32,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,13 +45,20 @@ typedef struct {
   AccelChannel *channel;
   AccelSystem *system;
   AccelDevice *device;
+  AccelDispatcher *dispatcher;  /* the device's thread */
   guint generation;           /* of the device when this host started */
   guint8 *arena;
   gsize arena_size;
   GHashTable *allocs;         /* id -> AccelBuffer; main thread only */
   guint64 next_alloc;
 
-  GMutex reply_lock;          /* serialises the two repliers */
+  guint jobs_posted;          /* main thread only */
+  guint jobs_run;             /* atomic: written by the device thread */
+  gint fence_waiting;         /* atomic */
+  GMutex fence_lock;
+  GCond fence_cond;
+
+  GMutex reply_lock;          /* serialises the main and the device thread */
   gboolean dying;             /* under reply_lock */
   gint hung;                  /* atomic: tests asked us to stop answering */
 } Host;
@@ -219,6 +227,70 @@ write_done (GObject *source, GAsyncResult *result, gpointer data)
 }
 
 static void
+op_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  GError *error = NULL;
+  accel_device_submit_finish (ACCEL_DEVICE (source), result, &error);
+  finish (GPOINTER_TO_SIZE (data), NULL, error);
+}
+
+/* An op or a write, submitted from the device's thread: its GTask then
+ * completes in that thread's main context, which the device thread runs. */
+typedef struct {
+  guint64 id;
+  AccelOp *op;
+  AccelBuffer *buffer;
+  GBytes *bytes;
+} Job;
+
+static void
+run_job (gpointer data)
+{
+  Job *job = data;
+  if (job->op)
+    accel_device_submit_async (host.device, job->op, NULL, op_done, GSIZE_TO_POINTER (job->id));
+  else
+    accel_buffer_upload_async (job->buffer, job->bytes, NULL, write_done, GSIZE_TO_POINTER (job->id));
+  g_clear_object (&job->op);
+  g_clear_object (&job->buffer);
+  g_clear_pointer (&job->bytes, g_bytes_unref);
+  g_free (job);
+  g_atomic_int_inc (&host.jobs_run);
+  if (g_atomic_int_get (&host.fence_waiting))
+    {
+      g_mutex_lock (&host.fence_lock);
+      g_cond_signal (&host.fence_cond);
+      g_mutex_unlock (&host.fence_lock);
+    }
+}
+
+static void
+post_job (Job *job)
+{
+  host.jobs_posted++;
+  accel_dispatcher_post (host.dispatcher, run_job, job);
+}
+
+/* Reads and zeroes are served here with the blocking API, which queues
+ * them on the device when called: every job posted before must have
+ * queued its own work first, or the order of requests would be lost. */
+static void
+wait_for_jobs (void)
+{
+  guint target = host.jobs_posted;
+
+  for (guint spins = 0; spins < 2000; spins++)
+    if ((guint) g_atomic_int_get (&host.jobs_run) == target)
+      return;
+  g_mutex_lock (&host.fence_lock);
+  g_atomic_int_set (&host.fence_waiting, 1);
+  while ((guint) g_atomic_int_get (&host.jobs_run) != target)
+    g_cond_wait (&host.fence_cond, &host.fence_lock);
+  g_atomic_int_set (&host.fence_waiting, 0);
+  g_mutex_unlock (&host.fence_lock);
+}
+
+static void
 do_transfer (guint32 kind, guint64 id, GVariant *body)
 {
   guint64 alloc, offset, length, arena_offset;
@@ -242,10 +314,14 @@ do_transfer (guint32 kind, guint64 id, GVariant *body)
     {
       /* The device copies (or DMAs) straight from the arena; the application
        * does not touch this range until it has the answer. */
-      g_autoptr(GBytes) bytes = g_bytes_new_static (data, length);
-      accel_buffer_upload_async (range, bytes, NULL, write_done, GSIZE_TO_POINTER (id));
+      Job *job = g_new0 (Job, 1);
+      job->id = id;
+      job->buffer = g_steal_pointer (&range);
+      job->bytes = g_bytes_new_static (data, length);
+      post_job (job);
       return;
     }
+  wait_for_jobs ();
   accel_buffer_read (range, data, length, &error);
   finish (id, NULL, error);
 }
@@ -264,7 +340,10 @@ do_zero (guint64 id, GVariant *body)
   g_variant_get (body, "(ttt)", &alloc, &offset, &length);
   g_autoptr(AccelBuffer) range = byte_range (alloc, offset, length, &error);
   if (range)
-    accel_buffer_zero (range, &error);
+    {
+      wait_for_jobs ();
+      accel_buffer_zero (range, &error);
+    }
   finish (id, NULL, error);
 }
 
@@ -341,14 +420,6 @@ resolve_buffer (guint64 handle, gpointer data)
 }
 
 static void
-op_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-  GError *error = NULL;
-  accel_device_submit_finish (ACCEL_DEVICE (source), result, &error);
-  finish (GPOINTER_TO_SIZE (data), NULL, error);
-}
-
-static void
 do_op (guint64 id, GVariant *body)
 {
   if (!g_variant_is_of_type (body, ACCEL_CHANNEL_OP_BODY_TYPE))
@@ -375,7 +446,10 @@ do_op (guint64 id, GVariant *body)
       finish (id, NULL, error);
       return;
     }
-  accel_device_submit_async (host.device, op, NULL, op_done, GSIZE_TO_POINTER (id));
+  Job *job = g_new0 (Job, 1);
+  job->id = id;
+  job->op = g_steal_pointer (&op);
+  post_job (job);
 }
 
 static void
@@ -385,7 +459,7 @@ handle_request (GVariant *msg)
   guint64 id;
   g_autoptr(GVariant) body = NULL;
 
-  g_variant_get (msg, "(utv)", &kind, &id, &body);
+  _accel_channel_parse (msg, &kind, &id, &body);
   switch (kind)
     {
     case ACCEL_CHANNEL_ALLOC:
@@ -422,33 +496,6 @@ handle_request (GVariant *msg)
                                        "accel-device-host: unknown request kind %u", kind));
       break;
     }
-}
-
-/* The reply thread: async results land in the default main context. */
-static gpointer
-reply_thread (gpointer data)
-{
-  GMainContext *ctx = g_main_context_default ();
-  const char *env = g_getenv ("ACCEL_CHANNEL_SPIN_US");
-  gint64 spin = env ? CLAMP (g_ascii_strtoll (env, NULL, 10), 0, 10000) : 50;
-  gint64 last = g_get_monotonic_time ();
-
-  for (;;)
-    {
-      if (g_main_context_iteration (ctx, FALSE))
-        {
-          last = g_get_monotonic_time ();
-          continue;
-        }
-      if (g_get_monotonic_time () - last < spin)
-        {
-          sched_yield ();
-          continue;
-        }
-      g_main_context_iteration (ctx, TRUE);
-      last = g_get_monotonic_time ();
-    }
-  return NULL;
 }
 
 /* The application's end of the socket closes when it goes. */
@@ -594,6 +641,8 @@ main (int argc, char **argv)
     }
   host.arena = _accel_channel_get_arena (host.channel, &host.arena_size);
   g_mutex_init (&host.reply_lock);
+  g_mutex_init (&host.fence_lock);
+  g_cond_init (&host.fence_cond);
   g_thread_unref (g_thread_new ("host-parent-watch", parent_watch_thread, NULL));
 
   host.system = accel_system_new (&error);
@@ -609,8 +658,19 @@ main (int argc, char **argv)
                    "in accel-device-host (for CUDA: ACCEL_CUDA_ISOLATION=none)", device_name);
       fail_start (error);
     }
+  host.dispatcher = accel_actor_get_dispatcher (ACCEL_ACTOR (host.device));
   host.generation = accel_device_get_generation (host.device);
   host.allocs = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_object_unref);
+
+  /* Open the device's context now: a device that cannot start says so in
+   * the answer to the handshake (the application's device then fails with
+   * the reason, not after restarts), and the first request is not slowed
+   * by it. */
+  g_autoptr(AccelShape) probe_shape = accel_shape_new_1d (1);
+  g_autoptr(AccelBuffer) probe = accel_device_alloc (host.device, ACCEL_DTYPE_U8, probe_shape, &error);
+  if (probe == NULL)
+    fail_start (error);
+  g_clear_object (&probe);
 
   /* Let the device pin the arena (CUDA: cudaHostRegister); others ignore it. */
   g_autoptr(GError) pin_error = NULL;
@@ -623,7 +683,6 @@ main (int argc, char **argv)
     g_debug ("%s did not take the shared arena: %s", device_name, pin_error->message);
 
   reply (ACCEL_CHANNEL_HELLO, 0, describe_device (host.device));
-  g_thread_unref (g_thread_new ("host-reply", reply_thread, NULL));
 
   for (;;)
     {

@@ -155,9 +155,10 @@ accel_select_class_init (AccelSelectClass *klass)
   accel_op_class_install_buffer (op_class, PROP_FLAGS, "flags",
                                  "Flags [n]: u8, i8, i32 or u32; non-zero selects",
                                  ACCEL_ACCESS_READ, TRUE);
+  /* Read-write: the elements past the count keep their old values. */
   accel_op_class_install_buffer (op_class, PROP_OUTPUT, "output",
-                                 "Selected elements first [n], type of input",
-                                 ACCEL_ACCESS_WRITE, TRUE);
+                                 "Selected elements first [n], type of input; the rest is kept",
+                                 ACCEL_ACCESS_READ_WRITE, TRUE);
   accel_op_class_install_buffer (op_class, PROP_COUNT, "count",
                                  "Number selected, [1] of i32 or i64",
                                  ACCEL_ACCESS_WRITE, TRUE);

@@ -18,7 +18,8 @@
  *
  * The sparse matrix `s` is `[m, n_cols]` in CSR form: @row_ptr, @col_ind
  * and @values, with 32-bit indices, column indices ascending (no duplicates)
- * within each row. f32 or f64; the dense buffers have the type of @values. @b is `[n_cols, k]` and @c `[m, k]`, row-major.
+ * within each row. f32 or f64; the dense buffers have the type of @values.
+ * @b is `[n_cols, k]` and @c `[m, k]`, row-major.
  *
  * Op name: `spmm`.
  */
@@ -233,8 +234,8 @@ accel_spmm_class_init (AccelSpmmClass *klass)
   /**
    * AccelSpmm:check-structure:
    *
-   * Whether the kernel verifies the CSR structure first (row offsets non-
-   * decreasing from 0 to nnz, column indices ascending within each row and
+   * Whether the kernel verifies the CSR structure first (row offsets
+   * non-decreasing from 0 to nnz, column indices ascending within each row and
    * below `n-cols`) and fails with %ACCEL_ERROR_INVALID_ARGUMENT naming the
    * first bad entry. On cuda this costs a pass over the indices and one
    * stream synchronisation; set it to %FALSE for a structure already

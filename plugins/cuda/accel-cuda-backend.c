@@ -11,6 +11,13 @@
  * - `ACCEL_CUDA_COMPLETION`: `poll` (default), `callback` or `sync`
  * - `ACCEL_CUDA_LANES`: lanes (streams) per device, 1 to 64 (default 4)
  *
+ * Read by the device when its context opens: `ACCEL_CUDA_POLL_SPIN_US`
+ * (how long the completion thread spins before it backs off, default 100),
+ * `ACCEL_CUDA_POLL_FLAGS=1` (poll a word the GPU writes instead of events),
+ * `ACCEL_CUDA_MEMPOOL=0` (buffers from cudaMalloc instead of the
+ * stream-ordered pool, for comparison). `ACCEL_CUDA_RNG=curand` makes the
+ * `cuda` plugin's rng-fill decline in favour of the `curand` plugin's.
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "accel-cuda-private.h"

@@ -506,9 +506,6 @@ run_fault (AccelBench *bench, GError **error)
     }
   const guint reps = accel_bench_is_quick (bench) ? 2 : 5;
   g_autofree double *t = g_new (double, reps);
-  /* A host's CONTEXT_POISONED keeps its code only once the error domain is
-   * registered here (accel-channel.c looks the quark up by name). */
-  (void) accel_error_quark ();
   for (guint r = 0; r < reps; r++)
     {
       g_autoptr(AccelOp) fault = accel_op_new_by_name ("fault", error);

@@ -115,10 +115,12 @@ gboolean accel_cuda_lane_init (AccelCudaLane *lane, AccelCudaContext *ctx, guint
 void accel_cuda_lane_clear (AccelCudaLane *lane);
 gboolean accel_cuda_lane_release_workspaces (AccelCudaLane *lane, GError **error);
 
-/* accel-cuda-device.c: events and buffer tracking. */
+/* accel-cuda-context.c: events, buffer tracking, poisoning. */
 AccelCudaEvent *accel_cuda_event_acquire (AccelCudaContext *ctx, guint lane, GError **error);
 AccelCudaEvent *accel_cuda_event_ref (AccelCudaEvent *event);
 void accel_cuda_event_unref (AccelCudaEvent *event);
+void accel_cuda_event_destroy (AccelCudaEvent *event);
+AccelCudaBufferTrack *accel_cuda_track_peek (AccelCudaContext *ctx, AccelBuffer *root);
 AccelCudaContext *accel_cuda_context_ref (AccelCudaContext *ctx);
 void accel_cuda_context_unref (AccelCudaContext *ctx);
 void accel_cuda_context_poison (AccelCudaContext *ctx, const GError *cause);
@@ -137,12 +139,14 @@ gboolean accel_cuda_staging_init (AccelCudaContext *ctx, GError **error);
 void accel_cuda_staging_clear (AccelCudaContext *ctx);
 void accel_cuda_transfer_execute (AccelCudaDevice *self, AccelCudaContext *ctx, AccelCudaLane *lane, AccelWork *work);
 
-/* accel-cuda-device.c: orders work on @lane after the last writers (and,
+/* accel-cuda-context.c: orders work on @lane after the last writers (and,
  * for writes, readers) of the buffers it touches, and records it. */
 gboolean accel_cuda_order_before (AccelCudaContext *ctx, AccelCudaLane *lane, AccelBuffer *buffer,
                                   gboolean writes, GError **error);
 void accel_cuda_record_after (AccelCudaContext *ctx, AccelCudaLane *lane, AccelBuffer *buffer,
                               gboolean writes, AccelCudaEvent *event);
+
+/* accel-cuda-device.c */
 void accel_cuda_device_fail_work (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work, GError *error);
 
 /* accel-cuda-driver.c: driver entry points the runtime lacks. */

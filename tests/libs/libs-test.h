@@ -5,7 +5,8 @@
  * cpu:0 against definitions, the `gpu` suite runs the same program on
  * cuda:0, where every check of a definition runs too and
  * lt_submit_compare() also runs each op on cpu:0 on the same data and
- * compares the results.
+ * compares the results (ACCEL_TEST_FORCE_COMPARE=1 does that on cpu:0 too,
+ * to check the harness without a GPU).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -20,6 +21,9 @@ int lt_run (void);
 
 /* The device under test, or %NULL after g_test_skip() when it is absent. */
 AccelDevice *lt_device (void);
+/* The same, but %NULL after g_test_skip() also when no kernel of its
+ * backend implements one of the op types named (NULL-terminated). */
+AccelDevice *lt_device_for (const char *first_op_type, ...) G_GNUC_NULL_TERMINATED;
 gboolean lt_device_is_cpu (void);
 
 AccelBuffer *lt_alloc (AccelDType dtype, const gint64 *dims, guint rank);

@@ -71,7 +71,7 @@ random_spd (AccelDType dt, gint64 n)
 static void
 test_qr (void)
 {
-  if (lt_device () == NULL)
+  if (lt_device_for ("qr", NULL) == NULL)
     return;
   const gint64 shapes[][3] = { { 1, 7, 5 }, { 1, 5, 7 }, { 1, 1, 1 }, { 3, 6, 4 }, { 2, 13, 13 } };
   for (guint t = 0; t < G_N_ELEMENTS (dtypes); t++)
@@ -142,7 +142,7 @@ check_lu (AccelDType dt, const double *a, const double *lu, const double *pivots
 static void
 test_lu (void)
 {
-  if (lt_device () == NULL)
+  if (lt_device_for ("lu", NULL) == NULL)
     return;
   const gint64 shapes[][3] = { { 1, 7, 7 }, { 1, 5, 8 }, { 1, 8, 5 }, { 4, 9, 9 }, { 1, 1, 1 } };
   for (guint t = 0; t < G_N_ELEMENTS (dtypes); t++)
@@ -178,7 +178,7 @@ check_solution (AccelDType dt, const double *a, const double *b, const double *x
 static void
 test_lu_solve (void)
 {
-  if (lt_device () == NULL)
+  if (lt_device_for ("lu", "lu-solve", NULL) == NULL)
     return;
   for (guint t = 0; t < G_N_ELEMENTS (dtypes); t++)
     for (guint variant = 0; variant < 3; variant++)
@@ -213,7 +213,7 @@ test_lu_solve (void)
 static void
 test_cholesky (void)
 {
-  if (lt_device () == NULL)
+  if (lt_device_for ("cholesky", "cholesky-solve", NULL) == NULL)
     return;
   for (guint t = 0; t < G_N_ELEMENTS (dtypes); t++)
     for (guint variant = 0; variant < 4; variant++)
@@ -275,7 +275,7 @@ test_cholesky (void)
 static void
 test_svd (void)
 {
-  if (lt_device () == NULL)
+  if (lt_device_for ("svd", NULL) == NULL)
     return;
   const gint64 shapes[][3] = { { 1, 9, 5 }, { 1, 5, 9 }, { 1, 6, 6 }, { 3, 7, 4 }, { 2, 3, 8 }, { 1, 1, 3 } };
   for (guint t = 0; t < G_N_ELEMENTS (dtypes); t++)
@@ -322,7 +322,7 @@ test_svd (void)
 static void
 test_eigh (void)
 {
-  if (lt_device () == NULL)
+  if (lt_device_for ("eigh", NULL) == NULL)
     return;
   for (guint t = 0; t < G_N_ELEMENTS (dtypes); t++)
     for (guint variant = 0; variant < 4; variant++)
@@ -372,7 +372,7 @@ test_eigh (void)
 static void
 test_bad_input (void)
 {
-  if (lt_device () == NULL)
+  if (lt_device_for ("qr", "cholesky", "eigh", "lu", "lu-solve", "scan", NULL) == NULL)
     return;
   gint64 d33[2] = { 3, 3 }, d32[2] = { 3, 2 }, d23[2] = { 2, 3 }, d3[1] = { 3 };
 

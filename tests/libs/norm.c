@@ -10,7 +10,7 @@
 static void
 check (gboolean rms)
 {
-  if (lt_device () == NULL)
+  if (lt_device_for ("layernorm", "rmsnorm", NULL) == NULL)
     return;
   const AccelDType dts[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16 };
   const gint64 shapes[][3] = { { 2, 5, 33 }, { 1, 7, 1 }, { 3, 1, 1000 } };
@@ -79,7 +79,7 @@ test_rmsnorm (void)
 static void
 test_bad_input (void)
 {
-  if (lt_device () == NULL)
+  if (lt_device_for ("layernorm", "rmsnorm", "scan", NULL) == NULL)
     return;
   gint64 dx[2] = { 4, 6 }, d5[1] = { 5 };
   g_autoptr(AccelBuffer) x = lt_new (ACCEL_DTYPE_F32, dx, 2, NULL);

@@ -40,7 +40,7 @@ item_cmp (const void *pa, const void *pb)
 static void
 test_sort (void)
 {
-  if (lt_device () == NULL)
+  if (lt_device_for ("sort", NULL) == NULL)
     return;
   const AccelDType dts[] = {
     ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_I32, ACCEL_DTYPE_U8, ACCEL_DTYPE_I8,
@@ -109,7 +109,7 @@ test_sort (void)
 static void
 test_scan (void)
 {
-  if (lt_device () == NULL)
+  if (lt_device_for ("scan", NULL) == NULL)
     return;
   const AccelDType dts[] = { ACCEL_DTYPE_I32, ACCEL_DTYPE_U32, ACCEL_DTYPE_I64, ACCEL_DTYPE_F32, ACCEL_DTYPE_F64 };
   const gint64 shapes[][2] = { { 1, 1000 }, { 7, 33 }, { 2, 1 }, { 1, 100003 } };
@@ -163,7 +163,7 @@ test_scan (void)
 static void
 test_histogram (void)
 {
-  if (lt_device () == NULL)
+  if (lt_device_for ("histogram", NULL) == NULL)
     return;
   const struct { AccelDType dt; double lo, hi, sample_lo, sample_hi; int bins; gint64 n; } cases[] = {
     { ACCEL_DTYPE_U8, 0, 256, 0, 256, 16, 10007 },
@@ -195,7 +195,7 @@ test_histogram (void)
 static void
 test_select (void)
 {
-  if (lt_device () == NULL)
+  if (lt_device_for ("select", NULL) == NULL)
     return;
   const struct { AccelDType in, flags, count; gint64 n; } cases[] = {
     { ACCEL_DTYPE_F32, ACCEL_DTYPE_U8, ACCEL_DTYPE_I64, 1001 },
@@ -238,7 +238,7 @@ test_select (void)
 static void
 test_segmented_reduce (void)
 {
-  if (lt_device () == NULL)
+  if (lt_device_for ("segmented-reduce", NULL) == NULL)
     return;
   const AccelDType dts[] = { ACCEL_DTYPE_I32, ACCEL_DTYPE_U32, ACCEL_DTYPE_I64, ACCEL_DTYPE_F32, ACCEL_DTYPE_F64 };
   for (guint d = 0; d < G_N_ELEMENTS (dts); d++)
@@ -301,7 +301,7 @@ test_segmented_reduce (void)
 static void
 test_bad_input (void)
 {
-  if (lt_device () == NULL)
+  if (lt_device_for ("sort", "scan", "histogram", "select", "segmented-reduce", NULL) == NULL)
     return;
   gint64 d8[1] = { 8 }, d7[1] = { 7 }, d1[1] = { 1 }, d4[1] = { 4 }, d3[1] = { 3 };
   {

@@ -75,7 +75,7 @@ static const AccelDType dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F64 };
 static void
 test_spmv (void)
 {
-  if (lt_device () == NULL)
+  if (lt_device_for ("spmv", NULL) == NULL)
     return;
   const gint64 sizes[][2] = { { 37, 23 }, { 1, 1 }, { 5, 41 }, { 64, 64 }, { 0, 3 } };
   for (guint t = 0; t < G_N_ELEMENTS (dtypes); t++)
@@ -116,7 +116,7 @@ test_spmv (void)
 static void
 test_spmm (void)
 {
-  if (lt_device () == NULL)
+  if (lt_device_for ("spmm", NULL) == NULL)
     return;
   const gint64 sizes[][3] = { { 31, 17, 5 }, { 8, 8, 1 }, { 3, 29, 7 }, { 50, 40, 16 } };
   for (guint t = 0; t < G_N_ELEMENTS (dtypes); t++)
@@ -179,7 +179,7 @@ clear_keep (AccelBuffer **keep)
 static void
 test_malformed (void)
 {
-  if (lt_device () == NULL)
+  if (lt_device_for ("spmv", "spmm", "scan", NULL) == NULL)
     return;
   AccelBuffer *keep[5] = { NULL };
   const struct {

@@ -10,8 +10,9 @@
  * its row (CUB's radix sort is stable), and keys and values are gathered
  * from copies by that permutation. So one instantiation per bit width
  * (32, 64) covers all nine key types and any value type, which keeps the
- * build small; the price is the extra gather passes over a direct
- * typed sort.
+ * build small; the price is the extra gather passes over a direct typed
+ * sort. The common case of keys alone in one row, of f32, f64, i32, u32 or
+ * i64, calls CUB's typed sort directly instead.
  *
  * Integer sums add as unsigned types (two's complement wrapping, as the
  * ops define), so i32 and u32 share one scan.
@@ -90,7 +91,7 @@ to_order_kernel (AccelCubType type, const void *keys, Bits *bits, unsigned *inde
 
 /* out[r][j] = in[r][perm[r][j]], element by element of @Size bytes. */
 template <int Size>
-struct Element
+struct alignas (Size) Element
 {
   unsigned char b[Size];
 };
@@ -207,10 +208,47 @@ sort_bits (AccelCubType key_type, void *keys, void *values, size_t value_size, l
   return cudaSuccess;
 }
 
+/* Keys alone, one row, of a type CUB sorts natively: CUB's own typed sort
+ * (the same order), in place through a DoubleBuffer whose other half is
+ * scratch. */
+template <typename K>
+static cudaError_t
+sort_keys_typed (K *keys, long long n, int descending, void *temp, size_t *temp_bytes, cudaStream_t stream)
+{
+  size_t head = round_up (n * sizeof (K)), cub_bytes = 0;
+  K *alt = (K *) temp;
+  cub::DoubleBuffer<K> d_keys (temp ? keys : NULL, temp ? alt : NULL);
+  cudaError_t status = descending
+    ? cub::DeviceRadixSort::SortKeysDescending (NULL, cub_bytes, d_keys, n, 0, (int) (8 * sizeof (K)), stream)
+    : cub::DeviceRadixSort::SortKeys (NULL, cub_bytes, d_keys, n, 0, (int) (8 * sizeof (K)), stream);
+  if (status != cudaSuccess || temp == NULL)
+    {
+      *temp_bytes = head + cub_bytes;
+      return status;
+    }
+  void *cub_temp = (char *) temp + head;
+  status = descending
+    ? cub::DeviceRadixSort::SortKeysDescending (cub_temp, cub_bytes, d_keys, n, 0, (int) (8 * sizeof (K)), stream)
+    : cub::DeviceRadixSort::SortKeys (cub_temp, cub_bytes, d_keys, n, 0, (int) (8 * sizeof (K)), stream);
+  if (status == cudaSuccess && d_keys.Current () != keys)
+    status = cudaMemcpyAsync (keys, d_keys.Current (), n * sizeof (K), cudaMemcpyDeviceToDevice, stream);
+  return status;
+}
+
 extern "C" cudaError_t
 accel_cub_sort (AccelCubType key_type, void *keys, void *values, size_t value_size, long long rows, long long n,
                 int descending, void *temp, size_t *temp_bytes, cudaStream_t stream)
 {
+  if (values == NULL && rows == 1)
+    switch (key_type)
+      {
+      case ACCEL_CUB_F32: return sort_keys_typed ((float *) keys, n, descending, temp, temp_bytes, stream);
+      case ACCEL_CUB_F64: return sort_keys_typed ((double *) keys, n, descending, temp, temp_bytes, stream);
+      case ACCEL_CUB_I32: return sort_keys_typed ((int *) keys, n, descending, temp, temp_bytes, stream);
+      case ACCEL_CUB_U32: return sort_keys_typed ((uint32_t *) keys, n, descending, temp, temp_bytes, stream);
+      case ACCEL_CUB_I64: return sort_keys_typed ((long long *) keys, n, descending, temp, temp_bytes, stream);
+      default: break;
+      }
   if (key_size (key_type) == 8)
     return sort_bits<uint64_t> (key_type, keys, values, value_size, rows, n, descending, temp, temp_bytes, stream);
   return sort_bits<uint32_t> (key_type, keys, values, value_size, rows, n, descending, temp, temp_bytes, stream);

@@ -351,12 +351,24 @@ matmul_supports (AccelOp *op, AccelDevice *device, GError **error)
   AccelMatmul *self = ACCEL_MATMUL (op);
   int major = 0, minor = 0;
 
-  if (is_fp8 (accel_buffer_get_dtype (self->a))
-      && accel_cuda_get_compute_capability (device, &major, &minor) && major * 10 + minor < 89)
+  if (!is_fp8 (accel_buffer_get_dtype (self->a)))
+    return TRUE;
+  if (accel_cuda_get_compute_capability (device, &major, &minor) && major * 10 + minor < 89)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_DTYPE_UNSUPPORTED,
                    "cublaslt: fp8 matmul needs compute capability 8.9 or later; this device has %d.%d",
                    major, minor);
+      return FALSE;
+    }
+  /* cuBLASLt's fp8 kernels read 16-byte rows: k and n (the leading
+   * dimensions of a, b and c) must be multiples of 16. */
+  PlanKey key;
+  dims_of (self->a, self->b, self->transa, self->transb, &key);
+  if (key.k % 16 != 0 || key.n % 16 != 0)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NOT_SUPPORTED,
+                   "cublaslt: fp8 matmul needs k and n to be multiples of 16 (k = %" G_GINT64_FORMAT
+                   ", n = %" G_GINT64_FORMAT ")", key.k, key.n);
       return FALSE;
     }
   return TRUE;

@@ -127,7 +127,7 @@ describe_bad_row (const char *op, Sparse *s, cudaStream_t stream, const int *row
                    begin, end);
       return FALSE;
     }
-  if ((p = fetch (s, stream, col_ind + begin, MAX (end - begin, 1), error)) == NULL)
+  if (end > begin && (p = fetch (s, stream, col_ind + begin, end - begin, error)) == NULL)
     return FALSE;
   for (int e = 0; e < end - begin; e++)
     {

@@ -1,0 +1,424 @@
+/* accel-cudnn-plugin.c: the `cudnn` plugin: conv2d, conv2d-backward-data,
+ * conv2d-backward-filter and pool2d on the `cuda` backend through cuDNN 9's
+ * convolution and pooling API (the descriptor API that cuDNN 9 still
+ * ships, deprecated in favour of the graph API), NCHW and NHWC, f32, f16
+ * and bf16 with f32 accumulation.
+ *
+ * Per lane: one cuDNN handle and a bounded cache of convolution plans,
+ * keyed by direction, type, layout and geometry: the tensor, filter and
+ * convolution descriptors and the algorithm cuDNN's heuristics
+ * (cudnnGet*Algorithm_v7, which neither runs nor waits) rank first among
+ * those that fit in WORKSPACE_LIMIT, with its workspace size; the
+ * workspace itself comes from the lane at each run. f32 convolutions use
+ * CUDNN_FMA_MATH, so no TF32 rounding creeps in; f16 and bf16 use tensor
+ * cores. The bias of conv2d is a second pass (cudnnAddTensor).
+ *
+ * layernorm and rmsnorm have no kernel here: cuDNN 9 offers normalisation
+ * only through its graph (backend) API, which this plugin does not use;
+ * those ops run on the cpu backend.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <string.h>
+#include <cudnn.h>
+#include "accel-config.h"
+#include "accel-cuda.h"
+
+#define KERNEL_RANK 100
+#define PLAN_CACHE_SIZE 64
+#define WORKSPACE_LIMIT ((gsize) 256 << 20)
+
+typedef enum {
+  DIR_FORWARD,
+  DIR_BACKWARD_DATA,
+  DIR_BACKWARD_FILTER,
+} Direction;
+
+typedef struct {
+  gint32 direction, dtype, nhwc;
+  gint32 n, c, h, w, k, r, s, p, q;
+  gint32 stride_h, stride_w, pad_h, pad_w, dilation_h, dilation_w, groups;
+} PlanKey;
+
+typedef struct {
+  PlanKey key;
+  cudnnTensorDescriptor_t x, y;
+  cudnnFilterDescriptor_t w;
+  cudnnConvolutionDescriptor_t conv;
+  int algo;                  /* of the direction's algorithm enum */
+  gsize workspace;
+  GList link;
+} Plan;
+
+typedef struct {
+  cudnnHandle_t handle;
+  GHashTable *plans;
+  GQueue lru;
+} Dnn;
+
+static gboolean
+check_cudnn (cudnnStatus_t status, const char *what, GError **error)
+{
+  return accel_cuda_check_library ((int) status, "cuDNN", cudnnGetErrorString (status),
+                                   status == CUDNN_STATUS_ALLOC_FAILED, what, error);
+}
+
+static guint
+plan_key_hash (gconstpointer p)
+{
+  const guint8 *b = p;
+  guint h = 5381;
+  for (gsize i = 0; i < sizeof (PlanKey); i++)
+    h = h * 33 + b[i];
+  return h;
+}
+
+static gboolean
+plan_key_equal (gconstpointer a, gconstpointer b)
+{
+  return memcmp (a, b, sizeof (PlanKey)) == 0;
+}
+
+static void
+plan_free (Plan *p)
+{
+  if (p->x)
+    (void) cudnnDestroyTensorDescriptor (p->x);
+  if (p->y)
+    (void) cudnnDestroyTensorDescriptor (p->y);
+  if (p->w)
+    (void) cudnnDestroyFilterDescriptor (p->w);
+  if (p->conv)
+    (void) cudnnDestroyConvolutionDescriptor (p->conv);
+  g_free (p);
+}
+
+static void
+dnn_destroy (gpointer data)
+{
+  Dnn *d = data;
+  GList *l;
+  while ((l = g_queue_pop_head_link (&d->lru)) != NULL)
+    plan_free (l->data);
+  g_hash_table_unref (d->plans);
+  if (d->handle)
+    (void) cudnnDestroy (d->handle);
+  g_free (d);
+}
+
+static gpointer
+dnn_create (AccelCudaLane *lane, GError **error)
+{
+  Dnn *d = g_new0 (Dnn, 1);
+  d->plans = g_hash_table_new (plan_key_hash, plan_key_equal);
+  g_queue_init (&d->lru);
+  if (!check_cudnn (cudnnCreate (&d->handle), "cudnnCreate", error)
+      || !check_cudnn (cudnnSetStream (d->handle, accel_cuda_lane_get_stream (lane)), "cudnnSetStream", error))
+    {
+      dnn_destroy (d);
+      return NULL;
+    }
+  return d;
+}
+
+static cudnnDataType_t
+dnn_type (AccelDType dtype)
+{
+  switch (dtype)
+    {
+    case ACCEL_DTYPE_F16: return CUDNN_DATA_HALF;
+    case ACCEL_DTYPE_BF16: return CUDNN_DATA_BFLOAT16;
+    default: return CUDNN_DATA_FLOAT;
+    }
+}
+
+static cudnnTensorFormat_t
+format_of (gboolean nhwc)
+{
+  return nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
+}
+
+/* The geometry of a conv op from its forward-role buffers. */
+static void
+key_init (PlanKey *key, Direction dir, const AccelConv2dParams *p, AccelBuffer *x, AccelBuffer *w, AccelBuffer *y)
+{
+  gboolean nhwc = p->layout == ACCEL_CONV_LAYOUT_NHWC;
+  const AccelShape *sx = accel_buffer_get_shape (x), *sw = accel_buffer_get_shape (w);
+  const AccelShape *sy = accel_buffer_get_shape (y);
+
+  memset (key, 0, sizeof *key);
+  key->direction = dir;
+  key->dtype = accel_buffer_get_dtype (x);
+  key->nhwc = nhwc;
+  key->n = (gint32) accel_shape_get_dim (sx, 0);
+  key->c = (gint32) accel_shape_get_dim (sx, nhwc ? 3 : 1);
+  key->h = (gint32) accel_shape_get_dim (sx, nhwc ? 1 : 2);
+  key->w = (gint32) accel_shape_get_dim (sx, nhwc ? 2 : 3);
+  key->k = (gint32) accel_shape_get_dim (sw, 0);
+  key->r = (gint32) accel_shape_get_dim (sw, nhwc ? 1 : 2);
+  key->s = (gint32) accel_shape_get_dim (sw, nhwc ? 2 : 3);
+  key->p = (gint32) accel_shape_get_dim (sy, nhwc ? 1 : 2);
+  key->q = (gint32) accel_shape_get_dim (sy, nhwc ? 2 : 3);
+  key->stride_h = p->stride_h;
+  key->stride_w = p->stride_w;
+  key->pad_h = p->pad_h;
+  key->pad_w = p->pad_w;
+  key->dilation_h = p->dilation_h;
+  key->dilation_w = p->dilation_w;
+  key->groups = p->groups;
+}
+
+static gboolean
+plan_descriptors (Plan *pl, GError **error)
+{
+  const PlanKey *k = &pl->key;
+  cudnnDataType_t type = dnn_type (k->dtype);
+  cudnnTensorFormat_t fmt = format_of (k->nhwc);
+
+  return check_cudnn (cudnnCreateTensorDescriptor (&pl->x), "cudnnCreateTensorDescriptor", error)
+         && check_cudnn (cudnnCreateTensorDescriptor (&pl->y), "cudnnCreateTensorDescriptor", error)
+         && check_cudnn (cudnnCreateFilterDescriptor (&pl->w), "cudnnCreateFilterDescriptor", error)
+         && check_cudnn (cudnnCreateConvolutionDescriptor (&pl->conv), "cudnnCreateConvolutionDescriptor", error)
+         && check_cudnn (cudnnSetTensor4dDescriptor (pl->x, fmt, type, k->n, k->c, k->h, k->w),
+                         "cudnnSetTensor4dDescriptor", error)
+         && check_cudnn (cudnnSetTensor4dDescriptor (pl->y, fmt, type, k->n, k->k, k->p, k->q),
+                         "cudnnSetTensor4dDescriptor", error)
+         && check_cudnn (cudnnSetFilter4dDescriptor (pl->w, type, fmt, k->k, k->c / k->groups, k->r, k->s),
+                         "cudnnSetFilter4dDescriptor", error)
+         && check_cudnn (cudnnSetConvolution2dDescriptor (pl->conv, k->pad_h, k->pad_w, k->stride_h, k->stride_w,
+                                                          k->dilation_h, k->dilation_w, CUDNN_CROSS_CORRELATION,
+                                                          CUDNN_DATA_FLOAT), "cudnnSetConvolution2dDescriptor", error)
+         && check_cudnn (cudnnSetConvolutionGroupCount (pl->conv, k->groups), "cudnnSetConvolutionGroupCount", error)
+         && check_cudnn (cudnnSetConvolutionMathType (pl->conv, type == CUDNN_DATA_FLOAT ? CUDNN_FMA_MATH
+                                                                                           : CUDNN_TENSOR_OP_MATH),
+                         "cudnnSetConvolutionMathType", error);
+}
+
+#define N_CANDIDATES 8
+
+/* The heuristics' best algorithm that fits the workspace limit. */
+static gboolean
+plan_choose (Dnn *d, Plan *pl, GError **error)
+{
+  int n = 0;
+  pl->algo = -1;
+  switch (pl->key.direction)
+    {
+    case DIR_FORWARD:
+      {
+        cudnnConvolutionFwdAlgoPerf_t perf[N_CANDIDATES];
+        if (!check_cudnn (cudnnGetConvolutionForwardAlgorithm_v7 (d->handle, pl->x, pl->w, pl->conv, pl->y,
+                                                                  N_CANDIDATES, &n, perf),
+                          "cudnnGetConvolutionForwardAlgorithm_v7", error))
+          return FALSE;
+        for (int i = 0; i < n && pl->algo < 0; i++)
+          if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= WORKSPACE_LIMIT)
+            pl->algo = perf[i].algo, pl->workspace = perf[i].memory;
+        break;
+      }
+    case DIR_BACKWARD_DATA:
+      {
+        cudnnConvolutionBwdDataAlgoPerf_t perf[N_CANDIDATES];
+        if (!check_cudnn (cudnnGetConvolutionBackwardDataAlgorithm_v7 (d->handle, pl->w, pl->y, pl->conv, pl->x,
+                                                                       N_CANDIDATES, &n, perf),
+                          "cudnnGetConvolutionBackwardDataAlgorithm_v7", error))
+          return FALSE;
+        for (int i = 0; i < n && pl->algo < 0; i++)
+          if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= WORKSPACE_LIMIT)
+            pl->algo = perf[i].algo, pl->workspace = perf[i].memory;
+        break;
+      }
+    default:
+      {
+        cudnnConvolutionBwdFilterAlgoPerf_t perf[N_CANDIDATES];
+        if (!check_cudnn (cudnnGetConvolutionBackwardFilterAlgorithm_v7 (d->handle, pl->x, pl->y, pl->conv, pl->w,
+                                                                         N_CANDIDATES, &n, perf),
+                          "cudnnGetConvolutionBackwardFilterAlgorithm_v7", error))
+          return FALSE;
+        for (int i = 0; i < n && pl->algo < 0; i++)
+          if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= WORKSPACE_LIMIT)
+            pl->algo = perf[i].algo, pl->workspace = perf[i].memory;
+        break;
+      }
+    }
+  if (pl->algo < 0)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NOT_SUPPORTED,
+                   "cuDNN offers no algorithm for this convolution (%s, groups %d) within %" G_GSIZE_FORMAT
+                   " MiB of workspace", accel_dtype_get_name (pl->key.dtype), pl->key.groups, WORKSPACE_LIMIT >> 20);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static Plan *
+plan_get (Dnn *d, const PlanKey *key, GError **error)
+{
+  Plan *pl = g_hash_table_lookup (d->plans, key);
+  if (pl != NULL)
+    {
+      g_queue_unlink (&d->lru, &pl->link);
+      g_queue_push_head_link (&d->lru, &pl->link);
+      return pl;
+    }
+  pl = g_new0 (Plan, 1);
+  pl->key = *key;
+  pl->link.data = pl;
+  if (!plan_descriptors (pl, error) || !plan_choose (d, pl, error))
+    {
+      plan_free (pl);
+      return NULL;
+    }
+  while (g_queue_get_length (&d->lru) >= PLAN_CACHE_SIZE)
+    {
+      Plan *old = g_queue_pop_tail_link (&d->lru)->data;
+      g_hash_table_remove (d->plans, &old->key);
+      plan_free (old);
+    }
+  g_hash_table_insert (d->plans, &pl->key, pl);
+  g_queue_push_head_link (&d->lru, &pl->link);
+  return pl;
+}
+
+static gboolean
+conv_run (AccelCudaLane *lane, Direction dir, const AccelConv2dParams *params,
+          AccelBuffer *x, AccelBuffer *w, AccelBuffer *y, AccelBuffer *bias, GError **error)
+{
+  const float one = 1.0f, zero = 0.0f;
+  PlanKey key;
+
+  key_init (&key, dir, params, x, w, y);
+  if (key.n == 0 || key.k == 0 || key.c == 0)
+    return TRUE;
+  Dnn *d = accel_cuda_lane_get_handle (lane, "cudnn", dnn_create, dnn_destroy, error);
+  Plan *pl = d ? plan_get (d, &key, error) : NULL;
+  if (pl == NULL)
+    return FALSE;
+  void *work = NULL;
+  if (pl->workspace > 0 && (work = accel_cuda_lane_alloc_workspace (lane, pl->workspace, error)) == NULL)
+    return FALSE;
+
+  void *px = accel_buffer_get_data (x), *pw = accel_buffer_get_data (w), *py = accel_buffer_get_data (y);
+  switch (dir)
+    {
+    case DIR_FORWARD:
+      if (!check_cudnn (cudnnConvolutionForward (d->handle, &one, pl->x, px, pl->w, pw, pl->conv,
+                                                 (cudnnConvolutionFwdAlgo_t) pl->algo, work, pl->workspace, &zero,
+                                                 pl->y, py), "cudnnConvolutionForward", error))
+        return FALSE;
+      if (bias != NULL)
+        {
+          cudnnTensorDescriptor_t bd = NULL;
+          gboolean ok = check_cudnn (cudnnCreateTensorDescriptor (&bd), "cudnnCreateTensorDescriptor", error)
+                        && check_cudnn (cudnnSetTensor4dDescriptor (bd, format_of (key.nhwc), dnn_type (key.dtype),
+                                                                    1, key.k, 1, 1), "cudnnSetTensor4dDescriptor",
+                                        error)
+                        && check_cudnn (cudnnAddTensor (d->handle, &one, bd, accel_buffer_get_data (bias), &one,
+                                                        pl->y, py), "cudnnAddTensor", error);
+          if (bd)
+            (void) cudnnDestroyTensorDescriptor (bd);
+          return ok;
+        }
+      return TRUE;
+    case DIR_BACKWARD_DATA:
+      return check_cudnn (cudnnConvolutionBackwardData (d->handle, &one, pl->w, pw, pl->y, py, pl->conv,
+                                                        (cudnnConvolutionBwdDataAlgo_t) pl->algo, work, pl->workspace,
+                                                        &zero, pl->x, px), "cudnnConvolutionBackwardData", error);
+    default:
+      return check_cudnn (cudnnConvolutionBackwardFilter (d->handle, &one, pl->x, px, pl->y, py, pl->conv,
+                                                          (cudnnConvolutionBwdFilterAlgo_t) pl->algo, work,
+                                                          pl->workspace, &zero, pl->w, pw),
+                          "cudnnConvolutionBackwardFilter", error);
+    }
+}
+
+static gboolean
+conv2d_run (AccelOp *op, gpointer context, GError **error)
+{
+  AccelConv2d *self = ACCEL_CONV2D (op);
+  return conv_run (context, DIR_FORWARD, &self->params, self->x, self->w, self->y, self->bias, error);
+}
+
+static gboolean
+conv2d_backward_data_run (AccelOp *op, gpointer context, GError **error)
+{
+  AccelConv2dBackwardData *self = ACCEL_CONV2D_BACKWARD_DATA (op);
+  return conv_run (context, DIR_BACKWARD_DATA, &self->params, self->dx, self->w, self->dy, NULL, error);
+}
+
+static gboolean
+conv2d_backward_filter_run (AccelOp *op, gpointer context, GError **error)
+{
+  AccelConv2dBackwardFilter *self = ACCEL_CONV2D_BACKWARD_FILTER (op);
+  return conv_run (context, DIR_BACKWARD_FILTER, &self->params, self->x, self->dw, self->dy, NULL, error);
+}
+
+/* pool2d: descriptors made per run (host-side, cheap); no workspace. */
+
+static gboolean
+pool2d_run (AccelOp *op, gpointer context, GError **error)
+{
+  AccelPool2d *self = ACCEL_POOL2D (op);
+  gboolean nhwc = self->layout == ACCEL_CONV_LAYOUT_NHWC;
+  const AccelShape *sx = accel_buffer_get_shape (self->x), *sy = accel_buffer_get_shape (self->y);
+  cudnnDataType_t type = dnn_type (accel_buffer_get_dtype (self->x));
+  cudnnPoolingMode_t mode = self->mode == ACCEL_POOL_MAX ? CUDNN_POOLING_MAX
+                            : self->count_include_pad ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+                                                      : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING;
+  int n = (int) accel_shape_get_dim (sx, 0), c = (int) accel_shape_get_dim (sx, nhwc ? 3 : 1);
+  const float one = 1.0f, zero = 0.0f;
+  cudnnTensorDescriptor_t xd = NULL, yd = NULL;
+  cudnnPoolingDescriptor_t pd = NULL;
+
+  if (accel_buffer_get_n_elements (self->y) == 0)
+    return TRUE;
+  Dnn *d = accel_cuda_lane_get_handle (context, "cudnn", dnn_create, dnn_destroy, error);
+  gboolean ok = d != NULL
+    && check_cudnn (cudnnCreateTensorDescriptor (&xd), "cudnnCreateTensorDescriptor", error)
+    && check_cudnn (cudnnCreateTensorDescriptor (&yd), "cudnnCreateTensorDescriptor", error)
+    && check_cudnn (cudnnCreatePoolingDescriptor (&pd), "cudnnCreatePoolingDescriptor", error)
+    && check_cudnn (cudnnSetTensor4dDescriptor (xd, format_of (nhwc), type, n, c,
+                                                (int) accel_shape_get_dim (sx, nhwc ? 1 : 2),
+                                                (int) accel_shape_get_dim (sx, nhwc ? 2 : 3)),
+                    "cudnnSetTensor4dDescriptor", error)
+    && check_cudnn (cudnnSetTensor4dDescriptor (yd, format_of (nhwc), type, n, c,
+                                                (int) accel_shape_get_dim (sy, nhwc ? 1 : 2),
+                                                (int) accel_shape_get_dim (sy, nhwc ? 2 : 3)),
+                    "cudnnSetTensor4dDescriptor", error)
+    && check_cudnn (cudnnSetPooling2dDescriptor (pd, mode, CUDNN_PROPAGATE_NAN, self->window_h, self->window_w,
+                                                 self->pad_h, self->pad_w, self->stride_h, self->stride_w),
+                    "cudnnSetPooling2dDescriptor", error)
+    && check_cudnn (cudnnPoolingForward (d->handle, pd, &one, xd, accel_buffer_get_data (self->x), &zero, yd,
+                                         accel_buffer_get_data (self->y)), "cudnnPoolingForward", error);
+  if (xd)
+    (void) cudnnDestroyTensorDescriptor (xd);
+  if (yd)
+    (void) cudnnDestroyTensorDescriptor (yd);
+  if (pd)
+    (void) cudnnDestroyPoolingDescriptor (pd);
+  return ok;
+}
+
+static const AccelKernelVTable conv2d_kernel = { .run = conv2d_run };
+static const AccelKernelVTable conv2d_backward_data_kernel = { .run = conv2d_backward_data_run };
+static const AccelKernelVTable conv2d_backward_filter_kernel = { .run = conv2d_backward_filter_run };
+static const AccelKernelVTable pool2d_kernel = { .run = pool2d_run };
+
+static gboolean
+accel_cudnn_plugin_init (AccelPlugin *plugin, GError **error)
+{
+  const char *backend = ACCEL_CUDA_BACKEND_NAME;
+  accel_plugin_register_kernel (plugin, "conv2d", backend, KERNEL_RANK, &conv2d_kernel);
+  accel_plugin_register_kernel (plugin, "conv2d-backward-data", backend, KERNEL_RANK, &conv2d_backward_data_kernel);
+  accel_plugin_register_kernel (plugin, "conv2d-backward-filter", backend, KERNEL_RANK,
+                                &conv2d_backward_filter_kernel);
+  accel_plugin_register_kernel (plugin, "pool2d", backend, KERNEL_RANK, &pool2d_kernel);
+  return TRUE;
+}
+
+ACCEL_PLUGIN_DEFINE (cudnn,
+                     "cuDNN kernels on the cuda backend: conv2d and its backward-data and backward-filter ops, "
+                     "pool2d (NCHW, NHWC; f32, f16, bf16)",
+                     accel_cudnn_plugin_init,
+                     ACCEL_VERSION,
+                     "LGPL-2.1-or-later")

@@ -1,0 +1,192 @@
+/* accel-bench-remote.c: the `remote` group of accel-bench: what serving a
+ * device from an `accel-device-host` process costs.
+ *
+ * The measured device (--device) runs in this process; the same device is
+ * also served by a host process (an AccelRemoteDevice of the same backend
+ * hosting it by name). Each figure is the remote one beside the in-process
+ * one, in the same run: the round trip of a tiny op (a fill of one f32),
+ * blocking and async, p50 and p99; pipelined ops per second; upload and
+ * download bandwidth through the shared arena.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <math.h>
+#include <string.h>
+#include "accel-bench.h"
+
+extern const AccelBenchGroup accel_bench_remote_groups[];
+
+typedef struct {
+  AccelDevice *device;
+  AccelOp *op;
+  gboolean done;
+  double t_done;
+  guint submitted;
+  guint completed;
+  guint total;
+  GError *error;
+} Run;
+
+static void
+once_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  Run *r = data;
+  GError *error = NULL;
+  if (!accel_device_submit_finish (ACCEL_DEVICE (source), result, &error) && r->error == NULL)
+    r->error = error;
+  else
+    g_clear_error (&error);
+  r->t_done = accel_bench_now ();
+  r->done = TRUE;
+}
+
+static void
+pipelined_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  Run *r = data;
+  GError *error = NULL;
+  if (!accel_device_submit_finish (ACCEL_DEVICE (source), result, &error) && r->error == NULL)
+    r->error = error;
+  else
+    g_clear_error (&error);
+  r->completed++;
+  if (r->submitted < r->total)
+    {
+      r->submitted++;
+      accel_device_submit_async (r->device, r->op, NULL, pipelined_done, r);
+    }
+}
+
+typedef struct {
+  double blocking_p50, blocking_p99;
+  double async_p50, async_p99;
+  double pipelined;
+  double upload, download;     /* GB/s */
+} Figures;
+
+static gboolean
+measure (AccelBench *bench, AccelDevice *device, const char *label, Figures *f, GError **error)
+{
+  const guint n = accel_bench_is_quick (bench) ? 2000 : 20000;
+  gint64 one = 1;
+  g_autoptr(AccelShape) shape = accel_shape_new (&one, 1);
+  g_autoptr(AccelBuffer) buf = accel_device_alloc (device, ACCEL_DTYPE_F32, shape, error);
+  if (buf == NULL)
+    return FALSE;
+  g_autoptr(AccelOp) op = accel_fill_new (buf, 1.0);
+
+  g_autofree double *samples = g_new (double, n);
+  accel_bench_progress (bench, "remote: %s: blocking submit", label);
+  for (guint i = 0; i < n / 10; i++)
+    if (!accel_device_submit (device, op, NULL, error))
+      return FALSE;
+  for (guint i = 0; i < n; i++)
+    {
+      double t0 = accel_bench_now ();
+      if (!accel_device_submit (device, op, NULL, error))
+        return FALSE;
+      samples[i] = accel_bench_now () - t0;
+    }
+  f->blocking_p50 = accel_bench_quantile (samples, n, 0.5) * 1e6;
+  f->blocking_p99 = accel_bench_quantile (samples, n, 0.99) * 1e6;
+
+  g_autoptr(GMainContext) context = g_main_context_new ();
+  g_main_context_push_thread_default (context);
+  Run r = { device, op };
+  accel_bench_progress (bench, "remote: %s: async submit", label);
+  for (guint i = 0; i < n + n / 10 && r.error == NULL; i++)
+    {
+      r.done = FALSE;
+      double t0 = accel_bench_now ();
+      accel_device_submit_async (device, op, NULL, once_done, &r);
+      while (!r.done)
+        g_main_context_iteration (context, TRUE);
+      if (i >= n / 10)
+        samples[i - n / 10] = r.t_done - t0;
+    }
+  f->async_p50 = accel_bench_quantile (samples, n, 0.5) * 1e6;
+  f->async_p99 = accel_bench_quantile (samples, n, 0.99) * 1e6;
+
+  const guint in_flight = 256;
+  r.total = accel_bench_is_quick (bench) ? 20000 : 200000;
+  accel_bench_progress (bench, "remote: %s: pipelined", label);
+  double t0 = accel_bench_now ();
+  for (guint i = 0; i < in_flight && r.submitted < r.total; i++)
+    {
+      r.submitted++;
+      accel_device_submit_async (device, op, NULL, pipelined_done, &r);
+    }
+  while (r.completed < r.total)
+    g_main_context_iteration (context, TRUE);
+  f->pipelined = r.total / (accel_bench_now () - t0);
+  g_main_context_pop_thread_default (context);
+  if (r.error)
+    {
+      g_propagate_error (error, r.error);
+      return FALSE;
+    }
+
+  /* Bandwidth: the best of a few round trips of one large buffer. */
+  gint64 bytes = accel_bench_is_quick (bench) ? 16 << 20 : 256 << 20;
+  g_autoptr(AccelShape) big = accel_shape_new (&bytes, 1);
+  g_autoptr(AccelBuffer) b = accel_device_alloc (device, ACCEL_DTYPE_U8, big, error);
+  if (b == NULL)
+    return FALSE;
+  g_autofree guint8 *host = g_malloc (bytes);
+  memset (host, 0x5a, bytes);
+  accel_bench_progress (bench, "remote: %s: transfers", label);
+  double best_up = INFINITY, best_down = INFINITY;
+  for (guint rep = 0; rep < 5; rep++)
+    {
+      double t = accel_bench_now ();
+      if (!accel_buffer_write (b, host, bytes, error))
+        return FALSE;
+      best_up = MIN (best_up, accel_bench_now () - t);
+      t = accel_bench_now ();
+      if (!accel_buffer_read (b, host, bytes, error))
+        return FALSE;
+      best_down = MIN (best_down, accel_bench_now () - t);
+    }
+  f->upload = bytes / best_up / 1e9;
+  f->download = bytes / best_down / 1e9;
+  return TRUE;
+}
+
+static gboolean
+run_remote (AccelBench *bench, GError **error)
+{
+  AccelDevice *local = accel_bench_get_device (bench);
+
+  if (ACCEL_IS_REMOTE_DEVICE (local))
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NOT_SUPPORTED,
+                   "%s already runs in a host process; measure an in-process device "
+                   "(for CUDA: ACCEL_CUDA_ISOLATION=none)", accel_device_get_name (local));
+      return FALSE;
+    }
+  g_autofree char *name = g_strdup_printf ("%s@host", accel_device_get_name (local));
+  g_autoptr(AccelDevice) remote = accel_remote_device_new (accel_device_get_backend (local), name,
+                                                           accel_device_get_name (local), NULL, error);
+  if (remote == NULL)
+    return FALSE;
+
+  Figures in = { 0 }, out = { 0 };
+  if (!measure (bench, local, accel_device_get_name (local), &in, error)
+      || !measure (bench, remote, name, &out, error))
+    return FALSE;
+
+  accel_bench_report (bench, "remote.submit-blocking.p50", "us", out.blocking_p50, in.blocking_p50);
+  accel_bench_report (bench, "remote.submit-blocking.p99", "us", out.blocking_p99, in.blocking_p99);
+  accel_bench_report (bench, "remote.submit-async.p50", "us", out.async_p50, in.async_p50);
+  accel_bench_report (bench, "remote.submit-async.p99", "us", out.async_p99, in.async_p99);
+  accel_bench_report (bench, "remote.pipelined-256", "ops/s", out.pipelined, in.pipelined);
+  accel_bench_report (bench, "remote.upload", "GB/s", out.upload, in.upload);
+  accel_bench_report (bench, "remote.download", "GB/s", out.download, in.download);
+  return TRUE;
+}
+
+const AccelBenchGroup accel_bench_remote_groups[] = {
+  { "remote", "round trip, pipelining and transfers through an accel-device-host, beside in-process",
+    run_remote },
+  { NULL },
+};
