@@ -84,6 +84,7 @@ struct _AccelChannel {
   guint64 tx_head;        /* our own positions, never read back from the map */
   guint64 rx_tail;
   gint interrupted;
+  gint kicked;            /* a wake-up not yet seen by the receiver */
   gint64 spin_us;
 };
 
@@ -420,12 +421,15 @@ _accel_channel_receive (AccelChannel *self, GError **error)
   return g_variant_ref_sink (g_variant_new_from_bytes (ACCEL_CHANNEL_MESSAGE_TYPE, bytes, FALSE));
 }
 
-gboolean
-_accel_channel_wait (AccelChannel *self, gint64 timeout_us)
+static gboolean
+stop_waiting (AccelChannel *self)
 {
-  if (has_data (self))
-    return TRUE;
+  return g_atomic_int_get (&self->interrupted) || g_atomic_int_get (&self->kicked);
+}
 
+static gboolean
+wait_for_data (AccelChannel *self, gint64 timeout_us)
+{
   gint64 now = g_get_monotonic_time ();
   gint64 end = timeout_us < 0 ? G_MAXINT64 : now + timeout_us;
   gint64 spin_end = MIN (end, now + self->spin_us);
@@ -433,7 +437,7 @@ _accel_channel_wait (AccelChannel *self, gint64 timeout_us)
     {
       if (has_data (self))
         return TRUE;
-      if (g_atomic_int_get (&self->interrupted))
+      if (stop_waiting (self))
         return FALSE;
       cpu_relax ();
       /* On a machine with fewer cores than busy threads, let the one that
@@ -445,7 +449,7 @@ _accel_channel_wait (AccelChannel *self, gint64 timeout_us)
 
   __atomic_store_n (&self->rx->parked, 1, __ATOMIC_SEQ_CST);
   guint32 seq = __atomic_load_n (&self->rx->seq, __ATOMIC_SEQ_CST);
-  if (!has_data (self) && !g_atomic_int_get (&self->interrupted))
+  if (!has_data (self) && !stop_waiting (self))
     {
       now = g_get_monotonic_time ();
       if (end == G_MAXINT64)
@@ -457,12 +461,32 @@ _accel_channel_wait (AccelChannel *self, gint64 timeout_us)
   return has_data (self);
 }
 
+gboolean
+_accel_channel_wait (AccelChannel *self, gint64 timeout_us)
+{
+  gboolean got = has_data (self);
+
+  /* A kick is sticky until a wait ends: the receiver may have been about
+   * to wait for a timeout computed before the kick. */
+  if (!got && !stop_waiting (self))
+    got = wait_for_data (self, timeout_us);
+  __atomic_store_n (&self->kicked, 0, __ATOMIC_SEQ_CST);
+  return got;
+}
+
+void
+_accel_channel_wake (AccelChannel *self)
+{
+  __atomic_store_n (&self->kicked, 1, __ATOMIC_SEQ_CST);
+  __atomic_add_fetch (&self->rx->seq, 1, __ATOMIC_SEQ_CST);
+  futex_wake (&self->rx->seq, INT_MAX);
+}
+
 void
 _accel_channel_interrupt (AccelChannel *self)
 {
   g_atomic_int_set (&self->interrupted, 1);
-  __atomic_add_fetch (&self->rx->seq, 1, __ATOMIC_SEQ_CST);
-  futex_wake (&self->rx->seq, INT_MAX);
+  _accel_channel_wake (self);
 }
 
 gboolean

@@ -85,6 +85,10 @@ GVariant *_accel_channel_receive (AccelChannel *self, GError **error);
  * a message is there. */
 gboolean _accel_channel_wait (AccelChannel *self, gint64 timeout_us);
 
+/* From any thread: wakes this side's receiver (it returns from
+ * _accel_channel_wait() and looks around). */
+void _accel_channel_wake (AccelChannel *self);
+
 /* From any thread: wakes this side's receiver and makes waiting senders give up. */
 void _accel_channel_interrupt (AccelChannel *self);
 gboolean _accel_channel_is_interrupted (AccelChannel *self);

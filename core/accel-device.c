@@ -375,6 +375,28 @@ maybe_restart (AccelDevice *self)
   g_clear_error (&reason);
 }
 
+static void request_restart (AccelDevice *self, guint generation, const GError *reason);
+
+/**
+ * accel_device_report_context_lost: (skip)
+ * @self: a device
+ * @reason: why the context is gone (a host process died while idle, say)
+ *
+ * For backends: the context of the current generation is lost although no
+ * work reported it. The device restarts as after a poisoned completion,
+ * before it serves anything else. Any thread.
+ */
+void
+accel_device_report_context_lost (AccelDevice *self, const GError *reason)
+{
+  g_return_if_fail (ACCEL_IS_DEVICE (self));
+  g_return_if_fail (reason != NULL);
+  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+  request_restart (self, g_atomic_int_get (&priv->generation), reason);
+  if (accel_dispatcher_is_current (priv->dispatcher))
+    maybe_restart (self);
+}
+
 static void
 restart_cb (gpointer data)
 {
@@ -471,7 +493,12 @@ static void
 check_op_buffer (AccelOp *op, GParamSpec *pspec, AccelBuffer *buffer, AccelAccess access, gpointer data)
 {
   BufferCheck *check = data;
+  AccelDevicePrivate *priv = accel_device_get_instance_private (check->self);
   if (!check->ok)
+    return;
+  /* The common case costs two comparisons; the message is made on failure. */
+  if (G_LIKELY (accel_buffer_get_device (buffer) == check->self
+                && accel_buffer_get_generation (buffer) == (guint) g_atomic_int_get (&priv->generation)))
     return;
   g_autofree char *what = g_strdup_printf ("Property “%s” of “%s”", pspec->name, accel_op_get_type_name (op));
   check->ok = check_buffer_cb_error (check->self, buffer, what, check->error);
@@ -1078,9 +1105,10 @@ _accel_device_release_memory (AccelDevice *self, gpointer memory, gsize size, gu
   AccelDevicePrivate *priv = accel_device_get_instance_private (self);
   AccelDeviceClass *klass = ACCEL_DEVICE_GET_CLASS (self);
 
-  /* Memory of an older generation went with its context. Checked before
-   * locking: a context swap in progress on this thread holds the lock. */
-  if (generation != (guint) g_atomic_int_get (&priv->generation))
+  /* Memory of an older generation, or of a closed context, went with its
+   * context. Checked before locking: a context swap or shutdown in progress
+   * on this thread holds the lock. */
+  if (generation != (guint) g_atomic_int_get (&priv->generation) || !g_atomic_int_get (&priv->open))
     return;
   g_rw_lock_reader_lock (&priv->ctx_lock);
   if (generation == (guint) g_atomic_int_get (&priv->generation) && g_atomic_int_get (&priv->open))

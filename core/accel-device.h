@@ -128,6 +128,8 @@ void accel_device_complete_work (AccelDevice *self, AccelWork *work, GError *err
 ACCEL_API
 void accel_device_set_state_failed (AccelDevice *self, const GError *reason);
 ACCEL_API
+void accel_device_report_context_lost (AccelDevice *self, const GError *reason);
+ACCEL_API
 AccelWorkKind accel_work_get_kind (AccelWork *work);
 ACCEL_API
 AccelOp *accel_work_get_op (AccelWork *work);

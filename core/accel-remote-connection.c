@@ -35,6 +35,7 @@
 #define RING_SIZE (1 << 20)
 #define ARENA_ALIGN 256
 #define CLOSE_GRACE_US (200 * 1000)
+#define EXIT_GRACE_US (5 * G_USEC_PER_SEC)
 
 typedef enum {
   PENDING_WORK,
@@ -154,8 +155,8 @@ _accel_remote_connection_unref (AccelRemoteConnection *self)
 
   if (self->process)
     {
+      /* GLib reaps it when it has gone: its child watch keeps it. */
       g_subprocess_force_exit (self->process);
-      g_subprocess_wait (self->process, NULL, NULL);
       g_object_unref (self->process);
     }
   /* Both threads have dropped their references: they are at their end. */
@@ -201,6 +202,8 @@ void
 _accel_remote_connection_set_deadline_ms (AccelRemoteConnection *self, guint deadline_ms)
 {
   g_atomic_int_set (&self->deadline_ms, deadline_ms);
+  /* The reader may be asleep for the old deadline. */
+  _accel_channel_wake (self->channel);
 }
 
 static GError *
@@ -569,6 +572,9 @@ watcher_thread (gpointer data)
             continue;
           g_atomic_int_set (&self->host_gone, 1);
           _accel_channel_interrupt (self->channel);
+          g_mutex_lock (&self->lock);
+          wake_waiters (self);
+          g_mutex_unlock (&self->lock);
           break;
         }
     }
@@ -755,10 +761,21 @@ _accel_remote_connection_close (AccelRemoteConnection *self, const GError *reaso
   while (self->completing > 0)
     if (!g_cond_wait_until (&self->cond, &self->lock, end))
       break;
+
+  /* The old host lets go of the device before a new one is started; its
+   * files close as it exits. Bounded too: a process stuck in a driver call
+   * dies only when the call returns. */
+  end = g_get_monotonic_time () + EXIT_GRACE_US;
+  while (!g_atomic_int_get (&self->host_gone))
+    if (!g_cond_wait_until (&self->cond, &self->lock, end))
+      {
+        g_warning ("%s: its device host (pid %d) has not exited %d s after SIGKILL; going on",
+                   self->device_name, (int) self->pid, (int) (EXIT_GRACE_US / G_USEC_PER_SEC));
+        break;
+      }
   self->waiters--;
   g_mutex_unlock (&self->lock);
 
-  g_subprocess_wait (self->process, NULL, NULL);
   if (self->stop_pipe[1] >= 0)
     (void) !write (self->stop_pipe[1], "x", 1);
 }

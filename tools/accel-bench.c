@@ -37,12 +37,19 @@ struct _AccelBench {
 #ifdef ACCEL_BENCH_CUDA_GROUPS
 extern const AccelBenchGroup accel_bench_cuda_groups[];
 #endif
+#ifdef ACCEL_BENCH_LIBS_GROUPS
+extern const AccelBenchGroup accel_bench_libs_groups[];
+#endif
 
 /* The group tables accel-bench knows; add yours here. */
 static const AccelBenchGroup *const group_tables[] = {
   accel_bench_core_groups,
+  accel_bench_remote_groups,
 #ifdef ACCEL_BENCH_CUDA_GROUPS
   accel_bench_cuda_groups,
+#endif
+#ifdef ACCEL_BENCH_LIBS_GROUPS
+  accel_bench_libs_groups,
 #endif
 };
 

@@ -27,6 +27,8 @@ typedef struct {
 
 /* The groups of accel-bench.c: dispatch and gemm. */
 extern const AccelBenchGroup accel_bench_core_groups[];
+/* accel-bench-remote.c: the same device served by a host process. */
+extern const AccelBenchGroup accel_bench_remote_groups[];
 
 AccelSystem *accel_bench_get_system (AccelBench *bench);
 AccelDevice *accel_bench_get_device (AccelBench *bench);
