@@ -327,7 +327,7 @@ maybe_restart (AccelDevice *self)
 
   if (gen_plus_one == 0)
     return;
-  if (gen_plus_one - 1 != g_atomic_int_get (&priv->generation)
+  if (gen_plus_one - 1 != (guint) g_atomic_int_get (&priv->generation)
       || g_atomic_int_get (&priv->state) == ACCEL_DEVICE_STATE_FAILED)
     {
       g_clear_error (&reason);
