@@ -162,6 +162,21 @@ accel_cuda_completer_wake (AccelCudaCompleter *self)
     }
 }
 
+/* On the device thread: returns once the ring of @lane has room for one
+ * more entry (a full ring means the GPU is far behind). */
+void
+accel_cuda_lane_wait_for_room (AccelCudaLane *lane)
+{
+  guint64 tail = lane->tail;
+
+  if (G_UNLIKELY (tail - ring_head (lane) >= ACCEL_CUDA_RING_SIZE))
+    {
+      accel_cuda_completer_wake (lane->ctx->completer);
+      while (tail - ring_head (lane) >= ACCEL_CUDA_RING_SIZE)
+        g_usleep (20);
+    }
+}
+
 /* On the device thread: hands @work, whose last GPU work @event follows, to
  * the completion thread. Takes ownership of @event. */
 void
@@ -169,13 +184,7 @@ accel_cuda_completer_push (AccelCudaCompleter *self, AccelCudaLane *lane, AccelW
 {
   guint64 tail = lane->tail;
 
-  /* A full ring means the GPU is far behind: wait for room. */
-  if (G_UNLIKELY (tail - ring_head (lane) >= ACCEL_CUDA_RING_SIZE))
-    {
-      accel_cuda_completer_wake (self);
-      while (tail - ring_head (lane) >= ACCEL_CUDA_RING_SIZE)
-        g_usleep (20);
-    }
+  accel_cuda_lane_wait_for_room (lane);
 
   AccelCudaEntry *entry = &lane->ring[tail % ACCEL_CUDA_RING_SIZE];
   AccelOp *op = accel_work_get_op (work);
@@ -185,6 +194,15 @@ accel_cuda_completer_push (AccelCudaCompleter *self, AccelCudaLane *lane, AccelW
   entry->done = 0;
   entry->completer = self;
   entry->keep = op ? g_object_ref (G_OBJECT (op)) : g_object_ref (G_OBJECT (accel_work_get_buffer (work)));
+
+  entry->check = lane->check;
+  entry->check_data = lane->check_data;
+  entry->check_destroy = lane->check_destroy;
+  entry->check_n = lane->check_n;
+  lane->check = NULL;
+  lane->check_data = NULL;
+  lane->check_destroy = NULL;
+  lane->check_n = 0;
 
   entry->flag_seq = 0;
   if (lane->flag != NULL)
@@ -231,17 +249,37 @@ complete_head (AccelCudaCompleter *self, AccelCudaLane *lane, cudaError_t status
   AccelWork *work = entry->work;
   AccelCudaEvent *event = entry->event;
   GObject *keep = entry->keep;
+  AccelCudaCheckFunc check = entry->check;
+  gpointer check_data = entry->check_data;
+  GDestroyNotify check_destroy = entry->check_destroy;
+  GError *error = NULL;
+
+  /* The codes of a check are read before the slot is handed back. */
+  if (G_UNLIKELY (check != NULL) && status == cudaSuccess && !g_atomic_int_get (&ctx->poisoned))
+    {
+      const gint32 *codes = lane->check_codes + (head % ACCEL_CUDA_RING_SIZE) * ACCEL_CUDA_CHECK_CODES;
+      if (!check (codes, entry->check_n, check_data, &error) && error == NULL)
+        error = g_error_new (ACCEL_ERROR, ACCEL_ERROR_FAILED, "%s: an op's check failed without saying why",
+                             accel_device_get_name (ACCEL_DEVICE (ctx->device)));
+    }
+  if (check_destroy && check_data)
+    check_destroy (check_data);
 
   entry->work = NULL;
   entry->event = NULL;
   entry->keep = NULL;
+  entry->check = NULL;
+  entry->check_data = NULL;
+  entry->check_destroy = NULL;
   __atomic_store_n (&lane->head, head + 1, __ATOMIC_RELEASE);
 
   accel_cuda_event_unref (event);
 
-  GError *error = NULL;
   if (G_UNLIKELY (g_atomic_int_get (&ctx->poisoned)))
-    error = accel_cuda_context_poison_error (ctx);
+    {
+      g_clear_error (&error);
+      error = accel_cuda_context_poison_error (ctx);
+    }
   else if (G_UNLIKELY (status != cudaSuccess))
     {
       error = accel_cuda_error_new (status, "a kernel or copy on the GPU");

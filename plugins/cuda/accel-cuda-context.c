@@ -183,6 +183,7 @@ accel_cuda_record_after (AccelCudaContext *ctx, AccelCudaLane *lane, AccelBuffer
     }
   if (writes)
     {
+      track->write_serial = ++ctx->next_write_serial;
       accel_cuda_event_unref (track->writer);
       track->writer = accel_cuda_event_ref (event);
       for (guint i = 0; i < ctx->n_lanes; i++)

@@ -454,6 +454,14 @@ execute_op (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work)
     error = g_error_new (ACCEL_ERROR, ACCEL_ERROR_FAILED,
                          "%s: the kernel of op “%s” failed without saying why",
                          accel_device_get_name (ACCEL_DEVICE (self)), accel_op_get_type_name (op));
+  if (G_UNLIKELY (lane->check != NULL))
+    {
+      /* The codes' copy must be enqueued before their workspace goes back. */
+      if (!ok)
+        accel_cuda_lane_drop_check (lane);
+      else if (!accel_cuda_lane_enqueue_check (lane, &error))
+        ok = FALSE;
+    }
   if (G_UNLIKELY (lane->workspaces->len > 0))
     {
       GError *ws_error = NULL;
@@ -500,6 +508,7 @@ execute_op (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work)
 
   if (error)
     {
+      accel_cuda_lane_drop_check (lane);
       accel_cuda_event_unref (event);
       accel_cuda_device_fail_work (self, ctx, work, error);
       return;

@@ -59,6 +59,10 @@ accel_cuda_lane_clear (AccelCudaLane *lane)
       lane->stream = NULL;
     }
   g_clear_pointer (&lane->ring, g_free);
+  if (lane->check_codes)
+    (void) cudaFreeHost (lane->check_codes);
+  lane->check_codes = NULL;
+  accel_cuda_lane_drop_check (lane);
   (void) cudaGetLastError ();
 }
 
@@ -210,4 +214,133 @@ accel_cuda_lane_alloc_workspace (AccelCudaLane *lane, gsize size, GError **error
     return NULL;
   g_ptr_array_add (lane->workspaces, memory);
   return memory;
+}
+
+/* Forgets the check of the op being run, if its kernel asked for one and the
+ * op failed before its work was pushed. */
+void
+accel_cuda_lane_drop_check (AccelCudaLane *lane)
+{
+  if (lane->check_destroy && lane->check_data)
+    lane->check_destroy (lane->check_data);
+  lane->check = NULL;
+  lane->check_data = NULL;
+  lane->check_destroy = NULL;
+  lane->check_device = NULL;
+  lane->check_n = 0;
+}
+
+/* After the kernel of an op that asked for a check returned: copies the
+ * codes to the pinned slot of the ring entry the op is about to take. The
+ * copy follows the op's work on the stream, so the completion thread reads
+ * it once the op's event has fired. */
+gboolean
+accel_cuda_lane_enqueue_check (AccelCudaLane *lane, GError **error)
+{
+  gint32 *slot = lane->check_codes + (lane->tail % ACCEL_CUDA_RING_SIZE) * ACCEL_CUDA_CHECK_CODES;
+
+  if (!ACCEL_CUDA_CHECK (cudaMemcpyAsync (slot, lane->check_device, lane->check_n * sizeof (gint32),
+                                          cudaMemcpyDeviceToHost, lane->stream), error))
+    {
+      accel_cuda_lane_drop_check (lane);
+      return FALSE;
+    }
+  lane->check_device = NULL;
+  return TRUE;
+}
+
+/**
+ * accel_cuda_lane_check_after:
+ * @lane: a lane
+ * @n_codes: how many codes the kernels may write, 1 to 16
+ * @func: (scope notified): judges the codes once the op's work has run
+ * @user_data: (closure func): for @func; the op itself is a good choice
+ * @destroy: (nullable) (destroy user_data): frees @user_data after @func
+ *   ran or the op failed before its work was enqueued
+ * @error: return location for a #GError
+ *
+ * Lets a kernel report a problem it can only find on the GPU (an index out
+ * of range in a table in device memory, a solver's info code) without
+ * synchronising the stream: the kernel's device code writes non-zero codes
+ * to the returned words, and when the op's work has completed the device
+ * copies them to the host and calls @func, whose error fails the op. The
+ * words are zeroed in stream order before the kernel's work. One check per
+ * op; call it from a kernel's run function, before enqueuing the work that
+ * writes the codes.
+ *
+ * Returns: (transfer none): @n_codes zeroed #gint32 of device memory, valid
+ *   for the work the kernel enqueues on @lane, or %NULL with @error set
+ *   (then @destroy has been called)
+ */
+gint32 *
+accel_cuda_lane_check_after (AccelCudaLane *lane,
+                             guint n_codes,
+                             AccelCudaCheckFunc func,
+                             gpointer user_data,
+                             GDestroyNotify destroy,
+                             GError **error)
+{
+  g_return_val_if_fail (lane != NULL, NULL);
+  g_return_val_if_fail (n_codes >= 1 && n_codes <= ACCEL_CUDA_CHECK_CODES, NULL);
+  g_return_val_if_fail (func != NULL, NULL);
+  g_return_val_if_fail (lane->check == NULL, NULL);
+
+  if (G_UNLIKELY (lane->check_codes == NULL)
+      && !ACCEL_CUDA_CHECK (cudaMallocHost ((void **) &lane->check_codes,
+                                            ACCEL_CUDA_RING_SIZE * ACCEL_CUDA_CHECK_CODES * sizeof (gint32)),
+                            error))
+    {
+      lane->check_codes = NULL;
+      goto fail;
+    }
+
+  gint32 *codes = accel_cuda_lane_alloc_workspace (lane, n_codes * sizeof (gint32), error);
+  if (codes == NULL
+      || !ACCEL_CUDA_CHECK (cudaMemsetAsync (codes, 0, n_codes * sizeof (gint32), lane->stream), error))
+    goto fail;
+
+  /* The slot this op's entry takes must not hold codes the completion
+   * thread has yet to read: wait for room as the push would. */
+  accel_cuda_lane_wait_for_room (lane);
+
+  lane->check = func;
+  lane->check_data = user_data;
+  lane->check_destroy = destroy;
+  lane->check_device = codes;
+  lane->check_n = n_codes;
+  return codes;
+
+fail:
+  if (destroy && user_data)
+    destroy (user_data);
+  return NULL;
+}
+
+/**
+ * accel_cuda_lane_get_write_serial:
+ * @lane: a lane
+ * @buffer: a buffer of the lane's device
+ *
+ * Names the last write of @buffer's memory: a number, unique within the
+ * device's context, taken each time work that writes the memory (an op, an
+ * upload, a copy, a fill; through @buffer or any view of the same
+ * allocation) is enqueued. Equal serials mean the contents are those a
+ * kernel saw before, so a kernel may cache what it learnt from them (a
+ * validated index structure, say). 0 means no write is known: assume
+ * nothing. The work of the op being run is not counted until it has been
+ * enqueued.
+ *
+ * Returns: the serial, or 0
+ */
+guint64
+accel_cuda_lane_get_write_serial (AccelCudaLane *lane, AccelBuffer *buffer)
+{
+  g_return_val_if_fail (lane != NULL, 0);
+  g_return_val_if_fail (ACCEL_IS_BUFFER (buffer), 0);
+
+  AccelBuffer *root = buffer, *base;
+  while ((base = accel_buffer_get_base (root)) != NULL)
+    root = base;
+  AccelCudaBufferTrack *track = accel_cuda_track_peek (lane->ctx, root);
+  return track ? track->write_serial : 0;
 }

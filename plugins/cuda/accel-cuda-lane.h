@@ -24,6 +24,24 @@ G_BEGIN_DECLS
  */
 typedef gpointer (*AccelCudaHandleCreate) (AccelCudaLane *lane, GError **error);
 
+/**
+ * AccelCudaCheckFunc:
+ * @codes: (array length=n_codes): the codes the op's kernels left, copied to
+ *   the host after the op's work ran
+ * @n_codes: how many
+ * @user_data: what was given to accel_cuda_lane_check_after()
+ * @error: return location for the op's error
+ *
+ * Decides, once an op's GPU work has completed, whether the codes its
+ * kernels wrote mean the op failed (a bad index found in device memory, a
+ * solver's info code). Runs on the device's completion thread: it may read
+ * the op, which stays alive and unchanged until it completes, but must not
+ * call CUDA.
+ *
+ * Returns: %TRUE if the op succeeded, else %FALSE with @error set
+ */
+typedef gboolean (*AccelCudaCheckFunc) (const gint32 *codes, guint n_codes, gpointer user_data, GError **error);
+
 ACCEL_CUDA_API
 cudaStream_t accel_cuda_lane_get_stream (AccelCudaLane *lane);
 ACCEL_CUDA_API
@@ -40,5 +58,14 @@ gpointer accel_cuda_lane_get_handle (AccelCudaLane *lane,
                                      GError **error);
 ACCEL_CUDA_API
 gpointer accel_cuda_lane_alloc_workspace (AccelCudaLane *lane, gsize size, GError **error);
+ACCEL_CUDA_API
+guint64 accel_cuda_lane_get_write_serial (AccelCudaLane *lane, AccelBuffer *buffer);
+ACCEL_CUDA_API
+gint32 *accel_cuda_lane_check_after (AccelCudaLane *lane,
+                                     guint n_codes,
+                                     AccelCudaCheckFunc func,
+                                     gpointer user_data,
+                                     GDestroyNotify destroy,
+                                     GError **error);
 
 G_END_DECLS

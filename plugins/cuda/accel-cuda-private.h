@@ -17,6 +17,7 @@ G_BEGIN_DECLS
 #define ACCEL_CUDA_MAX_LANES 64
 /* Completion entries per lane; a full ring makes the device thread wait. */
 #define ACCEL_CUDA_RING_SIZE 4096
+#define ACCEL_CUDA_CHECK_CODES 16
 #define ACCEL_CUDA_STAGING_SLOTS 4
 #define ACCEL_CUDA_STAGING_CHUNK (8 << 20)
 
@@ -43,6 +44,13 @@ typedef struct {
   GObject *keep;             /* the op or buffer, kept alive until reaped */
   guint32 flag_seq;          /* poll with flags: the value the lane's flag
                                 reaches once this entry's work ran; 0 none */
+  /* accel_cuda_lane_check_after(): run on the completion thread once the
+   * work is done, on the codes copied to the lane's pinned slot of this
+   * entry. */
+  AccelCudaCheckFunc check;
+  gpointer check_data;
+  GDestroyNotify check_destroy;
+  guint check_n;
 } AccelCudaEntry;
 
 struct _AccelCudaLane {
@@ -64,6 +72,15 @@ struct _AccelCudaLane {
   volatile guint32 *flag;
   unsigned long long flag_device;
   guint32 flag_seq;          /* device thread */
+
+  /* The check of the op being run (accel_cuda_lane_check_after()), moved
+   * into its ring entry when the op is pushed. */
+  gint32 *check_codes;       /* pinned, ACCEL_CUDA_CHECK_CODES per ring slot; lazy */
+  gint32 *check_device;      /* the running op's codes, in its workspace */
+  AccelCudaCheckFunc check;
+  gpointer check_data;
+  GDestroyNotify check_destroy;
+  guint check_n;
 };
 
 typedef struct {
@@ -83,6 +100,7 @@ struct _AccelCudaContext {
   AccelCudaLane *lanes;
   guint next_lane;
   guint64 next_seq;
+  guint64 next_write_serial; /* device thread; see accel_cuda_lane_get_write_serial() */
 
   GMutex event_lock;
   GPtrArray *free_events;    /* AccelCudaEvent with ref_count 0 */
@@ -103,6 +121,7 @@ struct _AccelCudaContext {
 /* Per base buffer: who wrote it last, and who read it since, per lane. */
 typedef struct {
   AccelCudaContext *ctx;     /* strong */
+  guint64 write_serial;      /* ctx->next_write_serial when last written */
   AccelCudaEvent *writer;
   AccelCudaEvent *readers[];
 } AccelCudaBufferTrack;
@@ -114,6 +133,9 @@ GError *accel_cuda_error_new (cudaError_t status, const char *what);
 gboolean accel_cuda_lane_init (AccelCudaLane *lane, AccelCudaContext *ctx, guint index, GError **error);
 void accel_cuda_lane_clear (AccelCudaLane *lane);
 gboolean accel_cuda_lane_release_workspaces (AccelCudaLane *lane, GError **error);
+gboolean accel_cuda_lane_enqueue_check (AccelCudaLane *lane, GError **error);
+void accel_cuda_lane_drop_check (AccelCudaLane *lane);
+void accel_cuda_lane_wait_for_room (AccelCudaLane *lane);
 
 /* accel-cuda-context.c: events, buffer tracking, poisoning. */
 AccelCudaEvent *accel_cuda_event_acquire (AccelCudaContext *ctx, guint lane, GError **error);

@@ -204,6 +204,27 @@ test_malformed (void)
 
   /* Shapes and types, refused before launch. */
   double row_ptr[4] = { 0, 2, 3, 5 }, col_ind[5] = { 0, 1, 2, 0, 3 };
+
+  /* A structure that passed is trusted only until it is written again:
+   * the same buffers, first good, then rewritten with a bad column, then
+   * repaired. */
+  {
+    double bad[5] = { 0, 1, 4, 0, 3 };
+    g_autoptr(AccelOp) op = small_spmv (row_ptr, col_ind, 5, keep);
+    for (guint round = 0; round < 2; round++)
+      {
+        lt_submit (op);
+        g_autofree double *y = lt_read (keep[4]);
+        g_assert_cmpfloat (y[0], ==, 2.0);
+        g_assert_cmpfloat (y[1], ==, 1.0);
+        g_assert_cmpfloat (y[2], ==, 2.0);
+      }
+    lt_write (keep[1], bad);
+    lt_expect_error (op, ACCEL_ERROR_INVALID_ARGUMENT, "outside");
+    lt_write (keep[1], col_ind);
+    lt_submit (op);
+    clear_keep (keep);
+  }
   {
     g_autoptr(AccelOp) op = small_spmv (row_ptr, col_ind, 5, keep);
     g_object_set (op, "n-cols", (gint64) 5, NULL);
