@@ -57,6 +57,124 @@ raw_setup (AccelBench *bench, cudaStream_t *stream, GError **error)
          && cuda_ok (cudaStreamCreateWithFlags (stream, cudaStreamNonBlocking), "cudaStreamCreate", error);
 }
 
+/* The probes of cuda-dispatch: what each piece of the device's submit path
+ * costs on its own, raw, so the gap between a round trip and a raw launch
+ * plus synchronize can be split into its parts. */
+typedef int (*WriteValue32Fn) (cudaStream_t, unsigned long long, guint32, unsigned int);
+
+typedef struct {
+  volatile guint32 *flag;
+  unsigned long long flag_device;
+  WriteValue32Fn write_value;
+  volatile gint target;      /* the watcher's next value to wait for */
+  volatile gint seen;        /* what the watcher has seen */
+  volatile gint stop;
+} Probe;
+
+static gpointer
+probe_watcher (gpointer data)
+{
+  Probe *p = data;
+  while (!p->stop)
+    {
+      gint want = p->target;
+      if (want != p->seen && (gint) *p->flag == want)
+        __atomic_store_n (&p->seen, want, __ATOMIC_RELEASE);
+    }
+  return NULL;
+}
+
+static void
+run_probes (AccelBench *bench, cudaStream_t stream, guint n, double raw)
+{
+  Probe p = { 0 };
+  cudaEvent_t event;
+  void *host = NULL, *dev = NULL;
+  enum cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+
+  if (cudaEventCreateWithFlags (&event, cudaEventDisableTiming) != cudaSuccess)
+    return;
+  if (cudaHostAlloc (&host, 64, cudaHostAllocMapped) != cudaSuccess
+      || cudaHostGetDevicePointer (&dev, host, 0) != cudaSuccess
+      || cudaGetDriverEntryPointByVersion ("cuStreamWriteValue32", (void **) &p.write_value, 12000,
+                                           cudaEnableDefault, &q) != cudaSuccess
+      || q != cudaDriverEntryPointSuccess || p.write_value == NULL)
+    {
+      cudaEventDestroy (event);
+      if (host)
+        cudaFreeHost (host);
+      return;
+    }
+  p.flag = host;
+  *p.flag = 0;
+  p.flag_device = (unsigned long long) (uintptr_t) dev;
+
+  g_autofree double *t = g_new (double, n);
+  guint32 seq = 0;
+
+  /* launch + event record + synchronize */
+  for (guint i = 0; i < n; i++)
+    {
+      double t0 = accel_bench_now ();
+      accel_bench_raw_launch_empty (stream);
+      cudaEventRecord (event, stream);
+      cudaStreamSynchronize (stream);
+      t[i] = accel_bench_now () - t0;
+    }
+  accel_bench_report (bench, "cuda-dispatch.probe.launch-record-sync", "us",
+                      accel_bench_quantile (t, n, 0.5) * 1e6, raw);
+
+  /* launch + flag write + spin on the flag, one thread */
+  for (guint i = 0; i < n; i++)
+    {
+      double t0 = accel_bench_now ();
+      accel_bench_raw_launch_empty (stream);
+      p.write_value (stream, p.flag_device, ++seq, 0);
+      while (*p.flag != seq)
+        ;
+      t[i] = accel_bench_now () - t0;
+    }
+  accel_bench_report (bench, "cuda-dispatch.probe.launch-flag-spin", "us",
+                      accel_bench_quantile (t, n, 0.5) * 1e6, raw);
+
+  /* launch + event record + flag write + spin: the device's GPU-side path */
+  for (guint i = 0; i < n; i++)
+    {
+      double t0 = accel_bench_now ();
+      accel_bench_raw_launch_empty (stream);
+      cudaEventRecord (event, stream);
+      p.write_value (stream, p.flag_device, ++seq, 0);
+      while (*p.flag != seq)
+        ;
+      t[i] = accel_bench_now () - t0;
+    }
+  accel_bench_report (bench, "cuda-dispatch.probe.launch-record-flag-spin", "us",
+                      accel_bench_quantile (t, n, 0.5) * 1e6, raw);
+
+  /* the same with a second thread watching the flag and handing back */
+  GThread *watcher = g_thread_new ("probe-watcher", probe_watcher, &p);
+  for (guint i = 0; i < n; i++)
+    {
+      double t0 = accel_bench_now ();
+      seq++;
+      __atomic_store_n (&p.target, (gint) seq, __ATOMIC_RELEASE);
+      accel_bench_raw_launch_empty (stream);
+      cudaEventRecord (event, stream);
+      p.write_value (stream, p.flag_device, seq, 0);
+      while (__atomic_load_n (&p.seen, __ATOMIC_ACQUIRE) != (gint) seq)
+        ;
+      t[i] = accel_bench_now () - t0;
+    }
+  p.stop = 1;
+  g_thread_join (watcher);
+  accel_bench_report (bench, "cuda-dispatch.probe.launch-record-flag-watcher", "us",
+                      accel_bench_quantile (t, n, 0.5) * 1e6, raw);
+
+  cudaStreamSynchronize (stream);
+  cudaEventDestroy (event);
+  cudaFreeHost (host);
+}
+
 /* Median seconds of @n raw launch + synchronize round trips. */
 static double
 raw_round_trip (cudaStream_t stream, guint n)
@@ -172,6 +290,8 @@ run_dispatch (AccelBench *bench, GError **error)
     return FALSE;
   accel_bench_report (bench, "cuda-dispatch.blocking.p50", "us", p50 * 1e6, raw);
   accel_bench_report (bench, "cuda-dispatch.blocking.p99", "us", p99 * 1e6, raw);
+  accel_bench_progress (bench, "cuda-dispatch: probes");
+  run_probes (bench, stream, n / 4, raw);
 
   /* Async: one at a time through this thread's main context. */
   g_autoptr(AccelShape) shape = accel_shape_new_1d (1);

@@ -199,6 +199,8 @@ accel_cuda_completer_push (AccelCudaCompleter *self, AccelCudaLane *lane, AccelW
   entry->check_data = lane->check_data;
   entry->check_destroy = lane->check_destroy;
   entry->check_n = lane->check_n;
+  entry->trace_start = lane->trace_start;
+  lane->trace_start = 0;
   lane->check = NULL;
   lane->check_data = NULL;
   lane->check_destroy = NULL;
@@ -252,7 +254,11 @@ complete_head (AccelCudaCompleter *self, AccelCudaLane *lane, cudaError_t status
   AccelCudaCheckFunc check = entry->check;
   gpointer check_data = entry->check_data;
   GDestroyNotify check_destroy = entry->check_destroy;
+  gint64 trace_start = entry->trace_start;
   GError *error = NULL;
+
+  if (G_UNLIKELY (trace_start))
+    accel_cuda_trace_record (ACCEL_CUDA_TRACE_SEEN_DONE, trace_start);
 
   /* The codes of a check are read before the slot is handed back. */
   if (G_UNLIKELY (check != NULL) && status == cudaSuccess && !g_atomic_int_get (&ctx->poisoned))
@@ -271,6 +277,7 @@ complete_head (AccelCudaCompleter *self, AccelCudaLane *lane, cudaError_t status
   entry->check = NULL;
   entry->check_data = NULL;
   entry->check_destroy = NULL;
+  entry->trace_start = 0;
   __atomic_store_n (&lane->head, head + 1, __ATOMIC_RELEASE);
 
   accel_cuda_event_unref (event);
@@ -291,6 +298,8 @@ complete_head (AccelCudaCompleter *self, AccelCudaLane *lane, cudaError_t status
         }
     }
   accel_device_complete_work (ACCEL_DEVICE (ctx->device), work, error);
+  if (G_UNLIKELY (trace_start))
+    accel_cuda_trace_record (ACCEL_CUDA_TRACE_COMPLETED, trace_start);
 
   g_ptr_array_add (self->reap, keep);
   if (self->reap->len >= REAP_BATCH)

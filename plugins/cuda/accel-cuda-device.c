@@ -411,6 +411,8 @@ execute_op (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work)
   guint n = 0;
   GError *error = NULL;
 
+  gint64 trace_start = G_UNLIKELY (accel_cuda_trace_enabled ()) ? accel_cuda_trace_now () : 0;
+
   if (kernel == NULL)
     {
       accel_device_complete_work (ACCEL_DEVICE (self), work,
@@ -450,6 +452,8 @@ execute_op (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work)
       }
 
   gboolean ok = accel_kernel_run (kernel, op, lane, &error);
+  if (G_UNLIKELY (trace_start))
+    accel_cuda_trace_record (ACCEL_CUDA_TRACE_LAUNCHED, trace_start);
   if (!ok && error == NULL)
     error = g_error_new (ACCEL_ERROR, ACCEL_ERROR_FAILED,
                          "%s: the kernel of op “%s” failed without saying why",
@@ -513,7 +517,12 @@ execute_op (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work)
       accel_cuda_device_fail_work (self, ctx, work, error);
       return;
     }
+  if (G_UNLIKELY (trace_start))
+    accel_cuda_trace_record (ACCEL_CUDA_TRACE_RECORDED, trace_start);
+  lane->trace_start = trace_start;
   accel_cuda_completer_push (ctx->completer, lane, work, event);
+  if (G_UNLIKELY (trace_start))
+    accel_cuda_trace_record (ACCEL_CUDA_TRACE_PUSHED, trace_start);
 }
 
 static void

@@ -51,6 +51,7 @@ typedef struct {
   gpointer check_data;
   GDestroyNotify check_destroy;
   guint check_n;
+  gint64 trace_start;        /* ACCEL_CUDA_TRACE: when execute_op began; 0 off */
 } AccelCudaEntry;
 
 struct _AccelCudaLane {
@@ -81,6 +82,7 @@ struct _AccelCudaLane {
   gpointer check_data;
   GDestroyNotify check_destroy;
   guint check_n;
+  gint64 trace_start;        /* of the op being run, for its entry */
 };
 
 typedef struct {
@@ -199,5 +201,29 @@ AccelDevice *accel_cuda_remote_device_new (AccelBackend *backend,
 /* accel-cuda-backend.c */
 AccelCudaIsolation accel_cuda_isolation_from_env (void);
 AccelCudaCompletion accel_cuda_completion_from_env (void);
+
+/* accel-cuda-trace.c */
+typedef enum {
+  ACCEL_CUDA_TRACE_LAUNCHED,
+  ACCEL_CUDA_TRACE_RECORDED,
+  ACCEL_CUDA_TRACE_PUSHED,
+  ACCEL_CUDA_TRACE_SEEN_DONE,
+  ACCEL_CUDA_TRACE_COMPLETED,
+  ACCEL_CUDA_TRACE_N_STAGES
+} AccelCudaTraceStage;
+
+extern int accel_cuda_trace_enabled_;
+gboolean accel_cuda_trace_init (void);
+gint64 accel_cuda_trace_now (void);
+void accel_cuda_trace_record (AccelCudaTraceStage stage, gint64 start);
+
+static inline gboolean
+accel_cuda_trace_enabled (void)
+{
+  int on = accel_cuda_trace_enabled_;
+  if (G_LIKELY (on == 0))
+    return FALSE;
+  return on > 0 || accel_cuda_trace_init ();
+}
 
 G_END_DECLS
