@@ -451,6 +451,8 @@ execute_op (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work)
         return;
       }
 
+  if (G_UNLIKELY (trace_start))
+    accel_cuda_trace_record (ACCEL_CUDA_TRACE_ORDERED, trace_start);
   gboolean ok = accel_kernel_run (kernel, op, lane, &error);
   if (G_UNLIKELY (trace_start))
     accel_cuda_trace_record (ACCEL_CUDA_TRACE_LAUNCHED, trace_start);

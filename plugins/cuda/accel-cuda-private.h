@@ -204,6 +204,7 @@ AccelCudaCompletion accel_cuda_completion_from_env (void);
 
 /* accel-cuda-trace.c */
 typedef enum {
+  ACCEL_CUDA_TRACE_ORDERED,
   ACCEL_CUDA_TRACE_LAUNCHED,
   ACCEL_CUDA_TRACE_RECORDED,
   ACCEL_CUDA_TRACE_PUSHED,
