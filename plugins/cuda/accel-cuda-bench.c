@@ -112,6 +112,17 @@ run_probes (AccelBench *bench, cudaStream_t stream, guint n, double raw)
   g_autofree double *t = g_new (double, n);
   guint32 seq = 0;
 
+  /* the host cost of the launch call alone */
+  for (guint i = 0; i < n; i++)
+    {
+      double t0 = accel_bench_now ();
+      accel_bench_raw_launch_empty (stream);
+      t[i] = accel_bench_now () - t0;
+      cudaStreamSynchronize (stream);
+    }
+  accel_bench_report (bench, "cuda-dispatch.probe.launch-call", "us",
+                      accel_bench_quantile (t, n, 0.5) * 1e6, raw);
+
   /* launch + event record + synchronize */
   for (guint i = 0; i < n; i++)
     {

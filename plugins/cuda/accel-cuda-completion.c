@@ -177,6 +177,28 @@ accel_cuda_lane_wait_for_room (AccelCudaLane *lane)
     }
 }
 
+/* On the device thread, right after the work of an op has been enqueued on
+ * @lane: has the GPU set the lane's flag to a new sequence number once that
+ * work is done, for the op's ring entry (pushed next). Done before the
+ * op's event is recorded, so that the flag's write is queued behind the
+ * kernel as early as it can be: for a tiny op it is on the critical path. */
+void
+accel_cuda_lane_write_flag (AccelCudaLane *lane)
+{
+  lane->pending_flag_seq = 0;
+  if (lane->flag == NULL)
+    return;
+  const AccelCudaDriver *drv = accel_cuda_driver_get ();
+  guint32 seq = lane->flag_seq + 1;
+  if (seq == 0)
+    seq = 1;
+  if (drv->cuStreamWriteValue32 (lane->stream, lane->flag_device, seq, 0) == 0)
+    {
+      lane->flag_seq = seq;
+      lane->pending_flag_seq = seq;
+    }
+}
+
 /* On the device thread: hands @work, whose last GPU work @event follows, to
  * the completion thread. Takes ownership of @event. */
 void
@@ -206,19 +228,10 @@ accel_cuda_completer_push (AccelCudaCompleter *self, AccelCudaLane *lane, AccelW
   lane->check_destroy = NULL;
   lane->check_n = 0;
 
-  entry->flag_seq = 0;
-  if (lane->flag != NULL)
-    {
-      const AccelCudaDriver *drv = accel_cuda_driver_get ();
-      guint32 seq = lane->flag_seq + 1;
-      if (seq == 0)
-        seq = 1;
-      if (drv->cuStreamWriteValue32 (lane->stream, lane->flag_device, seq, 0) == 0)
-        {
-          lane->flag_seq = seq;
-          entry->flag_seq = seq;
-        }
-    }
+  if (lane->pending_flag_seq == 0)
+    accel_cuda_lane_write_flag (lane);
+  entry->flag_seq = lane->pending_flag_seq;
+  lane->pending_flag_seq = 0;
 
   if (self->strategy == ACCEL_CUDA_COMPLETION_CALLBACK)
     {
@@ -280,8 +293,6 @@ complete_head (AccelCudaCompleter *self, AccelCudaLane *lane, cudaError_t status
   entry->trace_start = 0;
   __atomic_store_n (&lane->head, head + 1, __ATOMIC_RELEASE);
 
-  accel_cuda_event_unref (event);
-
   if (G_UNLIKELY (g_atomic_int_get (&ctx->poisoned)))
     {
       g_clear_error (&error);
@@ -300,6 +311,9 @@ complete_head (AccelCudaCompleter *self, AccelCudaLane *lane, cudaError_t status
   accel_device_complete_work (ACCEL_DEVICE (ctx->device), work, error);
   if (G_UNLIKELY (trace_start))
     accel_cuda_trace_record (ACCEL_CUDA_TRACE_COMPLETED, trace_start);
+
+  /* Off the waiter's critical path: the event goes back to the pool. */
+  accel_cuda_event_unref (event);
 
   g_ptr_array_add (self->reap, keep);
   if (self->reap->len >= REAP_BATCH)

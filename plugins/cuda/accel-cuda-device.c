@@ -488,6 +488,8 @@ execute_op (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work)
           ok = FALSE;
           (void) accel_cuda_check (launch, accel_op_get_type_name (op), &error);
         }
+      else
+        accel_cuda_lane_write_flag (lane);
     }
 
   AccelCudaEvent *event = NULL;
@@ -515,6 +517,7 @@ execute_op (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work)
   if (error)
     {
       accel_cuda_lane_drop_check (lane);
+      lane->pending_flag_seq = 0;
       accel_cuda_event_unref (event);
       accel_cuda_device_fail_work (self, ctx, work, error);
       return;

@@ -73,6 +73,7 @@ struct _AccelCudaLane {
   volatile guint32 *flag;
   unsigned long long flag_device;
   guint32 flag_seq;          /* device thread */
+  guint32 pending_flag_seq;  /* written for the op being run, not yet pushed */
 
   /* The check of the op being run (accel_cuda_lane_check_after()), moved
    * into its ring entry when the op is pushed. */
@@ -155,6 +156,7 @@ AccelCudaContext *accel_cuda_device_peek_context (AccelCudaDevice *self);
 AccelCudaCompleter *accel_cuda_completer_new (AccelCudaContext *ctx, AccelCudaCompletion strategy, GError **error);
 void accel_cuda_completer_push (AccelCudaCompleter *self, AccelCudaLane *lane, AccelWork *work, AccelCudaEvent *event);
 void accel_cuda_completer_wake (AccelCudaCompleter *self);
+void accel_cuda_lane_write_flag (AccelCudaLane *lane);
 void accel_cuda_completer_free (AccelCudaCompleter *self);
 guint accel_cuda_lane_pending (AccelCudaLane *lane);
 
