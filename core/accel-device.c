@@ -69,9 +69,20 @@ typedef enum {
   MODE_CALLBACK,
 } CompletionMode;
 
+/* A blocking submit's rendezvous with the thread that completes its work.
+ * WAITER_PENDING until then; the signaller moves it to WAITER_DONE with one
+ * compare-and-swap, and touches the waiter no more, unless the waiter has
+ * gone to sleep (WAITER_PARKED): then it sets WAITER_DONE under the lock
+ * and signals. A spinning waiter is so never made to take a contended lock
+ * (a futex sleep and wake, several microseconds, on the round trip). */
+enum {
+  WAITER_PENDING,
+  WAITER_PARKED,
+  WAITER_DONE,
+};
+
 typedef struct {
-  gint done;
-  gboolean parked;
+  gint state;
   GMutex lock;
   GCond cond;
   GError *error;
@@ -119,16 +130,13 @@ spin_us (void)
 static void
 waiter_init (Waiter *w)
 {
-  w->done = 0;
-  w->parked = FALSE;
+  w->state = WAITER_PENDING;
   w->error = NULL;
   g_mutex_init (&w->lock);
   g_cond_init (&w->cond);
 }
 
-/* Spin briefly, then park. The signaller touches the waiter only under its
- * lock, and the waiter takes that lock before returning, so the waiter (on
- * the caller's stack) never goes away under the signaller. */
+/* Spin briefly, then park. */
 static void
 waiter_wait (Waiter *w)
 {
@@ -136,16 +144,24 @@ waiter_wait (Waiter *w)
   if (budget > 0)
     {
       gint64 deadline = g_get_monotonic_time () + budget;
-      while (!g_atomic_int_get (&w->done) && g_get_monotonic_time () < deadline)
-        ;
+      guint n = 0;
+      while (__atomic_load_n (&w->state, __ATOMIC_ACQUIRE) == WAITER_PENDING)
+        {
+          /* The clock only now and then: the spin must notice DONE soon. */
+          if ((++n & 63) == 0 && g_get_monotonic_time () >= deadline)
+            break;
+        }
     }
-  g_mutex_lock (&w->lock);
-  while (!g_atomic_int_get (&w->done))
+  if (__atomic_load_n (&w->state, __ATOMIC_ACQUIRE) != WAITER_DONE)
     {
-      w->parked = TRUE;
-      g_cond_wait (&w->cond, &w->lock);
+      g_mutex_lock (&w->lock);
+      gint expected = WAITER_PENDING;
+      if (__atomic_compare_exchange_n (&w->state, &expected, WAITER_PARKED, FALSE, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_ACQUIRE))
+        while (__atomic_load_n (&w->state, __ATOMIC_ACQUIRE) != WAITER_DONE)
+          g_cond_wait (&w->cond, &w->lock);
+      g_mutex_unlock (&w->lock);
     }
-  g_mutex_unlock (&w->lock);
   g_mutex_clear (&w->lock);
   g_cond_clear (&w->cond);
 }
@@ -153,11 +169,14 @@ waiter_wait (Waiter *w)
 static void
 waiter_signal (Waiter *w, GError *error)
 {
-  g_mutex_lock (&w->lock);
   w->error = error;
-  g_atomic_int_set (&w->done, 1);
-  if (w->parked)
-    g_cond_signal (&w->cond);
+  gint expected = WAITER_PENDING;
+  if (__atomic_compare_exchange_n (&w->state, &expected, WAITER_DONE, FALSE, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE))
+    return;   /* the waiter may be gone already: touch nothing more */
+  g_mutex_lock (&w->lock);
+  __atomic_store_n (&w->state, WAITER_DONE, __ATOMIC_RELEASE);
+  g_cond_signal (&w->cond);
   g_mutex_unlock (&w->lock);
 }
 
