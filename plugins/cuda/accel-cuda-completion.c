@@ -308,6 +308,8 @@ complete_head (AccelCudaCompleter *self, AccelCudaLane *lane, cudaError_t status
           error = accel_cuda_context_poison_error (ctx);
         }
     }
+  if (G_UNLIKELY (trace_start))
+    accel_cuda_trace_record (ACCEL_CUDA_TRACE_CLEARED, trace_start);
   accel_device_complete_work (ACCEL_DEVICE (ctx->device), work, error);
   if (G_UNLIKELY (trace_start))
     accel_cuda_trace_record (ACCEL_CUDA_TRACE_COMPLETED, trace_start);
