@@ -460,25 +460,15 @@ work_new (AccelDevice *self, AccelWorkKind kind)
 }
 
 /* A blocking submit's caller holds the op, its buffers and the device
- * until the work is answered, so its work needs no references of its own:
- * the completion thread then touches neither reference count (each a cache
- * line that would bounce between three threads on every op). */
-static void
-work_borrow (AccelWork *work)
-{
-  work->borrowed = TRUE;
-  g_object_unref (work->op);
-  g_object_unref (work->device);
-}
-
+ * until the work is answered, so its work (on the caller's stack) takes no
+ * references of its own: see prepare_op_full(). */
 static void
 work_free (AccelWork *work)
 {
   if (work->borrowed)
     {
       g_clear_object (&work->cancellable);
-      g_free (work);
-      return;
+      return;   /* on its caller's stack */
     }
   g_clear_object (&work->op);
   g_clear_object (&work->buffer);
@@ -696,7 +686,20 @@ run_work (gpointer data)
 }
 
 static AccelWork *
+prepare_op_full (AccelDevice *self, AccelOp *op, AccelWork *storage, GError **error);
+
+static AccelWork *
 prepare_op (AccelDevice *self, AccelOp *op, GError **error)
+{
+  return prepare_op_full (self, op, NULL, error);
+}
+
+/* With @storage (a blocking submit's, on its caller's stack), the work is
+ * made there and borrows the caller's references: no allocation, and no
+ * free on the completion thread (which, with glibc, ends up taking the
+ * arena lock the caller's next allocation wants). */
+static AccelWork *
+prepare_op_full (AccelDevice *self, AccelOp *op, AccelWork *storage, GError **error)
 {
   AccelDevicePrivate *priv = accel_device_get_instance_private (self);
 
@@ -715,8 +718,21 @@ prepare_op (AccelDevice *self, AccelOp *op, GError **error)
   if (kernel == NULL)
     return NULL;
 
-  AccelWork *work = work_new (self, ACCEL_WORK_OP);
-  work->op = g_object_ref (op);
+  AccelWork *work;
+  if (storage != NULL)
+    {
+      work = storage;
+      memset (work, 0, sizeof *work);
+      work->kind = ACCEL_WORK_OP;
+      work->device = self;
+      work->op = op;
+      work->borrowed = TRUE;
+    }
+  else
+    {
+      work = work_new (self, ACCEL_WORK_OP);
+      work->op = g_object_ref (op);
+    }
   work->kernel = kernel;
   work->lane = accel_op_get_lane (op);
   return work;
@@ -936,7 +952,8 @@ accel_device_submit (AccelDevice *self, AccelOp *op, GCancellable *cancellable, 
       return ok;
     }
 
-  AccelWork *work = prepare_op (self, op, error);
+  AccelWork storage;
+  AccelWork *work = prepare_op_full (self, op, &storage, error);
   if (work == NULL)
     return FALSE;
 
@@ -945,7 +962,6 @@ accel_device_submit (AccelDevice *self, AccelOp *op, GCancellable *cancellable, 
   work->mode = MODE_WAIT;
   work->waiter = &w;
   work->cancellable = cancellable ? g_object_ref (cancellable) : NULL;
-  work_borrow (work);
   accel_dispatcher_post (priv->dispatcher, run_work, work);
   waiter_wait (&w);
   if (w.error)
