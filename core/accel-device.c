@@ -81,12 +81,15 @@ enum {
   WAITER_DONE,
 };
 
+/* The first cache line holds what the signaller writes and the spinning
+ * waiter reads, and nothing else: the work beside it on the caller's stack
+ * is written by other threads while the waiter spins. */
 typedef struct {
   gint state;
-  GMutex lock;
-  GCond cond;
   GError *error;
-} Waiter;
+  GMutex lock __attribute__ ((aligned (64)));
+  GCond cond;
+} __attribute__ ((aligned (64))) Waiter;
 
 typedef void (*WorkCallback) (AccelWork *work, GError *error, gpointer data);
 
@@ -151,6 +154,7 @@ waiter_wait (Waiter *w)
           /* The clock only now and then: the spin must notice DONE soon. */
           if ((++n & 63) == 0 && g_get_monotonic_time () >= deadline)
             break;
+          _accel_cpu_relax ();
         }
     }
   if (__atomic_load_n (&w->state, __ATOMIC_ACQUIRE) != WAITER_DONE)

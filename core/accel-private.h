@@ -150,4 +150,16 @@ void _accel_op_foreach_buffer (AccelOp *self,
                                void (*func) (AccelOp *, GParamSpec *, AccelBuffer *, AccelAccess, gpointer),
                                gpointer data);
 
+/* In a spin-wait: lets the other hardware thread of the core run, and
+ * keeps the waiting core from hammering the cache line it watches. */
+static inline void
+_accel_cpu_relax (void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause ();
+#elif defined(__aarch64__)
+  __asm__ __volatile__ ("yield");
+#endif
+}
+
 G_END_DECLS
