@@ -1,5 +1,5 @@
 /* accel-cuda-kernels.h: the launchers of the `cuda` plugin's device code
- * (accel-cuda-elementwise.cu, accel-cuda-reduce.cu). Plain C, free of GLib,
+ * (accel-cuda-elementwise.cu, accel-cuda-reduce.cu, accel-cuda-norm.cu). Plain C, free of GLib,
  * so nvcc compiles the kernels without it. Each launcher only enqueues on
  * @stream and returns the launch status.
  *
@@ -49,6 +49,11 @@ cudaError_t accel_cuda_launch_reduce (const void *src, void *dst, int dtype, int
                                       int64_t outer, int64_t len, int64_t inner, cudaStream_t stream);
 cudaError_t accel_cuda_launch_softmax (const void *src, void *dst, int dtype, int64_t rows, int64_t len,
                                        cudaStream_t stream);
+/* layernorm (@rms 0) or rmsnorm (@rms 1) of @rows rows of @n elements of
+ * @dtype (F32, F16 or BF16; else cudaErrorInvalidValue), contiguous;
+ * @gamma and @beta nullable, [@n]; @y may be @x. */
+cudaError_t accel_cuda_launch_norm (const void *x, const void *gamma, const void *beta, void *y, int dtype, int rms,
+                                    int64_t rows, int64_t n, double eps, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,5 @@
 /* accel-cuda-plugin.c: the `cuda` plugin: the CUDA backend, and kernels
- * for copy, fill, cast, reduce, softmax and rng-fill.
+ * for copy, fill, cast, reduce, softmax, layernorm, rmsnorm and rng-fill.
  *
  * rng-fill here is Accel's own Philox mapping, bit-identical to cpu:0 for
  * uniform values. The `curand` plugin offers cuRAND's generator as a second
@@ -216,6 +216,56 @@ softmax_run (AccelOp *op, gpointer context, GError **error)
                        "softmax kernel", error);
 }
 
+/* layernorm and rmsnorm: accel-cuda-norm.cu */
+
+static gboolean
+norm_supports (AccelOp *op, AccelDevice *device, GError **error)
+{
+  AccelBuffer *x = accel_op_peek_buffer (op, "x");
+  AccelDType dtype = x ? accel_buffer_get_dtype (x) : ACCEL_DTYPE_F32;
+
+  if (dtype != ACCEL_DTYPE_F32 && dtype != ACCEL_DTYPE_F16 && dtype != ACCEL_DTYPE_BF16)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_DTYPE_UNSUPPORTED,
+                   "cuda: %s of “x” of type %s: the kernel takes f32, f16 or bf16",
+                   accel_op_get_type_name (op), accel_dtype_get_name (dtype));
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static gboolean
+norm_run (gboolean rms, gpointer context, AccelBuffer *x, AccelBuffer *gamma, AccelBuffer *beta,
+          AccelBuffer *y, double eps, GError **error)
+{
+  const AccelShape *shape = accel_buffer_get_shape (x);
+  gint64 n = accel_shape_get_dim (shape, accel_shape_get_rank (shape) - 1);
+
+  if (n == 0)
+    return TRUE;
+  return check_launch (accel_cuda_launch_norm (accel_buffer_get_data (x),
+                                               gamma ? accel_buffer_get_data (gamma) : NULL,
+                                               beta ? accel_buffer_get_data (beta) : NULL,
+                                               accel_buffer_get_data (y), accel_buffer_get_dtype (x), rms,
+                                               accel_shape_get_n_elements (shape) / n, n, eps,
+                                               accel_cuda_lane_get_stream (context)),
+                       rms ? "rmsnorm kernel" : "layernorm kernel", error);
+}
+
+static gboolean
+layernorm_run (AccelOp *op, gpointer context, GError **error)
+{
+  AccelLayernorm *self = ACCEL_LAYERNORM (op);
+  return norm_run (FALSE, context, self->x, self->gamma, self->beta, self->y, self->eps, error);
+}
+
+static gboolean
+rmsnorm_run (AccelOp *op, gpointer context, GError **error)
+{
+  AccelRmsnorm *self = ACCEL_RMSNORM (op);
+  return norm_run (TRUE, context, self->x, self->gamma, self->beta, self->y, self->eps, error);
+}
+
 /* rng-fill */
 
 static gboolean
@@ -259,6 +309,8 @@ static const AccelKernelVTable fill_kernel = { .run = fill_run };
 static const AccelKernelVTable cast_kernel = { .run = cast_run };
 static const AccelKernelVTable reduce_kernel = { .run = reduce_run };
 static const AccelKernelVTable softmax_kernel = { .run = softmax_run };
+static const AccelKernelVTable layernorm_kernel = { .supports = norm_supports, .run = layernorm_run };
+static const AccelKernelVTable rmsnorm_kernel = { .supports = norm_supports, .run = rmsnorm_run };
 static const AccelKernelVTable rng_fill_kernel = { .supports = rng_fill_supports, .run = rng_fill_run };
 
 static gboolean
@@ -270,13 +322,15 @@ accel_cuda_plugin_init (AccelPlugin *plugin, GError **error)
   accel_plugin_register_kernel (plugin, "cast", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &cast_kernel);
   accel_plugin_register_kernel (plugin, "reduce", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &reduce_kernel);
   accel_plugin_register_kernel (plugin, "softmax", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &softmax_kernel);
+  accel_plugin_register_kernel (plugin, "layernorm", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &layernorm_kernel);
+  accel_plugin_register_kernel (plugin, "rmsnorm", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &rmsnorm_kernel);
   accel_plugin_register_kernel (plugin, "rng-fill", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &rng_fill_kernel);
   return TRUE;
 }
 
 ACCEL_PLUGIN_DEFINE (cuda,
                      "CUDA backend: devices, lanes, stream-ordered memory; copy, fill, cast, reduce, "
-                     "softmax and Philox rng-fill kernels",
+                     "softmax, layernorm, rmsnorm and Philox rng-fill kernels",
                      accel_cuda_plugin_init,
                      ACCEL_VERSION,
                      "LGPL-2.1-or-later")

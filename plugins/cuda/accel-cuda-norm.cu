@@ -1,0 +1,512 @@
+/* accel-cuda-norm.cu: layernorm and rmsnorm over the last axis on CUDA.
+ *
+ * f32, f16 and bf16 storage, statistics and arithmetic in binary32, one
+ * rounding to the storage type at the end; the CPU backend
+ * (accel-cpu-norm.c) works in binary64, so results agree to a few units in
+ * the last place of the storage type, not bit for bit.
+ *
+ * The work is memory-bound, so each kernel reads x once and writes y once
+ * where the row fits in registers:
+ *
+ * - rows of up to 1024 elements of f16 or bf16, 512 of f32 (256 one
+ *   element at a time): one warp per row, four rows to a block of 128
+ *   threads, reductions by shuffles alone;
+ * - rows that fit in the registers of up to 512 threads (16384 elements
+ *   of f16 or bf16, 8192 of f32, with 16-byte loads): one block per row,
+ *   32 to 512 threads;
+ * - longer rows: one block of 512 threads per row that reads x twice
+ *   (the second read mostly from L2): once for the moments, merged per
+ *   thread and then across the block with Chan's pairwise update, once to
+ *   write y.
+ *
+ * The cached kernels take the variance about the mean from the values in
+ * registers (two passes, no cancellation); the long one merges the exact
+ * mean and second moment of each chunk of a thread, which is as stable.
+ * rmsnorm of a long row takes Σx²/n as M2/n + mean², a sum of two
+ * non-negative terms. layernorm works on x − x[0] of its row, never on
+ * x − mean: the difference is exact for values near x[0], while a
+ * binary32 mean of a row around 1000 is itself rounded by up to 2⁻¹⁵,
+ * which would shift every deviation by that much.
+ *
+ * Loads and stores are 16 bytes wide when the row length is a multiple of
+ * 16 bytes and every pointer is 16-byte aligned; else they are one element
+ * wide, still coalesced. y may be x: every element is read by the thread
+ * that writes it, before it writes it, and x is not read through the
+ * non-coherent cache.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <stdint.h>
+#include <cuda_runtime.h>
+#include <cuda_fp16.h>
+#include <cuda_bf16.h>
+#include "accel-cuda-kernels.h"
+
+namespace {
+
+constexpr int WARP = 32;
+constexpr unsigned FULL_MASK = 0xffffffffu;
+/* Warp-per-row blocks: four rows each. */
+constexpr int WARP_ROW_THREADS = 128;
+constexpr int64_t WARP_ROW_MAX_LEN = 1024;
+/* Block-per-row: aim at this many threads, allow up to the maximum. */
+constexpr int BLOCK_ROW_TARGET_THREADS = 256;
+constexpr int BLOCK_ROW_MAX_THREADS = 512;
+constexpr int LONG_THREADS = 512;
+/* Beyond this many blocks the kernels stride over rows. */
+constexpr int64_t MAX_GRID = 1 << 20;
+
+template <typename T> struct Elem;
+
+template <> struct Elem<float>
+{
+  static __device__ __forceinline__ float widen (float v) { return v; }
+  static __device__ __forceinline__ float narrow (float v) { return v; }
+};
+
+template <> struct Elem<__half>
+{
+  static __device__ __forceinline__ float widen (__half v) { return __half2float (v); }
+  static __device__ __forceinline__ __half narrow (float v) { return __float2half_rn (v); }
+};
+
+template <> struct Elem<__nv_bfloat16>
+{
+  static __device__ __forceinline__ float widen (__nv_bfloat16 v) { return __bfloat162float (v); }
+  static __device__ __forceinline__ __nv_bfloat16 narrow (float v) { return __float2bfloat16_rn (v); }
+};
+
+/* VEC elements moved by one load or store of their whole size. */
+template <typename T, int VEC>
+struct alignas (sizeof (T) * VEC) Pack
+{
+  T e[VEC];
+};
+
+/* Packs per thread that a cached kernel keeps in registers, at most, with
+ * the gamma and beta packs beside them, under the 128 registers of a
+ * 512-thread block: 32 elements of 16-bit types, 16 of f32 (whose packs
+ * of gamma and beta take twice the room), 8 one at a time. */
+template <int VEC>
+constexpr int
+max_items ()
+{
+  return VEC == 1 ? 8 : 4;
+}
+
+/* Packs per thread in flight in each step of the long kernel. */
+template <int VEC>
+constexpr int
+long_unroll ()
+{
+  return VEC >= 8 ? 2 : 4;
+}
+
+struct NormArgs
+{
+  const void *x, *gamma, *beta;   /* gamma, beta nullable */
+  void *y;                        /* may be x */
+  int64_t rows, n;
+  float eps, n_f;
+  bool rms;
+};
+
+template <typename T, int VEC>
+__device__ __forceinline__ Pack<T, VEC>
+load_pack (const void *base, int64_t k)
+{
+  return static_cast<const Pack<T, VEC> *> (base)[k];
+}
+
+template <typename T, int VEC>
+__device__ __forceinline__ void
+widen_pack (const Pack<T, VEC> &p, float (&out)[VEC], float shift)
+{
+#pragma unroll
+  for (int e = 0; e < VEC; e++)
+    out[e] = Elem<T>::widen (p.e[e]) - shift;
+}
+
+/* The optional gamma and beta packs of pack index @k of a row. */
+template <typename T, int VEC>
+__device__ __forceinline__ void
+load_affine (const NormArgs &a, int64_t k, Pack<T, VEC> &g, Pack<T, VEC> &b)
+{
+  if (a.gamma)
+    g = load_pack<T, VEC> (a.gamma, k);
+  if (a.beta)
+    b = load_pack<T, VEC> (a.beta, k);
+}
+
+/* y[at] = (v - mean) · rstd · gamma + beta, in the CPU's order; v and
+ * mean both shifted by the row's shift. */
+template <typename T, int VEC>
+__device__ __forceinline__ void
+store_normalised (const NormArgs &a, int64_t at, const float (&v)[VEC], const Pack<T, VEC> &g,
+                  const Pack<T, VEC> &b, float mean, float rstd)
+{
+  Pack<T, VEC> out;
+#pragma unroll
+  for (int e = 0; e < VEC; e++)
+    {
+      float r = (v[e] - mean) * rstd;
+      if (a.gamma)
+        r *= Elem<T>::widen (g.e[e]);
+      if (a.beta)
+        r += Elem<T>::widen (b.e[e]);
+      out.e[e] = Elem<T>::narrow (r);
+    }
+  static_cast<Pack<T, VEC> *> (a.y)[at] = out;
+}
+
+/* Every lane gets the same sum: the butterfly adds the same two values in
+ * each pair of lanes, and addition commutes. */
+__device__ __forceinline__ float
+warp_sum (float v)
+{
+#pragma unroll
+  for (int o = WARP / 2; o > 0; o /= 2)
+    v += __shfl_xor_sync (FULL_MASK, v, o);
+  return v;
+}
+
+/* The sum over the row's threads, the same in all of them. A block-wide
+ * sum synchronises twice (the second so @scratch can be reused). */
+template <bool WARP_ROW>
+__device__ __forceinline__ float
+row_sum (float v, float *scratch)
+{
+  v = warp_sum (v);
+  if (WARP_ROW)
+    return v;
+
+  const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+  if (lane == 0)
+    scratch[warp] = v;
+  __syncthreads ();
+  v = lane < (int) (blockDim.x / WARP) ? scratch[lane] : 0.0f;
+  v = warp_sum (v);
+  __syncthreads ();
+  return v;
+}
+
+/* The shift of a row's values before its moments (see above). Every
+ * thread of a row reads x[0] before the first reduction of the row, so
+ * an in-place write of y[0] comes after all these reads. */
+template <typename T>
+__device__ __forceinline__ float
+row_shift (const NormArgs &a, int64_t row)
+{
+  return a.rms ? 0.0f : Elem<T>::widen (static_cast<const T *> (a.x)[row * a.n]);
+}
+
+/* Rows that fit in registers: ITEMS packs of VEC elements per thread, one
+ * warp per row (WARP_ROW) or one block per row. */
+template <typename T, int VEC, int ITEMS, bool WARP_ROW>
+__global__ void __launch_bounds__ (BLOCK_ROW_MAX_THREADS)
+norm_cached_kernel (NormArgs a)
+{
+  __shared__ float scratch[WARP];
+  const int64_t nv = a.n / VEC;
+  const int tid = WARP_ROW ? (int) threadIdx.x % WARP : (int) threadIdx.x;
+  const int threads = WARP_ROW ? WARP : (int) blockDim.x;
+  const int rows_per_block = WARP_ROW ? (int) blockDim.x / WARP : 1;
+  const int64_t step = (int64_t) gridDim.x * rows_per_block;
+  int64_t row = (int64_t) blockIdx.x * rows_per_block + (WARP_ROW ? threadIdx.x / WARP : 0);
+
+  /* The loop bound is uniform over the threads of a row (a warp, or the
+   * block), as the reductions need. */
+  for (; row < a.rows; row += step)
+    {
+      const int64_t base = row * nv;
+      const float shift = row_shift<T> (a, row);
+      float v[ITEMS][VEC];
+      Pack<T, VEC> g[ITEMS], b[ITEMS];
+
+#pragma unroll
+      for (int i = 0; i < ITEMS; i++)
+        {
+          const int64_t k = (int64_t) i * threads + tid;
+          if (k < nv)
+            widen_pack (load_pack<T, VEC> (a.x, base + k), v[i], shift);
+          else
+#pragma unroll
+            for (int e = 0; e < VEC; e++)
+              v[i][e] = 0.0f;
+        }
+      /* gamma and beta in flight during the reductions. */
+#pragma unroll
+      for (int i = 0; i < ITEMS; i++)
+        {
+          const int64_t k = (int64_t) i * threads + tid;
+          if (k < nv)
+            load_affine (a, k, g[i], b[i]);
+        }
+
+      float mean = 0.0f;
+      if (!a.rms)
+        {
+          float s = 0.0f;
+#pragma unroll
+          for (int i = 0; i < ITEMS; i++)
+#pragma unroll
+            for (int e = 0; e < VEC; e++)
+              s += v[i][e];
+          mean = row_sum<WARP_ROW> (s, scratch) / a.n_f;
+        }
+
+      float q = 0.0f;
+#pragma unroll
+      for (int i = 0; i < ITEMS; i++)
+        if ((int64_t) i * threads + tid < nv)
+#pragma unroll
+          for (int e = 0; e < VEC; e++)
+            {
+              const float d = v[i][e] - mean;
+              q += d * d;
+            }
+      const float var = row_sum<WARP_ROW> (q, scratch) / a.n_f;
+      const float rstd = 1.0f / sqrtf (var + a.eps);
+
+#pragma unroll
+      for (int i = 0; i < ITEMS; i++)
+        {
+          const int64_t k = (int64_t) i * threads + tid;
+          if (k < nv)
+            store_normalised (a, base + k, v[i], g[i], b[i], mean, rstd);
+        }
+    }
+}
+
+/* Count, mean and sum of squared deviations of a set of values. */
+struct Moments
+{
+  float count, mean, m2;
+};
+
+/* Chan, Golub and LeVeque's pairwise update. */
+__device__ __forceinline__ Moments
+merge (const Moments &a, const Moments &b)
+{
+  if (b.count == 0.0f)
+    return a;
+  if (a.count == 0.0f)
+    return b;
+  const float n = a.count + b.count;
+  const float d = b.mean - a.mean, w = b.count / n;
+  return { n, a.mean + d * w, a.m2 + b.m2 + d * d * a.count * w };
+}
+
+/* Valid in lane 0 (the merge does not commute bit for bit, so the result
+ * is broadcast rather than computed in every lane). */
+__device__ __forceinline__ Moments
+warp_merge (Moments m)
+{
+#pragma unroll
+  for (int o = WARP / 2; o > 0; o /= 2)
+    {
+      Moments other = { __shfl_down_sync (FULL_MASK, m.count, o), __shfl_down_sync (FULL_MASK, m.mean, o),
+                        __shfl_down_sync (FULL_MASK, m.m2, o) };
+      m = merge (m, other);
+    }
+  return m;
+}
+
+/* The moments of the whole block, the same in every thread. */
+__device__ __forceinline__ Moments
+block_merge (Moments m, Moments *scratch)
+{
+  const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+  m = warp_merge (m);
+  if (lane == 0)
+    scratch[warp] = m;
+  __syncthreads ();
+  m = lane < (int) (blockDim.x / WARP) ? scratch[lane] : Moments { 0.0f, 0.0f, 0.0f };
+  m = warp_merge (m);
+  m.count = __shfl_sync (FULL_MASK, m.count, 0);
+  m.mean = __shfl_sync (FULL_MASK, m.mean, 0);
+  m.m2 = __shfl_sync (FULL_MASK, m.m2, 0);
+  __syncthreads ();
+  return m;
+}
+
+/* Rows too long for registers: one block per row, x read twice. */
+template <typename T, int VEC>
+__global__ void __launch_bounds__ (LONG_THREADS)
+norm_long_kernel (NormArgs a)
+{
+  constexpr int LONG_UNROLL = long_unroll<VEC> ();
+  __shared__ Moments scratch[WARP];
+  const int64_t nv = a.n / VEC;
+  const int64_t stride = blockDim.x;
+
+  for (int64_t row = blockIdx.x; row < a.rows; row += gridDim.x)
+    {
+      const int64_t base = row * nv;
+      const float shift = row_shift<T> (a, row);
+      Moments m = { 0.0f, 0.0f, 0.0f };
+
+      for (int64_t k0 = threadIdx.x; k0 < nv; k0 += LONG_UNROLL * stride)
+        {
+          float v[LONG_UNROLL][VEC];
+          float s = 0.0f, c = 0.0f;
+#pragma unroll
+          for (int u = 0; u < LONG_UNROLL; u++)
+            {
+              if (k0 + u * stride < nv)
+                {
+                  widen_pack (load_pack<T, VEC> (a.x, base + k0 + u * stride), v[u], shift);
+                  c += VEC;
+                }
+              else
+#pragma unroll
+                for (int e = 0; e < VEC; e++)
+                  v[u][e] = 0.0f;
+#pragma unroll
+              for (int e = 0; e < VEC; e++)
+                s += v[u][e];
+            }
+          /* c > 0: the first pack of the chunk is in the row. */
+          const float cm = s / c;
+          float q = 0.0f;
+#pragma unroll
+          for (int u = 0; u < LONG_UNROLL; u++)
+            if (k0 + u * stride < nv)
+#pragma unroll
+              for (int e = 0; e < VEC; e++)
+                {
+                  const float d = v[u][e] - cm;
+                  q += d * d;
+                }
+          m = merge (m, Moments { c, cm, q });
+        }
+      m = block_merge (m, scratch);
+
+      const float mean = a.rms ? 0.0f : m.mean;
+      const float var = a.rms ? m.m2 / a.n_f + m.mean * m.mean : m.m2 / a.n_f;
+      const float rstd = 1.0f / sqrtf (var + a.eps);
+
+      /* Every load of a chunk before its stores: y may alias x, so the
+       * compiler could not move later loads above earlier stores. */
+      for (int64_t k0 = threadIdx.x; k0 < nv; k0 += LONG_UNROLL * stride)
+        {
+          float v[LONG_UNROLL][VEC];
+          Pack<T, VEC> g[LONG_UNROLL], b[LONG_UNROLL];
+#pragma unroll
+          for (int u = 0; u < LONG_UNROLL; u++)
+            if (k0 + u * stride < nv)
+              {
+                widen_pack (load_pack<T, VEC> (a.x, base + k0 + u * stride), v[u], shift);
+                load_affine (a, k0 + u * stride, g[u], b[u]);
+              }
+#pragma unroll
+          for (int u = 0; u < LONG_UNROLL; u++)
+            if (k0 + u * stride < nv)
+              store_normalised (a, base + k0 + u * stride, v[u], g[u], b[u], mean, rstd);
+        }
+    }
+}
+
+unsigned int
+grid_for (int64_t blocks)
+{
+  return (unsigned int) (blocks < 1 ? 1 : blocks > MAX_GRID ? MAX_GRID : blocks);
+}
+
+int64_t
+ceil_div (int64_t a, int64_t b)
+{
+  return (a + b - 1) / b;
+}
+
+template <typename T, int VEC, bool WARP_ROW>
+void
+launch_cached (int items, unsigned int grid, int threads, const NormArgs &a, cudaStream_t stream)
+{
+  switch (items)
+    {
+    case 1:
+      norm_cached_kernel<T, VEC, 1, WARP_ROW><<<grid, threads, 0, stream>>> (a);
+      break;
+    case 2:
+      norm_cached_kernel<T, VEC, 2, WARP_ROW><<<grid, threads, 0, stream>>> (a);
+      break;
+    case 4:
+      norm_cached_kernel<T, VEC, 4, WARP_ROW><<<grid, threads, 0, stream>>> (a);
+      break;
+    case 8:
+      if constexpr (max_items<VEC> () >= 8)
+        norm_cached_kernel<T, VEC, 8, WARP_ROW><<<grid, threads, 0, stream>>> (a);
+      break;
+    default:
+      break;
+    }
+}
+
+/* Picks the kernel and its shape for packs of VEC elements. */
+template <typename T, int VEC>
+cudaError_t
+launch_packed (const NormArgs &a, cudaStream_t stream)
+{
+  constexpr int MAX_ITEMS = max_items<VEC> ();
+  const int64_t nv = a.n / VEC;
+
+  if (a.n <= WARP_ROW_MAX_LEN && nv <= (int64_t) WARP * MAX_ITEMS)
+    {
+      int items = 1;
+      while ((int64_t) items * WARP < nv)
+        items *= 2;
+      const int rows_per_block = WARP_ROW_THREADS / WARP;
+      launch_cached<T, VEC, true> (items, grid_for (ceil_div (a.rows, rows_per_block)), WARP_ROW_THREADS, a,
+                                   stream);
+      return cudaGetLastError ();
+    }
+
+  int items = 1;
+  while (items < MAX_ITEMS && ceil_div (nv, items) > BLOCK_ROW_TARGET_THREADS)
+    items *= 2;
+  const int64_t threads = ceil_div (ceil_div (nv, items), WARP) * WARP;
+  if (threads <= BLOCK_ROW_MAX_THREADS)
+    launch_cached<T, VEC, false> (items, grid_for (a.rows), (int) threads, a, stream);
+  else
+    norm_long_kernel<T, VEC><<<grid_for (a.rows), LONG_THREADS, 0, stream>>> (a);
+  return cudaGetLastError ();
+}
+
+bool
+aligned (const void *p, size_t bytes)
+{
+  return p == nullptr || (uintptr_t) p % bytes == 0;
+}
+
+template <typename T>
+cudaError_t
+launch_typed (const NormArgs &a, cudaStream_t stream)
+{
+  constexpr int VEC = 16 / sizeof (T);
+  if (a.n % VEC == 0 && aligned (a.x, 16) && aligned (a.y, 16) && aligned (a.gamma, 16) && aligned (a.beta, 16))
+    return launch_packed<T, VEC> (a, stream);
+  return launch_packed<T, 1> (a, stream);
+}
+
+} /* namespace */
+
+extern "C" cudaError_t
+accel_cuda_launch_norm (const void *x, const void *gamma, const void *beta, void *y, int dtype, int rms,
+                        int64_t rows, int64_t n, double eps, cudaStream_t stream)
+{
+  if (rows <= 0 || n <= 0)
+    return cudaSuccess;
+  const NormArgs a = { x, gamma, beta, y, rows, n, (float) eps, (float) n, rms != 0 };
+  switch (dtype)
+    {
+    case ACCEL_CUDA_DT_F32:
+      return launch_typed<float> (a, stream);
+    case ACCEL_CUDA_DT_F16:
+      return launch_typed<__half> (a, stream);
+    case ACCEL_CUDA_DT_BF16:
+      return launch_typed<__nv_bfloat16> (a, stream);
+    default:
+      return cudaErrorInvalidValue;
+    }
+}
