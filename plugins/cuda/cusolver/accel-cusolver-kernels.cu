@@ -113,3 +113,35 @@ accel_cusolver_extract_r (const void *a, int m, int n, void *r, size_t element_s
     extract_r_kernel<double><<<grid, block, 0, stream>>> ((const double *) a, m, n, k, (double *) r);
   return cudaGetLastError ();
 }
+
+/* codes[0] = 1 + the first batch entry whose info is not 0 (0 if none),
+ * codes[1] = that info. One block: batches are small beside the work. */
+__global__ void
+first_bad_info_kernel (const int *__restrict__ info, long long n, int *codes)
+{
+  __shared__ long long first;
+  if (threadIdx.x == 0)
+    first = n;
+  __syncthreads ();
+  for (long long b = threadIdx.x; b < n; b += blockDim.x)
+    if (info[b] != 0)
+      {
+        atomicMin ((unsigned long long *) &first, (unsigned long long) b);
+        break;
+      }
+  __syncthreads ();
+  if (threadIdx.x == 0 && first < n)
+    {
+      codes[0] = (int) (first + 1);
+      codes[1] = info[first];
+    }
+}
+
+extern "C" cudaError_t
+accel_cusolver_first_bad_info (const int *info, long long n, int *codes, cudaStream_t stream)
+{
+  if (n <= 0)
+    return cudaSuccess;
+  first_bad_info_kernel<<<1, 256, 0, stream>>> (info, n, codes);
+  return cudaGetLastError ();
+}

@@ -20,6 +20,9 @@ cudaError_t accel_cusolver_transpose (const void *src, void *dst, int rows, int 
 cudaError_t accel_cusolver_zero_triangle (void *matrices, int n, long long batch, int keep_lower,
                                           size_t element_size, cudaStream_t stream);
 /* Row-major r [min(m, n), n] from the column-major m x n output of geqrf. */
+/* codes[0] = 1 + the first of @n info codes that is not 0 (left alone if
+ * none), codes[1] = that code. */
+cudaError_t accel_cusolver_first_bad_info (const int *info, long long n, int *codes, cudaStream_t stream);
 cudaError_t accel_cusolver_extract_r (const void *a, int m, int n, void *r, size_t element_size,
                                       cudaStream_t stream);
 

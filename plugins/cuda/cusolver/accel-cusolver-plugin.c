@@ -12,14 +12,14 @@
  * exactly Accel's vt and u.
  *
  * Info codes: lu (a zero pivot), cholesky (a leading minor that is not
- * positive), svd and eigh (no convergence) must report them, so these ops
- * copy cuSOLVER's devInfo to pinned memory on the lane's stream and wait for
- * that stream (cudaStreamSynchronize) before they return: the one place
- * the plugin synchronises, limited to these four ops, since the backend
- * offers no deferred check. qr, lu-solve and cholesky-solve report only
- * argument errors there, which the call's status already gives: they never
- * wait. cuSOLVER's getrs and potrs do not check for a singular factor (the
- * cpu kernels do): x then holds infinities or NaNs.
+ * positive), svd and eigh (no convergence) must report them without
+ * synchronising: a small kernel finds the first batch entry whose devInfo
+ * is not 0 and leaves it in the op's check codes
+ * (accel_cuda_lane_check_after()), which the device reads once the op's
+ * work has run, failing the op with the message. qr, lu-solve and
+ * cholesky-solve report only argument errors there, which the call's
+ * status already gives. cuSOLVER's getrs and potrs do not check for a
+ * singular factor (the cpu kernels do): x then holds infinities or NaNs.
  *
  * Each lane has its own cuSOLVER handle bound to its stream.
  *
@@ -38,8 +38,6 @@
 
 typedef struct {
   cusolverDnHandle_t handle;
-  int *host_info;          /* pinned; info codes read back */
-  gsize host_info_len;
 } Solver;
 
 static const char *
@@ -73,8 +71,6 @@ solver_destroy (gpointer data)
   Solver *s = data;
   if (s->handle)
     (void) cusolverDnDestroy (s->handle);
-  if (s->host_info)
-    (void) cudaFreeHost (s->host_info);
   g_free (s);
 }
 
@@ -96,30 +92,6 @@ static Solver *
 lane_solver (AccelCudaLane *lane, GError **error)
 {
   return accel_cuda_lane_get_handle (lane, "cusolver", solver_create, solver_destroy, error);
-}
-
-/* Copies @n info codes to pinned memory and waits for the lane's stream;
- * see the top of the file for why. */
-static const int *
-read_infos (Solver *s, AccelCudaLane *lane, const int *dev_info, gint64 n, GError **error)
-{
-  cudaStream_t stream = accel_cuda_lane_get_stream (lane);
-
-  if (s->host_info_len < (gsize) n)
-    {
-      if (s->host_info)
-        (void) cudaFreeHost (s->host_info);
-      s->host_info = NULL;
-      s->host_info_len = 0;
-      if (!ACCEL_CUDA_CHECK (cudaMallocHost ((void **) &s->host_info, n * sizeof (int)), error))
-        return NULL;
-      s->host_info_len = n;
-    }
-  if (!ACCEL_CUDA_CHECK (cudaMemcpyAsync (s->host_info, dev_info, n * sizeof (int),
-                                          cudaMemcpyDeviceToHost, stream), error)
-      || !ACCEL_CUDA_CHECK (cudaStreamSynchronize (stream), error))
-    return NULL;
-  return s->host_info;
 }
 
 typedef struct {
@@ -176,6 +148,70 @@ info_refused (const char *op, const char *routine, int info, const Mat *d, gint6
   g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_LIBRARY,
                "cusolver %s: %s refused argument %d%s", op, routine, -info, at);
   return FALSE;
+}
+
+/* What an op's info codes mean, for the check that reads them. */
+typedef enum {
+  INFO_LU,
+  INFO_CHOLESKY,
+  INFO_SVD,
+  INFO_EIGH,
+} InfoKind;
+
+typedef struct {
+  InfoKind kind;
+  Mat d;
+} InfoCheck;
+
+static gboolean
+infos_judge (const gint32 *codes, guint n_codes, gpointer data, GError **error)
+{
+  const InfoCheck *c = data;
+  static const char *const ops[] = { "lu", "cholesky", "svd", "eigh" };
+  static const char *const routines[] = { "getrf", "potrf", "gesvd", "syevd" };
+
+  if (codes[0] == 0)
+    return TRUE;
+  gint64 b = codes[0] - 1;
+  int info = codes[1];
+  if (info < 0)
+    return info_refused (ops[c->kind], routines[c->kind], info, &c->d, b, error);
+  g_autofree char *at = where (&c->d, b);
+  switch (c->kind)
+    {
+    case INFO_LU:
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "lu: “a” is singular: the pivot u[%d, %d] is exactly zero%s", info - 1, info - 1, at);
+      break;
+    case INFO_CHOLESKY:
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "cholesky: “a” is not positive definite: its leading minor of order %d is not positive%s",
+                   info, at);
+      break;
+    case INFO_SVD:
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_LIBRARY,
+                   "cusolver svd: gesvd did not converge (%d superdiagonals left)%s", info, at);
+      break;
+    case INFO_EIGH:
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_LIBRARY,
+                   "cusolver eigh: syevd did not converge (info %d)%s", info, at);
+      break;
+    }
+  return FALSE;
+}
+
+/* Has the op fail, once its work has run, if any of the @d->batch devInfo
+ * codes at @dev_info is not 0. Enqueued after the routines that write them. */
+static gboolean
+check_infos_after (AccelCudaLane *lane, const int *dev_info, const Mat *d, InfoKind kind, GError **error)
+{
+  InfoCheck *c = g_new (InfoCheck, 1);
+  c->kind = kind;
+  c->d = *d;
+  gint32 *codes = accel_cuda_lane_check_after (lane, 2, infos_judge, c, g_free, error);
+  return codes != NULL
+         && check_launch (accel_cusolver_first_bad_info (dev_info, d->batch, codes, accel_cuda_lane_get_stream (lane)),
+                          "first_bad_info", error);
 }
 
 /* qr */
@@ -267,23 +303,7 @@ lu_run (AccelOp *op, gpointer context, GError **error)
                                                es, stream), "transpose", error))
     return FALSE;
 
-  const int *infos = read_infos (s, lane, info, d.batch, error);
-  if (infos == NULL)
-    return FALSE;
-  for (gint64 b = 0; b < d.batch; b++)
-    {
-      if (infos[b] < 0)
-        return info_refused ("lu", "getrf", infos[b], &d, b, error);
-      if (infos[b] > 0)
-        {
-          g_autofree char *at = where (&d, b);
-          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                       "lu: “a” is singular: the pivot u[%d, %d] is exactly zero%s",
-                       infos[b] - 1, infos[b] - 1, at);
-          return FALSE;
-        }
-    }
-  return TRUE;
+  return check_infos_after (lane, info, &d, INFO_LU, error);
 }
 
 /* Right-hand sides of a solve, in column-major form: a vector is the same
@@ -396,23 +416,7 @@ cholesky_run (AccelOp *op, gpointer context, GError **error)
                      error))
     return FALSE;
 
-  const int *infos = read_infos (s, lane, info, d.batch, error);
-  if (infos == NULL)
-    return FALSE;
-  for (gint64 b = 0; b < d.batch; b++)
-    {
-      if (infos[b] < 0)
-        return info_refused ("cholesky", "potrf", infos[b], &d, b, error);
-      if (infos[b] > 0)
-        {
-          g_autofree char *at = where (&d, b);
-          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                       "cholesky: “a” is not positive definite: its leading minor of order %d is not positive%s",
-                       infos[b], at);
-          return FALSE;
-        }
-    }
-  return TRUE;
+  return check_infos_after (lane, info, &d, INFO_CHOLESKY, error);
 }
 
 static gboolean
@@ -441,24 +445,6 @@ cholesky_solve_run (AccelOp *op, gpointer context, GError **error)
 }
 
 /* svd */
-
-static gboolean
-svd_failed (const int *infos, const Mat *d, const char *routine, GError **error)
-{
-  for (gint64 b = 0; b < d->batch; b++)
-    {
-      if (infos[b] < 0)
-        return info_refused ("svd", routine, infos[b], d, b, error);
-      if (infos[b] > 0)
-        {
-          g_autofree char *at = where (d, b);
-          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_LIBRARY,
-                       "cusolver svd: %s did not converge (%d superdiagonals left)%s", routine, infos[b], at);
-          return FALSE;
-        }
-    }
-  return TRUE;
-}
 
 static gboolean
 svd_run (AccelOp *op, gpointer context, GError **error)
@@ -532,8 +518,7 @@ svd_run (AccelOp *op, gpointer context, GError **error)
           || !check_launch (accel_cusolver_transpose (work_vt, vt, n, k, d.batch, es, stream), "transpose", error)))
     return FALSE;
 
-  const int *infos = read_infos (s, lane, info, d.batch, error);
-  return infos != NULL && svd_failed (infos, &d, "gesvd", error);
+  return check_infos_after (lane, info, &d, INFO_SVD, error);
 }
 
 /* eigh */
@@ -575,22 +560,7 @@ eigh_run (AccelOp *op, gpointer context, GError **error)
                      "transpose", error))
     return FALSE;
 
-  const int *infos = read_infos (s, lane, info, d.batch, error);
-  if (infos == NULL)
-    return FALSE;
-  for (gint64 b = 0; b < d.batch; b++)
-    {
-      if (infos[b] < 0)
-        return info_refused ("eigh", "syevd", infos[b], &d, b, error);
-      if (infos[b] > 0)
-        {
-          g_autofree char *at = where (&d, b);
-          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_LIBRARY,
-                       "cusolver eigh: syevd did not converge (info %d)%s", infos[b], at);
-          return FALSE;
-        }
-    }
-  return TRUE;
+  return check_infos_after (lane, info, &d, INFO_EIGH, error);
 }
 
 static const AccelKernelVTable qr_kernel = { .run = qr_run };
