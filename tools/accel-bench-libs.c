@@ -16,6 +16,10 @@
  * - libs-cudnn: conv2d (cudnn) beside cudnnConvolutionForward with the
  *   heuristics' first algorithm.
  * - libs-cub: sort and scan (cub) beside the typed CUB calls.
+ * - libs-norm: layernorm and rmsnorm (the cuda plugin's own kernels) in
+ *   effective GB/s, beside a device-to-device cudaMemcpyAsync that reads
+ *   and writes as many bytes: the bound of a kernel that reads x once and
+ *   writes y once.
  *
  * Each side runs a burst back to back after a warm-up (Accel through
  * submit_async with the burst in flight, the raw side timed with CUDA
@@ -752,6 +756,67 @@ run_cub (AccelBench *bench, GError **error)
   return ok;
 }
 
+/* libs-norm */
+
+typedef struct {
+  void *src, *dst;
+  gsize bytes;
+} CopyCall;
+
+static gboolean
+copy_call (Raw *raw, gpointer data, GError **error)
+{
+  CopyCall *c = data;
+  return cuda_ok (cudaMemcpyAsync (c->dst, c->src, c->bytes, cudaMemcpyDeviceToDevice, raw->stream),
+                  "cudaMemcpyAsync", error);
+}
+
+/* layernorm (gamma and beta) and rmsnorm (gamma) of x [rows, n] into y.
+ * Both sides count the bytes of x read and y written; gamma and beta, n
+ * elements each and cached, are left out of the op's figure. */
+static gboolean
+bench_norm (Raw *raw, AccelDType dtype, gint64 rows, gint64 n, GError **error)
+{
+  gint64 dims[2] = { rows, n }, dn[1] = { n };
+  gsize size = (gsize) rows * n * accel_dtype_get_size (dtype);
+  double gb = 2.0 * size * 1e-9;
+  g_autoptr(AccelBuffer) x = random_buffer (raw->device, dtype, dims, 2, -3, 5, 16, error);
+  g_autoptr(AccelBuffer) y = x ? random_buffer (raw->device, dtype, dims, 2, 0, 1, 17, error) : NULL;
+  g_autoptr(AccelBuffer) gamma = y ? random_buffer (raw->device, dtype, dn, 1, 0.5, 1.5, 18, error) : NULL;
+  g_autoptr(AccelBuffer) beta = gamma ? random_buffer (raw->device, dtype, dn, 1, -1, 1, 19, error) : NULL;
+  CopyCall c = { NULL, NULL, size };
+  gboolean ok = beta != NULL
+    && cuda_ok (cudaMalloc (&c.src, size), "cudaMalloc", error)
+    && cuda_ok (cudaMalloc (&c.dst, size), "cudaMalloc", error)
+    && cuda_ok (cudaMemsetAsync (c.src, 0, size, raw->stream), "cudaMemsetAsync", error);
+  if (ok)
+    {
+      const char *dt = accel_dtype_get_name (dtype);
+      g_autofree char *ln_label = g_strdup_printf ("libs-norm.layernorm.%s", dt);
+      g_autofree char *rms_label = g_strdup_printf ("libs-norm.rmsnorm.%s", dt);
+      g_autoptr(AccelOp) ln = accel_layernorm_new (x, gamma, beta, y);
+      g_autoptr(AccelOp) rms = accel_rmsnorm_new (x, gamma, NULL, y);
+      ok = compare (raw, ln_label, ln, copy_call, &c, 20, gb, "GB/s", error)
+           && compare (raw, rms_label, rms, copy_call, &c, 20, gb, "GB/s", error);
+    }
+  cudaFree (c.src);
+  cudaFree (c.dst);
+  return ok;
+}
+
+static gboolean
+run_norm (AccelBench *bench, GError **error)
+{
+  Raw raw;
+  gint64 rows = accel_bench_is_quick (bench) ? 2048 : 16384, n = 4096;
+  if (!raw_open (bench, &raw, error))
+    return FALSE;
+  gboolean ok = bench_norm (&raw, ACCEL_DTYPE_BF16, rows, n, error)
+                && bench_norm (&raw, ACCEL_DTYPE_F32, rows, n, error);
+  raw_close (&raw);
+  return ok;
+}
+
 const AccelBenchGroup accel_bench_libs_groups[] = {
   { "libs-matmul", "matmul (fused bias+GELU; bf16, fp8) beside cublasLtMatmul, and beside gemm alone", run_matmul },
   { "libs-fft", "fft (c2c 1-D batched, r2c 2-D) beside cufftExec", run_fft },
@@ -759,5 +824,7 @@ const AccelBenchGroup accel_bench_libs_groups[] = {
   { "libs-cusparse", "spmv, checked and trusted, beside cusparseSpMV", run_cusparse },
   { "libs-cudnn", "conv2d f16 NHWC 3x3 beside cudnnConvolutionForward", run_cudnn },
   { "libs-cub", "sort and scan beside the typed CUB calls", run_cub },
+  { "libs-norm", "layernorm, rmsnorm bf16 and f32 [16384, 4096] in GB/s beside a cudaMemcpyAsync of as many bytes",
+    run_norm },
   { NULL, NULL, NULL },
 };
