@@ -17,16 +17,17 @@
  * - longer rows: one block of 512 threads per row that reads x twice
  *   (the second read mostly from L2): once for the moments, merged per
  *   thread and then across the block with Chan's pairwise update, once to
- *   write y.
+ *   write y. A handful of such rows keeps only as many SMs busy; spreading
+ *   a row over several blocks would take a second launch and scratch.
  *
  * The cached kernels take the variance about the mean from the values in
  * registers (two passes, no cancellation); the long one merges the exact
  * mean and second moment of each chunk of a thread, which is as stable.
  * rmsnorm of a long row takes Σx²/n as M2/n + mean², a sum of two
- * non-negative terms. layernorm works on x − x[0] of its row, never on
- * x − mean: the difference is exact for values near x[0], while a
- * binary32 mean of a row around 1000 is itself rounded by up to 2⁻¹⁵,
- * which would shift every deviation by that much.
+ * non-negative terms. layernorm first subtracts x[0] of its row and
+ * keeps the mean relative to it: x − x[0] is exact for values near x[0],
+ * while subtracting a binary32 mean of a row around 1000 would round that
+ * mean by up to 2⁻¹⁵ first and shift every deviation by as much.
  *
  * Loads and stores are 16 bytes wide when the row length is a multiple of
  * 16 bytes and every pointer is 16-byte aligned; else they are one element
