@@ -306,10 +306,15 @@ accel_cuda_launch_cast (const void *src, int from, const AccelCudaLayout *src_la
 
 /* @aligned: the buffer starts on a 16-byte boundary, so each thread's
  * values (16 bytes of f32 or f64, 8 of f16 or bf16) go in one store. */
+template <int DTYPE, bool NORMAL>
 __global__ void
-rng_kernel (unsigned char *dst, int dtype, int64_t n, int64_t counters, uint64_t seed, uint64_t offset,
-            int normal, double a, double b, float af, float bf, int aligned)
+rng_kernel (unsigned char *dst, int64_t n, int64_t counters, uint64_t seed, uint64_t offset,
+            double a, double b, float af, float bf, int aligned)
 {
+  /* Constants, so each instance keeps only its own dtype's path: the
+   * generic form, with both as arguments, ran at 0.72x cuRAND. */
+  const int dtype = DTYPE;
+  const bool normal = NORMAL;
   for (int64_t k = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; k < counters;
        k += (int64_t) gridDim.x * blockDim.x)
     {
@@ -386,7 +391,21 @@ accel_cuda_launch_rng_fill (void *dst, int dtype, int64_t n, uint64_t seed, uint
   int64_t per = dtype == ACCEL_CUDA_DT_F64 ? 2 : 4;
   int64_t counters = (n + per - 1) / per;
   int aligned = ((uintptr_t) dst % 16) == 0;
-  rng_kernel<<<grid_for (counters), THREADS, 0, stream>>> ((unsigned char *) dst, dtype, n, counters, seed,
-                                                           offset, normal, a, b, (float) a, (float) b, aligned);
+  unsigned char *p = (unsigned char *) dst;
+  const unsigned int grid = grid_for (counters);
+#define RNG_LAUNCH(DT)                                                                                     \
+  (normal ? rng_kernel<DT, true><<<grid, THREADS, 0, stream>>> (p, n, counters, seed, offset, a, b,         \
+                                                                 (float) a, (float) b, aligned)            \
+          : rng_kernel<DT, false><<<grid, THREADS, 0, stream>>> (p, n, counters, seed, offset, a, b,        \
+                                                                  (float) a, (float) b, aligned))
+  switch (dtype)
+    {
+    case ACCEL_CUDA_DT_F32: RNG_LAUNCH (ACCEL_CUDA_DT_F32); break;
+    case ACCEL_CUDA_DT_F64: RNG_LAUNCH (ACCEL_CUDA_DT_F64); break;
+    case ACCEL_CUDA_DT_F16: RNG_LAUNCH (ACCEL_CUDA_DT_F16); break;
+    case ACCEL_CUDA_DT_BF16: RNG_LAUNCH (ACCEL_CUDA_DT_BF16); break;
+    default: return cudaErrorInvalidValue;
+    }
+#undef RNG_LAUNCH
   return cudaGetLastError ();
 }
