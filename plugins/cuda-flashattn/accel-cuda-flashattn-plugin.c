@@ -222,12 +222,15 @@ static const AccelKernelVTable attention_backward_kernel = {
   .run = attention_backward_run,
 };
 
+void accel_cuda_flashattn_register_kvcache (AccelPlugin *plugin);   /* accel-cuda-flashattn-kvcache.c */
+
 static gboolean
 plugin_init (AccelPlugin *plugin, GError **error)
 {
   accel_plugin_register_kernel (plugin, "attention", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &attention_kernel);
   accel_plugin_register_kernel (plugin, "attention-backward", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK,
                                 &attention_backward_kernel);
+  accel_cuda_flashattn_register_kvcache (plugin);
   return TRUE;
 }
 
