@@ -371,8 +371,10 @@ kvcache_kernel (const Args a)
             {
               const bool visible = key <= hi_s[r] && (key >= lo_s[r] || key < p.sinks);
               float x = s[r];
+              /* tanhf, not tanh.approx: its 2^-11 error times the cap
+               * would be a visible logit error at f16. */
               if (softcap > 0.f)
-                x = softcap * fast_tanh (x);
+                x = softcap * tanhf (x);
               if (have_alibi && visible)
                 x -= slope_s[r] * fabsf ((float) (pos_s[r] - key));
               s_s[r * BN + j_qk] = visible ? x * kLog2e : -INFINITY;
