@@ -40,6 +40,9 @@ extern const AccelBenchGroup accel_bench_cuda_groups[];
 #ifdef ACCEL_BENCH_LIBS_GROUPS
 extern const AccelBenchGroup accel_bench_libs_groups[];
 #endif
+#ifdef ACCEL_BENCH_FLASHATTN_GROUPS
+extern const AccelBenchGroup accel_bench_flashattn_groups[];
+#endif
 
 /* The group tables accel-bench knows; add yours here. */
 static const AccelBenchGroup *const group_tables[] = {
@@ -50,6 +53,9 @@ static const AccelBenchGroup *const group_tables[] = {
 #endif
 #ifdef ACCEL_BENCH_LIBS_GROUPS
   accel_bench_libs_groups,
+#endif
+#ifdef ACCEL_BENCH_FLASHATTN_GROUPS
+  accel_bench_flashattn_groups,
 #endif
 };
 
