@@ -17,6 +17,8 @@
  * @window_right: as #AccelAttention:window-right
  * @scale: as #AccelAttention:scale
  * @softcap: as #AccelAttention:softcap
+ * @alibi_slopes: (nullable): as #AccelAttention:alibi-slopes
+ * @sinks: as #AccelAttention:sinks
  *
  * The gradients of `attention` (see #AccelAttention, whose parameters must
  * be the same as the forward pass's). With `P = exp (s - lse)` recomputed
@@ -43,11 +45,13 @@ enum {
   PROP_DQ,
   PROP_DK,
   PROP_DV,
+  PROP_ALIBI_SLOPES,
   PROP_CAUSAL,
   PROP_WINDOW_LEFT,
   PROP_WINDOW_RIGHT,
   PROP_SCALE,
   PROP_SOFTCAP,
+  PROP_SINKS,
   N_PROPS
 };
 
@@ -71,6 +75,7 @@ buffer_field (AccelAttentionBackward *self, guint prop_id)
     case PROP_DQ: return &self->dq;
     case PROP_DK: return &self->dk;
     case PROP_DV: return &self->dv;
+    case PROP_ALIBI_SLOPES: return &self->alibi_slopes;
     default: return NULL;
     }
 }
@@ -102,6 +107,9 @@ accel_attention_backward_set_property (GObject *object, guint prop_id, const GVa
       break;
     case PROP_SOFTCAP:
       accel_op_set_double_ (object, &self->softcap, value, pspec);
+      break;
+    case PROP_SINKS:
+      accel_op_set_int_ (object, &self->sinks, value, pspec);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -136,6 +144,9 @@ accel_attention_backward_get_property (GObject *object, guint prop_id, GValue *v
     case PROP_SOFTCAP:
       g_value_set_double (value, self->softcap);
       break;
+    case PROP_SINKS:
+      g_value_set_int (value, self->sinks);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -146,7 +157,7 @@ accel_attention_backward_dispose (GObject *object)
 {
   AccelAttentionBackward *self = ACCEL_ATTENTION_BACKWARD (object);
 
-  for (guint i = PROP_Q; i <= PROP_DV; i++)
+  for (guint i = PROP_Q; i <= PROP_ALIBI_SLOPES; i++)
     g_clear_object (buffer_field (self, i));
 
   G_OBJECT_CLASS (accel_attention_backward_parent_class)->dispose (object);
@@ -209,6 +220,18 @@ accel_attention_backward_check_dims (AccelAttentionBackward *self, GError **erro
                   B, Hq, Sq);
       return accel_op_shape_error_ (error, "attention-backward", "lse", self->lse, expected);
     }
+  if (self->alibi_slopes != NULL)
+    {
+      const AccelShape *sa = accel_buffer_get_shape (self->alibi_slopes);
+      guint rank = accel_shape_get_rank (sa);
+      if (!(rank == 1 && accel_shape_get_dim (sa, 0) == Hq)
+          && !(rank == 2 && accel_shape_get_dim (sa, 0) == B && accel_shape_get_dim (sa, 1) == Hq))
+        {
+          g_snprintf (expected, sizeof expected, "[%" G_GINT64_FORMAT "] or [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]",
+                      Hq, B, Hq);
+          return accel_op_shape_error_ (error, "attention-backward", "alibi-slopes", self->alibi_slopes, expected);
+        }
+    }
   return same_dims_as (self, "dout", self->dout, "out", self->out, error)
          && same_dims_as (self, "dq", self->dq, "q", self->q, error)
          && same_dims_as (self, "dk", self->dk, "k", self->k, error)
@@ -219,16 +242,17 @@ static gboolean
 accel_attention_backward_validate (AccelOp *op, GError **error)
 {
   AccelAttentionBackward *self = ACCEL_ATTENTION_BACKWARD (op);
-  static const char *const names[] = { "q", "k", "v", "out", "dout", "lse", "dq", "dk", "dv" };
+  static const char *const names[] = { "q", "k", "v", "out", "dout", "lse", "dq", "dk", "dv", "alibi-slopes" };
   static const AccelDType lse_dtypes[] = { ACCEL_DTYPE_F32 };
+  const guint n_required = PROP_DV - PROP_Q + 1;
 
-  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+  for (guint i = 0; i < n_required; i++)
     if (!accel_op_require_ ("attention-backward", names[i], *buffer_field (self, PROP_Q + i), error))
       return FALSE;
 
   if (!accel_op_check_dtype (op, "q", attention_backward_dtypes, G_N_ELEMENTS (attention_backward_dtypes), error))
     return FALSE;
-  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+  for (guint i = 0; i < n_required; i++)
     {
       gboolean is_lse = PROP_Q + i == PROP_LSE;
       if (is_lse)
@@ -243,6 +267,10 @@ accel_attention_backward_validate (AccelOp *op, GError **error)
           || !accel_op_check_contiguous (op, names[i], error))
         return FALSE;
     }
+  if (self->alibi_slopes != NULL
+      && (!accel_op_check_dtype (op, "alibi-slopes", lse_dtypes, 1, error)
+          || !accel_op_check_contiguous (op, "alibi-slopes", error)))
+    return FALSE;
   if (!accel_attention_backward_check_dims (self, error))
     return FALSE;
 
@@ -265,15 +293,21 @@ accel_attention_backward_validate (AccelOp *op, GError **error)
                    "attention-backward: property 'softcap' is %g, expected >= 0 (0: off)", self->softcap);
       return FALSE;
     }
+  if (self->sinks < 0)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "attention-backward: property 'sinks' is %d, expected >= 0", self->sinks);
+      return FALSE;
+    }
 
   /* Gradients must not alias any input, nor each other. */
   for (guint r = PROP_DQ; r <= PROP_DV; r++)
-    for (guint i = PROP_Q; i <= PROP_DV; i++)
+    for (guint i = PROP_Q; i <= PROP_ALIBI_SLOPES; i++)
       {
         if (i == r)
           continue;
         AccelBuffer *a = *buffer_field (self, r), *b = *buffer_field (self, i);
-        if (accel_op_buffers_alias_ (a, b))
+        if (b != NULL && accel_op_buffers_alias_ (a, b))
           {
             g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
                          "attention-backward: '%s' overlaps '%s'; gradients must not alias other buffers",
@@ -309,6 +343,9 @@ accel_attention_backward_class_init (AccelAttentionBackwardClass *klass)
   accel_op_class_install_buffer (op_class, PROP_DQ, "dq", "Gradient of q [B, Hq, Sq, D]", ACCEL_ACCESS_WRITE, TRUE);
   accel_op_class_install_buffer (op_class, PROP_DK, "dk", "Gradient of k [B, Hkv, Sk, D]", ACCEL_ACCESS_WRITE, TRUE);
   accel_op_class_install_buffer (op_class, PROP_DV, "dv", "Gradient of v [B, Hkv, Sk, Dv]", ACCEL_ACCESS_WRITE, TRUE);
+  accel_op_class_install_buffer (op_class, PROP_ALIBI_SLOPES, "alibi-slopes",
+                                 "Optional ALiBi slope of each query head [Hq] or [B, Hq], f32 (as the forward pass)",
+                                 ACCEL_ACCESS_READ, FALSE);
 
   /**
    * AccelAttentionBackward:causal:
@@ -349,6 +386,14 @@ accel_attention_backward_class_init (AccelAttentionBackwardClass *klass)
   properties[PROP_SOFTCAP] =
     g_param_spec_double ("softcap", NULL, "Logit soft cap c: s -> c tanh(s/c) (0: off)", 0.0, G_MAXDOUBLE, 0.0,
                          ACCEL_OP_PARAM_FLAGS);
+  /**
+   * AccelAttentionBackward:sinks:
+   *
+   * As #AccelAttention:sinks.
+   */
+  properties[PROP_SINKS] =
+    g_param_spec_int ("sinks", NULL, "Leading keys exempt from the left window", 0, G_MAXINT, 0,
+                      ACCEL_OP_PARAM_FLAGS);
 
   for (guint i = PROP_CAUSAL; i < N_PROPS; i++)
     g_object_class_install_property (object_class, i, properties[i]);

@@ -28,6 +28,8 @@ struct _AccelAttentionBackward {
   int window_right;
   double scale;
   double softcap;
+  AccelBuffer *alibi_slopes;
+  int sinks;
 };
 
 ACCEL_API

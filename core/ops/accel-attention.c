@@ -13,6 +13,12 @@
  * @window_right: if >= 0, how many keys after the aligned position a query sees
  * @scale: the logit scale; 0 means `1 / sqrt (D)`
  * @softcap: if > 0, each scaled logit `s` becomes `softcap tanh (s / softcap)`
+ * @alibi_slopes: (nullable): ALiBi slopes, f32 `[Hq]` or `[B, Hq]`: logit `(i, j)` of head
+ *   `h` gains `-slope[h] |i + Sk - Sq - j|` after scaling and soft-capping
+ * @sinks: keys `j < sinks` are exempt from the left window
+ * @q_descale: the per-tensor scale of fp8 @q (1.0 for other types)
+ * @k_descale: the per-tensor scale of fp8 @k (1.0 for other types)
+ * @v_descale: the per-tensor scale of fp8 @v (1.0 for other types)
  *
  * Reference scaled dot-product attention, `out = softmax (scale q kᵀ + mask) v`
  * per batch and head. Grouped-query heads: query head `h` reads key/value
@@ -21,10 +27,14 @@
  * The mask is aligned to the bottom right: with `d = Sk - Sq`, query `i` sees
  * key `j` iff `j <= i + d` when @causal, `j >= i + d - window_left` when
  * @window_left >= 0, and `j <= i + d + window_right` when @window_right >= 0.
- * A row that sees no key gets zeros and an lse of -inf.
+ * Keys `j < sinks` ignore the left window (the causal mask and the right
+ * window still apply to them). A row that sees no key gets zeros and an lse
+ * of -inf.
  *
  * Types: f32, f64, f16, bf16 (the same for @q, @k, @v, @out); accumulation in
- * f32 (f64 for f64). All buffers contiguous.
+ * f32 (f64 for f64). Forward fp8: @q, @k and @v all fp8-e4m3 with @out bf16
+ * or f16; then logit `= scale q_descale k_descale (q . k)` and
+ * `out = v_descale (P v)`. All buffers contiguous.
  *
  * Op name: `attention`.
  */
@@ -38,18 +48,23 @@ enum {
   PROP_V,
   PROP_OUT,
   PROP_LSE,
+  PROP_ALIBI_SLOPES,
   PROP_CAUSAL,
   PROP_WINDOW_LEFT,
   PROP_WINDOW_RIGHT,
   PROP_SCALE,
   PROP_SOFTCAP,
+  PROP_SINKS,
+  PROP_Q_DESCALE,
+  PROP_K_DESCALE,
+  PROP_V_DESCALE,
   N_PROPS
 };
 
 static GParamSpec *properties[N_PROPS];
 
 static const AccelDType attention_dtypes[] = {
-  ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16,
+  ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16, ACCEL_DTYPE_FP8_E4M3,
 };
 
 static void
@@ -74,6 +89,9 @@ accel_attention_set_property (GObject *object, guint prop_id, const GValue *valu
     case PROP_LSE:
       accel_op_set_buffer_ (object, &self->lse, value, pspec);
       break;
+    case PROP_ALIBI_SLOPES:
+      accel_op_set_buffer_ (object, &self->alibi_slopes, value, pspec);
+      break;
     case PROP_CAUSAL:
       accel_op_set_boolean_ (object, &self->causal, value, pspec);
       break;
@@ -88,6 +106,18 @@ accel_attention_set_property (GObject *object, guint prop_id, const GValue *valu
       break;
     case PROP_SOFTCAP:
       accel_op_set_double_ (object, &self->softcap, value, pspec);
+      break;
+    case PROP_SINKS:
+      accel_op_set_int_ (object, &self->sinks, value, pspec);
+      break;
+    case PROP_Q_DESCALE:
+      accel_op_set_double_ (object, &self->q_descale, value, pspec);
+      break;
+    case PROP_K_DESCALE:
+      accel_op_set_double_ (object, &self->k_descale, value, pspec);
+      break;
+    case PROP_V_DESCALE:
+      accel_op_set_double_ (object, &self->v_descale, value, pspec);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -116,6 +146,9 @@ accel_attention_get_property (GObject *object, guint prop_id, GValue *value, GPa
     case PROP_LSE:
       g_value_set_object (value, self->lse);
       break;
+    case PROP_ALIBI_SLOPES:
+      g_value_set_object (value, self->alibi_slopes);
+      break;
     case PROP_CAUSAL:
       g_value_set_boolean (value, self->causal);
       break;
@@ -130,6 +163,18 @@ accel_attention_get_property (GObject *object, guint prop_id, GValue *value, GPa
       break;
     case PROP_SOFTCAP:
       g_value_set_double (value, self->softcap);
+      break;
+    case PROP_SINKS:
+      g_value_set_int (value, self->sinks);
+      break;
+    case PROP_Q_DESCALE:
+      g_value_set_double (value, self->q_descale);
+      break;
+    case PROP_K_DESCALE:
+      g_value_set_double (value, self->k_descale);
+      break;
+    case PROP_V_DESCALE:
+      g_value_set_double (value, self->v_descale);
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -146,6 +191,7 @@ accel_attention_dispose (GObject *object)
   g_clear_object (&self->v);
   g_clear_object (&self->out);
   g_clear_object (&self->lse);
+  g_clear_object (&self->alibi_slopes);
 
   G_OBJECT_CLASS (accel_attention_parent_class)->dispose (object);
 }
@@ -199,6 +245,18 @@ accel_attention_check_dims (AccelAttention *self, GError **error)
           return accel_op_shape_error_ (error, "attention", "lse", self->lse, expected);
         }
     }
+  if (self->alibi_slopes != NULL)
+    {
+      const AccelShape *sa = accel_buffer_get_shape (self->alibi_slopes);
+      guint rank = accel_shape_get_rank (sa);
+      if (!(rank == 1 && accel_shape_get_dim (sa, 0) == Hq)
+          && !(rank == 2 && accel_shape_get_dim (sa, 0) == B && accel_shape_get_dim (sa, 1) == Hq))
+        {
+          g_snprintf (expected, sizeof expected, "[%" G_GINT64_FORMAT "] or [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]",
+                      Hq, B, Hq);
+          return accel_op_shape_error_ (error, "attention", "alibi-slopes", self->alibi_slopes, expected);
+        }
+    }
   return TRUE;
 }
 
@@ -216,9 +274,17 @@ accel_attention_validate (AccelOp *op, GError **error)
 
   if (!accel_op_check_dtype (op, "q", attention_dtypes, G_N_ELEMENTS (attention_dtypes), error))
     return FALSE;
+  gboolean fp8 = accel_buffer_get_dtype (self->q) == ACCEL_DTYPE_FP8_E4M3;
+  if (fp8)
+    {
+      /* fp8 inputs give a 16-bit float result. */
+      static const AccelDType fp8_out_dtypes[] = { ACCEL_DTYPE_BF16, ACCEL_DTYPE_F16 };
+      if (!accel_op_check_dtype (op, "out", fp8_out_dtypes, G_N_ELEMENTS (fp8_out_dtypes), error))
+        return FALSE;
+    }
   for (guint i = 0; i < G_N_ELEMENTS (names); i++)
     {
-      if ((i > 0 && !accel_op_check_same_dtype (op, "q", names[i], error))
+      if ((i > 0 && !(fp8 && i == 3) && !accel_op_check_same_dtype (op, "q", names[i], error))
           || !accel_op_check_rank (op, names[i], 4, 4, error)
           || !accel_op_check_contiguous (op, names[i], error))
         return FALSE;
@@ -228,6 +294,13 @@ accel_attention_validate (AccelOp *op, GError **error)
       static const AccelDType lse_dtypes[] = { ACCEL_DTYPE_F32 };
       if (!accel_op_check_dtype (op, "lse", lse_dtypes, 1, error)
           || !accel_op_check_contiguous (op, "lse", error))
+        return FALSE;
+    }
+  if (self->alibi_slopes != NULL)
+    {
+      static const AccelDType slope_dtypes[] = { ACCEL_DTYPE_F32 };
+      if (!accel_op_check_dtype (op, "alibi-slopes", slope_dtypes, 1, error)
+          || !accel_op_check_contiguous (op, "alibi-slopes", error))
         return FALSE;
     }
   if (!accel_attention_check_dims (self, error))
@@ -252,6 +325,30 @@ accel_attention_validate (AccelOp *op, GError **error)
                    "attention: property “softcap” is %g, expected >= 0 (0: off)", self->softcap);
       return FALSE;
     }
+  if (self->sinks < 0)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "attention: property “sinks” is %d, expected >= 0", self->sinks);
+      return FALSE;
+    }
+  static const char *const descale_names[] = { "q-descale", "k-descale", "v-descale" };
+  const double descales[] = { self->q_descale, self->k_descale, self->v_descale };
+  for (guint i = 0; i < G_N_ELEMENTS (descales); i++)
+    {
+      if (!isfinite (descales[i]) || descales[i] <= 0.0)
+        {
+          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                       "attention: property “%s” is %g, expected finite and > 0", descale_names[i], descales[i]);
+          return FALSE;
+        }
+      if (!fp8 && descales[i] != 1.0)
+        {
+          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                       "attention: property “%s” is %g, but only fp8-e4m3 inputs take a descale (expected 1.0 for %s)",
+                       descale_names[i], descales[i], accel_dtype_get_name (accel_buffer_get_dtype (self->q)));
+          return FALSE;
+        }
+    }
 
   AccelBuffer *inputs[] = { self->q, self->k, self->v };
   for (guint i = 0; i < G_N_ELEMENTS (inputs); i++)
@@ -263,6 +360,15 @@ accel_attention_validate (AccelOp *op, GError **error)
                      accel_op_buffers_alias_ (self->out, inputs[i]) ? "out" : "lse", names[i]);
         return FALSE;
       }
+  if (self->alibi_slopes != NULL
+      && (accel_op_buffers_alias_ (self->out, self->alibi_slopes)
+          || (self->lse != NULL && accel_op_buffers_alias_ (self->lse, self->alibi_slopes))))
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "attention: “%s” overlaps “alibi-slopes”; results must not alias inputs",
+                   accel_op_buffers_alias_ (self->out, self->alibi_slopes) ? "out" : "lse");
+      return FALSE;
+    }
   return TRUE;
 }
 
@@ -278,7 +384,7 @@ accel_attention_class_init (AccelAttentionClass *klass)
   op_class->validate = accel_attention_validate;
 
   accel_op_class_set_metadata (op_class, "attention",
-                               "Scaled dot-product attention (causal, sliding window, grouped-query, softcap)");
+                               "Scaled dot-product attention (causal, sliding window, sinks, grouped-query, softcap, ALiBi, fp8)");
   accel_op_class_install_buffer (op_class, PROP_Q, "q", "Queries [B, Hq, Sq, D]",
                                  ACCEL_ACCESS_READ, TRUE);
   accel_op_class_install_buffer (op_class, PROP_K, "k", "Keys [B, Hkv, Sk, D]",
@@ -290,6 +396,9 @@ accel_attention_class_init (AccelAttentionClass *klass)
   accel_op_class_install_buffer (op_class, PROP_LSE, "lse",
                                  "Optional log-sum-exp of each row's logits [B, Hq, Sq], f32",
                                  ACCEL_ACCESS_WRITE, FALSE);
+  accel_op_class_install_buffer (op_class, PROP_ALIBI_SLOPES, "alibi-slopes",
+                                 "Optional ALiBi slope of each query head [Hq] or [B, Hq], f32",
+                                 ACCEL_ACCESS_READ, FALSE);
 
   /**
    * AccelAttention:causal:
@@ -334,6 +443,44 @@ accel_attention_class_init (AccelAttentionClass *klass)
   properties[PROP_SOFTCAP] =
     g_param_spec_double ("softcap", NULL, "Logit soft cap c: s -> c tanh(s/c) (0: off)",
                          0.0, G_MAXDOUBLE, 0.0, ACCEL_OP_PARAM_FLAGS);
+  /**
+   * AccelAttention:sinks:
+   *
+   * Keys `j < sinks` are exempt from #AccelAttention:window-left (attention
+   * sinks, as in StreamingLLM); the causal mask and the right window still
+   * apply to them. Without a left window it changes nothing.
+   */
+  properties[PROP_SINKS] =
+    g_param_spec_int ("sinks", NULL, "Leading keys exempt from the left window",
+                      0, G_MAXINT, 0, ACCEL_OP_PARAM_FLAGS);
+  /**
+   * AccelAttention:q-descale:
+   *
+   * The per-tensor scale of fp8 #AccelAttention:q: the logits are multiplied
+   * by `q_descale k_descale`. Finite and > 0; must be 1.0 unless the inputs
+   * are fp8-e4m3.
+   */
+  properties[PROP_Q_DESCALE] =
+    g_param_spec_double ("q-descale", NULL, "Per-tensor scale of fp8 q (1.0 otherwise)",
+                         0.0, G_MAXDOUBLE, 1.0, ACCEL_OP_PARAM_FLAGS);
+  /**
+   * AccelAttention:k-descale:
+   *
+   * The per-tensor scale of fp8 #AccelAttention:k, as #AccelAttention:q-descale.
+   */
+  properties[PROP_K_DESCALE] =
+    g_param_spec_double ("k-descale", NULL, "Per-tensor scale of fp8 k (1.0 otherwise)",
+                         0.0, G_MAXDOUBLE, 1.0, ACCEL_OP_PARAM_FLAGS);
+  /**
+   * AccelAttention:v-descale:
+   *
+   * The per-tensor scale of fp8 #AccelAttention:v: the result is
+   * `v_descale (P v)`. Finite and > 0; must be 1.0 unless the inputs are
+   * fp8-e4m3.
+   */
+  properties[PROP_V_DESCALE] =
+    g_param_spec_double ("v-descale", NULL, "Per-tensor scale of fp8 v (1.0 otherwise)",
+                         0.0, G_MAXDOUBLE, 1.0, ACCEL_OP_PARAM_FLAGS);
 
   for (guint i = PROP_CAUSAL; i < N_PROPS; i++)
     g_object_class_install_property (object_class, i, properties[i]);
@@ -344,6 +491,9 @@ accel_attention_init (AccelAttention *self)
 {
   self->window_left = -1;
   self->window_right = -1;
+  self->q_descale = 1.0;
+  self->k_descale = 1.0;
+  self->v_descale = 1.0;
 }
 
 /**

@@ -24,6 +24,11 @@ struct _AccelAttention {
   int window_right;
   double scale;
   double softcap;
+  AccelBuffer *alibi_slopes;
+  int sinks;
+  double q_descale;
+  double k_descale;
+  double v_descale;
 };
 
 ACCEL_API

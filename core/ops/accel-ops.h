@@ -14,6 +14,7 @@
 #include "accel-softmax.h"
 #include "accel-attention.h"
 #include "accel-attention-backward.h"
+#include "accel-attention-varlen.h"
 #include "accel-matmul.h"
 #include "accel-qr.h"
 #include "accel-lu.h"

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "../accel-op.h"
+#include "accel-op-enums.h"
+
+G_BEGIN_DECLS
+
+#define ACCEL_TYPE_ATTENTION_VARLEN (accel_attention_varlen_get_type ())
+ACCEL_API
+G_DECLARE_FINAL_TYPE (AccelAttentionVarlen, accel_attention_varlen, ACCEL, ATTENTION_VARLEN, AccelOp)
+
+struct _AccelAttentionVarlen {
+  AccelOp parent_instance;
+
+  /*< public >*/
+  AccelBuffer *q;
+  AccelBuffer *k;
+  AccelBuffer *v;
+  AccelBuffer *out;
+  AccelBuffer *lse;
+  AccelBuffer *cu_seqlens_q;
+  AccelBuffer *cu_seqlens_k;
+  gboolean causal;
+  int window_left;
+  int window_right;
+  double scale;
+  double softcap;
+  AccelBuffer *alibi_slopes;
+  int sinks;
+};
+
+ACCEL_API
+AccelOp *accel_attention_varlen_new (AccelBuffer *q, AccelBuffer *k, AccelBuffer *v, AccelBuffer *out,
+                                     AccelBuffer *cu_seqlens_q, AccelBuffer *cu_seqlens_k);
+
+G_END_DECLS
