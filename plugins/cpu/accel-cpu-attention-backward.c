@@ -4,7 +4,9 @@
  * literally and in binary64: P is recomputed from the given lse, and
  *   dV_j += P_ij dO_i,  dS_ij = P_ij (dO_i . v_j - dO_i . O_i) c'(x_ij),
  *   dQ_i = scale sum_j dS_ij k_j,  dK_j += scale dS_ij q_i
- * with c' = 1 - tanh^2 under the soft cap (1 otherwise). One work item is a
+ * with c' = 1 - tanh^2 under the soft cap (1 otherwise). The ALiBi bias and
+ * the sink keys enter P exactly as in the forward pass (the bias is a
+ * constant, so it adds no term to dS). One work item is a
  * (batch, kv head) pair with all of its query heads, so threads never write
  * the same dK/dV row.
  *
@@ -23,11 +25,16 @@ typedef struct {
   double scale, softcap;
   const double *q, *k, *v, *out, *dout;
   const float *lse;
+  const float *alibi;        /* nullable: [Hq] or [B, Hq] */
+  gint64 alibi_batch_stride; /* 0 for [Hq] */
+  gint64 sinks;
   double *dq, *dk, *dv;
 } AttnBwdJob;
 
+/* The visible keys of query row @i: the leading sink keys [0, *n_sinks)
+ * that the left window would hide, then [*lo, *hi]. */
 static inline void
-visible_keys (const AttnBwdJob *job, gint64 i, gint64 *lo, gint64 *hi)
+visible_keys (const AttnBwdJob *job, gint64 i, gint64 *n_sinks, gint64 *lo, gint64 *hi)
 {
   gint64 base = i + job->Sk - job->Sq;
   gint64 a = 0, b = job->Sk - 1;
@@ -38,6 +45,7 @@ visible_keys (const AttnBwdJob *job, gint64 i, gint64 *lo, gint64 *hi)
     b = MIN (b, base + job->window_right);
   if (job->window_left >= 0)
     a = MAX (a, base - job->window_left);
+  *n_sinks = MAX (MIN (MIN (job->sinks, a), b + 1), 0);
   *lo = a;
   *hi = b;
 }
@@ -68,16 +76,18 @@ attention_backward_items (gint64 begin, gint64 end, gpointer data)
             const double *dO = job->dout + row * Dv;
             double *dq = job->dq + row * D;
             const double lse = job->lse[row];
-            gint64 lo, hi;
+            const double slope = job->alibi ? job->alibi[b * job->alibi_batch_stride + h] : 0.0;
+            const gint64 pos = i + job->Sk - job->Sq;
+            gint64 n_sinks, lo, hi;
 
             memset (dq, 0, D * sizeof (double));
-            visible_keys (job, i, &lo, &hi);
-            if (lo > hi || isinf (lse))
+            visible_keys (job, i, &n_sinks, &lo, &hi);
+            if ((n_sinks == 0 && lo > hi) || isinf (lse))
               continue;
             double dsum = 0;
             for (gint64 c = 0; c < Dv; c++)
               dsum += dO[c] * o[c];
-            for (gint64 j = lo; j <= hi; j++)
+            for (gint64 j = n_sinks > 0 ? 0 : lo; j <= hi; j = j + 1 == n_sinks ? MAX (lo, n_sinks) : j + 1)
               {
                 const double *k = kh + j * D, *v = vh + j * Dv;
                 double dot = 0, dp = 0;
@@ -92,6 +102,7 @@ attention_backward_items (gint64 begin, gint64 end, gpointer data)
                     x = job->softcap * t;
                     deriv *= 1 - t * t;
                   }
+                x -= slope * (double) ABS (pos - j);
                 const double p = exp (x - lse);
                 const double ds = p * (dp - dsum) * deriv;
                 for (gint64 c = 0; c < Dv; c++)
@@ -176,7 +187,11 @@ attention_backward_run (AccelOp *op, gpointer context, GError **error)
     .window_right = self->window_right,
     .softcap = self->softcap,
     .lse = accel_buffer_get_data (self->lse),
+    .alibi = self->alibi_slopes ? accel_buffer_get_data (self->alibi_slopes) : NULL,
+    .sinks = self->sinks,
   };
+  if (self->alibi_slopes != NULL && accel_shape_get_rank (accel_buffer_get_shape (self->alibi_slopes)) == 2)
+    job.alibi_batch_stride = job.Hq;
   job.scale = self->scale > 0.0 ? self->scale : (job.D > 0 ? 1.0 / sqrt ((double) job.D) : 1.0);
 
   if (job.B * job.Hkv == 0)
