@@ -55,6 +55,10 @@ class FwdParams(ctypes.Structure):
         ("dtype", ctypes.c_int32), ("causal", ctypes.c_int32),
         ("window_left", ctypes.c_int32), ("window_right", ctypes.c_int32),
         ("scale", ctypes.c_float), ("softcap", ctypes.c_float), ("path", ctypes.c_int32),
+        # the variants (accel-flashattn.h); zero is plain attention
+        ("alibi_slopes", ctypes.c_void_p), ("alibi_batch_stride", ctypes.c_int32), ("sinks", ctypes.c_int32),
+        ("cu_seqlens_q", ctypes.c_void_p), ("cu_seqlens_k", ctypes.c_void_p), ("codes", ctypes.c_void_p),
+        ("q_descale", ctypes.c_float), ("k_descale", ctypes.c_float), ("v_descale", ctypes.c_float),
     ]
 
 

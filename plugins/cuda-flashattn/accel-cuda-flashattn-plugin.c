@@ -1,11 +1,20 @@
 /* accel-cuda-flashattn-plugin.c: the `cuda_flashattn` plugin: `attention`
  * and `attention-backward` on the `cuda` backend through this project's
- * FlashAttention kernels (accel-flashattn-fwd.cu, accel-flashattn-bwd.cu).
+ * FlashAttention kernels (accel-flashattn-fwd.cu, accel-flashattn-bwd.cu),
+ * with their variants: ALiBi slopes and sinks (both directions) and fp8
+ * e4m3 inputs (forward: converted to the output's type in a workspace,
+ * then the same kernels). `attention-varlen` is in
+ * accel-cuda-flashattn-varlen.c, `attention-kvcache` in
+ * accel-cuda-flashattn-kvcache.c.
  *
  * Rank 500, above every other attention kernel. supports() declines what
- * the kernels do not cover (dtypes other than f16/bf16, head dims other
- * than 64/128/256, Dv != D, buffers not 16-byte aligned), so the op then
- * falls to the next kernel or fails with a message naming the reason.
+ * the kernels do not cover (dtypes other than f16/bf16 and, forward only,
+ * fp8 e4m3 inputs with an f16/bf16 output; head dims other than
+ * 64/128/256, Dv != D, buffers not 16-byte aligned), so the op then falls
+ * to the next kernel or fails with a message naming the reason.
+ *
+ * The variant properties (alibi-slopes, sinks, q-/k-/v-descale) are read
+ * by name, and only where the op type has them.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -15,6 +24,67 @@
 #include "accel-flashattn.h"
 
 #define KERNEL_RANK 500
+
+void accel_cuda_flashattn_register_kvcache (AccelPlugin *plugin);   /* accel-cuda-flashattn-kvcache.c */
+void accel_cuda_flashattn_register_varlen (AccelPlugin *plugin);    /* accel-cuda-flashattn-varlen.c */
+
+/* The variant properties of docs/attention-variants.md; buffers borrowed
+ * from the op. */
+typedef struct {
+  AccelBuffer *alibi_slopes;
+  int sinks;
+  double q_descale, k_descale, v_descale;
+} Variants;
+
+static gboolean
+has_property (AccelOp *op, const char *name)
+{
+  return g_object_class_find_property (G_OBJECT_GET_CLASS (op), name) != NULL;
+}
+
+static void
+variants_read (AccelOp *op, Variants *v)
+{
+  memset (v, 0, sizeof *v);
+  v->q_descale = v->k_descale = v->v_descale = 1.0;
+  if (has_property (op, "alibi-slopes"))
+    v->alibi_slopes = accel_op_peek_buffer (op, "alibi-slopes");
+  if (has_property (op, "sinks"))
+    g_object_get (op, "sinks", &v->sinks, NULL);
+  if (has_property (op, "q-descale"))
+    g_object_get (op, "q-descale", &v->q_descale, "k-descale", &v->k_descale, "v-descale", &v->v_descale, NULL);
+}
+
+/* ALiBi slopes: f32 [Hq] or [B, Hq] (the op checks the shape). */
+static void
+fill_variants (AccelFlashAttnFwdParams *p, const Variants *v)
+{
+  if (v->alibi_slopes != NULL)
+    {
+      p->alibi_slopes = accel_buffer_get_data (v->alibi_slopes);
+      p->alibi_batch_stride = accel_shape_get_rank (accel_buffer_get_shape (v->alibi_slopes)) == 2 ? p->heads_q : 0;
+    }
+  p->sinks = v->sinks;
+}
+
+static gboolean
+alibi_supported (const char *op_name, const Variants *v, GError **error)
+{
+  if (v->alibi_slopes != NULL && accel_buffer_get_dtype (v->alibi_slopes) != ACCEL_DTYPE_F32)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_DTYPE_UNSUPPORTED,
+                   "%s (cuda_flashattn): “alibi-slopes” dtype %s is not supported (f32)", op_name,
+                   accel_dtype_get_name (accel_buffer_get_dtype (v->alibi_slopes)));
+      return FALSE;
+    }
+  if (v->sinks < 0)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "%s (cuda_flashattn): “sinks” is %d, below 0", op_name, v->sinks);
+      return FALSE;
+    }
+  return TRUE;
+}
 
 static void
 strides_of (AccelBuffer *buffer, int64_t strides[3])
@@ -50,7 +120,8 @@ fill_fwd (AccelFlashAttnFwdParams *p, AccelBuffer *q, AccelBuffer *k, AccelBuffe
   p->head_dim = (int32_t) accel_shape_get_dim (sq, 3);
   p->heads_kv = (int32_t) accel_shape_get_dim (sk, 1);
   p->seqlen_k = (int32_t) accel_shape_get_dim (sk, 2);
-  p->dtype = accel_buffer_get_dtype (q) == ACCEL_DTYPE_BF16 ? ACCEL_FA_BF16 : ACCEL_FA_F16;
+  /* The kernels' type is the output's: q, k and v are of it too, or fp8. */
+  p->dtype = accel_buffer_get_dtype (out) == ACCEL_DTYPE_BF16 ? ACCEL_FA_BF16 : ACCEL_FA_F16;
   p->causal = causal ? 1 : 0;
   p->window_left = window_left;
   p->window_right = window_right;
@@ -59,19 +130,36 @@ fill_fwd (AccelFlashAttnFwdParams *p, AccelBuffer *q, AccelBuffer *k, AccelBuffe
   p->path = ACCEL_FA_PATH_AUTO;
 }
 
-/* What the kernels cannot take, checked on the op's shapes alone. */
+/* What the kernels cannot take, checked on the op's shapes alone; @allow_fp8:
+ * q, k and v may be fp8 e4m3 when @out is f16 or bf16. */
 static gboolean
-shapes_supported (const char *op_name, AccelBuffer *q, AccelBuffer *k, AccelBuffer *v, GError **error)
+shapes_supported (const char *op_name, AccelBuffer *q, AccelBuffer *k, AccelBuffer *v, AccelBuffer *out,
+                  gboolean allow_fp8, GError **error)
 {
-  AccelDType dtype = accel_buffer_get_dtype (q);
+  AccelDType dtype = accel_buffer_get_dtype (q), out_dtype = accel_buffer_get_dtype (out);
   const AccelShape *sq = accel_buffer_get_shape (q), *sk = accel_buffer_get_shape (k);
   const AccelShape *sv = accel_buffer_get_shape (v);
   gint64 D = accel_shape_get_dim (sq, 3), Dv = accel_shape_get_dim (sv, 3);
 
-  if (dtype != ACCEL_DTYPE_F16 && dtype != ACCEL_DTYPE_BF16)
+  if (dtype == ACCEL_DTYPE_FP8_E4M3 && (!allow_fp8 || (out_dtype != ACCEL_DTYPE_F16 && out_dtype != ACCEL_DTYPE_BF16)))
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_DTYPE_UNSUPPORTED,
-                   "%s (cuda_flashattn): dtype %s is not supported (f16, bf16)", op_name, accel_dtype_get_name (dtype));
+                   "%s (cuda_flashattn): fp8-e4m3 inputs are supported in the forward pass with an f16 or bf16 "
+                   "output only (out is %s)", op_name, accel_dtype_get_name (out_dtype));
+      return FALSE;
+    }
+  if (dtype == ACCEL_DTYPE_FP8_E4M3
+      && (accel_buffer_get_dtype (k) != ACCEL_DTYPE_FP8_E4M3 || accel_buffer_get_dtype (v) != ACCEL_DTYPE_FP8_E4M3))
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_DTYPE_UNSUPPORTED,
+                   "%s (cuda_flashattn): fp8-e4m3 q needs fp8-e4m3 k and v", op_name);
+      return FALSE;
+    }
+  if (dtype != ACCEL_DTYPE_F16 && dtype != ACCEL_DTYPE_BF16 && dtype != ACCEL_DTYPE_FP8_E4M3)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_DTYPE_UNSUPPORTED,
+                   "%s (cuda_flashattn): dtype %s is not supported (f16, bf16%s)", op_name, accel_dtype_get_name (dtype),
+                   allow_fp8 ? ", fp8-e4m3 inputs" : "");
       return FALSE;
     }
   if (D != 64 && D != 128 && D != 256)
@@ -110,11 +198,29 @@ report (const char *op_name, int status, GError **error)
 
 /* ---- attention ----------------------------------------------------------- */
 
+static void
+fill_attention (AccelFlashAttnFwdParams *p, AccelAttention *self, const Variants *v)
+{
+  fill_fwd (p, self->q, self->k, self->v, self->out, self->lse, self->causal, self->window_left,
+            self->window_right, self->scale, self->softcap);
+  fill_variants (p, v);
+  p->q_descale = (float) v->q_descale;
+  p->k_descale = (float) v->k_descale;
+  p->v_descale = (float) v->v_descale;
+}
+
+static gboolean
+attention_is_fp8 (AccelAttention *self)
+{
+  return accel_buffer_get_dtype (self->q) == ACCEL_DTYPE_FP8_E4M3;
+}
+
 static gboolean
 attention_supports (AccelOp *op, AccelDevice *device, GError **error)
 {
   AccelAttention *self = ACCEL_ATTENTION (op);
   int major = 0, minor = 0;
+  Variants v;
 
   if (!accel_cuda_get_compute_capability (device, &major, &minor) || major < 8)
     {
@@ -122,16 +228,25 @@ attention_supports (AccelOp *op, AccelDevice *device, GError **error)
                    "attention (cuda_flashattn): needs compute capability 8.0 or newer (device has %d.%d)", major, minor);
       return FALSE;
     }
-  if (!shapes_supported ("attention", self->q, self->k, self->v, error))
+  if (!shapes_supported ("attention", self->q, self->k, self->v, self->out, TRUE, error))
     return FALSE;
+  variants_read (op, &v);
+  if (!alibi_supported ("attention", &v, error))
+    return FALSE;
+  if (!attention_is_fp8 (self) && (v.q_descale != 1.0 || v.k_descale != 1.0 || v.v_descale != 1.0))
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "attention (cuda_flashattn): the descales must be 1.0 for %s inputs",
+                   accel_dtype_get_name (accel_buffer_get_dtype (self->q)));
+      return FALSE;
+    }
   /* The buffers of a device served by a host process hold no addresses on
    * this side; the host checks alignment when it picks the kernel there. */
   if (!ACCEL_CUDA_IS_DEVICE (device))
     return TRUE;
   AccelFlashAttnFwdParams p;
-  fill_fwd (&p, self->q, self->k, self->v, self->out, self->lse, self->causal, self->window_left,
-            self->window_right, self->scale, self->softcap);
-  const char *why = accel_flashattn_fwd_check (&p);
+  fill_attention (&p, self, &v);
+  const char *why = attention_is_fp8 (self) ? accel_flashattn_fwd_fp8_check (&p) : accel_flashattn_fwd_check (&p);
   if (why != NULL)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT, "attention (cuda_flashattn): %s", why);
@@ -146,9 +261,18 @@ attention_run (AccelOp *op, gpointer context, GError **error)
   AccelAttention *self = ACCEL_ATTENTION (op);
   AccelCudaLane *lane = context;
   AccelFlashAttnFwdParams p;
+  Variants v;
 
-  fill_fwd (&p, self->q, self->k, self->v, self->out, self->lse, self->causal, self->window_left,
-            self->window_right, self->scale, self->softcap);
+  variants_read (op, &v);
+  fill_attention (&p, self, &v);
+  if (attention_is_fp8 (self))
+    {
+      gsize size = accel_flashattn_fwd_fp8_workspace_size (&p);
+      gpointer workspace = NULL;
+      if (size > 0 && (workspace = accel_cuda_lane_alloc_workspace (lane, size, error)) == NULL)
+        return FALSE;
+      return report ("attention", accel_flashattn_fwd_fp8 (&p, workspace, accel_cuda_lane_get_stream (lane)), error);
+    }
   return report ("attention", accel_flashattn_fwd (&p, accel_cuda_lane_get_stream (lane)), error);
 }
 
@@ -160,11 +284,12 @@ static const AccelKernelVTable attention_kernel = {
 /* ---- attention-backward -------------------------------------------------- */
 
 static void
-fill_bwd (AccelFlashAttnBwdParams *p, AccelAttentionBackward *self)
+fill_bwd (AccelFlashAttnBwdParams *p, AccelAttentionBackward *self, const Variants *v)
 {
   memset (p, 0, sizeof *p);
   fill_fwd (&p->fwd, self->q, self->k, self->v, self->out, self->lse, self->causal, self->window_left,
             self->window_right, self->scale, self->softcap);
+  fill_variants (&p->fwd, v);
   p->dout = accel_buffer_get_data (self->dout);
   p->dq = accel_buffer_get_data (self->dq);
   p->dk = accel_buffer_get_data (self->dk);
@@ -180,6 +305,7 @@ attention_backward_supports (AccelOp *op, AccelDevice *device, GError **error)
 {
   AccelAttentionBackward *self = ACCEL_ATTENTION_BACKWARD (op);
   int major = 0, minor = 0;
+  Variants v;
 
   if (!accel_cuda_get_compute_capability (device, &major, &minor) || major < 8)
     {
@@ -188,12 +314,15 @@ attention_backward_supports (AccelOp *op, AccelDevice *device, GError **error)
                    major, minor);
       return FALSE;
     }
-  if (!shapes_supported ("attention-backward", self->q, self->k, self->v, error))
+  if (!shapes_supported ("attention-backward", self->q, self->k, self->v, self->dq, FALSE, error))
+    return FALSE;
+  variants_read (op, &v);
+  if (!alibi_supported ("attention-backward", &v, error))
     return FALSE;
   if (!ACCEL_CUDA_IS_DEVICE (device))
     return TRUE;   /* checked again by the host process, with addresses */
   AccelFlashAttnBwdParams p;
-  fill_bwd (&p, self);
+  fill_bwd (&p, self, &v);
   const char *why = accel_flashattn_bwd_check (&p);
   if (why != NULL)
     {
@@ -209,8 +338,10 @@ attention_backward_run (AccelOp *op, gpointer context, GError **error)
   AccelAttentionBackward *self = ACCEL_ATTENTION_BACKWARD (op);
   AccelCudaLane *lane = context;
   AccelFlashAttnBwdParams p;
+  Variants v;
 
-  fill_bwd (&p, self);
+  variants_read (op, &v);
+  fill_bwd (&p, self, &v);
   gpointer workspace = accel_cuda_lane_alloc_workspace (lane, accel_flashattn_bwd_workspace_size (&p), error);
   if (workspace == NULL)
     return FALSE;
@@ -222,8 +353,6 @@ static const AccelKernelVTable attention_backward_kernel = {
   .run = attention_backward_run,
 };
 
-void accel_cuda_flashattn_register_kvcache (AccelPlugin *plugin);   /* accel-cuda-flashattn-kvcache.c */
-
 static gboolean
 plugin_init (AccelPlugin *plugin, GError **error)
 {
@@ -231,6 +360,7 @@ plugin_init (AccelPlugin *plugin, GError **error)
   accel_plugin_register_kernel (plugin, "attention-backward", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK,
                                 &attention_backward_kernel);
   accel_cuda_flashattn_register_kvcache (plugin);
+  accel_cuda_flashattn_register_varlen (plugin);
   return TRUE;
 }
 

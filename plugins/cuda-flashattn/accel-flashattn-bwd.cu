@@ -16,6 +16,11 @@
  *     two 16 x 256 accumulators do not fit in registers together.
  *  3. postprocess: dQ = scale * accumulator, rounded to the input type.
  *
+ * GENERAL instances of the main kernel add ALiBi (a bias on S^T after the
+ * soft cap, taken out again where the cap's derivative needs the capped
+ * value) and sinks (a key block holding sinks is seen by every query the
+ * causal mask and the right window let through, whatever the left window).
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <cuda_runtime.h>
@@ -142,7 +147,7 @@ struct BwdConfig {
   static constexpr int kSmem = (2 * BN * D + 4 * BM * D + BN * BM) * (int) sizeof (T) + 4 * BM * (int) sizeof (float);
 };
 
-template <typename T, int D, int BM, int BN, int NW, bool DO_DV, bool DO_DKDQ, bool FUSED>
+template <typename T, int D, int BM, int BN, int NW, bool DO_DV, bool DO_DKDQ, bool FUSED, bool GENERAL>
 __global__ void __launch_bounds__ (NW * 32, 1)
 bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
 {
@@ -177,12 +182,14 @@ bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
   mi.off = Sk - Sq;
   mi.left = f.window_left;
   mi.right = f.causal ? 0 : f.window_right;
+  const int sinks = GENERAL && mi.left >= 0 ? f.sinks : 0;
 
-  /* Queries that see at least one key of [n0, min (n0 + BN, Sk)). */
+  /* Queries that see at least one key of [n0, min (n0 + BN, Sk)); every
+   * query the right limit lets through sees a sink. */
   int i_lo = 0, i_hi = Sq - 1;
   if (mi.right >= 0)
     i_lo = max (0, n0 - mi.off - mi.right);
-  if (mi.left >= 0)
+  if (mi.left >= 0 && !(GENERAL && n0 < sinks))
     i_hi = min (i_hi, min (n0 + BN, Sk) - 1 - mi.off + mi.left);
   const int mb_min = i_lo / BM;
   const int n_mb = i_hi >= i_lo ? i_hi / BM + 1 - mb_min : 0;
@@ -195,6 +202,7 @@ bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
   const float sl = capped ? 1.f : scale * kLog2e;
   const float cap_in = capped ? scale / f.softcap : 0.f;
   const float cap_out = f.softcap * kLog2e;
+  const bool alibi = GENERAL && f.alibi_slopes != nullptr;
 
   const uint32_t sK_u = smem_u32 (sK), sV_u = smem_u32 (sV), sdS_u = smem_u32 (sdS);
 
@@ -293,6 +301,20 @@ bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
             for (int e = 0; e < 4; e++)
               s[nt][e] = fast_tanh (s[nt][e] * cap_in) * cap_out;
         }
+      /* ALiBi in the units of S (logit = S * sl / log2 (e) after the cap),
+       * for this step's query head; element (key r, query c) has
+       * p - j = m0 + c + off - n0 - r. */
+      float alibi_mul = 0.f, alibi_rel = 0.f;
+      if (alibi)
+        {
+          alibi_mul = -f.alibi_slopes[(int64_t) b * f.alibi_batch_stride + hq] * kLog2e / sl;
+          alibi_rel = (float) (m0 + (lane & 3) * 2 + mi.off - n0 - krow - (lane >> 2));
+#pragma unroll
+          for (int nt = 0; nt < SN; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+              s[nt][e] = fmaf (fabsf (alibi_rel + (float) (nt * 8 + (e & 1) - (e >> 1) * 8)), alibi_mul, s[nt][e]);
+        }
       /* P^T = exp2 (S^T * sl - lse2[query]); element (key r, query c). */
       const bool masked = tile_needs_mask (mi, m0, BM, n0, BN);
 #pragma unroll
@@ -307,8 +329,10 @@ bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
               if (masked)
                 {
                   int lo, hi;
-                  row_limits (mi, m0 + c + (e & 1), n0 + krow + (lane >> 2) + (e >> 1) * 8, lo, hi);
-                  if (0 > hi || 0 < lo)
+                  const int key = n0 + krow + (lane >> 2) + (e >> 1) * 8;
+                  row_limits (mi, m0 + c + (e & 1), key, lo, hi);
+                  /* sinks are exempt from the left window only */
+                  if (0 > hi || (0 < lo && (!GENERAL || key >= sinks)))
                     x = -INFINITY;
                 }
               s[nt][e] = fast_exp2 (x);
@@ -371,7 +395,10 @@ bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
                   if (capped && s[nt][e] > 0.f)
                     {
                       const float2 l2 = *reinterpret_cast<const float2 *> (lse2 + c);
-                      float t = (__log2f (s[nt][e]) + ((e & 1) ? l2.y : l2.x)) / cap_out;
+                      float t = __log2f (s[nt][e]) + ((e & 1) ? l2.y : l2.x);
+                      if (alibi)   /* the capped logit, without the bias */
+                        t -= fabsf (alibi_rel + (float) (nt * 8 + (e & 1) - (e >> 1) * 8)) * alibi_mul;
+                      t /= cap_out;
                       d *= 1.f - t * t;
                     }
                   dp[nt][e] = d;
@@ -495,12 +522,12 @@ bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
     }
 }
 
-template <typename T, int D, int BN, int NW, bool DO_DV, bool DO_DKDQ, bool FUSED>
+template <typename T, int D, int BN, int NW, bool DO_DV, bool DO_DKDQ, bool FUSED, bool GENERAL>
 static int
-launch_bwd_main (const AccelFlashAttnBwdParams &p, const BwdWork &w, float scale, cudaStream_t stream)
+launch_bwd_kernel (const AccelFlashAttnBwdParams &p, const BwdWork &w, float scale, cudaStream_t stream)
 {
   using Cfg = BwdConfig<T, D, kBwdBM, BN, NW>;
-  auto kernel = bwd_kernel<T, D, kBwdBM, BN, NW, DO_DV, DO_DKDQ, FUSED>;
+  auto kernel = bwd_kernel<T, D, kBwdBM, BN, NW, DO_DV, DO_DKDQ, FUSED, GENERAL>;
   static bool configured = false;
   if (!configured)
     {
@@ -512,6 +539,15 @@ launch_bwd_main (const AccelFlashAttnBwdParams &p, const BwdWork &w, float scale
   dim3 grid ((p.fwd.seqlen_k + BN - 1) / BN, p.fwd.heads_kv, p.fwd.batch);
   kernel<<<grid, Cfg::kThreads, Cfg::kSmem, stream>>> (p, w, scale);
   return cudaGetLastError ();
+}
+
+template <typename T, int D, int BN, int NW, bool DO_DV, bool DO_DKDQ, bool FUSED>
+static int
+launch_bwd_main (const AccelFlashAttnBwdParams &p, const BwdWork &w, float scale, cudaStream_t stream)
+{
+  if (accel_fa_is_general (&p.fwd))
+    return launch_bwd_kernel<T, D, BN, NW, DO_DV, DO_DKDQ, FUSED, true> (p, w, scale, stream);
+  return launch_bwd_kernel<T, D, BN, NW, DO_DV, DO_DKDQ, FUSED, false> (p, w, scale, stream);
 }
 
 /* Whether the main kernel at D <= 128 fuses S^T with dP^T and dV with dK
@@ -609,6 +645,8 @@ accel_flashattn_bwd_check (const AccelFlashAttnBwdParams *p)
     return why;
   if (p->fwd.lse == nullptr)
     return "the backward pass needs the forward pass's lse";
+  if (p->fwd.cu_seqlens_q || p->fwd.cu_seqlens_k)
+    return "no backward pass for varlen";
   if (!p->dout || !p->dq || !p->dk || !p->dv)
     return "dout, dq, dk and dv must all be set";
   if (!accel_fa_strides_ok (p->do_strides, p->dout) || !accel_fa_strides_ok (p->dq_strides, p->dq)

@@ -203,4 +203,159 @@ tile_needs_mask (const MaskInfo &m, int m0, int bm, int n0, int bn)
   return false;
 }
 
+/* The key blocks (of BN keys) that the query block [m0, m0 + bm) visits,
+ * last first: those of its window [n_lo, n_hi), then, with SINKS, those of
+ * the sink keys [0, min (sinks, n_hi)) that the window left out, so that a
+ * left window never skips the first blocks when they hold sinks.
+ * Two ways through: by block, for (nb = first; nb >= stop; nb = next (nb))
+ * (the sm_80 kernel: without SINKS exactly the plain countdown, two live
+ * registers); by step, at (it) for it < n_iter (the sm_90a kernel, which
+ * loads two steps ahead). */
+template <bool SINKS>
+struct KeyBlocks {
+  int first, stop, nb_min, sink_end, n_main, n_iter;
+  bool empty;
+  __device__ __forceinline__ int next (int nb) const
+  {
+    if (!SINKS)
+      return nb - 1;
+    return nb - 1 >= nb_min ? nb - 1 : min (nb - 1, sink_end - 1);
+  }
+  __device__ __forceinline__ int at (int it) const
+  {
+    if (!SINKS)
+      return first - it;
+    return it < n_main ? first - it : n_iter - 1 - it;
+  }
+};
+
+template <bool SINKS>
+__device__ __forceinline__ KeyBlocks<SINKS>
+key_blocks (const MaskInfo &m, int m0, int bm, int bn, int sinks)
+{
+  int n_hi = m.seqlen_k;
+  if (m.right >= 0)
+    n_hi = min (n_hi, m0 + bm + m.off + m.right);
+  int n_lo = 0;
+  if (m.left >= 0)
+    n_lo = max (0, m0 + m.off - m.left);
+  KeyBlocks<SINKS> kb;
+  kb.empty = n_hi <= n_lo;
+  kb.first = (n_hi + bn - 1) / bn - 1;
+  kb.nb_min = n_lo / bn;
+  kb.stop = kb.nb_min;
+  kb.n_main = kb.first + 1 - kb.nb_min;
+  kb.n_iter = kb.n_main;
+  kb.sink_end = 0;
+  if (SINKS)
+    {
+      if (kb.empty)
+        {
+          kb.first = -1;
+          kb.nb_min = kb.stop = kb.n_main = kb.n_iter = 0;
+        }
+      const int ns = min (sinks, n_hi);
+      const int sb = ns > 0 ? (ns + bn - 1) / bn : 0;
+      kb.sink_end = kb.empty ? sb : min (sb, kb.nb_min);   /* blocks [0, sink_end) that the window leaves out */
+      kb.n_iter += kb.sink_end;
+      if (kb.sink_end > 0)
+        kb.stop = 0;
+      if (kb.empty)
+        kb.first = kb.sink_end - 1;
+      kb.empty = kb.n_iter == 0;
+    }
+  return kb;
+}
+
+/* attention-varlen: which sequence @b and which of its query blocks @blk
+ * (of @bm rows) the block-index @v stands for, with the sequence's first
+ * row @start and length @len. Sequence b has ceil (len_b / bm) blocks, where
+ * len_b = cu[b+1] - cu[b] if 0 <= cu[b] <= cu[b+1] <= @total, else 0 (bad
+ * values are reported by check_cu_seqlens(); here they must only keep every
+ * access inside the buffers). False when @v is past the last block.
+ * Called by whole warps; every lane gets the same answer. The walk takes 32
+ * sequences per step, so no host ever reads cu_seqlens. */
+__device__ __forceinline__ bool
+varlen_locate (const int32_t *cu, int batch, int total, int bm, int v, int &b, int &blk, int &start, int &len)
+{
+  const int lane = threadIdx.x & 31;
+  int before = 0;
+  for (int base = 0; base < batch; base += 32)
+    {
+      const int i = base + lane;
+      int s = 0, e = 0;
+      if (i < batch)
+        {
+          s = cu[i];
+          e = cu[i + 1];
+        }
+      const bool ok = 0 <= s && s <= e && e <= total;
+      const int n = ok ? (e - s + bm - 1) / bm : 0;
+      int incl = n;
+#pragma unroll
+      for (int d = 1; d < 32; d <<= 1)
+        {
+          const int t = __shfl_up_sync (0xffffffffu, incl, d);
+          if (lane >= d)
+            incl += t;
+        }
+      const unsigned hit = __ballot_sync (0xffffffffu, before + incl > v);
+      if (hit != 0)
+        {
+          const int l = __ffs (hit) - 1;
+          b = base + l;
+          blk = v - before - __shfl_sync (0xffffffffu, incl - n, l);
+          start = __shfl_sync (0xffffffffu, s, l);
+          len = __shfl_sync (0xffffffffu, e - s, l);
+          return true;
+        }
+      before += __shfl_sync (0xffffffffu, incl, 31);
+    }
+  return false;
+}
+
+/* The bounds of sequence @b in @cu, or an empty range at 0 where they are
+ * not 0 <= start <= end <= @total. */
+__device__ __forceinline__ void
+varlen_bounds (const int32_t *cu, int b, int total, int &start, int &len)
+{
+  const int s = cu[b], e = cu[b + 1];
+  const bool ok = 0 <= s && s <= e && e <= total;
+  start = ok ? s : 0;
+  len = ok ? e - s : 0;
+}
+
+/* One warp: the first index i of @cu [0 .. batch] that breaks cu[0] == 0,
+ * cu[i-1] <= cu[i], cu[batch] == @total, written as codes[0] = i + 1,
+ * codes[1] = cu[i], codes[2] = cu[i-1] (0 for i = 0); nothing if none.
+ * (These three rules imply 0 <= cu[i] <= total everywhere.) */
+__device__ __forceinline__ void
+check_cu_seqlens (const int32_t *cu, int batch, int total, int32_t *codes)
+{
+  const int lane = threadIdx.x & 31;
+  for (int base = 0; base <= batch; base += 32)
+    {
+      const int i = base + lane;
+      int val = 0, prev = 0;
+      bool bad = false;
+      if (i <= batch)
+        {
+          val = cu[i];
+          prev = i > 0 ? cu[i - 1] : 0;
+          bad = i == 0 ? val != 0 : (val < prev || (i == batch && val != total));
+        }
+      const unsigned m = __ballot_sync (0xffffffffu, bad);
+      if (m != 0)
+        {
+          if (lane == __ffs (m) - 1)
+            {
+              codes[0] = i + 1;
+              codes[1] = val;
+              codes[2] = prev;
+            }
+          return;
+        }
+    }
+}
+
 } /* namespace accel_fa */

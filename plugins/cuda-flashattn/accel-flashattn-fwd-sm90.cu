@@ -9,7 +9,8 @@
  * 128-byte-swizzled layout the tensor cores read: per 64-column half,
  * rows of 128 bytes whose 16-byte chunks are XORed with (row % 8).
  * K and V are double-buffered with cp.async; the online softmax, the masks
- * and the soft cap are those of the sm_80 kernel.
+ * and the soft cap are those of the sm_80 kernel, and so are the GENERAL
+ * instances (ALiBi, sinks, varlen) beside the plain ones.
  *
  * Built only for sm_90a (-gencode=arch=compute_90a,code=sm_90a) with
  * -DACCEL_FA_HAVE_SM90; accel_flashattn_fwd() calls it first on a device of
@@ -205,7 +206,7 @@ struct Sm90Config {
   static constexpr int kSmem = kBM * D * 2 + 4 * kTileBytes + 1024;  /* Q, 2 x (K, V), alignment */
 };
 
-template <typename T, int kD, int kBN>
+template <typename T, int kD, int kBN, bool GENERAL>
 __global__ void __launch_bounds__ (kThreads, 1)
 fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
 {
@@ -226,11 +227,30 @@ fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
   const uint32_t sQ_u = smem_u32 (sQ), sK_u = smem_u32 (sK), sV_u = smem_u32 (sV);
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
-  const int m_block = gridDim.x - 1 - blockIdx.x;
-  const int h = blockIdx.y, b = blockIdx.z;
+  const int h = blockIdx.y;
   const int hk = h / (p.heads_q / p.heads_kv);
+  const bool varlen = GENERAL && p.cu_seqlens_q != nullptr;
+  int b, m_block, Sq = p.seqlen_q, Sk = p.seqlen_k, q_start = 0, k_start = 0;
+  if (varlen)
+    {
+      if (p.codes != nullptr && blockIdx.x == 0 && blockIdx.y == 0 && warp == 0)
+        {
+          check_cu_seqlens (p.cu_seqlens_q, p.batch, p.seqlen_q, p.codes);
+          check_cu_seqlens (p.cu_seqlens_k, p.batch, p.seqlen_k, p.codes + 3);
+        }
+      int blk;
+      if (!varlen_locate (p.cu_seqlens_q, p.batch, p.seqlen_q, kBM, blockIdx.x, b, blk, q_start, Sq))
+        return;   /* one of the surplus blocks of the grid's upper bound */
+      m_block = (Sq + kBM - 1) / kBM - 1 - blk;
+      varlen_bounds (p.cu_seqlens_k, b, p.seqlen_k, k_start, Sk);
+    }
+  else
+    {
+      m_block = gridDim.x - 1 - blockIdx.x;
+      b = blockIdx.z;
+    }
+  const int bs = varlen ? 0 : b;   /* varlen buffers have no batch stride */
   const int m0 = m_block * kBM;
-  const int Sq = p.seqlen_q, Sk = p.seqlen_k;
 
   MaskInfo mi;
   mi.seqlen_q = Sq;
@@ -238,25 +258,23 @@ fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
   mi.off = Sk - Sq;
   mi.left = p.window_left;
   mi.right = p.causal ? 0 : p.window_right;
+  const int sinks = GENERAL && mi.left >= 0 ? p.sinks : 0;
+  const KeyBlocks<GENERAL> blocks = key_blocks<GENERAL> (mi, m0, kBM, kBN, sinks);
 
-  int n_hi = Sk;
-  if (mi.right >= 0)
-    n_hi = min (n_hi, m0 + kBM + mi.off + mi.right);
-  int n_lo = 0;
-  if (mi.left >= 0)
-    n_lo = max (0, m0 + mi.off - mi.left);
-
-  const T *gq = static_cast<const T *> (p.q) + b * p.q_strides[0] + h * p.q_strides[1] + (int64_t) m0 * p.q_strides[2];
-  const T *gk = static_cast<const T *> (p.k) + b * p.k_strides[0] + hk * p.k_strides[1];
-  const T *gv = static_cast<const T *> (p.v) + b * p.v_strides[0] + hk * p.v_strides[1];
-  T *go = static_cast<T *> (p.out) + b * p.o_strides[0] + h * p.o_strides[1] + (int64_t) m0 * p.o_strides[2];
-  float *glse = p.lse ? p.lse + ((int64_t) b * p.heads_q + h) * Sq + m0 : nullptr;
+  const T *gq = static_cast<const T *> (p.q) + bs * p.q_strides[0] + h * p.q_strides[1]
+                + (int64_t) (q_start + m0) * p.q_strides[2];
+  const T *gk = static_cast<const T *> (p.k) + bs * p.k_strides[0] + hk * p.k_strides[1] + (int64_t) k_start * p.k_strides[2];
+  const T *gv = static_cast<const T *> (p.v) + bs * p.v_strides[0] + hk * p.v_strides[1] + (int64_t) k_start * p.v_strides[2];
+  T *go = static_cast<T *> (p.out) + bs * p.o_strides[0] + h * p.o_strides[1] + (int64_t) (q_start + m0) * p.o_strides[2];
+  float *glse = nullptr;
+  if (p.lse)
+    glse = p.lse + (varlen ? (int64_t) h * p.seqlen_q + q_start : ((int64_t) b * p.heads_q + h) * Sq) + m0;
   const int64_t ks = p.k_strides[2], vs = p.v_strides[2], os = p.o_strides[2];
 
   /* This thread's rows (within the block) of every 8-column tile. */
   const int row0 = wg * 64 + (warp & 3) * 16 + (lane >> 2);
 
-  if (n_hi <= n_lo)
+  if (blocks.empty)
     {
       for (int idx = tid; idx < kBM * (kD / 8); idx += kThreads)
         {
@@ -270,14 +288,15 @@ fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
             glse[r] = -INFINITY;
       return;
     }
-  const int nb_min = n_lo / kBN;
-  const int nb_max = (n_hi + kBN - 1) / kBN;
-  const int n_iter = nb_max - nb_min;
+  const int n_iter = blocks.n_iter;
 
   const bool capped = p.softcap > 0.f;
   const float sl = capped ? 1.f : scale * kLog2e;
   const float cap_in = capped ? scale / p.softcap : 0.f;
   const float cap_out = p.softcap * kLog2e;
+  /* ALiBi in the units of S (logit = S * sl / log2 (e) after the cap). */
+  const bool alibi = GENERAL && p.alibi_slopes != nullptr;
+  const float alibi_mul = alibi ? -p.alibi_slopes[(int64_t) b * p.alibi_batch_stride + h] * kLog2e / sl : 0.f;
 
   /* Prologue: Q with the first K/V block, then the second K/V block. */
   load_tile_sw128<T, kBM, kD, kThreads> (sQ, gq, p.q_strides[2], Sq - m0, tid);
@@ -286,7 +305,7 @@ fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
     {
       if (j < n_iter)
         {
-          const int nb = nb_max - 1 - j;
+          const int nb = blocks.at (j);
           load_tile_sw128<T, kBN, kD, kThreads> (sK + j * kBN * kD, gk + (int64_t) nb * kBN * ks, ks, Sk - nb * kBN, tid);
           load_tile_sw128<T, kBN, kD, kThreads> (sV + j * kBN * kD, gv + (int64_t) nb * kBN * vs, vs, Sk - nb * kBN, tid);
         }
@@ -306,7 +325,7 @@ fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
 
   for (int it = 0; it < n_iter; it++)
     {
-      const int nb = nb_max - 1 - it;
+      const int nb = blocks.at (it);
       const int st = it & 1;
       cp_async_wait<1> ();
       fence_proxy_async ();
@@ -332,8 +351,23 @@ fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
           for (int i = 0; i < SN * 4; i++)
             s[i] = fast_tanh (s[i] * cap_in) * cap_out;
         }
+      if (alibi)
+        {
+#pragma unroll
+          for (int hh = 0; hh < 2; hh++)
+            {
+              /* p - j of the thread's first column */
+              const float rel = (float) (m0 + row0 + hh * 8 + mi.off - nb * kBN - (lane & 3) * 2);
+#pragma unroll
+              for (int nt = 0; nt < SN; nt++)
+#pragma unroll
+                for (int e = 0; e < 2; e++)
+                  s[nt * 4 + 2 * hh + e] = fmaf (fabsf (rel - (float) (nt * 8 + e)), alibi_mul, s[nt * 4 + 2 * hh + e]);
+            }
+        }
       if (tile_needs_mask (mi, m0, kBM, nb * kBN, kBN))
         {
+          const int sink_rel = sinks - nb * kBN - (lane & 3) * 2;
 #pragma unroll
           for (int hh = 0; hh < 2; hh++)
             {
@@ -343,8 +377,12 @@ fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
               for (int nt = 0; nt < SN; nt++)
 #pragma unroll
                 for (int e = 0; e < 2; e++)
-                  if (nt * 8 + e > hi || nt * 8 + e < lo)
-                    s[nt * 4 + 2 * hh + e] = -INFINITY;
+                  {
+                    const int c = nt * 8 + e;
+                    /* sinks are exempt from the left window only */
+                    if (c > hi || (c < lo && (!GENERAL || c >= sink_rel)))
+                      s[nt * 4 + 2 * hh + e] = -INFINITY;
+                  }
             }
         }
 
@@ -403,7 +441,7 @@ fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
       __syncthreads ();
       if (it + 2 < n_iter)
         {
-          const int nb2 = nb_max - 1 - (it + 2);
+          const int nb2 = blocks.at (it + 2);
           load_tile_sw128<T, kBN, kD, kThreads> (sK + st * kBN * kD, gk + (int64_t) nb2 * kBN * ks, ks, Sk - nb2 * kBN, tid);
           load_tile_sw128<T, kBN, kD, kThreads> (sV + st * kBN * kD, gv + (int64_t) nb2 * kBN * vs, vs, Sk - nb2 * kBN, tid);
         }
@@ -442,22 +480,34 @@ fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
 #endif
 }
 
-template <typename T, int D, int BN>
+template <typename T, int D, int BN, bool GENERAL>
 static int
-launch_sm90 (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t stream)
+launch_sm90_kernel (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t stream)
 {
   constexpr int smem = Sm90Config<D, BN>::kSmem;
+  auto kernel = fwd_sm90_kernel<T, D, BN, GENERAL>;
   static bool configured = false;
   if (!configured)
     {
-      cudaError_t err = cudaFuncSetAttribute (fwd_sm90_kernel<T, D, BN>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+      cudaError_t err = cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
       if (err != cudaSuccess)
         return err;
       configured = true;
     }
-  dim3 grid ((p.seqlen_q + kBM - 1) / kBM, p.heads_q, p.batch);
-  fwd_sm90_kernel<T, D, BN><<<grid, kThreads, smem, stream>>> (p, scale);
+  /* varlen: an upper bound of the query blocks (see the sm_80 launch). */
+  dim3 grid = p.cu_seqlens_q ? dim3 ((p.seqlen_q + kBM - 1) / kBM + p.batch, p.heads_q, 1)
+                             : dim3 ((p.seqlen_q + kBM - 1) / kBM, p.heads_q, p.batch);
+  kernel<<<grid, kThreads, smem, stream>>> (p, scale);
   return cudaGetLastError ();
+}
+
+template <typename T, int D, int BN>
+static int
+launch_sm90 (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t stream)
+{
+  if (accel_fa_is_general (&p))
+    return launch_sm90_kernel<T, D, BN, true> (p, scale, stream);
+  return launch_sm90_kernel<T, D, BN, false> (p, scale, stream);
 }
 
 template <typename T>

@@ -11,8 +11,16 @@
  * load of V overlaps Q K^T and the load of the next K overlaps the softmax
  * and P V (the schedule of FlashAttention-2).
  *
+ * GENERAL instances add what the plain case must not pay for: ALiBi (a
+ * bias on S after the soft cap), attention sinks (the first key blocks are
+ * visited even below a left window, see KeyBlocks) and packed ragged
+ * sequences (attention-varlen: each block finds its sequence and query
+ * block by walking cu_seqlens_q on the device; one block checks the
+ * cu_seqlens values and leaves codes for the host).
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include <cuda_fp8.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdlib.h>
@@ -27,7 +35,7 @@ struct FwdConfig {
   static constexpr int kSmem = (BM * D + 2 * BN * D) * (int) sizeof (T);
 };
 
-template <typename T, int D, int BM, int BN, int NW, int MINB>
+template <typename T, int D, int BM, int BN, int NW, int MINB, bool GENERAL>
 __global__ void __launch_bounds__ (NW * 32, MINB)
 fwd_kernel (const AccelFlashAttnFwdParams p, float scale)
 {
@@ -47,11 +55,30 @@ fwd_kernel (const AccelFlashAttnFwdParams p, float scale)
   T *sV = sK + BN * D;
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int m_block = gridDim.x - 1 - blockIdx.x;
-  const int h = blockIdx.y, b = blockIdx.z;
+  const int h = blockIdx.y;
   const int hk = h / (p.heads_q / p.heads_kv);
+  const bool varlen = GENERAL && p.cu_seqlens_q != nullptr;
+  int b, m_block, Sq = p.seqlen_q, Sk = p.seqlen_k, q_start = 0, k_start = 0;
+  if (varlen)
+    {
+      if (p.codes != nullptr && blockIdx.x == 0 && blockIdx.y == 0 && warp == 0)
+        {
+          check_cu_seqlens (p.cu_seqlens_q, p.batch, p.seqlen_q, p.codes);
+          check_cu_seqlens (p.cu_seqlens_k, p.batch, p.seqlen_k, p.codes + 3);
+        }
+      int blk;
+      if (!varlen_locate (p.cu_seqlens_q, p.batch, p.seqlen_q, BM, blockIdx.x, b, blk, q_start, Sq))
+        return;   /* one of the surplus blocks of the grid's upper bound */
+      m_block = (Sq + BM - 1) / BM - 1 - blk;
+      varlen_bounds (p.cu_seqlens_k, b, p.seqlen_k, k_start, Sk);
+    }
+  else
+    {
+      m_block = gridDim.x - 1 - blockIdx.x;
+      b = blockIdx.z;
+    }
+  const int bs = varlen ? 0 : b;   /* varlen buffers have no batch stride */
   const int m0 = m_block * BM;
-  const int Sq = p.seqlen_q, Sk = p.seqlen_k;
 
   MaskInfo mi;
   mi.seqlen_q = Sq;
@@ -59,22 +86,20 @@ fwd_kernel (const AccelFlashAttnFwdParams p, float scale)
   mi.off = Sk - Sq;
   mi.left = p.window_left;
   mi.right = p.causal ? 0 : p.window_right;
+  const int sinks = GENERAL && mi.left >= 0 ? p.sinks : 0;
+  const KeyBlocks<GENERAL> kb = key_blocks<GENERAL> (mi, m0, BM, BN, sinks);
 
-  int n_hi = Sk;
-  if (mi.right >= 0)
-    n_hi = min (n_hi, m0 + BM + mi.off + mi.right);
-  int n_lo = 0;
-  if (mi.left >= 0)
-    n_lo = max (0, m0 + mi.off - mi.left);
-
-  const T *gq = static_cast<const T *> (p.q) + b * p.q_strides[0] + h * p.q_strides[1] + (int64_t) m0 * p.q_strides[2];
-  const T *gk = static_cast<const T *> (p.k) + b * p.k_strides[0] + hk * p.k_strides[1];
-  const T *gv = static_cast<const T *> (p.v) + b * p.v_strides[0] + hk * p.v_strides[1];
-  T *go = static_cast<T *> (p.out) + b * p.o_strides[0] + h * p.o_strides[1] + (int64_t) m0 * p.o_strides[2];
-  float *glse = p.lse ? p.lse + ((int64_t) b * p.heads_q + h) * Sq + m0 : nullptr;
+  const T *gq = static_cast<const T *> (p.q) + bs * p.q_strides[0] + h * p.q_strides[1]
+                + (int64_t) (q_start + m0) * p.q_strides[2];
+  const T *gk = static_cast<const T *> (p.k) + bs * p.k_strides[0] + hk * p.k_strides[1] + (int64_t) k_start * p.k_strides[2];
+  const T *gv = static_cast<const T *> (p.v) + bs * p.v_strides[0] + hk * p.v_strides[1] + (int64_t) k_start * p.v_strides[2];
+  T *go = static_cast<T *> (p.out) + bs * p.o_strides[0] + h * p.o_strides[1] + (int64_t) (q_start + m0) * p.o_strides[2];
+  float *glse = nullptr;
+  if (p.lse)
+    glse = p.lse + (varlen ? (int64_t) h * p.seqlen_q + q_start : ((int64_t) b * p.heads_q + h) * Sq) + m0;
   const int64_t qs = p.q_strides[2], ks = p.k_strides[2], vs = p.v_strides[2], os = p.o_strides[2];
 
-  if (n_hi <= n_lo)
+  if (kb.empty)
     {
       /* No query of this block sees any key. */
       constexpr int CH = D / 8;
@@ -90,16 +115,17 @@ fwd_kernel (const AccelFlashAttnFwdParams p, float scale)
             glse[r] = -INFINITY;
       return;
     }
-  const int nb_min = n_lo / BN;
-  const int nb_max = (n_hi + BN - 1) / BN;
 
   const bool capped = p.softcap > 0.f;
   const float sl = capped ? 1.f : scale * kLog2e;
   const float cap_in = capped ? scale / p.softcap : 0.f;
   const float cap_out = p.softcap * kLog2e;
+  /* ALiBi in the units of S (logit = S * sl / log2 (e) after the cap). */
+  const bool alibi = GENERAL && p.alibi_slopes != nullptr;
+  const float alibi_mul = alibi ? -p.alibi_slopes[(int64_t) b * p.alibi_batch_stride + h] * kLog2e / sl : 0.f;
 
   load_tile<T, BM, D, NTH> (sQ, gq, qs, Sq - m0, tid);
-  int nb = nb_max - 1;
+  int nb = kb.first;
   load_tile<T, BN, D, NTH> (sK, gk + (int64_t) nb * BN * ks, ks, Sk - nb * BN, tid);
   cp_async_commit ();
 
@@ -120,7 +146,7 @@ fwd_kernel (const AccelFlashAttnFwdParams p, float scale)
   const int wrow = warp * 16 * MT;
   const uint32_t sQ_u = smem_u32 (sQ), sK_u = smem_u32 (sK), sV_u = smem_u32 (sV);
 
-  for (; nb >= nb_min; --nb)
+  for (; nb >= kb.stop; nb = GENERAL ? kb.next (nb) : nb - 1)
     {
       cp_async_wait<0> ();
       __syncthreads ();
@@ -161,8 +187,19 @@ fwd_kernel (const AccelFlashAttnFwdParams p, float scale)
 
       cp_async_wait<0> ();
       __syncthreads ();
-      if (nb > nb_min)
+      if constexpr (GENERAL)
         {
+          const int nb1 = kb.next (nb);
+          if (nb1 >= kb.stop)
+            {
+              load_tile<T, BN, D, NTH> (sK, gk + (int64_t) nb1 * BN * ks, ks, Sk - nb1 * BN, tid);
+              cp_async_commit ();
+            }
+        }
+      else if (nb > kb.stop)
+        {
+          /* The plain countdown, written as before: ptxas spills more at
+           * d = 128 and 256 (sm_90a) with the form above. */
           load_tile<T, BN, D, NTH> (sK, gk + (int64_t) (nb - 1) * BN * ks, ks, Sk - (nb - 1) * BN, tid);
           cp_async_commit ();
         }
@@ -177,8 +214,25 @@ fwd_kernel (const AccelFlashAttnFwdParams p, float scale)
               for (int e = 0; e < 4; e++)
                 s[mt][nt][e] = fast_tanh (s[mt][nt][e] * cap_in) * cap_out;
         }
+      if (alibi)
+        {
+#pragma unroll
+          for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+            for (int hh = 0; hh < 2; hh++)
+              {
+                /* p - j of the thread's first column */
+                const float rel = (float) (m0 + wrow + mt * 16 + (lane >> 2) + hh * 8 + mi.off - nb * BN - (lane & 3) * 2);
+#pragma unroll
+                for (int nt = 0; nt < SN; nt++)
+#pragma unroll
+                  for (int e = 0; e < 2; e++)
+                    s[mt][nt][2 * hh + e] = fmaf (fabsf (rel - (float) (nt * 8 + e)), alibi_mul, s[mt][nt][2 * hh + e]);
+              }
+        }
       if (tile_needs_mask (mi, m0, BM, nb * BN, BN))
         {
+          const int sink_rel = sinks - nb * BN - (lane & 3) * 2;
 #pragma unroll
           for (int mt = 0; mt < MT; mt++)
 #pragma unroll
@@ -190,8 +244,12 @@ fwd_kernel (const AccelFlashAttnFwdParams p, float scale)
                 for (int nt = 0; nt < SN; nt++)
 #pragma unroll
                   for (int e = 0; e < 2; e++)
-                    if (nt * 8 + e > hi || nt * 8 + e < lo)
-                      s[mt][nt][2 * hh + e] = -INFINITY;
+                    {
+                      const int c = nt * 8 + e;
+                      /* sinks are exempt from the left window only */
+                      if (c > hi || (c < lo && (!GENERAL || c >= sink_rel)))
+                        s[mt][nt][2 * hh + e] = -INFINITY;
+                    }
               }
         }
 
@@ -289,12 +347,12 @@ fwd_kernel (const AccelFlashAttnFwdParams p, float scale)
     }
 }
 
-template <typename T, int D, int BM, int BN, int NW, int MINB>
+template <typename T, int D, int BM, int BN, int NW, int MINB, bool GENERAL>
 static int
-launch_fwd (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t stream)
+launch_fwd_kernel (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t stream)
 {
   using Cfg = FwdConfig<T, D, BM, BN, NW>;
-  auto kernel = fwd_kernel<T, D, BM, BN, NW, MINB>;
+  auto kernel = fwd_kernel<T, D, BM, BN, NW, MINB, GENERAL>;
   static bool configured = false;
   if (!configured)
     {
@@ -303,9 +361,21 @@ launch_fwd (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t stream)
         return err;
       configured = true;
     }
-  dim3 grid ((p.seqlen_q + BM - 1) / BM, p.heads_q, p.batch);
+  /* varlen: an upper bound of the query blocks, sum ceil (len_b / BM) <=
+   * ceil (Tq / BM) + B; the blocks past the last one return at once. */
+  dim3 grid = p.cu_seqlens_q ? dim3 ((p.seqlen_q + BM - 1) / BM + p.batch, p.heads_q, 1)
+                             : dim3 ((p.seqlen_q + BM - 1) / BM, p.heads_q, p.batch);
   kernel<<<grid, Cfg::kThreads, Cfg::kSmem, stream>>> (p, scale);
   return cudaGetLastError ();
+}
+
+template <typename T, int D, int BM, int BN, int NW, int MINB>
+static int
+launch_fwd (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t stream)
+{
+  if (accel_fa_is_general (&p))
+    return launch_fwd_kernel<T, D, BM, BN, NW, MINB, true> (p, scale, stream);
+  return launch_fwd_kernel<T, D, BM, BN, NW, MINB, false> (p, scale, stream);
 }
 
 #ifdef ACCEL_FA_FWD_VARIANTS
@@ -348,6 +418,93 @@ dispatch_fwd (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t stream
     }
 }
 
+/* fp8 e4m3 -> T, times @mul, into a contiguous [B, H, S, D] copy; each
+ * thread converts 8 elements (one 8-byte load, one 16-byte store). e4m3 is
+ * exact in f16 and bf16, so q and k (mul = 1) lose nothing. */
+template <typename T>
+__global__ void __launch_bounds__ (256)
+fp8_convert_kernel (const uint8_t *src, int64_t s0, int64_t s1, int64_t s2, int heads, int rows, int d,
+                    int64_t n_chunks, float mul, T *dst)
+{
+  using TT = TypeTraits<T>;
+  const int64_t g = (int64_t) blockIdx.x * blockDim.x + threadIdx.x;
+  if (g >= n_chunks)
+    return;
+  const int chunks = d / 8;
+  const int64_t r = g / chunks;
+  const int c = (int) (g % chunks);
+  const int i = (int) (r % rows);
+  const int64_t bh = r / rows;
+  const int h = (int) (bh % heads);
+  const int64_t b = bh / heads;
+  const uint2 in = *reinterpret_cast<const uint2 *> (src + b * s0 + h * s1 + i * s2 + c * 8);
+  const uint32_t w[2] = { in.x, in.y };
+  uint32_t o[4];
+#pragma unroll
+  for (int k = 0; k < 4; k++)
+    {
+      const __nv_fp8x2_storage_t pair = (__nv_fp8x2_storage_t) ((w[k / 2] >> (16 * (k % 2))) & 0xffffu);
+      const __half2 hv = __half2 (__nv_cvt_fp8x2_to_halfraw2 (pair, __NV_E4M3));
+      const float2 f = __half22float2 (hv);
+      o[k] = TT::pack (f.x * mul, f.y * mul);
+    }
+  *reinterpret_cast<uint4 *> (dst + g * 8) = make_uint4 (o[0], o[1], o[2], o[3]);
+}
+
+struct Fp8Work {
+  void *q, *k, *v;
+};
+
+static inline size_t
+fp8_align (size_t n)
+{
+  return (n + 255) & ~(size_t) 255;
+}
+
+static Fp8Work
+fp8_work_layout (const AccelFlashAttnFwdParams *p, void *base, size_t *total)
+{
+  const size_t nq = fp8_align ((size_t) p->batch * p->heads_q * p->seqlen_q * p->head_dim * 2);
+  const size_t nk = fp8_align ((size_t) p->batch * p->heads_kv * p->seqlen_k * p->head_dim * 2);
+  char *c = static_cast<char *> (base);
+  Fp8Work w = { c, c + nq, c + nq + nk };
+  if (total)
+    *total = nq + 2 * nk;
+  return w;
+}
+
+template <typename T>
+static int
+fp8_convert (const void *src, const int64_t *strides, int batch, int heads, int rows, int d, float mul, void *dst,
+             cudaStream_t stream)
+{
+  const int64_t n_chunks = (int64_t) batch * heads * rows * (d / 8);
+  if (n_chunks == 0)
+    return cudaSuccess;
+  const unsigned blocks = (unsigned) ((n_chunks + 255) / 256);
+  fp8_convert_kernel<T><<<blocks, 256, 0, stream>>> (static_cast<const uint8_t *> (src), strides[0], strides[1],
+                                                     strides[2], heads, rows, d, n_chunks, mul, static_cast<T *> (dst));
+  return cudaGetLastError ();
+}
+
+template <typename T>
+static int
+fp8_convert_all (const AccelFlashAttnFwdParams &p, const Fp8Work &w, float v_mul, cudaStream_t stream)
+{
+  int err = fp8_convert<T> (p.q, p.q_strides, p.batch, p.heads_q, p.seqlen_q, p.head_dim, 1.f, w.q, stream);
+  if (err == cudaSuccess)
+    err = fp8_convert<T> (p.k, p.k_strides, p.batch, p.heads_kv, p.seqlen_k, p.head_dim, 1.f, w.k, stream);
+  if (err == cudaSuccess)
+    err = fp8_convert<T> (p.v, p.v_strides, p.batch, p.heads_kv, p.seqlen_k, p.head_dim, v_mul, w.v, stream);
+  return err;
+}
+
+static inline float
+fp8_descale (float d)
+{
+  return d > 0.f ? d : 1.f;
+}
+
 } /* namespace accel_fa */
 
 using namespace accel_fa;
@@ -363,7 +520,8 @@ accel_flashattn_fwd (const AccelFlashAttnFwdParams *p, void *stream)
 {
   if (accel_flashattn_fwd_check (p) != nullptr)
     return ACCEL_FA_UNSUPPORTED;
-  if (p->seqlen_q == 0 || p->batch == 0)
+  /* varlen runs even with no query rows: its cu_seqlens are checked there. */
+  if (p->batch == 0 || (p->seqlen_q == 0 && p->cu_seqlens_q == nullptr))
     return cudaSuccess;
   const float scale = accel_fa_scale (p);
   cudaStream_t st = static_cast<cudaStream_t> (stream);
@@ -385,4 +543,65 @@ accel_flashattn_fwd (const AccelFlashAttnFwdParams *p, void *stream)
     return dispatch_fwd<__half> (*p, scale, st);
 #endif
   return dispatch_fwd<__nv_bfloat16> (*p, scale, st);
+}
+
+extern "C" const char *
+accel_flashattn_fwd_fp8_check (const AccelFlashAttnFwdParams *p)
+{
+  const char *why = accel_fa_check_common (p);
+  if (why)
+    return why;
+  if (p->cu_seqlens_q || p->cu_seqlens_k)
+    return "fp8 inputs are not supported with varlen";
+  if (!(p->q_descale >= 0.f && p->k_descale >= 0.f && p->v_descale >= 0.f)
+      || isinf (p->q_descale) || isinf (p->k_descale) || isinf (p->v_descale))
+    return "fp8 descales must be finite and positive";
+  return nullptr;
+}
+
+extern "C" size_t
+accel_flashattn_fwd_fp8_workspace_size (const AccelFlashAttnFwdParams *p)
+{
+  size_t total = 0;
+  fp8_work_layout (p, nullptr, &total);
+  return total;
+}
+
+extern "C" int
+accel_flashattn_fwd_fp8 (const AccelFlashAttnFwdParams *p, void *workspace, void *stream)
+{
+  if (accel_flashattn_fwd_fp8_check (p) != nullptr)
+    return ACCEL_FA_UNSUPPORTED;
+  if (p->seqlen_q == 0 || p->batch == 0)
+    return cudaSuccess;
+  cudaStream_t st = static_cast<cudaStream_t> (stream);
+  const Fp8Work w = fp8_work_layout (p, workspace, nullptr);
+  const float v_mul = fp8_descale (p->v_descale);
+  int err;
+#ifndef ACCEL_FA_ONLY_BF16
+  if (p->dtype == ACCEL_FA_F16)
+    err = fp8_convert_all<__half> (*p, w, v_mul, st);
+  else
+#endif
+    err = fp8_convert_all<__nv_bfloat16> (*p, w, v_mul, st);
+  if (err != cudaSuccess)
+    return err;
+
+  /* The copies are contiguous [B, H, S, D] in the output's type; the
+   * descales of q and k go into the logit scale, so lse refers to the
+   * descaled logits as the op asks. */
+  AccelFlashAttnFwdParams c = *p;
+  const int64_t d = p->head_dim;
+  c.q = w.q;
+  c.k = w.k;
+  c.v = w.v;
+  c.q_strides[2] = d;
+  c.q_strides[1] = p->seqlen_q * d;
+  c.q_strides[0] = (int64_t) p->heads_q * p->seqlen_q * d;
+  c.k_strides[2] = c.v_strides[2] = d;
+  c.k_strides[1] = c.v_strides[1] = p->seqlen_k * d;
+  c.k_strides[0] = c.v_strides[0] = (int64_t) p->heads_kv * p->seqlen_k * d;
+  c.scale = accel_fa_scale (p) * fp8_descale (p->q_descale) * fp8_descale (p->k_descale);
+  c.q_descale = c.k_descale = c.v_descale = 0.f;
+  return accel_flashattn_fwd (&c, stream);
 }

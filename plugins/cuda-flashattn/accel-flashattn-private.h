@@ -44,7 +44,29 @@ accel_fa_check_common (const AccelFlashAttnFwdParams *p)
   if (!accel_fa_strides_ok (p->q_strides, p->q) || !accel_fa_strides_ok (p->k_strides, p->k)
       || !accel_fa_strides_ok (p->v_strides, p->v) || !accel_fa_strides_ok (p->o_strides, p->out))
     return "a buffer or stride is not 16-byte aligned";
+  if (p->sinks < 0)
+    return "negative sinks";
+  if (p->alibi_slopes && (p->alibi_batch_stride < 0 || ((uintptr_t) p->alibi_slopes % 4) != 0))
+    return "bad alibi slopes (negative batch stride or not 4-byte aligned)";
+  if (p->cu_seqlens_q || p->cu_seqlens_k)
+    {
+      if (!p->cu_seqlens_q || !p->cu_seqlens_k)
+        return "varlen needs both cu_seqlens_q and cu_seqlens_k";
+      if (p->batch < 1)
+        return "varlen needs at least one sequence";
+      /* Keeps the block counts of accel_fa::varlen_locate() in 32 bits. */
+      if (p->seqlen_q > (1 << 30) || p->seqlen_k > (1 << 30))
+        return "varlen totals above 2^30 rows";
+    }
   return nullptr;
+}
+
+/* Whether @p needs the kernels' general variant (ALiBi, sinks under a left
+ * window, varlen); the plain case keeps kernels that pay for none of it. */
+static inline bool
+accel_fa_is_general (const AccelFlashAttnFwdParams *p)
+{
+  return p->alibi_slopes != nullptr || (p->sinks > 0 && p->window_left >= 0) || p->cu_seqlens_q != nullptr;
 }
 
 #ifdef ACCEL_FA_HAVE_SM90

@@ -12,6 +12,11 @@
  * [B, Hq, Sq] f32, contiguous. The mask is aligned to the bottom right as in
  * core/ops/accel-attention.h.
  *
+ * Variants (docs/attention-variants.md), all off when their fields are zero:
+ * ALiBi slopes and attention sinks (forward and backward); packed ragged
+ * sequences (cu_seqlens_q set: attention-varlen, forward only); fp8 e4m3
+ * inputs (accel_flashattn_fwd_fp8, forward only).
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #pragma once
@@ -52,7 +57,39 @@ typedef struct {
   float scale;                  /* 0: 1/sqrt(head_dim) */
   float softcap;                /* 0: off */
   int32_t path;                 /* AccelFlashAttnPath */
+
+  /* ALiBi: logit (i, j) += -slope * |i + Sk - Sq - j| after the scale and
+   * the soft cap, slope = alibi_slopes[b * alibi_batch_stride + h]. */
+  const float *alibi_slopes;    /* nullable: f32 [Hq] or [B, Hq], device memory */
+  int32_t alibi_batch_stride;   /* 0 for [Hq], heads_q for [B, Hq] */
+  /* Keys j < sinks are exempt from window_left (causal and window_right
+   * still apply); nothing changes without a left window. */
+  int32_t sinks;
+
+  /* attention-varlen when cu_seqlens_q is set (forward only): q [Tq, Hq, D],
+   * k and v [Tk, Hkv, D], out [Tq, Hq, D], lse [Hq, Tq]; batch = B (the
+   * number of sequences), seqlen_q = Tq and seqlen_k = Tk (the totals); the
+   * batch strides are unused, the head and row strides as for the padded
+   * layout (packed: D and H * D). cu_seqlens_q and cu_seqlens_k are i32
+   * [B + 1] in device memory: sequence b owns query rows
+   * cu_seqlens_q[b] .. cu_seqlens_q[b+1]-1 and likewise keys. Their values
+   * are checked on the device (see ACCEL_FA_VARLEN_N_CODES); a sequence
+   * whose bounds are not 0 <= start <= end <= total is taken as empty, so
+   * nothing outside the buffers is touched whatever they hold. */
+  const int32_t *cu_seqlens_q, *cu_seqlens_k;
+  int32_t *codes;               /* nullable: ACCEL_FA_VARLEN_N_CODES device words, zeroed by the caller */
+
+  /* accel_flashattn_fwd_fp8() only: per-tensor descales of the e4m3
+   * inputs (0 means 1). */
+  float q_descale, k_descale, v_descale;
 } AccelFlashAttnFwdParams;
+
+/* The words the varlen forward writes to @codes (zeroed by the caller):
+ * codes[0] = 0, or 1 + the first index i of cu_seqlens_q that breaks
+ *   cu[0] == 0, cu[i-1] <= cu[i], cu[B] == Tq; codes[1] = cu[i],
+ *   codes[2] = cu[i-1] (0 for i = 0);
+ * codes[3..5]: the same for cu_seqlens_k against Tk. */
+#define ACCEL_FA_VARLEN_N_CODES 6
 
 typedef struct {
   AccelFlashAttnFwdParams fwd;  /* q, k, v, out (the forward result), lse (required) */
@@ -69,6 +106,15 @@ const char *accel_flashattn_fwd_check (const AccelFlashAttnFwdParams *p);
 const char *accel_flashattn_bwd_check (const AccelFlashAttnBwdParams *p);
 
 int accel_flashattn_fwd (const AccelFlashAttnFwdParams *p, void *stream);
+
+/* fp8 forward: q, k, v are fp8 e4m3 (strides in elements, that is bytes;
+ * 16-byte aligned rows), out is p->dtype (f16 or bf16). Converts q, k and
+ * v * v_descale to p->dtype in @workspace (contiguous [B, H, S, D]), folds
+ * q_descale * k_descale into the scale and runs accel_flashattn_fwd() on the
+ * copies. Not with cu_seqlens_q. */
+const char *accel_flashattn_fwd_fp8_check (const AccelFlashAttnFwdParams *p);
+size_t accel_flashattn_fwd_fp8_workspace_size (const AccelFlashAttnFwdParams *p);
+int accel_flashattn_fwd_fp8 (const AccelFlashAttnFwdParams *p, void *workspace, void *stream);
 
 /* Device scratch the backward pass needs, in bytes (256-byte aligned). */
 size_t accel_flashattn_bwd_workspace_size (const AccelFlashAttnBwdParams *p);

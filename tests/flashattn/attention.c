@@ -1,8 +1,13 @@
 /* The cuda_flashattn kernels (attention and attention-backward on cuda:0)
  * against the CPU oracle on cpu:0, on fresh random inputs with odd
  * lengths: every head dim (64, 128, 256), bf16 and f16, causal, sliding
- * windows, grouped and multi-query heads, soft cap, lse; and the errors of
- * what the kernels refuse.
+ * windows, grouped and multi-query heads, soft cap, lse; the variants of
+ * docs/attention-variants.md: ALiBi slopes ([Hq] and [B, Hq]) and
+ * attention sinks under a left window (forward and backward; sinks that
+ * span more than one key block, so that the skipped first blocks must come
+ * back), fp8 e4m3 inputs with descales (forward); and the errors of what
+ * the kernels refuse. The variant cases skip until the op type has their
+ * properties.
  *
  * Tolerances (relative L2 error of the whole tensor): 1e-2 for bf16, 5e-3
  * for f16 in the forward pass; the gradients, which go through one more
@@ -20,17 +25,43 @@ typedef struct {
   gboolean causal;
   int window_left, window_right;
   double softcap;
+  int sinks;
+  int alibi;                /* 0: none, 1: [Hq], 2: [B, Hq] */
 } Case;
 
 static const Case cases[] = {
-  { "plain", 2, 4, 4, 97, 97, FALSE, -1, -1, 0 },
-  { "causal-gqa", 1, 6, 2, 181, 263, TRUE, -1, -1, 0 },
-  { "causal-mqa-long-q", 1, 4, 1, 203, 77, TRUE, -1, -1, 0 },   /* early rows see no key */
-  { "window", 1, 2, 2, 150, 150, FALSE, 33, 9, 0 },
-  { "causal-window", 2, 2, 1, 129, 170, TRUE, 40, -1, 0 },
-  { "softcap", 1, 3, 3, 65, 111, FALSE, -1, -1, 20.0 },
-  { "single-query", 2, 2, 2, 1, 300, TRUE, -1, -1, 0 },
+  { "plain", 2, 4, 4, 97, 97, FALSE, -1, -1, 0, 0, 0 },
+  { "causal-gqa", 1, 6, 2, 181, 263, TRUE, -1, -1, 0, 0, 0 },
+  { "causal-mqa-long-q", 1, 4, 1, 203, 77, TRUE, -1, -1, 0, 0, 0 },   /* early rows see no key */
+  { "window", 1, 2, 2, 150, 150, FALSE, 33, 9, 0, 0, 0 },
+  { "causal-window", 2, 2, 1, 129, 170, TRUE, 40, -1, 0, 0, 0 },
+  { "softcap", 1, 3, 3, 65, 111, FALSE, -1, -1, 20.0, 0, 0 },
+  { "single-query", 2, 2, 2, 1, 300, TRUE, -1, -1, 0, 0, 0 },
+  { "alibi", 2, 4, 4, 97, 130, FALSE, -1, -1, 0, 0, 1 },
+  { "alibi-causal-gqa", 2, 6, 2, 181, 263, TRUE, -1, -1, 0, 0, 2 },
+  /* the window leaves the first key blocks out; the sinks bring them back */
+  { "sinks-causal-window", 1, 4, 2, 300, 330, TRUE, 40, -1, 0, 4, 0 },
+  { "sinks-wide-window", 1, 2, 2, 257, 400, FALSE, 30, 10, 0, 70, 0 },   /* sinks over two key blocks */
+  { "sinks-window-long-q", 1, 2, 1, 203, 77, TRUE, 20, -1, 0, 5, 0 },   /* early rows see no key, sinks included */
+  { "alibi-softcap-sinks", 1, 3, 1, 150, 190, TRUE, 50, -1, 20.0, 3, 1 },
+  { "single-query-sinks-alibi", 2, 4, 2, 1, 300, TRUE, 16, -1, 0, 2, 2 },
 };
+
+/* Whether the attention op types have @property yet; skips otherwise. */
+static gboolean
+have_property (const char *property)
+{
+  g_autoptr(GTypeClass) fwd = g_type_class_ref (ACCEL_TYPE_ATTENTION);
+  g_autoptr(GTypeClass) bwd = g_type_class_ref (ACCEL_TYPE_ATTENTION_BACKWARD);
+  if (g_object_class_find_property (G_OBJECT_CLASS (fwd), property) == NULL
+      || (strstr (property, "descale") == NULL && g_object_class_find_property (G_OBJECT_CLASS (bwd), property) == NULL))
+    {
+      g_autofree char *why = g_strdup_printf ("the attention op types have no “%s” property yet", property);
+      g_test_skip (why);
+      return FALSE;
+    }
+  return TRUE;
+}
 
 typedef struct {
   AccelDType dtype;
@@ -96,13 +127,40 @@ expect_lse_close (AccelBuffer *got_buffer, AccelBuffer *want_buffer)
     }
 }
 
+/* The variant properties, set only where used (the op types may not have
+ * them yet: the plain cases must run regardless). */
+static void
+set_variants (AccelOp *op, const Case *c, AccelBuffer *alibi)
+{
+  if (c->sinks != 0)
+    g_object_set (op, "sinks", c->sinks, NULL);
+  if (alibi != NULL)
+    g_object_set (op, "alibi-slopes", alibi, NULL);
+}
+
 static AccelOp *
-make_forward (const Case *c, AccelBuffer *q, AccelBuffer *k, AccelBuffer *v, AccelBuffer *out, AccelBuffer *lse)
+make_forward (const Case *c, AccelBuffer *q, AccelBuffer *k, AccelBuffer *v, AccelBuffer *out, AccelBuffer *lse,
+              AccelBuffer *alibi)
 {
   AccelOp *op = accel_attention_new (q, k, v, out);
   g_object_set (op, "lse", lse, "causal", c->causal, "window-left", c->window_left,
                 "window-right", c->window_right, "softcap", c->softcap, NULL);
+  set_variants (op, c, alibi);
   return op;
+}
+
+/* Slopes as in ALiBi's geometric series, but drawn at random. */
+static CtPair *
+make_alibi (const Case *c)
+{
+  if (c->alibi == 1)
+    return ct_pair_new (ACCEL_DTYPE_F32, &c->Hq, 1, 0.01, 0.5);
+  if (c->alibi == 2)
+    {
+      gint64 da[2] = { c->B, c->Hq };
+      return ct_pair_new (ACCEL_DTYPE_F32, da, 2, 0.01, 0.5);
+    }
+  return NULL;
 }
 
 static void
@@ -111,6 +169,8 @@ test_attention (gconstpointer data)
   const Param *p = data;
   const Case *c = p->c;
   if (ct_gpu () == NULL)
+    return;
+  if ((c->sinks != 0 && !have_property ("sinks")) || (c->alibi != 0 && !have_property ("alibi-slopes")))
     return;
 
   gint64 dq[4] = { c->B, c->Hq, c->Sq, p->D };
@@ -126,10 +186,11 @@ test_attention (gconstpointer data)
   g_autoptr(CtPair) gq = ct_pair_new (p->dtype, dq, 4, -9, 9);
   g_autoptr(CtPair) gk = ct_pair_new (p->dtype, dk, 4, -9, 9);
   g_autoptr(CtPair) gv = ct_pair_new (p->dtype, dk, 4, -9, 9);
+  g_autoptr(CtPair) alibi = make_alibi (c);
   const double tol = p->dtype == ACCEL_DTYPE_BF16 ? 1e-2 : 5e-3;
 
-  g_autoptr(AccelOp) fwd_cpu = make_forward (c, q->cpu, k->cpu, v->cpu, out->cpu, lse->cpu);
-  g_autoptr(AccelOp) fwd_gpu = make_forward (c, q->gpu, k->gpu, v->gpu, out->gpu, lse->gpu);
+  g_autoptr(AccelOp) fwd_cpu = make_forward (c, q->cpu, k->cpu, v->cpu, out->cpu, lse->cpu, alibi ? alibi->cpu : NULL);
+  g_autoptr(AccelOp) fwd_gpu = make_forward (c, q->gpu, k->gpu, v->gpu, out->gpu, lse->gpu, alibi ? alibi->gpu : NULL);
   ct_submit (ct_cpu (), fwd_cpu);
   ct_submit (ct_gpu (), fwd_gpu);
   expect_close ("out", out->gpu, out->cpu, tol);
@@ -144,11 +205,70 @@ test_attention (gconstpointer data)
                 "softcap", c->softcap, NULL);
   g_object_set (bwd_gpu, "causal", c->causal, "window-left", c->window_left, "window-right", c->window_right,
                 "softcap", c->softcap, NULL);
+  set_variants (bwd_cpu, c, alibi ? alibi->cpu : NULL);
+  set_variants (bwd_gpu, c, alibi ? alibi->gpu : NULL);
   ct_submit (ct_cpu (), bwd_cpu);
   ct_submit (ct_gpu (), bwd_gpu);
   expect_close ("dq", gq->gpu, gq->cpu, 2 * tol);
   expect_close ("dk", gk->gpu, gk->cpu, 2 * tol);
   expect_close ("dv", gv->gpu, gv->cpu, 2 * tol);
+}
+
+/* fp8 forward: q, k, v fp8-e4m3 with descales, out bf16 or f16. */
+typedef struct {
+  const char *name;
+  gint64 B, Hq, Hkv, Sq, Sk;
+  gboolean causal;
+  int window_left;
+  double q_descale, k_descale, v_descale;
+} Fp8Case;
+
+static const Fp8Case fp8_cases[] = {
+  { "plain", 2, 4, 4, 97, 130, FALSE, -1, 1.0, 1.0, 1.0 },
+  { "descales", 1, 4, 4, 150, 150, FALSE, -1, 0.5, 1.5, 0.3 },
+  { "causal-gqa-descales", 2, 6, 2, 181, 263, TRUE, -1, 0.25, 0.8, 2.5 },
+  { "causal-window", 1, 2, 1, 129, 170, TRUE, 40, 1.2, 0.7, 0.9 },
+};
+
+typedef struct {
+  AccelDType out_dtype;
+  gint64 D;
+  const Fp8Case *c;
+} Fp8Param;
+
+static AccelOp *
+make_fp8_forward (const Fp8Case *c, AccelBuffer *q, AccelBuffer *k, AccelBuffer *v, AccelBuffer *out, AccelBuffer *lse)
+{
+  AccelOp *op = accel_attention_new (q, k, v, out);
+  g_object_set (op, "lse", lse, "causal", c->causal, "window-left", c->window_left, "q-descale", c->q_descale,
+                "k-descale", c->k_descale, "v-descale", c->v_descale, NULL);
+  return op;
+}
+
+static void
+test_fp8 (gconstpointer data)
+{
+  const Fp8Param *p = data;
+  const Fp8Case *c = p->c;
+  if (ct_gpu () == NULL || !have_property ("q-descale"))
+    return;
+
+  gint64 dq[4] = { c->B, c->Hq, c->Sq, p->D };
+  gint64 dk[4] = { c->B, c->Hkv, c->Sk, p->D };
+  gint64 dl[3] = { c->B, c->Hq, c->Sq };
+  /* e4m3 holds these ranges with 3 mantissa bits; both sides get the same bytes. */
+  g_autoptr(CtPair) q = ct_pair_new (ACCEL_DTYPE_FP8_E4M3, dq, 4, -2, 2);
+  g_autoptr(CtPair) k = ct_pair_new (ACCEL_DTYPE_FP8_E4M3, dk, 4, -2, 2);
+  g_autoptr(CtPair) v = ct_pair_new (ACCEL_DTYPE_FP8_E4M3, dk, 4, -1, 1);
+  g_autoptr(CtPair) out = ct_pair_new (p->out_dtype, dq, 4, -9, 9);
+  g_autoptr(CtPair) lse = ct_pair_new (ACCEL_DTYPE_F32, dl, 3, -9, 9);
+
+  g_autoptr(AccelOp) on_cpu = make_fp8_forward (c, q->cpu, k->cpu, v->cpu, out->cpu, lse->cpu);
+  g_autoptr(AccelOp) on_gpu = make_fp8_forward (c, q->gpu, k->gpu, v->gpu, out->gpu, lse->gpu);
+  ct_submit (ct_cpu (), on_cpu);
+  ct_submit (ct_gpu (), on_gpu);
+  expect_close ("out", out->gpu, out->cpu, p->out_dtype == ACCEL_DTYPE_BF16 ? 1e-2 : 5e-3);
+  expect_lse_close (lse->gpu, lse->cpu);
 }
 
 static void
@@ -244,6 +364,19 @@ main (int argc, char **argv)
           g_autofree char *path = g_strdup_printf ("/flashattn/%s/d%" G_GINT64_FORMAT "/%s",
                                                    accel_dtype_get_name (dtypes[t]), dims[d], cases[i].name);
           g_test_add_data_func_full (path, p, test_attention, g_free);
+        }
+  static const AccelDType out_dtypes[] = { ACCEL_DTYPE_BF16, ACCEL_DTYPE_F16 };
+  for (guint t = 0; t < G_N_ELEMENTS (out_dtypes); t++)
+    for (guint d = 0; d < G_N_ELEMENTS (dims); d++)
+      for (guint i = 0; i < G_N_ELEMENTS (fp8_cases); i++)
+        {
+          Fp8Param *p = g_new (Fp8Param, 1);   /* lives as long as the test list */
+          p->out_dtype = out_dtypes[t];
+          p->D = dims[d];
+          p->c = &fp8_cases[i];
+          g_autofree char *path = g_strdup_printf ("/flashattn/fp8-e4m3-to-%s/d%" G_GINT64_FORMAT "/%s",
+                                                   accel_dtype_get_name (out_dtypes[t]), dims[d], fp8_cases[i].name);
+          g_test_add_data_func_full (path, p, test_fp8, g_free);
         }
   g_test_add_func ("/flashattn/error/heads-not-multiple", test_bad_heads);
   g_test_add_func ("/flashattn/error/head-dim", test_bad_head_dim);
