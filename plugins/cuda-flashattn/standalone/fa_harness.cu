@@ -69,7 +69,16 @@ struct Shape {
   int B, Hq, Hkv, Sq, Sk, D;
   int causal, wl, wr;
   float scale, softcap;
+  int sinks;      /* keys below are exempt from the left window */
+  int alibi;      /* 1: slopes alibi_slope (h), as the kernels get them */
 };
+
+/* The harness's ALiBi slopes: per head, the same for every batch. */
+__host__ __device__ __forceinline__ float
+alibi_slope (int h)
+{
+  return 0.03f * (float) (h + 1);
+}
 
 __device__ __forceinline__ bool
 visible (const Shape &s, int i, int j)
@@ -77,9 +86,16 @@ visible (const Shape &s, int i, int j)
   int base = i + s.Sk - s.Sq;
   if ((s.causal || s.wr >= 0) && j > base + (s.causal ? 0 : s.wr))
     return false;
-  if (s.wl >= 0 && j < base - s.wl)
+  if (s.wl >= 0 && j < base - s.wl && j >= s.sinks)
     return false;
   return true;
+}
+
+/* -slope * |p - j|, added after the scale and the soft cap. */
+__device__ __forceinline__ float
+alibi_bias (const Shape &s, int h, int i, int j)
+{
+  return s.alibi ? -alibi_slope (h) * fabsf ((float) (i + s.Sk - s.Sq - j)) : 0.f;
 }
 
 __device__ __forceinline__ float
@@ -114,7 +130,7 @@ ref_fwd (Shape s, const T *q, const T *k, const T *v, float *o, float *lse)
           float acc = 0.f;
           for (int d = 0; d < s.D; d++)
             acc += qr[d] * to_f (kp[(size_t) j * s.D + d]);
-          x = logit (s, acc);
+          x = logit (s, acc) + alibi_bias (s, h, i, j);
         }
       sc[j] = x;
       mx = fmaxf (mx, x);
@@ -193,6 +209,7 @@ ref_ds (const Shape &s, const T *q, const T *k, const T *v, const T *dout, const
       x = s.softcap * t;
       deriv *= 1.f - t * t;
     }
+  x += alibi_bias (s, h, i, j);
   float p = expf (x - lse[row]);
   *p_out = p;
   return p * (dov - dsum[row]) * deriv;
@@ -333,6 +350,21 @@ fill_params (const Problem &pr, AccelFlashAttnBwdParams *bp, void *q, void *k, v
   p->batch = s.B; p->heads_q = s.Hq; p->heads_kv = s.Hkv; p->seqlen_q = s.Sq; p->seqlen_k = s.Sk; p->head_dim = s.D;
   p->dtype = pr.dtype; p->causal = s.causal; p->window_left = s.wl; p->window_right = s.wr;
   p->scale = 0.f; p->softcap = s.softcap; p->path = pr.path;
+  p->sinks = s.sinks;
+  if (s.alibi)
+    {
+      /* [Hq] slopes, made once (the harness has at most 64 heads). */
+      static float *slopes = nullptr;
+      if (slopes == nullptr)
+        {
+          float h[64];
+          for (int i = 0; i < 64; i++)
+            h[i] = alibi_slope (i);
+          CK (cudaMalloc (&slopes, sizeof h));
+          CK (cudaMemcpy (slopes, h, sizeof h, cudaMemcpyHostToDevice));
+        }
+      p->alibi_slopes = slopes;
+    }
   bp->dout = dout; bp->dq = dq; bp->dk = dk; bp->dv = dv;
   memcpy (bp->do_strides, qs, sizeof qs);
   memcpy (bp->dq_strides, qs, sizeof qs);
@@ -506,9 +538,9 @@ static void
 describe (char *buf, size_t n, const Problem &pr)
 {
   const Shape &s = pr.s;
-  snprintf (buf, n, "%s B=%d Hq=%d Hkv=%d Sq=%d Sk=%d D=%d%s wl=%d wr=%d cap=%g path=%d",
+  snprintf (buf, n, "%s B=%d Hq=%d Hkv=%d Sq=%d Sk=%d D=%d%s wl=%d wr=%d cap=%g sinks=%d%s path=%d",
             pr.dtype == ACCEL_FA_F16 ? "f16 " : "bf16", s.B, s.Hq, s.Hkv, s.Sq, s.Sk, s.D,
-            s.causal ? " causal" : "", s.wl, s.wr, s.softcap, pr.path);
+            s.causal ? " causal" : "", s.wl, s.wr, s.softcap, s.sinks, s.alibi ? " alibi" : "", pr.path);
 }
 
 static void
@@ -543,7 +575,7 @@ check_one (const Problem &pr, bool do_bwd)
 static void
 run_checks (int path)
 {
-  struct { int B, Hq, Hkv, Sq, Sk, causal, wl, wr; float cap; } cases[] = {
+  struct { int B, Hq, Hkv, Sq, Sk, causal, wl, wr; float cap; int sinks, alibi; } cases[] = {
     { 2, 4, 4, 128, 128, 0, -1, -1, 0 },
     { 1, 2, 2, 77, 77, 0, -1, -1, 0 },
     { 2, 4, 2, 257, 255, 1, -1, -1, 0 },
@@ -554,6 +586,11 @@ run_checks (int path)
     { 2, 2, 2, 190, 191, 0, -1, -1, 30.f },   /* softcap */
     { 1, 2, 1, 1, 1000, 1, -1, -1, 0 },       /* single query (decode-like) */
     { 1, 2, 2, 1000, 1, 0, -1, -1, 0 },
+    { 2, 4, 4, 190, 257, 0, -1, -1, 0, 0, 1 },        /* ALiBi */
+    { 1, 6, 2, 300, 513, 1, -1, -1, 0, 0, 1 },        /* ALiBi, causal, GQA */
+    { 1, 4, 2, 333, 400, 1, 40, -1, 0, 4, 0 },        /* sinks below a causal left window */
+    { 1, 2, 2, 257, 400, 0, 30, 10, 0, 70, 0 },       /* sinks over two key blocks */
+    { 1, 3, 1, 150, 190, 1, 50, -1, 20.f, 3, 1 },     /* ALiBi + soft cap + sinks */
   };
   const int dims[] = { 64, 128, 256 };
   const int dtypes[] = { ACCEL_FA_BF16, ACCEL_FA_F16 };
@@ -561,7 +598,7 @@ run_checks (int path)
     for (int d : dims)
       for (auto &c : cases)
         {
-          Problem pr = { { c.B, c.Hq, c.Hkv, c.Sq, c.Sk, d, c.causal, c.wl, c.wr, 0.f, c.cap }, dt, path };
+          Problem pr = { { c.B, c.Hq, c.Hkv, c.Sq, c.Sk, d, c.causal, c.wl, c.wr, 0.f, c.cap, c.sinks, c.alibi }, dt, path };
           check_one (pr, true);
         }
 }
