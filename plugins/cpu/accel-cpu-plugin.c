@@ -20,6 +20,7 @@ accel_cpu_plugin_init (AccelPlugin *plugin, GError **error)
   accel_cpu_register_reduce_kernels (plugin);
   accel_cpu_register_attention_kernels (plugin);
   accel_cpu_register_attention_backward (plugin);
+  accel_cpu_register_attention_kvcache (plugin);
   accel_cpu_register_linalg (plugin);
   accel_cpu_register_sparse (plugin);
   accel_cpu_register_conv (plugin);

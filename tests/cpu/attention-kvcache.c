@@ -1,0 +1,329 @@
+/* attention-kvcache on cpu:0 against a dense reference built here: the
+ * pages are gathered back into contiguous keys and values through a
+ * shuffled block table, the mask is written out key by key, and the
+ * softmax is computed in binary64 on the stored inputs. Decode and chunked
+ * prefill, odd page sizes, grouped heads, windows with sinks, ALiBi, soft
+ * cap, lse; then every bad input.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <math.h>
+#include <string.h>
+#include "cpu-test.h"
+
+typedef struct {
+  gint64 B, Hq, Hkv, Sq, D, Dv, page, max_blocks;
+  gint64 lens[4];
+  gboolean causal;
+  int window_left, window_right, sinks;
+  double softcap;
+  gboolean alibi;
+} KvCase;
+
+typedef struct {
+  AccelBuffer *q, *k, *v, *table, *lens, *out, *lse, *slopes;
+  double *hq, *hk, *hv, *hslopes;
+  gint32 *htable;
+  gint64 P;
+} KvBuffers;
+
+static void
+kv_buffers_clear (KvBuffers *b)
+{
+  g_clear_object (&b->q);
+  g_clear_object (&b->k);
+  g_clear_object (&b->v);
+  g_clear_object (&b->table);
+  g_clear_object (&b->lens);
+  g_clear_object (&b->out);
+  g_clear_object (&b->lse);
+  g_clear_object (&b->slopes);
+  g_free (b->hq);
+  g_free (b->hk);
+  g_free (b->hv);
+  g_free (b->hslopes);
+  g_free (b->htable);
+}
+
+/* Pages are handed out in a shuffled order, with one spare page. */
+static AccelOp *
+make_op (AccelDType dt, const KvCase *c, KvBuffers *b)
+{
+  b->P = c->B * c->max_blocks + 1;
+  gint64 dq[4] = { c->B, c->Hq, c->Sq, c->D }, dk[4] = { b->P, c->page, c->Hkv, c->D };
+  gint64 dv[4] = { b->P, c->page, c->Hkv, c->Dv }, dout[4] = { c->B, c->Hq, c->Sq, c->Dv };
+  gint64 dt2[2] = { c->B, c->max_blocks }, dl[1] = { c->B }, dlse[3] = { c->B, c->Hq, c->Sq };
+  gint64 ds[1] = { c->Hq };
+
+  b->q = cpu_test_alloc (dt, dq, 4);
+  b->k = cpu_test_alloc (dt, dk, 4);
+  b->v = cpu_test_alloc (dt, dv, 4);
+  b->hq = cpu_test_fill_random (b->q, -1, 1);
+  b->hk = cpu_test_fill_random (b->k, -1, 1);
+  b->hv = cpu_test_fill_random (b->v, -1, 1);
+  b->out = cpu_test_alloc (dt, dout, 4);
+  b->lse = cpu_test_alloc (ACCEL_DTYPE_F32, dlse, 3);
+
+  gint64 n = c->B * c->max_blocks;
+  gint32 *perm = g_new (gint32, b->P);
+  for (gint64 i = 0; i < b->P; i++)
+    perm[i] = (gint32) i;
+  for (gint64 i = b->P - 1; i > 0; i--)
+    {
+      gint64 j = g_test_rand_int_range (0, (gint32) i + 1);
+      gint32 t = perm[i];
+      perm[i] = perm[j];
+      perm[j] = t;
+    }
+  b->htable = g_new (gint32, n);
+  g_autofree double *table = g_new (double, n);
+  for (gint64 i = 0; i < n; i++)
+    table[i] = b->htable[i] = perm[i];
+  g_free (perm);
+  b->table = cpu_test_alloc (ACCEL_DTYPE_I32, dt2, 2);
+  cpu_test_write (b->table, table);
+  double lens[4];
+  for (gint64 i = 0; i < c->B; i++)
+    lens[i] = (double) c->lens[i];
+  b->lens = cpu_test_alloc (ACCEL_DTYPE_I32, dl, 1);
+  cpu_test_write (b->lens, lens);
+
+  AccelOp *op = accel_attention_kvcache_new (b->q, b->k, b->v, b->table, b->lens, b->out);
+  g_object_set (op, "lse", b->lse, "causal", c->causal, "window-left", c->window_left,
+                "window-right", c->window_right, "sinks", c->sinks, "softcap", c->softcap, NULL);
+  if (c->alibi)
+    {
+      b->slopes = cpu_test_alloc (ACCEL_DTYPE_F32, ds, 1);
+      b->hslopes = cpu_test_fill_random (b->slopes, 0.01, 0.5);
+      g_object_set (op, "alibi-slopes", b->slopes, NULL);
+    }
+  return op;
+}
+
+static gboolean
+visible (const KvCase *c, gint64 L, gint64 p, gint64 j)
+{
+  if (j >= L)
+    return FALSE;
+  if (c->causal && j > p)
+    return FALSE;
+  if (c->window_right >= 0 && j > p + c->window_right)
+    return FALSE;
+  if (c->window_left >= 0 && j < p - c->window_left && j >= c->sinks)
+    return FALSE;
+  return TRUE;
+}
+
+static void
+check_case (AccelDType dt, const KvCase *c)
+{
+  KvBuffers b = { 0 };
+  g_autoptr(AccelOp) op = make_op (dt, c, &b);
+  cpu_test_submit (op);
+  g_autofree double *got = cpu_test_read (b.out);
+  g_autofree double *got_lse = cpu_test_read (b.lse);
+
+  gint64 rows = c->B * c->Hq * c->Sq, longest = 0;
+  for (gint64 i = 0; i < c->B; i++)
+    longest = MAX (longest, c->lens[i]);
+  g_autofree double *want = g_new0 (double, rows * c->Dv);
+  g_autofree double *want_lse = g_new (double, rows);
+  g_autofree double *scale_o = g_new0 (double, rows * c->Dv);
+  g_autofree double *kk = g_new (double, MAX (longest, 1) * c->D);
+  g_autofree double *vv = g_new (double, MAX (longest, 1) * c->Dv);
+  g_autofree double *s = g_new (double, MAX (longest, 1));
+  double scale = 1 / sqrt ((double) c->D);
+
+  for (gint64 bb = 0; bb < c->B; bb++)
+    for (gint64 h = 0; h < c->Hq; h++)
+      {
+        gint64 hk = h / (c->Hq / c->Hkv), L = c->lens[bb];
+        /* Gather this head's keys and values back into order. */
+        for (gint64 j = 0; j < L; j++)
+          {
+            gint64 page = b.htable[bb * c->max_blocks + j / c->page];
+            gint64 r = (page * c->page + j % c->page) * c->Hkv + hk;
+            for (gint64 e = 0; e < c->D; e++)
+              kk[j * c->D + e] = b.hk[r * c->D + e];
+            for (gint64 e = 0; e < c->Dv; e++)
+              vv[j * c->Dv + e] = b.hv[r * c->Dv + e];
+          }
+        for (gint64 i = 0; i < c->Sq; i++)
+          {
+            gint64 row = (bb * c->Hq + h) * c->Sq + i, p = L - c->Sq + i;
+            double m = -INFINITY, sum = 0;
+            for (gint64 j = 0; j < L; j++)
+              {
+                if (!visible (c, L, p, j))
+                  continue;
+                double d = 0;
+                for (gint64 e = 0; e < c->D; e++)
+                  d += b.hq[row * c->D + e] * kk[j * c->D + e];
+                d *= scale;
+                if (c->softcap > 0)
+                  d = c->softcap * tanh (d / c->softcap);
+                if (c->alibi)
+                  d -= b.hslopes[h] * fabs ((double) (p - j));
+                s[j] = d;
+                m = MAX (m, d);
+              }
+            for (gint64 j = 0; j < L; j++)
+              if (visible (c, L, p, j))
+                sum += exp (s[j] - m);
+            want_lse[row] = sum > 0 ? m + log (sum) : -INFINITY;
+            for (gint64 j = 0; j < L; j++)
+              if (visible (c, L, p, j))
+                {
+                  double w = exp (s[j] - m) / sum;
+                  for (gint64 e = 0; e < c->Dv; e++)
+                    {
+                      want[row * c->Dv + e] += w * vv[j * c->Dv + e];
+                      scale_o[row * c->Dv + e] += w * fabs (vv[j * c->Dv + e]);
+                    }
+                }
+          }
+      }
+
+  double eps = cpu_test_eps (dt);
+  cpu_test_assert_close ("attention-kvcache out", got, want, scale_o, rows * c->Dv, 4 * eps + 1e-12, 1e-12);
+  for (gint64 r = 0; r < rows; r++)
+    {
+      if (isinf (want_lse[r]))
+        g_assert_true (isinf (got_lse[r]) && got_lse[r] < 0);
+      else
+        g_assert_cmpfloat (fabs (got_lse[r] - want_lse[r]), <=, 1e-5 * (1 + fabs (want_lse[r])));
+    }
+  kv_buffers_clear (&b);
+}
+
+static const KvCase cases[] = {
+  /* B  Hq Hkv Sq  D   Dv  page  max_blocks  lens            causal wl  wr  sinks softcap alibi */
+  { 3, 4, 2, 1, 16, 16, 7, 5, { 33, 1, 35 }, TRUE, -1, -1, 0, 0, FALSE },     /* decode, odd pages */
+  { 2, 6, 2, 1, 8, 5, 16, 3, { 0, 48 }, TRUE, -1, -1, 0, 0, TRUE },           /* an empty sequence */
+  { 2, 4, 1, 9, 16, 16, 4, 6, { 21, 9 }, TRUE, 5, -1, 2, 0, FALSE },          /* chunked prefill, sinks */
+  { 1, 2, 2, 13, 8, 8, 3, 9, { 25 }, FALSE, 4, 3, 1, 0, TRUE },               /* windows both ways */
+  { 2, 3, 3, 5, 12, 7, 5, 4, { 3, 20 }, TRUE, -1, -1, 0, 4.0, FALSE },        /* Sq > L: rows see nothing */
+  { 4, 8, 2, 2, 32, 32, 16, 4, { 64, 17, 1, 40 }, FALSE, -1, -1, 0, 2.0, TRUE },
+};
+
+static void
+test_kvcache (gconstpointer data)
+{
+  AccelDType dt = GPOINTER_TO_INT (data);
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    check_case (dt, &cases[i]);
+}
+
+static void
+expect_table_error (const KvCase *c, gint64 seq, gint64 block, gint32 page_value, gint32 len_value,
+                    const char *substring)
+{
+  KvBuffers b = { 0 };
+  g_autoptr(AccelOp) op = make_op (ACCEL_DTYPE_F32, c, &b);
+  g_autoptr(GError) error = NULL;
+
+  if (block >= 0)
+    {
+      g_autofree double *table = g_new (double, c->B * c->max_blocks);
+      for (gint64 i = 0; i < c->B * c->max_blocks; i++)
+        table[i] = b.htable[i];
+      table[seq * c->max_blocks + block] = page_value;
+      cpu_test_write (b.table, table);
+    }
+  else
+    {
+      double lens[4];
+      for (gint64 i = 0; i < c->B; i++)
+        lens[i] = (double) c->lens[i];
+      lens[seq] = len_value;
+      cpu_test_write (b.lens, lens);
+    }
+  accel_device_submit (cpu_test_device (), op, NULL, &error);
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, substring));
+  kv_buffers_clear (&b);
+}
+
+static void
+test_kvcache_bad (void)
+{
+  const KvCase c = { 2, 4, 2, 1, 8, 8, 4, 3, { 9, 12 }, TRUE, -1, -1, 0, 0, FALSE };
+
+  /* A page past the cache, a negative one, in a block in use. */
+  expect_table_error (&c, 1, 2, 7, 0, "[1, 2]");
+  expect_table_error (&c, 0, 0, -1, 0, "[0, 0]");
+  /* Lengths beyond max_blocks x page, or negative. */
+  expect_table_error (&c, 0, -1, 0, 13, "sequence 0");
+  expect_table_error (&c, 1, -1, 0, -2, "sequence 1");
+  /* A bad entry in a block no sequence uses is never read: fine. */
+  {
+    const KvCase short_case = { 2, 4, 2, 1, 8, 8, 4, 3, { 5, 12 }, TRUE, -1, -1, 0, 0, FALSE };
+    KvBuffers b = { 0 };
+    g_autoptr(AccelOp) op = make_op (ACCEL_DTYPE_F32, &short_case, &b);
+    g_autofree double *table = g_new (double, c.B * c.max_blocks);
+    for (gint64 i = 0; i < c.B * c.max_blocks; i++)
+      table[i] = b.htable[i];
+    table[2] = 1000;   /* sequence 0 has 5 keys: blocks 0 and 1 */
+    cpu_test_write (b.table, table);
+    cpu_test_submit (op);
+    kv_buffers_clear (&b);
+  }
+
+  /* Shapes and types, refused at validation. */
+  {
+    KvBuffers b = { 0 };
+    g_autoptr(AccelOp) op = make_op (ACCEL_DTYPE_F32, &c, &b);
+    gint64 d[4] = { b.P, c.page, 3, c.D };
+    g_autoptr(AccelBuffer) k3 = cpu_test_alloc (ACCEL_DTYPE_F32, d, 4);
+    g_object_set (op, "k-cache", k3, NULL);
+    cpu_test_submit_expect_error (op, ACCEL_ERROR_SHAPE_MISMATCH);
+    kv_buffers_clear (&b);
+  }
+  {
+    KvBuffers b = { 0 };
+    g_autoptr(AccelOp) op = make_op (ACCEL_DTYPE_F32, &c, &b);
+    gint64 d[1] = { 3 };
+    g_autoptr(AccelBuffer) lens = cpu_test_alloc (ACCEL_DTYPE_I32, d, 1);
+    g_object_set (op, "seqlens-k", lens, NULL);
+    cpu_test_submit_expect_error (op, ACCEL_ERROR_SHAPE_MISMATCH);
+    kv_buffers_clear (&b);
+  }
+  {
+    KvBuffers b = { 0 };
+    g_autoptr(AccelOp) op = make_op (ACCEL_DTYPE_F32, &c, &b);
+    gint64 d[2] = { c.B, c.max_blocks };
+    g_autoptr(AccelBuffer) table = cpu_test_alloc (ACCEL_DTYPE_I64, d, 2);
+    g_object_set (op, "block-table", table, NULL);
+    cpu_test_submit_expect_error (op, ACCEL_ERROR_DTYPE_UNSUPPORTED);
+    kv_buffers_clear (&b);
+  }
+  {
+    KvBuffers b = { 0 };
+    g_autoptr(AccelOp) op = make_op (ACCEL_DTYPE_F32, &c, &b);
+    gint64 d[1] = { 5 };
+    g_autoptr(AccelBuffer) slopes = cpu_test_alloc (ACCEL_DTYPE_F32, d, 1);
+    g_object_set (op, "alibi-slopes", slopes, NULL);
+    cpu_test_submit_expect_error (op, ACCEL_ERROR_SHAPE_MISMATCH);
+    kv_buffers_clear (&b);
+  }
+
+  /* The device still works. */
+  check_case (ACCEL_DTYPE_F32, &c);
+}
+
+int
+main (int argc, char **argv)
+{
+  static const AccelDType types[] = {
+    ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16,
+  };
+
+  g_test_init (&argc, &argv, NULL);
+  for (guint i = 0; i < G_N_ELEMENTS (types); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/cpu/attention-kvcache/%s", accel_dtype_get_name (types[i]));
+      g_test_add_data_func (path, GINT_TO_POINTER (types[i]), test_kvcache);
+    }
+  g_test_add_func ("/cpu/attention-kvcache/bad-input", test_kvcache_bad);
+  return cpu_test_run ();
+}
