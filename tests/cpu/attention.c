@@ -1,10 +1,15 @@
 /* attention on cpu:0 against a binary64 reference written from the op's
  * definition: grouped-query heads, causal (bottom-right aligned) and sliding
  * windows, softcap, explicit scale, lse, rows that see no key, every dtype.
+ * The variants against references of their own: ALiBi and sinks through a
+ * dense mask and bias matrix, fp8 inputs with descales, attention-varlen
+ * against plain attention on each sequence alone, attention-backward with
+ * ALiBi and sinks against central differences, and the errors of each.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <math.h>
+#include <string.h>
 #include "cpu-test.h"
 
 typedef struct {
@@ -146,6 +151,693 @@ test_attention_large (void)
   check_attention (ACCEL_DTYPE_F32, &c);
 }
 
+/* ---- variants: ALiBi, sinks, fp8, varlen, backward ---------------------- */
+
+typedef struct {
+  gint64 B, Hq, Hkv, Sq, Sk, D, Dv;
+  gboolean causal;
+  int window_left, window_right, sinks;
+  double scale, softcap;
+  int alibi_rank;   /* 0: none, 1: [Hq], 2: [B, Hq] */
+} VarCase;
+
+/* The dense mask and ALiBi bias of one (batch, head), straight from the
+ * interface's definition: query i sits at p = i + Sk - Sq. */
+static void
+dense_mask_bias (const VarCase *c, double slope, gboolean *mask, double *bias)
+{
+  for (gint64 i = 0; i < c->Sq; i++)
+    for (gint64 j = 0; j < c->Sk; j++)
+      {
+        gint64 p = i + c->Sk - c->Sq;
+        gboolean seen = TRUE;
+        if (c->causal && j > p)
+          seen = FALSE;
+        if (c->window_right >= 0 && j > p + c->window_right)
+          seen = FALSE;
+        if (c->window_left >= 0 && j < p - c->window_left && j >= c->sinks)
+          seen = FALSE;
+        mask[i * c->Sk + j] = seen;
+        bias[i * c->Sk + j] = -slope * fabs ((double) (p - j));
+      }
+}
+
+/* Binary64 forward of [B, H, S, D] data through dense matrices; @slopes is
+ * [B, Hq] (NULL: no ALiBi). Empty rows get zeros and -inf. */
+static void
+dense_attention (const VarCase *c, const double *hq, const double *hk, const double *hv, const double *slopes,
+                 double qk_scale, double out_scale, double *want, double *want_lse)
+{
+  g_autofree gboolean *mask = g_new (gboolean, MAX (c->Sq * c->Sk, 1));
+  g_autofree double *bias = g_new (double, MAX (c->Sq * c->Sk, 1));
+  g_autofree double *logit = g_new (double, MAX (c->Sq * c->Sk, 1));
+
+  for (gint64 b = 0; b < c->B; b++)
+    for (gint64 h = 0; h < c->Hq; h++)
+      {
+        gint64 kh = h / (c->Hq / c->Hkv);
+        const double *K = hk + (b * c->Hkv + kh) * c->Sk * c->D;
+        const double *V = hv + (b * c->Hkv + kh) * c->Sk * c->Dv;
+        dense_mask_bias (c, slopes ? slopes[b * c->Hq + h] : 0.0, mask, bias);
+        for (gint64 i = 0; i < c->Sq; i++)
+          {
+            gint64 row = (b * c->Hq + h) * c->Sq + i;
+            const double *Q = hq + row * c->D;
+            double m = -INFINITY, sum = 0;
+            for (gint64 j = 0; j < c->Sk; j++)
+              {
+                double dot = 0;
+                for (gint64 e = 0; e < c->D; e++)
+                  dot += Q[e] * K[j * c->D + e];
+                double x = dot * qk_scale;
+                if (c->softcap > 0)
+                  x = c->softcap * tanh (x / c->softcap);
+                x += bias[i * c->Sk + j];
+                logit[i * c->Sk + j] = x;
+                if (mask[i * c->Sk + j])
+                  m = MAX (m, x);
+              }
+            for (gint64 e = 0; e < c->Dv; e++)
+              want[row * c->Dv + e] = 0;
+            if (m == -INFINITY)
+              {
+                want_lse[row] = -INFINITY;
+                continue;
+              }
+            for (gint64 j = 0; j < c->Sk; j++)
+              if (mask[i * c->Sk + j])
+                {
+                  double pr = exp (logit[i * c->Sk + j] - m);
+                  sum += pr;
+                  for (gint64 e = 0; e < c->Dv; e++)
+                    want[row * c->Dv + e] += pr * V[j * c->Dv + e];
+                }
+            for (gint64 e = 0; e < c->Dv; e++)
+              want[row * c->Dv + e] *= out_scale / sum;
+            want_lse[row] = m + log (sum);
+          }
+      }
+}
+
+/* Random ALiBi slopes in a buffer of the case's rank; @expanded gets them as [B, Hq]. */
+static AccelBuffer *
+make_slopes (const VarCase *c, double **expanded)
+{
+  if (c->alibi_rank == 0)
+    {
+      *expanded = NULL;
+      return NULL;
+    }
+  gint64 dims[2] = { c->B, c->Hq };
+  AccelBuffer *buf = c->alibi_rank == 1 ? cpu_test_alloc (ACCEL_DTYPE_F32, dims + 1, 1)
+                                        : cpu_test_alloc (ACCEL_DTYPE_F32, dims, 2);
+  g_autofree double *hs = cpu_test_fill_random (buf, 0.01, 0.6);
+  *expanded = g_new (double, c->B * c->Hq);
+  for (gint64 b = 0; b < c->B; b++)
+    for (gint64 h = 0; h < c->Hq; h++)
+      (*expanded)[b * c->Hq + h] = hs[c->alibi_rank == 1 ? h : b * c->Hq + h];
+  return buf;
+}
+
+static char *
+describe_case (const char *op, AccelDType dtype, const VarCase *c)
+{
+  return g_strdup_printf ("%s %s B%" G_GINT64_FORMAT " Hq%" G_GINT64_FORMAT " Hkv%" G_GINT64_FORMAT
+                          " Sq%" G_GINT64_FORMAT " Sk%" G_GINT64_FORMAT " D%" G_GINT64_FORMAT " Dv%" G_GINT64_FORMAT
+                          " causal %d window %d,%d sinks %d scale %g softcap %g alibi rank %d",
+                          op, accel_dtype_get_name (dtype), c->B, c->Hq, c->Hkv, c->Sq, c->Sk, c->D, c->Dv,
+                          c->causal, c->window_left, c->window_right, c->sinks, c->scale, c->softcap,
+                          c->alibi_rank);
+}
+
+static void
+check_variant (AccelDType dtype, const VarCase *c)
+{
+  gint64 dq[4] = { c->B, c->Hq, c->Sq, c->D };
+  gint64 dk[4] = { c->B, c->Hkv, c->Sk, c->D };
+  gint64 dv[4] = { c->B, c->Hkv, c->Sk, c->Dv };
+  gint64 dout[4] = { c->B, c->Hq, c->Sq, c->Dv };
+  g_autoptr(AccelBuffer) q = cpu_test_alloc (dtype, dq, 4);
+  g_autoptr(AccelBuffer) k = cpu_test_alloc (dtype, dk, 4);
+  g_autoptr(AccelBuffer) v = cpu_test_alloc (dtype, dv, 4);
+  g_autoptr(AccelBuffer) out = cpu_test_alloc (dtype, dout, 4);
+  g_autoptr(AccelBuffer) lse = cpu_test_alloc (ACCEL_DTYPE_F32, dout, 3);
+  g_autofree double *hq = cpu_test_fill_random (q, -1, 1);
+  g_autofree double *hk = cpu_test_fill_random (k, -1, 1);
+  g_autofree double *hv = cpu_test_fill_random (v, -1, 1);
+  g_autofree double *slopes = NULL;
+  g_autoptr(AccelBuffer) alibi = make_slopes (c, &slopes);
+
+  g_autoptr(AccelOp) op = accel_attention_new (q, k, v, out);
+  g_object_set (op, "lse", lse, "causal", c->causal, "window-left", c->window_left,
+                "window-right", c->window_right, "sinks", c->sinks, "scale", c->scale,
+                "softcap", c->softcap, "alibi-slopes", alibi, NULL);
+  cpu_test_submit (op);
+  g_autofree double *got = cpu_test_read (out);
+  g_autofree double *got_lse = cpu_test_read (lse);
+
+  gint64 rows = c->B * c->Hq * c->Sq;
+  g_autofree double *want = g_new (double, MAX (rows * c->Dv, 1));
+  g_autofree double *want_lse = g_new (double, MAX (rows, 1));
+  double scale = c->scale > 0 ? c->scale : 1.0 / sqrt ((double) c->D);
+  dense_attention (c, hq, hk, hv, slopes, scale, 1.0, want, want_lse);
+
+  g_autofree char *what = describe_case ("attention", dtype, c);
+  double acc_eps = dtype == ACCEL_DTYPE_F64 ? 1e-13 : 2e-5;
+  cpu_test_assert_close (what, got, want, NULL, rows * c->Dv, 0.0, acc_eps + 2 * cpu_test_eps (dtype));
+  g_autofree char *lwhat = g_strconcat (what, " (lse)", NULL);
+  cpu_test_assert_close (lwhat, got_lse, want_lse, NULL, rows, 2e-6, 2e-5);
+}
+
+static const VarCase alibi_sink_cases[] = {
+  /* B  Hq Hkv Sq  Sk  D   Dv  causal wl  wr sinks scale softcap alibi */
+  { 2, 4, 2, 7, 33, 16, 8, FALSE, -1, -1, 0, 0, 0, 1 },     /* ALiBi both sides of p */
+  { 2, 4, 2, 7, 33, 16, 8, TRUE, -1, -1, 0, 0, 0, 2 },      /* per-batch slopes, causal */
+  { 1, 6, 3, 13, 29, 7, 9, TRUE, 5, -1, 3, 0.3, 0, 1 },     /* sinks with a left window */
+  { 1, 2, 1, 11, 31, 5, 3, FALSE, 2, 3, 4, 0, 4.0, 2 },     /* sinks, both windows, softcap, ALiBi */
+  { 2, 3, 3, 9, 9, 8, 5, TRUE, 0, -1, 2, 0, 0, 0 },         /* one key plus two sinks */
+  { 1, 2, 2, 17, 17, 8, 5, TRUE, 3, -1, 40, 0, 0, 1 },      /* more sinks than keys: no window */
+  { 1, 2, 1, 23, 7, 8, 8, TRUE, 1, -1, 3, 0, 0, 1 },        /* Sq > Sk: empty rows stay empty */
+  { 1, 3, 1, 5, 19, 3, 4, FALSE, 4, 0, 1, 0, 2.5, 0 },      /* sinks without ALiBi, right window 0 */
+};
+
+static void
+test_attention_alibi_sinks (gconstpointer data)
+{
+  AccelDType dtype = GPOINTER_TO_INT (data);
+
+  for (guint i = 0; i < G_N_ELEMENTS (alibi_sink_cases); i++)
+    check_variant (dtype, &alibi_sink_cases[i]);
+}
+
+/* sinks with no left window change nothing; sinks = 0 and no ALiBi are the plain op. */
+static void
+test_attention_sinks_noop (void)
+{
+  const VarCase c = { 1, 2, 2, 9, 21, 8, 8, TRUE, -1, -1, 5, 0, 0, 0 };
+  check_variant (ACCEL_DTYPE_F32, &c);
+}
+
+static void
+check_fp8 (AccelDType out_dtype, const VarCase *c, double qd, double kd, double vd)
+{
+  gint64 dq[4] = { c->B, c->Hq, c->Sq, c->D };
+  gint64 dk[4] = { c->B, c->Hkv, c->Sk, c->D };
+  gint64 dv[4] = { c->B, c->Hkv, c->Sk, c->Dv };
+  gint64 dout[4] = { c->B, c->Hq, c->Sq, c->Dv };
+  g_autoptr(AccelBuffer) q = cpu_test_alloc (ACCEL_DTYPE_FP8_E4M3, dq, 4);
+  g_autoptr(AccelBuffer) k = cpu_test_alloc (ACCEL_DTYPE_FP8_E4M3, dk, 4);
+  g_autoptr(AccelBuffer) v = cpu_test_alloc (ACCEL_DTYPE_FP8_E4M3, dv, 4);
+  g_autoptr(AccelBuffer) out = cpu_test_alloc (out_dtype, dout, 4);
+  g_autoptr(AccelBuffer) lse = cpu_test_alloc (ACCEL_DTYPE_F32, dout, 3);
+  g_autofree double *hq = cpu_test_fill_random (q, -3, 3);
+  g_autofree double *hk = cpu_test_fill_random (k, -3, 3);
+  g_autofree double *hv = cpu_test_fill_random (v, -3, 3);
+  g_autofree double *slopes = NULL;
+  g_autoptr(AccelBuffer) alibi = make_slopes (c, &slopes);
+
+  g_autoptr(AccelOp) op = accel_attention_new (q, k, v, out);
+  g_object_set (op, "lse", lse, "causal", c->causal, "window-left", c->window_left,
+                "window-right", c->window_right, "sinks", c->sinks, "scale", c->scale,
+                "softcap", c->softcap, "alibi-slopes", alibi,
+                "q-descale", qd, "k-descale", kd, "v-descale", vd, NULL);
+  cpu_test_submit (op);
+  g_autofree double *got = cpu_test_read (out);
+  g_autofree double *got_lse = cpu_test_read (lse);
+
+  gint64 rows = c->B * c->Hq * c->Sq;
+  g_autofree double *want = g_new (double, rows * c->Dv);
+  g_autofree double *want_lse = g_new (double, rows);
+  double scale = c->scale > 0 ? c->scale : 1.0 / sqrt ((double) c->D);
+  dense_attention (c, hq, hk, hv, slopes, scale * qd * kd, vd, want, want_lse);
+
+  g_autofree char *base = describe_case ("attention fp8-e4m3 ->", out_dtype, c);
+  g_autofree char *what = g_strdup_printf ("%s descales %g %g %g", base, qd, kd, vd);
+  /* |out| <= 3 vd: the rounding of out dominates. */
+  cpu_test_assert_close (what, got, want, NULL, rows * c->Dv, 0.0, 3 * vd * (2 * cpu_test_eps (out_dtype) + 1e-5));
+  g_autofree char *lwhat = g_strconcat (what, " (lse)", NULL);
+  cpu_test_assert_close (lwhat, got_lse, want_lse, NULL, rows, 2e-6, 5e-5);
+}
+
+static void
+test_attention_fp8 (void)
+{
+  const VarCase plain = { 2, 4, 2, 7, 33, 16, 8, FALSE, -1, -1, 0, 0, 0, 0 };
+  const VarCase masked = { 1, 6, 3, 13, 29, 7, 9, TRUE, 5, -1, 2, 0.2, 3.0, 2 };
+
+  check_fp8 (ACCEL_DTYPE_BF16, &plain, 1.0, 1.0, 1.0);
+  check_fp8 (ACCEL_DTYPE_F16, &plain, 0.37, 1.9, 0.6);
+  check_fp8 (ACCEL_DTYPE_BF16, &masked, 0.5, 0.25, 3.5);
+  check_fp8 (ACCEL_DTYPE_F16, &masked, 1.3, 0.7, 0.05);
+}
+
+/* varlen against plain `attention` run on each sequence alone. */
+static void
+check_varlen (AccelDType dtype, const VarCase *c, const gint32 *len_q, const gint32 *len_k)
+{
+  gint64 B = c->B;
+  g_autofree gint32 *cu_q = g_new0 (gint32, B + 1);
+  g_autofree gint32 *cu_k = g_new0 (gint32, B + 1);
+  for (gint64 b = 0; b < B; b++)
+    {
+      cu_q[b + 1] = cu_q[b] + len_q[b];
+      cu_k[b + 1] = cu_k[b] + len_k[b];
+    }
+  gint64 Tq = cu_q[B], Tk = cu_k[B];
+  gint64 dq[3] = { Tq, c->Hq, c->D }, dk[3] = { Tk, c->Hkv, c->D }, dv[3] = { Tk, c->Hkv, c->Dv };
+  gint64 dout[3] = { Tq, c->Hq, c->Dv }, dlse[2] = { c->Hq, Tq }, dcu[1] = { B + 1 };
+  g_autoptr(AccelBuffer) q = cpu_test_alloc (dtype, dq, 3);
+  g_autoptr(AccelBuffer) k = cpu_test_alloc (dtype, dk, 3);
+  g_autoptr(AccelBuffer) v = cpu_test_alloc (dtype, dv, 3);
+  g_autoptr(AccelBuffer) out = cpu_test_alloc (dtype, dout, 3);
+  g_autoptr(AccelBuffer) lse = cpu_test_alloc (ACCEL_DTYPE_F32, dlse, 2);
+  g_autoptr(AccelBuffer) bq = cpu_test_alloc (ACCEL_DTYPE_I32, dcu, 1);
+  g_autoptr(AccelBuffer) bk = cpu_test_alloc (ACCEL_DTYPE_I32, dcu, 1);
+  g_autofree double *hq = cpu_test_fill_random (q, -1, 1);
+  g_autofree double *hk = cpu_test_fill_random (k, -1, 1);
+  g_autofree double *hv = cpu_test_fill_random (v, -1, 1);
+  g_autofree double *slopes = NULL;
+  g_autoptr(AccelBuffer) alibi = make_slopes (c, &slopes);
+  g_autofree double *dcu_q = g_new (double, B + 1), *dcu_k = g_new (double, B + 1);
+  for (gint64 b = 0; b <= B; b++)
+    {
+      dcu_q[b] = cu_q[b];
+      dcu_k[b] = cu_k[b];
+    }
+  cpu_test_write (bq, dcu_q);
+  cpu_test_write (bk, dcu_k);
+
+  g_autoptr(AccelOp) op = accel_attention_varlen_new (q, k, v, out, bq, bk);
+  g_object_set (op, "lse", lse, "causal", c->causal, "window-left", c->window_left,
+                "window-right", c->window_right, "sinks", c->sinks, "scale", c->scale,
+                "softcap", c->softcap, "alibi-slopes", alibi, NULL);
+  cpu_test_submit (op);
+  g_autofree double *got = cpu_test_read (out);
+  g_autofree double *got_lse = cpu_test_read (lse);
+  g_autofree char *what = describe_case ("attention-varlen", dtype, c);
+
+  for (gint64 b = 0; b < B; b++)
+    {
+      gint64 Sq = len_q[b], Sk = len_k[b];
+      if (Sq == 0)
+        continue;
+      g_autofree double *want = g_new0 (double, Sq * c->Hq * c->Dv);
+      g_autofree double *want_lse = g_new (double, Sq * c->Hq);
+      if (Sk == 0)
+        {
+          /* No keys: zeros and -inf (the plain op has no empty key axis to compare with). */
+          for (gint64 r = 0; r < Sq * c->Hq; r++)
+            want_lse[r] = -INFINITY;
+        }
+      else
+        {
+          gint64 sq4[4] = { 1, c->Hq, Sq, c->D }, sk4[4] = { 1, c->Hkv, Sk, c->D };
+          gint64 sv4[4] = { 1, c->Hkv, Sk, c->Dv }, so4[4] = { 1, c->Hq, Sq, c->Dv };
+          g_autoptr(AccelBuffer) q1 = cpu_test_alloc (dtype, sq4, 4);
+          g_autoptr(AccelBuffer) k1 = cpu_test_alloc (dtype, sk4, 4);
+          g_autoptr(AccelBuffer) v1 = cpu_test_alloc (dtype, sv4, 4);
+          g_autoptr(AccelBuffer) o1 = cpu_test_alloc (dtype, so4, 4);
+          g_autoptr(AccelBuffer) l1 = cpu_test_alloc (ACCEL_DTYPE_F32, so4, 3);
+          g_autoptr(AccelBuffer) a1 = NULL;
+          g_autofree double *tq = g_new (double, c->Hq * Sq * c->D);
+          g_autofree double *tk = g_new (double, c->Hkv * Sk * c->D);
+          g_autofree double *tv = g_new (double, c->Hkv * Sk * c->Dv);
+          for (gint64 h = 0; h < c->Hq; h++)
+            for (gint64 i = 0; i < Sq; i++)
+              for (gint64 e = 0; e < c->D; e++)
+                tq[(h * Sq + i) * c->D + e] = hq[((cu_q[b] + i) * c->Hq + h) * c->D + e];
+          for (gint64 h = 0; h < c->Hkv; h++)
+            for (gint64 j = 0; j < Sk; j++)
+              {
+                for (gint64 e = 0; e < c->D; e++)
+                  tk[(h * Sk + j) * c->D + e] = hk[((cu_k[b] + j) * c->Hkv + h) * c->D + e];
+                for (gint64 e = 0; e < c->Dv; e++)
+                  tv[(h * Sk + j) * c->Dv + e] = hv[((cu_k[b] + j) * c->Hkv + h) * c->Dv + e];
+              }
+          cpu_test_write (q1, tq);
+          cpu_test_write (k1, tk);
+          cpu_test_write (v1, tv);
+          if (slopes != NULL)
+            {
+              gint64 dh[1] = { c->Hq };
+              a1 = cpu_test_alloc (ACCEL_DTYPE_F32, dh, 1);
+              cpu_test_write (a1, slopes + b * c->Hq);
+            }
+          g_autoptr(AccelOp) one = accel_attention_new (q1, k1, v1, o1);
+          g_object_set (one, "lse", l1, "causal", c->causal, "window-left", c->window_left,
+                        "window-right", c->window_right, "sinks", c->sinks, "scale", c->scale,
+                        "softcap", c->softcap, "alibi-slopes", a1, NULL);
+          cpu_test_submit (one);
+          g_autofree double *o1h = cpu_test_read (o1);
+          g_autofree double *l1h = cpu_test_read (l1);
+          for (gint64 h = 0; h < c->Hq; h++)
+            for (gint64 i = 0; i < Sq; i++)
+              {
+                for (gint64 e = 0; e < c->Dv; e++)
+                  want[(i * c->Hq + h) * c->Dv + e] = o1h[(h * Sq + i) * c->Dv + e];
+                want_lse[i * c->Hq + h] = l1h[h * Sq + i];
+              }
+        }
+      g_autofree double *got_b = g_new (double, Sq * c->Hq * c->Dv);
+      g_autofree double *got_lse_b = g_new (double, Sq * c->Hq);
+      memcpy (got_b, got + cu_q[b] * c->Hq * c->Dv, Sq * c->Hq * c->Dv * sizeof (double));
+      for (gint64 i = 0; i < Sq; i++)
+        for (gint64 h = 0; h < c->Hq; h++)
+          got_lse_b[i * c->Hq + h] = got_lse[h * Tq + cu_q[b] + i];
+      g_autofree char *bwhat = g_strdup_printf ("%s sequence %" G_GINT64_FORMAT " (Sq %" G_GINT64_FORMAT
+                                                ", Sk %" G_GINT64_FORMAT ")", what, b, Sq, Sk);
+      cpu_test_assert_close (bwhat, got_b, want, NULL, Sq * c->Hq * c->Dv, 0.0,
+                             1e-6 + cpu_test_eps (dtype));
+      g_autofree char *lwhat = g_strconcat (bwhat, " (lse)", NULL);
+      cpu_test_assert_close (lwhat, got_lse_b, want_lse, NULL, Sq * c->Hq, 1e-6, 1e-6);
+    }
+}
+
+static void
+test_attention_varlen (gconstpointer data)
+{
+  AccelDType dtype = GPOINTER_TO_INT (data);
+  /* B and the heads, dims and mask of each case; lengths below. */
+  const VarCase cases[] = {
+    /* B  Hq Hkv Sq Sk D   Dv  causal wl  wr sinks scale softcap alibi */
+    { 5, 4, 2, 0, 0, 16, 8, FALSE, -1, -1, 0, 0, 0, 0 },
+    { 5, 4, 2, 0, 0, 16, 8, TRUE, -1, -1, 0, 0, 0, 1 },
+    { 5, 3, 1, 0, 0, 7, 9, TRUE, 3, -1, 2, 0.4, 0, 2 },
+    { 5, 2, 2, 0, 0, 5, 3, FALSE, 2, 1, 1, 0, 3.0, 2 },
+  };
+  /* An empty sequence, one with no keys, Sq > Sk, Sq < Sk, a single row. */
+  const gint32 fixed_q[5] = { 7, 0, 4, 9, 1 }, fixed_k[5] = { 13, 5, 0, 3, 1 };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      gint32 len_q[5], len_k[5];
+      check_varlen (dtype, &cases[i], fixed_q, fixed_k);
+      for (guint b = 0; b < 5; b++)
+        {
+          len_q[b] = g_test_rand_int_range (1, 20);
+          len_k[b] = g_test_rand_int_range (1, 40);
+        }
+      check_varlen (dtype, &cases[i], len_q, len_k);
+    }
+}
+
+/* A larger varlen batch that takes the threaded path. */
+static void
+test_attention_varlen_large (void)
+{
+  const VarCase c = { 3, 8, 2, 0, 0, 64, 64, TRUE, 100, -1, 4, 0, 30.0, 1 };
+  const gint32 len_q[3] = { 129, 1, 300 }, len_k[3] = { 257, 77, 300 };
+  check_varlen (ACCEL_DTYPE_F32, &c, len_q, len_k);
+}
+
+/* attention-backward with ALiBi and sinks against central differences of
+ * the forward op in binary64: L = sum (dO * out). */
+static double
+forward_loss (AccelOp *fwd, AccelBuffer *out, const double *hdo, gint64 n)
+{
+  cpu_test_submit (fwd);
+  g_autofree double *o = cpu_test_read (out);
+  double l = 0;
+  for (gint64 i = 0; i < n; i++)
+    l += hdo[i] * o[i];
+  return l;
+}
+
+static void
+check_backward_fd (const VarCase *c)
+{
+  const AccelDType dtype = ACCEL_DTYPE_F64;
+  gint64 dq[4] = { c->B, c->Hq, c->Sq, c->D };
+  gint64 dk[4] = { c->B, c->Hkv, c->Sk, c->D };
+  gint64 dv[4] = { c->B, c->Hkv, c->Sk, c->Dv };
+  gint64 dout[4] = { c->B, c->Hq, c->Sq, c->Dv };
+  g_autoptr(AccelBuffer) q = cpu_test_alloc (dtype, dq, 4);
+  g_autoptr(AccelBuffer) k = cpu_test_alloc (dtype, dk, 4);
+  g_autoptr(AccelBuffer) v = cpu_test_alloc (dtype, dv, 4);
+  g_autoptr(AccelBuffer) out = cpu_test_alloc (dtype, dout, 4);
+  g_autoptr(AccelBuffer) dO = cpu_test_alloc (dtype, dout, 4);
+  g_autoptr(AccelBuffer) lse = cpu_test_alloc (ACCEL_DTYPE_F32, dout, 3);
+  g_autoptr(AccelBuffer) gq = cpu_test_alloc (dtype, dq, 4);
+  g_autoptr(AccelBuffer) gk = cpu_test_alloc (dtype, dk, 4);
+  g_autoptr(AccelBuffer) gv = cpu_test_alloc (dtype, dv, 4);
+  g_autoptr(AccelBuffer) probe = cpu_test_alloc (dtype, dout, 4);
+  g_autofree double *hq = cpu_test_fill_random (q, -1, 1);
+  g_autofree double *hk = cpu_test_fill_random (k, -1, 1);
+  g_autofree double *hv = cpu_test_fill_random (v, -1, 1);
+  g_autofree double *hdo = cpu_test_fill_random (dO, -1, 1);
+  g_autofree double *slopes = NULL;
+  g_autoptr(AccelBuffer) alibi = make_slopes (c, &slopes);
+
+  g_autoptr(AccelOp) fwd = accel_attention_new (q, k, v, out);
+  g_object_set (fwd, "lse", lse, "causal", c->causal, "window-left", c->window_left,
+                "window-right", c->window_right, "sinks", c->sinks, "scale", c->scale,
+                "softcap", c->softcap, "alibi-slopes", alibi, NULL);
+  cpu_test_submit (fwd);
+  g_autoptr(AccelOp) bwd = accel_attention_backward_new (q, k, v, out, dO, lse, gq, gk, gv);
+  g_object_set (bwd, "causal", c->causal, "window-left", c->window_left,
+                "window-right", c->window_right, "sinks", c->sinks, "scale", c->scale,
+                "softcap", c->softcap, "alibi-slopes", alibi, NULL);
+  cpu_test_submit (bwd);
+
+  /* The lse is f32: the forward loss below recomputes its own softmax in
+   * binary64, so only the rounding of lse separates the two. */
+  g_autoptr(AccelOp) probe_op = accel_attention_new (q, k, v, probe);
+  g_object_set (probe_op, "causal", c->causal, "window-left", c->window_left,
+                "window-right", c->window_right, "sinks", c->sinks, "scale", c->scale,
+                "softcap", c->softcap, "alibi-slopes", alibi, NULL);
+  gint64 n_out = c->B * c->Hq * c->Sq * c->Dv;
+  AccelBuffer *inputs[3] = { q, k, v }, *grads[3] = { gq, gk, gv };
+  double *host[3] = { hq, hk, hv };
+  const char *names[3] = { "dq", "dk", "dv" };
+  g_autofree char *what = describe_case ("attention-backward (finite differences)", dtype, c);
+
+  for (guint t = 0; t < 3; t++)
+    {
+      gint64 n = accel_buffer_get_n_elements (inputs[t]);
+      g_autofree double *got = cpu_test_read (grads[t]);
+      g_autofree double *want = g_new (double, n);
+      const double step = 1e-5;
+      for (gint64 i = 0; i < n; i++)
+        {
+          double x = host[t][i];
+          host[t][i] = x + step;
+          cpu_test_write (inputs[t], host[t]);
+          double lp = forward_loss (probe_op, probe, hdo, n_out);
+          host[t][i] = x - step;
+          cpu_test_write (inputs[t], host[t]);
+          double lm = forward_loss (probe_op, probe, hdo, n_out);
+          host[t][i] = x;
+          want[i] = (lp - lm) / (2 * step);
+        }
+      cpu_test_write (inputs[t], host[t]);
+      g_autofree char *gwhat = g_strdup_printf ("%s %s", what, names[t]);
+      /* f32 lse: P = exp (s - lse) is off by ~1e-7 relative. */
+      cpu_test_assert_close (gwhat, got, want, NULL, n, 1e-5, 1e-6);
+    }
+}
+
+static void
+test_attention_backward_alibi_sinks (void)
+{
+  const VarCase cases[] = {
+    /* B  Hq Hkv Sq Sk D  Dv causal wl  wr sinks scale softcap alibi */
+    { 2, 4, 2, 5, 9, 3, 2, TRUE, 2, -1, 2, 0, 0, 2 },
+    { 1, 3, 1, 7, 6, 4, 3, FALSE, 1, 2, 1, 0.7, 2.0, 1 },
+    { 1, 2, 2, 6, 11, 5, 4, TRUE, 3, -1, 0, 0, 0, 1 },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    check_backward_fd (&cases[i]);
+}
+
+/* Bad inputs fail with their own code and the device keeps working. */
+static void
+expect_error_naming (AccelOp *op, AccelError code, const char *needle)
+{
+  g_autoptr(GError) error = NULL;
+  gboolean ok = accel_device_submit (cpu_test_device (), op, NULL, &error);
+  g_assert_false (ok);
+  g_assert_error (error, ACCEL_ERROR, (gint) code);
+  if (strstr (error->message, needle) == NULL)
+    g_error ("expected “%s” in: %s", needle, error->message);
+  g_test_message ("expected error: %s", error->message);
+}
+
+static void
+test_attention_variant_errors (void)
+{
+  gint64 d4[4] = { 2, 4, 5, 8 }, dk4[4] = { 2, 2, 7, 8 }, dlse[3] = { 2, 4, 5 };
+  g_autoptr(AccelBuffer) q = cpu_test_alloc (ACCEL_DTYPE_F32, d4, 4);
+  g_autoptr(AccelBuffer) k = cpu_test_alloc (ACCEL_DTYPE_F32, dk4, 4);
+  g_autoptr(AccelBuffer) v = cpu_test_alloc (ACCEL_DTYPE_F32, dk4, 4);
+  g_autoptr(AccelBuffer) out = cpu_test_alloc (ACCEL_DTYPE_F32, d4, 4);
+  g_autoptr(AccelBuffer) lse = cpu_test_alloc (ACCEL_DTYPE_F32, dlse, 3);
+  g_autoptr(AccelBuffer) q8 = cpu_test_alloc (ACCEL_DTYPE_FP8_E4M3, d4, 4);
+  g_autoptr(AccelBuffer) k8 = cpu_test_alloc (ACCEL_DTYPE_FP8_E4M3, dk4, 4);
+  g_autoptr(AccelBuffer) v8 = cpu_test_alloc (ACCEL_DTYPE_FP8_E4M3, dk4, 4);
+  g_autoptr(AccelBuffer) kbf = cpu_test_alloc (ACCEL_DTYPE_BF16, dk4, 4);
+  g_autoptr(AccelBuffer) obf = cpu_test_alloc (ACCEL_DTYPE_BF16, d4, 4);
+  g_autoptr(AccelBuffer) o8 = cpu_test_alloc (ACCEL_DTYPE_FP8_E4M3, d4, 4);
+  gint64 d_bad[1] = { 3 }, d_b_hq[2] = { 2, 4 }, d_hq[1] = { 4 };
+  g_autoptr(AccelBuffer) slopes_bad = cpu_test_alloc (ACCEL_DTYPE_F32, d_bad, 1);
+  g_autoptr(AccelBuffer) slopes_f64 = cpu_test_alloc (ACCEL_DTYPE_F64, d_hq, 1);
+  g_autoptr(AccelBuffer) slopes_2d = cpu_test_alloc (ACCEL_DTYPE_F32, d_b_hq, 2);
+  g_autofree double *h1 = cpu_test_fill_random (q, -1, 1);
+  g_autofree double *h2 = cpu_test_fill_random (k, -1, 1);
+  g_autofree double *h3 = cpu_test_fill_random (v, -1, 1);
+  g_autofree double *h4 = cpu_test_fill_random (slopes_2d, 0.1, 0.5);
+
+  {
+    g_autoptr(AccelOp) op = accel_attention_new (q, k, v, out);
+    g_object_set (op, "alibi-slopes", slopes_bad, NULL);
+    expect_error_naming (op, ACCEL_ERROR_SHAPE_MISMATCH, "alibi-slopes");
+  }
+  {
+    g_autoptr(AccelOp) op = accel_attention_new (q, k, v, out);
+    g_object_set (op, "alibi-slopes", slopes_f64, NULL);
+    expect_error_naming (op, ACCEL_ERROR_DTYPE_UNSUPPORTED, "alibi-slopes");
+  }
+  {
+    g_autoptr(AccelOp) op = accel_attention_new (q, k, v, out);
+    g_object_set (op, "alibi-slopes", out, NULL);
+    expect_error_naming (op, ACCEL_ERROR_SHAPE_MISMATCH, "alibi-slopes");
+  }
+  {
+    g_autoptr(AccelOp) op = accel_attention_new (q, k, v, out);
+    g_object_set (op, "k-descale", 2.0, NULL);
+    expect_error_naming (op, ACCEL_ERROR_INVALID_ARGUMENT, "k-descale");
+  }
+  {
+    g_autoptr(AccelOp) op = accel_attention_new (q8, k8, v8, obf);
+    g_object_set (op, "q-descale", 0.0, NULL);
+    expect_error_naming (op, ACCEL_ERROR_INVALID_ARGUMENT, "q-descale");
+  }
+  {
+    g_autoptr(AccelOp) op = accel_attention_new (q8, k8, v8, obf);
+    g_object_set (op, "v-descale", G_MAXDOUBLE, NULL);
+    cpu_test_submit (op);  /* large but finite is allowed */
+  }
+  {
+    g_autoptr(AccelOp) op = accel_attention_new (q8, k8, v8, o8);
+    expect_error_naming (op, ACCEL_ERROR_DTYPE_UNSUPPORTED, "out");
+  }
+  {
+    g_autoptr(AccelOp) op = accel_attention_new (q8, kbf, v8, obf);
+    expect_error_naming (op, ACCEL_ERROR_DTYPE_UNSUPPORTED, "k");
+  }
+  {
+    g_autoptr(AccelOp) op = accel_attention_new (q, k, v, obf);
+    expect_error_naming (op, ACCEL_ERROR_DTYPE_UNSUPPORTED, "out");
+  }
+  {
+    g_autoptr(AccelBuffer) dq = cpu_test_alloc (ACCEL_DTYPE_F32, d4, 4);
+    g_autoptr(AccelBuffer) dk = cpu_test_alloc (ACCEL_DTYPE_F32, dk4, 4);
+    g_autoptr(AccelBuffer) dv = cpu_test_alloc (ACCEL_DTYPE_F32, dk4, 4);
+    g_autoptr(AccelOp) op = accel_attention_backward_new (q, k, v, out, out, lse, dq, dk, dv);
+    g_object_set (op, "alibi-slopes", slopes_bad, NULL);
+    expect_error_naming (op, ACCEL_ERROR_SHAPE_MISMATCH, "alibi-slopes");
+    g_object_set (op, "alibi-slopes", slopes_f64, NULL);
+    expect_error_naming (op, ACCEL_ERROR_DTYPE_UNSUPPORTED, "alibi-slopes");
+    g_object_set (op, "alibi-slopes", slopes_2d, "sinks", 2, "window-left", 1, NULL);
+    cpu_test_submit (op);  /* and it still runs */
+  }
+}
+
+static AccelOp *
+varlen_op_with_cu (AccelBuffer *q, AccelBuffer *k, AccelBuffer *v, AccelBuffer *out,
+                   const double *cu_q, const double *cu_k, gint64 n_q, gint64 n_k)
+{
+  gint64 dq[1] = { n_q }, dk[1] = { n_k };
+  g_autoptr(AccelBuffer) bq = cpu_test_alloc (ACCEL_DTYPE_I32, dq, 1);
+  g_autoptr(AccelBuffer) bk = cpu_test_alloc (ACCEL_DTYPE_I32, dk, 1);
+  cpu_test_write (bq, cu_q);
+  cpu_test_write (bk, cu_k);
+  return accel_attention_varlen_new (q, k, v, out, bq, bk);
+}
+
+static void
+test_attention_varlen_errors (void)
+{
+  gint64 dq[3] = { 10, 4, 8 }, dk[3] = { 12, 2, 8 }, dv[3] = { 12, 2, 6 }, dout[3] = { 10, 4, 6 };
+  g_autoptr(AccelBuffer) q = cpu_test_alloc (ACCEL_DTYPE_F32, dq, 3);
+  g_autoptr(AccelBuffer) k = cpu_test_alloc (ACCEL_DTYPE_F32, dk, 3);
+  g_autoptr(AccelBuffer) v = cpu_test_alloc (ACCEL_DTYPE_F32, dv, 3);
+  g_autoptr(AccelBuffer) out = cpu_test_alloc (ACCEL_DTYPE_F32, dout, 3);
+  g_autofree double *h1 = cpu_test_fill_random (q, -1, 1);
+  g_autofree double *h2 = cpu_test_fill_random (k, -1, 1);
+  g_autofree double *h3 = cpu_test_fill_random (v, -1, 1);
+  const double good_q[3] = { 0, 4, 10 }, good_k[3] = { 0, 7, 12 };
+
+  {
+    const double bad[3] = { 1, 4, 10 };
+    g_autoptr(AccelOp) op = varlen_op_with_cu (q, k, v, out, bad, good_k, 3, 3);
+    expect_error_naming (op, ACCEL_ERROR_INVALID_ARGUMENT, "“cu-seqlens-q”[0]");
+  }
+  {
+    const double bad[4] = { 0, 8, 5, 12 }, q4[4] = { 0, 4, 4, 10 };
+    g_autoptr(AccelOp) op = varlen_op_with_cu (q, k, v, out, q4, bad, 4, 4);
+    expect_error_naming (op, ACCEL_ERROR_INVALID_ARGUMENT, "“cu-seqlens-k”[2]");
+  }
+  {
+    const double bad[3] = { 0, 4, 9 };
+    g_autoptr(AccelOp) op = varlen_op_with_cu (q, k, v, out, bad, good_k, 3, 3);
+    expect_error_naming (op, ACCEL_ERROR_INVALID_ARGUMENT, "“cu-seqlens-q”[2]");
+  }
+  {
+    const double bad[3] = { 0, 4, 13 };
+    g_autoptr(AccelOp) op = varlen_op_with_cu (q, k, v, out, good_q, bad, 3, 3);
+    expect_error_naming (op, ACCEL_ERROR_INVALID_ARGUMENT, "“cu-seqlens-k”[2]");
+  }
+  {
+    const double k4[4] = { 0, 3, 7, 12 };
+    g_autoptr(AccelOp) op = varlen_op_with_cu (q, k, v, out, good_q, k4, 3, 4);
+    expect_error_naming (op, ACCEL_ERROR_SHAPE_MISMATCH, "cu-seqlens-k");
+  }
+  {
+    const double one[1] = { 0 };
+    g_autoptr(AccelOp) op = varlen_op_with_cu (q, k, v, out, one, one, 1, 1);
+    expect_error_naming (op, ACCEL_ERROR_SHAPE_MISMATCH, "cu-seqlens-q");
+  }
+  {
+    gint64 d_bad_lse[2] = { 10, 4 };
+    g_autoptr(AccelBuffer) lse = cpu_test_alloc (ACCEL_DTYPE_F32, d_bad_lse, 2);
+    g_autoptr(AccelOp) op = varlen_op_with_cu (q, k, v, out, good_q, good_k, 3, 3);
+    g_object_set (op, "lse", lse, NULL);
+    expect_error_naming (op, ACCEL_ERROR_SHAPE_MISMATCH, "lse");
+  }
+  {
+    gint64 d_bad[2] = { 3, 4 };
+    g_autoptr(AccelBuffer) slopes = cpu_test_alloc (ACCEL_DTYPE_F32, d_bad, 2);
+    g_autoptr(AccelOp) op = varlen_op_with_cu (q, k, v, out, good_q, good_k, 3, 3);
+    g_object_set (op, "alibi-slopes", slopes, NULL);
+    expect_error_naming (op, ACCEL_ERROR_SHAPE_MISMATCH, "alibi-slopes");
+  }
+  {
+    gint64 d1[1] = { 3 };
+    g_autoptr(AccelBuffer) cu64 = cpu_test_alloc (ACCEL_DTYPE_I64, d1, 1);
+    g_autoptr(AccelBuffer) cuk = cpu_test_alloc (ACCEL_DTYPE_I32, d1, 1);
+    cpu_test_write (cu64, good_q);
+    cpu_test_write (cuk, good_k);
+    g_autoptr(AccelOp) op = accel_attention_varlen_new (q, k, v, out, cu64, cuk);
+    expect_error_naming (op, ACCEL_ERROR_DTYPE_UNSUPPORTED, "cu-seqlens-q");
+  }
+  {
+    g_autoptr(AccelBuffer) q64 = cpu_test_alloc (ACCEL_DTYPE_F64, dq, 3);
+    g_autoptr(AccelOp) op = varlen_op_with_cu (q64, k, v, out, good_q, good_k, 3, 3);
+    expect_error_naming (op, ACCEL_ERROR_DTYPE_UNSUPPORTED, "k");
+  }
+  {
+    g_autoptr(AccelBuffer) v_d = cpu_test_alloc (ACCEL_DTYPE_F32, dk, 3);
+    g_autoptr(AccelOp) op = varlen_op_with_cu (q, k, v_d, q, good_q, good_k, 3, 3);
+    expect_error_naming (op, ACCEL_ERROR_INVALID_ARGUMENT, "overlaps");
+  }
+
+  /* The device still works. */
+  const VarCase c = { 3, 2, 1, 0, 0, 5, 3, TRUE, 2, -1, 1, 0, 0, 1 };
+  const gint32 len_q[3] = { 3, 6, 2 }, len_k[3] = { 5, 6, 9 };
+  check_varlen (ACCEL_DTYPE_F32, &c, len_q, len_k);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -160,5 +852,21 @@ main (int argc, char **argv)
       g_test_add_data_func (path, GINT_TO_POINTER (types[i]), test_attention);
     }
   g_test_add_func ("/cpu/attention/large", test_attention_large);
+  for (guint i = 0; i < G_N_ELEMENTS (types); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/cpu/attention/alibi-sinks/%s", accel_dtype_get_name (types[i]));
+      g_test_add_data_func (path, GINT_TO_POINTER (types[i]), test_attention_alibi_sinks);
+    }
+  g_test_add_func ("/cpu/attention/sinks-without-window", test_attention_sinks_noop);
+  g_test_add_func ("/cpu/attention/fp8", test_attention_fp8);
+  g_test_add_func ("/cpu/attention/variant-errors", test_attention_variant_errors);
+  for (guint i = 0; i < G_N_ELEMENTS (types); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/cpu/attention-varlen/%s", accel_dtype_get_name (types[i]));
+      g_test_add_data_func (path, GINT_TO_POINTER (types[i]), test_attention_varlen);
+    }
+  g_test_add_func ("/cpu/attention-varlen/large", test_attention_varlen_large);
+  g_test_add_func ("/cpu/attention-varlen/errors", test_attention_varlen_errors);
+  g_test_add_func ("/cpu/attention-backward/alibi-sinks", test_attention_backward_alibi_sinks);
   return cpu_test_run ();
 }
