@@ -485,7 +485,11 @@ bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
         __syncthreads ();   /* the next step's loads overwrite this step's stage */
     }
 
-  /* Store dK (times the scale) and dV through the warp's own rows of sK / sV. */
+  /* Store dK (times the scale) and dV through the warp's own rows of sK / sV.
+   * A key block that no query sees ran no step, so its K and V copies may
+   * still be landing in sK / sV: wait for them before writing over. */
+  if (n_iter == 0)
+    cp_async_wait<0> ();
   __syncthreads ();
   const int row = krow + (lane >> 2);
   if (DO_DV)

@@ -44,6 +44,10 @@ static const Case cases[] = {
   { "sinks-wide-window", 1, 2, 2, 257, 400, FALSE, 30, 10, 0, 70, 0 },   /* sinks over two key blocks */
   { "sinks-window-long-q", 1, 2, 1, 203, 77, TRUE, 20, -1, 0, 5, 0 },   /* early rows see no key, sinks included */
   { "alibi-softcap-sinks", 1, 3, 1, 150, 190, TRUE, 50, -1, 20.0, 3, 1 },
+  { "single-query-window", 2, 4, 2, 1, 300, TRUE, 16, -1, 0, 0, 0 },
+  { "single-query-sinks", 2, 4, 2, 1, 300, TRUE, 16, -1, 0, 2, 0 },
+  { "single-query-alibi", 2, 4, 2, 1, 300, TRUE, -1, -1, 0, 0, 2 },
+  { "few-queries-sinks", 2, 4, 2, 5, 300, TRUE, 16, -1, 0, 2, 0 },
   { "single-query-sinks-alibi", 2, 4, 2, 1, 300, TRUE, 16, -1, 0, 2, 2 },
 };
 
