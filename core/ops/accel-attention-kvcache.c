@@ -310,12 +310,23 @@ accel_attention_kvcache_validate (AccelOp *op, GError **error)
                    "attention-kvcache: property “softcap” is %g, expected >= 0 (0: off)", self->softcap);
       return FALSE;
     }
+  if (self->sinks < 0 || self->num_splits < 0)
+    {
+      gboolean bad_sinks = self->sinks < 0;
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "attention-kvcache: property “%s” is %d, expected >= 0", bad_sinks ? "sinks" : "num-splits",
+                   bad_sinks ? self->sinks : self->num_splits);
+      return FALSE;
+    }
 
-  AccelBuffer *inputs[] = { self->q, self->k_cache, self->v_cache, self->block_table, self->seqlens_k };
-  static const char *const input_names[] = { "q", "k-cache", "v-cache", "block-table", "seqlens-k" };
+  AccelBuffer *inputs[] = {
+    self->q, self->k_cache, self->v_cache, self->block_table, self->seqlens_k, self->alibi_slopes,
+  };
+  static const char *const input_names[] = { "q", "k-cache", "v-cache", "block-table", "seqlens-k", "alibi-slopes" };
   for (guint i = 0; i < G_N_ELEMENTS (inputs); i++)
-    if (accel_op_buffers_alias_ (self->out, inputs[i])
-        || (self->lse != NULL && accel_op_buffers_alias_ (self->lse, inputs[i])))
+    if (inputs[i] != NULL
+        && (accel_op_buffers_alias_ (self->out, inputs[i])
+            || (self->lse != NULL && accel_op_buffers_alias_ (self->lse, inputs[i]))))
       {
         g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
                      "attention-kvcache: “%s” overlaps “%s”; results must not alias inputs",

@@ -214,6 +214,119 @@ test_kvcache (gconstpointer data)
     check_case (dt, &cases[i]);
 }
 
+/* The same op against plain `attention` run on each sequence's keys and
+ * values gathered back into contiguous buffers, with per-batch ALiBi
+ * slopes [B, Hq], an explicit scale and a split-count hint (which must not
+ * change the result). */
+static void
+check_against_attention (AccelDType dt, const KvCase *c, double scale, int num_splits)
+{
+  KvCase plain_case = *c;
+  plain_case.alibi = FALSE;
+  KvBuffers b = { 0 };
+  g_autoptr(AccelOp) op = make_op (dt, &plain_case, &b);
+  gint64 dslopes[2] = { c->B, c->Hq };
+  g_autoptr(AccelBuffer) slopes = c->alibi ? cpu_test_alloc (ACCEL_DTYPE_F32, dslopes, 2) : NULL;
+  g_autofree double *hslopes = slopes ? cpu_test_fill_random (slopes, 0.01, 0.5) : NULL;
+  g_object_set (op, "alibi-slopes", slopes, "scale", scale, "num-splits", num_splits, NULL);
+  cpu_test_submit (op);
+  g_autofree double *got = cpu_test_read (b.out);
+  g_autofree double *got_lse = cpu_test_read (b.lse);
+  g_autofree char *what = g_strdup_printf ("attention-kvcache %s vs attention: B%" G_GINT64_FORMAT " Hq%"
+                                           G_GINT64_FORMAT " Hkv%" G_GINT64_FORMAT " Sq%" G_GINT64_FORMAT
+                                           " page %" G_GINT64_FORMAT " causal %d window %d,%d sinks %d"
+                                           " scale %g softcap %g splits %d alibi %d",
+                                           accel_dtype_get_name (dt), c->B, c->Hq, c->Hkv, c->Sq, c->page,
+                                           c->causal, c->window_left, c->window_right, c->sinks, scale,
+                                           c->softcap, num_splits, c->alibi);
+
+  for (gint64 bb = 0; bb < c->B; bb++)
+    {
+      gint64 L = c->lens[bb], n = c->Hq * c->Sq;
+      const double *got_b = got + bb * n * c->Dv, *got_lse_b = got_lse + bb * n;
+      g_autofree char *bwhat = g_strdup_printf ("%s, sequence %" G_GINT64_FORMAT " (L %" G_GINT64_FORMAT ")",
+                                                what, bb, L);
+      if (L == 0)
+        {
+          /* No cached key: zeros and -inf (plain attention has no empty key axis). */
+          for (gint64 r = 0; r < n * c->Dv; r++)
+            g_assert_cmpfloat (got_b[r], ==, 0.0);
+          for (gint64 r = 0; r < n; r++)
+            g_assert_true (isinf (got_lse_b[r]) && got_lse_b[r] < 0);
+          continue;
+        }
+      gint64 dq[4] = { 1, c->Hq, c->Sq, c->D }, dk[4] = { 1, c->Hkv, L, c->D };
+      gint64 dv[4] = { 1, c->Hkv, L, c->Dv }, dout[4] = { 1, c->Hq, c->Sq, c->Dv }, dh[1] = { c->Hq };
+      g_autoptr(AccelBuffer) q1 = cpu_test_alloc (dt, dq, 4);
+      g_autoptr(AccelBuffer) k1 = cpu_test_alloc (dt, dk, 4);
+      g_autoptr(AccelBuffer) v1 = cpu_test_alloc (dt, dv, 4);
+      g_autoptr(AccelBuffer) o1 = cpu_test_alloc (dt, dout, 4);
+      g_autoptr(AccelBuffer) l1 = cpu_test_alloc (ACCEL_DTYPE_F32, dout, 3);
+      g_autoptr(AccelBuffer) a1 = slopes ? cpu_test_alloc (ACCEL_DTYPE_F32, dh, 1) : NULL;
+      g_autofree double *tk = g_new (double, c->Hkv * L * c->D);
+      g_autofree double *tv = g_new (double, c->Hkv * L * c->Dv);
+      for (gint64 hk = 0; hk < c->Hkv; hk++)
+        for (gint64 j = 0; j < L; j++)
+          {
+            gint64 page = b.htable[bb * c->max_blocks + j / c->page];
+            gint64 r = (page * c->page + j % c->page) * c->Hkv + hk;
+            memcpy (tk + (hk * L + j) * c->D, b.hk + r * c->D, c->D * sizeof (double));
+            memcpy (tv + (hk * L + j) * c->Dv, b.hv + r * c->Dv, c->Dv * sizeof (double));
+          }
+      cpu_test_write (q1, b.hq + bb * n * c->D);
+      cpu_test_write (k1, tk);
+      cpu_test_write (v1, tv);
+      if (a1 != NULL)
+        cpu_test_write (a1, hslopes + bb * c->Hq);
+      g_autoptr(AccelOp) one = accel_attention_new (q1, k1, v1, o1);
+      g_object_set (one, "lse", l1, "causal", c->causal, "window-left", c->window_left,
+                    "window-right", c->window_right, "sinks", c->sinks, "scale", scale,
+                    "softcap", c->softcap, "alibi-slopes", a1, NULL);
+      cpu_test_submit (one);
+      g_autofree double *want = cpu_test_read (o1);
+      g_autofree double *want_lse = cpu_test_read (l1);
+      /* Both round a weighted mean of values in [-1, 1] to the dtype once. */
+      cpu_test_assert_close (bwhat, got_b, want, NULL, n * c->Dv, 0.0, 2 * cpu_test_eps (dt) + 2e-5);
+      for (gint64 r = 0; r < n; r++)
+        {
+          if (isinf (want_lse[r]))
+            g_assert_true (isinf (got_lse_b[r]) && got_lse_b[r] < 0);
+          else if (fabs (got_lse_b[r] - want_lse[r]) > 2e-5 * (1 + fabs (want_lse[r])))
+            g_error ("%s: lse of row %" G_GINT64_FORMAT " is %.9g, plain attention gives %.9g",
+                     bwhat, r, got_lse_b[r], want_lse[r]);
+        }
+    }
+  kv_buffers_clear (&b);
+}
+
+static void
+test_kvcache_vs_attention (gconstpointer data)
+{
+  AccelDType dt = GPOINTER_TO_INT (data);
+  const KvCase vs_cases[] = {
+    /* B  Hq Hkv Sq D   Dv  page max_blocks lens             causal wl  wr sinks softcap alibi */
+    { 3, 6, 3, 1, 11, 7, 5, 7, { 31, 0, 9 }, TRUE, -1, -1, 0, 0, TRUE },        /* decode */
+    { 2, 4, 1, 7, 9, 13, 3, 9, { 25, 7 }, TRUE, 4, -1, 3, 0, TRUE },            /* prefill, sinks */
+    { 2, 2, 2, 5, 16, 8, 16, 2, { 19, 3 }, FALSE, 2, 1, 1, 2.5, TRUE },         /* Sq > L, windows */
+    { 4, 3, 1, 3, 5, 5, 1, 11, { 11, 1, 4, 0 }, TRUE, 0, -1, 2, 0, FALSE },     /* one-row pages */
+  };
+  const int splits[] = { 0, 1, 3, 64 };
+
+  for (guint i = 0; i < G_N_ELEMENTS (vs_cases); i++)
+    check_against_attention (dt, &vs_cases[i], 0.13 + 0.2 * i, splits[i]);
+}
+
+/* A bad input fails with @code and a message naming @needle. */
+static void
+expect_error_naming (AccelOp *op, AccelError code, const char *needle)
+{
+  g_autoptr(GError) error = NULL;
+  g_assert_false (accel_device_submit (cpu_test_device (), op, NULL, &error));
+  g_assert_error (error, ACCEL_ERROR, (gint) code);
+  if (strstr (error->message, needle) == NULL)
+    g_error ("expected “%s” in: %s", needle, error->message);
+}
+
 static void
 expect_table_error (const KvCase *c, gint64 seq, gint64 block, gint32 page_value, gint32 len_value,
                     const char *substring)
@@ -307,6 +420,72 @@ test_kvcache_bad (void)
     kv_buffers_clear (&b);
   }
 
+  {
+    /* q of another dtype than the caches. */
+    KvBuffers b = { 0 };
+    g_autoptr(AccelOp) op = make_op (ACCEL_DTYPE_F32, &c, &b);
+    gint64 d[4] = { c.B, c.Hq, c.Sq, c.D };
+    g_autoptr(AccelBuffer) q16 = cpu_test_alloc (ACCEL_DTYPE_F16, d, 4);
+    g_object_set (op, "q", q16, NULL);
+    expect_error_naming (op, ACCEL_ERROR_DTYPE_UNSUPPORTED, "k-cache");
+    kv_buffers_clear (&b);
+  }
+  {
+    /* fp8 is a forward type of plain attention only. */
+    KvBuffers b = { 0 };
+    g_autoptr(AccelOp) op = make_op (ACCEL_DTYPE_F32, &c, &b);
+    gint64 dq[4] = { c.B, c.Hq, c.Sq, c.D }, dk[4] = { b.P, c.page, c.Hkv, c.D };
+    g_autoptr(AccelBuffer) q8 = cpu_test_alloc (ACCEL_DTYPE_FP8_E4M3, dq, 4);
+    g_autoptr(AccelBuffer) k8 = cpu_test_alloc (ACCEL_DTYPE_FP8_E4M3, dk, 4);
+    g_object_set (op, "q", q8, "k-cache", k8, "v-cache", k8, NULL);
+    expect_error_naming (op, ACCEL_ERROR_DTYPE_UNSUPPORTED, "q");
+    kv_buffers_clear (&b);
+  }
+  {
+    /* v-cache pages of another size. */
+    KvBuffers b = { 0 };
+    g_autoptr(AccelOp) op = make_op (ACCEL_DTYPE_F32, &c, &b);
+    gint64 d[4] = { b.P, c.page + 1, c.Hkv, c.Dv };
+    g_autoptr(AccelBuffer) v = cpu_test_alloc (ACCEL_DTYPE_F32, d, 4);
+    g_object_set (op, "v-cache", v, NULL);
+    expect_error_naming (op, ACCEL_ERROR_SHAPE_MISMATCH, "v-cache");
+    kv_buffers_clear (&b);
+  }
+  {
+    /* A block table for another batch, seqlens-k of another type, an lse of another shape. */
+    KvBuffers b = { 0 };
+    g_autoptr(AccelOp) op = make_op (ACCEL_DTYPE_F32, &c, &b);
+    gint64 dt[2] = { c.B + 1, c.max_blocks }, dl[1] = { c.B }, dlse[3] = { c.B, c.Sq, c.Hq + 1 };
+    g_autoptr(AccelBuffer) table = cpu_test_alloc (ACCEL_DTYPE_I32, dt, 2);
+    g_autoptr(AccelBuffer) lens = cpu_test_alloc (ACCEL_DTYPE_F32, dl, 1);
+    g_autoptr(AccelBuffer) lse = cpu_test_alloc (ACCEL_DTYPE_F32, dlse, 3);
+    AccelBuffer *old_table = g_object_ref (b.table), *old_lens = g_object_ref (b.lens);
+    g_object_set (op, "block-table", table, NULL);
+    expect_error_naming (op, ACCEL_ERROR_SHAPE_MISMATCH, "block-table");
+    g_object_set (op, "block-table", old_table, "seqlens-k", lens, NULL);
+    expect_error_naming (op, ACCEL_ERROR_DTYPE_UNSUPPORTED, "seqlens-k");
+    g_object_set (op, "seqlens-k", old_lens, "lse", lse, NULL);
+    expect_error_naming (op, ACCEL_ERROR_SHAPE_MISMATCH, "lse");
+    g_object_unref (old_table);
+    g_object_unref (old_lens);
+    kv_buffers_clear (&b);
+  }
+  {
+    /* Results that overlap an input: out on q, ALiBi slopes inside out. */
+    KvBuffers b = { 0 };
+    g_autoptr(AccelOp) op = make_op (ACCEL_DTYPE_F32, &c, &b);
+    g_object_set (op, "out", b.q, NULL);
+    expect_error_naming (op, ACCEL_ERROR_INVALID_ARGUMENT, "overlaps");
+    gint64 dh[1] = { c.Hq };
+    g_autoptr(AccelShape) sh = accel_shape_new (dh, 1);
+    g_autoptr(GError) verr = NULL;
+    g_autoptr(AccelBuffer) view = accel_buffer_new_view (b.out, 3, sh, &verr);
+    g_assert_no_error (verr);
+    g_object_set (op, "out", b.out, "alibi-slopes", view, NULL);
+    expect_error_naming (op, ACCEL_ERROR_INVALID_ARGUMENT, "alibi-slopes");
+    kv_buffers_clear (&b);
+  }
+
   /* The device still works. */
   check_case (ACCEL_DTYPE_F32, &c);
 }
@@ -323,6 +502,11 @@ main (int argc, char **argv)
     {
       g_autofree char *path = g_strdup_printf ("/cpu/attention-kvcache/%s", accel_dtype_get_name (types[i]));
       g_test_add_data_func (path, GINT_TO_POINTER (types[i]), test_kvcache);
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (types); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("/cpu/attention-kvcache/vs-attention/%s", accel_dtype_get_name (types[i]));
+      g_test_add_data_func (path, GINT_TO_POINTER (types[i]), test_kvcache_vs_attention);
     }
   g_test_add_func ("/cpu/attention-kvcache/bad-input", test_kvcache_bad);
   return cpu_test_run ();

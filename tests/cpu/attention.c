@@ -713,6 +713,17 @@ test_attention_variant_errors (void)
     expect_error_naming (op, ACCEL_ERROR_INVALID_ARGUMENT, "q-descale");
   }
   {
+    /* Slopes that are a view of the result. */
+    gint64 dh[1] = { 4 };
+    g_autoptr(AccelShape) sh = accel_shape_new (dh, 1);
+    g_autoptr(GError) verr = NULL;
+    g_autoptr(AccelBuffer) view = accel_buffer_new_view (out, 8, sh, &verr);
+    g_assert_no_error (verr);
+    g_autoptr(AccelOp) op = accel_attention_new (q, k, v, out);
+    g_object_set (op, "alibi-slopes", view, NULL);
+    expect_error_naming (op, ACCEL_ERROR_INVALID_ARGUMENT, "alibi-slopes");
+  }
+  {
     g_autoptr(AccelOp) op = accel_attention_new (q8, k8, v8, obf);
     g_object_set (op, "v-descale", G_MAXDOUBLE, NULL);
     cpu_test_submit (op);  /* large but finite is allowed */
@@ -838,6 +849,154 @@ test_attention_varlen_errors (void)
   check_varlen (ACCEL_DTYPE_F32, &c, len_q, len_k);
 }
 
+/* The device's hazard tracking orders ops by what they read and write:
+ * every buffer property of the variants states its access. */
+static void
+test_attention_buffer_access (void)
+{
+  static const struct {
+    const char *op, *property;
+    AccelAccess access;
+  } table[] = {
+    { "attention", "q", ACCEL_ACCESS_READ },
+    { "attention", "k", ACCEL_ACCESS_READ },
+    { "attention", "v", ACCEL_ACCESS_READ },
+    { "attention", "alibi-slopes", ACCEL_ACCESS_READ },
+    { "attention", "out", ACCEL_ACCESS_WRITE },
+    { "attention", "lse", ACCEL_ACCESS_WRITE },
+    { "attention-backward", "alibi-slopes", ACCEL_ACCESS_READ },
+    { "attention-backward", "lse", ACCEL_ACCESS_READ },
+    { "attention-backward", "dq", ACCEL_ACCESS_WRITE },
+    { "attention-varlen", "q", ACCEL_ACCESS_READ },
+    { "attention-varlen", "k", ACCEL_ACCESS_READ },
+    { "attention-varlen", "v", ACCEL_ACCESS_READ },
+    { "attention-varlen", "cu-seqlens-q", ACCEL_ACCESS_READ },
+    { "attention-varlen", "cu-seqlens-k", ACCEL_ACCESS_READ },
+    { "attention-varlen", "alibi-slopes", ACCEL_ACCESS_READ },
+    { "attention-varlen", "out", ACCEL_ACCESS_WRITE },
+    { "attention-varlen", "lse", ACCEL_ACCESS_WRITE },
+    { "attention-kvcache", "q", ACCEL_ACCESS_READ },
+    { "attention-kvcache", "k-cache", ACCEL_ACCESS_READ },
+    { "attention-kvcache", "v-cache", ACCEL_ACCESS_READ },
+    { "attention-kvcache", "block-table", ACCEL_ACCESS_READ },
+    { "attention-kvcache", "seqlens-k", ACCEL_ACCESS_READ },
+    { "attention-kvcache", "alibi-slopes", ACCEL_ACCESS_READ },
+    { "attention-kvcache", "out", ACCEL_ACCESS_WRITE },
+    { "attention-kvcache", "lse", ACCEL_ACCESS_WRITE },
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (table); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(AccelOp) op = accel_op_new_by_name (table[i].op, &error);
+      g_assert_no_error (error);
+      AccelAccess got = accel_op_class_get_buffer_access (ACCEL_OP_GET_CLASS (op), table[i].property);
+      if (got != table[i].access)
+        g_test_fail_printf ("%s: “%s” has access %u, expected %u", table[i].op, table[i].property,
+                            (guint) got, (guint) table[i].access);
+    }
+}
+
+static AccelBuffer *
+resolve_from_array (guint64 handle, gpointer data)
+{
+  GPtrArray *buffers = data;
+  for (guint i = 0; i < buffers->len; i++)
+    if (accel_buffer_get_handle (buffers->pdata[i]) == handle)
+      return g_object_ref (buffers->pdata[i]);
+  return NULL;
+}
+
+/* Ops cross to the device host process serialised: the new properties of
+ * each variant, all away from their defaults, come back as they were. */
+static void
+test_attention_serialize (void)
+{
+  gint64 d4[4] = { 2, 4, 5, 8 }, d3[3] = { 7, 4, 8 }, d2[2] = { 2, 4 }, d1[1] = { 3 };
+  g_autoptr(AccelBuffer) a = cpu_test_alloc (ACCEL_DTYPE_FP8_E4M3, d4, 4);
+  g_autoptr(AccelBuffer) b = cpu_test_alloc (ACCEL_DTYPE_BF16, d4, 4);
+  g_autoptr(AccelBuffer) c = cpu_test_alloc (ACCEL_DTYPE_F32, d3, 3);
+  g_autoptr(AccelBuffer) slopes = cpu_test_alloc (ACCEL_DTYPE_F32, d2, 2);
+  g_autoptr(AccelBuffer) cu_q = cpu_test_alloc (ACCEL_DTYPE_I32, d1, 1);
+  g_autoptr(AccelBuffer) cu_k = cpu_test_alloc (ACCEL_DTYPE_I32, d1, 1);
+  g_autoptr(AccelBuffer) lse = cpu_test_alloc (ACCEL_DTYPE_F32, d2, 2);
+  g_autoptr(GPtrArray) buffers = g_ptr_array_new ();
+  AccelBuffer *all[] = { a, b, c, slopes, cu_q, cu_k, lse };
+  for (guint i = 0; i < G_N_ELEMENTS (all); i++)
+    g_ptr_array_add (buffers, all[i]);
+
+  AccelOp *ops[] = {
+    accel_attention_new (a, a, a, b),
+    accel_attention_backward_new (b, b, b, b, b, lse, c, c, c),
+    accel_attention_varlen_new (c, c, c, c, cu_q, cu_k),
+    accel_attention_kvcache_new (b, b, b, cu_q, cu_k, c),
+  };
+  g_object_set (ops[0], "alibi-slopes", slopes, "sinks", 3, "q-descale", 0.1, "k-descale", 1e-30,
+                "v-descale", 12345.678, "window-left", 2, NULL);
+  g_object_set (ops[1], "alibi-slopes", slopes, "sinks", 17, "causal", TRUE, NULL);
+  g_object_set (ops[2], "alibi-slopes", slopes, "lse", lse, "sinks", 4, "causal", TRUE, "window-left", 9,
+                "window-right", 0, "scale", 0.3, "softcap", 20.0, NULL);
+  g_object_set (ops[3], "alibi-slopes", slopes, "lse", lse, "sinks", 1, "num-splits", 7, "causal", TRUE,
+                "window-left", 5, "window-right", 2, "scale", 0.7, "softcap", 3.5, NULL);
+
+  for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GVariant) v = accel_op_serialize (ops[i]);
+      g_autoptr(AccelOp) back = accel_op_deserialize (v, resolve_from_array, buffers, &error);
+      g_assert_no_error (error);
+      g_assert_true (G_OBJECT_TYPE (back) == G_OBJECT_TYPE (ops[i]));
+      g_autoptr(GVariant) again = accel_op_serialize (back);
+      if (!g_variant_equal (v, again))
+        {
+          g_autofree char *x = g_variant_print (v, TRUE), *y = g_variant_print (again, TRUE);
+          g_test_fail_printf ("%s does not round-trip: %s became %s", accel_op_get_type_name (ops[i]), x, y);
+        }
+      /* The fields the kernels read, not only the serialised form. */
+      AccelBuffer *got_slopes = NULL;
+      int sinks = -1;
+      g_object_get (back, "alibi-slopes", &got_slopes, "sinks", &sinks, NULL);
+      g_assert_true (got_slopes == slopes);
+      g_clear_object (&got_slopes);
+      g_assert_cmpint (sinks, ==, ((const int[]) { 3, 17, 4, 1 })[i]);
+      g_object_unref (ops[i]);
+      ops[i] = g_steal_pointer (&back);
+    }
+
+  AccelAttention *att = ACCEL_ATTENTION (ops[0]);
+  g_assert_cmpfloat (att->q_descale, ==, 0.1);
+  g_assert_cmpfloat (att->k_descale, ==, 1e-30);
+  g_assert_cmpfloat (att->v_descale, ==, 12345.678);
+  g_assert_true (att->alibi_slopes == slopes);
+  g_assert_cmpint (att->sinks, ==, 3);
+  AccelAttentionBackward *bwd = ACCEL_ATTENTION_BACKWARD (ops[1]);
+  g_assert_true (bwd->alibi_slopes == slopes);
+  g_assert_cmpint (bwd->sinks, ==, 17);
+  AccelAttentionVarlen *var = ACCEL_ATTENTION_VARLEN (ops[2]);
+  g_assert_true (var->cu_seqlens_q == cu_q && var->cu_seqlens_k == cu_k && var->lse == lse);
+  g_assert_true (var->alibi_slopes == slopes);
+  g_assert_cmpint (var->sinks, ==, 4);
+  g_assert_cmpint (var->window_left, ==, 9);
+  g_assert_cmpint (var->window_right, ==, 0);
+  g_assert_cmpfloat (var->scale, ==, 0.3);
+  g_assert_cmpfloat (var->softcap, ==, 20.0);
+  g_assert_true (var->causal);
+  AccelAttentionKvcache *kv = ACCEL_ATTENTION_KVCACHE (ops[3]);
+  g_assert_true (kv->q == b && kv->k_cache == b && kv->v_cache == b && kv->out == c);
+  g_assert_true (kv->block_table == cu_q && kv->seqlens_k == cu_k && kv->lse == lse);
+  g_assert_true (kv->alibi_slopes == slopes);
+  g_assert_cmpint (kv->sinks, ==, 1);
+  g_assert_cmpint (kv->num_splits, ==, 7);
+  g_assert_cmpint (kv->window_left, ==, 5);
+  g_assert_cmpint (kv->window_right, ==, 2);
+  g_assert_cmpfloat (kv->scale, ==, 0.7);
+  g_assert_cmpfloat (kv->softcap, ==, 3.5);
+  g_assert_true (kv->causal);
+
+  for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
+    g_object_unref (ops[i]);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -868,5 +1027,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cpu/attention-varlen/large", test_attention_varlen_large);
   g_test_add_func ("/cpu/attention-varlen/errors", test_attention_varlen_errors);
   g_test_add_func ("/cpu/attention-backward/alibi-sinks", test_attention_backward_alibi_sinks);
+  g_test_add_func ("/cpu/attention/ops/buffer-access", test_attention_buffer_access);
+  g_test_add_func ("/cpu/attention/ops/serialize", test_attention_serialize);
   return cpu_test_run ();
 }
