@@ -125,7 +125,8 @@ const tests = {
         check(cpu.get_status() === Accel.PluginStatus.OK, 'the cpu plugin is usable');
         check(cpu.list_backends().includes('cpu'), 'the cpu plugin registers the cpu backend');
         const ops = registry.list_op_types();
-        for (const name of ['gemm', 'fill', 'fault'])
+        for (const name of ['gemm', 'fill', 'fault', 'attention', 'attention-backward',
+            'attention-varlen', 'attention-kvcache'])
             check(ops.includes(name), `${name} among ${ops}`);
         const kernels = registry.list_kernels('gemm', 'cpu');
         check(kernels.length >= 1 && kernels[0].get_backend() === 'cpu', 'a cpu gemm kernel');

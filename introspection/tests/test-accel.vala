@@ -115,6 +115,8 @@ static void test_list_devices_and_plugins () {
         assert (have_cpu && have_fault);
         var ops = registry.list_op_types ();
         assert ("gemm" in ops && "fill" in ops && "fault" in ops);
+        assert ("attention" in ops && "attention-backward" in ops
+                && "attention-varlen" in ops && "attention-kvcache" in ops);
         assert ("cpu" in registry.list_backends ());
         var kernels = registry.list_kernels ("gemm", "cpu");
         assert (kernels.length >= 1 && kernels[0].get_backend () == "cpu");

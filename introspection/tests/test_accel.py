@@ -81,8 +81,13 @@ def test_list_devices_and_plugins(fx):
     check(plugins["cpu"].get_status() == Accel.PluginStatus.OK, "cpu plugin is usable")
     check("cpu" in plugins["cpu"].list_backends(), "the cpu plugin registers the cpu backend")
     op_types = registry.list_op_types()
-    for name in ("gemm", "fill", "fault"):
+    for name in ("gemm", "fill", "fault", "attention", "attention-backward",
+                 "attention-varlen", "attention-kvcache"):
         check(name in op_types, f"{name} among op types {op_types}")
+    for name, cls in (("attention-varlen", Accel.AttentionVarlen), ("attention-kvcache", Accel.AttentionKvcache)):
+        op = Accel.Op.new_by_name(name)
+        check(isinstance(op, cls) and op.props.sinks == 0 and op.props.alibi_slopes is None,
+              f"new_by_name({name!r}) gives {cls.__name__} with its defaults")
     check("cpu" in registry.list_backends(), "cpu backend listed")
     kernels = registry.list_kernels("gemm", "cpu")
     check(len(kernels) >= 1 and kernels[0].get_backend() == "cpu", "a cpu gemm kernel")
