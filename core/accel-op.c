@@ -606,6 +606,42 @@ value_to_variant (const GValue *value, GParamSpec *pspec)
     }
 }
 
+/* The readable and writable properties of an op class, listed once per
+ * class: serialising is on every op's path to a device host, and listing a
+ * class's properties allocates and walks its whole ancestry. A class's
+ * properties are all installed in its class_init, so the list never
+ * changes; it is kept as qdata of the type for the life of the process
+ * (op types are never unregistered). */
+static GParamSpec * const *
+serializable_pspecs (GObjectClass *klass)
+{
+  static GMutex lock;
+  static gsize quark_once = 0;
+  GType type = G_OBJECT_CLASS_TYPE (klass);
+
+  if (g_once_init_enter (&quark_once))
+    g_once_init_leave (&quark_once, g_quark_from_static_string ("accel-op-serializable-pspecs"));
+  GQuark quark = (GQuark) quark_once;
+  GParamSpec **list = g_type_get_qdata (type, quark);
+  if (G_LIKELY (list != NULL))
+    return (GParamSpec * const *) list;
+
+  g_mutex_lock (&lock);
+  list = g_type_get_qdata (type, quark);
+  if (list == NULL)
+    {
+      guint n, kept = 0;
+      g_autofree GParamSpec **all = g_object_class_list_properties (klass, &n);
+      list = g_new0 (GParamSpec *, n + 1);
+      for (guint i = 0; i < n; i++)
+        if ((all[i]->flags & G_PARAM_READWRITE) == G_PARAM_READWRITE)
+          list[kept++] = all[i];
+      g_type_set_qdata (type, quark, list);
+    }
+  g_mutex_unlock (&lock);
+  return (GParamSpec * const *) list;
+}
+
 /**
  * accel_op_serialize:
  * @self: an op
@@ -624,13 +660,10 @@ accel_op_serialize (AccelOp *self)
   GVariantBuilder props;
   g_variant_builder_init (&props, G_VARIANT_TYPE_VARDICT);
 
-  guint n;
-  g_autofree GParamSpec **pspecs = g_object_class_list_properties (G_OBJECT_GET_CLASS (self), &n);
-  for (guint i = 0; i < n; i++)
+  GParamSpec * const *pspecs = serializable_pspecs (G_OBJECT_GET_CLASS (self));
+  for (guint i = 0; pspecs[i] != NULL; i++)
     {
       GParamSpec *pspec = pspecs[i];
-      if ((pspec->flags & G_PARAM_READWRITE) != G_PARAM_READWRITE)
-        continue;
       GValue v = G_VALUE_INIT;
       g_value_init (&v, pspec->value_type);
       g_object_get_property (G_OBJECT (self), pspec->name, &v);
