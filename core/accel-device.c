@@ -13,6 +13,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "accel-device-private.h"
+#include "accel-remote-private.h"
 
 typedef struct {
   AccelBackend *backend;
@@ -419,6 +420,34 @@ accel_device_report_context_lost (AccelDevice *self, const GError *reason)
   request_restart (self, g_atomic_int_get (&priv->generation), reason);
   if (accel_dispatcher_is_current (priv->dispatcher))
     maybe_restart (self);
+}
+
+static void restart_cb (gpointer data);
+
+/* For the remote connection: like accel_device_report_context_lost(), but
+ * only if the device still runs @generation, so that the death of a host
+ * the device has already replaced (a fault reported by its work got there
+ * first) cannot restart the new one. Any thread. */
+void
+_accel_device_report_context_lost_at (AccelDevice *self, guint generation, const GError *reason)
+{
+  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+  gboolean post = FALSE;
+
+  g_mutex_lock (&priv->fail_lock);
+  if (generation == (guint) g_atomic_int_get (&priv->generation) && priv->restart_gen != generation + 1)
+    {
+      priv->restart_gen = generation + 1;
+      g_clear_error (&priv->restart_reason);
+      priv->restart_reason = g_error_copy (reason);
+      post = TRUE;
+    }
+  g_mutex_unlock (&priv->fail_lock);
+
+  /* Always through the mailbox, even from the device thread: the caller
+   * may hold the context lock (a buffer's memory being released). */
+  if (post)
+    accel_dispatcher_post (priv->dispatcher, restart_cb, g_object_ref (self));
 }
 
 static void

@@ -77,6 +77,8 @@ typedef struct {
 struct _AccelRemoteConnection {
   gint ref_count;
   AccelDevice *device;          /* unowned: used only to complete work, which holds it */
+  GWeakRef device_ref;          /* to tell the device of a death while idle */
+  guint generation;             /* the device's, while this host serves it */
   char *device_name;            /* for messages: the device may be gone before the threads */
   char *hosted_device;
   AccelChannel *channel;
@@ -99,6 +101,7 @@ struct _AccelRemoteConnection {
   GHashTable *pending;          /* id -> Pending */
   guint64 next_id;
   gboolean dead;
+  gboolean closing;             /* the device itself closes this connection */
   GError *death;
   gint64 busy_since;            /* when the table last became non-empty */
   guint completing;             /* entries taken and not yet completed */
@@ -170,6 +173,7 @@ _accel_remote_connection_unref (AccelRemoteConnection *self)
     close (self->stop_pipe[1]);
   _accel_channel_free (self->channel);
   g_clear_pointer (&self->info, g_variant_unref);
+  g_weak_ref_clear (&self->device_ref);
   g_clear_error (&self->death);
   g_hash_table_unref (self->pending);
   g_ptr_array_unref (self->table);
@@ -371,6 +375,7 @@ mark_dead (AccelRemoteConnection *self, const GError *reason, gboolean kill)
     }
   self->dead = TRUE;
   self->death = g_error_copy (reason);
+  gboolean report = !self->closing;
   GList *stolen = g_hash_table_get_values (self->pending);
   g_hash_table_steal_all (self->pending);
   guint n = g_list_length (stolen);
@@ -386,6 +391,20 @@ mark_dead (AccelRemoteConnection *self, const GError *reason, gboolean kill)
     complete_pending (self, l->data, NULL, g_error_copy (reason));
   g_list_free (stolen);
   done_completing (self, n);
+
+  /* The device learns of the death even if nothing was in flight (with
+   * work in flight, the work's CONTEXT_POISONED asks for the same restart,
+   * once). Not when the device closes us itself, and not once it is being
+   * finalised (the weak reference is then empty). */
+  if (report)
+    {
+      AccelDevice *device = g_weak_ref_get (&self->device_ref);
+      if (device)
+        {
+          _accel_device_report_context_lost_at (device, self->generation, reason);
+          g_object_unref (device);
+        }
+    }
 }
 
 static void
@@ -678,6 +697,8 @@ _accel_remote_connection_open (AccelDevice *device, const AccelRemoteConfig *con
   AccelRemoteConnection *self = g_new0 (AccelRemoteConnection, 1);
   self->ref_count = 1;
   self->device = device;
+  g_weak_ref_init (&self->device_ref, device);
+  self->generation = config->generation;
   self->device_name = g_strdup (accel_device_get_name (device));
   self->hosted_device = g_strdup (config->hosted_device);
   self->deadline_ms = config->deadline_ms;
@@ -750,6 +771,9 @@ _accel_remote_connection_open (AccelDevice *device, const AccelRemoteConfig *con
 void
 _accel_remote_connection_close (AccelRemoteConnection *self, const GError *reason)
 {
+  g_mutex_lock (&self->lock);
+  self->closing = TRUE;
+  g_mutex_unlock (&self->lock);
   mark_dead (self, reason, TRUE);
 
   /* Answers the reader had already taken are completed before the context

@@ -17,8 +17,10 @@
  * a GPU would be: it fails with the host. Work still in the device's
  * mailbox is served by the new host, and refused with
  * %ACCEL_ERROR_STALE_BUFFER if it names buffers of the old generation. A
- * host that dies while idle is noticed by the next work, which fails with
- * %ACCEL_ERROR_CONTEXT_POISONED and so starts the new host.
+ * host that dies while idle is noticed by the connection's watcher, which
+ * reports the lost context (accel_device_report_context_lost(), for the
+ * generation that host served): the device starts a new host at once,
+ * without waiting for work to fail.
  *
  * The device keeps each buffer's entry of the op buffer table as the
  * buffer's backend data (accel_buffer_set_backend_data()): subclasses must
@@ -123,6 +125,7 @@ accel_remote_device_open_context (AccelDevice *device, GError **error)
     .arena_size = priv->arena_size,
     .deadline_ms = g_atomic_int_get (&priv->deadline_ms),
     .start_timeout_ms = MAX (START_TIMEOUT_MS, g_atomic_int_get (&priv->deadline_ms)),
+    .generation = accel_device_get_generation (device),
   };
 
   AccelRemoteConnection *conn = _accel_remote_connection_open (device, &config, error);

@@ -4,8 +4,11 @@
  * Threads: _accel_remote_connection_open(), _close() and _execute() run on
  * the device thread; _alloc(), _free(), _query_memory() and _hang() on any
  * thread. A reader thread completes work as answers arrive; a watcher
- * thread notices the host's death. Every AccelWork handed to _execute() is
- * completed exactly once: with the host's answer, or with
+ * thread notices the host's death, which is reported to the device (held
+ * by a weak reference) even when no work was in flight, so that it starts
+ * a new host at once rather than when the next work fails. Every
+ * AccelWork handed to _execute() is completed exactly once: with the
+ * host's answer, or with
  * %ACCEL_ERROR_CONTEXT_POISONED when the host dies, reports a lost context,
  * answers nothing within the deadline, or the connection is closed.
  *
@@ -26,7 +29,12 @@ typedef struct {
   gsize arena_size;
   guint deadline_ms;            /* 0: no deadline */
   guint start_timeout_ms;
+  guint generation;             /* of the device this host serves */
 } AccelRemoteConfig;
+
+/* accel-device.c: a host of @generation died although no work reported
+ * it; restarts the device unless it has moved past that generation. */
+void _accel_device_report_context_lost_at (AccelDevice *self, guint generation, const GError *reason);
 
 AccelRemoteConnection *_accel_remote_connection_open (AccelDevice *device,
                                                       const AccelRemoteConfig *config,

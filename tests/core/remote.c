@@ -2,7 +2,7 @@
  * `accel-device-host` process: ops against references on random data,
  * transfers larger than the shared arena, views and strided shapes, faults
  * (generation, stale buffers, queued work), a host killed mid-stream, a
- * hung host, many threads submitting while faults happen, the restart
+ * host killed while idle (replaced without any work submitted), a hung host, many threads submitting while faults happen, the restart
  * budget, out-of-memory and a device the host cannot find.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -587,21 +587,76 @@ test_kill_mid_stream (void)
   g_autofree float *h = read_f32 (fresh);
   g_assert_cmpfloat (h[99], ==, -2.0f);
 
-  /* A host that dies while idle: the next work finds out, fails once, and
-   * the one after runs on a new host. */
-  host = accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev));
-  g_assert_cmpint (kill (host, SIGKILL), ==, 0);
-  wait_for_no_host (dev);
-  g_autoptr(AccelOp) fill2 = accel_fill_new (fresh, 1.0);
-  gboolean ok = accel_device_submit (dev, fill2, NULL, &error);
-  g_assert_false (ok);
-  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED);
+}
+
+/* Until the restart to @generation is complete: a new host other than
+ * @old_host runs and the device is ready. */
+static void
+wait_for_restart (AccelDevice *dev, guint generation, GPid old_host)
+{
+  gint64 end = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  for (;;)
+    {
+      GPid pid = accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev));
+      if (accel_device_get_generation (dev) >= generation && pid != 0 && pid != old_host
+          && accel_device_get_state (dev) == ACCEL_DEVICE_STATE_READY)
+        break;
+      g_assert_cmpint (g_get_monotonic_time (), <, end);
+      g_usleep (1000);
+    }
+}
+
+/* A host that dies while the device is idle is replaced at once: the
+ * generation moves without any work being submitted, the old buffers are
+ * stale, and the next work runs on the new host without failing first. */
+static void
+test_idle_death (void)
+{
+  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelDevice) dev = remote_device (system);
+  g_autoptr(GError) error = NULL;
+  gint notified = 0;
+  g_signal_connect (dev, "notify::generation", G_CALLBACK (count_notify), &notified);
+
+  gint64 n = g_test_rand_int_range (1, 4000);
+  g_autoptr(AccelShape) s = accel_shape_new_1d (n);
+  g_autoptr(AccelBuffer) old = alloc_random_f32 (dev, s, NULL);
+  GPid host = accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev));
+  g_assert_cmpint (host, >, 0);
+  g_assert_cmpuint (accel_device_get_generation (dev), ==, 0);
+
+  for (guint round = 1; round <= 2; round++)
+    {
+      g_assert_cmpint (kill (host, SIGKILL), ==, 0);
+      wait_for_restart (dev, round, host);
+      g_assert_cmpuint (accel_device_get_generation (dev), ==, round);
+      /* The new host was started by the restart itself. */
+      GPid next = accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev));
+      g_assert_cmpint (next, >, 0);
+      g_assert_cmpint (next, !=, host);
+      host = next;
+      g_assert_cmpint (accel_device_get_state (dev), ==, ACCEL_DEVICE_STATE_READY);
+    }
+  g_assert_cmpuint (accel_actor_get_restart_count (ACCEL_ACTOR (dev)), ==, 2);
+
+  /* Buffers of the dead host are stale; nothing else fails. */
+  g_assert_true (accel_buffer_is_stale (old));
+  g_autoptr(AccelOp) stale_fill = accel_fill_new (old, 1.0);
+  g_assert_false (accel_device_submit (dev, stale_fill, NULL, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_STALE_BUFFER);
   g_clear_error (&error);
-  g_assert_cmpuint (accel_device_get_generation (dev), ==, 2);
-  g_autoptr(AccelBuffer) fresh2 = alloc_f32 (dev, s1);
-  g_autoptr(AccelOp) fill3 = accel_fill_new (fresh2, 5.0);
-  g_assert_true (accel_device_submit (dev, fill3, NULL, &error));
+
+  g_autofree float *want = NULL;
+  g_autoptr(AccelBuffer) fresh = alloc_random_f32 (dev, s, &want);
+  g_autoptr(AccelBuffer) out = alloc_f32 (dev, s);
+  g_autoptr(AccelOp) copy = accel_copy_new (fresh, out);
+  g_assert_true (accel_device_submit (dev, copy, NULL, &error));
   g_assert_no_error (error);
+  g_autofree float *got = read_f32 (out);
+  g_assert_cmpmem (got, n * sizeof (float), want, n * sizeof (float));
+  g_assert_cmpuint (accel_device_get_generation (dev), ==, 2);
+  g_assert_cmpint (g_atomic_int_get (&notified), ==, 2);
+  g_assert_cmpint (accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev)), ==, host);
 }
 
 static void
@@ -923,6 +978,7 @@ main (int argc, char **argv)
   g_test_add_func ("/remote/transfers", test_transfers);
   g_test_add_func ("/remote/fault", test_fault);
   g_test_add_func ("/remote/kill-mid-stream", test_kill_mid_stream);
+  g_test_add_func ("/remote/idle-death", test_idle_death);
   g_test_add_func ("/remote/hang", test_hang);
   g_test_add_func ("/remote/threads-with-faults", test_threads_with_faults);
   g_test_add_func ("/remote/budget", test_budget);
