@@ -85,22 +85,44 @@ struct _AccelChannel {
   guint64 rx_tail;
   gint interrupted;
   gint kicked;            /* a wake-up not yet seen by the receiver */
-  gint64 spin_us;
+  gint64 spin_us;         /* the receiver's current spin, adapted per wait */
+  gint64 spin_cap;
+  gboolean few_cores;
 };
 
+/* The longest a receiver spins before it parks ($ACCEL_CHANNEL_SPIN_US).
+ * The spin actually made adapts between MIN_SPIN_US and this: it grows
+ * while messages come soon after the receiver would have parked, and
+ * shrinks while parks are long (the peer is idle, or busy for longer than
+ * spinning is worth), so an idle side costs one short spin per wait. */
+#define DEFAULT_SPIN_CAP_US 100
+#define MIN_SPIN_US 2
+
 static gint64
-spin_budget (void)
+spin_cap (void)
 {
   static gsize once = 0;
   static gint64 budget;
   if (g_once_init_enter (&once))
     {
       const char *env = g_getenv ("ACCEL_CHANNEL_SPIN_US");
-      gint64 v = env ? g_ascii_strtoll (env, NULL, 10) : 50;
+      gint64 v = env ? g_ascii_strtoll (env, NULL, 10) : DEFAULT_SPIN_CAP_US;
       budget = CLAMP (v, 0, 10000);
       g_once_init_leave (&once, 1);
     }
   return budget;
+}
+
+/* With fewer cores than the threads a round trip passes through (two on
+ * each side), a spinning receiver holds the core the thread it waits for
+ * needs: there it yields on every turn instead of pausing. */
+static gboolean
+have_few_cores (void)
+{
+  static gsize once = 0;
+  if (g_once_init_enter (&once))
+    g_once_init_leave (&once, g_get_num_processors () < 4 ? 2 : 1);
+  return once == 2;
 }
 
 static inline void
@@ -170,7 +192,9 @@ setup_pointers (AccelChannel *self, gboolean host_side)
   self->tx_data = rings + (host_side ? self->ring_size : 0);
   self->rx_data = rings + (host_side ? 0 : self->ring_size);
   self->arena = rings + 2 * self->ring_size;
-  self->spin_us = spin_budget ();
+  self->spin_cap = spin_cap ();
+  self->spin_us = MIN (self->spin_cap, MIN_SPIN_US * 8);
+  self->few_cores = have_few_cores ();
 }
 
 /* Makes a channel (the application side). */
@@ -380,7 +404,10 @@ _accel_channel_send (AccelChannel *self,
   __atomic_store_n (&self->tx->head, head, __ATOMIC_RELEASE);
   __atomic_add_fetch (&self->tx->seq, 1, __ATOMIC_SEQ_CST);
   if (__atomic_load_n (&self->tx->parked, __ATOMIC_SEQ_CST))
-    futex_wake (&self->tx->seq, 1);
+    {
+      futex_wake (&self->tx->seq, 1);
+      sched_yield ();
+    }
   return TRUE;
 }
 
@@ -427,6 +454,24 @@ stop_waiting (AccelChannel *self)
   return g_atomic_int_get (&self->interrupted) || g_atomic_int_get (&self->kicked);
 }
 
+/* After a wait that parked for @parked_us and then found a message: had
+ * the spin been long enough to cover it, grow it to cover the next such
+ * gap (with room); a long park means spinning would only have burnt the
+ * core, so halve it. */
+static void
+adapt_spin (AccelChannel *self, gint64 parked_us, gboolean found)
+{
+  if (self->spin_cap <= 0)
+    {
+      self->spin_us = 0;
+      return;
+    }
+  if (found && parked_us < self->spin_cap)
+    self->spin_us = MIN (self->spin_cap, MAX (self->spin_us * 2, self->spin_us + 2 * parked_us));
+  else
+    self->spin_us = MAX (MIN_SPIN_US, self->spin_us / 2);
+}
+
 static gboolean
 wait_for_data (AccelChannel *self, gint64 timeout_us)
 {
@@ -436,19 +481,25 @@ wait_for_data (AccelChannel *self, gint64 timeout_us)
   for (guint n = 1; now < spin_end; n++)
     {
       if (has_data (self))
-        return TRUE;
+        {
+          /* Caught while spinning: keep the spin (it grows only from
+           * parks that a longer spin would have saved). */
+          return TRUE;
+        }
       if (stop_waiting (self))
         return FALSE;
-      cpu_relax ();
       /* On a machine with fewer cores than busy threads, let the one that
        * is about to answer run. */
-      if ((n & 63) == 0)
+      if (self->few_cores || (n & 63) == 0)
         sched_yield ();
+      else
+        cpu_relax ();
       now = g_get_monotonic_time ();
     }
 
   __atomic_store_n (&self->rx->parked, 1, __ATOMIC_SEQ_CST);
   guint32 seq = __atomic_load_n (&self->rx->seq, __ATOMIC_SEQ_CST);
+  gint64 parked_at = now;
   if (!has_data (self) && !stop_waiting (self))
     {
       now = g_get_monotonic_time ();
@@ -458,7 +509,11 @@ wait_for_data (AccelChannel *self, gint64 timeout_us)
         futex_wait (&self->rx->seq, seq, end - now);
     }
   __atomic_store_n (&self->rx->parked, 0, __ATOMIC_SEQ_CST);
-  return has_data (self);
+  gboolean found = has_data (self);
+  /* A kick is no message: it says nothing of how soon messages come. */
+  if (!stop_waiting (self))
+    adapt_spin (self, g_get_monotonic_time () - parked_at, found);
+  return found;
 }
 
 gboolean
