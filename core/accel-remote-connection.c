@@ -14,6 +14,13 @@
  * that finds the arena full waits for answers, which the reader delivers
  * without needing the sender's thread.
  *
+ * Behind the chunk ring, the shared memory may hold a region of host
+ * memory handed to the application (accel_remote_device_alloc_host_memory())
+ * with a first-fit allocator. A transfer whose host side lies there is
+ * sent as one request naming that range: the host reads or writes it in
+ * place (for CUDA: DMA, the whole shared memory being pinned), and this
+ * process copies nothing.
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #ifndef _GNU_SOURCE
@@ -65,10 +72,15 @@ typedef struct {
 } Region;
 
 typedef struct {
+  guint64 start;                /* offset in the host memory region */
+  guint64 size;
+} HostBlock;
+
+typedef struct {
   PendingType type;
   AccelWork *work;
   Transfer *xfer;
-  Region *region;
+  Region *region;               /* NULL: the transfer is in place in host memory */
   gsize host_offset;
   gsize length;
   SyncCall *sync;
@@ -83,7 +95,9 @@ struct _AccelRemoteConnection {
   char *hosted_device;
   AccelChannel *channel;
   guint8 *arena;
-  gsize arena_size;
+  gsize arena_size;             /* the chunk ring's part of the shared memory */
+  guint8 *host_memory;          /* the application's part, after it */
+  gsize host_memory_size;
   gsize chunk_size;
   GSubprocess *process;
   GPid pid;
@@ -108,6 +122,8 @@ struct _AccelRemoteConnection {
   guint64 arena_head;
   guint64 arena_tail;
   GQueue regions;
+  GList *host_free;             /* HostBlock, by start: free ranges of host memory */
+  GHashTable *host_used;        /* start -> size */
 
   GPtrArray *table;             /* scratch for buffer tables; device thread only */
   GThread *reader;
@@ -178,6 +194,8 @@ _accel_remote_connection_unref (AccelRemoteConnection *self)
   g_hash_table_unref (self->pending);
   g_ptr_array_unref (self->table);
   g_queue_clear_full (&self->regions, g_free);
+  g_list_free_full (self->host_free, g_free);
+  g_hash_table_unref (self->host_used);
   g_mutex_clear (&self->send_lock);
   g_mutex_clear (&self->lock);
   g_cond_clear (&self->cond);
@@ -335,9 +353,12 @@ complete_pending (AccelRemoteConnection *self, Pending *p, GVariant *reply, GErr
       accel_device_complete_work (self->device, p->work, error);
       break;
     case PENDING_CHUNK:
-      if (error == NULL && p->xfer->kind == ACCEL_WORK_READ)
-        memcpy (p->xfer->host + p->host_offset, region_data (self, p->region), p->length);
-      arena_release (self, p->region);
+      if (p->region)
+        {
+          if (error == NULL && p->xfer->kind == ACCEL_WORK_READ)
+            memcpy (p->xfer->host + p->host_offset, region_data (self, p->region), p->length);
+          arena_release (self, p->region);
+        }
       transfer_release (self, p->xfer, error);
       break;
     case PENDING_SYNC:
@@ -705,6 +726,7 @@ _accel_remote_connection_open (AccelDevice *device, const AccelRemoteConfig *con
   self->sock = -1;
   self->stop_pipe[0] = self->stop_pipe[1] = -1;
   self->pending = g_hash_table_new (NULL, NULL);
+  self->host_used = g_hash_table_new (NULL, NULL);
   self->table = g_ptr_array_new ();
   g_mutex_init (&self->send_lock);
   g_mutex_init (&self->lock);
@@ -712,10 +734,26 @@ _accel_remote_connection_open (AccelDevice *device, const AccelRemoteConfig *con
   g_queue_init (&self->regions);
   g_autoptr(AccelRemoteConnection) owned = self;
 
-  self->channel = _accel_channel_new (RING_SIZE, config->arena_size, error);
+  /* Both parts whole pages: the host memory is then page-aligned, and the
+   * chunk ring a multiple of ARENA_ALIGN. */
+  gsize ring_part = (MAX (config->arena_size, 4096) + 4095) & ~(gsize) 4095;
+  gsize host_part = (config->host_memory_size + 4095) & ~(gsize) 4095;
+  gsize total;
+  self->channel = _accel_channel_new (RING_SIZE, ring_part + host_part, error);
   if (self->channel == NULL)
     return NULL;
-  self->arena = _accel_channel_get_arena (self->channel, &self->arena_size);
+  self->arena = _accel_channel_get_arena (self->channel, &total);
+  /* The channel caps its size: what is left after the ring is host memory. */
+  self->arena_size = MIN (ring_part, total);
+  self->host_memory = self->arena + self->arena_size;
+  self->host_memory_size = total - self->arena_size;
+  if (self->host_memory_size > 0)
+    {
+      HostBlock *all = g_new (HostBlock, 1);
+      all->start = 0;
+      all->size = self->host_memory_size;
+      self->host_free = g_list_append (NULL, all);
+    }
   self->chunk_size = MAX (self->arena_size / 4, 4096) & ~(gsize) (ARENA_ALIGN - 1);
 
   int sv[2];
@@ -857,6 +895,100 @@ _accel_remote_connection_hang (AccelRemoteConnection *self)
   send_request (self, ACCEL_CHANNEL_HANG, 0, NULL);
 }
 
+/* Host memory. Blocks are whole pages, so that what the host pins or maps
+ * of one never shares a page with another. */
+
+#define HOST_BLOCK_ALIGN 4096
+
+gpointer
+_accel_remote_connection_alloc_host_memory (AccelRemoteConnection *self, gsize size, GError **error)
+{
+  guint64 len = ((guint64) MAX (size, 1) + HOST_BLOCK_ALIGN - 1) & ~(guint64) (HOST_BLOCK_ALIGN - 1);
+
+  g_mutex_lock (&self->lock);
+  for (GList *l = self->host_free; l; l = l->next)
+    {
+      HostBlock *b = l->data;
+      if (b->size < len)
+        continue;
+      guint64 start = b->start;
+      b->start += len;
+      b->size -= len;
+      if (b->size == 0)
+        {
+          g_free (b);
+          self->host_free = g_list_delete_link (self->host_free, l);
+        }
+      g_hash_table_insert (self->host_used, GSIZE_TO_POINTER ((gsize) start), GSIZE_TO_POINTER ((gsize) len));
+      g_mutex_unlock (&self->lock);
+      return self->host_memory + start;
+    }
+  g_mutex_unlock (&self->lock);
+  g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_OUT_OF_MEMORY,
+               "%s: no %" G_GSIZE_FORMAT " bytes of host memory left in the %" G_GSIZE_FORMAT
+               " bytes shared with its device host (property “host-memory-size”)",
+               self->device_name, size, self->host_memory_size);
+  return NULL;
+}
+
+void
+_accel_remote_connection_free_host_memory (AccelRemoteConnection *self, gpointer memory)
+{
+  guint8 *p = memory;
+  gsize len;
+
+  g_return_if_fail (p >= self->host_memory && p < self->host_memory + self->host_memory_size);
+  guint64 start = p - self->host_memory;
+
+  g_mutex_lock (&self->lock);
+  gpointer value;
+  if (!g_hash_table_steal_extended (self->host_used, GSIZE_TO_POINTER ((gsize) start), NULL, &value))
+    {
+      g_mutex_unlock (&self->lock);
+      g_critical ("%s: %p is not host memory of its device host", self->device_name, memory);
+      return;
+    }
+  len = GPOINTER_TO_SIZE (value);
+
+  /* Back into the sorted free list, merged with its neighbours. */
+  GList *after = self->host_free;
+  while (after && ((HostBlock *) after->data)->start < start)
+    after = after->next;
+  GList *before = after ? after->prev : g_list_last (self->host_free);
+  HostBlock *prev = before ? before->data : NULL;
+  HostBlock *next = after ? after->data : NULL;
+  if (prev && prev->start + prev->size == start)
+    {
+      prev->size += len;
+      if (next && prev->start + prev->size == next->start)
+        {
+          prev->size += next->size;
+          g_free (next);
+          self->host_free = g_list_delete_link (self->host_free, after);
+        }
+    }
+  else if (next && start + len == next->start)
+    {
+      next->start = start;
+      next->size += len;
+    }
+  else
+    {
+      HostBlock *b = g_new (HostBlock, 1);
+      b->start = start;
+      b->size = len;
+      self->host_free = g_list_insert_before (self->host_free, after, b);
+    }
+  g_mutex_unlock (&self->lock);
+}
+
+gboolean
+_accel_remote_connection_owns_host_memory (AccelRemoteConnection *self, gconstpointer memory)
+{
+  const guint8 *p = memory;
+  return self->host_memory_size > 0 && p >= self->host_memory && p < self->host_memory + self->host_memory_size;
+}
+
 /* Work. */
 
 static void
@@ -958,6 +1090,28 @@ execute_transfer (AccelRemoteConnection *self, AccelWork *work)
   xfer->kind = kind;
   xfer->host = host;
   xfer->remaining = 1;   /* held while chunks are being sent */
+
+  /* Host memory in the shared region: one request, moved in place. */
+  if (host >= self->host_memory && host < self->host_memory + self->host_memory_size
+      && size <= (gsize) (self->host_memory + self->host_memory_size - host))
+    {
+      GError *error = NULL;
+      Pending *p = g_new0 (Pending, 1);
+      guint64 id;
+      p->type = PENDING_CHUNK;
+      p->xfer = xfer;
+      p->length = size;
+      if (!register_pending (self, p, &id, &error))
+        {
+          g_free (p);
+          transfer_release (self, xfer, error);
+          return;
+        }
+      send_request (self, kind == ACCEL_WORK_WRITE ? ACCEL_CHANNEL_WRITE : ACCEL_CHANNEL_READ, id,
+                    g_variant_new ("(tttt)", alloc, base, (guint64) size, (guint64) (host - self->arena)));
+      transfer_release (self, xfer, NULL);
+      return;
+    }
 
   for (gsize off = 0; off < size;)
     {

@@ -42,10 +42,12 @@ typedef struct {
   char **host_env;
   guint deadline_ms;            /* atomic */
   guint64 arena_size;
+  guint64 host_memory_size;
 
-  GMutex lock;                  /* guards conn and info */
+  GMutex lock;                  /* guards conn, info and host_memory */
   AccelRemoteConnection *conn;  /* swapped on the device thread, under the context lock */
   GVariant *info;
+  GHashTable *host_memory;      /* address -> the AccelRemoteConnection it is in (a reference) */
 } AccelRemoteDevicePrivate;
 
 G_DEFINE_TYPE_WITH_PRIVATE (AccelRemoteDevice, accel_remote_device, ACCEL_TYPE_DEVICE)
@@ -56,6 +58,7 @@ enum {
   PROP_HOST_ENV,
   PROP_DEADLINE_MS,
   PROP_ARENA_SIZE,
+  PROP_HOST_MEMORY_SIZE,
   PROP_INFO,
   PROP_HOST_PID,
   N_PROPS
@@ -123,6 +126,7 @@ accel_remote_device_open_context (AccelDevice *device, GError **error)
     .hosted_device = priv->hosted_device,
     .env = (const char * const *) priv->host_env,
     .arena_size = priv->arena_size,
+    .host_memory_size = priv->host_memory_size,
     .deadline_ms = g_atomic_int_get (&priv->deadline_ms),
     .start_timeout_ms = MAX (START_TIMEOUT_MS, g_atomic_int_get (&priv->deadline_ms)),
     .generation = accel_device_get_generation (device),
@@ -260,6 +264,8 @@ accel_remote_device_finalize (GObject *object)
    * it never ran. */
   g_clear_pointer (&priv->conn, _accel_remote_connection_unref);
   g_clear_pointer (&priv->info, g_variant_unref);
+  /* Host memory not given back is freed with its connection. */
+  g_hash_table_unref (priv->host_memory);
   g_free (priv->hosted_device);
   g_strfreev (priv->host_env);
   g_mutex_clear (&priv->lock);
@@ -286,6 +292,9 @@ accel_remote_device_set_property (GObject *object, guint prop_id, const GValue *
     case PROP_ARENA_SIZE:
       priv->arena_size = g_value_get_uint64 (value);
       break;
+    case PROP_HOST_MEMORY_SIZE:
+      priv->host_memory_size = g_value_get_uint64 (value);
+      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -311,6 +320,9 @@ accel_remote_device_get_property (GObject *object, guint prop_id, GValue *value,
     case PROP_ARENA_SIZE:
       g_value_set_uint64 (value, priv->arena_size);
       break;
+    case PROP_HOST_MEMORY_SIZE:
+      g_value_set_uint64 (value, priv->host_memory_size);
+      break;
     case PROP_INFO:
       g_value_take_variant (value, accel_remote_device_get_info (self));
       break;
@@ -332,6 +344,11 @@ accel_remote_device_constructed (GObject *object)
       const char *env = g_getenv ("ACCEL_REMOTE_ARENA_SIZE");
       guint64 v = env ? g_ascii_strtoull (env, NULL, 10) : 0;
       priv->arena_size = v ? v : DEFAULT_ARENA_SIZE;
+    }
+  if (priv->host_memory_size == 0)
+    {
+      const char *env = g_getenv ("ACCEL_REMOTE_HOST_MEMORY_SIZE");
+      priv->host_memory_size = env ? g_ascii_strtoull (env, NULL, 10) : 0;
     }
   G_OBJECT_CLASS (accel_remote_device_parent_class)->constructed (object);
 }
@@ -395,6 +412,18 @@ accel_remote_device_class_init (AccelRemoteDeviceClass *klass)
                          0, G_MAXUINT64, 0,
                          G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
   /**
+   * AccelRemoteDevice:host-memory-size:
+   *
+   * Bytes of shared memory, beside the #AccelRemoteDevice:arena-size,
+   * that accel_remote_device_alloc_host_memory() hands out; 0 for
+   * `ACCEL_REMOTE_HOST_MEMORY_SIZE` or none. A CUDA host pins it with the
+   * arena, so it costs page-locked memory once the host runs.
+   */
+  properties[PROP_HOST_MEMORY_SIZE] =
+    g_param_spec_uint64 ("host-memory-size", NULL, "Shared host memory for the application, in bytes",
+                         0, G_MAXUINT64, 0,
+                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  /**
    * AccelRemoteDevice:info:
    *
    * What the current host said of the device it serves (see
@@ -421,6 +450,7 @@ accel_remote_device_init (AccelRemoteDevice *self)
   AccelRemoteDevicePrivate *priv = accel_remote_device_get_instance_private (self);
   g_mutex_init (&priv->lock);
   priv->deadline_ms = DEFAULT_DEADLINE_MS;
+  priv->host_memory = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) _accel_remote_connection_unref);
 }
 
 /**
@@ -552,4 +582,94 @@ accel_remote_device_set_deadline_ms (AccelRemoteDevice *self, guint deadline_ms)
   if (conn)
     _accel_remote_connection_set_deadline_ms (conn, deadline_ms);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_DEADLINE_MS]);
+}
+
+/**
+ * accel_remote_device_alloc_host_memory: (skip)
+ * @self: a remote device
+ * @size: bytes
+ * @error: return location for a #GError
+ *
+ * Host memory that the current `accel-device-host` shares with this
+ * process (see #AccelRemoteDevice:host-memory-size). A write of a buffer
+ * from it (accel_buffer_write(), or accel_buffer_upload() of a #GBytes
+ * over it) or a read into it (accel_buffer_read()) is moved by the host in
+ * place: this process copies nothing, and a CUDA host transfers it by DMA
+ * from or to the pinned memory. Memory outside it goes through the
+ * transfer arena in chunks, copied once on each side.
+ *
+ * The memory is page-aligned, uninitialised and stays valid until
+ * accel_remote_device_free_host_memory(), also after the host is replaced;
+ * transfers from memory of a former host are then copied like any other.
+ * Starts the host if it is not running.
+ *
+ * Returns: (transfer full) (nullable): the memory, or %NULL with
+ *   %ACCEL_ERROR_OUT_OF_MEMORY when too little is left, or the error that
+ *   kept the host from starting
+ */
+gpointer
+accel_remote_device_alloc_host_memory (AccelRemoteDevice *self, gsize size, GError **error)
+{
+  g_return_val_if_fail (ACCEL_IS_REMOTE_DEVICE (self), NULL);
+  AccelRemoteDevicePrivate *priv = accel_remote_device_get_instance_private (self);
+
+  if (priv->host_memory_size == 0)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_OUT_OF_MEMORY,
+                   "%s has no host memory to hand out (its “host-memory-size” is 0)",
+                   accel_device_get_name (ACCEL_DEVICE (self)));
+      return NULL;
+    }
+  g_autoptr(AccelRemoteConnection) conn = ref_connection (self);
+  if (conn == NULL)
+    {
+      /* Not started yet: the context opens on first use, such as this. */
+      g_autoptr(AccelShape) one = accel_shape_new_1d (1);
+      g_autoptr(AccelBuffer) probe = accel_device_alloc (ACCEL_DEVICE (self), ACCEL_DTYPE_U8, one, error);
+      if (probe == NULL)
+        return NULL;
+      conn = ref_connection (self);
+      if (conn == NULL)
+        {
+          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_DEVICE_FAILED,
+                       "%s: no device host runs", accel_device_get_name (ACCEL_DEVICE (self)));
+          return NULL;
+        }
+    }
+  gpointer memory = _accel_remote_connection_alloc_host_memory (conn, size, error);
+  if (memory == NULL)
+    return NULL;
+  g_mutex_lock (&priv->lock);
+  g_hash_table_insert (priv->host_memory, memory, g_steal_pointer (&conn));
+  g_mutex_unlock (&priv->lock);
+  return memory;
+}
+
+/**
+ * accel_remote_device_free_host_memory: (skip)
+ * @self: a remote device
+ * @memory: (transfer full) (nullable): what
+ *   accel_remote_device_alloc_host_memory() returned
+ *
+ * Gives host memory back. No transfer from or to it may be in flight.
+ */
+void
+accel_remote_device_free_host_memory (AccelRemoteDevice *self, gpointer memory)
+{
+  g_return_if_fail (ACCEL_IS_REMOTE_DEVICE (self));
+  AccelRemoteDevicePrivate *priv = accel_remote_device_get_instance_private (self);
+  AccelRemoteConnection *conn = NULL;
+
+  if (memory == NULL)
+    return;
+  g_mutex_lock (&priv->lock);
+  gboolean found = g_hash_table_steal_extended (priv->host_memory, memory, NULL, (gpointer *) &conn);
+  g_mutex_unlock (&priv->lock);
+  if (!found)
+    {
+      g_critical ("%s: %p is not host memory of this device", accel_device_get_name (ACCEL_DEVICE (self)), memory);
+      return;
+    }
+  _accel_remote_connection_free_host_memory (conn, memory);
+  _accel_remote_connection_unref (conn);
 }

@@ -69,5 +69,9 @@ ACCEL_API
 void accel_remote_device_set_deadline_ms (AccelRemoteDevice *self, guint deadline_ms);
 ACCEL_API
 const char *accel_remote_device_get_host_path (void);
+ACCEL_API
+gpointer accel_remote_device_alloc_host_memory (AccelRemoteDevice *self, gsize size, GError **error);
+ACCEL_API
+void accel_remote_device_free_host_memory (AccelRemoteDevice *self, gpointer memory);
 
 G_END_DECLS

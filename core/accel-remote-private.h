@@ -27,6 +27,7 @@ typedef struct {
   const char *hosted_device;
   const char * const *env;      /* KEY=VALUE for the child, or NULL */
   gsize arena_size;
+  gsize host_memory_size;       /* handed to the application, after the arena */
   guint deadline_ms;            /* 0: no deadline */
   guint start_timeout_ms;
   guint generation;             /* of the device this host serves */
@@ -55,6 +56,12 @@ gboolean _accel_remote_connection_query_memory (AccelRemoteConnection *self,
                                                 GError **error);
 void _accel_remote_connection_execute (AccelRemoteConnection *self, AccelWork *work);
 void _accel_remote_connection_hang (AccelRemoteConnection *self);
+
+/* Host memory inside the shared memory (any thread). It stays mapped as
+ * long as the connection lives, also after the host is gone. */
+gpointer _accel_remote_connection_alloc_host_memory (AccelRemoteConnection *self, gsize size, GError **error);
+void _accel_remote_connection_free_host_memory (AccelRemoteConnection *self, gpointer memory);
+gboolean _accel_remote_connection_owns_host_memory (AccelRemoteConnection *self, gconstpointer memory);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AccelRemoteConnection, _accel_remote_connection_unref)
 

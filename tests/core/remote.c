@@ -2,7 +2,8 @@
  * `accel-device-host` process: ops against references on random data,
  * transfers larger than the shared arena, views and strided shapes, faults
  * (generation, stale buffers, queued work), a host killed mid-stream, a
- * host killed while idle (replaced without any work submitted), a hung host, many threads submitting while faults happen, the restart
+ * host killed while idle (replaced without any work submitted), transfers
+ * in place from and to host memory shared with the host, a hung host, many threads submitting while faults happen, the restart
  * budget, out-of-memory and a device the host cannot find.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -659,6 +660,103 @@ test_idle_death (void)
   g_assert_cmpint (accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev)), ==, host);
 }
 
+/* Host memory shared with the host: transfers from and to it are moved in
+ * place; it outlives the host it came from (transfers then copy). */
+static void
+test_host_memory (void)
+{
+  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(GError) error = NULL;
+  AccelBackend *cpu = accel_system_get_backend (system, "cpu", &error);
+  g_assert_no_error (error);
+  const gsize region = 1 << 20;
+  g_autoptr(AccelDevice) dev = g_object_new (ACCEL_TYPE_REMOTE_DEVICE,
+                                             "name", "remote-cpu:0",
+                                             "backend", cpu,
+                                             "hosted-device", "cpu:0",
+                                             "arena-size", (guint64) 65536,
+                                             "host-memory-size", (guint64) region,
+                                             NULL);
+  AccelRemoteDevice *remote = ACCEL_REMOTE_DEVICE (dev);
+
+  /* Larger than the arena, smaller than the region; odd sizes. */
+  gsize n = g_test_rand_int_range (200000, 400000);
+  guint8 *src = accel_remote_device_alloc_host_memory (remote, n, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (src);
+  g_assert_cmpuint (GPOINTER_TO_SIZE (src) % 4096, ==, 0);
+  guint8 *dst = accel_remote_device_alloc_host_memory (remote, n, &error);
+  g_assert_no_error (error);
+  g_assert_true (dst >= src + n || dst + n <= src);
+  for (gsize i = 0; i < n; i++)
+    src[i] = (guint8) g_test_rand_int ();
+
+  g_autoptr(AccelShape) s = accel_shape_new_1d (n);
+  g_autoptr(AccelBuffer) b = accel_device_alloc (dev, ACCEL_DTYPE_U8, s, &error);
+  g_assert_no_error (error);
+  g_assert_true (accel_buffer_write (b, src, n, &error));
+  g_assert_no_error (error);
+  /* Read back through the arena (ordinary memory), and in place. */
+  g_autofree guint8 *plain = g_malloc (n);
+  g_assert_true (accel_buffer_read (b, plain, n, &error));
+  g_assert_no_error (error);
+  g_assert_cmpmem (plain, n, src, n);
+  memset (dst, 0, n);
+  g_assert_true (accel_buffer_read (b, dst, n, &error));
+  g_assert_no_error (error);
+  g_assert_cmpmem (dst, n, src, n);
+
+  /* An op between an in-place write and an in-place read of a view. */
+  g_autoptr(AccelShape) sv = accel_shape_new_1d (n / 4);
+  g_autoptr(AccelBuffer) f = accel_device_alloc (dev, ACCEL_DTYPE_F32, sv, &error);
+  g_assert_no_error (error);
+  g_autoptr(AccelOp) fill = accel_fill_new (f, 3.0);
+  g_assert_true (accel_device_submit (dev, fill, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (accel_buffer_read (f, dst, (n / 4) * sizeof (float), &error));
+  g_assert_no_error (error);
+  g_assert_cmpfloat (((float *) dst)[0], ==, 3.0f);
+  g_assert_cmpfloat (((float *) dst)[n / 4 - 1], ==, 3.0f);
+
+  /* Too much is refused; what is freed is merged and handed out again. */
+  g_assert_null (accel_remote_device_alloc_host_memory (remote, region, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_OUT_OF_MEMORY);
+  g_clear_error (&error);
+  accel_remote_device_free_host_memory (remote, dst);
+  accel_remote_device_free_host_memory (remote, src);
+  guint8 *all = accel_remote_device_alloc_host_memory (remote, region, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (all);
+  accel_remote_device_free_host_memory (remote, all);
+
+  /* Memory of a former host stays usable: it is copied like any other. */
+  guint8 *kept = accel_remote_device_alloc_host_memory (remote, n, &error);
+  g_assert_no_error (error);
+  memcpy (kept, plain, n);
+  GPid host = accel_remote_device_get_host_pid (remote);
+  g_assert_cmpint (kill (host, SIGKILL), ==, 0);
+  wait_for_restart (dev, 1, host);
+  g_autoptr(AccelBuffer) b2 = accel_device_alloc (dev, ACCEL_DTYPE_U8, s, &error);
+  g_assert_no_error (error);
+  g_assert_true (accel_buffer_write (b2, kept, n, &error));
+  g_assert_no_error (error);
+  g_autofree guint8 *back = g_malloc (n);
+  g_assert_true (accel_buffer_read (b2, back, n, &error));
+  g_assert_no_error (error);
+  g_assert_cmpmem (back, n, plain, n);
+  memset (kept, 0, n);
+  g_assert_true (accel_buffer_read (b2, kept, n, &error));
+  g_assert_no_error (error);
+  g_assert_cmpmem (kept, n, plain, n);
+  accel_remote_device_free_host_memory (remote, kept);
+
+  /* None configured: a clear error. */
+  g_autoptr(AccelDevice) none = remote_device (system);
+  g_assert_null (accel_remote_device_alloc_host_memory (ACCEL_REMOTE_DEVICE (none), 16, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_OUT_OF_MEMORY);
+  g_assert_nonnull (strstr (error->message, "host-memory-size"));
+}
+
 static void
 test_hang (void)
 {
@@ -979,6 +1077,7 @@ main (int argc, char **argv)
   g_test_add_func ("/remote/fault", test_fault);
   g_test_add_func ("/remote/kill-mid-stream", test_kill_mid_stream);
   g_test_add_func ("/remote/idle-death", test_idle_death);
+  g_test_add_func ("/remote/host-memory", test_host_memory);
   g_test_add_func ("/remote/hang", test_hang);
   g_test_add_func ("/remote/threads-with-faults", test_threads_with_faults);
   g_test_add_func ("/remote/budget", test_budget);
