@@ -606,40 +606,56 @@ value_to_variant (const GValue *value, GParamSpec *pspec)
     }
 }
 
-/* The readable and writable properties of an op class, listed once per
- * class: serialising is on every op's path to a device host, and listing a
+/* What serialising an op of one class needs, made once per class:
+ * serialising is on every op's path to a device host, and listing a
  * class's properties allocates and walks its whole ancestry. A class's
  * properties are all installed in its class_init, so the list never
  * changes; it is kept as qdata of the type for the life of the process
- * (op types are never unregistered). */
-static GParamSpec * const *
-serializable_pspecs (GObjectClass *klass)
+ * (op types are never unregistered), with the dictionary keys and the type
+ * name already made as (trusted, sunk) variants. */
+typedef struct {
+  GVariant *type_name;
+  guint n;
+  GParamSpec **pspecs;          /* the readable and writable properties */
+  GVariant **keys;              /* their names */
+} SerializeInfo;
+
+static const SerializeInfo *
+serialize_info (AccelOp *op)
 {
   static GMutex lock;
   static gsize quark_once = 0;
+  GObjectClass *klass = G_OBJECT_GET_CLASS (op);
   GType type = G_OBJECT_CLASS_TYPE (klass);
 
   if (g_once_init_enter (&quark_once))
-    g_once_init_leave (&quark_once, g_quark_from_static_string ("accel-op-serializable-pspecs"));
+    g_once_init_leave (&quark_once, g_quark_from_static_string ("accel-op-serialize-info"));
   GQuark quark = (GQuark) quark_once;
-  GParamSpec **list = g_type_get_qdata (type, quark);
-  if (G_LIKELY (list != NULL))
-    return (GParamSpec * const *) list;
+  SerializeInfo *info = g_type_get_qdata (type, quark);
+  if (G_LIKELY (info != NULL))
+    return info;
 
   g_mutex_lock (&lock);
-  list = g_type_get_qdata (type, quark);
-  if (list == NULL)
+  info = g_type_get_qdata (type, quark);
+  if (info == NULL)
     {
-      guint n, kept = 0;
+      guint n;
       g_autofree GParamSpec **all = g_object_class_list_properties (klass, &n);
-      list = g_new0 (GParamSpec *, n + 1);
+      info = g_new0 (SerializeInfo, 1);
+      info->type_name = g_variant_ref_sink (g_variant_new_string (accel_op_get_type_name (op)));
+      info->pspecs = g_new0 (GParamSpec *, n + 1);
+      info->keys = g_new0 (GVariant *, n + 1);
       for (guint i = 0; i < n; i++)
         if ((all[i]->flags & G_PARAM_READWRITE) == G_PARAM_READWRITE)
-          list[kept++] = all[i];
-      g_type_set_qdata (type, quark, list);
+          {
+            info->pspecs[info->n] = all[i];
+            info->keys[info->n] = g_variant_ref_sink (g_variant_new_string (all[i]->name));
+            info->n++;
+          }
+      g_type_set_qdata (type, quark, info);
     }
   g_mutex_unlock (&lock);
-  return (GParamSpec * const *) list;
+  return info;
 }
 
 /**
@@ -657,22 +673,27 @@ accel_op_serialize (AccelOp *self)
 {
   g_return_val_if_fail (ACCEL_IS_OP (self), NULL);
 
-  GVariantBuilder props;
-  g_variant_builder_init (&props, G_VARIANT_TYPE_VARDICT);
+  const SerializeInfo *info = serialize_info (self);
+  /* Built from values, without format strings or a builder: this is on
+   * every remote op's path. */
+  GVariant *stack_entries[32];
+  g_autofree GVariant **heap_entries = info->n > G_N_ELEMENTS (stack_entries) ? g_new (GVariant *, info->n) : NULL;
+  GVariant **entries = heap_entries ? heap_entries : stack_entries;
+  guint n = 0;
 
-  GParamSpec * const *pspecs = serializable_pspecs (G_OBJECT_GET_CLASS (self));
-  for (guint i = 0; pspecs[i] != NULL; i++)
+  for (guint i = 0; i < info->n; i++)
     {
-      GParamSpec *pspec = pspecs[i];
+      GParamSpec *pspec = info->pspecs[i];
       GValue v = G_VALUE_INIT;
       g_value_init (&v, pspec->value_type);
       g_object_get_property (G_OBJECT (self), pspec->name, &v);
       GVariant *var = value_to_variant (&v, pspec);
       g_value_unset (&v);
       if (var)
-        g_variant_builder_add (&props, "{sv}", pspec->name, var);
+        entries[n++] = g_variant_new_dict_entry (info->keys[i], g_variant_new_variant (var));
     }
-  return g_variant_ref_sink (g_variant_new ("(sa{sv})", accel_op_get_type_name (self), &props));
+  GVariant *fields[2] = { info->type_name, g_variant_new_array (G_VARIANT_TYPE ("{sv}"), entries, n) };
+  return g_variant_ref_sink (g_variant_new_tuple (fields, 2));
 }
 
 static gboolean

@@ -51,6 +51,7 @@ typedef struct {
   gsize arena_size;
   GHashTable *allocs;         /* id -> AccelBuffer; main thread only */
   guint64 next_alloc;
+  GHashTable *views;          /* buffer handle -> View; main thread only */
 
   guint jobs_posted;          /* main thread only */
   guint jobs_run;             /* atomic: written by the device thread */
@@ -348,7 +349,41 @@ do_zero (guint64 id, GVariant *body)
 }
 
 /* Ops: each buffer handle the op names becomes a view of an allocation,
- * as the buffer table describes it. */
+ * as the buffer table describes it. The application sends the same table
+ * entry for a buffer every time, so the view made for it is kept and
+ * reused while the entry's bytes are the same (the application's handles
+ * are never reused for another buffer, but nothing it sends is trusted);
+ * a FREE drops the views of that allocation, so that its memory goes. */
+
+#define MAX_VIEWS 4096
+
+typedef struct {
+  GBytes *entry;              /* the table entry's serialised bytes */
+  guint64 alloc;
+  AccelBuffer *view;
+} View;
+
+static void
+view_free (gpointer data)
+{
+  View *v = data;
+  g_bytes_unref (v->entry);
+  g_object_unref (v->view);
+  g_free (v);
+}
+
+static gboolean
+view_of_alloc (gpointer key, gpointer value, gpointer alloc)
+{
+  return ((View *) value)->alloc == *(guint64 *) alloc;
+}
+
+static void
+forget_views_of (guint64 alloc)
+{
+  if (g_hash_table_size (host.views) > 0)
+    g_hash_table_foreach_remove (host.views, view_of_alloc, &alloc);
+}
 
 typedef struct {
   GVariant *table;
@@ -357,14 +392,21 @@ typedef struct {
   GError *error;
 } Resolve;
 
+static guint64
+child_u64 (GVariant *tuple, gsize i)
+{
+  g_autoptr(GVariant) c = g_variant_get_child_value (tuple, i);
+  return g_variant_get_uint64 (c);
+}
+
 static AccelBuffer *
 make_view (GVariant *entry, GError **error)
 {
-  guint64 handle, alloc, offset;
-  guint32 dtype;
-  g_autoptr(GVariant) dims_v = NULL;
-  g_autoptr(GVariant) strides_v = NULL;
-  g_variant_get (entry, "(tttu@ax@ax)", &handle, &alloc, &offset, &dtype, &dims_v, &strides_v);
+  guint64 handle = child_u64 (entry, 0), alloc = child_u64 (entry, 1), offset = child_u64 (entry, 2);
+  g_autoptr(GVariant) dtype_v = g_variant_get_child_value (entry, 3);
+  guint32 dtype = g_variant_get_uint32 (dtype_v);
+  g_autoptr(GVariant) dims_v = g_variant_get_child_value (entry, 4);
+  g_autoptr(GVariant) strides_v = g_variant_get_child_value (entry, 5);
 
   gsize n_dims, n_strides;
   const gint64 *dims = g_variant_get_fixed_array (dims_v, &n_dims, sizeof (gint64));
@@ -397,19 +439,38 @@ resolve_buffer (guint64 handle, gpointer data)
     if (g_array_index (r->made_handles, guint64, i) == handle)
       return g_object_ref (r->made->pdata[i]);
 
-  GVariantIter iter;
-  GVariant *entry;
-  g_variant_iter_init (&iter, r->table);
-  while ((entry = g_variant_iter_next_value (&iter)) != NULL)
+  gsize n = g_variant_n_children (r->table);
+  for (gsize i = 0; i < n; i++)
     {
-      g_autoptr(GVariant) owned = entry;
-      guint64 h;
-      g_variant_get_child (entry, 0, "t", &h);
-      if (h != handle)
+      g_autoptr(GVariant) entry = g_variant_get_child_value (r->table, i);
+      if (child_u64 (entry, 0) != handle)
         continue;
-      AccelBuffer *view = make_view (entry, &r->error);
-      if (view == NULL)
-        return NULL;
+
+      gsize size = g_variant_get_size (entry);
+      gconstpointer data = g_variant_get_data (entry);
+      View *cached = g_hash_table_lookup (host.views, &handle);
+      AccelBuffer *view;
+      if (cached && data && g_bytes_get_size (cached->entry) == size
+          && memcmp (g_bytes_get_data (cached->entry, NULL), data, size) == 0)
+        view = g_object_ref (cached->view);
+      else
+        {
+          view = make_view (entry, &r->error);
+          if (view == NULL)
+            return NULL;
+          if (data)
+            {
+              if (g_hash_table_size (host.views) >= MAX_VIEWS)
+                g_hash_table_remove_all (host.views);
+              View *v = g_new (View, 1);
+              v->entry = g_bytes_new (data, size);
+              v->alloc = child_u64 (entry, 1);
+              v->view = g_object_ref (view);
+              guint64 *key = g_new (guint64, 1);
+              *key = handle;
+              g_hash_table_replace (host.views, key, v);
+            }
+        }
       g_ptr_array_add (r->made, view);
       g_array_append_val (r->made_handles, handle);
       return g_object_ref (view);
@@ -469,6 +530,7 @@ handle_request (GVariant *msg)
       if (g_variant_is_of_type (body, G_VARIANT_TYPE_UINT64))
         {
           guint64 alloc = g_variant_get_uint64 (body);
+          forget_views_of (alloc);
           g_hash_table_remove (host.allocs, &alloc);
         }
       break;
@@ -661,6 +723,7 @@ main (int argc, char **argv)
   host.dispatcher = accel_actor_get_dispatcher (ACCEL_ACTOR (host.device));
   host.generation = accel_device_get_generation (host.device);
   host.allocs = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_object_unref);
+  host.views = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, view_free);
 
   /* Open the device's context now: a device that cannot start says so in
    * the answer to the handshake (the application's device then fails with
