@@ -13,6 +13,9 @@
  * parked and sleeps on a futex (a sequence word in the shared header); a
  * sender makes the FUTEX_WAKE system call only when the receiver announced
  * it is parked, so no system call is made per message while work flows.
+ * The spin adapts to how soon messages come (at most $ACCEL_CHANNEL_SPIN_US,
+ * a few µs once the peer is idle), and on a machine with fewer than four
+ * cores it yields the core on every turn.
  *
  * Neither side trusts what it reads: ring positions and message lengths are
  * checked against the sizes each side computed itself, and messages are
