@@ -34,37 +34,27 @@ typedef struct {
   double scale, softcap;
 } KvOp;
 
-static gboolean
-has_property (AccelOp *op, const char *name)
-{
-  return g_object_class_find_property (G_OBJECT_GET_CLASS (op), name) != NULL;
-}
-
-static AccelBuffer *
-buffer_or_null (AccelOp *op, const char *name)
-{
-  return has_property (op, name) ? accel_op_peek_buffer (op, name) : NULL;
-}
-
+/* The op's fields: the kernels read the op through its public struct. */
 static void
 kv_op_read (AccelOp *op, KvOp *k)
 {
-  memset (k, 0, sizeof *k);
-  k->window_left = k->window_right = -1;
-  k->q = accel_op_peek_buffer (op, "q");
-  k->k_cache = accel_op_peek_buffer (op, "k-cache");
-  k->v_cache = accel_op_peek_buffer (op, "v-cache");
-  k->block_table = accel_op_peek_buffer (op, "block-table");
-  k->seqlens_k = accel_op_peek_buffer (op, "seqlens-k");
-  k->out = accel_op_peek_buffer (op, "out");
-  k->lse = buffer_or_null (op, "lse");
-  k->alibi_slopes = buffer_or_null (op, "alibi-slopes");
-  g_object_get (op, "causal", &k->causal, "window-left", &k->window_left, "window-right", &k->window_right,
-                "scale", &k->scale, "softcap", &k->softcap, NULL);
-  if (has_property (op, "sinks"))
-    g_object_get (op, "sinks", &k->sinks, NULL);
-  if (has_property (op, "num-splits"))
-    g_object_get (op, "num-splits", &k->num_splits, NULL);
+  AccelAttentionKvcache *self = ACCEL_ATTENTION_KVCACHE (op);
+
+  k->q = self->q;
+  k->k_cache = self->k_cache;
+  k->v_cache = self->v_cache;
+  k->block_table = self->block_table;
+  k->seqlens_k = self->seqlens_k;
+  k->out = self->out;
+  k->lse = self->lse;
+  k->alibi_slopes = self->alibi_slopes;
+  k->causal = self->causal;
+  k->window_left = self->window_left;
+  k->window_right = self->window_right;
+  k->sinks = self->sinks;
+  k->num_splits = self->num_splits;
+  k->scale = self->scale;
+  k->softcap = self->softcap;
 }
 
 static void

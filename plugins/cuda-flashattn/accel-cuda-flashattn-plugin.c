@@ -13,8 +13,8 @@
  * 64/128/256, Dv != D, buffers not 16-byte aligned), so the op then falls
  * to the next kernel or fails with a message naming the reason.
  *
- * The variant properties (alibi-slopes, sinks, q-/k-/v-descale) are read
- * by name, and only where the op type has them.
+ * The variant fields (alibi_slopes, sinks, the fp8 descales) are read from
+ * the ops' public structs.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -36,23 +36,27 @@ typedef struct {
   double q_descale, k_descale, v_descale;
 } Variants;
 
-static gboolean
-has_property (AccelOp *op, const char *name)
-{
-  return g_object_class_find_property (G_OBJECT_GET_CLASS (op), name) != NULL;
-}
-
+/* The variant fields of an attention or attention-backward op. */
 static void
 variants_read (AccelOp *op, Variants *v)
 {
   memset (v, 0, sizeof *v);
   v->q_descale = v->k_descale = v->v_descale = 1.0;
-  if (has_property (op, "alibi-slopes"))
-    v->alibi_slopes = accel_op_peek_buffer (op, "alibi-slopes");
-  if (has_property (op, "sinks"))
-    g_object_get (op, "sinks", &v->sinks, NULL);
-  if (has_property (op, "q-descale"))
-    g_object_get (op, "q-descale", &v->q_descale, "k-descale", &v->k_descale, "v-descale", &v->v_descale, NULL);
+  if (ACCEL_IS_ATTENTION (op))
+    {
+      AccelAttention *self = ACCEL_ATTENTION (op);
+      v->alibi_slopes = self->alibi_slopes;
+      v->sinks = self->sinks;
+      v->q_descale = self->q_descale;
+      v->k_descale = self->k_descale;
+      v->v_descale = self->v_descale;
+    }
+  else
+    {
+      AccelAttentionBackward *self = ACCEL_ATTENTION_BACKWARD (op);
+      v->alibi_slopes = self->alibi_slopes;
+      v->sinks = self->sinks;
+    }
 }
 
 /* ALiBi slopes: f32 [Hq] or [B, Hq] (the op checks the shape). */

@@ -38,35 +38,26 @@ typedef struct {
   double scale, softcap;
 } VarlenOp;
 
-static gboolean
-has_property (AccelOp *op, const char *name)
-{
-  return g_object_class_find_property (G_OBJECT_GET_CLASS (op), name) != NULL;
-}
-
-static AccelBuffer *
-buffer_or_null (AccelOp *op, const char *name)
-{
-  return has_property (op, name) ? accel_op_peek_buffer (op, name) : NULL;
-}
-
+/* The op's fields: the kernels read the op through its public struct. */
 static void
 varlen_op_read (AccelOp *op, VarlenOp *o)
 {
-  memset (o, 0, sizeof *o);
-  o->window_left = o->window_right = -1;
-  o->q = accel_op_peek_buffer (op, "q");
-  o->k = accel_op_peek_buffer (op, "k");
-  o->v = accel_op_peek_buffer (op, "v");
-  o->out = accel_op_peek_buffer (op, "out");
-  o->cu_q = accel_op_peek_buffer (op, "cu-seqlens-q");
-  o->cu_k = accel_op_peek_buffer (op, "cu-seqlens-k");
-  o->lse = buffer_or_null (op, "lse");
-  o->alibi_slopes = buffer_or_null (op, "alibi-slopes");
-  g_object_get (op, "causal", &o->causal, "window-left", &o->window_left, "window-right", &o->window_right,
-                "scale", &o->scale, "softcap", &o->softcap, NULL);
-  if (has_property (op, "sinks"))
-    g_object_get (op, "sinks", &o->sinks, NULL);
+  AccelAttentionVarlen *self = ACCEL_ATTENTION_VARLEN (op);
+
+  o->q = self->q;
+  o->k = self->k;
+  o->v = self->v;
+  o->out = self->out;
+  o->lse = self->lse;
+  o->cu_q = self->cu_seqlens_q;
+  o->cu_k = self->cu_seqlens_k;
+  o->alibi_slopes = self->alibi_slopes;
+  o->causal = self->causal;
+  o->window_left = self->window_left;
+  o->window_right = self->window_right;
+  o->sinks = self->sinks;
+  o->scale = self->scale;
+  o->softcap = self->softcap;
 }
 
 /* q [Tq, Hq, D], k and v [Tk, Hkv, D], out [Tq, Hq, D], lse [Hq, Tq]; all
