@@ -99,6 +99,8 @@ typedef struct {
 void _accel_registry_cache_entry_free (AccelRegistryCacheEntry *entry);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AccelRegistryCacheEntry, _accel_registry_cache_entry_free)
 GHashTable *_accel_registry_cache_read (const char *path);
+ACCEL_API
+GHashTable *_accel_registry_cache_parse (GBytes *bytes, const char *where);
 gboolean _accel_registry_cache_write (const char *path, GPtrArray *entries, GError **error);
 AccelPlugin *_accel_registry_cache_find_or_scan (GHashTable *cache,
                                                 const char *path,

@@ -103,11 +103,20 @@ _accel_registry_cache_read (const char *path)
   /* Copied so that the data is aligned for GVariant and cannot change
    * under us if another process rewrites the file. */
   g_autoptr(GBytes) bytes = g_bytes_new (g_mapped_file_get_contents (file), length);
+  return _accel_registry_cache_parse (bytes, path);
+}
+
+/* Reads the bytes of a cache file (@where names it in messages): path ->
+ * AccelRegistryCacheEntry, or NULL if they are not a usable cache. The
+ * registry and the fuzzer of this reader (fuzz/) come through here. */
+GHashTable *
+_accel_registry_cache_parse (GBytes *bytes, const char *where)
+{
   g_autoptr(GVariant) header = g_variant_new_from_bytes (G_VARIANT_TYPE (CACHE_HEADER_TYPE), bytes, FALSE);
   g_variant_ref_sink (header);
   if (!g_variant_is_normal_form (header))
     {
-      g_debug ("Registry cache %s is damaged or not a registry cache; ignoring it", path);
+      g_debug ("Registry cache %s is damaged or not a registry cache; ignoring it", where);
       return NULL;
     }
 
@@ -117,19 +126,19 @@ _accel_registry_cache_read (const char *path)
   g_variant_get (header, "(&su&sv)", &magic, &version, &arch, &payload);
   if (!g_str_equal (magic, CACHE_MAGIC))
     {
-      g_debug ("Registry cache %s is not a registry cache; ignoring it", path);
+      g_debug ("Registry cache %s is not a registry cache; ignoring it", where);
       return NULL;
     }
   if (version != CACHE_FORMAT_VERSION || !g_str_equal (arch, ACCEL_HOST_ARCH))
     {
       g_debug ("Registry cache %s has format %u for %s, not %u for %s; ignoring it",
-               path, version, arch, CACHE_FORMAT_VERSION, ACCEL_HOST_ARCH);
+               where, version, arch, CACHE_FORMAT_VERSION, ACCEL_HOST_ARCH);
       return NULL;
     }
   if (!g_variant_is_of_type (payload, G_VARIANT_TYPE ("a" CACHE_ENTRY_TYPE)))
     {
       g_debug ("Registry cache %s has a payload of type %s; ignoring it",
-               path, g_variant_get_type_string (payload));
+               where, g_variant_get_type_string (payload));
       return NULL;
     }
 
@@ -144,7 +153,7 @@ _accel_registry_cache_read (const char *path)
       g_variant_unref (child);
       if (entry == NULL)
         {
-          g_debug ("Registry cache %s has a bad entry; skipping it", path);
+          g_debug ("Registry cache %s has a bad entry; skipping it", where);
           continue;
         }
       /* The key is the entry's own path string. */

@@ -7,13 +7,9 @@
  * the shared arena is (ACCEL_REMOTE_DEVICE_HOST_MEMORY_MESSAGE), describes
  * it in a HELLO message, and then serves requests:
  *
- * - the main thread reads requests. It serves allocations, frees, reads
- *   and zeroes itself (blocking, in order) and hands ops and writes to the
- *   device's own thread, which submits them with the asynchronous API, so
- *   that several run at once on the device's lanes;
- * - their results then arrive in the device thread's main context, where
- *   they are answered: no thread hop between a completion and its answer
- *   beyond the one the device itself makes.
+ * the main thread reads requests and serves them as accel-host-requests.c
+ * says (allocations, frees, reads and zeroes on this thread, ops and writes
+ * on the device's own thread, answered where they complete).
  *
  * A lost context (an answer of CONTEXT_POISONED, the device FAILED, or its
  * generation moved) cannot be rebuilt here: the host answers that request
@@ -38,26 +34,16 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "accel-private.h"
-#include "accel-channel.h"
+#include "accel-host-requests.h"
 
 typedef struct {
   AccelChannel *channel;
   AccelSystem *system;
   AccelDevice *device;
-  AccelDispatcher *dispatcher;  /* the device's thread */
   guint generation;           /* of the device when this host started */
   guint8 *arena;
   gsize arena_size;
-  GHashTable *allocs;         /* id -> AccelBuffer; main thread only */
-  guint64 next_alloc;
-  GHashTable *views;          /* buffer handle -> View; main thread only */
-
-  guint jobs_posted;          /* main thread only */
-  guint jobs_run;             /* atomic: written by the device thread */
-  gint fence_waiting;         /* atomic */
-  GMutex fence_lock;
-  GCond fence_cond;
+  AccelHostRequests *requests;
 
   GMutex reply_lock;          /* serialises the main and the device thread */
   gboolean dying;             /* under reply_lock */
@@ -87,18 +73,16 @@ reply (AccelChannelKind kind, guint64 id, GVariant *body)
   g_mutex_unlock (&host.reply_lock);
 }
 
-static gboolean
-context_lost (const GError *error)
+static void
+send_answer (AccelChannelKind kind, guint64 id, GVariant *body, gpointer data)
 {
-  return g_error_matches (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED)
-         || accel_device_get_state (host.device) == ACCEL_DEVICE_STATE_FAILED
-         || accel_device_get_generation (host.device) != host.generation;
+  reply (kind, id, body);
 }
 
 /* Answers @id (if any) and everything else in flight with CONTEXT_POISONED,
  * then exits: a lost context is not rebuilt inside this process. */
 G_GNUC_NORETURN static void
-die (guint64 id, const GError *error)
+die (guint64 id, const GError *error, gpointer data)
 {
   g_autoptr(GError) why = NULL;
   const GError *failure = accel_device_get_failure (host.device);
@@ -125,394 +109,6 @@ die (guint64 id, const GError *error)
   _exit (0);
 }
 
-/* Answers @id with success (@body, or nothing) or @error, which it takes. */
-static void
-finish (guint64 id, GVariant *body, GError *error)
-{
-  if (error == NULL)
-    {
-      reply (ACCEL_CHANNEL_REPLY, id, body);
-      return;
-    }
-  if (body)
-    g_variant_unref (g_variant_ref_sink (body));
-  if (context_lost (error))
-    die (id, error);
-  reply (ACCEL_CHANNEL_FAILED, id, _accel_channel_error_to_variant (error));
-  g_error_free (error);
-}
-
-static GError *
-malformed (const char *what, GVariant *body)
-{
-  return g_error_new (ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                      "accel-device-host: malformed %s request (body of type %s)", what,
-                      g_variant_get_type_string (body));
-}
-
-static AccelBuffer *
-lookup_alloc (guint64 alloc, GError **error)
-{
-  AccelBuffer *b = g_hash_table_lookup (host.allocs, &alloc);
-  if (b == NULL)
-    g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                 "accel-device-host: no allocation %" G_GUINT64_FORMAT " on %s", alloc,
-                 accel_device_get_name (host.device));
-  return b;
-}
-
-/* A byte range of an allocation, as a u8 buffer. */
-static AccelBuffer *
-byte_range (guint64 alloc, guint64 offset, guint64 length, GError **error)
-{
-  AccelBuffer *b = lookup_alloc (alloc, error);
-  if (b == NULL)
-    return NULL;
-  if (length > G_MAXINT64)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT, "accel-device-host: bad length");
-      return NULL;
-    }
-  g_autoptr(AccelShape) shape = accel_shape_new_1d ((gint64) length);
-  return _accel_buffer_new_alias (b, offset, ACCEL_DTYPE_U8, shape, error);
-}
-
-static guint8 *
-arena_range (guint64 offset, guint64 length, GError **error)
-{
-  if (offset > host.arena_size || length > host.arena_size - offset)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "accel-device-host: %" G_GUINT64_FORMAT " bytes at %" G_GUINT64_FORMAT
-                   " are outside the %" G_GSIZE_FORMAT "-byte arena", length, offset, host.arena_size);
-      return NULL;
-    }
-  return host.arena + offset;
-}
-
-static void
-do_alloc (guint64 id, GVariant *body)
-{
-  if (!g_variant_is_of_type (body, G_VARIANT_TYPE_UINT64))
-    {
-      finish (id, NULL, malformed ("alloc", body));
-      return;
-    }
-  guint64 size = g_variant_get_uint64 (body);
-  if (size == 0 || size > G_MAXINT64)
-    {
-      finish (id, NULL, g_error_new (ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                                          "accel-device-host: cannot allocate %" G_GUINT64_FORMAT " bytes", size));
-      return;
-    }
-  g_autoptr(AccelShape) shape = accel_shape_new_1d ((gint64) size);
-  GError *error = NULL;
-  AccelBuffer *b = accel_device_alloc (host.device, ACCEL_DTYPE_U8, shape, &error);
-  if (b == NULL)
-    {
-      finish (id, NULL, error);
-      return;
-    }
-  guint64 *key = g_new (guint64, 1);
-  *key = ++host.next_alloc;
-  g_hash_table_insert (host.allocs, key, b);
-  finish (id, g_variant_new_uint64 (*key), NULL);
-}
-
-static void
-write_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-  GError *error = NULL;
-  accel_buffer_upload_finish (ACCEL_BUFFER (source), result, &error);
-  finish (GPOINTER_TO_SIZE (data), NULL, error);
-}
-
-static void
-op_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-  GError *error = NULL;
-  accel_device_submit_finish (ACCEL_DEVICE (source), result, &error);
-  finish (GPOINTER_TO_SIZE (data), NULL, error);
-}
-
-/* An op or a write, submitted from the device's thread: its GTask then
- * completes in that thread's main context, which the device thread runs. */
-typedef struct {
-  guint64 id;
-  AccelOp *op;
-  AccelBuffer *buffer;
-  GBytes *bytes;
-} Job;
-
-static void
-run_job (gpointer data)
-{
-  Job *job = data;
-  if (job->op)
-    accel_device_submit_async (host.device, job->op, NULL, op_done, GSIZE_TO_POINTER (job->id));
-  else
-    accel_buffer_upload_async (job->buffer, job->bytes, NULL, write_done, GSIZE_TO_POINTER (job->id));
-  g_clear_object (&job->op);
-  g_clear_object (&job->buffer);
-  g_clear_pointer (&job->bytes, g_bytes_unref);
-  g_free (job);
-  g_atomic_int_inc (&host.jobs_run);
-  if (g_atomic_int_get (&host.fence_waiting))
-    {
-      g_mutex_lock (&host.fence_lock);
-      g_cond_signal (&host.fence_cond);
-      g_mutex_unlock (&host.fence_lock);
-    }
-}
-
-static void
-post_job (Job *job)
-{
-  host.jobs_posted++;
-  accel_dispatcher_post (host.dispatcher, run_job, job);
-}
-
-/* Reads and zeroes are served here with the blocking API, which queues
- * them on the device when called: every job posted before must have
- * queued its own work first, or the order of requests would be lost. */
-static void
-wait_for_jobs (void)
-{
-  guint target = host.jobs_posted;
-
-  for (guint spins = 0; spins < 2000; spins++)
-    if ((guint) g_atomic_int_get (&host.jobs_run) == target)
-      return;
-  g_mutex_lock (&host.fence_lock);
-  g_atomic_int_set (&host.fence_waiting, 1);
-  while ((guint) g_atomic_int_get (&host.jobs_run) != target)
-    g_cond_wait (&host.fence_cond, &host.fence_lock);
-  g_atomic_int_set (&host.fence_waiting, 0);
-  g_mutex_unlock (&host.fence_lock);
-}
-
-static void
-do_transfer (guint32 kind, guint64 id, GVariant *body)
-{
-  guint64 alloc, offset, length, arena_offset;
-  GError *error = NULL;
-
-  if (!g_variant_is_of_type (body, G_VARIANT_TYPE ("(tttt)")))
-    {
-      finish (id, NULL, malformed ("transfer", body));
-      return;
-    }
-  g_variant_get (body, "(tttt)", &alloc, &offset, &length, &arena_offset);
-  guint8 *data = arena_range (arena_offset, length, &error);
-  g_autoptr(AccelBuffer) range = data ? byte_range (alloc, offset, length, &error) : NULL;
-  if (range == NULL)
-    {
-      finish (id, NULL, error);
-      return;
-    }
-
-  if (kind == ACCEL_CHANNEL_WRITE)
-    {
-      /* The device copies (or DMAs) straight from the arena; the application
-       * does not touch this range until it has the answer. */
-      Job *job = g_new0 (Job, 1);
-      job->id = id;
-      job->buffer = g_steal_pointer (&range);
-      job->bytes = g_bytes_new_static (data, length);
-      post_job (job);
-      return;
-    }
-  wait_for_jobs ();
-  accel_buffer_read (range, data, length, &error);
-  finish (id, NULL, error);
-}
-
-static void
-do_zero (guint64 id, GVariant *body)
-{
-  guint64 alloc, offset, length;
-  GError *error = NULL;
-
-  if (!g_variant_is_of_type (body, G_VARIANT_TYPE ("(ttt)")))
-    {
-      finish (id, NULL, malformed ("zero", body));
-      return;
-    }
-  g_variant_get (body, "(ttt)", &alloc, &offset, &length);
-  g_autoptr(AccelBuffer) range = byte_range (alloc, offset, length, &error);
-  if (range)
-    {
-      wait_for_jobs ();
-      accel_buffer_zero (range, &error);
-    }
-  finish (id, NULL, error);
-}
-
-/* Ops: each buffer handle the op names becomes a view of an allocation,
- * as the buffer table describes it. The application sends the same table
- * entry for a buffer every time, so the view made for it is kept and
- * reused while the entry's bytes are the same (the application's handles
- * are never reused for another buffer, but nothing it sends is trusted);
- * a FREE drops the views of that allocation, so that its memory goes. */
-
-#define MAX_VIEWS 4096
-
-typedef struct {
-  GBytes *entry;              /* the table entry's serialised bytes */
-  guint64 alloc;
-  AccelBuffer *view;
-} View;
-
-static void
-view_free (gpointer data)
-{
-  View *v = data;
-  g_bytes_unref (v->entry);
-  g_object_unref (v->view);
-  g_free (v);
-}
-
-static gboolean
-view_of_alloc (gpointer key, gpointer value, gpointer alloc)
-{
-  return ((View *) value)->alloc == *(guint64 *) alloc;
-}
-
-static void
-forget_views_of (guint64 alloc)
-{
-  if (g_hash_table_size (host.views) > 0)
-    g_hash_table_foreach_remove (host.views, view_of_alloc, &alloc);
-}
-
-typedef struct {
-  GVariant *table;
-  GPtrArray *made;            /* AccelBuffer, in table order of first use */
-  GArray *made_handles;       /* guint64 */
-  GError *error;
-} Resolve;
-
-static guint64
-child_u64 (GVariant *tuple, gsize i)
-{
-  g_autoptr(GVariant) c = g_variant_get_child_value (tuple, i);
-  return g_variant_get_uint64 (c);
-}
-
-static AccelBuffer *
-make_view (GVariant *entry, GError **error)
-{
-  guint64 handle = child_u64 (entry, 0), alloc = child_u64 (entry, 1), offset = child_u64 (entry, 2);
-  g_autoptr(GVariant) dtype_v = g_variant_get_child_value (entry, 3);
-  guint32 dtype = g_variant_get_uint32 (dtype_v);
-  g_autoptr(GVariant) dims_v = g_variant_get_child_value (entry, 4);
-  g_autoptr(GVariant) strides_v = g_variant_get_child_value (entry, 5);
-
-  gsize n_dims, n_strides;
-  const gint64 *dims = g_variant_get_fixed_array (dims_v, &n_dims, sizeof (gint64));
-  const gint64 *strides = g_variant_get_fixed_array (strides_v, &n_strides, sizeof (gint64));
-  gboolean ok = n_dims == n_strides && n_dims <= ACCEL_SHAPE_MAX_RANK
-                && accel_dtype_get_size (dtype) != 0;
-  for (gsize i = 0; ok && i < n_dims; i++)
-    ok = dims[i] >= 0 && strides[i] >= 0;
-  if (!ok)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "accel-device-host: buffer %" G_GUINT64_FORMAT " has a bad dtype or shape", handle);
-      return NULL;
-    }
-  AccelBuffer *base = lookup_alloc (alloc, error);
-  if (base == NULL)
-    return NULL;
-  g_autoptr(AccelShape) shape = accel_shape_new_strided (dims, strides, n_dims);
-  return _accel_buffer_new_alias (base, offset, dtype, shape, error);
-}
-
-static AccelBuffer *
-resolve_buffer (guint64 handle, gpointer data)
-{
-  Resolve *r = data;
-
-  if (r->error)
-    return NULL;
-  for (guint i = 0; i < r->made_handles->len; i++)
-    if (g_array_index (r->made_handles, guint64, i) == handle)
-      return g_object_ref (r->made->pdata[i]);
-
-  gsize n = g_variant_n_children (r->table);
-  for (gsize i = 0; i < n; i++)
-    {
-      g_autoptr(GVariant) entry = g_variant_get_child_value (r->table, i);
-      if (child_u64 (entry, 0) != handle)
-        continue;
-
-      gsize size = g_variant_get_size (entry);
-      gconstpointer data = g_variant_get_data (entry);
-      View *cached = g_hash_table_lookup (host.views, &handle);
-      AccelBuffer *view;
-      if (cached && data && g_bytes_get_size (cached->entry) == size
-          && memcmp (g_bytes_get_data (cached->entry, NULL), data, size) == 0)
-        view = g_object_ref (cached->view);
-      else
-        {
-          view = make_view (entry, &r->error);
-          if (view == NULL)
-            return NULL;
-          if (data)
-            {
-              if (g_hash_table_size (host.views) >= MAX_VIEWS)
-                g_hash_table_remove_all (host.views);
-              View *v = g_new (View, 1);
-              v->entry = g_bytes_new (data, size);
-              v->alloc = child_u64 (entry, 1);
-              v->view = g_object_ref (view);
-              guint64 *key = g_new (guint64, 1);
-              *key = handle;
-              g_hash_table_replace (host.views, key, v);
-            }
-        }
-      g_ptr_array_add (r->made, view);
-      g_array_append_val (r->made_handles, handle);
-      return g_object_ref (view);
-    }
-  g_set_error (&r->error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-               "accel-device-host: the op names buffer %" G_GUINT64_FORMAT ", which its table lacks", handle);
-  return NULL;
-}
-
-static void
-do_op (guint64 id, GVariant *body)
-{
-  if (!g_variant_is_of_type (body, ACCEL_CHANNEL_OP_BODY_TYPE))
-    {
-      finish (id, NULL, malformed ("op", body));
-      return;
-    }
-
-  g_autoptr(GVariant) serialized = g_variant_get_child_value (body, 0);
-  Resolve r = { g_variant_get_child_value (body, 1), g_ptr_array_new_with_free_func (g_object_unref),
-                g_array_new (FALSE, FALSE, sizeof (guint64)), NULL };
-  GError *error = NULL;
-  g_autoptr(AccelOp) op = accel_op_deserialize (serialized, resolve_buffer, &r, &error);
-  if (r.error)
-    {
-      g_clear_error (&error);
-      error = g_steal_pointer (&r.error);
-    }
-  g_variant_unref (r.table);
-  g_ptr_array_unref (r.made);
-  g_array_unref (r.made_handles);
-  if (op == NULL)
-    {
-      finish (id, NULL, error);
-      return;
-    }
-  Job *job = g_new0 (Job, 1);
-  job->id = id;
-  job->op = g_steal_pointer (&op);
-  post_job (job);
-}
-
 static void
 handle_request (GVariant *msg)
 {
@@ -521,43 +117,13 @@ handle_request (GVariant *msg)
   g_autoptr(GVariant) body = NULL;
 
   _accel_channel_parse (msg, &kind, &id, &body);
-  switch (kind)
+  if (kind == ACCEL_CHANNEL_HANG)
     {
-    case ACCEL_CHANNEL_ALLOC:
-      do_alloc (id, body);
-      break;
-    case ACCEL_CHANNEL_FREE:
-      if (g_variant_is_of_type (body, G_VARIANT_TYPE_UINT64))
-        {
-          guint64 alloc = g_variant_get_uint64 (body);
-          forget_views_of (alloc);
-          g_hash_table_remove (host.allocs, &alloc);
-        }
-      break;
-    case ACCEL_CHANNEL_WRITE:
-    case ACCEL_CHANNEL_READ:
-      do_transfer (kind, id, body);
-      break;
-    case ACCEL_CHANNEL_ZERO:
-      do_zero (id, body);
-      break;
-    case ACCEL_CHANNEL_OP:
-      do_op (id, body);
-      break;
-    case ACCEL_CHANNEL_MEMORY:
-      finish (id, g_variant_new ("(tt)", accel_device_get_memory_total (host.device),
-                                 accel_device_get_memory_free (host.device)), NULL);
-      break;
-    case ACCEL_CHANNEL_HANG:
       g_atomic_int_set (&host.hung, 1);
       for (;;)
         pause ();
-    default:
-      if (id != 0)
-        finish (id, NULL, g_error_new (ACCEL_ERROR, ACCEL_ERROR_NOT_SUPPORTED,
-                                       "accel-device-host: unknown request kind %u", kind));
-      break;
     }
+  _accel_host_requests_handle (host.requests, kind, id, body);
 }
 
 /* The application's end of the socket closes when it goes. */
@@ -712,8 +278,6 @@ main (int argc, char **argv)
     }
   host.arena = _accel_channel_get_arena (host.channel, &host.arena_size);
   g_mutex_init (&host.reply_lock);
-  g_mutex_init (&host.fence_lock);
-  g_cond_init (&host.fence_cond);
   g_thread_unref (g_thread_new ("host-parent-watch", parent_watch_thread, NULL));
 
   host.system = accel_system_new (&error);
@@ -729,10 +293,7 @@ main (int argc, char **argv)
                    "in accel-device-host (for CUDA: ACCEL_CUDA_ISOLATION=none)", device_name);
       fail_start (error);
     }
-  host.dispatcher = accel_actor_get_dispatcher (ACCEL_ACTOR (host.device));
   host.generation = accel_device_get_generation (host.device);
-  host.allocs = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_object_unref);
-  host.views = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, view_free);
 
   /* Open the device's context now: a device that cannot start says so in
    * the answer to the handshake (the application's device then fails with
@@ -754,6 +315,8 @@ main (int argc, char **argv)
   if (pin_error)
     g_debug ("%s did not take the shared arena: %s", device_name, pin_error->message);
 
+  host.requests = _accel_host_requests_new (host.device, host.arena, host.arena_size,
+                                            send_answer, die, NULL);
   reply (ACCEL_CHANNEL_HELLO, 0, describe_device (host.device));
 
   for (;;)
