@@ -22,6 +22,7 @@ struct _AccelBuffer {
   gpointer memory;          /* backend memory of the base buffer */
   gsize offset;             /* bytes into memory, for views */
   AccelBuffer *base;        /* NULL unless a view */
+  gboolean may_overlap;     /* accel_shape_may_overlap (shape): ops may not write it */
 
   gpointer backend_data;
   GDestroyNotify backend_destroy;
@@ -154,11 +155,20 @@ _accel_buffer_new (AccelDevice *device,
   self->device = g_object_ref (device);
   self->dtype = dtype;
   self->shape = accel_shape_copy (shape);
+  self->may_overlap = accel_shape_may_overlap (shape);
   self->memory = memory;
   self->size = size;
   self->generation = generation;
   self->handle = handle;
   return self;
+}
+
+/* Whether two of its elements may share memory (a broadcast): no op may
+ * write it. */
+gboolean
+_accel_buffer_may_overlap (AccelBuffer *self)
+{
+  return self->may_overlap;
 }
 
 /**
@@ -655,6 +665,7 @@ _accel_buffer_new_alias (AccelBuffer *self,
   alias->device = g_object_ref (self->device);
   alias->dtype = dtype;
   alias->shape = accel_shape_copy (shape);
+  alias->may_overlap = accel_shape_may_overlap (shape);
   alias->memory = base->memory;
   alias->offset = self->offset + byte_offset;
   alias->size = bytes;

@@ -96,6 +96,15 @@ void _accel_channel_wake (AccelChannel *self);
 void _accel_channel_interrupt (AccelChannel *self);
 gboolean _accel_channel_is_interrupted (AccelChannel *self);
 
+/* For the fuzzers (fuzz/), which play a hostile peer: the peer's side of
+ * this side's receiving ring. _accel_channel_fuzz_peer_write() puts @len
+ * raw bytes where the next record would start and moves the peer's head
+ * @head_advance bytes past it, whatever they say; _accel_channel_fuzz_peer_send()
+ * appends one well-framed record with an arbitrary @payload (FALSE if it
+ * does not fit). */
+void _accel_channel_fuzz_peer_write (AccelChannel *self, const void *bytes, gsize len, guint64 head_advance);
+gboolean _accel_channel_fuzz_peer_send (AccelChannel *self, const void *payload, gsize len);
+
 /* Splits a received `(utv)`; @body is a new reference. */
 void _accel_channel_parse (GVariant *message, guint32 *kind, guint64 *id, GVariant **body);
 

@@ -557,12 +557,21 @@ check_op_buffer (AccelOp *op, GParamSpec *pspec, AccelBuffer *buffer, AccelAcces
   AccelDevicePrivate *priv = accel_device_get_instance_private (check->self);
   if (!check->ok)
     return;
-  /* The common case costs two comparisons; the message is made on failure. */
+  /* The common case costs three comparisons; the message is made on failure. */
   if (G_LIKELY (accel_buffer_get_device (buffer) == check->self
-                && accel_buffer_get_generation (buffer) == (guint) g_atomic_int_get (&priv->generation)))
+                && accel_buffer_get_generation (buffer) == (guint) g_atomic_int_get (&priv->generation)
+                && !((access & ACCEL_ACCESS_WRITE) && _accel_buffer_may_overlap (buffer))))
     return;
   g_autofree char *what = g_strdup_printf ("Property “%s” of “%s”", pspec->name, accel_op_get_type_name (op));
   check->ok = check_buffer_cb_error (check->self, buffer, what, check->error);
+  if (check->ok)
+    {
+      g_autofree char *s = accel_shape_to_string (accel_buffer_get_shape (buffer));
+      g_set_error (check->error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "%s is written, but its shape %s has elements that share memory (a broadcast)",
+                   what, s);
+      check->ok = FALSE;
+    }
 }
 
 static gboolean

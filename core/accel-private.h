@@ -99,9 +99,9 @@ typedef struct {
 void _accel_registry_cache_entry_free (AccelRegistryCacheEntry *entry);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AccelRegistryCacheEntry, _accel_registry_cache_entry_free)
 GHashTable *_accel_registry_cache_read (const char *path);
-ACCEL_API
 GHashTable *_accel_registry_cache_parse (GBytes *bytes, const char *where);
 gboolean _accel_registry_cache_write (const char *path, GPtrArray *entries, GError **error);
+AccelPlugin *_accel_registry_cache_entry_to_plugin (AccelRegistryCacheEntry *entry, GError **error);
 AccelPlugin *_accel_registry_cache_find_or_scan (GHashTable *cache,
                                                 const char *path,
                                                 AccelRegistryCacheEntry **entry_out,
@@ -126,6 +126,8 @@ AccelBuffer *_accel_buffer_new_alias (AccelBuffer *self,
                                       AccelDType dtype,
                                       const AccelShape *shape,
                                       GError **error);
+
+gboolean _accel_buffer_may_overlap (AccelBuffer *self);
 
 /* accel-device.c */
 void _accel_device_shutdown (AccelDevice *self);

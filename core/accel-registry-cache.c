@@ -452,8 +452,10 @@ fork_enabled (void)
                     || g_ascii_strcasecmp (fork, "false") == 0));
 }
 
-static AccelPlugin *
-plugin_from_entry (AccelRegistryCacheEntry *entry, GError **error)
+/* The plugin an entry describes: known from its metadata (not loaded), or
+ * only by its file; blacklisted with the entry's reason. */
+AccelPlugin *
+_accel_registry_cache_entry_to_plugin (AccelRegistryCacheEntry *entry, GError **error)
 {
   AccelPlugin *plugin;
 
@@ -491,7 +493,7 @@ _accel_registry_cache_find_or_scan (GHashTable *cache,
   if (cached && cached->size == (guint64) st.st_size && cached->mtime == stat_mtime_us (&st))
     {
       g_autoptr(GError) error = NULL;
-      plugin = plugin_from_entry (cached, &error);
+      plugin = _accel_registry_cache_entry_to_plugin (cached, &error);
       if (plugin == NULL)
         g_debug ("Cache entry of %s is not usable: %s", path, error->message);
       else
@@ -518,14 +520,14 @@ _accel_registry_cache_find_or_scan (GHashTable *cache,
   if (fork_enabled () && scan_in_child (scanner, path, entry))
     {
       g_autoptr(GError) error = NULL;
-      plugin = plugin_from_entry (entry, &error);
+      plugin = _accel_registry_cache_entry_to_plugin (entry, &error);
       if (plugin == NULL)
         {
           g_autofree char *reason = g_strdup_printf ("the scanner's answer is not usable: %s",
                                                      error->message);
           g_clear_pointer (&entry->metadata, g_variant_unref);
           entry_blacklist (entry, reason);
-          plugin = plugin_from_entry (entry, NULL);
+          plugin = _accel_registry_cache_entry_to_plugin (entry, NULL);
         }
     }
   else

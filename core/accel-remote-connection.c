@@ -653,16 +653,10 @@ handshake (AccelRemoteConnection *self, guint timeout_ms, GError **error)
           guint32 kind;
           guint64 id;
           g_autoptr(GVariant) body = NULL;
+          GError *host_error = NULL;
           _accel_channel_parse (msg, &kind, &id, &body);
-          if (kind == ACCEL_CHANNEL_HELLO && g_variant_is_of_type (body, G_VARIANT_TYPE_VARDICT))
-            {
-              self->info = g_variant_ref (body);
-              return TRUE;
-            }
-          GError *host_error = kind == ACCEL_CHANNEL_HELLO
-                                 ? _accel_channel_error_from_variant (body)
-                                 : g_error_new (ACCEL_ERROR, ACCEL_ERROR_FAILED,
-                                                "it sent a message of kind %u first", kind);
+          if (_accel_remote_read_hello (kind, body, &self->info, &host_error))
+            return TRUE;
           g_propagate_prefixed_error (error, host_error, "The device host of %s could not start: ",
                                       self->hosted_device);
           return FALSE;
@@ -850,14 +844,9 @@ _accel_remote_connection_alloc (AccelRemoteConnection *self, gsize size, GError 
   g_autoptr(GVariant) reply = call_sync (self, ACCEL_CHANNEL_ALLOC, g_variant_new_uint64 (size), error);
   if (reply == NULL)
     return NULL;
-  guint64 id = g_variant_is_of_type (reply, G_VARIANT_TYPE_UINT64) ? g_variant_get_uint64 (reply) : 0;
-  if (id == 0 || id > G_MAXSIZE)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_FAILED,
-                   "%s: the device host answered an allocation with “%s”",
-                   accel_device_get_name (self->device), g_variant_get_type_string (reply));
-      return NULL;
-    }
+  guint64 id;
+  if (!_accel_remote_read_alloc (reply, accel_device_get_name (self->device), &id, error))
+    return NULL;
   return GSIZE_TO_POINTER ((gsize) id);
 }
 
@@ -880,13 +869,7 @@ _accel_remote_connection_query_memory (AccelRemoteConnection *self,
   g_autoptr(GVariant) reply = call_sync (self, ACCEL_CHANNEL_MEMORY, g_variant_new_tuple (NULL, 0), error);
   if (reply == NULL)
     return FALSE;
-  if (!g_variant_is_of_type (reply, G_VARIANT_TYPE ("(tt)")))
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_FAILED, "malformed answer to a memory query");
-      return FALSE;
-    }
-  g_variant_get (reply, "(tt)", total, free_bytes);
-  return TRUE;
+  return _accel_remote_read_memory (reply, total, free_bytes, error);
 }
 
 void

@@ -63,6 +63,12 @@ gpointer _accel_remote_connection_alloc_host_memory (AccelRemoteConnection *self
 void _accel_remote_connection_free_host_memory (AccelRemoteConnection *self, gpointer memory);
 gboolean _accel_remote_connection_owns_host_memory (AccelRemoteConnection *self, gconstpointer memory);
 
+/* accel-remote-replies.c: the application's reading of its host's
+ * message bodies (the fuzzers in fuzz/ read through these too). */
+gboolean _accel_remote_read_hello (guint32 kind, GVariant *body, GVariant **info, GError **error);
+gboolean _accel_remote_read_alloc (GVariant *reply, const char *device_name, guint64 *alloc, GError **error);
+gboolean _accel_remote_read_memory (GVariant *reply, guint64 *total, guint64 *free_bytes, GError **error);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AccelRemoteConnection, _accel_remote_connection_unref)
 
 G_END_DECLS

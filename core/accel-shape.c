@@ -33,6 +33,8 @@ accel_shape_new (const gint64 *dims, guint n_dims)
 
   AccelShape *shape = g_new0 (AccelShape, 1);
   shape->rank = n_dims;
+  /* Dimensions may come from another process: strides past the range of
+   * gint64 saturate (no buffer that large can be made). */
   gint64 stride = 1;
   for (int i = (int) n_dims - 1; i >= 0; i--)
     {
@@ -43,7 +45,8 @@ accel_shape_new (const gint64 *dims, guint n_dims)
         }
       shape->dims[i] = dims[i];
       shape->strides[i] = stride;
-      stride *= dims[i] > 0 ? dims[i] : 1;
+      if (dims[i] > 0 && __builtin_mul_overflow (stride, dims[i], &stride))
+        stride = G_MAXINT64;
     }
   return shape;
 }
@@ -220,9 +223,14 @@ gint64
 accel_shape_get_n_elements (const AccelShape *shape)
 {
   g_return_val_if_fail (shape != NULL, 0);
+  /* Saturates at G_MAXINT64 (dimensions may come from another process). */
   gint64 n = 1;
   for (guint i = 0; i < shape->rank; i++)
-    n *= shape->dims[i];
+    if (shape->dims[i] == 0)
+      return 0;
+  for (guint i = 0; i < shape->rank; i++)
+    if (__builtin_mul_overflow (n, shape->dims[i], &n))
+      return G_MAXINT64;
   return n;
 }
 
@@ -237,14 +245,17 @@ gint64
 accel_shape_get_extent (const AccelShape *shape)
 {
   g_return_val_if_fail (shape != NULL, 0);
-  gint64 last = 0;
+  /* The offset of the last element, plus one; saturates at G_MAXINT64 and
+   * is negative when a negative stride reaches before the first element. */
+  gint64 last = 0, span;
   for (guint i = 0; i < shape->rank; i++)
-    {
-      if (shape->dims[i] == 0)
-        return 0;
-      last += (shape->dims[i] - 1) * shape->strides[i];
-    }
-  return last + 1;
+    if (shape->dims[i] == 0)
+      return 0;
+  for (guint i = 0; i < shape->rank; i++)
+    if (__builtin_mul_overflow (shape->dims[i] - 1, shape->strides[i], &span)
+        || __builtin_add_overflow (last, span, &last))
+      return shape->strides[i] < 0 ? G_MININT64 : G_MAXINT64;
+  return last < G_MAXINT64 ? last + 1 : G_MAXINT64;
 }
 
 /**
@@ -262,9 +273,55 @@ accel_shape_is_contiguous (const AccelShape *shape)
     {
       if (shape->dims[i] != 1 && shape->strides[i] != stride)
         return FALSE;
-      stride *= shape->dims[i];
+      if (__builtin_mul_overflow (stride, shape->dims[i], &stride))
+        stride = G_MAXINT64;
     }
   return TRUE;
+}
+
+/**
+ * accel_shape_may_overlap:
+ * @shape: a shape
+ *
+ * Whether two elements of @shape may be at the same offset, as in a
+ * broadcast (a stride of 0 over a dimension longer than 1). An op refuses
+ * to write to such a buffer: its result would depend on the order of the
+ * writes. Conservative: it also holds for the rare layouts whose strides
+ * interleave without overlapping.
+ *
+ * Returns: %FALSE if every element has an offset of its own
+ */
+gboolean
+accel_shape_may_overlap (const AccelShape *shape)
+{
+  g_return_val_if_fail (shape != NULL, TRUE);
+  guint order[ACCEL_SHAPE_MAX_RANK];
+  guint n = 0;
+
+  /* Each dimension, innermost stride first, must step past every offset
+   * the dimensions inside it reach. */
+  for (guint i = 0; i < shape->rank; i++)
+    {
+      if (shape->dims[i] == 0)
+        return FALSE;
+      if (shape->dims[i] == 1)
+        continue;
+      guint j = n++;
+      for (; j > 0 && ABS (shape->strides[order[j - 1]]) > ABS (shape->strides[i]); j--)
+        order[j] = order[j - 1];
+      order[j] = i;
+    }
+  guint64 reach = 0;
+  for (guint k = 0; k < n; k++)
+    {
+      guint i = order[k];
+      guint64 stride = shape->strides[i] < 0 ? -(guint64) shape->strides[i] : (guint64) shape->strides[i];
+      guint64 span;
+      if (stride <= reach || __builtin_mul_overflow (stride, (guint64) (shape->dims[i] - 1), &span)
+          || __builtin_add_overflow (reach, span, &reach))
+        return TRUE;
+    }
+  return FALSE;
 }
 
 /**
@@ -316,7 +373,7 @@ accel_shape_hash (const AccelShape *shape)
   g_return_val_if_fail (shape != NULL, 0);
   guint h = shape->rank;
   for (guint i = 0; i < shape->rank; i++)
-    h = h * 31u + (guint) (shape->dims[i] * 1000003 + shape->strides[i]);
+    h = h * 31u + (guint) ((guint64) shape->dims[i] * 1000003u + (guint64) shape->strides[i]);
   return h;
 }
 

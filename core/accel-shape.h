@@ -48,6 +48,8 @@ gint64 accel_shape_get_extent (const AccelShape *shape);
 ACCEL_API
 gboolean accel_shape_is_contiguous (const AccelShape *shape);
 ACCEL_API
+gboolean accel_shape_may_overlap (const AccelShape *shape);
+ACCEL_API
 gboolean accel_shape_equal (const AccelShape *a, const AccelShape *b);
 ACCEL_API
 gboolean accel_shape_same_dims (const AccelShape *a, const AccelShape *b);

@@ -297,6 +297,45 @@ test_bad_input (void)
   g_assert_cmpfloat (out[5], ==, 2.5f);
 }
 
+/* A broadcast (stride 0) buffer can be read, never written: the result of
+ * writing it would depend on the order of the writes. (Found by fuzzing: a
+ * fill of a broadcast of 10^16 elements kept a device host busy for good.) */
+static void
+test_broadcast_output (void)
+{
+  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(GError) error = NULL;
+  gint64 rows = g_test_rand_int_range (2, 9), cols = g_test_rand_int_range (1, 17);
+  gint64 dims[] = { rows, cols }, strides[] = { 0, 1 };
+  g_autoptr(AccelShape) broadcast = accel_shape_new_strided (dims, strides, 2);
+  g_autoptr(AccelShape) full = accel_shape_new_2d (rows, cols);
+  g_autoptr(AccelBuffer) src = accel_device_alloc (dev, ACCEL_DTYPE_F32, broadcast, &error);
+  g_assert_no_error (error);
+  g_assert_cmpuint (accel_buffer_get_size (src), ==, cols * sizeof (float));
+  float *row = g_new (float, cols);
+  for (gint64 j = 0; j < cols; j++)
+    row[j] = (float) g_test_rand_double_range (-1, 1);
+  g_assert_true (accel_buffer_write (src, (guint8 *) row, cols * sizeof (float), &error));
+  g_autoptr(AccelBuffer) dst = alloc_random_f32 (dev, full, NULL);
+
+  g_autoptr(AccelOp) fill = accel_op_new ("fill", "dst", src, "value", 1.0, NULL);
+  g_assert_false (accel_device_submit (dev, fill, NULL, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "“dst”"));
+  g_clear_error (&error);
+
+  /* Read, it is every row the same. */
+  g_autoptr(AccelOp) copy = accel_op_new ("copy", "src", src, "dst", dst, NULL);
+  g_assert_true (accel_device_submit (dev, copy, NULL, &error));
+  g_assert_no_error (error);
+  g_autofree float *out = read_f32 (dst);
+  for (gint64 i = 0; i < rows; i++)
+    for (gint64 j = 0; j < cols; j++)
+      g_assert_cmpfloat (out[i * cols + j], ==, row[j]);
+  g_free (row);
+}
+
 static void
 test_cross_device_copy (void)
 {
@@ -649,6 +688,7 @@ main (int argc, char **argv)
   g_test_add_func ("/device/ordering", test_ordering);
   g_test_add_func ("/device/cancel-queued", test_cancel_queued);
   g_test_add_func ("/device/bad-input", test_bad_input);
+  g_test_add_func ("/device/broadcast-output", test_broadcast_output);
   g_test_add_func ("/device/cross-device-copy", test_cross_device_copy);
   g_test_add_func ("/device/serialize-round-trip", test_serialize_round_trip);
   g_test_add_func ("/device/fault-restart", test_fault_restart);
