@@ -13,6 +13,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "accel-device-private.h"
+#include "accel-journal-private.h"
 #include "accel-remote-private.h"
 
 typedef struct {
@@ -32,6 +33,8 @@ typedef struct {
 
   gint in_flight;            /* atomic */
   guint64 next_handle;       /* atomic */
+
+  AccelJournal *journal;     /* atomic pointer; records the work run (accel-journal.c) */
 } AccelDevicePrivate;
 
 /**
@@ -59,6 +62,7 @@ enum {
   PROP_LANES,
   PROP_MEMORY_TOTAL,
   PROP_MEMORY_FREE,
+  PROP_JOURNAL,
   N_PROPS
 };
 
@@ -110,11 +114,14 @@ struct _AccelWork {
   gboolean counted;
   gint completed;
   gboolean borrowed;         /* holds no references: see work_borrow() */
+  gboolean observer;         /* a journal's stand-in: freed after its callback */
+  AccelWork *observed;       /* the work it stands in for */
   GCancellable *cancellable;
   GTask *task;
   Waiter *waiter;
   WorkCallback callback;
   gpointer callback_data;
+  gpointer done_func;        /* the journal's AccelWorkDoneFunc, for its stand-ins and reads */
 };
 
 static gint64
@@ -498,6 +505,11 @@ work_new (AccelDevice *self, AccelWorkKind kind)
 static void
 work_free (AccelWork *work)
 {
+  if (work->observer)
+    {
+      g_free (work);   /* borrowed everything from the work it observed */
+      return;
+    }
   if (work->borrowed)
     {
       g_clear_object (&work->cancellable);
@@ -722,7 +734,11 @@ run_work (gpointer data)
   work->counted = TRUE;
   g_atomic_int_inc (&priv->in_flight);
   g_object_ref (self);
-  ACCEL_DEVICE_GET_CLASS (self)->execute (self, work);
+  AccelJournal *journal = g_atomic_pointer_get (&priv->journal);
+  if (G_UNLIKELY (journal != NULL))
+    _accel_journal_execute (journal, self, work);
+  else
+    ACCEL_DEVICE_GET_CLASS (self)->execute (self, work);
   maybe_restart (self);
   g_object_unref (self);
 }
@@ -778,6 +794,64 @@ prepare_op_full (AccelDevice *self, AccelOp *op, AccelWork *storage, GError **er
   work->kernel = kernel;
   work->lane = accel_op_get_lane (op);
   return work;
+}
+
+/* For the journal (accel-journal.c), on the device thread: the backend runs
+ * a stand-in of @work, and @done sees how it ended (with the work, before
+ * it is completed: its op and buffers are still there) and then @work is
+ * completed as it would have been. */
+static void
+observed_done (AccelWork *stand_in, GError *error, gpointer data)
+{
+  AccelWork *work = stand_in->observed;
+  AccelWorkDoneFunc done = (AccelWorkDoneFunc) (gpointer) stand_in->done_func;
+  done (work, error, data);
+  accel_device_complete_work (work->device, work, error);
+}
+
+void
+_accel_device_execute_observed (AccelDevice *self, AccelWork *work, AccelWorkDoneFunc done, gpointer data)
+{
+  AccelWork *stand_in = g_new (AccelWork, 1);
+  *stand_in = *work;
+  stand_in->mode = MODE_CALLBACK;
+  stand_in->counted = FALSE;
+  stand_in->completed = 0;
+  stand_in->observer = TRUE;
+  stand_in->observed = work;
+  stand_in->done_func = (gpointer) done;
+  stand_in->task = NULL;
+  stand_in->waiter = NULL;
+  stand_in->cancellable = NULL;
+  stand_in->callback = observed_done;
+  stand_in->callback_data = data;
+  ACCEL_DEVICE_GET_CLASS (self)->execute (self, stand_in);
+}
+
+/* For the journal, on the device thread: reads @buffer into @host now, in
+ * order with the work run before and after; @done is called once, from
+ * any thread, with the outcome. */
+static void
+transfer_done (AccelWork *work, GError *error, gpointer data)
+{
+  AccelWorkDoneFunc done = (AccelWorkDoneFunc) (gpointer) work->done_func;
+  done (work, error, data);
+  g_clear_error (&error);
+}
+
+void
+_accel_device_execute_read (AccelDevice *self, AccelBuffer *buffer, gpointer host, gsize size,
+                            AccelWorkDoneFunc done, gpointer data)
+{
+  AccelWork *work = work_new (self, ACCEL_WORK_READ);
+  work->mode = MODE_CALLBACK;
+  work->buffer = g_object_ref (buffer);
+  work->host = host;
+  work->size = size;
+  work->done_func = (gpointer) done;
+  work->callback = transfer_done;
+  work->callback_data = data;
+  ACCEL_DEVICE_GET_CLASS (self)->execute (self, work);
 }
 
 /* Copies between two devices: a read on the source device, then a write on
@@ -1310,6 +1384,8 @@ accel_device_constructed (GObject *object)
   g_autofree char *thread_name = g_strdup_printf ("accel-%s", name ? name : "device");
   priv->dispatcher = accel_dispatcher_new (thread_name);
   _accel_actor_set_dispatcher (ACCEL_ACTOR (self), priv->dispatcher);
+  if (priv->journal == NULL)
+    priv->journal = _accel_journal_ref_from_environment ();
 
   G_OBJECT_CLASS (accel_device_parent_class)->constructed (object);
 }
@@ -1359,6 +1435,7 @@ accel_device_finalize (GObject *object)
   AccelDevicePrivate *priv = accel_device_get_instance_private (self);
 
   g_clear_object (&priv->backend);
+  g_clear_object (&priv->journal);
   g_clear_error (&priv->failure);
   g_clear_error (&priv->restart_reason);
   g_rw_lock_clear (&priv->ctx_lock);
@@ -1377,6 +1454,14 @@ accel_device_set_property (GObject *object, guint prop_id, const GValue *value, 
       break;
     case PROP_LANES:
       priv->lanes = g_value_get_uint (value);
+      break;
+    case PROP_JOURNAL:
+      {
+        AccelJournal *old = g_atomic_pointer_exchange (&priv->journal, g_value_dup_object (value));
+        /* Work running now may still record into it: let it go on the device thread. */
+        if (old)
+          accel_dispatcher_post (priv->dispatcher, g_object_unref, old);
+      }
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -1397,6 +1482,7 @@ accel_device_get_property (GObject *object, guint prop_id, GValue *value, GParam
     case PROP_LANES: g_value_set_uint (value, priv->lanes); break;
     case PROP_MEMORY_TOTAL: g_value_set_uint64 (value, accel_device_get_memory_total (self)); break;
     case PROP_MEMORY_FREE: g_value_set_uint64 (value, accel_device_get_memory_free (self)); break;
+    case PROP_JOURNAL: g_value_set_object (value, g_atomic_pointer_get (&priv->journal)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -1470,6 +1556,16 @@ accel_device_class_init (AccelDeviceClass *klass)
   properties[PROP_MEMORY_FREE] =
     g_param_spec_uint64 ("memory-free", NULL, "Free memory in bytes", 0, G_MAXUINT64, 0,
                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AccelDevice:journal:
+   *
+   * Where the device records the work it runs, for accel-replay; %NULL
+   * records nothing. Devices made while `ACCEL_JOURNAL` names a file all
+   * record into that journal. Settable at any time, from any thread.
+   */
+  properties[PROP_JOURNAL] =
+    g_param_spec_object ("journal", NULL, "Journal of the work run", ACCEL_TYPE_JOURNAL,
+                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 

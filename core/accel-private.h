@@ -150,6 +150,7 @@ void _accel_backend_setup (AccelBackend *self, AccelSystem *system, const char *
 
 /* accel-op.c */
 GParamSpec **_accel_op_class_list_buffer_pspecs (AccelOpClass *klass, guint *n);
+ACCEL_API
 void _accel_op_foreach_buffer (AccelOp *self,
                                void (*func) (AccelOp *, GParamSpec *, AccelBuffer *, AccelAccess, gpointer),
                                gpointer data);

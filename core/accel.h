@@ -18,6 +18,7 @@
 #include "actor/accel-actor.h"
 #include "accel-buffer.h"
 #include "accel-op.h"
+#include "accel-journal.h"
 #include "accel-device.h"
 #include "accel-remote-device.h"
 #include "accel-system.h"

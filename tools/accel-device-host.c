@@ -244,6 +244,9 @@ main (int argc, char **argv)
   if (parent_pid > 0 && getppid () != parent_pid)
     return 1;
   signal (SIGPIPE, SIG_IGN);
+  /* The application records what its remote devices run; this process
+   * appending to the same journal would record it twice. */
+  g_unsetenv ("ACCEL_JOURNAL");
 
   /* A blocking round trip passes two threads here; when each stays
    * spinning for longer than the round trip takes, no hop needs a

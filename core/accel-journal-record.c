@@ -1,0 +1,494 @@
+/* accel-journal-record.c: what a device records into its journal, on its
+ * own thread, around the backend's execute (the device's one hook, in
+ * run_work()).
+ *
+ * Each op's serialised form is written once per state of the op object (an
+ * OP record; an op submitted again unchanged costs a comparison), and
+ * every run of it as a RUN record with digests of the buffers it reads,
+ * taken before it runs, and of those it writes, taken once it has
+ * completed. Where the device's memory is this process's (in-process CPU
+ * devices) digests are made from it directly; elsewhere (device hosts,
+ * GPUs) the buffers are read into host memory through the device's own
+ * transfers, in order with the op. Uploads and zeroes are recorded whole:
+ * a replay starts from them.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <string.h>
+
+#include "accel-journal-private.h"
+
+static GVariant *
+entry_variant (AccelBuffer *b)
+{
+  AccelBuffer *base = accel_buffer_get_base (b) ? accel_buffer_get_base (b) : b;
+  guint rank;
+  const AccelShape *shape = accel_buffer_get_shape (b);
+  const gint64 *dims = accel_shape_get_dims (shape, &rank);
+  const gint64 *strides = accel_shape_get_strides (shape, &rank);
+  return g_variant_new ("(ttttu@ax@ax)", accel_buffer_get_handle (b), accel_buffer_get_handle (base),
+                        (guint64) accel_buffer_get_size (base),
+                        (guint64) (accel_buffer_get_offset (b) - accel_buffer_get_offset (base)),
+                        (guint32) accel_buffer_get_dtype (b),
+                        g_variant_new_fixed_array (G_VARIANT_TYPE_INT64, dims, rank, sizeof (gint64)),
+                        g_variant_new_fixed_array (G_VARIANT_TYPE_INT64, strides, rank, sizeof (gint64)));
+}
+
+/* What the journal knows of a device: kept as its qdata. */
+typedef struct {
+  guint serial;                 /* of the journal it was recorded in */
+  guint index;
+  gboolean host_memory;         /* its buffers are this process's memory */
+} DeviceInfo;
+
+static GQuark
+device_quark (void)
+{
+  static gsize quark;
+  if (g_once_init_enter (&quark))
+    g_once_init_leave (&quark, g_quark_from_static_string ("accel-journal-device"));
+  return (GQuark) quark;
+}
+
+/* On the device thread (the only one that sets it). */
+static const DeviceInfo *
+device_info (AccelJournal *self, AccelDevice *device)
+{
+  DeviceInfo *info = g_object_get_qdata (G_OBJECT (device), device_quark ());
+  if (G_LIKELY (info && info->serial == self->serial))
+    return info;
+
+  info = g_new0 (DeviceInfo, 1);
+  info->serial = self->serial;
+  info->index = g_atomic_int_add (&self->next_device, 1);
+  info->host_memory = !ACCEL_IS_REMOTE_DEVICE (device)
+                      && g_strcmp0 (accel_device_get_backend_name (device), "cpu") == 0;
+  g_object_set_qdata_full (G_OBJECT (device), device_quark (), info, g_free);
+  _accel_journal_append (self, ACCEL_JOURNAL_DEVICE,
+                  g_variant_new ("(us)", info->index, accel_device_get_name (device)));
+  return info;
+}
+
+/* The recorded form of an op object in one state: its OP record's id and
+ * its buffers. Kept as the op's qdata (a reference-counted copy taken under
+ * GLib's lock, since one op may run on several devices at once), and
+ * made again when the op changes: a property notification moves the op's
+ * stamp, and its instance's bytes are compared too. */
+typedef struct {
+  gint stamp;                   /* atomic: bumped by each notify */
+} OpWatch;
+
+typedef struct {
+  gint ref_count;
+  guint serial;
+  guint64 id;
+  gint stamp;
+  int lane;
+  gsize n_bytes;
+  guint8 *bytes;                /* the instance after its GObject header */
+  guint n_buffers;
+  AccelBuffer **buffers;        /* unowned: the op holds them while this is current */
+  AccelAccess *access;
+} OpForm;
+
+static gpointer
+op_form_ref (gpointer data, gpointer unused)
+{
+  OpForm *form = data;
+  if (form)
+    g_atomic_int_inc (&form->ref_count);
+  return form;
+}
+
+static void
+op_form_unref (gpointer data)
+{
+  OpForm *form = data;
+  if (form && g_atomic_int_dec_and_test (&form->ref_count))
+    {
+      g_free (form->bytes);
+      g_free (form->buffers);
+      g_free (form->access);
+      g_free (form);
+    }
+}
+
+static GQuark
+op_quark (void)
+{
+  static gsize quark;
+  if (g_once_init_enter (&quark))
+    g_once_init_leave (&quark, g_quark_from_static_string ("accel-journal-op"));
+  return (GQuark) quark;
+}
+
+static GQuark
+watch_quark (void)
+{
+  static gsize quark;
+  if (g_once_init_enter (&quark))
+    g_once_init_leave (&quark, g_quark_from_static_string ("accel-journal-watch"));
+  return (GQuark) quark;
+}
+
+static void
+op_notified (GObject *op, GParamSpec *pspec, gpointer data)
+{
+  OpWatch *watch = data;
+  g_atomic_int_inc (&watch->stamp);
+}
+
+static gsize
+instance_size (AccelOp *op)
+{
+  GTypeQuery q;
+  g_type_query (G_OBJECT_TYPE (op), &q);
+  return q.instance_size > sizeof (GObject) ? q.instance_size - sizeof (GObject) : 0;
+}
+
+static void
+add_form_buffer (AccelOp *op, GParamSpec *pspec, AccelBuffer *b, AccelAccess access, gpointer data)
+{
+  GPtrArray *list = data;
+  g_ptr_array_add (list, b);
+  g_ptr_array_add (list, GUINT_TO_POINTER (access));
+}
+
+static OpForm *
+op_form (AccelJournal *self, AccelOp *op)
+{
+  OpForm *form = g_object_dup_qdata (G_OBJECT (op), op_quark (), op_form_ref, NULL);
+  OpWatch *watch = g_object_get_qdata (G_OBJECT (op), watch_quark ());
+  const guint8 *now = (const guint8 *) op + sizeof (GObject);
+  if (G_LIKELY (form && watch && form->serial == self->serial
+                && form->stamp == g_atomic_int_get (&watch->stamp)
+                && form->lane == accel_op_get_lane (op)
+                && memcmp (form->bytes, now, form->n_bytes) == 0))
+    return form;
+  op_form_unref (form);
+
+  if (watch == NULL)
+    {
+      /* Set once, by the first device thread to get here. */
+      watch = g_new0 (OpWatch, 1);
+      if (g_object_replace_qdata (G_OBJECT (op), watch_quark (), NULL, watch, g_free, NULL))
+        g_signal_connect (op, "notify", G_CALLBACK (op_notified), watch);
+      else
+        {
+          g_free (watch);
+          watch = g_object_get_qdata (G_OBJECT (op), watch_quark ());
+        }
+    }
+  form = g_new0 (OpForm, 1);
+  form->ref_count = 1;
+  form->serial = self->serial;
+  form->stamp = g_atomic_int_get (&watch->stamp);
+  form->lane = accel_op_get_lane (op);
+  form->n_bytes = instance_size (op);
+  form->bytes = g_memdup2 (now, form->n_bytes);
+  form->id = __atomic_add_fetch (&self->next_op, 1, __ATOMIC_RELAXED);
+
+  g_autoptr(GPtrArray) list = g_ptr_array_new ();
+  _accel_op_foreach_buffer (op, add_form_buffer, list);
+  form->n_buffers = list->len / 2;
+  form->buffers = g_new (AccelBuffer *, form->n_buffers + 1);
+  form->access = g_new (AccelAccess, form->n_buffers + 1);
+  g_autoptr(GPtrArray) entries = g_ptr_array_new ();
+  for (guint i = 0; i < form->n_buffers; i++)
+    {
+      form->buffers[i] = list->pdata[2 * i];
+      form->access[i] = GPOINTER_TO_UINT (list->pdata[2 * i + 1]);
+      gboolean seen = FALSE;
+      for (guint j = 0; j < i; j++)
+        seen = seen || form->buffers[j] == form->buffers[i];
+      if (!seen)
+        g_ptr_array_add (entries, entry_variant (form->buffers[i]));
+    }
+  _accel_journal_append (self, ACCEL_JOURNAL_OP,
+                  g_variant_new ("(t@(sa{sv})@a" ACCEL_JOURNAL_ENTRY_TYPE ")", form->id,
+                                 accel_op_serialize (op),
+                                 g_variant_new_array (G_VARIANT_TYPE (ACCEL_JOURNAL_ENTRY_TYPE),
+                                                      (GVariant **) entries->pdata, entries->len)));
+  g_object_set_qdata_full (G_OBJECT (op), op_quark (), op_form_ref (form, NULL), op_form_unref);
+  return form;
+}
+
+/* One run of an op, upload or zero, from the device thread until all its
+ * parts are done: the work itself and, on devices whose memory is not
+ * ours, the reads of its buffers. */
+typedef struct {
+  AccelJournal *journal;
+  AccelDevice *device;
+  AccelWorkKind kind;
+  guint64 seq;
+  guint generation;
+  guint device_index;
+  gboolean host_memory;
+  gboolean keep_bytes;
+  OpForm *form;
+  AccelBuffer *buffer;          /* of an upload or zero */
+  gint remaining;               /* atomic: parts not yet done, +1 while being issued */
+  GError *error;                /* how the work ended */
+  guint n_inputs;
+  guint n_outputs;
+  AccelJournalDigest *digests;  /* inputs, then outputs */
+  guint8 **staging;             /* per digest: the buffer's bytes read back, or NULL */
+  guint8 **bytes;               /* per digest: the gathered bytes kept, or NULL */
+} Run;
+
+static void
+run_free (Run *run)
+{
+  guint n = run->n_inputs + run->n_outputs;
+  for (guint i = 0; i < n; i++)
+    {
+      if (run->staging)
+        g_free (run->staging[i]);
+      if (run->bytes)
+        g_free (run->bytes[i]);
+    }
+  g_free (run->staging);
+  g_free (run->bytes);
+  g_free (run->digests);
+  op_form_unref (run->form);
+  g_clear_object (&run->buffer);
+  g_clear_error (&run->error);
+  g_object_unref (run->device);
+  g_object_unref (run->journal);
+  g_free (run);
+}
+
+static AccelBuffer *
+digest_buffer (Run *run, guint i)
+{
+  guint k = 0;
+  for (guint b = 0; b < run->form->n_buffers; b++)
+    {
+      AccelAccess want = i < run->n_inputs ? ACCEL_ACCESS_READ : ACCEL_ACCESS_WRITE;
+      if (!(run->form->access[b] & want))
+        continue;
+      if (k++ == (i < run->n_inputs ? i : i - run->n_inputs))
+        return run->form->buffers[b];
+    }
+  return NULL;
+}
+
+/* Digest (and gathered bytes) of buffer @i from @data, its bytes. */
+static void
+take_digest (Run *run, guint i, AccelBuffer *b, const guint8 *data)
+{
+  AccelJournalDigest *d = &run->digests[i];
+  d->handle = accel_buffer_get_handle (b);
+  _accel_journal_digest (d, accel_buffer_get_dtype (b), accel_buffer_get_shape (b), data);
+  if (run->keep_bytes)
+    {
+      gsize n;
+      run->bytes[i] = _accel_journal_gather (accel_buffer_get_dtype (b), accel_buffer_get_shape (b), data, &n);
+      d->has_bytes = 1;
+    }
+}
+
+static void
+write_run (Run *run)
+{
+  AccelJournal *self = run->journal;
+  guint n = run->n_inputs + run->n_outputs;
+  const char *message = run->error ? run->error->message : "";
+  gsize message_length = strlen (message);
+  gsize size = sizeof (AccelJournalRunHeader) + n * sizeof (AccelJournalDigest) + ((message_length + 7) & ~7);
+  for (guint i = 0; i < n; i++)
+    if (run->digests[i].has_bytes)
+      size += (run->digests[i].n_bytes + 7) & ~(gsize) 7;
+  if (size + ACCEL_JOURNAL_RECORD_HEAD >= ACCEL_JOURNAL_MAX_RECORD)
+    {
+      /* Too big for one record: the digests only. */
+      for (guint i = 0; i < n; i++)
+        run->digests[i].has_bytes = 0;
+      return write_run (run);
+    }
+
+  gsize at;
+  guint8 *p = _accel_journal_open_record (self, ACCEL_JOURNAL_RUN, size, &at);
+  if (p == NULL)
+    return;
+  AccelJournalRunHeader head = {
+    .seq = run->seq,
+    .op = run->form->id,
+    .device = run->device_index,
+    .generation = run->generation,
+    .error_code = run->error ? run->error->code : 0,
+    .error_domain = run->error == NULL ? 0 : run->error->domain == ACCEL_ERROR ? 1 : 2,
+    .n_inputs = run->n_inputs,
+    .n_outputs = run->n_outputs,
+    .message_length = message_length,
+  };
+  memcpy (p, &head, sizeof head);
+  p += sizeof head;
+  memcpy (p, run->digests, n * sizeof (AccelJournalDigest));
+  p += n * sizeof (AccelJournalDigest);
+  memcpy (p, message, message_length);
+  p += (message_length + 7) & ~7;
+  for (guint i = 0; i < n; i++)
+    if (run->digests[i].has_bytes)
+      {
+        memcpy (p, run->bytes[i], run->digests[i].n_bytes);
+        p += (run->digests[i].n_bytes + 7) & ~(gsize) 7;
+      }
+  _accel_journal_close_record (self, at);
+}
+
+/* While the upload's host data is still there (before it completes). */
+static void
+write_transfer (Run *run, const guint8 *data, gsize size)
+{
+  GVariant *entry = entry_variant (run->buffer);
+  if (run->kind == ACCEL_WORK_ZERO)
+    {
+      _accel_journal_append (run->journal, ACCEL_JOURNAL_ZERO,
+                      g_variant_new ("(ttuu@" ACCEL_JOURNAL_ENTRY_TYPE ")", run->seq, (guint64) 0,
+                                     run->device_index, run->generation, entry));
+      return;
+    }
+  _accel_journal_append (run->journal, ACCEL_JOURNAL_WRITE,
+                  g_variant_new ("(ttuu@" ACCEL_JOURNAL_ENTRY_TYPE "@ay)", run->seq, (guint64) 0,
+                                 run->device_index, run->generation, entry,
+                                 g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, data, size, 1)));
+}
+
+/* One part of a run is done; the last one writes its record. */
+static void
+run_part_done (Run *run)
+{
+  if (!g_atomic_int_dec_and_test (&run->remaining))
+    return;
+  if (run->kind == ACCEL_WORK_OP)
+    {
+      for (guint i = 0; run->staging && i < run->n_inputs + run->n_outputs; i++)
+        {
+          AccelBuffer *b = digest_buffer (run, i);
+          if (run->staging[i])
+            take_digest (run, i, b, run->staging[i]);
+          else
+            run->digests[i].handle = accel_buffer_get_handle (b);   /* its read failed: no digest */
+        }
+      write_run (run);
+    }
+  run_free (run);
+}
+
+typedef struct {
+  Run *run;
+  guint index;
+} ReadPart;
+
+static void
+read_done (AccelWork *work, const GError *error, gpointer data)
+{
+  ReadPart *part = data;
+  if (error)
+    g_clear_pointer (&part->run->staging[part->index], g_free);
+  run_part_done (part->run);
+  g_free (part);
+}
+
+static void
+issue_reads (Run *run, guint first, guint last)
+{
+  for (guint i = first; i < last; i++)
+    {
+      AccelBuffer *b = digest_buffer (run, i);
+      gsize size = accel_buffer_get_size (b);
+      ReadPart *part = g_new (ReadPart, 1);
+      part->run = run;
+      part->index = i;
+      run->staging[i] = g_malloc (size ? size : 1);
+      g_atomic_int_inc (&run->remaining);
+      _accel_device_execute_read (run->device, b, run->staging[i], size, read_done, part);
+    }
+}
+
+static void
+work_done (AccelWork *work, const GError *error, gpointer data)
+{
+  Run *run = data;
+  if (error)
+    run->error = g_error_copy (error);
+  /* Where memory is ours, the outputs are final now. */
+  if (run->kind == ACCEL_WORK_OP && run->host_memory)
+    for (guint i = run->n_inputs; i < run->n_inputs + run->n_outputs; i++)
+      {
+        AccelBuffer *b = digest_buffer (run, i);
+        take_digest (run, i, b, accel_buffer_get_data (b));
+      }
+  /* A failed upload or zero wrote nothing a replay needs to know of. */
+  if (run->kind != ACCEL_WORK_OP && error == NULL)
+    {
+      gsize size;
+      const guint8 *host = accel_work_get_host_data (work, &size);
+      write_transfer (run, host, run->kind == ACCEL_WORK_WRITE ? size : 0);
+    }
+  run_part_done (run);
+}
+
+static guint
+count_access (OpForm *form, AccelAccess access)
+{
+  guint n = 0;
+  for (guint i = 0; i < form->n_buffers; i++)
+    n += (form->access[i] & access) != 0;
+  return n;
+}
+
+void
+_accel_journal_execute (AccelJournal *self, AccelDevice *device, AccelWork *work)
+{
+  AccelWorkKind kind = accel_work_get_kind (work);
+  if (kind == ACCEL_WORK_READ || g_atomic_int_get (&self->failed))
+    {
+      ACCEL_DEVICE_GET_CLASS (device)->execute (device, work);
+      return;
+    }
+
+  const DeviceInfo *info = device_info (self, device);
+  Run *run = g_new0 (Run, 1);
+  run->journal = g_object_ref (self);
+  run->device = g_object_ref (device);
+  run->kind = kind;
+  run->seq = __atomic_add_fetch (&self->next_seq, 1, __ATOMIC_RELAXED);
+  run->generation = accel_device_get_generation (device);
+  run->device_index = info->index;
+  run->host_memory = info->host_memory;
+  run->keep_bytes = (self->flags & ACCEL_JOURNAL_FLAGS_BYTES) != 0;
+  run->remaining = 2;   /* the work, and this function while it issues the parts */
+
+  if (kind != ACCEL_WORK_OP)
+    {
+      run->buffer = g_object_ref (accel_work_get_buffer (work));
+      _accel_device_execute_observed (device, work, work_done, run);
+      run_part_done (run);
+      return;
+    }
+
+  run->form = op_form (self, accel_work_get_op (work));
+  run->n_inputs = count_access (run->form, ACCEL_ACCESS_READ);
+  run->n_outputs = count_access (run->form, ACCEL_ACCESS_WRITE);
+  guint n = run->n_inputs + run->n_outputs;
+  run->digests = g_new0 (AccelJournalDigest, n);
+  if (run->keep_bytes)
+    run->bytes = g_new0 (guint8 *, n);
+  if (run->host_memory)
+    for (guint i = 0; i < run->n_inputs; i++)
+      {
+        AccelBuffer *b = digest_buffer (run, i);
+        take_digest (run, i, b, accel_buffer_get_data (b));
+      }
+  else
+    {
+      run->staging = g_new0 (guint8 *, n);
+      issue_reads (run, 0, run->n_inputs);
+    }
+  _accel_device_execute_observed (device, work, work_done, run);
+  if (!run->host_memory)
+    issue_reads (run, run->n_inputs, n);
+  run_part_done (run);
+}
