@@ -114,14 +114,13 @@ struct _AccelWork {
   gboolean counted;
   gint completed;
   gboolean borrowed;         /* holds no references: see work_borrow() */
-  gboolean observer;         /* a journal's stand-in: freed after its callback */
-  AccelWork *observed;       /* the work it stands in for */
   GCancellable *cancellable;
   GTask *task;
   Waiter *waiter;
   WorkCallback callback;
   gpointer callback_data;
-  gpointer done_func;        /* the journal's AccelWorkDoneFunc, for its stand-ins and reads */
+  gpointer done_func;        /* the journal's AccelWorkDoneFunc: it observes this work */
+  gpointer done_data;
 };
 
 static gint64
@@ -505,11 +504,6 @@ work_new (AccelDevice *self, AccelWorkKind kind)
 static void
 work_free (AccelWork *work)
 {
-  if (work->observer)
-    {
-      g_free (work);   /* borrowed everything from the work it observed */
-      return;
-    }
   if (work->borrowed)
     {
       g_clear_object (&work->cancellable);
@@ -667,6 +661,8 @@ accel_device_complete_work (AccelDevice *self, AccelWork *work, GError *error)
       g_clear_error (&error);
       return;
     }
+  if (G_UNLIKELY (work->done_func != NULL))
+    ((AccelWorkDoneFunc) work->done_func) (work, error, work->done_data);
   if (work->counted)
     g_atomic_int_add (&priv->in_flight, -1);
   if (error && g_error_matches (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED) && work->counted)
@@ -796,36 +792,15 @@ prepare_op_full (AccelDevice *self, AccelOp *op, AccelWork *storage, GError **er
   return work;
 }
 
-/* For the journal (accel-journal.c), on the device thread: the backend runs
- * a stand-in of @work, and @done sees how it ended (with the work, before
- * it is completed: its op and buffers are still there) and then @work is
- * completed as it would have been. */
-static void
-observed_done (AccelWork *stand_in, GError *error, gpointer data)
-{
-  AccelWork *work = stand_in->observed;
-  AccelWorkDoneFunc done = (AccelWorkDoneFunc) (gpointer) stand_in->done_func;
-  done (work, error, data);
-  accel_device_complete_work (work->device, work, error);
-}
-
+/* For the journal (accel-journal-record.c), on the device thread: the
+ * backend runs @work, and @done sees how it ended (with the work, before
+ * it is delivered: its op and buffers are still there). */
 void
 _accel_device_execute_observed (AccelDevice *self, AccelWork *work, AccelWorkDoneFunc done, gpointer data)
 {
-  AccelWork *stand_in = g_new (AccelWork, 1);
-  *stand_in = *work;
-  stand_in->mode = MODE_CALLBACK;
-  stand_in->counted = FALSE;
-  stand_in->completed = 0;
-  stand_in->observer = TRUE;
-  stand_in->observed = work;
-  stand_in->done_func = (gpointer) done;
-  stand_in->task = NULL;
-  stand_in->waiter = NULL;
-  stand_in->cancellable = NULL;
-  stand_in->callback = observed_done;
-  stand_in->callback_data = data;
-  ACCEL_DEVICE_GET_CLASS (self)->execute (self, stand_in);
+  work->done_func = (gpointer) done;
+  work->done_data = data;
+  ACCEL_DEVICE_GET_CLASS (self)->execute (self, work);
 }
 
 /* For the journal, on the device thread: reads @buffer into @host now, in
@@ -834,9 +809,7 @@ _accel_device_execute_observed (AccelDevice *self, AccelWork *work, AccelWorkDon
 static void
 transfer_done (AccelWork *work, GError *error, gpointer data)
 {
-  AccelWorkDoneFunc done = (AccelWorkDoneFunc) (gpointer) work->done_func;
-  done (work, error, data);
-  g_clear_error (&error);
+  g_clear_error (&error);   /* the observer has seen it */
 }
 
 void
@@ -848,10 +821,8 @@ _accel_device_execute_read (AccelDevice *self, AccelBuffer *buffer, gpointer hos
   work->buffer = g_object_ref (buffer);
   work->host = host;
   work->size = size;
-  work->done_func = (gpointer) done;
   work->callback = transfer_done;
-  work->callback_data = data;
-  ACCEL_DEVICE_GET_CLASS (self)->execute (self, work);
+  _accel_device_execute_observed (self, work, done, data);
 }
 
 /* Copies between two devices: a read on the source device, then a write on

@@ -34,12 +34,25 @@ entry_variant (AccelBuffer *b)
                         g_variant_new_fixed_array (G_VARIANT_TYPE_INT64, strides, rank, sizeof (gint64)));
 }
 
+typedef struct _Run Run;
+static void run_destroy (Run *run);
+
 /* What the journal knows of a device: kept as its qdata. */
 typedef struct {
   guint serial;                 /* of the journal it was recorded in */
   guint index;
   gboolean host_memory;         /* its buffers are this process's memory */
+  Run *spare;                   /* atomic: a finished run, to reuse */
 } DeviceInfo;
+
+static void
+device_info_free (gpointer data)
+{
+  DeviceInfo *info = data;
+  if (info->spare)
+    run_destroy (info->spare);
+  g_free (info);
+}
 
 static GQuark
 device_quark (void)
@@ -51,7 +64,7 @@ device_quark (void)
 }
 
 /* On the device thread (the only one that sets it). */
-static const DeviceInfo *
+static DeviceInfo *
 device_info (AccelJournal *self, AccelDevice *device)
 {
   DeviceInfo *info = g_object_get_qdata (G_OBJECT (device), device_quark ());
@@ -63,7 +76,7 @@ device_info (AccelJournal *self, AccelDevice *device)
   info->index = g_atomic_int_add (&self->next_device, 1);
   info->host_memory = !ACCEL_IS_REMOTE_DEVICE (device)
                       && g_strcmp0 (accel_device_get_backend_name (device), "cpu") == 0;
-  g_object_set_qdata_full (G_OBJECT (device), device_quark (), info, g_free);
+  g_object_set_qdata_full (G_OBJECT (device), device_quark (), info, device_info_free);
   _accel_journal_append (self, ACCEL_JOURNAL_DEVICE,
                   g_variant_new ("(us)", info->index, accel_device_get_name (device)));
   return info;
@@ -82,13 +95,15 @@ typedef struct {
   gint ref_count;
   guint serial;
   guint64 id;
+  OpWatch *watch;               /* the op's (it outlives every form of it) */
   gint stamp;
   int lane;
   gsize n_bytes;
   guint8 *bytes;                /* the instance after its GObject header */
-  guint n_buffers;
-  AccelBuffer **buffers;        /* unowned: the op holds them while this is current */
-  AccelAccess *access;
+  guint n_inputs;
+  guint n_outputs;
+  AccelBuffer **buffers;        /* what it reads, then what it writes; unowned: the
+                                 * op holds them while this form is current */
 } OpForm;
 
 static gpointer
@@ -108,7 +123,6 @@ op_form_unref (gpointer data)
     {
       g_free (form->bytes);
       g_free (form->buffers);
-      g_free (form->access);
       g_free (form);
     }
 }
@@ -146,27 +160,41 @@ instance_size (AccelOp *op)
   return q.instance_size > sizeof (GObject) ? q.instance_size - sizeof (GObject) : 0;
 }
 
+typedef struct {
+  GPtrArray *inputs;
+  GPtrArray *outputs;
+  GPtrArray *entries;           /* one per distinct buffer */
+  GPtrArray *seen;
+} FormBuffers;
+
 static void
 add_form_buffer (AccelOp *op, GParamSpec *pspec, AccelBuffer *b, AccelAccess access, gpointer data)
 {
-  GPtrArray *list = data;
-  g_ptr_array_add (list, b);
-  g_ptr_array_add (list, GUINT_TO_POINTER (access));
+  FormBuffers *fb = data;
+  if (access & ACCEL_ACCESS_READ)
+    g_ptr_array_add (fb->inputs, b);
+  if (access & ACCEL_ACCESS_WRITE)
+    g_ptr_array_add (fb->outputs, b);
+  if (!g_ptr_array_find (fb->seen, b, NULL))
+    {
+      g_ptr_array_add (fb->seen, b);
+      g_ptr_array_add (fb->entries, entry_variant (b));
+    }
 }
 
 static OpForm *
 op_form (AccelJournal *self, AccelOp *op)
 {
   OpForm *form = g_object_dup_qdata (G_OBJECT (op), op_quark (), op_form_ref, NULL);
-  OpWatch *watch = g_object_get_qdata (G_OBJECT (op), watch_quark ());
   const guint8 *now = (const guint8 *) op + sizeof (GObject);
-  if (G_LIKELY (form && watch && form->serial == self->serial
-                && form->stamp == g_atomic_int_get (&watch->stamp)
+  if (G_LIKELY (form && form->serial == self->serial
+                && form->stamp == g_atomic_int_get (&form->watch->stamp)
                 && form->lane == accel_op_get_lane (op)
                 && memcmp (form->bytes, now, form->n_bytes) == 0))
     return form;
   op_form_unref (form);
 
+  OpWatch *watch = g_object_get_qdata (G_OBJECT (op), watch_quark ());
   if (watch == NULL)
     {
       /* Set once, by the first device thread to get here. */
@@ -182,28 +210,24 @@ op_form (AccelJournal *self, AccelOp *op)
   form = g_new0 (OpForm, 1);
   form->ref_count = 1;
   form->serial = self->serial;
+  form->watch = watch;
   form->stamp = g_atomic_int_get (&watch->stamp);
   form->lane = accel_op_get_lane (op);
   form->n_bytes = instance_size (op);
   form->bytes = g_memdup2 (now, form->n_bytes);
   form->id = __atomic_add_fetch (&self->next_op, 1, __ATOMIC_RELAXED);
 
-  g_autoptr(GPtrArray) list = g_ptr_array_new ();
-  _accel_op_foreach_buffer (op, add_form_buffer, list);
-  form->n_buffers = list->len / 2;
-  form->buffers = g_new (AccelBuffer *, form->n_buffers + 1);
-  form->access = g_new (AccelAccess, form->n_buffers + 1);
-  g_autoptr(GPtrArray) entries = g_ptr_array_new ();
-  for (guint i = 0; i < form->n_buffers; i++)
-    {
-      form->buffers[i] = list->pdata[2 * i];
-      form->access[i] = GPOINTER_TO_UINT (list->pdata[2 * i + 1]);
-      gboolean seen = FALSE;
-      for (guint j = 0; j < i; j++)
-        seen = seen || form->buffers[j] == form->buffers[i];
-      if (!seen)
-        g_ptr_array_add (entries, entry_variant (form->buffers[i]));
-    }
+  FormBuffers fb = { g_ptr_array_new (), g_ptr_array_new (), g_ptr_array_new (), g_ptr_array_new () };
+  _accel_op_foreach_buffer (op, add_form_buffer, &fb);
+  form->n_inputs = fb.inputs->len;
+  form->n_outputs = fb.outputs->len;
+  form->buffers = g_new (AccelBuffer *, form->n_inputs + form->n_outputs + 1);
+  memcpy (form->buffers, fb.inputs->pdata, form->n_inputs * sizeof (gpointer));
+  memcpy (form->buffers + form->n_inputs, fb.outputs->pdata, form->n_outputs * sizeof (gpointer));
+  g_autoptr(GPtrArray) entries = fb.entries;
+  g_ptr_array_unref (fb.inputs);
+  g_ptr_array_unref (fb.outputs);
+  g_ptr_array_unref (fb.seen);
   _accel_journal_append (self, ACCEL_JOURNAL_OP,
                   g_variant_new ("(t@(sa{sv})@a" ACCEL_JOURNAL_ENTRY_TYPE ")", form->id,
                                  accel_op_serialize (op),
@@ -216,9 +240,12 @@ op_form (AccelJournal *self, AccelOp *op)
 /* One run of an op, upload or zero, from the device thread until all its
  * parts are done: the work itself and, on devices whose memory is not
  * ours, the reads of its buffers. */
-typedef struct {
+#define INLINE_DIGESTS 6
+
+struct _Run {
   AccelJournal *journal;
-  AccelDevice *device;
+  AccelDevice *device;          /* unowned: each part is a work, which holds it */
+  DeviceInfo *info;
   AccelWorkKind kind;
   guint64 seq;
   guint generation;
@@ -231,10 +258,31 @@ typedef struct {
   GError *error;                /* how the work ended */
   guint n_inputs;
   guint n_outputs;
-  AccelJournalDigest *digests;  /* inputs, then outputs */
+  AccelJournalDigest *digests;  /* inputs, then outputs: inline_digests, or allocated */
   guint8 **staging;             /* per digest: the buffer's bytes read back, or NULL */
   guint8 **bytes;               /* per digest: the gathered bytes kept, or NULL */
-} Run;
+  AccelJournalDigest inline_digests[INLINE_DIGESTS];
+};
+
+static void
+run_destroy (Run *run)
+{
+  g_free (run);
+}
+
+/* A run of @info's device: its spare one (a run per device is the common
+ * case, the next one starting once the last is recorded), or a new one. */
+static Run *
+run_new (DeviceInfo *info)
+{
+  Run *run = g_atomic_pointer_exchange (&info->spare, NULL);
+  if (run)
+    memset (run, 0, sizeof *run);
+  else
+    run = g_new0 (Run, 1);
+  run->info = info;
+  return run;
+}
 
 static void
 run_free (Run *run)
@@ -249,28 +297,20 @@ run_free (Run *run)
     }
   g_free (run->staging);
   g_free (run->bytes);
-  g_free (run->digests);
+  if (run->digests != run->inline_digests)
+    g_free (run->digests);
   op_form_unref (run->form);
   g_clear_object (&run->buffer);
   g_clear_error (&run->error);
-  g_object_unref (run->device);
   g_object_unref (run->journal);
-  g_free (run);
+  if (!g_atomic_pointer_compare_and_exchange (&run->info->spare, NULL, run))
+    run_destroy (run);
 }
 
-static AccelBuffer *
+static inline AccelBuffer *
 digest_buffer (Run *run, guint i)
 {
-  guint k = 0;
-  for (guint b = 0; b < run->form->n_buffers; b++)
-    {
-      AccelAccess want = i < run->n_inputs ? ACCEL_ACCESS_READ : ACCEL_ACCESS_WRITE;
-      if (!(run->form->access[b] & want))
-        continue;
-      if (k++ == (i < run->n_inputs ? i : i - run->n_inputs))
-        return run->form->buffers[b];
-    }
-  return NULL;
+  return run->form->buffers[i];
 }
 
 /* Digest (and gathered bytes) of buffer @i from @data, its bytes. */
@@ -430,15 +470,6 @@ work_done (AccelWork *work, const GError *error, gpointer data)
   run_part_done (run);
 }
 
-static guint
-count_access (OpForm *form, AccelAccess access)
-{
-  guint n = 0;
-  for (guint i = 0; i < form->n_buffers; i++)
-    n += (form->access[i] & access) != 0;
-  return n;
-}
-
 void
 _accel_journal_execute (AccelJournal *self, AccelDevice *device, AccelWork *work)
 {
@@ -449,10 +480,10 @@ _accel_journal_execute (AccelJournal *self, AccelDevice *device, AccelWork *work
       return;
     }
 
-  const DeviceInfo *info = device_info (self, device);
-  Run *run = g_new0 (Run, 1);
+  DeviceInfo *info = device_info (self, device);
+  Run *run = run_new (info);
   run->journal = g_object_ref (self);
-  run->device = g_object_ref (device);
+  run->device = device;
   run->kind = kind;
   run->seq = __atomic_add_fetch (&self->next_seq, 1, __ATOMIC_RELAXED);
   run->generation = accel_device_get_generation (device);
@@ -470,10 +501,10 @@ _accel_journal_execute (AccelJournal *self, AccelDevice *device, AccelWork *work
     }
 
   run->form = op_form (self, accel_work_get_op (work));
-  run->n_inputs = count_access (run->form, ACCEL_ACCESS_READ);
-  run->n_outputs = count_access (run->form, ACCEL_ACCESS_WRITE);
+  run->n_inputs = run->form->n_inputs;
+  run->n_outputs = run->form->n_outputs;
   guint n = run->n_inputs + run->n_outputs;
-  run->digests = g_new0 (AccelJournalDigest, n);
+  run->digests = n <= INLINE_DIGESTS ? run->inline_digests : g_new0 (AccelJournalDigest, n);
   if (run->keep_bytes)
     run->bytes = g_new0 (guint8 *, n);
   if (run->host_memory)

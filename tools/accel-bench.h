@@ -29,6 +29,8 @@ typedef struct {
 extern const AccelBenchGroup accel_bench_core_groups[];
 /* accel-bench-remote.c: the same device served by a host process. */
 extern const AccelBenchGroup accel_bench_remote_groups[];
+/* accel-bench-journal.c: dispatch while recording into a journal. */
+extern const AccelBenchGroup accel_bench_journal_groups[];
 
 AccelSystem *accel_bench_get_system (AccelBench *bench);
 AccelDevice *accel_bench_get_device (AccelBench *bench);

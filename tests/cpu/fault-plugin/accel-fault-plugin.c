@@ -6,6 +6,7 @@
  */
 #include <accel.h>
 #include "accel-config.h"
+#include "accel-test-scribble.h"
 
 #define ACCEL_TYPE_TEST_FAULT (accel_test_fault_get_type ())
 G_DECLARE_FINAL_TYPE (AccelTestFault, accel_test_fault, ACCEL, TEST_FAULT, AccelOp)
@@ -104,11 +105,13 @@ fault_plugin_init (AccelPlugin *plugin, GError **error)
 {
   accel_plugin_register_op_type (plugin, ACCEL_TYPE_TEST_FAULT);
   accel_plugin_register_kernel (plugin, "fault", "cpu", 100, &fault_kernel);
+  accel_plugin_register_op_type (plugin, ACCEL_TYPE_TEST_SCRIBBLE);
+  accel_plugin_register_kernel (plugin, "scribble", "cpu", 100, &accel_test_scribble_kernel);
   return TRUE;
 }
 
 ACCEL_PLUGIN_DEFINE (fault,
-                     "Test only: the `fault` op, a poisoned context on the CPU backend",
+                     "Test only: the `fault` op, a poisoned context on the CPU backend, and `scribble`",
                      fault_plugin_init,
                      ACCEL_VERSION,
                      "LGPL-2.1-or-later")

@@ -1,0 +1,325 @@
+/* Tests of the journal (AccelJournal) and accel-replay: sessions of ops on
+ * random data recorded on cpu:0 and on remote-cpu (a device host), with
+ * digests or bytes, replay on cpu:0 and agree op by op; a journal cut
+ * short or damaged replays up to its last whole record and says where;
+ * a backend that disagrees (the test plugin's `scribble`, whose result
+ * depends on the process) is found, and only it.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <accel.h>
+#include <string.h>
+#include <glib/gstdio.h>
+
+static const char *replay_program;
+
+static AccelSystem *
+new_system (void)
+{
+  g_autoptr(GError) error = NULL;
+  AccelSystem *system = accel_system_new (&error);
+  g_assert_no_error (error);
+  return system;
+}
+
+static AccelBuffer *
+upload_random (AccelDevice *dev, AccelDType dtype, const AccelShape *shape)
+{
+  g_autoptr(GError) error = NULL;
+  AccelBuffer *b = accel_device_alloc (dev, dtype, shape, &error);
+  g_assert_no_error (error);
+  gsize size = accel_buffer_get_size (b);
+  g_autofree guint8 *data = g_malloc (size);
+  if (dtype == ACCEL_DTYPE_F32)
+    for (gsize i = 0; i < size / 4; i++)
+      ((float *) data)[i] = (float) g_test_rand_double_range (-1, 1);
+  else
+    for (gsize i = 0; i < size / 8; i++)
+      ((double *) data)[i] = g_test_rand_double_range (-1, 1);
+  g_assert_true (accel_buffer_write (b, data, size, &error));
+  g_assert_no_error (error);
+  return b;
+}
+
+static void
+submit (AccelDevice *dev, AccelOp *op, guint *n_ops)
+{
+  g_autoptr(GError) error = NULL;
+  g_assert_true (accel_device_submit (dev, op, NULL, &error));
+  g_assert_no_error (error);
+  (*n_ops)++;
+}
+
+/* Ops of several kinds, shapes and dtypes on fresh random data, each
+ * reading what earlier ones wrote. With @scribble, a `scribble` whose
+ * result feeds the ops after it. Returns how many ops were run. */
+static guint
+run_session (AccelDevice *dev, gboolean scribble)
+{
+  guint n_ops = 0;
+  for (guint round = 0; round < 3; round++)
+    {
+      gint64 m = g_test_rand_int_range (3, 34), k = g_test_rand_int_range (3, 34), n = g_test_rand_int_range (3, 34);
+      g_autoptr(AccelShape) sa = accel_shape_new_2d (m, k);
+      g_autoptr(AccelShape) sb = accel_shape_new_2d (k, n);
+      g_autoptr(AccelShape) sc = accel_shape_new_2d (m, n);
+      g_autoptr(AccelBuffer) a = upload_random (dev, ACCEL_DTYPE_F32, sa);
+      g_autoptr(AccelBuffer) b = upload_random (dev, ACCEL_DTYPE_F32, sb);
+      g_autoptr(AccelBuffer) c = upload_random (dev, ACCEL_DTYPE_F32, sc);
+      g_autoptr(AccelBuffer) d = upload_random (dev, ACCEL_DTYPE_F32, sc);
+      g_autoptr(AccelBuffer) c64 = upload_random (dev, ACCEL_DTYPE_F64, sc);
+
+      g_autoptr(AccelOp) gemm = accel_gemm_new (a, b, c);
+      submit (dev, gemm, &n_ops);
+      if (scribble)
+        {
+          g_autoptr(AccelOp) s = accel_op_new ("scribble", "dst", d, NULL);
+          submit (dev, s, &n_ops);
+        }
+      g_autoptr(AccelOp) axpy = accel_axpy_new (g_test_rand_double_range (-2, 2), d, c);
+      submit (dev, axpy, &n_ops);
+      g_autoptr(AccelOp) scal = accel_scal_new (g_test_rand_double_range (-2, 2), c);
+      submit (dev, scal, &n_ops);
+      submit (dev, scal, &n_ops);   /* the same op object again */
+      g_autoptr(AccelOp) cast = accel_cast_new (c, c64);
+      submit (dev, cast, &n_ops);
+
+      /* A broadcast (strided) input, copied out. */
+      gint64 dims[] = { m, n }, strides[] = { 0, 1 };
+      g_autoptr(AccelShape) sbc = accel_shape_new_strided (dims, strides, 2);
+      g_autoptr(AccelBuffer) row = upload_random (dev, ACCEL_DTYPE_F32, sbc);
+      g_autoptr(AccelOp) copy = accel_copy_new (row, d);
+      submit (dev, copy, &n_ops);
+      g_autoptr(AccelOp) fill = accel_fill_new (a, g_test_rand_double_range (-5, 5));
+      submit (dev, fill, &n_ops);
+      g_object_set (fill, "value", g_test_rand_double_range (-5, 5), NULL);   /* changed: recorded anew */
+      submit (dev, fill, &n_ops);
+    }
+  return n_ops;
+}
+
+typedef struct {
+  int status;
+  char *output;
+  guint ops, identical, agree, differ, failed, recorded_failures, skipped;
+} Replay;
+
+static void
+replay_clear (Replay *r)
+{
+  g_free (r->output);
+}
+
+static void
+replay (Replay *r, const char *path, const char *scribble, const char *extra_arg)
+{
+  g_autoptr(GError) error = NULL;
+  g_auto(GStrv) env = g_get_environ ();
+  if (scribble)
+    env = g_environ_setenv (env, "ACCEL_TEST_SCRIBBLE", scribble, TRUE);
+  const char *argv[] = { replay_program, path, "--device", "cpu:0", extra_arg, NULL };
+  g_autofree char *err = NULL;
+  int wait_status;
+  memset (r, 0, sizeof *r);
+  g_assert_true (g_spawn_sync (NULL, (char **) argv, env, G_SPAWN_DEFAULT, NULL, NULL, &r->output, &err,
+                               &wait_status, &error));
+  g_assert_no_error (error);
+  g_assert_true (WIFEXITED (wait_status));
+  r->status = WEXITSTATUS (wait_status);
+  if (err && *err)
+    g_test_message ("accel-replay said on stderr: %s", err);
+
+  g_auto(GStrv) lines = g_strsplit (r->output, "\n", -1);
+  gboolean found = FALSE;
+  for (guint i = 0; lines[i]; i++)
+    if (sscanf (lines[i], "%u ops: %u identical, %u agree, %u differ, %u failed, %u failed when recorded, %u skipped",
+                &r->ops, &r->identical, &r->agree, &r->differ, &r->failed, &r->recorded_failures,
+                &r->skipped) == 7)
+      found = TRUE;
+  if (!found && r->status != 2)
+    g_error ("accel-replay printed no summary:\n%s", r->output);
+}
+
+static char *
+journal_path (const char *name)
+{
+  g_autofree char *dir = g_dir_make_tmp ("accel-journal-test-XXXXXX", NULL);
+  g_assert_nonnull (dir);
+  return g_build_filename (dir, name, NULL);
+}
+
+static void
+remove_journal (const char *path)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+  g_remove (path);
+  g_rmdir (dir);
+}
+
+static guint
+record (AccelDevice *dev, const char *path, AccelJournalFlags flags, gboolean scribble)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AccelJournal) journal = accel_journal_new (path, flags, &error);
+  g_assert_no_error (error);
+  g_object_set (dev, "journal", journal, NULL);
+  guint n = run_session (dev, scribble);
+  g_object_set (dev, "journal", NULL, NULL);
+  g_assert_true (accel_device_synchronize (dev, &error));
+  g_assert_true (accel_journal_flush (journal, &error));
+  g_assert_no_error (error);
+  /* A session record, one for the device, an OP per op state, a RUN per
+   * op and the uploads: more records than ops. */
+  g_assert_cmpuint (accel_journal_get_n_records (journal), >, n + 2);
+  return n;
+}
+
+static void
+check_round_trip (AccelDevice *dev, AccelJournalFlags flags)
+{
+  g_autofree char *path = journal_path ("session.journal");
+  guint n = record (dev, path, flags, FALSE);
+
+  Replay r;
+  replay (&r, path, NULL, NULL);
+  g_test_message ("%s", r.output);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_cmpuint (r.ops, ==, n);
+  g_assert_cmpuint (r.identical + r.agree, ==, n);
+  g_assert_cmpuint (r.differ + r.failed + r.skipped + r.recorded_failures, ==, 0);
+  replay_clear (&r);
+  remove_journal (path);
+}
+
+static void
+test_cpu (void)
+{
+  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AccelDevice) dev = accel_system_get_device (system, "cpu:0", &error);
+  g_assert_no_error (error);
+  check_round_trip (dev, ACCEL_JOURNAL_FLAGS_NONE);
+  check_round_trip (dev, ACCEL_JOURNAL_FLAGS_BYTES);
+}
+
+static void
+test_remote (void)
+{
+  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(GError) error = NULL;
+  AccelBackend *cpu = accel_system_get_backend (system, "cpu", &error);
+  g_assert_no_error (error);
+  g_autoptr(AccelDevice) dev = accel_remote_device_new (cpu, "remote-cpu:0", "cpu:0", NULL, &error);
+  g_assert_no_error (error);
+  check_round_trip (dev, ACCEL_JOURNAL_FLAGS_NONE);
+  check_round_trip (dev, ACCEL_JOURNAL_FLAGS_BYTES);
+}
+
+/* Cut short, then damaged in the middle: what comes before is replayed,
+ * and the damage is named with its place. */
+static void
+test_damaged (void)
+{
+  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AccelDevice) dev = accel_system_get_device (system, "cpu:0", &error);
+  g_assert_no_error (error);
+  g_autofree char *path = journal_path ("damaged.journal");
+  guint n = record (dev, path, ACCEL_JOURNAL_FLAGS_NONE, FALSE);
+  g_autofree char *data = NULL;
+  gsize size;
+  g_assert_true (g_file_get_contents (path, &data, &size, &error));
+
+  for (guint damage = 0; damage < 2; damage++)
+    {
+      gsize at = g_test_rand_int_range (size / 2, size - 1);
+      g_autofree char *copy = g_memdup2 (data, size);
+      if (damage == 1)
+        copy[at] ^= 0x5a;
+      g_assert_true (g_file_set_contents (path, copy, damage == 0 ? at : size, &error));
+
+      Replay r;
+      replay (&r, path, NULL, NULL);
+      g_test_message ("%s", r.output);
+      g_assert_cmpint (r.status, ==, 3);
+      const char *where = strstr (r.output, "The journal is damaged at byte ");
+      g_assert_nonnull (where);
+      guint64 offset = g_ascii_strtoull (where + strlen ("The journal is damaged at byte "), NULL, 10);
+      g_assert_cmpuint (offset, >=, 16);
+      g_assert_cmpuint (offset, <=, at);
+      g_assert_cmpuint (r.ops, >, 0);
+      g_assert_cmpuint (r.ops, <, n);
+      g_assert_cmpuint (r.identical + r.agree, ==, r.ops);
+      replay_clear (&r);
+    }
+
+  /* Not a journal at all. */
+  g_assert_true (g_file_set_contents (path, "not a journal", -1, &error));
+  Replay r;
+  replay (&r, path, NULL, NULL);
+  g_assert_cmpint (r.status, ==, 2);
+  replay_clear (&r);
+  remove_journal (path);
+}
+
+/* Recorded where `scribble` writes 1, replayed where it writes 2. */
+static void
+test_finds_difference (void)
+{
+  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AccelDevice) dev = accel_system_get_device (system, "cpu:0", &error);
+  g_assert_no_error (error);
+
+  for (guint bytes = 0; bytes < 2; bytes++)
+    {
+      g_autofree char *path = journal_path ("difference.journal");
+      g_setenv ("ACCEL_TEST_SCRIBBLE", "1", TRUE);
+      guint n = record (dev, path, bytes ? ACCEL_JOURNAL_FLAGS_BYTES : 0, TRUE);
+
+      Replay same;
+      replay (&same, path, "1", NULL);
+      g_assert_cmpint (same.status, ==, 0);
+      g_assert_cmpuint (same.identical + same.agree, ==, n);
+      replay_clear (&same);
+
+      Replay r;
+      replay (&r, path, "2", "--quiet");
+      g_test_message ("%s", r.output);
+      g_assert_cmpint (r.status, ==, 1);
+      g_assert_cmpuint (r.ops, ==, n);
+      g_auto(GStrv) lines = g_strsplit (r.output, "\n", -1);
+      guint scribbles = 0;
+      for (guint i = 0; lines[i]; i++)
+        if (strstr (lines[i], " scribble: DIFFER"))
+          scribbles++;
+      g_assert_cmpuint (scribbles, ==, 3);
+      if (bytes)
+        {
+          /* Each op gets its recorded inputs: only the scribbles differ. */
+          g_assert_cmpuint (r.differ, ==, 3);
+          g_assert_null (strstr (r.output, "not as recorded"));
+        }
+      else
+        {
+          /* The axpy after each scribble reads what it wrote. */
+          g_assert_cmpuint (r.differ, >=, 3);
+          g_assert_nonnull (strstr (r.output, "not as recorded"));
+        }
+      replay_clear (&r);
+      remove_journal (path);
+    }
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  replay_program = g_getenv ("ACCEL_TEST_REPLAY");
+  g_assert_nonnull (replay_program);
+  g_test_add_func ("/journal/cpu", test_cpu);
+  g_test_add_func ("/journal/remote", test_remote);
+  g_test_add_func ("/journal/damaged", test_damaged);
+  g_test_add_func ("/journal/finds-difference", test_finds_difference);
+  return g_test_run ();
+}

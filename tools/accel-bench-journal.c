@@ -1,0 +1,155 @@
+/* accel-bench-journal.c: the `journal` group of accel-bench: what recording
+ * into an AccelJournal (digests only, the default) costs the dispatch of
+ * a tiny op (a fill of one f32, as `dispatch` measures it).
+ *
+ * Each figure with the journal set on the device is beside the same
+ * figure without it, in the same run; the two are measured in alternating
+ * rounds, and each figure is the median of its rounds, so that what else
+ * the machine does weighs on both alike.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <glib/gstdio.h>
+#include <math.h>
+#include "accel-bench.h"
+
+extern const AccelBenchGroup accel_bench_journal_groups[];
+
+typedef struct {
+  AccelDevice *device;
+  AccelOp *op;
+  guint submitted;
+  guint completed;
+  guint total;
+  gboolean done;
+  GError *error;
+} Pipe;
+
+static void
+pipe_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  Pipe *p = data;
+  GError *error = NULL;
+  if (!accel_device_submit_finish (ACCEL_DEVICE (source), result, &error) && p->error == NULL)
+    p->error = error;
+  else
+    g_clear_error (&error);
+  p->completed++;
+  p->done = TRUE;
+  if (p->submitted < p->total)
+    {
+      p->submitted++;
+      accel_device_submit_async (p->device, p->op, NULL, pipe_done, p);
+    }
+}
+
+/* One round: @n ops with 256 in flight (ops/s), then @n async round trips
+ * and @n blocking ones (their medians, µs). */
+static gboolean
+round_figures (AccelDevice *device, AccelOp *op, guint n, GMainContext *context, double *figures, GError **error)
+{
+  Pipe p = { device, op, 0, 0, n * 10, FALSE, NULL };
+  double t0 = accel_bench_now ();
+  for (guint i = 0; i < 256; i++)
+    {
+      p.submitted++;
+      accel_device_submit_async (device, op, NULL, pipe_done, &p);
+    }
+  while (p.completed < p.total)
+    g_main_context_iteration (context, TRUE);
+  figures[0] = p.total / (accel_bench_now () - t0);
+
+  g_autofree double *samples = g_new (double, n);
+  p.total = 0;
+  for (guint i = 0; i < n && p.error == NULL; i++)
+    {
+      p.done = FALSE;
+      double t = accel_bench_now ();
+      accel_device_submit_async (device, op, NULL, pipe_done, &p);
+      while (!p.done)
+        g_main_context_iteration (context, TRUE);
+      samples[i] = accel_bench_now () - t;
+    }
+  figures[1] = accel_bench_quantile (samples, n, 0.5) * 1e6;
+  if (p.error)
+    {
+      g_propagate_error (error, p.error);
+      return FALSE;
+    }
+  for (guint i = 0; i < n; i++)
+    {
+      double t = accel_bench_now ();
+      if (!accel_device_submit (device, op, NULL, error))
+        return FALSE;
+      samples[i] = accel_bench_now () - t;
+    }
+  figures[2] = accel_bench_quantile (samples, n, 0.5) * 1e6;
+  return TRUE;
+}
+
+static gboolean
+run_journal (AccelBench *bench, GError **error)
+{
+  AccelDevice *device = accel_bench_get_device (bench);
+  const guint rounds = accel_bench_is_quick (bench) ? 3 : 9;
+  const guint n = accel_bench_is_quick (bench) ? 2000 : 10000;
+  g_autoptr(AccelShape) shape = accel_shape_new_1d (1);
+  g_autoptr(AccelBuffer) buf = accel_device_alloc (device, ACCEL_DTYPE_F32, shape, error);
+  if (buf == NULL)
+    return FALSE;
+  g_autoptr(AccelOp) op = accel_fill_new (buf, 1.0);
+
+  g_autofree char *dir = g_dir_make_tmp ("accel-bench-journal-XXXXXX", error);
+  if (dir == NULL)
+    return FALSE;
+  g_autofree char *path = g_build_filename (dir, "bench.journal", NULL);
+  g_autoptr(AccelJournal) journal = accel_journal_new (path, ACCEL_JOURNAL_FLAGS_NONE, error);
+  if (journal == NULL)
+    return FALSE;
+
+  g_autoptr(GMainContext) context = g_main_context_new ();
+  g_main_context_push_thread_default (context);
+  double figures[2][3][9];
+  gboolean ok = TRUE;
+  for (guint r = 0; r < rounds + 1 && ok; r++)
+    for (guint with = 0; with < 2 && ok; with++)
+      {
+        accel_bench_progress (bench, "journal: round %u of %u, %s", r + 1, rounds + 1,
+                              with ? "recording" : "not recording");
+        g_object_set (device, "journal", with ? journal : NULL, NULL);
+        double f[3];
+        ok = round_figures (device, op, n, context, f, error);
+        /* The first round warms up. */
+        for (guint k = 0; ok && r > 0 && k < 3; k++)
+          figures[with][k][r - 1] = f[k];
+      }
+  g_object_set (device, "journal", NULL, NULL);
+  g_main_context_pop_thread_default (context);
+  if (ok)
+    ok = accel_device_synchronize (device, error) && accel_journal_flush (journal, error);
+  guint64 records = accel_journal_get_n_records (journal);
+  g_clear_object (&journal);
+  g_remove (path);
+  g_rmdir (dir);
+  if (!ok)
+    return FALSE;
+  if (records < (guint64) rounds * n)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_FAILED, "the journal has %" G_GUINT64_FORMAT
+                   " records; the recorded rounds ran %u ops", records, rounds * n * 12);
+      return FALSE;
+    }
+
+  const char *names[] = { "journal.pipelined-256", "journal.submit-async.p50", "journal.submit-blocking.p50" };
+  const char *units[] = { "ops/s", "us", "us" };
+  for (guint k = 0; k < 3; k++)
+    accel_bench_report (bench, names[k], units[k], accel_bench_quantile (figures[1][k], rounds, 0.5),
+                        accel_bench_quantile (figures[0][k], rounds, 0.5));
+  return TRUE;
+}
+
+const AccelBenchGroup accel_bench_journal_groups[] = {
+  { "journal", "dispatch of a one-element fill recorded into a journal (digests) beside unrecorded",
+    run_journal },
+  { NULL },
+};
