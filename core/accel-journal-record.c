@@ -222,8 +222,10 @@ op_form (AccelJournal *self, AccelOp *op)
   form->n_inputs = fb.inputs->len;
   form->n_outputs = fb.outputs->len;
   form->buffers = g_new (AccelBuffer *, form->n_inputs + form->n_outputs + 1);
-  memcpy (form->buffers, fb.inputs->pdata, form->n_inputs * sizeof (gpointer));
-  memcpy (form->buffers + form->n_inputs, fb.outputs->pdata, form->n_outputs * sizeof (gpointer));
+  for (guint i = 0; i < form->n_inputs; i++)
+    form->buffers[i] = fb.inputs->pdata[i];
+  for (guint i = 0; i < form->n_outputs; i++)
+    form->buffers[form->n_inputs + i] = fb.outputs->pdata[i];
   g_autoptr(GPtrArray) entries = fb.entries;
   g_ptr_array_unref (fb.inputs);
   g_ptr_array_unref (fb.outputs);

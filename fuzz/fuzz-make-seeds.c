@@ -16,6 +16,7 @@
 
 #include "fuzz-env.h"
 #include "fuzz-op-handle.h"
+#include "accel-journal-private.h"
 
 static void
 write_seed (const char *dir, const char *harness, const char *name, const guint8 *data, gsize size)
@@ -276,6 +277,52 @@ app_seeds (const char *dir)
   stream_end (&s, dir, "app-replies", "hello-failed");
 }
 
+/* journal: sessions recorded on cpu:0, with digests and with bytes (the
+ * second one stopped mid-op, as a crash would leave it). */
+static void
+journal_seeds (const char *dir)
+{
+  AccelDevice *cpu = accel_fuzz_get_cpu ();
+  const char *names[] = { "session-digests", "session-bytes" };
+  for (guint k = 0; k < 2; k++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autofree char *path = g_build_filename (accel_fuzz_get_tmpdir (), "seed.journal", NULL);
+      g_remove (path);
+      g_autoptr(AccelJournal) journal = accel_journal_new (path, k ? ACCEL_JOURNAL_FLAGS_BYTES : 0, &error);
+      g_assert_no_error (error);
+      g_object_set (cpu, "journal", journal, NULL);
+      g_autoptr(AccelShape) s23 = accel_shape_new_2d (2, 3);
+      g_autoptr(AccelShape) s34 = accel_shape_new_2d (3, 4);
+      g_autoptr(AccelShape) s24 = accel_shape_new_2d (2, 4);
+      g_autoptr(AccelBuffer) a = accel_device_alloc (cpu, ACCEL_DTYPE_F32, s23, &error);
+      g_autoptr(AccelBuffer) b = accel_device_alloc (cpu, ACCEL_DTYPE_F32, s34, &error);
+      g_autoptr(AccelBuffer) c = accel_device_alloc (cpu, ACCEL_DTYPE_F32, s24, &error);
+      g_autoptr(AccelBuffer) c64 = accel_device_alloc (cpu, ACCEL_DTYPE_F64, s24, &error);
+      g_assert_no_error (error);
+      float va[6] = { 1, -2, 3, 0.5f, 0.25f, -1 }, vb[12] = { 1, 2, 3, 4, 5, 6, 7, 8, -1, -2, -3, -4 };
+      accel_buffer_write (a, (guint8 *) va, sizeof va, &error);
+      accel_buffer_write (b, (guint8 *) vb, sizeof vb, &error);
+      accel_buffer_zero (c, &error);
+      g_autoptr(AccelOp) gemm = accel_gemm_new (a, b, c);
+      g_autoptr(AccelOp) scal = accel_scal_new (0.5, c);
+      g_autoptr(AccelOp) cast = accel_cast_new (c, c64);
+      g_autoptr(AccelOp) fill = accel_fill_new (a, 3.0);
+      AccelOp *ops[] = { gemm, scal, scal, cast, fill };
+      for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
+        if (!accel_device_submit (cpu, ops[i], NULL, &error))
+          g_error ("%s", error->message);
+      g_object_set (cpu, "journal", NULL, NULL);
+      accel_device_synchronize (cpu, NULL);
+      accel_journal_flush (journal, &error);
+      g_autofree char *data = NULL;
+      gsize size;
+      if (!g_file_get_contents (path, &data, &size, &error))
+        g_error ("%s", error->message);
+      write_seed (dir, "journal", names[k], (guint8 *) data, k ? size - 20 : size);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -288,5 +335,6 @@ main (int argc, char **argv)
   op_seeds (argv[1]);
   host_seeds (argv[1]);
   app_seeds (argv[1]);
+  journal_seeds (argv[1]);
   return 0;
 }
