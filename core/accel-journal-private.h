@@ -119,7 +119,8 @@ struct _AccelJournal {
 
 /* Reserves a record of @body_size bytes at the end of what is pending and
  * returns where its body goes, under the journal's lock, which
- * _accel_journal_close_record() (checksum and count) drops. %NULL, not
+ * _accel_journal_close_record() (which counts it; the writer thread makes
+ * its checksum) drops. %NULL, not
  * locked, once writing has failed. */
 guint8 *_accel_journal_open_record (AccelJournal *self, AccelJournalKind kind, gsize body_size, gsize *at);
 void _accel_journal_close_record (AccelJournal *self, gsize at);

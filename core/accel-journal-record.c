@@ -63,13 +63,23 @@ device_quark (void)
   return (GQuark) quark;
 }
 
-/* On the device thread (the only one that sets it). */
+/* On the device thread (the only one that sets it). A device's thread
+ * serves only it, so the last answer is kept in the thread. */
 static DeviceInfo *
 device_info (AccelJournal *self, AccelDevice *device)
 {
+  static __thread AccelDevice *last_device;
+  static __thread DeviceInfo *last_info;
+  if (G_LIKELY (last_device == device && last_info->serial == self->serial))
+    return last_info;
+
   DeviceInfo *info = g_object_get_qdata (G_OBJECT (device), device_quark ());
-  if (G_LIKELY (info && info->serial == self->serial))
-    return info;
+  if (info && info->serial == self->serial)
+    {
+      last_device = device;
+      last_info = info;
+      return info;
+    }
 
   info = g_new0 (DeviceInfo, 1);
   info->serial = self->serial;
@@ -79,6 +89,8 @@ device_info (AccelJournal *self, AccelDevice *device)
   g_object_set_qdata_full (G_OBJECT (device), device_quark (), info, device_info_free);
   _accel_journal_append (self, ACCEL_JOURNAL_DEVICE,
                   g_variant_new ("(us)", info->index, accel_device_get_name (device)));
+  last_device = device;
+  last_info = info;
   return info;
 }
 
@@ -91,6 +103,16 @@ typedef struct {
   gint stamp;                   /* atomic: bumped by each notify */
 } OpWatch;
 
+/* What a digest needs of a buffer, read once (a buffer never changes). */
+typedef struct {
+  AccelBuffer *buffer;          /* unowned: the op holds it while its form is current */
+  guint64 handle;
+  AccelDType dtype;
+  const AccelShape *shape;
+  guint8 *data;                 /* where memory is this process's */
+  gsize size;
+} FormBuffer;
+
 typedef struct {
   gint ref_count;
   guint serial;
@@ -102,8 +124,7 @@ typedef struct {
   guint8 *bytes;                /* the instance after its GObject header */
   guint n_inputs;
   guint n_outputs;
-  AccelBuffer **buffers;        /* what it reads, then what it writes; unowned: the
-                                 * op holds them while this form is current */
+  FormBuffer *buffers;          /* what it reads, then what it writes */
 } OpForm;
 
 static gpointer
@@ -221,11 +242,14 @@ op_form (AccelJournal *self, AccelOp *op)
   _accel_op_foreach_buffer (op, add_form_buffer, &fb);
   form->n_inputs = fb.inputs->len;
   form->n_outputs = fb.outputs->len;
-  form->buffers = g_new (AccelBuffer *, form->n_inputs + form->n_outputs + 1);
-  for (guint i = 0; i < form->n_inputs; i++)
-    form->buffers[i] = fb.inputs->pdata[i];
-  for (guint i = 0; i < form->n_outputs; i++)
-    form->buffers[form->n_inputs + i] = fb.outputs->pdata[i];
+  form->buffers = g_new (FormBuffer, form->n_inputs + form->n_outputs + 1);
+  for (guint i = 0; i < form->n_inputs + form->n_outputs; i++)
+    {
+      AccelBuffer *b = i < form->n_inputs ? fb.inputs->pdata[i] : fb.outputs->pdata[i - form->n_inputs];
+      form->buffers[i] = (FormBuffer) { b, accel_buffer_get_handle (b), accel_buffer_get_dtype (b),
+                                        accel_buffer_get_shape (b), accel_buffer_get_data (b),
+                                        accel_buffer_get_size (b) };
+    }
   g_autoptr(GPtrArray) entries = fb.entries;
   g_ptr_array_unref (fb.inputs);
   g_ptr_array_unref (fb.outputs);
@@ -254,6 +278,7 @@ struct _Run {
   guint device_index;
   gboolean host_memory;
   gboolean keep_bytes;
+  gboolean journal_ref;         /* the run holds the journal: it outlived its start */
   OpForm *form;
   AccelBuffer *buffer;          /* of an upload or zero */
   gint remaining;               /* atomic: parts not yet done, +1 while being issued */
@@ -304,28 +329,33 @@ run_free (Run *run)
   op_form_unref (run->form);
   g_clear_object (&run->buffer);
   g_clear_error (&run->error);
-  g_object_unref (run->journal);
+  if (run->journal_ref)
+    g_object_unref (run->journal);
   if (!g_atomic_pointer_compare_and_exchange (&run->info->spare, NULL, run))
     run_destroy (run);
 }
 
-static inline AccelBuffer *
+static inline const FormBuffer *
 digest_buffer (Run *run, guint i)
 {
-  return run->form->buffers[i];
+  return &run->form->buffers[i];
 }
 
-/* Digest (and gathered bytes) of buffer @i from @data, its bytes. */
+/* Digest (and gathered bytes) of buffer @i from @data, its bytes; from
+ * its memory when @data is NULL. */
 static void
-take_digest (Run *run, guint i, AccelBuffer *b, const guint8 *data)
+take_digest (Run *run, guint i, const guint8 *data)
 {
+  const FormBuffer *fb = digest_buffer (run, i);
   AccelJournalDigest *d = &run->digests[i];
-  d->handle = accel_buffer_get_handle (b);
-  _accel_journal_digest (d, accel_buffer_get_dtype (b), accel_buffer_get_shape (b), data);
+  if (data == NULL)
+    data = fb->data;
+  d->handle = fb->handle;
+  _accel_journal_digest (d, fb->dtype, fb->shape, data);
   if (run->keep_bytes)
     {
       gsize n;
-      run->bytes[i] = _accel_journal_gather (accel_buffer_get_dtype (b), accel_buffer_get_shape (b), data, &n);
+      run->bytes[i] = _accel_journal_gather (fb->dtype, fb->shape, data, &n);
       d->has_bytes = 1;
     }
 }
@@ -397,6 +427,20 @@ write_transfer (Run *run, const guint8 *data, gsize size)
                                  g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, data, size, 1)));
 }
 
+/* On the device thread, before its hold on @run is given back: the
+ * journal cannot go before this thread returns to its mailbox (a device
+ * lets go of a journal there), so a run that ends before that needs no
+ * reference to it; one that goes on, on other threads, takes one. */
+static void
+release_hold (Run *run)
+{
+  if (g_atomic_int_get (&run->remaining) > 1)
+    {
+      run->journal_ref = TRUE;
+      g_object_ref (run->journal);
+    }
+}
+
 /* One part of a run is done; the last one writes its record. */
 static void
 run_part_done (Run *run)
@@ -407,11 +451,10 @@ run_part_done (Run *run)
     {
       for (guint i = 0; run->staging && i < run->n_inputs + run->n_outputs; i++)
         {
-          AccelBuffer *b = digest_buffer (run, i);
           if (run->staging[i])
-            take_digest (run, i, b, run->staging[i]);
+            take_digest (run, i, run->staging[i]);
           else
-            run->digests[i].handle = accel_buffer_get_handle (b);   /* its read failed: no digest */
+            run->digests[i].handle = digest_buffer (run, i)->handle;   /* its read failed: no digest */
         }
       write_run (run);
     }
@@ -438,14 +481,14 @@ issue_reads (Run *run, guint first, guint last)
 {
   for (guint i = first; i < last; i++)
     {
-      AccelBuffer *b = digest_buffer (run, i);
-      gsize size = accel_buffer_get_size (b);
+      const FormBuffer *fb = digest_buffer (run, i);
+      gsize size = fb->size;
       ReadPart *part = g_new (ReadPart, 1);
       part->run = run;
       part->index = i;
       run->staging[i] = g_malloc (size ? size : 1);
       g_atomic_int_inc (&run->remaining);
-      _accel_device_execute_read (run->device, b, run->staging[i], size, read_done, part);
+      _accel_device_execute_read (run->device, fb->buffer, run->staging[i], size, read_done, part);
     }
 }
 
@@ -458,10 +501,7 @@ work_done (AccelWork *work, const GError *error, gpointer data)
   /* Where memory is ours, the outputs are final now. */
   if (run->kind == ACCEL_WORK_OP && run->host_memory)
     for (guint i = run->n_inputs; i < run->n_inputs + run->n_outputs; i++)
-      {
-        AccelBuffer *b = digest_buffer (run, i);
-        take_digest (run, i, b, accel_buffer_get_data (b));
-      }
+      take_digest (run, i, NULL);
   /* A failed upload or zero wrote nothing a replay needs to know of. */
   if (run->kind != ACCEL_WORK_OP && error == NULL)
     {
@@ -484,7 +524,7 @@ _accel_journal_execute (AccelJournal *self, AccelDevice *device, AccelWork *work
 
   DeviceInfo *info = device_info (self, device);
   Run *run = run_new (info);
-  run->journal = g_object_ref (self);
+  run->journal = self;
   run->device = device;
   run->kind = kind;
   run->seq = __atomic_add_fetch (&self->next_seq, 1, __ATOMIC_RELAXED);
@@ -498,6 +538,7 @@ _accel_journal_execute (AccelJournal *self, AccelDevice *device, AccelWork *work
     {
       run->buffer = g_object_ref (accel_work_get_buffer (work));
       _accel_device_execute_observed (device, work, work_done, run);
+      release_hold (run);
       run_part_done (run);
       return;
     }
@@ -511,10 +552,7 @@ _accel_journal_execute (AccelJournal *self, AccelDevice *device, AccelWork *work
     run->bytes = g_new0 (guint8 *, n);
   if (run->host_memory)
     for (guint i = 0; i < run->n_inputs; i++)
-      {
-        AccelBuffer *b = digest_buffer (run, i);
-        take_digest (run, i, b, accel_buffer_get_data (b));
-      }
+      take_digest (run, i, NULL);
   else
     {
       run->staging = g_new0 (guint8 *, n);
@@ -523,5 +561,6 @@ _accel_journal_execute (AccelJournal *self, AccelDevice *device, AccelWork *work
   _accel_device_execute_observed (device, work, work_done, run);
   if (!run->host_memory)
     issue_reads (run, run->n_inputs, n);
+  release_hold (run);
   run_part_done (run);
 }

@@ -71,6 +71,23 @@ write_pending (AccelJournal *self)
   g_cond_broadcast (&self->cond);
   g_mutex_unlock (&self->lock);
 
+  /* Each record's checksum (the records are whole: they are made under
+   * the lock the swap above took). */
+  for (gsize pos = 0; pos + ACCEL_JOURNAL_RECORD_HEAD <= out->len;)
+    {
+      guint32 length;
+      memcpy (&length, out->data + pos, 4);
+      length = GUINT32_FROM_LE (length);
+      if (pos == 0 && memcmp (out->data, ACCEL_JOURNAL_MAGIC, 8) == 0)
+        {
+          pos = ACCEL_JOURNAL_HEADER_SIZE;   /* the file's header, first in a new file */
+          continue;
+        }
+      guint32 crc = GUINT32_TO_LE (crc32 (0, out->data + pos + 8, length));
+      memcpy (out->data + pos + 4, &crc, 4);
+      pos += ((gsize) length + 8 + 7) & ~(gsize) 7;
+    }
+
   gsize done = 0;
   while (done < out->len)
     {
@@ -146,11 +163,7 @@ _accel_journal_open_record (AccelJournal *self, AccelJournalKind kind, gsize bod
 void
 _accel_journal_close_record (AccelJournal *self, gsize at)
 {
-  guint8 *p = self->pending->data + at;
-  guint32 length;
-  memcpy (&length, p, 4);
-  guint32 crc = GUINT32_TO_LE (crc32 (0, p + 8, GUINT32_FROM_LE (length)));
-  memcpy (p + 4, &crc, 4);
+  /* The checksum is the writer's to make, off the recording thread. */
   self->n_records++;
   gboolean wake = self->pending->len >= WAKE_WRITER_BYTES;
   g_mutex_unlock (&self->lock);
