@@ -5,12 +5,17 @@
  * Each figure with the journal set on the device is beside the same
  * figure without it, in the same run; the two are measured in alternating
  * rounds, and each figure is the median of its rounds, so that what else
- * the machine does weighs on both alike.
+ * the machine does weighs on both alike. Beside the wall-clock figures,
+ * the CPU time the device's thread spends per pipelined op (from
+ * /proc/self/task), which other load on the machine does not inflate.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <glib/gstdio.h>
 #include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 #include "accel-bench.h"
 
 extern const AccelBenchGroup accel_bench_journal_groups[];
@@ -43,12 +48,40 @@ pipe_done (GObject *source, GAsyncResult *result, gpointer data)
     }
 }
 
-/* One round: @n ops with 256 in flight (ops/s), then @n async round trips
- * and @n blocking ones (their medians, µs). */
+/* CPU seconds used so far by this process's threads named @comm. */
+static double
+thread_cpu (const char *comm)
+{
+  g_autoptr(GDir) dir = g_dir_open ("/proc/self/task", 0, NULL);
+  const char *tid;
+  double total = 0;
+  long ticks = sysconf (_SC_CLK_TCK);
+  while (dir && (tid = g_dir_read_name (dir)))
+    {
+      g_autofree char *path = g_strdup_printf ("/proc/self/task/%s/stat", tid);
+      g_autofree char *stat = NULL;
+      if (!g_file_get_contents (path, &stat, NULL, NULL))
+        continue;
+      const char *open = strchr (stat, '('), *close = strrchr (stat, ')');
+      unsigned long utime, stime;
+      if (open && close && (gsize) (close - open - 1) == strlen (comm) && strncmp (open + 1, comm, close - open - 1) == 0
+          && sscanf (close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) == 2)
+        total += (double) (utime + stime) / ticks;
+    }
+  return total;
+}
+
+/* One round: @n ops with 256 in flight (ops/s, and the device thread's
+ * CPU ns per op), then @n async round trips and @n blocking ones (their
+ * medians, µs). */
 static gboolean
 round_figures (AccelDevice *device, AccelOp *op, guint n, GMainContext *context, double *figures, GError **error)
 {
   Pipe p = { device, op, 0, 0, n * 10, FALSE, NULL };
+  /* The device's thread, as the kernel names it (15 characters). */
+  g_autofree char *full = g_strdup_printf ("accel-%s", accel_device_get_name (device));
+  g_autofree char *comm = g_strndup (full, 15);
+  double c0 = thread_cpu (comm);
   double t0 = accel_bench_now ();
   for (guint i = 0; i < 256; i++)
     {
@@ -58,6 +91,7 @@ round_figures (AccelDevice *device, AccelOp *op, guint n, GMainContext *context,
   while (p.completed < p.total)
     g_main_context_iteration (context, TRUE);
   figures[0] = p.total / (accel_bench_now () - t0);
+  figures[3] = (thread_cpu (comm) - c0) / p.total * 1e9;
 
   g_autofree double *samples = g_new (double, n);
   p.total = 0;
@@ -109,7 +143,7 @@ run_journal (AccelBench *bench, GError **error)
 
   g_autoptr(GMainContext) context = g_main_context_new ();
   g_main_context_push_thread_default (context);
-  double figures[2][3][9];
+  double figures[2][4][9];
   gboolean ok = TRUE;
   for (guint r = 0; r < rounds + 1 && ok; r++)
     for (guint with = 0; with < 2 && ok; with++)
@@ -117,10 +151,10 @@ run_journal (AccelBench *bench, GError **error)
         accel_bench_progress (bench, "journal: round %u of %u, %s", r + 1, rounds + 1,
                               with ? "recording" : "not recording");
         g_object_set (device, "journal", with ? journal : NULL, NULL);
-        double f[3];
+        double f[4];
         ok = round_figures (device, op, n, context, f, error);
         /* The first round warms up. */
-        for (guint k = 0; ok && r > 0 && k < 3; k++)
+        for (guint k = 0; ok && r > 0 && k < 4; k++)
           figures[with][k][r - 1] = f[k];
       }
   g_object_set (device, "journal", NULL, NULL);
@@ -136,13 +170,14 @@ run_journal (AccelBench *bench, GError **error)
   if (records < (guint64) rounds * n)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_FAILED, "the journal has %" G_GUINT64_FORMAT
-                   " records; the recorded rounds ran %u ops", records, rounds * n * 12);
+                   " records; the recorded rounds ran %u ops", records, (rounds + 1) * n * 12);
       return FALSE;
     }
 
-  const char *names[] = { "journal.pipelined-256", "journal.submit-async.p50", "journal.submit-blocking.p50" };
-  const char *units[] = { "ops/s", "us", "us" };
-  for (guint k = 0; k < 3; k++)
+  const char *names[] = { "journal.pipelined-256", "journal.submit-async.p50", "journal.submit-blocking.p50",
+                          "journal.device-thread-cpu" };
+  const char *units[] = { "ops/s", "us", "us", "ns/op" };
+  for (guint k = 0; k < 4; k++)
     accel_bench_report (bench, names[k], units[k], accel_bench_quantile (figures[1][k], rounds, 0.5),
                         accel_bench_quantile (figures[0][k], rounds, 0.5));
   return TRUE;

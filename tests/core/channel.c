@@ -44,9 +44,9 @@ test_round_trip (void)
       gsize n = g_test_rand_int_range (0, 300);
       g_autofree gint64 *values = g_new (gint64, n ? n : 1);
       for (gsize k = 0; k < n; k++)
-        values[k] = (gint64) g_test_rand_int () << 20 ^ g_test_rand_int ();
+        values[k] = (gint64) ((guint64) (guint32) g_test_rand_int () << 20 ^ (guint32) g_test_rand_int ());
       guint32 kind = g_test_rand_int_range (1, 100);
-      guint64 id = (guint64) g_test_rand_int () << 32 | g_test_rand_int ();
+      guint64 id = (guint64) (guint32) g_test_rand_int () << 32 | (guint32) g_test_rand_int ();
       g_autoptr(GVariant) body = g_variant_ref_sink (
         g_variant_new ("(s@ax)", "body", g_variant_new_fixed_array (G_VARIANT_TYPE_INT64, values, n, sizeof (gint64))));
       gboolean to_host = i % 2 == 0;
