@@ -1114,6 +1114,9 @@ execute_transfer (AccelRemoteConnection *self, AccelWork *work)
 
       Pending *p = g_new0 (Pending, 1);
       guint64 id;
+      /* Read before the entry is in the table: from there the connection's
+       * death may complete it (and free the region) on another thread. */
+      guint64 arena_offset = region->start % self->arena_size;
       p->type = PENDING_CHUNK;
       p->xfer = xfer;
       p->region = region;
@@ -1128,8 +1131,7 @@ execute_transfer (AccelRemoteConnection *self, AccelWork *work)
           break;
         }
       send_request (self, kind == ACCEL_WORK_WRITE ? ACCEL_CHANNEL_WRITE : ACCEL_CHANNEL_READ, id,
-                    g_variant_new ("(tttt)", alloc, base + off, (guint64) len,
-                                   (guint64) (region->start % self->arena_size)));
+                    g_variant_new ("(tttt)", alloc, base + off, (guint64) len, arena_offset));
       off += len;
     }
   /* Each early exit above gave the sender's hold back already. */

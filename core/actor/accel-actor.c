@@ -11,7 +11,7 @@ typedef struct {
   GPtrArray *children;            /* strong, guarded by lock */
   AccelDispatcher *dispatcher;
   gint state;                     /* AccelActorState, atomic */
-  guint restart_count;
+  guint restart_count;          /* atomic: read from any thread */
   GArray *restart_times;          /* gint64 µs, guarded by lock */
 
   guint max_restarts;
@@ -193,7 +193,7 @@ accel_actor_get_property (GObject *object, guint prop_id, GValue *value, GParamS
       g_value_set_enum (value, g_atomic_int_get (&priv->state));
       break;
     case PROP_RESTART_COUNT:
-      g_value_set_uint (value, priv->restart_count);
+      g_value_set_uint (value, g_atomic_int_get (&priv->restart_count));
       break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
@@ -376,7 +376,7 @@ accel_actor_get_restart_count (AccelActor *self)
 {
   g_return_val_if_fail (ACCEL_IS_ACTOR (self), 0);
   AccelActorPrivate *priv = accel_actor_get_instance_private (self);
-  return priv->restart_count;
+  return g_atomic_int_get (&priv->restart_count);
 }
 
 /**
@@ -500,7 +500,7 @@ void
 _accel_actor_count_restart (AccelActor *self, const GError *reason)
 {
   AccelActorPrivate *priv = accel_actor_get_instance_private (self);
-  priv->restart_count++;
+  g_atomic_int_inc (&priv->restart_count);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_RESTART_COUNT]);
   g_signal_emit (self, signals[SIGNAL_RESTARTED], 0, reason);
 }

@@ -10,7 +10,9 @@
  * publishes with an atomic store inside GLib, the last g_object_unref()
  * may finalize on another thread, qdata is published under GLib's bit
  * locks, and a GThreadPool hands its data to a worker through a GLib
- * queue. Each wrapper here calls GLib's function (found with
+ * queue. (GSlice's own hand-over of memory between threads is avoided
+ * with G_SLICE=always-malloc, which tests/tsan/meson.build sets.) Each
+ * wrapper here calls GLib's function (found with
  * dlsym (RTLD_NEXT)) and adds the release or acquire TSan needs, on the
  * object's address, as TSan's own interceptors do for pthreads. Accesses
  * made by Accel's code are then checked against the real ordering, and
@@ -29,6 +31,14 @@
 
 #undef g_once_init_enter
 #undef g_once_init_leave
+
+/* The wrappers must be seen by the dynamic linker, whatever the build's
+ * -fvisibility says. */
+#pragma GCC visibility push(default)
+
+/* Keeps a wrapper's frame in the stacks TSan reports (no tail call), so
+ * that tsan.supp can name it. */
+#define KEEP_FRAME() __asm__ volatile ("" ::: "memory")
 
 #define REAL(name)                                                        \
   static __typeof__ (name) *real_##name;                                  \
@@ -118,13 +128,17 @@ g_object_unref (gpointer object)
   REAL (g_object_unref);
   if (object)
     {
-      __tsan_release (object);
       /* Likely the last reference: what others did before their unrefs
-       * happens before the finalizing that follows. */
-      if (g_atomic_int_get (&((GObject *) object)->ref_count) == 1)
+       * happens before the finalizing that follows. (The count is read
+       * before the release, so that the read is ordered before a
+       * finalizing elsewhere too.) */
+      gboolean last = g_atomic_int_get (&((GObject *) object)->ref_count) == 1;
+      __tsan_release (object);
+      if (last)
         __tsan_acquire (object);
     }
   real_g_object_unref (object);
+  KEEP_FRAME ();
 }
 
 void
@@ -173,6 +187,7 @@ g_object_dup_qdata (GObject *object, GQuark quark, GDuplicateFunc dup_func, gpoi
     REAL (name);                                 \
     __tsan_release (task);                       \
     real_##name args;                            \
+    KEEP_FRAME ();                               \
   }
 
 TASK_RETURN (g_task_return_boolean, (GTask *task, gboolean result), (task, result))
@@ -238,5 +253,9 @@ g_thread_pool_push (GThreadPool *pool, gpointer data, GError **error)
 {
   REAL (g_thread_pool_push);
   __tsan_release (data);
-  return real_g_thread_pool_push (pool, data, error);
+  gboolean pushed = real_g_thread_pool_push (pool, data, error);
+  KEEP_FRAME ();
+  return pushed;
 }
+
+#pragma GCC visibility pop
