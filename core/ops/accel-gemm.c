@@ -23,109 +23,10 @@
 
 G_DEFINE_FINAL_TYPE (AccelGemm, accel_gemm, ACCEL_TYPE_OP)
 
-enum {
-  PROP_0,
-  PROP_A,
-  PROP_B,
-  PROP_C,
-  PROP_TRANSA,
-  PROP_TRANSB,
-  PROP_ALPHA,
-  PROP_BETA,
-  PROP_COMPUTE,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
-
 static const AccelDType gemm_dtypes[] = {
   ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_C64, ACCEL_DTYPE_C128,
   ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16,
 };
-
-static void
-accel_gemm_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelGemm *self = ACCEL_GEMM (object);
-
-  switch (prop_id)
-    {
-    case PROP_A:
-      accel_op_set_buffer_ (object, &self->a, value, pspec);
-      break;
-    case PROP_B:
-      accel_op_set_buffer_ (object, &self->b, value, pspec);
-      break;
-    case PROP_C:
-      accel_op_set_buffer_ (object, &self->c, value, pspec);
-      break;
-    case PROP_TRANSA:
-      accel_op_set_boolean_ (object, &self->transa, value, pspec);
-      break;
-    case PROP_TRANSB:
-      accel_op_set_boolean_ (object, &self->transb, value, pspec);
-      break;
-    case PROP_ALPHA:
-      accel_op_set_double_ (object, &self->alpha, value, pspec);
-      break;
-    case PROP_BETA:
-      accel_op_set_double_ (object, &self->beta, value, pspec);
-      break;
-    case PROP_COMPUTE:
-      accel_op_set_enum_ (object, (int *) &self->compute, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_gemm_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelGemm *self = ACCEL_GEMM (object);
-
-  switch (prop_id)
-    {
-    case PROP_A:
-      g_value_set_object (value, self->a);
-      break;
-    case PROP_B:
-      g_value_set_object (value, self->b);
-      break;
-    case PROP_C:
-      g_value_set_object (value, self->c);
-      break;
-    case PROP_TRANSA:
-      g_value_set_boolean (value, self->transa);
-      break;
-    case PROP_TRANSB:
-      g_value_set_boolean (value, self->transb);
-      break;
-    case PROP_ALPHA:
-      g_value_set_double (value, self->alpha);
-      break;
-    case PROP_BETA:
-      g_value_set_double (value, self->beta);
-      break;
-    case PROP_COMPUTE:
-      g_value_set_enum (value, self->compute);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_gemm_dispose (GObject *object)
-{
-  AccelGemm *self = ACCEL_GEMM (object);
-
-  g_clear_object (&self->a);
-  g_clear_object (&self->b);
-  g_clear_object (&self->c);
-
-  G_OBJECT_CLASS (accel_gemm_parent_class)->dispose (object);
-}
 
 static gboolean
 accel_gemm_validate (AccelOp *op, GError **error)
@@ -225,82 +126,63 @@ accel_gemm_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
-static void
-accel_gemm_class_init (AccelGemmClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  object_class->set_property = accel_gemm_set_property;
-  object_class->get_property = accel_gemm_get_property;
-  object_class->dispose = accel_gemm_dispose;
-  op_class->validate = accel_gemm_validate;
-
-  accel_op_class_set_metadata (op_class, "gemm",
-                               "General matrix multiply c = alpha op(a) op(b) + beta c, optionally batched");
-
-  accel_op_class_install_buffer (op_class, PROP_A, "a",
-                                 "Left matrix [m, k] ([k, m] if transa), or a batch [b, m, k]",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_B, "b",
-                                 "Right matrix [k, n] ([n, k] if transb), or a batch [b, k, n]",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_C, "c",
-                                 "Result [m, n], or a batch [b, m, n]; read when beta is not 0",
-                                 ACCEL_ACCESS_READ_WRITE, TRUE);
-
+static const AccelOpParam gemm_params[] = {
+  ACCEL_OP_BUFFER (AccelGemm, a, "a", "Left matrix [m, k] ([k, m] if transa), or a batch [b, m, k]",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelGemm, b, "b", "Right matrix [k, n] ([n, k] if transb), or a batch [b, k, n]",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelGemm, c, "c", "Result [m, n], or a batch [b, m, n]; read when beta is not 0",
+                   ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**
    * AccelGemm:transa:
    *
    * Whether `a` is stored transposed (`[k, m]`).
    */
-  properties[PROP_TRANSA] =
-    g_param_spec_boolean ("transa", NULL, "Whether a is stored transposed",
-                          FALSE, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_BOOLEAN (AccelGemm, transa, "transa", "Whether a is stored transposed", FALSE),
   /**
    * AccelGemm:transb:
    *
    * Whether `b` is stored transposed (`[n, k]`).
    */
-  properties[PROP_TRANSB] =
-    g_param_spec_boolean ("transb", NULL, "Whether b is stored transposed",
-                          FALSE, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_BOOLEAN (AccelGemm, transb, "transb", "Whether b is stored transposed", FALSE),
   /**
    * AccelGemm:alpha:
    *
    * Scale of the product (real, also for complex types).
    */
-  properties[PROP_ALPHA] =
-    g_param_spec_double ("alpha", NULL, "Scale of the product op(a) op(b)",
-                         -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_DOUBLE (AccelGemm, alpha, "alpha", "Scale of the product op(a) op(b)",
+                   -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
   /**
    * AccelGemm:beta:
    *
    * Scale of the old contents of `c`; with 0, `c` is not read (so NaNs
    * there do not propagate).
    */
-  properties[PROP_BETA] =
-    g_param_spec_double ("beta", NULL, "Scale of the old c (0: c is not read)",
-                         -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_DOUBLE (AccelGemm, beta, "beta", "Scale of the old c (0: c is not read)",
+                   -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, 0),
   /**
    * AccelGemm:compute:
    *
    * The arithmetic the kernel may use.
    */
-  properties[PROP_COMPUTE] =
-    g_param_spec_enum ("compute", NULL, "Arithmetic the kernel may use",
-                       ACCEL_TYPE_GEMM_COMPUTE, ACCEL_GEMM_COMPUTE_DEFAULT, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_ENUM (AccelGemm, compute, "compute", "Arithmetic the kernel may use",
+                 accel_gemm_compute_get_type, ACCEL_GEMM_COMPUTE_DEFAULT),
+};
 
-  for (guint i = PROP_TRANSA; i < N_PROPS; i++)
-    g_object_class_install_property (object_class, i, properties[i]);
+static void
+accel_gemm_class_init (AccelGemmClass *klass)
+{
+  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
+
+  op_class->validate = accel_gemm_validate;
+  accel_op_class_set_metadata (op_class, "gemm",
+                               "General matrix multiply c = alpha op(a) op(b) + beta c, optionally batched");
+  accel_op_class_install_params (op_class, gemm_params, G_N_ELEMENTS (gemm_params));
 }
 
 static void
 accel_gemm_init (AccelGemm *self)
 {
-  self->alpha = 1.0;
-  self->beta = 0.0;
-  self->compute = ACCEL_GEMM_COMPUTE_DEFAULT;
 }
 
 /**
