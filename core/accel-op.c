@@ -617,6 +617,45 @@ _accel_op_foreach_buffer (AccelOp *self,
     }
 }
 
+gboolean
+_accel_buffers_alias (AccelBuffer *a, AccelBuffer *b)
+{
+  AccelBuffer *ra = accel_buffer_get_base (a), *rb = accel_buffer_get_base (b);
+  if ((ra != NULL ? ra : a) != (rb != NULL ? rb : b))
+    return FALSE;
+  gsize a0 = accel_buffer_get_offset (a), a1 = a0 + accel_buffer_get_size (a);
+  gsize b0 = accel_buffer_get_offset (b), b1 = b0 + accel_buffer_get_size (b);
+  return a0 < b1 && b0 < a1;
+}
+
+/* Results must not alias any other buffer of the op, nor each other: the
+ * check of every op whose kernels cannot work in place. */
+gboolean
+_accel_op_check_results_alias (AccelOp *self, GError **error)
+{
+  const AccelOpClassInfo *info = _accel_op_class_info_flat (G_OBJECT_TYPE (self));
+  for (guint r = 0; r < info->n_buffers; r++)
+    {
+      if ((info->buffers[r]->access & ACCEL_ACCESS_WRITE) == 0)
+        continue;
+      AccelBuffer *result = _accel_op_slot_peek_buffer (self, info->buffers[r]);
+      if (result == NULL)
+        continue;
+      for (guint i = 0; i < info->n_buffers; i++)
+        {
+          AccelBuffer *other = i != r ? _accel_op_slot_peek_buffer (self, info->buffers[i]) : NULL;
+          if (other == NULL || !_accel_buffers_alias (result, other))
+            continue;
+          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                       "%s: “%s” overlaps “%s”; results must not alias other buffers",
+                       accel_op_get_type_name (self), info->buffers[r]->pspec->name,
+                       info->buffers[i]->pspec->name);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 /**
  * accel_op_validate:
  * @self: an op

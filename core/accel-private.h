@@ -146,6 +146,9 @@ void _accel_backend_setup (AccelBackend *self, AccelSystem *system, const char *
 
 /* accel-op.c */
 GParamSpec **_accel_op_class_list_buffer_pspecs (AccelOpClass *klass, guint *n);
+gboolean _accel_op_check_results_alias (AccelOp *self, GError **error);
+/* Whether two buffers' storage overlaps. */
+gboolean _accel_buffers_alias (AccelBuffer *a, AccelBuffer *b);
 void _accel_op_foreach_buffer (AccelOp *self,
                                void (*func) (AccelOp *, GParamSpec *, AccelBuffer *, AccelAccess, gpointer),
                                gpointer data);

@@ -22,59 +22,6 @@
 
 G_DEFINE_FINAL_TYPE (AccelCast, accel_cast, ACCEL_TYPE_OP)
 
-enum {
-  PROP_0,
-  PROP_SRC,
-  PROP_DST,
-  N_PROPS
-};
-
-static void
-accel_cast_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelCast *self = ACCEL_CAST (object);
-
-  switch (prop_id)
-    {
-    case PROP_SRC:
-      accel_op_set_buffer_ (object, &self->src, value, pspec);
-      break;
-    case PROP_DST:
-      accel_op_set_buffer_ (object, &self->dst, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_cast_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelCast *self = ACCEL_CAST (object);
-
-  switch (prop_id)
-    {
-    case PROP_SRC:
-      g_value_set_object (value, self->src);
-      break;
-    case PROP_DST:
-      g_value_set_object (value, self->dst);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_cast_dispose (GObject *object)
-{
-  AccelCast *self = ACCEL_CAST (object);
-
-  g_clear_object (&self->src);
-  g_clear_object (&self->dst);
-
-  G_OBJECT_CLASS (accel_cast_parent_class)->dispose (object);
-}
 
 static gboolean
 accel_cast_validate (AccelOp *op, GError **error)
@@ -95,24 +42,22 @@ accel_cast_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
+static const AccelOpParam cast_params[] = {
+  ACCEL_OP_BUFFER (AccelCast, src, "src", "Source buffer, any dtype",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelCast, dst, "dst", "Destination buffer, any dtype, same element count as src",
+                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+};
+
 static void
 accel_cast_class_init (AccelCastClass *klass)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
   AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
 
-  object_class->set_property = accel_cast_set_property;
-  object_class->get_property = accel_cast_get_property;
-  object_class->dispose = accel_cast_dispose;
   op_class->validate = accel_cast_validate;
-
   accel_op_class_set_metadata (op_class, "cast",
                                "Convert src to the dtype of dst (round to nearest even; saturating integers)");
-  accel_op_class_install_buffer (op_class, PROP_SRC, "src",
-                                 "Source buffer, any dtype", ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_DST, "dst",
-                                 "Destination buffer, any dtype, same element count as src",
-                                 ACCEL_ACCESS_WRITE, TRUE);
+  accel_op_class_install_params (op_class, cast_params, G_N_ELEMENTS (cast_params));
 }
 
 static void

@@ -25,24 +25,6 @@
 
 G_DEFINE_FINAL_TYPE (AccelConv2d, accel_conv2d, ACCEL_TYPE_OP)
 
-enum {
-  PROP_0,
-  PROP_X,
-  PROP_W,
-  PROP_BIAS,
-  PROP_Y,
-  PROP_LAYOUT,
-  PROP_STRIDE_H,
-  PROP_STRIDE_W,
-  PROP_PAD_H,
-  PROP_PAD_W,
-  PROP_DILATION_H,
-  PROP_DILATION_W,
-  PROP_GROUPS,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
 
 static const AccelDType conv_dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16 };
 
@@ -180,115 +162,6 @@ _accel_conv2d_check_geometry (AccelOp *op,
   return TRUE;
 }
 
-static void
-accel_conv2d_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelConv2d *self = ACCEL_CONV2D (object);
-
-  switch (prop_id)
-    {
-    case PROP_X:
-      accel_op_set_buffer_ (object, &self->x, value, pspec);
-      break;
-    case PROP_W:
-      accel_op_set_buffer_ (object, &self->w, value, pspec);
-      break;
-    case PROP_BIAS:
-      accel_op_set_buffer_ (object, &self->bias, value, pspec);
-      break;
-    case PROP_Y:
-      accel_op_set_buffer_ (object, &self->y, value, pspec);
-      break;
-    case PROP_LAYOUT:
-      accel_op_set_enum_ (object, (int *) &self->params.layout, value, pspec);
-      break;
-    case PROP_STRIDE_H:
-      accel_op_set_int_ (object, &self->params.stride_h, value, pspec);
-      break;
-    case PROP_STRIDE_W:
-      accel_op_set_int_ (object, &self->params.stride_w, value, pspec);
-      break;
-    case PROP_PAD_H:
-      accel_op_set_int_ (object, &self->params.pad_h, value, pspec);
-      break;
-    case PROP_PAD_W:
-      accel_op_set_int_ (object, &self->params.pad_w, value, pspec);
-      break;
-    case PROP_DILATION_H:
-      accel_op_set_int_ (object, &self->params.dilation_h, value, pspec);
-      break;
-    case PROP_DILATION_W:
-      accel_op_set_int_ (object, &self->params.dilation_w, value, pspec);
-      break;
-    case PROP_GROUPS:
-      accel_op_set_int_ (object, &self->params.groups, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_conv2d_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelConv2d *self = ACCEL_CONV2D (object);
-
-  switch (prop_id)
-    {
-    case PROP_X:
-      g_value_set_object (value, self->x);
-      break;
-    case PROP_W:
-      g_value_set_object (value, self->w);
-      break;
-    case PROP_BIAS:
-      g_value_set_object (value, self->bias);
-      break;
-    case PROP_Y:
-      g_value_set_object (value, self->y);
-      break;
-    case PROP_LAYOUT:
-      g_value_set_enum (value, self->params.layout);
-      break;
-    case PROP_STRIDE_H:
-      g_value_set_int (value, self->params.stride_h);
-      break;
-    case PROP_STRIDE_W:
-      g_value_set_int (value, self->params.stride_w);
-      break;
-    case PROP_PAD_H:
-      g_value_set_int (value, self->params.pad_h);
-      break;
-    case PROP_PAD_W:
-      g_value_set_int (value, self->params.pad_w);
-      break;
-    case PROP_DILATION_H:
-      g_value_set_int (value, self->params.dilation_h);
-      break;
-    case PROP_DILATION_W:
-      g_value_set_int (value, self->params.dilation_w);
-      break;
-    case PROP_GROUPS:
-      g_value_set_int (value, self->params.groups);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_conv2d_dispose (GObject *object)
-{
-  AccelConv2d *self = ACCEL_CONV2D (object);
-
-  g_clear_object (&self->x);
-  g_clear_object (&self->w);
-  g_clear_object (&self->bias);
-  g_clear_object (&self->y);
-
-  G_OBJECT_CLASS (accel_conv2d_parent_class)->dispose (object);
-}
-
 static gboolean
 accel_conv2d_validate (AccelOp *op, GError **error)
 {
@@ -314,112 +187,88 @@ accel_conv2d_validate (AccelOp *op, GError **error)
          && accel_op_check_no_alias_ (error, "conv2d", "y", self->y, "bias", self->bias);
 }
 
-static void
-accel_conv2d_class_init (AccelConv2dClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  object_class->set_property = accel_conv2d_set_property;
-  object_class->get_property = accel_conv2d_get_property;
-  object_class->dispose = accel_conv2d_dispose;
-  op_class->validate = accel_conv2d_validate;
-
-  accel_op_class_set_metadata (op_class, "conv2d",
-                               "2-D convolution (cross-correlation) with stride, padding, dilation, groups and bias");
-
-  accel_op_class_install_buffer (op_class, PROP_X, "x",
-                                 "Images [n, c, h, w] (nchw) or [n, h, w, c] (nhwc)",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_W, "w",
-                                 "Filters [k, c / groups, r, s] (nchw) or [k, r, s, c / groups] (nhwc)",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_BIAS, "bias",
-                                 "Optional bias [k], one per filter",
-                                 ACCEL_ACCESS_READ, FALSE);
-  accel_op_class_install_buffer (op_class, PROP_Y, "y",
-                                 "Result [n, k, p, q] (nchw) or [n, p, q, k] (nhwc)",
-                                 ACCEL_ACCESS_WRITE, TRUE);
-
+static const AccelOpParam conv2d_params[] = {
+  ACCEL_OP_BUFFER (AccelConv2d, x, "x", "Images [n, c, h, w] (nchw) or [n, h, w, c] (nhwc)",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelConv2d, w, "w", "Filters [k, c / groups, r, s] (nchw) or [k, r, s, c / groups] (nhwc)",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelConv2d, bias, "bias", "Optional bias [k], one per filter",
+                   ACCEL_ACCESS_READ, 0),
+  ACCEL_OP_BUFFER (AccelConv2d, y, "y", "Result [n, k, p, q] (nchw) or [n, p, q, k] (nhwc)",
+                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**
    * AccelConv2d:layout:
    *
    * The layout of the images and filters.
    */
-  properties[PROP_LAYOUT] =
-    g_param_spec_enum ("layout", NULL, "nchw or nhwc",
-                       ACCEL_TYPE_CONV_LAYOUT, ACCEL_CONV_LAYOUT_NCHW, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_ENUM (AccelConv2d, params.layout, "layout", "nchw or nhwc",
+                 accel_conv_layout_get_type, ACCEL_CONV_LAYOUT_NCHW),
   /**
    * AccelConv2d:stride-h:
    *
    * The vertical stride.
    */
-  properties[PROP_STRIDE_H] =
-    g_param_spec_int ("stride-h", NULL, "Vertical stride",
-                      1, G_MAXINT, 1, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_INT (AccelConv2d, params.stride_h, "stride-h", "Vertical stride",
+                1, G_MAXINT, 1),
   /**
    * AccelConv2d:stride-w:
    *
    * The horizontal stride.
    */
-  properties[PROP_STRIDE_W] =
-    g_param_spec_int ("stride-w", NULL, "Horizontal stride",
-                      1, G_MAXINT, 1, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_INT (AccelConv2d, params.stride_w, "stride-w", "Horizontal stride",
+                1, G_MAXINT, 1),
   /**
    * AccelConv2d:pad-h:
    *
    * Rows of zeros added above and below the input.
    */
-  properties[PROP_PAD_H] =
-    g_param_spec_int ("pad-h", NULL, "Zero padding above and below",
-                      0, G_MAXINT, 0, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_INT (AccelConv2d, params.pad_h, "pad-h", "Zero padding above and below",
+                0, G_MAXINT, 0),
   /**
    * AccelConv2d:pad-w:
    *
    * Columns of zeros added left and right of the input.
    */
-  properties[PROP_PAD_W] =
-    g_param_spec_int ("pad-w", NULL, "Zero padding left and right",
-                      0, G_MAXINT, 0, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_INT (AccelConv2d, params.pad_w, "pad-w", "Zero padding left and right",
+                0, G_MAXINT, 0),
   /**
    * AccelConv2d:dilation-h:
    *
    * The vertical spacing of filter taps (1: dense).
    */
-  properties[PROP_DILATION_H] =
-    g_param_spec_int ("dilation-h", NULL, "Vertical filter dilation",
-                      1, G_MAXINT, 1, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_INT (AccelConv2d, params.dilation_h, "dilation-h", "Vertical filter dilation",
+                1, G_MAXINT, 1),
   /**
    * AccelConv2d:dilation-w:
    *
    * The horizontal spacing of filter taps (1: dense).
    */
-  properties[PROP_DILATION_W] =
-    g_param_spec_int ("dilation-w", NULL, "Horizontal filter dilation",
-                      1, G_MAXINT, 1, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_INT (AccelConv2d, params.dilation_w, "dilation-w", "Horizontal filter dilation",
+                1, G_MAXINT, 1),
   /**
    * AccelConv2d:groups:
    *
    * The number of groups: input channels and filters are split into this
    * many groups, each convolved on its own (depthwise: groups = channels).
    */
-  properties[PROP_GROUPS] =
-    g_param_spec_int ("groups", NULL, "Number of channel groups",
-                      1, G_MAXINT, 1, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_INT (AccelConv2d, params.groups, "groups", "Number of channel groups",
+                1, G_MAXINT, 1),
+};
 
-  for (guint i = PROP_LAYOUT; i < N_PROPS; i++)
-    g_object_class_install_property (object_class, i, properties[i]);
+static void
+accel_conv2d_class_init (AccelConv2dClass *klass)
+{
+  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
+
+  op_class->validate = accel_conv2d_validate;
+  accel_op_class_set_metadata (op_class, "conv2d",
+                               "2-D convolution (cross-correlation) with stride, padding, dilation, groups and bias");
+  accel_op_class_install_params (op_class, conv2d_params, G_N_ELEMENTS (conv2d_params));
 }
 
 static void
 accel_conv2d_init (AccelConv2d *self)
 {
-  self->params.layout = ACCEL_CONV_LAYOUT_NCHW;
-  self->params.stride_h = 1;
-  self->params.stride_w = 1;
-  self->params.dilation_h = 1;
-  self->params.dilation_w = 1;
-  self->params.groups = 1;
 }
 
 /**

@@ -21,86 +21,8 @@
 
 G_DEFINE_FINAL_TYPE (AccelLayernorm, accel_layernorm, ACCEL_TYPE_OP)
 
-enum {
-  PROP_0,
-  PROP_X,
-  PROP_GAMMA,
-  PROP_BETA,
-  PROP_Y,
-  PROP_EPS,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
 
 static const AccelDType norm_dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16 };
-
-static void
-accel_layernorm_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelLayernorm *self = ACCEL_LAYERNORM (object);
-
-  switch (prop_id)
-    {
-    case PROP_X:
-      accel_op_set_buffer_ (object, &self->x, value, pspec);
-      break;
-    case PROP_GAMMA:
-      accel_op_set_buffer_ (object, &self->gamma, value, pspec);
-      break;
-    case PROP_BETA:
-      accel_op_set_buffer_ (object, &self->beta, value, pspec);
-      break;
-    case PROP_Y:
-      accel_op_set_buffer_ (object, &self->y, value, pspec);
-      break;
-    case PROP_EPS:
-      accel_op_set_double_ (object, &self->eps, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_layernorm_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelLayernorm *self = ACCEL_LAYERNORM (object);
-
-  switch (prop_id)
-    {
-    case PROP_X:
-      g_value_set_object (value, self->x);
-      break;
-    case PROP_GAMMA:
-      g_value_set_object (value, self->gamma);
-      break;
-    case PROP_BETA:
-      g_value_set_object (value, self->beta);
-      break;
-    case PROP_Y:
-      g_value_set_object (value, self->y);
-      break;
-    case PROP_EPS:
-      g_value_set_double (value, self->eps);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_layernorm_dispose (GObject *object)
-{
-  AccelLayernorm *self = ACCEL_LAYERNORM (object);
-
-  g_clear_object (&self->x);
-  g_clear_object (&self->gamma);
-  g_clear_object (&self->beta);
-  g_clear_object (&self->y);
-
-  G_OBJECT_CLASS (accel_layernorm_parent_class)->dispose (object);
-}
 
 static gboolean
 accel_layernorm_validate (AccelOp *op, GError **error)
@@ -146,50 +68,38 @@ accel_layernorm_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
-static void
-accel_layernorm_class_init (AccelLayernormClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  object_class->set_property = accel_layernorm_set_property;
-  object_class->get_property = accel_layernorm_get_property;
-  object_class->dispose = accel_layernorm_dispose;
-  op_class->validate = accel_layernorm_validate;
-
-  accel_op_class_set_metadata (op_class, "layernorm",
-                               "Layer normalisation over the last axis: (x - mean) / sqrt(var + eps) * gamma + beta");
-
-  accel_op_class_install_buffer (op_class, PROP_X, "x",
-                                 "Input [..., n], normalised over the last axis; f32, f16 or bf16",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_GAMMA, "gamma",
-                                 "Optional scale [n] (1 when unset)",
-                                 ACCEL_ACCESS_READ, FALSE);
-  accel_op_class_install_buffer (op_class, PROP_BETA, "beta",
-                                 "Optional shift [n] (0 when unset)",
-                                 ACCEL_ACCESS_READ, FALSE);
-  accel_op_class_install_buffer (op_class, PROP_Y, "y",
-                                 "Result, shape and type of x; may be x",
-                                 ACCEL_ACCESS_WRITE, TRUE);
-
+static const AccelOpParam layernorm_params[] = {
+  ACCEL_OP_BUFFER (AccelLayernorm, x, "x", "Input [..., n], normalised over the last axis; f32, f16 or bf16",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelLayernorm, gamma, "gamma", "Optional scale [n] (1 when unset)",
+                   ACCEL_ACCESS_READ, 0),
+  ACCEL_OP_BUFFER (AccelLayernorm, beta, "beta", "Optional shift [n] (0 when unset)",
+                   ACCEL_ACCESS_READ, 0),
+  ACCEL_OP_BUFFER (AccelLayernorm, y, "y", "Result, shape and type of x; may be x",
+                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**
    * AccelLayernorm:eps:
    *
    * Added to the variance before its square root, for stability.
    */
-  properties[PROP_EPS] =
-    g_param_spec_double ("eps", NULL, "Added to the variance before the square root",
-                         0.0, G_MAXDOUBLE, 1e-5, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_DOUBLE (AccelLayernorm, eps, "eps", "Added to the variance before the square root",
+                   0.0, G_MAXDOUBLE, 1e-5, 0),
+};
 
-  for (guint i = PROP_EPS; i < N_PROPS; i++)
-    g_object_class_install_property (object_class, i, properties[i]);
+static void
+accel_layernorm_class_init (AccelLayernormClass *klass)
+{
+  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
+
+  op_class->validate = accel_layernorm_validate;
+  accel_op_class_set_metadata (op_class, "layernorm",
+                               "Layer normalisation over the last axis: (x - mean) / sqrt(var + eps) * gamma + beta");
+  accel_op_class_install_params (op_class, layernorm_params, G_N_ELEMENTS (layernorm_params));
 }
 
 static void
 accel_layernorm_init (AccelLayernorm *self)
 {
-  self->eps = 1e-5;
 }
 
 /**

@@ -180,11 +180,7 @@ accel_op_buffers_overlap_partly_ (AccelBuffer *a, AccelBuffer *b)
 static inline gboolean
 accel_op_buffers_alias_ (AccelBuffer *a, AccelBuffer *b)
 {
-  if (accel_op_root_buffer_ (a) != accel_op_root_buffer_ (b))
-    return FALSE;
-  gsize a0 = accel_buffer_get_offset (a), a1 = a0 + accel_buffer_get_size (a);
-  gsize b0 = accel_buffer_get_offset (b), b1 = b0 + accel_buffer_get_size (b);
-  return a0 < b1 && b0 < a1;
+  return _accel_buffers_alias (a, b);
 }
 
 G_END_DECLS

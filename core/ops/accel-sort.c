@@ -21,73 +21,11 @@
 
 G_DEFINE_FINAL_TYPE (AccelSort, accel_sort, ACCEL_TYPE_OP)
 
-enum {
-  PROP_0,
-  PROP_KEYS,
-  PROP_VALUES,
-  PROP_DESCENDING,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
 
 static const AccelDType sort_key_dtypes[] = {
   ACCEL_DTYPE_I8, ACCEL_DTYPE_U8, ACCEL_DTYPE_I32, ACCEL_DTYPE_U32, ACCEL_DTYPE_I64,
   ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16, ACCEL_DTYPE_F32, ACCEL_DTYPE_F64,
 };
-
-static void
-accel_sort_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelSort *self = ACCEL_SORT (object);
-
-  switch (prop_id)
-    {
-    case PROP_KEYS:
-      accel_op_set_buffer_ (object, &self->keys, value, pspec);
-      break;
-    case PROP_VALUES:
-      accel_op_set_buffer_ (object, &self->values, value, pspec);
-      break;
-    case PROP_DESCENDING:
-      accel_op_set_boolean_ (object, &self->descending, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_sort_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelSort *self = ACCEL_SORT (object);
-
-  switch (prop_id)
-    {
-    case PROP_KEYS:
-      g_value_set_object (value, self->keys);
-      break;
-    case PROP_VALUES:
-      g_value_set_object (value, self->values);
-      break;
-    case PROP_DESCENDING:
-      g_value_set_boolean (value, self->descending);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_sort_dispose (GObject *object)
-{
-  AccelSort *self = ACCEL_SORT (object);
-
-  g_clear_object (&self->keys);
-  g_clear_object (&self->values);
-
-  G_OBJECT_CLASS (accel_sort_parent_class)->dispose (object);
-}
 
 static gboolean
 accel_sort_validate (AccelOp *op, GError **error)
@@ -117,39 +55,29 @@ accel_sort_validate (AccelOp *op, GError **error)
   return accel_op_check_no_alias_ (error, "sort", "values", self->values, "keys", self->keys);
 }
 
-static void
-accel_sort_class_init (AccelSortClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  object_class->set_property = accel_sort_set_property;
-  object_class->get_property = accel_sort_get_property;
-  object_class->dispose = accel_sort_dispose;
-  op_class->validate = accel_sort_validate;
-
-  accel_op_class_set_metadata (op_class, "sort",
-                               "Stable sort along the last axis, in place, of keys or key-value pairs");
-
-  accel_op_class_install_buffer (op_class, PROP_KEYS, "keys",
-                                 "Keys [..., n], sorted in place along the last axis",
-                                 ACCEL_ACCESS_READ_WRITE, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_VALUES, "values",
-                                 "Optional values of any type, the dims of keys, permuted with them",
-                                 ACCEL_ACCESS_READ_WRITE, FALSE);
-
+static const AccelOpParam sort_params[] = {
+  ACCEL_OP_BUFFER (AccelSort, keys, "keys", "Keys [..., n], sorted in place along the last axis",
+                   ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelSort, values, "values", "Optional values of any type, the dims of keys, permuted with them",
+                   ACCEL_ACCESS_READ_WRITE, 0),
   /**
    * AccelSort:descending:
    *
    * Whether the order is descending (still stable: equal keys keep their
    * order).
    */
-  properties[PROP_DESCENDING] =
-    g_param_spec_boolean ("descending", NULL, "Sort in descending order",
-                          FALSE, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_BOOLEAN (AccelSort, descending, "descending", "Sort in descending order", FALSE),
+};
 
-  for (guint i = PROP_DESCENDING; i < N_PROPS; i++)
-    g_object_class_install_property (object_class, i, properties[i]);
+static void
+accel_sort_class_init (AccelSortClass *klass)
+{
+  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
+
+  op_class->validate = accel_sort_validate;
+  accel_op_class_set_metadata (op_class, "sort",
+                               "Stable sort along the last axis, in place, of keys or key-value pairs");
+  accel_op_class_install_params (op_class, sort_params, G_N_ELEMENTS (sort_params));
 }
 
 static void
