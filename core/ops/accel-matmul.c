@@ -142,8 +142,7 @@ check_bias (AccelMatmul *self, gint64 n, GError **error)
     }
   gint64 dims[1] = { n };
   return accel_op_check_contiguous (op, "bias", error)
-         && accel_op_expect_dims_ (error, "matmul", "bias", self->bias, dims, 1, "one per column of “c”")
-         && accel_op_check_no_alias_ (error, "matmul", "c", self->c, "bias", self->bias);
+         && accel_op_expect_dims_ (error, "matmul", "bias", self->bias, dims, 1, "one per column of “c”");
 }
 
 static gboolean
@@ -151,73 +150,10 @@ accel_matmul_validate (AccelOp *op, GError **error)
 {
   AccelMatmul *self = ACCEL_MATMUL (op);
 
-  if (!accel_op_require_ ("matmul", "a", self->a, error)
-      || !accel_op_require_ ("matmul", "b", self->b, error)
-      || !accel_op_require_ ("matmul", "c", self->c, error))
+  AccelGemmDims dims;
+  if (!check_types (self, error)
+      || !accel_gemm_dims (op, self->a, self->transa, self->b, self->transb, self->c, &dims, error))
     return FALSE;
-
-  if ((guint) self->epilogue > ACCEL_MATMUL_EPILOGUE_BIAS_GELU)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "matmul: property “epilogue” has the unknown value %d", self->epilogue);
-      return FALSE;
-    }
-  if (!check_types (self, error))
-    return FALSE;
-  if (!accel_op_check_rank (op, "a", 2, 3, error)
-      || !accel_op_check_rank (op, "b", 2, 3, error)
-      || !accel_op_check_rank (op, "c", 2, 3, error)
-      || !accel_op_check_contiguous (op, "a", error)
-      || !accel_op_check_contiguous (op, "b", error)
-      || !accel_op_check_contiguous (op, "c", error))
-    return FALSE;
-
-  const AccelShape *sa = accel_buffer_get_shape (self->a);
-  const AccelShape *sb = accel_buffer_get_shape (self->b);
-  const AccelShape *sc = accel_buffer_get_shape (self->c);
-  guint rank = accel_shape_get_rank (sa);
-  if (accel_shape_get_rank (sb) != rank || accel_shape_get_rank (sc) != rank)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH,
-                   "matmul: “a”, “b” and “c” must have the same rank (got %u, %u and %u)",
-                   rank, accel_shape_get_rank (sb), accel_shape_get_rank (sc));
-      return FALSE;
-    }
-  guint r = rank - 2;
-  gint64 m = accel_shape_get_dim (sa, self->transa ? r + 1 : r);
-  gint64 k = accel_shape_get_dim (sa, self->transa ? r : r + 1);
-  gint64 kb = accel_shape_get_dim (sb, self->transb ? r + 1 : r);
-  gint64 n = accel_shape_get_dim (sb, self->transb ? r : r + 1);
-  if (kb != k)
-    {
-      g_autofree char *expected = g_strdup_printf (self->transb ? "[n, %" G_GINT64_FORMAT "] (transb)"
-                                                                : "[%" G_GINT64_FORMAT ", n]", k);
-      return accel_op_shape_error_ (error, "matmul", "b", self->b, expected);
-    }
-  if (accel_shape_get_dim (sc, r) != m || accel_shape_get_dim (sc, r + 1) != n)
-    {
-      g_autofree char *expected = g_strdup_printf ("[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]", m, n);
-      return accel_op_shape_error_ (error, "matmul", "c", self->c, expected);
-    }
-  if (rank == 3)
-    {
-      gint64 batch = accel_shape_get_dim (sa, 0);
-      if (accel_shape_get_dim (sb, 0) != batch || accel_shape_get_dim (sc, 0) != batch)
-        {
-          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH,
-                       "matmul: batch sizes differ: “a” %" G_GINT64_FORMAT ", “b” %" G_GINT64_FORMAT
-                       ", “c” %" G_GINT64_FORMAT, batch, accel_shape_get_dim (sb, 0),
-                       accel_shape_get_dim (sc, 0));
-          return FALSE;
-        }
-    }
-  if (m > G_MAXINT || n > G_MAXINT || k > G_MAXINT)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "matmul: m=%" G_GINT64_FORMAT ", n=%" G_GINT64_FORMAT ", k=%" G_GINT64_FORMAT
-                   " exceeds the limit of %d per dimension", m, n, k, G_MAXINT);
-      return FALSE;
-    }
   if (self->compute == ACCEL_GEMM_COMPUTE_TF32 && accel_buffer_get_dtype (self->a) != ACCEL_DTYPE_F32)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
@@ -225,12 +161,6 @@ accel_matmul_validate (AccelOp *op, GError **error)
                    accel_dtype_get_name (accel_buffer_get_dtype (self->a)));
       return FALSE;
     }
-  if (!accel_op_check_finite_ (error, "matmul", "alpha", self->alpha)
-      || !accel_op_check_finite_ (error, "matmul", "beta", self->beta)
-      || !accel_op_check_finite_ (error, "matmul", "a-scale", self->a_scale)
-      || !accel_op_check_finite_ (error, "matmul", "b-scale", self->b_scale)
-      || !accel_op_check_finite_ (error, "matmul", "c-scale", self->c_scale))
-    return FALSE;
   if (self->c_scale != 1.0 && !is_fp8 (accel_buffer_get_dtype (self->c)))
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
@@ -238,9 +168,7 @@ accel_matmul_validate (AccelOp *op, GError **error)
                    self->c_scale, accel_dtype_get_name (accel_buffer_get_dtype (self->c)));
       return FALSE;
     }
-  return check_bias (self, n, error)
-         && accel_op_check_no_alias_ (error, "matmul", "c", self->c, "a", self->a)
-         && accel_op_check_no_alias_ (error, "matmul", "c", self->c, "b", self->b);
+  return check_bias (self, dims.n, error) && _accel_op_check_results_alias (op, error);
 }
 
 static const AccelOpParam matmul_params[] = {
