@@ -32,9 +32,7 @@
  * Op name: `attention-backward`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelAttentionBackward, accel_attention_backward, ACCEL_TYPE_OP)
 ACCEL_ATTENTION_MASK_LAYOUT_CHECK (AccelAttentionBackward);
-
 
 static const AccelDType attention_backward_dtypes[] = {
   ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16,
@@ -92,22 +90,10 @@ static const AccelOpParam attention_backward_params[] = {
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
 
-static void
-accel_attention_backward_class_init (AccelAttentionBackwardClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_attention_backward_validate;
-  accel_op_class_set_metadata (op_class, "attention-backward",
-                               "Gradients of scaled dot-product attention with respect to q, k and v");
-  accel_op_class_install_params (op_class, attention_backward_params, G_N_ELEMENTS (attention_backward_params));
-  _accel_attention_install_mask_params (op_class, G_STRUCT_OFFSET (AccelAttentionBackward, causal));
-}
-
-static void
-accel_attention_backward_init (AccelAttentionBackward *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelAttentionBackward, accel_attention_backward, "attention-backward",
+                                "Gradients of scaled dot-product attention with respect to q, k and v",
+                                attention_backward_params, accel_attention_backward_validate,
+                                _accel_attention_install_mask_params (op_class, G_STRUCT_OFFSET (AccelAttentionBackward, causal));)
 
 /**
  * accel_attention_backward_new:

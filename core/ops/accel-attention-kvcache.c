@@ -40,9 +40,6 @@
  * Op name: `attention-kvcache`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelAttentionKvcache, accel_attention_kvcache, ACCEL_TYPE_OP)
-
-
 static const AccelDType kvcache_dtypes[] = {
   ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16,
 };
@@ -157,21 +154,9 @@ static const AccelOpParam attention_kvcache_params[] = {
                    0.0, G_MAXDOUBLE, 0.0, 0),
 };
 
-static void
-accel_attention_kvcache_class_init (AccelAttentionKvcacheClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_attention_kvcache_validate;
-  accel_op_class_set_metadata (op_class, "attention-kvcache",
-                               "Attention over a paged key/value cache (decode, chunked prefill)");
-  accel_op_class_install_params (op_class, attention_kvcache_params, G_N_ELEMENTS (attention_kvcache_params));
-}
-
-static void
-accel_attention_kvcache_init (AccelAttentionKvcache *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelAttentionKvcache, accel_attention_kvcache, "attention-kvcache",
+                      "Attention over a paged key/value cache (decode, chunked prefill)",
+                      attention_kvcache_params, accel_attention_kvcache_validate)
 
 /**
  * accel_attention_kvcache_new:

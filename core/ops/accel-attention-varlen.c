@@ -34,9 +34,7 @@
  * Op name: `attention-varlen`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelAttentionVarlen, accel_attention_varlen, ACCEL_TYPE_OP)
 ACCEL_ATTENTION_MASK_LAYOUT_CHECK (AccelAttentionVarlen);
-
 
 static const AccelDType varlen_dtypes[] = {
   ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16,
@@ -102,22 +100,10 @@ static const AccelOpParam attention_varlen_params[] = {
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
 };
 
-static void
-accel_attention_varlen_class_init (AccelAttentionVarlenClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_attention_varlen_validate;
-  accel_op_class_set_metadata (op_class, "attention-varlen",
-                               "Attention over packed sequences of different lengths (cu-seqlens)");
-  accel_op_class_install_params (op_class, attention_varlen_params, G_N_ELEMENTS (attention_varlen_params));
-  _accel_attention_install_mask_params (op_class, G_STRUCT_OFFSET (AccelAttentionVarlen, causal));
-}
-
-static void
-accel_attention_varlen_init (AccelAttentionVarlen *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelAttentionVarlen, accel_attention_varlen, "attention-varlen",
+                                "Attention over packed sequences of different lengths (cu-seqlens)",
+                                attention_varlen_params, accel_attention_varlen_validate,
+                                _accel_attention_install_mask_params (op_class, G_STRUCT_OFFSET (AccelAttentionVarlen, causal));)
 
 /**
  * accel_attention_varlen_new:

@@ -39,9 +39,7 @@
  * Op name: `attention`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelAttention, accel_attention, ACCEL_TYPE_OP)
 ACCEL_ATTENTION_MASK_LAYOUT_CHECK (AccelAttention);
-
 
 static const AccelDType attention_dtypes[] = {
   ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16, ACCEL_DTYPE_FP8_E4M3,
@@ -131,22 +129,10 @@ static const AccelOpParam attention_params[] = {
                    0.0, G_MAXDOUBLE, 1.0, 0),
 };
 
-static void
-accel_attention_class_init (AccelAttentionClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_attention_validate;
-  accel_op_class_set_metadata (op_class, "attention",
-                               "Scaled dot-product attention (causal, sliding window, sinks, grouped-query, softcap, ALiBi, fp8)");
-  accel_op_class_install_params (op_class, attention_params, G_N_ELEMENTS (attention_params));
-  _accel_attention_install_mask_params (op_class, G_STRUCT_OFFSET (AccelAttention, causal));
-}
-
-static void
-accel_attention_init (AccelAttention *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelAttention, accel_attention, "attention",
+                                "Scaled dot-product attention (causal, sliding window, sinks, grouped-query, softcap, ALiBi, fp8)",
+                                attention_params, accel_attention_validate,
+                                _accel_attention_install_mask_params (op_class, G_STRUCT_OFFSET (AccelAttention, causal));)
 
 /**
  * accel_attention_new:

@@ -14,9 +14,6 @@
  * Op name: `axpy`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelAxpy, accel_axpy, ACCEL_TYPE_OP)
-
-
 static const AccelDType axpy_dtypes[] = {
   ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_C64, ACCEL_DTYPE_C128,
   ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16,
@@ -61,20 +58,9 @@ static const AccelOpParam axpy_params[] = {
                    -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
 };
 
-static void
-accel_axpy_class_init (AccelAxpyClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_axpy_validate;
-  accel_op_class_set_metadata (op_class, "axpy", "y = alpha x + y");
-  accel_op_class_install_params (op_class, axpy_params, G_N_ELEMENTS (axpy_params));
-}
-
-static void
-accel_axpy_init (AccelAxpy *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelAxpy, accel_axpy, "axpy",
+                      "y = alpha x + y",
+                      axpy_params, accel_axpy_validate)
 
 /**
  * accel_axpy_new:

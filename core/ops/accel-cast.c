@@ -20,9 +20,6 @@
  * Op name: `cast`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelCast, accel_cast, ACCEL_TYPE_OP)
-
-
 static gboolean
 accel_cast_validate (AccelOp *op, GError **error)
 {
@@ -49,21 +46,9 @@ static const AccelOpParam cast_params[] = {
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
 
-static void
-accel_cast_class_init (AccelCastClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_cast_validate;
-  accel_op_class_set_metadata (op_class, "cast",
-                               "Convert src to the dtype of dst (round to nearest even; saturating integers)");
-  accel_op_class_install_params (op_class, cast_params, G_N_ELEMENTS (cast_params));
-}
-
-static void
-accel_cast_init (AccelCast *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelCast, accel_cast, "cast",
+                      "Convert src to the dtype of dst (round to nearest even; saturating integers)",
+                      cast_params, accel_cast_validate)
 
 /**
  * accel_cast_new:

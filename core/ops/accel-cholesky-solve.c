@@ -17,9 +17,6 @@
  * Op name: `cholesky-solve`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelCholeskySolve, accel_cholesky_solve, ACCEL_TYPE_OP)
-
-
 static const AccelDType linalg_dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F64 };
 
 static gboolean
@@ -57,21 +54,9 @@ static const AccelOpParam cholesky_solve_params[] = {
   ACCEL_OP_BOOLEAN (AccelCholeskySolve, lower, "lower", "Whether l is the lower factor (else upper)", TRUE),
 };
 
-static void
-accel_cholesky_solve_class_init (AccelCholeskySolveClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_cholesky_solve_validate;
-  accel_op_class_set_metadata (op_class, "cholesky-solve",
-                               "Solves a x = b from the Cholesky factor of a (LAPACK potrs)");
-  accel_op_class_install_params (op_class, cholesky_solve_params, G_N_ELEMENTS (cholesky_solve_params));
-}
-
-static void
-accel_cholesky_solve_init (AccelCholeskySolve *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelCholeskySolve, accel_cholesky_solve, "cholesky-solve",
+                      "Solves a x = b from the Cholesky factor of a (LAPACK potrs)",
+                      cholesky_solve_params, accel_cholesky_solve_validate)
 
 /**
  * accel_cholesky_solve_new:

@@ -21,9 +21,6 @@
  * Op name: `cholesky`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelCholesky, accel_cholesky, ACCEL_TYPE_OP)
-
-
 static const AccelDType linalg_dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F64 };
 
 static gboolean
@@ -62,21 +59,9 @@ static const AccelOpParam cholesky_params[] = {
   ACCEL_OP_BOOLEAN (AccelCholesky, lower, "lower", "Lower factor a = l lT (else upper a = uT u)", TRUE),
 };
 
-static void
-accel_cholesky_class_init (AccelCholeskyClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_cholesky_validate;
-  accel_op_class_set_metadata (op_class, "cholesky",
-                               "Cholesky factorisation of a symmetric positive definite matrix (LAPACK potrf)");
-  accel_op_class_install_params (op_class, cholesky_params, G_N_ELEMENTS (cholesky_params));
-}
-
-static void
-accel_cholesky_init (AccelCholesky *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelCholesky, accel_cholesky, "cholesky",
+                      "Cholesky factorisation of a symmetric positive definite matrix (LAPACK potrf)",
+                      cholesky_params, accel_cholesky_validate)
 
 /**
  * accel_cholesky_new:

@@ -23,9 +23,6 @@
  * Op name: `conv2d-backward-data`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelConv2dBackwardData, accel_conv2d_backward_data, ACCEL_TYPE_OP)
-
-
 static gboolean
 accel_conv2d_backward_data_validate (AccelOp *op, GError **error)
 {
@@ -107,21 +104,9 @@ static const AccelOpParam conv2d_backward_data_params[] = {
                 1, G_MAXINT, 1),
 };
 
-static void
-accel_conv2d_backward_data_class_init (AccelConv2dBackwardDataClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_conv2d_backward_data_validate;
-  accel_op_class_set_metadata (op_class, "conv2d-backward-data",
-                               "Gradient of conv2d with respect to its input: dx from dy and w");
-  accel_op_class_install_params (op_class, conv2d_backward_data_params, G_N_ELEMENTS (conv2d_backward_data_params));
-}
-
-static void
-accel_conv2d_backward_data_init (AccelConv2dBackwardData *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelConv2dBackwardData, accel_conv2d_backward_data, "conv2d-backward-data",
+                      "Gradient of conv2d with respect to its input: dx from dy and w",
+                      conv2d_backward_data_params, accel_conv2d_backward_data_validate)
 
 /**
  * accel_conv2d_backward_data_new:

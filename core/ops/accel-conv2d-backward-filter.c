@@ -20,9 +20,6 @@
  * Op name: `conv2d-backward-filter`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelConv2dBackwardFilter, accel_conv2d_backward_filter, ACCEL_TYPE_OP)
-
-
 static gboolean
 accel_conv2d_backward_filter_validate (AccelOp *op, GError **error)
 {
@@ -104,21 +101,9 @@ static const AccelOpParam conv2d_backward_filter_params[] = {
                 1, G_MAXINT, 1),
 };
 
-static void
-accel_conv2d_backward_filter_class_init (AccelConv2dBackwardFilterClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_conv2d_backward_filter_validate;
-  accel_op_class_set_metadata (op_class, "conv2d-backward-filter",
-                               "Gradient of conv2d with respect to its filters: dw from x and dy");
-  accel_op_class_install_params (op_class, conv2d_backward_filter_params, G_N_ELEMENTS (conv2d_backward_filter_params));
-}
-
-static void
-accel_conv2d_backward_filter_init (AccelConv2dBackwardFilter *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelConv2dBackwardFilter, accel_conv2d_backward_filter, "conv2d-backward-filter",
+                      "Gradient of conv2d with respect to its filters: dw from x and dy",
+                      conv2d_backward_filter_params, accel_conv2d_backward_filter_validate)
 
 /**
  * accel_conv2d_backward_filter_new:

@@ -23,9 +23,6 @@
  * Op name: `conv2d`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelConv2d, accel_conv2d, ACCEL_TYPE_OP)
-
-
 static const AccelDType conv_dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16 };
 
 /* The output length of one axis, or -1 where the dilated window does not
@@ -255,21 +252,9 @@ static const AccelOpParam conv2d_params[] = {
                 1, G_MAXINT, 1),
 };
 
-static void
-accel_conv2d_class_init (AccelConv2dClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_conv2d_validate;
-  accel_op_class_set_metadata (op_class, "conv2d",
-                               "2-D convolution (cross-correlation) with stride, padding, dilation, groups and bias");
-  accel_op_class_install_params (op_class, conv2d_params, G_N_ELEMENTS (conv2d_params));
-}
-
-static void
-accel_conv2d_init (AccelConv2d *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelConv2d, accel_conv2d, "conv2d",
+                      "2-D convolution (cross-correlation) with stride, padding, dilation, groups and bias",
+                      conv2d_params, accel_conv2d_validate)
 
 /**
  * accel_conv2d_new:

@@ -13,9 +13,6 @@
  * Op name: `copy`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelCopy, accel_copy, ACCEL_TYPE_OP)
-
-
 static gboolean
 accel_copy_validate (AccelOp *op, GError **error)
 {
@@ -44,21 +41,9 @@ static const AccelOpParam copy_params[] = {
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
 
-static void
-accel_copy_class_init (AccelCopyClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_copy_validate;
-  accel_op_class_set_metadata (op_class, "copy",
-                               "Copy src into dst (same dtype and element count; strided layouts allowed)");
-  accel_op_class_install_params (op_class, copy_params, G_N_ELEMENTS (copy_params));
-}
-
-static void
-accel_copy_init (AccelCopy *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelCopy, accel_copy, "copy",
+                      "Copy src into dst (same dtype and element count; strided layouts allowed)",
+                      copy_params, accel_copy_validate)
 
 /**
  * accel_copy_new:

@@ -20,9 +20,6 @@
  * Op name: `eigh`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelEigh, accel_eigh, ACCEL_TYPE_OP)
-
-
 static const AccelDType linalg_dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F64 };
 
 static gboolean
@@ -69,21 +66,9 @@ static const AccelOpParam eigh_params[] = {
   ACCEL_OP_BOOLEAN (AccelEigh, lower, "lower", "Read the lower triangle of a (else the upper)", TRUE),
 };
 
-static void
-accel_eigh_class_init (AccelEighClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_eigh_validate;
-  accel_op_class_set_metadata (op_class, "eigh",
-                               "Eigenvalues and eigenvectors of a symmetric matrix (LAPACK syevd)");
-  accel_op_class_install_params (op_class, eigh_params, G_N_ELEMENTS (eigh_params));
-}
-
-static void
-accel_eigh_init (AccelEigh *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelEigh, accel_eigh, "eigh",
+                      "Eigenvalues and eigenvectors of a symmetric matrix (LAPACK syevd)",
+                      eigh_params, accel_eigh_validate)
 
 /**
  * accel_eigh_new:

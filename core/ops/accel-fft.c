@@ -25,9 +25,6 @@
  * Op name: `fft`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelFft, accel_fft, ACCEL_TYPE_OP)
-
-
 static gboolean
 accel_fft_check_types (AccelFft *self, GError **error)
 {
@@ -195,21 +192,9 @@ static const AccelOpParam fft_params[] = {
                  1, 3, 1),
 };
 
-static void
-accel_fft_class_init (AccelFftClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_fft_validate;
-  accel_op_class_set_metadata (op_class, "fft",
-                               "Batched 1-3 dimensional FFT (c2c, r2c, c2r; unnormalised inverse)");
-  accel_op_class_install_params (op_class, fft_params, G_N_ELEMENTS (fft_params));
-}
-
-static void
-accel_fft_init (AccelFft *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelFft, accel_fft, "fft",
+                      "Batched 1-3 dimensional FFT (c2c, r2c, c2r; unnormalised inverse)",
+                      fft_params, accel_fft_validate)
 
 /**
  * accel_fft_new:

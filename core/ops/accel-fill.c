@@ -13,9 +13,6 @@
  * Op name: `fill`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelFill, accel_fill, ACCEL_TYPE_OP)
-
-
 static gboolean
 accel_fill_validate (AccelOp *op, GError **error)
 {
@@ -55,20 +52,9 @@ static const AccelOpParam fill_params[] = {
                    -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, 0),
 };
 
-static void
-accel_fill_class_init (AccelFillClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_fill_validate;
-  accel_op_class_set_metadata (op_class, "fill", "Set every element of dst to one value");
-  accel_op_class_install_params (op_class, fill_params, G_N_ELEMENTS (fill_params));
-}
-
-static void
-accel_fill_init (AccelFill *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelFill, accel_fill, "fill",
+                      "Set every element of dst to one value",
+                      fill_params, accel_fill_validate)
 
 /**
  * accel_fill_new:

@@ -21,8 +21,6 @@
  * Op name: `gemm`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelGemm, accel_gemm, ACCEL_TYPE_OP)
-
 static const AccelDType gemm_dtypes[] = {
   ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_C64, ACCEL_DTYPE_C128,
   ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16,
@@ -179,21 +177,9 @@ static const AccelOpParam gemm_params[] = {
                  accel_gemm_compute_get_type, ACCEL_GEMM_COMPUTE_DEFAULT),
 };
 
-static void
-accel_gemm_class_init (AccelGemmClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_gemm_validate;
-  accel_op_class_set_metadata (op_class, "gemm",
-                               "General matrix multiply c = alpha op(a) op(b) + beta c, optionally batched");
-  accel_op_class_install_params (op_class, gemm_params, G_N_ELEMENTS (gemm_params));
-}
-
-static void
-accel_gemm_init (AccelGemm *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelGemm, accel_gemm, "gemm",
+                      "General matrix multiply c = alpha op(a) op(b) + beta c, optionally batched",
+                      gemm_params, accel_gemm_validate)
 
 /**
  * accel_gemm_new:

@@ -21,9 +21,6 @@
  * Op name: `histogram`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelHistogram, accel_histogram, ACCEL_TYPE_OP)
-
-
 static const AccelDType sample_dtypes[] = {
   ACCEL_DTYPE_U8, ACCEL_DTYPE_I32, ACCEL_DTYPE_F32, ACCEL_DTYPE_F64,
 };
@@ -106,21 +103,9 @@ static const AccelOpParam histogram_params[] = {
                 1, G_MAXINT, 1),
 };
 
-static void
-accel_histogram_class_init (AccelHistogramClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_histogram_validate;
-  accel_op_class_set_metadata (op_class, "histogram",
-                               "Histogram of samples into n-bins equal bins over [lower, upper)");
-  accel_op_class_install_params (op_class, histogram_params, G_N_ELEMENTS (histogram_params));
-}
-
-static void
-accel_histogram_init (AccelHistogram *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelHistogram, accel_histogram, "histogram",
+                      "Histogram of samples into n-bins equal bins over [lower, upper)",
+                      histogram_params, accel_histogram_validate)
 
 /**
  * accel_histogram_new:

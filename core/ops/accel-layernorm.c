@@ -19,9 +19,6 @@
  * Op name: `layernorm`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelLayernorm, accel_layernorm, ACCEL_TYPE_OP)
-
-
 static const AccelDType norm_dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16 };
 
 static gboolean
@@ -86,21 +83,9 @@ static const AccelOpParam layernorm_params[] = {
                    0.0, G_MAXDOUBLE, 1e-5, 0),
 };
 
-static void
-accel_layernorm_class_init (AccelLayernormClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_layernorm_validate;
-  accel_op_class_set_metadata (op_class, "layernorm",
-                               "Layer normalisation over the last axis: (x - mean) / sqrt(var + eps) * gamma + beta");
-  accel_op_class_install_params (op_class, layernorm_params, G_N_ELEMENTS (layernorm_params));
-}
-
-static void
-accel_layernorm_init (AccelLayernorm *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelLayernorm, accel_layernorm, "layernorm",
+                      "Layer normalisation over the last axis: (x - mean) / sqrt(var + eps) * gamma + beta",
+                      layernorm_params, accel_layernorm_validate)
 
 /**
  * accel_layernorm_new:

@@ -21,9 +21,6 @@
  * Op name: `lu-solve`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelLuSolve, accel_lu_solve, ACCEL_TYPE_OP)
-
-
 static const AccelDType linalg_dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F64 };
 
 static gboolean
@@ -64,21 +61,9 @@ static const AccelOpParam lu_solve_params[] = {
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
 
-static void
-accel_lu_solve_class_init (AccelLuSolveClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_lu_solve_validate;
-  accel_op_class_set_metadata (op_class, "lu-solve",
-                               "Solves a x = b from the LU factors of a square a (LAPACK getrs)");
-  accel_op_class_install_params (op_class, lu_solve_params, G_N_ELEMENTS (lu_solve_params));
-}
-
-static void
-accel_lu_solve_init (AccelLuSolve *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelLuSolve, accel_lu_solve, "lu-solve",
+                      "Solves a x = b from the LU factors of a square a (LAPACK getrs)",
+                      lu_solve_params, accel_lu_solve_validate)
 
 /**
  * accel_lu_solve_new:

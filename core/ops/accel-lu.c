@@ -21,9 +21,6 @@
  * Op name: `lu`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelLu, accel_lu, ACCEL_TYPE_OP)
-
-
 static const AccelDType linalg_dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F64 };
 
 static gboolean
@@ -64,21 +61,9 @@ static const AccelOpParam lu_params[] = {
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
 
-static void
-accel_lu_class_init (AccelLuClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_lu_validate;
-  accel_op_class_set_metadata (op_class, "lu",
-                               "LU factorisation with partial pivoting, p a = l u (LAPACK getrf)");
-  accel_op_class_install_params (op_class, lu_params, G_N_ELEMENTS (lu_params));
-}
-
-static void
-accel_lu_init (AccelLu *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelLu, accel_lu, "lu",
+                      "LU factorisation with partial pivoting, p a = l u (LAPACK getrf)",
+                      lu_params, accel_lu_validate)
 
 /**
  * accel_lu_new:

@@ -38,9 +38,6 @@
  * Op name: `matmul`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelMatmul, accel_matmul, ACCEL_TYPE_OP)
-
-
 static const AccelDType matmul_dtypes[] = {
   ACCEL_DTYPE_F32, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16, ACCEL_DTYPE_FP8_E4M3, ACCEL_DTYPE_FP8_E5M2,
 };
@@ -248,21 +245,9 @@ static const AccelOpParam matmul_params[] = {
                  accel_gemm_compute_get_type, ACCEL_GEMM_COMPUTE_DEFAULT),
 };
 
-static void
-accel_matmul_class_init (AccelMatmulClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_matmul_validate;
-  accel_op_class_set_metadata (op_class, "matmul",
-                               "Matrix multiply with a fused epilogue (bias, ReLU, GELU) and fp8 scaling");
-  accel_op_class_install_params (op_class, matmul_params, G_N_ELEMENTS (matmul_params));
-}
-
-static void
-accel_matmul_init (AccelMatmul *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelMatmul, accel_matmul, "matmul",
+                      "Matrix multiply with a fused epilogue (bias, ReLU, GELU) and fp8 scaling",
+                      matmul_params, accel_matmul_validate)
 
 /**
  * accel_matmul_new:

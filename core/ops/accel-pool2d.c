@@ -26,9 +26,6 @@
  * Op name: `pool2d`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelPool2d, accel_pool2d, ACCEL_TYPE_OP)
-
-
 static const AccelDType pool_dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16 };
 
 static gboolean
@@ -171,21 +168,9 @@ static const AccelOpParam pool2d_params[] = {
   ACCEL_OP_BOOLEAN (AccelPool2d, count_include_pad, "count-include-pad", "avg: divide by the whole window, padding included", TRUE),
 };
 
-static void
-accel_pool2d_class_init (AccelPool2dClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_pool2d_validate;
-  accel_op_class_set_metadata (op_class, "pool2d",
-                               "2-D max or average pooling with window, stride and padding");
-  accel_op_class_install_params (op_class, pool2d_params, G_N_ELEMENTS (pool2d_params));
-}
-
-static void
-accel_pool2d_init (AccelPool2d *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelPool2d, accel_pool2d, "pool2d",
+                      "2-D max or average pooling with window, stride and padding",
+                      pool2d_params, accel_pool2d_validate)
 
 /**
  * accel_pool2d_new:

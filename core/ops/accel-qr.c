@@ -17,9 +17,6 @@
  * Op name: `qr`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelQr, accel_qr, ACCEL_TYPE_OP)
-
-
 static const AccelDType linalg_dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F64 };
 
 static gboolean
@@ -60,21 +57,9 @@ static const AccelOpParam qr_params[] = {
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
 
-static void
-accel_qr_class_init (AccelQrClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_qr_validate;
-  accel_op_class_set_metadata (op_class, "qr",
-                               "Reduced QR factorisation a = q r of a matrix or a batch of matrices");
-  accel_op_class_install_params (op_class, qr_params, G_N_ELEMENTS (qr_params));
-}
-
-static void
-accel_qr_init (AccelQr *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelQr, accel_qr, "qr",
+                      "Reduced QR factorisation a = q r of a matrix or a batch of matrices",
+                      qr_params, accel_qr_validate)
 
 /**
  * accel_qr_new:

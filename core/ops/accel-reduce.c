@@ -18,9 +18,6 @@
  * Op name: `reduce`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelReduce, accel_reduce, ACCEL_TYPE_OP)
-
-
 static const AccelDType reduce_dtypes[] = {
   ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16,
 };
@@ -100,20 +97,9 @@ static const AccelOpParam reduce_params[] = {
                 -ACCEL_SHAPE_MAX_RANK, ACCEL_SHAPE_MAX_RANK - 1, -1),
 };
 
-static void
-accel_reduce_class_init (AccelReduceClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_reduce_validate;
-  accel_op_class_set_metadata (op_class, "reduce", "Sum, max, min or mean of src along one axis");
-  accel_op_class_install_params (op_class, reduce_params, G_N_ELEMENTS (reduce_params));
-}
-
-static void
-accel_reduce_init (AccelReduce *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelReduce, accel_reduce, "reduce",
+                      "Sum, max, min or mean of src along one axis",
+                      reduce_params, accel_reduce_validate)
 
 /**
  * accel_reduce_new:

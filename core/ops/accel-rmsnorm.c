@@ -18,9 +18,6 @@
  * Op name: `rmsnorm`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelRmsnorm, accel_rmsnorm, ACCEL_TYPE_OP)
-
-
 static const AccelDType norm_dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16 };
 
 static gboolean
@@ -85,21 +82,9 @@ static const AccelOpParam rmsnorm_params[] = {
                    0.0, G_MAXDOUBLE, 1e-5, 0),
 };
 
-static void
-accel_rmsnorm_class_init (AccelRmsnormClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_rmsnorm_validate;
-  accel_op_class_set_metadata (op_class, "rmsnorm",
-                               "RMS normalisation over the last axis: x / sqrt(mean(x^2) + eps) * gamma + beta");
-  accel_op_class_install_params (op_class, rmsnorm_params, G_N_ELEMENTS (rmsnorm_params));
-}
-
-static void
-accel_rmsnorm_init (AccelRmsnorm *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelRmsnorm, accel_rmsnorm, "rmsnorm",
+                      "RMS normalisation over the last axis: x / sqrt(mean(x^2) + eps) * gamma + beta",
+                      rmsnorm_params, accel_rmsnorm_validate)
 
 /**
  * accel_rmsnorm_new:

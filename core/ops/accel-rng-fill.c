@@ -25,9 +25,6 @@
  * Op name: `rng-fill`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelRngFill, accel_rng_fill, ACCEL_TYPE_OP)
-
-
 static const AccelDType rng_dtypes[] = {
   ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16,
 };
@@ -134,21 +131,9 @@ static const AccelOpParam rng_fill_params[] = {
                    0.0, G_MAXDOUBLE, 1.0, 0),
 };
 
-static void
-accel_rng_fill_class_init (AccelRngFillClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_rng_fill_validate;
-  accel_op_class_set_metadata (op_class, "rng-fill",
-                               "Fill dst with Philox4x32-10 uniform or normal values (seed, offset)");
-  accel_op_class_install_params (op_class, rng_fill_params, G_N_ELEMENTS (rng_fill_params));
-}
-
-static void
-accel_rng_fill_init (AccelRngFill *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelRngFill, accel_rng_fill, "rng-fill",
+                      "Fill dst with Philox4x32-10 uniform or normal values (seed, offset)",
+                      rng_fill_params, accel_rng_fill_validate)
 
 /**
  * accel_rng_fill_new:

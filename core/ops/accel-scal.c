@@ -12,9 +12,6 @@
  * Op name: `scal`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelScal, accel_scal, ACCEL_TYPE_OP)
-
-
 static const AccelDType scal_dtypes[] = {
   ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_C64, ACCEL_DTYPE_C128,
   ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16,
@@ -45,20 +42,9 @@ static const AccelOpParam scal_params[] = {
                    -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
 };
 
-static void
-accel_scal_class_init (AccelScalClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_scal_validate;
-  accel_op_class_set_metadata (op_class, "scal", "x = alpha x");
-  accel_op_class_install_params (op_class, scal_params, G_N_ELEMENTS (scal_params));
-}
-
-static void
-accel_scal_init (AccelScal *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelScal, accel_scal, "scal",
+                      "x = alpha x",
+                      scal_params, accel_scal_validate)
 
 /**
  * accel_scal_new:

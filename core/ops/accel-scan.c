@@ -17,9 +17,6 @@
  * Op name: `scan`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelScan, accel_scan, ACCEL_TYPE_OP)
-
-
 static const AccelDType scan_dtypes[] = {
   ACCEL_DTYPE_I32, ACCEL_DTYPE_U32, ACCEL_DTYPE_I64, ACCEL_DTYPE_F32, ACCEL_DTYPE_F64,
 };
@@ -62,21 +59,9 @@ static const AccelOpParam scan_params[] = {
                  accel_scan_kind_get_type, ACCEL_SCAN_INCLUSIVE),
 };
 
-static void
-accel_scan_class_init (AccelScanClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_scan_validate;
-  accel_op_class_set_metadata (op_class, "scan",
-                               "Inclusive or exclusive prefix sum along the last axis");
-  accel_op_class_install_params (op_class, scan_params, G_N_ELEMENTS (scan_params));
-}
-
-static void
-accel_scan_init (AccelScan *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelScan, accel_scan, "scan",
+                      "Inclusive or exclusive prefix sum along the last axis",
+                      scan_params, accel_scan_validate)
 
 /**
  * accel_scan_new:

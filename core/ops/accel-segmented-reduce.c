@@ -19,9 +19,6 @@
  * Op name: `segmented-reduce`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelSegmentedReduce, accel_segmented_reduce, ACCEL_TYPE_OP)
-
-
 static const AccelDType segment_dtypes[] = {
   ACCEL_DTYPE_I32, ACCEL_DTYPE_U32, ACCEL_DTYPE_I64, ACCEL_DTYPE_F32, ACCEL_DTYPE_F64,
 };
@@ -91,21 +88,9 @@ static const AccelOpParam segmented_reduce_params[] = {
                  accel_reduce_op_get_type, ACCEL_REDUCE_SUM),
 };
 
-static void
-accel_segmented_reduce_class_init (AccelSegmentedReduceClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_segmented_reduce_validate;
-  accel_op_class_set_metadata (op_class, "segmented-reduce",
-                               "Sum, max, min or mean of each segment of a vector, segments given by offsets");
-  accel_op_class_install_params (op_class, segmented_reduce_params, G_N_ELEMENTS (segmented_reduce_params));
-}
-
-static void
-accel_segmented_reduce_init (AccelSegmentedReduce *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelSegmentedReduce, accel_segmented_reduce, "segmented-reduce",
+                      "Sum, max, min or mean of each segment of a vector, segments given by offsets",
+                      segmented_reduce_params, accel_segmented_reduce_validate)
 
 /**
  * accel_segmented_reduce_new:

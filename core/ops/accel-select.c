@@ -18,9 +18,6 @@
  * Op name: `select`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelSelect, accel_select, ACCEL_TYPE_OP)
-
-
 static const AccelDType flag_dtypes[] = {
   ACCEL_DTYPE_U8, ACCEL_DTYPE_I8, ACCEL_DTYPE_I32, ACCEL_DTYPE_U32,
 };
@@ -77,21 +74,9 @@ static const AccelOpParam select_params[] = {
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
 
-static void
-accel_select_class_init (AccelSelectClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_select_validate;
-  accel_op_class_set_metadata (op_class, "select",
-                               "Stream compaction: copies the elements whose flag is non-zero, in order");
-  accel_op_class_install_params (op_class, select_params, G_N_ELEMENTS (select_params));
-}
-
-static void
-accel_select_init (AccelSelect *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelSelect, accel_select, "select",
+                      "Stream compaction: copies the elements whose flag is non-zero, in order",
+                      select_params, accel_select_validate)
 
 /**
  * accel_select_new:

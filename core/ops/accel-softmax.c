@@ -13,9 +13,6 @@
  * Op name: `softmax`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelSoftmax, accel_softmax, ACCEL_TYPE_OP)
-
-
 static const AccelDType softmax_dtypes[] = {
   ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16,
 };
@@ -52,20 +49,9 @@ static const AccelOpParam softmax_params[] = {
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
 
-static void
-accel_softmax_class_init (AccelSoftmaxClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_softmax_validate;
-  accel_op_class_set_metadata (op_class, "softmax", "Softmax along the last axis");
-  accel_op_class_install_params (op_class, softmax_params, G_N_ELEMENTS (softmax_params));
-}
-
-static void
-accel_softmax_init (AccelSoftmax *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelSoftmax, accel_softmax, "softmax",
+                      "Softmax along the last axis",
+                      softmax_params, accel_softmax_validate)
 
 /**
  * accel_softmax_new:

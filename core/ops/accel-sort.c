@@ -19,9 +19,6 @@
  * Op name: `sort`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelSort, accel_sort, ACCEL_TYPE_OP)
-
-
 static const AccelDType sort_key_dtypes[] = {
   ACCEL_DTYPE_I8, ACCEL_DTYPE_U8, ACCEL_DTYPE_I32, ACCEL_DTYPE_U32, ACCEL_DTYPE_I64,
   ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16, ACCEL_DTYPE_F32, ACCEL_DTYPE_F64,
@@ -69,21 +66,9 @@ static const AccelOpParam sort_params[] = {
   ACCEL_OP_BOOLEAN (AccelSort, descending, "descending", "Sort in descending order", FALSE),
 };
 
-static void
-accel_sort_class_init (AccelSortClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_sort_validate;
-  accel_op_class_set_metadata (op_class, "sort",
-                               "Stable sort along the last axis, in place, of keys or key-value pairs");
-  accel_op_class_install_params (op_class, sort_params, G_N_ELEMENTS (sort_params));
-}
-
-static void
-accel_sort_init (AccelSort *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelSort, accel_sort, "sort",
+                      "Stable sort along the last axis, in place, of keys or key-value pairs",
+                      sort_params, accel_sort_validate)
 
 /**
  * accel_sort_new:

@@ -24,9 +24,6 @@
  * Op name: `spmm`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelSpmm, accel_spmm, ACCEL_TYPE_OP)
-
-
 static gboolean
 accel_spmm_validate (AccelOp *op, GError **error)
 {
@@ -116,21 +113,9 @@ static const AccelOpParam spmm_params[] = {
   ACCEL_OP_BOOLEAN (AccelSpmm, check_structure, "check-structure", "Verify that column indices are sorted and in range first", TRUE),
 };
 
-static void
-accel_spmm_class_init (AccelSpmmClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_spmm_validate;
-  accel_op_class_set_metadata (op_class, "spmm",
-                               "Sparse (CSR) matrix times dense matrix: c = alpha s b + beta c");
-  accel_op_class_install_params (op_class, spmm_params, G_N_ELEMENTS (spmm_params));
-}
-
-static void
-accel_spmm_init (AccelSpmm *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelSpmm, accel_spmm, "spmm",
+                      "Sparse (CSR) matrix times dense matrix: c = alpha s b + beta c",
+                      spmm_params, accel_spmm_validate)
 
 /**
  * accel_spmm_new:

@@ -24,9 +24,6 @@
  * Op name: `spmv`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelSpmv, accel_spmv, ACCEL_TYPE_OP)
-
-
 static gboolean
 accel_spmv_validate (AccelOp *op, GError **error)
 {
@@ -108,21 +105,9 @@ static const AccelOpParam spmv_params[] = {
   ACCEL_OP_BOOLEAN (AccelSpmv, check_structure, "check-structure", "Verify that column indices are sorted and in range first", TRUE),
 };
 
-static void
-accel_spmv_class_init (AccelSpmvClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_spmv_validate;
-  accel_op_class_set_metadata (op_class, "spmv",
-                               "Sparse (CSR) matrix times dense vector: y = alpha s x + beta y");
-  accel_op_class_install_params (op_class, spmv_params, G_N_ELEMENTS (spmv_params));
-}
-
-static void
-accel_spmv_init (AccelSpmv *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelSpmv, accel_spmv, "spmv",
+                      "Sparse (CSR) matrix times dense vector: y = alpha s x + beta y",
+                      spmv_params, accel_spmv_validate)
 
 /**
  * accel_spmv_new:

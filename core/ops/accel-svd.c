@@ -19,9 +19,6 @@
  * Op name: `svd`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelSvd, accel_svd, ACCEL_TYPE_OP)
-
-
 static const AccelDType linalg_dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F64 };
 
 static gboolean
@@ -78,21 +75,9 @@ static const AccelOpParam svd_params[] = {
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
 
-static void
-accel_svd_class_init (AccelSvdClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_svd_validate;
-  accel_op_class_set_metadata (op_class, "svd",
-                               "Reduced singular value decomposition a = u diag(s) vt");
-  accel_op_class_install_params (op_class, svd_params, G_N_ELEMENTS (svd_params));
-}
-
-static void
-accel_svd_init (AccelSvd *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelSvd, accel_svd, "svd",
+                      "Reduced singular value decomposition a = u diag(s) vt",
+                      svd_params, accel_svd_validate)
 
 /**
  * accel_svd_new:
