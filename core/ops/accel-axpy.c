@@ -24,9 +24,6 @@ accel_axpy_validate (AccelOp *op, GError **error)
 {
   AccelAxpy *self = ACCEL_AXPY (op);
 
-  if (!accel_op_require_ ("axpy", "x", self->x, error)
-      || !accel_op_require_ ("axpy", "y", self->y, error))
-    return FALSE;
   if (!accel_op_check_dtype (op, "x", axpy_dtypes, G_N_ELEMENTS (axpy_dtypes), error)
       || !accel_op_check_same_dtype (op, "x", "y", error))
     return FALSE;

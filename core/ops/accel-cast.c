@@ -25,9 +25,6 @@ accel_cast_validate (AccelOp *op, GError **error)
 {
   AccelCast *self = ACCEL_CAST (op);
 
-  if (!accel_op_require_ ("cast", "src", self->src, error)
-      || !accel_op_require_ ("cast", "dst", self->dst, error))
-    return FALSE;
   if (!accel_op_check_same_count_ ("cast", "src", self->src, "dst", self->dst, error))
     return FALSE;
   if (accel_op_buffers_alias_ (self->src, self->dst))

@@ -24,11 +24,6 @@ accel_cholesky_solve_validate (AccelOp *op, GError **error)
 {
   AccelCholeskySolve *self = ACCEL_CHOLESKY_SOLVE (op);
 
-  if (!accel_op_require_ ("cholesky-solve", "l", self->l, error)
-      || !accel_op_require_ ("cholesky-solve", "b", self->b, error)
-      || !accel_op_require_ ("cholesky-solve", "x", self->x, error))
-    return FALSE;
-
   AccelOpMatrixDims d;
   if (!accel_op_check_dtype (op, "l", linalg_dtypes, G_N_ELEMENTS (linalg_dtypes), error)
       || !accel_op_matrix_dims_ (op, "l", self->l, &d, error))

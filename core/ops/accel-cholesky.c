@@ -28,10 +28,6 @@ accel_cholesky_validate (AccelOp *op, GError **error)
 {
   AccelCholesky *self = ACCEL_CHOLESKY (op);
 
-  if (!accel_op_require_ ("cholesky", "a", self->a, error)
-      || !accel_op_require_ ("cholesky", "l", self->l, error))
-    return FALSE;
-
   AccelOpMatrixDims d;
   if (!accel_op_check_dtype (op, "a", linalg_dtypes, G_N_ELEMENTS (linalg_dtypes), error)
       || !accel_op_check_same_dtype (op, "a", "l", error)

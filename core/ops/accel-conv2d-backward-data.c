@@ -28,11 +28,6 @@ accel_conv2d_backward_data_validate (AccelOp *op, GError **error)
 {
   AccelConv2dBackwardData *self = ACCEL_CONV2D_BACKWARD_DATA (op);
 
-  if (!accel_op_require_ ("conv2d-backward-data", "dy", self->dy, error)
-      || !accel_op_require_ ("conv2d-backward-data", "w", self->w, error)
-      || !accel_op_require_ ("conv2d-backward-data", "dx", self->dx, error))
-    return FALSE;
-
   return _accel_conv2d_check_geometry (op, &self->params, "dx", self->dx, "w", self->w, "dy", self->dy, error)
          && accel_op_check_no_alias_ (error, "conv2d-backward-data", "dx", self->dx, "dy", self->dy)
          && accel_op_check_no_alias_ (error, "conv2d-backward-data", "dx", self->dx, "w", self->w);
@@ -45,68 +40,12 @@ static const AccelOpParam conv2d_backward_data_params[] = {
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
   ACCEL_OP_BUFFER (AccelConv2dBackwardData, dx, "dx", "Gradient of the input, shaped as conv2d x",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelConv2dBackwardData:layout:
-   *
-   * The layout of the images and filters.
-   */
-  ACCEL_OP_ENUM (AccelConv2dBackwardData, params.layout, "layout", "nchw or nhwc",
-                 accel_conv_layout_get_type, ACCEL_CONV_LAYOUT_NCHW),
-  /**
-   * AccelConv2dBackwardData:stride-h:
-   *
-   * The vertical stride.
-   */
-  ACCEL_OP_INT (AccelConv2dBackwardData, params.stride_h, "stride-h", "Vertical stride",
-                1, G_MAXINT, 1),
-  /**
-   * AccelConv2dBackwardData:stride-w:
-   *
-   * The horizontal stride.
-   */
-  ACCEL_OP_INT (AccelConv2dBackwardData, params.stride_w, "stride-w", "Horizontal stride",
-                1, G_MAXINT, 1),
-  /**
-   * AccelConv2dBackwardData:pad-h:
-   *
-   * Rows of zeros added above and below the input.
-   */
-  ACCEL_OP_INT (AccelConv2dBackwardData, params.pad_h, "pad-h", "Zero padding above and below",
-                0, G_MAXINT, 0),
-  /**
-   * AccelConv2dBackwardData:pad-w:
-   *
-   * Columns of zeros added left and right of the input.
-   */
-  ACCEL_OP_INT (AccelConv2dBackwardData, params.pad_w, "pad-w", "Zero padding left and right",
-                0, G_MAXINT, 0),
-  /**
-   * AccelConv2dBackwardData:dilation-h:
-   *
-   * The vertical spacing of filter taps (1: dense).
-   */
-  ACCEL_OP_INT (AccelConv2dBackwardData, params.dilation_h, "dilation-h", "Vertical filter dilation",
-                1, G_MAXINT, 1),
-  /**
-   * AccelConv2dBackwardData:dilation-w:
-   *
-   * The horizontal spacing of filter taps (1: dense).
-   */
-  ACCEL_OP_INT (AccelConv2dBackwardData, params.dilation_w, "dilation-w", "Horizontal filter dilation",
-                1, G_MAXINT, 1),
-  /**
-   * AccelConv2dBackwardData:groups:
-   *
-   * The number of groups: input channels and filters are split into this
-   * many groups, each convolved on its own (depthwise: groups = channels).
-   */
-  ACCEL_OP_INT (AccelConv2dBackwardData, params.groups, "groups", "Number of channel groups",
-                1, G_MAXINT, 1),
 };
 
-ACCEL_DEFINE_OP_TYPE (AccelConv2dBackwardData, accel_conv2d_backward_data, "conv2d-backward-data",
-                      "Gradient of conv2d with respect to its input: dx from dy and w",
-                      conv2d_backward_data_params, accel_conv2d_backward_data_validate)
+ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelConv2dBackwardData, accel_conv2d_backward_data, "conv2d-backward-data",
+                                "Gradient of conv2d with respect to its input: dx from dy and w",
+                                conv2d_backward_data_params, accel_conv2d_backward_data_validate,
+                                _accel_conv2d_install_geometry (op_class, G_STRUCT_OFFSET (AccelConv2dBackwardData, params)))
 
 /**
  * accel_conv2d_backward_data_new:

@@ -25,11 +25,6 @@ accel_conv2d_backward_filter_validate (AccelOp *op, GError **error)
 {
   AccelConv2dBackwardFilter *self = ACCEL_CONV2D_BACKWARD_FILTER (op);
 
-  if (!accel_op_require_ ("conv2d-backward-filter", "x", self->x, error)
-      || !accel_op_require_ ("conv2d-backward-filter", "dy", self->dy, error)
-      || !accel_op_require_ ("conv2d-backward-filter", "dw", self->dw, error))
-    return FALSE;
-
   return _accel_conv2d_check_geometry (op, &self->params, "x", self->x, "dw", self->dw, "dy", self->dy, error)
          && accel_op_check_no_alias_ (error, "conv2d-backward-filter", "dw", self->dw, "x", self->x)
          && accel_op_check_no_alias_ (error, "conv2d-backward-filter", "dw", self->dw, "dy", self->dy);
@@ -42,68 +37,12 @@ static const AccelOpParam conv2d_backward_filter_params[] = {
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
   ACCEL_OP_BUFFER (AccelConv2dBackwardFilter, dw, "dw", "Gradient of the filters, shaped as conv2d w",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelConv2dBackwardFilter:layout:
-   *
-   * The layout of the images and filters.
-   */
-  ACCEL_OP_ENUM (AccelConv2dBackwardFilter, params.layout, "layout", "nchw or nhwc",
-                 accel_conv_layout_get_type, ACCEL_CONV_LAYOUT_NCHW),
-  /**
-   * AccelConv2dBackwardFilter:stride-h:
-   *
-   * The vertical stride.
-   */
-  ACCEL_OP_INT (AccelConv2dBackwardFilter, params.stride_h, "stride-h", "Vertical stride",
-                1, G_MAXINT, 1),
-  /**
-   * AccelConv2dBackwardFilter:stride-w:
-   *
-   * The horizontal stride.
-   */
-  ACCEL_OP_INT (AccelConv2dBackwardFilter, params.stride_w, "stride-w", "Horizontal stride",
-                1, G_MAXINT, 1),
-  /**
-   * AccelConv2dBackwardFilter:pad-h:
-   *
-   * Rows of zeros added above and below the input.
-   */
-  ACCEL_OP_INT (AccelConv2dBackwardFilter, params.pad_h, "pad-h", "Zero padding above and below",
-                0, G_MAXINT, 0),
-  /**
-   * AccelConv2dBackwardFilter:pad-w:
-   *
-   * Columns of zeros added left and right of the input.
-   */
-  ACCEL_OP_INT (AccelConv2dBackwardFilter, params.pad_w, "pad-w", "Zero padding left and right",
-                0, G_MAXINT, 0),
-  /**
-   * AccelConv2dBackwardFilter:dilation-h:
-   *
-   * The vertical spacing of filter taps (1: dense).
-   */
-  ACCEL_OP_INT (AccelConv2dBackwardFilter, params.dilation_h, "dilation-h", "Vertical filter dilation",
-                1, G_MAXINT, 1),
-  /**
-   * AccelConv2dBackwardFilter:dilation-w:
-   *
-   * The horizontal spacing of filter taps (1: dense).
-   */
-  ACCEL_OP_INT (AccelConv2dBackwardFilter, params.dilation_w, "dilation-w", "Horizontal filter dilation",
-                1, G_MAXINT, 1),
-  /**
-   * AccelConv2dBackwardFilter:groups:
-   *
-   * The number of groups: input channels and filters are split into this
-   * many groups, each convolved on its own (depthwise: groups = channels).
-   */
-  ACCEL_OP_INT (AccelConv2dBackwardFilter, params.groups, "groups", "Number of channel groups",
-                1, G_MAXINT, 1),
 };
 
-ACCEL_DEFINE_OP_TYPE (AccelConv2dBackwardFilter, accel_conv2d_backward_filter, "conv2d-backward-filter",
-                      "Gradient of conv2d with respect to its filters: dw from x and dy",
-                      conv2d_backward_filter_params, accel_conv2d_backward_filter_validate)
+ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelConv2dBackwardFilter, accel_conv2d_backward_filter, "conv2d-backward-filter",
+                                "Gradient of conv2d with respect to its filters: dw from x and dy",
+                                conv2d_backward_filter_params, accel_conv2d_backward_filter_validate,
+                                _accel_conv2d_install_geometry (op_class, G_STRUCT_OFFSET (AccelConv2dBackwardFilter, params)))
 
 /**
  * accel_conv2d_backward_filter_new:

@@ -35,34 +35,6 @@ conv_out_len (gint64 in, gint64 window, int stride, int pad, int dilation)
   return room < 0 ? -1 : room / stride + 1;
 }
 
-static gboolean
-check_params (AccelOp *op, const AccelConv2dParams *p, GError **error)
-{
-  const char *name = accel_op_get_type_name (op);
-  const struct { const char *prop; int value; int min; } fields[] = {
-    { "stride-h", p->stride_h, 1 }, { "stride-w", p->stride_w, 1 },
-    { "pad-h", p->pad_h, 0 }, { "pad-w", p->pad_w, 0 },
-    { "dilation-h", p->dilation_h, 1 }, { "dilation-w", p->dilation_w, 1 },
-    { "groups", p->groups, 1 },
-  };
-
-  if (p->layout != ACCEL_CONV_LAYOUT_NCHW && p->layout != ACCEL_CONV_LAYOUT_NHWC)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "%s: property “layout” has the unknown value %d", name, p->layout);
-      return FALSE;
-    }
-  for (guint i = 0; i < G_N_ELEMENTS (fields); i++)
-    if (fields[i].value < fields[i].min)
-      {
-        g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                     "%s: property “%s” is %d; it must be at least %d",
-                     name, fields[i].prop, fields[i].value, fields[i].min);
-        return FALSE;
-      }
-  return TRUE;
-}
-
 /* Dims in the layout's order from logical (n, c, h, w). */
 static void
 layout_dims (AccelConvLayout layout, gint64 n, gint64 c, gint64 h, gint64 w, gint64 out[4])
@@ -96,8 +68,7 @@ _accel_conv2d_check_geometry (AccelOp *op,
   const char *name = accel_op_get_type_name (op);
   const char *names[3] = { x_name, w_name, y_name };
 
-  if (!check_params (op, p, error)
-      || !accel_op_check_dtype (op, x_name, conv_dtypes, G_N_ELEMENTS (conv_dtypes), error)
+  if (!accel_op_check_dtype (op, x_name, conv_dtypes, G_N_ELEMENTS (conv_dtypes), error)
       || !accel_op_check_same_dtype (op, x_name, w_name, error)
       || !accel_op_check_same_dtype (op, x_name, y_name, error))
     return FALSE;
@@ -164,11 +135,6 @@ accel_conv2d_validate (AccelOp *op, GError **error)
 {
   AccelConv2d *self = ACCEL_CONV2D (op);
 
-  if (!accel_op_require_ ("conv2d", "x", self->x, error)
-      || !accel_op_require_ ("conv2d", "w", self->w, error)
-      || !accel_op_require_ ("conv2d", "y", self->y, error))
-    return FALSE;
-
   if (!_accel_conv2d_check_geometry (op, &self->params, "x", self->x, "w", self->w, "y", self->y, error))
     return FALSE;
   if (self->bias != NULL)
@@ -184,6 +150,155 @@ accel_conv2d_validate (AccelOp *op, GError **error)
          && accel_op_check_no_alias_ (error, "conv2d", "y", self->y, "bias", self->bias);
 }
 
+/* The geometry of conv2d and its backward ops, installed at each op's
+ * `params` member. */
+static const AccelOpParam geometry_params[] = {
+  ACCEL_OP_ENUM (AccelConv2dParams, layout, "layout", "nchw or nhwc",
+                 accel_conv_layout_get_type, ACCEL_CONV_LAYOUT_NCHW),
+  ACCEL_OP_INT (AccelConv2dParams, stride_h, "stride-h", "Vertical stride",
+                1, G_MAXINT, 1),
+  ACCEL_OP_INT (AccelConv2dParams, stride_w, "stride-w", "Horizontal stride",
+                1, G_MAXINT, 1),
+  ACCEL_OP_INT (AccelConv2dParams, pad_h, "pad-h", "Zero padding above and below",
+                0, G_MAXINT, 0),
+  ACCEL_OP_INT (AccelConv2dParams, pad_w, "pad-w", "Zero padding left and right",
+                0, G_MAXINT, 0),
+  ACCEL_OP_INT (AccelConv2dParams, dilation_h, "dilation-h", "Vertical filter dilation",
+                1, G_MAXINT, 1),
+  ACCEL_OP_INT (AccelConv2dParams, dilation_w, "dilation-w", "Horizontal filter dilation",
+                1, G_MAXINT, 1),
+  ACCEL_OP_INT (AccelConv2dParams, groups, "groups", "Number of channel groups",
+                1, G_MAXINT, 1),
+};
+
+/**
+ * AccelConv2d:layout:
+ *
+ * The layout of the images and filters.
+ */
+/**
+ * AccelConv2d:stride-h:
+ *
+ * The vertical stride.
+ */
+/**
+ * AccelConv2d:stride-w:
+ *
+ * The horizontal stride.
+ */
+/**
+ * AccelConv2d:pad-h:
+ *
+ * Rows of zeros added above and below the input.
+ */
+/**
+ * AccelConv2d:pad-w:
+ *
+ * Columns of zeros added left and right of the input.
+ */
+/**
+ * AccelConv2d:dilation-h:
+ *
+ * The vertical spacing of filter taps (1: dense).
+ */
+/**
+ * AccelConv2d:dilation-w:
+ *
+ * The horizontal spacing of filter taps (1: dense).
+ */
+/**
+ * AccelConv2d:groups:
+ *
+ * The number of groups: input channels and filters are split into this
+ * many groups, each convolved on its own (depthwise: groups = channels).
+ */
+/**
+ * AccelConv2dBackwardData:layout:
+ *
+ * As #AccelConv2d:layout.
+ */
+/**
+ * AccelConv2dBackwardData:stride-h:
+ *
+ * As #AccelConv2d:stride-h.
+ */
+/**
+ * AccelConv2dBackwardData:stride-w:
+ *
+ * As #AccelConv2d:stride-w.
+ */
+/**
+ * AccelConv2dBackwardData:pad-h:
+ *
+ * As #AccelConv2d:pad-h.
+ */
+/**
+ * AccelConv2dBackwardData:pad-w:
+ *
+ * As #AccelConv2d:pad-w.
+ */
+/**
+ * AccelConv2dBackwardData:dilation-h:
+ *
+ * As #AccelConv2d:dilation-h.
+ */
+/**
+ * AccelConv2dBackwardData:dilation-w:
+ *
+ * As #AccelConv2d:dilation-w.
+ */
+/**
+ * AccelConv2dBackwardData:groups:
+ *
+ * As #AccelConv2d:groups.
+ */
+/**
+ * AccelConv2dBackwardFilter:layout:
+ *
+ * As #AccelConv2d:layout.
+ */
+/**
+ * AccelConv2dBackwardFilter:stride-h:
+ *
+ * As #AccelConv2d:stride-h.
+ */
+/**
+ * AccelConv2dBackwardFilter:stride-w:
+ *
+ * As #AccelConv2d:stride-w.
+ */
+/**
+ * AccelConv2dBackwardFilter:pad-h:
+ *
+ * As #AccelConv2d:pad-h.
+ */
+/**
+ * AccelConv2dBackwardFilter:pad-w:
+ *
+ * As #AccelConv2d:pad-w.
+ */
+/**
+ * AccelConv2dBackwardFilter:dilation-h:
+ *
+ * As #AccelConv2d:dilation-h.
+ */
+/**
+ * AccelConv2dBackwardFilter:dilation-w:
+ *
+ * As #AccelConv2d:dilation-w.
+ */
+/**
+ * AccelConv2dBackwardFilter:groups:
+ *
+ * As #AccelConv2d:groups.
+ */
+
+void
+_accel_conv2d_install_geometry (AccelOpClass *klass, gsize params_offset)
+{
+  accel_op_class_install_params_at (klass, params_offset, geometry_params, G_N_ELEMENTS (geometry_params));
+}
+
 static const AccelOpParam conv2d_params[] = {
   ACCEL_OP_BUFFER (AccelConv2d, x, "x", "Images [n, c, h, w] (nchw) or [n, h, w, c] (nhwc)",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
@@ -193,68 +308,12 @@ static const AccelOpParam conv2d_params[] = {
                    ACCEL_ACCESS_READ, 0),
   ACCEL_OP_BUFFER (AccelConv2d, y, "y", "Result [n, k, p, q] (nchw) or [n, p, q, k] (nhwc)",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelConv2d:layout:
-   *
-   * The layout of the images and filters.
-   */
-  ACCEL_OP_ENUM (AccelConv2d, params.layout, "layout", "nchw or nhwc",
-                 accel_conv_layout_get_type, ACCEL_CONV_LAYOUT_NCHW),
-  /**
-   * AccelConv2d:stride-h:
-   *
-   * The vertical stride.
-   */
-  ACCEL_OP_INT (AccelConv2d, params.stride_h, "stride-h", "Vertical stride",
-                1, G_MAXINT, 1),
-  /**
-   * AccelConv2d:stride-w:
-   *
-   * The horizontal stride.
-   */
-  ACCEL_OP_INT (AccelConv2d, params.stride_w, "stride-w", "Horizontal stride",
-                1, G_MAXINT, 1),
-  /**
-   * AccelConv2d:pad-h:
-   *
-   * Rows of zeros added above and below the input.
-   */
-  ACCEL_OP_INT (AccelConv2d, params.pad_h, "pad-h", "Zero padding above and below",
-                0, G_MAXINT, 0),
-  /**
-   * AccelConv2d:pad-w:
-   *
-   * Columns of zeros added left and right of the input.
-   */
-  ACCEL_OP_INT (AccelConv2d, params.pad_w, "pad-w", "Zero padding left and right",
-                0, G_MAXINT, 0),
-  /**
-   * AccelConv2d:dilation-h:
-   *
-   * The vertical spacing of filter taps (1: dense).
-   */
-  ACCEL_OP_INT (AccelConv2d, params.dilation_h, "dilation-h", "Vertical filter dilation",
-                1, G_MAXINT, 1),
-  /**
-   * AccelConv2d:dilation-w:
-   *
-   * The horizontal spacing of filter taps (1: dense).
-   */
-  ACCEL_OP_INT (AccelConv2d, params.dilation_w, "dilation-w", "Horizontal filter dilation",
-                1, G_MAXINT, 1),
-  /**
-   * AccelConv2d:groups:
-   *
-   * The number of groups: input channels and filters are split into this
-   * many groups, each convolved on its own (depthwise: groups = channels).
-   */
-  ACCEL_OP_INT (AccelConv2d, params.groups, "groups", "Number of channel groups",
-                1, G_MAXINT, 1),
 };
 
-ACCEL_DEFINE_OP_TYPE (AccelConv2d, accel_conv2d, "conv2d",
-                      "2-D convolution (cross-correlation) with stride, padding, dilation, groups and bias",
-                      conv2d_params, accel_conv2d_validate)
+ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelConv2d, accel_conv2d, "conv2d",
+                                "2-D convolution (cross-correlation) with stride, padding, dilation, groups and bias",
+                                conv2d_params, accel_conv2d_validate,
+                                _accel_conv2d_install_geometry (op_class, G_STRUCT_OFFSET (AccelConv2d, params)))
 
 /**
  * accel_conv2d_new:

@@ -18,9 +18,6 @@ accel_copy_validate (AccelOp *op, GError **error)
 {
   AccelCopy *self = ACCEL_COPY (op);
 
-  if (!accel_op_require_ ("copy", "src", self->src, error)
-      || !accel_op_require_ ("copy", "dst", self->dst, error))
-    return FALSE;
   if (!accel_op_check_same_dtype (op, "src", "dst", error))
     return FALSE;
   if (!accel_op_check_same_count_ ("copy", "src", self->src, "dst", self->dst, error))

@@ -27,11 +27,6 @@ accel_eigh_validate (AccelOp *op, GError **error)
 {
   AccelEigh *self = ACCEL_EIGH (op);
 
-  if (!accel_op_require_ ("eigh", "a", self->a, error)
-      || !accel_op_require_ ("eigh", "w", self->w, error)
-      || !accel_op_require_ ("eigh", "v", self->v, error))
-    return FALSE;
-
   AccelOpMatrixDims d;
   if (!accel_op_check_dtype (op, "a", linalg_dtypes, G_N_ELEMENTS (linalg_dtypes), error)
       || !accel_op_check_same_dtype (op, "a", "w", error)

@@ -69,9 +69,6 @@ accel_fft_validate (AccelOp *op, GError **error)
 {
   AccelFft *self = ACCEL_FFT (op);
 
-  if (!accel_op_require_ ("fft", "input", self->input, error)
-      || !accel_op_require_ ("fft", "output", self->output, error))
-    return FALSE;
   if (self->n_axes < 1 || self->n_axes > 3)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,

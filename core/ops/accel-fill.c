@@ -18,9 +18,6 @@ accel_fill_validate (AccelOp *op, GError **error)
 {
   AccelFill *self = ACCEL_FILL (op);
 
-  if (!accel_op_require_ ("fill", "dst", self->dst, error))
-    return FALSE;
-
   AccelDType dtype = accel_buffer_get_dtype (self->dst);
   if (self->value_imag != 0.0 && !accel_dtype_is_complex (dtype))
     {

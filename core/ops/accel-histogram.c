@@ -31,10 +31,6 @@ accel_histogram_validate (AccelOp *op, GError **error)
 {
   AccelHistogram *self = ACCEL_HISTOGRAM (op);
 
-  if (!accel_op_require_ ("histogram", "samples", self->samples, error)
-      || !accel_op_require_ ("histogram", "bins", self->bins, error))
-    return FALSE;
-
   if (!accel_op_check_dtype (op, "samples", sample_dtypes, G_N_ELEMENTS (sample_dtypes), error)
       || !accel_op_check_dtype (op, "bins", bin_dtypes, G_N_ELEMENTS (bin_dtypes), error)
       || !accel_op_check_contiguous (op, "samples", error)

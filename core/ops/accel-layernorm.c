@@ -19,73 +19,9 @@
  * Op name: `layernorm`.
  */
 
-static const AccelDType norm_dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16 };
-
-static gboolean
-accel_layernorm_validate (AccelOp *op, GError **error)
-{
-  AccelLayernorm *self = ACCEL_LAYERNORM (op);
-
-  if (!accel_op_require_ ("layernorm", "x", self->x, error)
-      || !accel_op_require_ ("layernorm", "y", self->y, error))
-    return FALSE;
-
-  if (!accel_op_check_dtype (op, "x", norm_dtypes, G_N_ELEMENTS (norm_dtypes), error)
-      || !accel_op_check_same_dtype (op, "x", "y", error)
-      || !accel_op_check_rank (op, "x", 1, ACCEL_SHAPE_MAX_RANK, error)
-      || !accel_op_check_contiguous (op, "x", error)
-      || !accel_op_check_contiguous (op, "y", error)
-      || !accel_op_check_same_dims_ ("layernorm", "x", self->x, "y", self->y, error)
-      || !accel_op_check_in_place_ (error, "layernorm", "y", self->y, "x", self->x))
-    return FALSE;
-
-  const AccelShape *sx = accel_buffer_get_shape (self->x);
-  gint64 n[1] = { accel_shape_get_dim (sx, accel_shape_get_rank (sx) - 1) };
-  const char *names[2] = { "gamma", "beta" };
-  AccelBuffer *params[2] = { self->gamma, self->beta };
-  for (guint i = 0; i < 2; i++)
-    if (params[i] != NULL
-        && (!accel_op_check_same_dtype (op, "x", names[i], error)
-            || !accel_op_check_contiguous (op, names[i], error)
-            || !accel_op_expect_dims_ (error, "layernorm", names[i], params[i], n, 1, "the last axis of “x”")
-            || !accel_op_check_no_alias_ (error, "layernorm", "y", self->y, names[i], params[i])))
-      return FALSE;
-  if (n[0] > G_MAXINT)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "layernorm: the last axis of “x” has %" G_GINT64_FORMAT " elements; at most %d", n[0], G_MAXINT);
-      return FALSE;
-    }
-  if (!isfinite (self->eps) || self->eps < 0)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "layernorm: property “eps” is %g; it must be finite and not negative", self->eps);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-static const AccelOpParam layernorm_params[] = {
-  ACCEL_OP_BUFFER (AccelLayernorm, x, "x", "Input [..., n], normalised over the last axis; f32, f16 or bf16",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelLayernorm, gamma, "gamma", "Optional scale [n] (1 when unset)",
-                   ACCEL_ACCESS_READ, 0),
-  ACCEL_OP_BUFFER (AccelLayernorm, beta, "beta", "Optional shift [n] (0 when unset)",
-                   ACCEL_ACCESS_READ, 0),
-  ACCEL_OP_BUFFER (AccelLayernorm, y, "y", "Result, shape and type of x; may be x",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelLayernorm:eps:
-   *
-   * Added to the variance before its square root, for stability.
-   */
-  ACCEL_OP_DOUBLE (AccelLayernorm, eps, "eps", "Added to the variance before the square root",
-                   0.0, G_MAXDOUBLE, 1e-5, 0),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelLayernorm, accel_layernorm, "layernorm",
-                      "Layer normalisation over the last axis: (x - mean) / sqrt(var + eps) * gamma + beta",
-                      layernorm_params, accel_layernorm_validate)
+                                "Layer normalisation over the last axis: (x - mean) / sqrt(var + eps) * gamma + beta",
+                                _accel_norm_params, _accel_norm_validate)
 
 /**
  * accel_layernorm_new:

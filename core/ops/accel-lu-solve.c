@@ -28,12 +28,6 @@ accel_lu_solve_validate (AccelOp *op, GError **error)
 {
   AccelLuSolve *self = ACCEL_LU_SOLVE (op);
 
-  if (!accel_op_require_ ("lu-solve", "lu", self->lu, error)
-      || !accel_op_require_ ("lu-solve", "pivots", self->pivots, error)
-      || !accel_op_require_ ("lu-solve", "b", self->b, error)
-      || !accel_op_require_ ("lu-solve", "x", self->x, error))
-    return FALSE;
-
   static const AccelDType pivot_dtypes[] = { ACCEL_DTYPE_I32 };
   AccelOpMatrixDims d;
   if (!accel_op_check_dtype (op, "lu", linalg_dtypes, G_N_ELEMENTS (linalg_dtypes), error)

@@ -28,11 +28,6 @@ accel_lu_validate (AccelOp *op, GError **error)
 {
   AccelLu *self = ACCEL_LU (op);
 
-  if (!accel_op_require_ ("lu", "a", self->a, error)
-      || !accel_op_require_ ("lu", "lu", self->lu, error)
-      || !accel_op_require_ ("lu", "pivots", self->pivots, error))
-    return FALSE;
-
   static const AccelDType pivot_dtypes[] = { ACCEL_DTYPE_I32 };
   AccelOpMatrixDims d;
   if (!accel_op_check_dtype (op, "a", linalg_dtypes, G_N_ELEMENTS (linalg_dtypes), error)

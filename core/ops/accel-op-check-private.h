@@ -238,6 +238,19 @@ accel_op_check_csr_ (AccelOp *op,
  * The names are the properties of the calling op that play the roles of
  * the input `x`, the filter `w` and the output `y`. */
 typedef struct _AccelConv2dParams AccelConv2dParams;
+/* layernorm and rmsnorm: the same fields, laid out alike (accel-norm-family.c). */
+typedef struct {
+  AccelOp parent_instance;
+  AccelBuffer *x;
+  AccelBuffer *gamma;
+  AccelBuffer *beta;
+  AccelBuffer *y;
+  double eps;
+} AccelNormFields;
+extern const AccelOpParam _accel_norm_params[5];
+gboolean _accel_norm_validate (AccelOp *op, GError **error);
+
+void _accel_conv2d_install_geometry (AccelOpClass *klass, gsize params_offset);
 gboolean _accel_conv2d_check_geometry (AccelOp *op,
                                        const AccelConv2dParams *params,
                                        const char *x_name,

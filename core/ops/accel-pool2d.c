@@ -33,10 +33,6 @@ accel_pool2d_validate (AccelOp *op, GError **error)
 {
   AccelPool2d *self = ACCEL_POOL2D (op);
 
-  if (!accel_op_require_ ("pool2d", "x", self->x, error)
-      || !accel_op_require_ ("pool2d", "y", self->y, error))
-    return FALSE;
-
   if (self->mode != ACCEL_POOL_MAX && self->mode != ACCEL_POOL_AVG)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,

@@ -24,11 +24,6 @@ accel_qr_validate (AccelOp *op, GError **error)
 {
   AccelQr *self = ACCEL_QR (op);
 
-  if (!accel_op_require_ ("qr", "a", self->a, error)
-      || !accel_op_require_ ("qr", "q", self->q, error)
-      || !accel_op_require_ ("qr", "r", self->r, error))
-    return FALSE;
-
   AccelOpMatrixDims d;
   if (!accel_op_check_dtype (op, "a", linalg_dtypes, G_N_ELEMENTS (linalg_dtypes), error)
       || !accel_op_check_same_dtype (op, "a", "q", error)

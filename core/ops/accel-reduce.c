@@ -27,9 +27,6 @@ accel_reduce_validate (AccelOp *op, GError **error)
 {
   AccelReduce *self = ACCEL_REDUCE (op);
 
-  if (!accel_op_require_ ("reduce", "src", self->src, error)
-      || !accel_op_require_ ("reduce", "dst", self->dst, error))
-    return FALSE;
   if (!accel_op_check_dtype (op, "src", reduce_dtypes, G_N_ELEMENTS (reduce_dtypes), error)
       || !accel_op_check_same_dtype (op, "src", "dst", error)
       || !accel_op_check_rank (op, "src", 1, ACCEL_SHAPE_MAX_RANK, error)

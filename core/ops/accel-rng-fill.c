@@ -34,8 +34,6 @@ accel_rng_fill_validate (AccelOp *op, GError **error)
 {
   AccelRngFill *self = ACCEL_RNG_FILL (op);
 
-  if (!accel_op_require_ ("rng-fill", "dst", self->dst, error))
-    return FALSE;
   if (!accel_op_check_dtype (op, "dst", rng_dtypes, G_N_ELEMENTS (rng_dtypes), error)
       || !accel_op_check_contiguous (op, "dst", error))
     return FALSE;

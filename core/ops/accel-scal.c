@@ -20,14 +20,8 @@ static const AccelDType scal_dtypes[] = {
 static gboolean
 accel_scal_validate (AccelOp *op, GError **error)
 {
-  AccelScal *self = ACCEL_SCAL (op);
-
-  if (!accel_op_require_ ("scal", "x", self->x, error))
-    return FALSE;
-  if (!accel_op_check_dtype (op, "x", scal_dtypes, G_N_ELEMENTS (scal_dtypes), error)
-      || !accel_op_check_contiguous (op, "x", error))
-    return FALSE;
-  return TRUE;
+  return accel_op_check_dtype (op, "x", scal_dtypes, G_N_ELEMENTS (scal_dtypes), error)
+         && accel_op_check_contiguous (op, "x", error);
 }
 
 static const AccelOpParam scal_params[] = {

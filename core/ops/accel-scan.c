@@ -26,10 +26,6 @@ accel_scan_validate (AccelOp *op, GError **error)
 {
   AccelScan *self = ACCEL_SCAN (op);
 
-  if (!accel_op_require_ ("scan", "input", self->input, error)
-      || !accel_op_require_ ("scan", "output", self->output, error))
-    return FALSE;
-
   if (self->kind != ACCEL_SCAN_INCLUSIVE && self->kind != ACCEL_SCAN_EXCLUSIVE)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,

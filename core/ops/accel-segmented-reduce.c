@@ -29,11 +29,6 @@ accel_segmented_reduce_validate (AccelOp *op, GError **error)
 {
   AccelSegmentedReduce *self = ACCEL_SEGMENTED_REDUCE (op);
 
-  if (!accel_op_require_ ("segmented-reduce", "input", self->input, error)
-      || !accel_op_require_ ("segmented-reduce", "offsets", self->offsets, error)
-      || !accel_op_require_ ("segmented-reduce", "output", self->output, error))
-    return FALSE;
-
   if (self->reduction > ACCEL_REDUCE_MEAN || (int) self->reduction < 0)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,

@@ -28,12 +28,6 @@ accel_select_validate (AccelOp *op, GError **error)
 {
   AccelSelect *self = ACCEL_SELECT (op);
 
-  if (!accel_op_require_ ("select", "input", self->input, error)
-      || !accel_op_require_ ("select", "flags", self->flags, error)
-      || !accel_op_require_ ("select", "output", self->output, error)
-      || !accel_op_require_ ("select", "count", self->count, error))
-    return FALSE;
-
   if (!accel_op_check_dtype (op, "flags", flag_dtypes, G_N_ELEMENTS (flag_dtypes), error)
       || !accel_op_check_dtype (op, "count", count_dtypes, G_N_ELEMENTS (count_dtypes), error)
       || !accel_op_check_same_dtype (op, "input", "output", error))

@@ -22,9 +22,6 @@ accel_softmax_validate (AccelOp *op, GError **error)
 {
   AccelSoftmax *self = ACCEL_SOFTMAX (op);
 
-  if (!accel_op_require_ ("softmax", "src", self->src, error)
-      || !accel_op_require_ ("softmax", "dst", self->dst, error))
-    return FALSE;
   if (!accel_op_check_dtype (op, "src", softmax_dtypes, G_N_ELEMENTS (softmax_dtypes), error)
       || !accel_op_check_same_dtype (op, "src", "dst", error)
       || !accel_op_check_rank (op, "src", 1, ACCEL_SHAPE_MAX_RANK, error)

@@ -29,9 +29,6 @@ accel_sort_validate (AccelOp *op, GError **error)
 {
   AccelSort *self = ACCEL_SORT (op);
 
-  if (!accel_op_require_ ("sort", "keys", self->keys, error))
-    return FALSE;
-
   if (!accel_op_check_dtype (op, "keys", sort_key_dtypes, G_N_ELEMENTS (sort_key_dtypes), error)
       || !accel_op_check_rank (op, "keys", 1, ACCEL_SHAPE_MAX_RANK, error)
       || !accel_op_check_contiguous (op, "keys", error))

@@ -29,13 +29,6 @@ accel_spmm_validate (AccelOp *op, GError **error)
 {
   AccelSpmm *self = ACCEL_SPMM (op);
 
-  if (!accel_op_require_ ("spmm", "row-ptr", self->row_ptr, error)
-      || !accel_op_require_ ("spmm", "col-ind", self->col_ind, error)
-      || !accel_op_require_ ("spmm", "values", self->values, error)
-      || !accel_op_require_ ("spmm", "b", self->b, error)
-      || !accel_op_require_ ("spmm", "c", self->c, error))
-    return FALSE;
-
   gint64 m = 0;
   if (!accel_op_check_csr_ (op, self->row_ptr, self->col_ind, self->values, self->n_cols, &m, error)
       || !accel_op_check_same_dtype (op, "values", "b", error)

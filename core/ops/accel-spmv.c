@@ -29,13 +29,6 @@ accel_spmv_validate (AccelOp *op, GError **error)
 {
   AccelSpmv *self = ACCEL_SPMV (op);
 
-  if (!accel_op_require_ ("spmv", "row-ptr", self->row_ptr, error)
-      || !accel_op_require_ ("spmv", "col-ind", self->col_ind, error)
-      || !accel_op_require_ ("spmv", "values", self->values, error)
-      || !accel_op_require_ ("spmv", "x", self->x, error)
-      || !accel_op_require_ ("spmv", "y", self->y, error))
-    return FALSE;
-
   gint64 m = 0;
   if (!accel_op_check_csr_ (op, self->row_ptr, self->col_ind, self->values, self->n_cols, &m, error)
       || !accel_op_check_same_dtype (op, "values", "x", error)

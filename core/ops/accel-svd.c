@@ -26,12 +26,6 @@ accel_svd_validate (AccelOp *op, GError **error)
 {
   AccelSvd *self = ACCEL_SVD (op);
 
-  if (!accel_op_require_ ("svd", "a", self->a, error)
-      || !accel_op_require_ ("svd", "s", self->s, error)
-      || !accel_op_require_ ("svd", "u", self->u, error)
-      || !accel_op_require_ ("svd", "vt", self->vt, error))
-    return FALSE;
-
   AccelOpMatrixDims d;
   if (!accel_op_check_dtype (op, "a", linalg_dtypes, G_N_ELEMENTS (linalg_dtypes), error)
       || !accel_op_check_same_dtype (op, "a", "s", error)
