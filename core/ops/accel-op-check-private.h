@@ -250,6 +250,22 @@ typedef struct {
 extern const AccelOpParam _accel_norm_params[5];
 gboolean _accel_norm_validate (AccelOp *op, GError **error);
 
+/* spmv and spmm: the same fields, laid out alike (accel-csr-family.c). */
+typedef struct {
+  AccelOp parent_instance;
+  AccelBuffer *row_ptr;
+  AccelBuffer *col_ind;
+  AccelBuffer *values;
+  AccelBuffer *dense_in;
+  AccelBuffer *dense_out;
+  gint64 n_cols;
+  double alpha;
+  double beta;
+  gboolean check_structure;
+} AccelCsrFields;
+extern const AccelOpParam _accel_csr_params[7];
+gboolean _accel_csr_check (AccelOp *op, const char *in, const char *out, gint64 *m, GError **error);
+
 void _accel_conv2d_install_geometry (AccelOpClass *klass, gsize params_offset);
 gboolean _accel_conv2d_check_geometry (AccelOp *op,
                                        const AccelConv2dParams *params,

@@ -28,23 +28,14 @@ static gboolean
 accel_spmm_validate (AccelOp *op, GError **error)
 {
   AccelSpmm *self = ACCEL_SPMM (op);
-
   gint64 m = 0;
-  if (!accel_op_check_csr_ (op, self->row_ptr, self->col_ind, self->values, self->n_cols, &m, error)
-      || !accel_op_check_same_dtype (op, "values", "b", error)
-      || !accel_op_check_same_dtype (op, "values", "c", error)
-      || !accel_op_check_rank (op, "b", 2, 2, error)
-      || !accel_op_check_contiguous (op, "b", error)
-      || !accel_op_check_contiguous (op, "c", error))
-    return FALSE;
 
+  if (!_accel_csr_check (op, "b", "c", &m, error) || !accel_op_check_rank (op, "b", 2, 2, error))
+    return FALSE;
   gint64 k = accel_shape_get_dim (accel_buffer_get_shape (self->b), 1);
-  gint64 b_dims[2] = { self->n_cols, k };
-  gint64 c_dims[2] = { m, k };
+  gint64 b_dims[2] = { self->n_cols, k }, c_dims[2] = { m, k };
   if (!accel_op_expect_dims_ (error, "spmm", "b", self->b, b_dims, 2, "“n-cols” rows")
-      || !accel_op_expect_dims_ (error, "spmm", "c", self->c, c_dims, 2, "one row per row of “row-ptr”, the columns of “b”")
-      || !accel_op_check_finite_ (error, "spmm", "alpha", self->alpha)
-      || !accel_op_check_finite_ (error, "spmm", "beta", self->beta))
+      || !accel_op_expect_dims_ (error, "spmm", "c", self->c, c_dims, 2, "one row per row of “row-ptr”, the columns of “b”"))
     return FALSE;
   if (k > G_MAXINT)
     {
@@ -52,63 +43,21 @@ accel_spmm_validate (AccelOp *op, GError **error)
                    "spmm: “b” has %" G_GINT64_FORMAT " columns; at most %d", k, G_MAXINT);
       return FALSE;
     }
-  return accel_op_check_no_alias_ (error, "spmm", "c", self->c, "b", self->b)
-         && accel_op_check_no_alias_ (error, "spmm", "c", self->c, "values", self->values)
-         && accel_op_check_no_alias_ (error, "spmm", "c", self->c, "row-ptr", self->row_ptr)
-         && accel_op_check_no_alias_ (error, "spmm", "c", self->c, "col-ind", self->col_ind);
+  return _accel_op_check_results_alias (op, error);
 }
 
 static const AccelOpParam spmm_params[] = {
-  ACCEL_OP_BUFFER (AccelSpmm, row_ptr, "row-ptr", "CSR row offsets, i32 [m + 1]: row i holds entries row-ptr[i] to row-ptr[i + 1] - 1",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelSpmm, col_ind, "col-ind", "CSR column indices, i32 [nnz], ascending within each row, each in [0, n-cols)",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelSpmm, values, "values", "CSR values [nnz]: f32 or f64",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
   ACCEL_OP_BUFFER (AccelSpmm, b, "b", "Dense matrix [n-cols, k], row-major",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
   ACCEL_OP_BUFFER (AccelSpmm, c, "c", "Result [m, k]; read when beta is not 0",
                    ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelSpmm:n-cols:
-   *
-   * The number of columns of the sparse matrix; its rows are the entries of
-   * `row-ptr` less one.
-   */
-  ACCEL_OP_INT64 (AccelSpmm, n_cols, "n-cols", "Number of columns of the sparse matrix",
-                  0, G_MAXINT64, 0),
-  /**
-   * AccelSpmm:alpha:
-   *
-   * Scale of the product of the sparse matrix and `b`.
-   */
-  ACCEL_OP_DOUBLE (AccelSpmm, alpha, "alpha", "Scale of the product",
-                   -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
-  /**
-   * AccelSpmm:beta:
-   *
-   * Scale of the old contents of the output; with 0 the output is not read
-   * (so NaNs there do not propagate).
-   */
-  ACCEL_OP_DOUBLE (AccelSpmm, beta, "beta", "Scale of the old output (0: it is not read)",
-                   -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, 0),
-  /**
-   * AccelSpmm:check-structure:
-   *
-   * Whether the kernel verifies the CSR structure first (row offsets
-   * non-decreasing from 0 to nnz, column indices ascending within each row and
-   * below `n-cols`) and fails with %ACCEL_ERROR_INVALID_ARGUMENT naming the
-   * first bad entry. On cuda this costs a pass over the indices and one
-   * stream synchronisation; set it to %FALSE for a structure already
-   * checked, which is then trusted (a malformed one gives undefined results
-   * or a device fault there). The cpu backend always checks.
-   */
-  ACCEL_OP_BOOLEAN (AccelSpmm, check_structure, "check-structure", "Verify that column indices are sorted and in range first", TRUE),
 };
 
-ACCEL_DEFINE_OP_TYPE (AccelSpmm, accel_spmm, "spmm",
-                      "Sparse (CSR) matrix times dense matrix: c = alpha s b + beta c",
-                      spmm_params, accel_spmm_validate)
+ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelSpmm, accel_spmm, "spmm",
+                                "Sparse (CSR) matrix times dense matrix: c = alpha s b + beta c",
+                                spmm_params, accel_spmm_validate,
+                                accel_op_class_install_params (op_class, _accel_csr_params,
+                                                               G_N_ELEMENTS (_accel_csr_params)))
 
 /**
  * accel_spmm_new:

@@ -28,79 +28,28 @@ static gboolean
 accel_spmv_validate (AccelOp *op, GError **error)
 {
   AccelSpmv *self = ACCEL_SPMV (op);
-
   gint64 m = 0;
-  if (!accel_op_check_csr_ (op, self->row_ptr, self->col_ind, self->values, self->n_cols, &m, error)
-      || !accel_op_check_same_dtype (op, "values", "x", error)
-      || !accel_op_check_same_dtype (op, "values", "y", error)
-      || !accel_op_check_contiguous (op, "x", error)
-      || !accel_op_check_contiguous (op, "y", error))
-    return FALSE;
 
-  gint64 x_dims[1] = { self->n_cols };
-  gint64 y_dims[1] = { m };
-  if (!accel_op_expect_dims_ (error, "spmv", "x", self->x, x_dims, 1, "“n-cols”")
-      || !accel_op_expect_dims_ (error, "spmv", "y", self->y, y_dims, 1, "one per row of “row-ptr”")
-      || !accel_op_check_finite_ (error, "spmv", "alpha", self->alpha)
-      || !accel_op_check_finite_ (error, "spmv", "beta", self->beta))
+  if (!_accel_csr_check (op, "x", "y", &m, error))
     return FALSE;
-  return accel_op_check_no_alias_ (error, "spmv", "y", self->y, "x", self->x)
-         && accel_op_check_no_alias_ (error, "spmv", "y", self->y, "values", self->values)
-         && accel_op_check_no_alias_ (error, "spmv", "y", self->y, "row-ptr", self->row_ptr)
-         && accel_op_check_no_alias_ (error, "spmv", "y", self->y, "col-ind", self->col_ind);
+  gint64 x_dims[1] = { self->n_cols }, y_dims[1] = { m };
+  return accel_op_expect_dims_ (error, "spmv", "x", self->x, x_dims, 1, "“n-cols”")
+         && accel_op_expect_dims_ (error, "spmv", "y", self->y, y_dims, 1, "one per row of “row-ptr”")
+         && _accel_op_check_results_alias (op, error);
 }
 
 static const AccelOpParam spmv_params[] = {
-  ACCEL_OP_BUFFER (AccelSpmv, row_ptr, "row-ptr", "CSR row offsets, i32 [m + 1]: row i holds entries row-ptr[i] to row-ptr[i + 1] - 1",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelSpmv, col_ind, "col-ind", "CSR column indices, i32 [nnz], ascending within each row, each in [0, n-cols)",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelSpmv, values, "values", "CSR values [nnz]: f32 or f64",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
   ACCEL_OP_BUFFER (AccelSpmv, x, "x", "Dense vector [n-cols]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
   ACCEL_OP_BUFFER (AccelSpmv, y, "y", "Result [m]; read when beta is not 0",
                    ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelSpmv:n-cols:
-   *
-   * The number of columns of the sparse matrix; its rows are the entries of
-   * `row-ptr` less one.
-   */
-  ACCEL_OP_INT64 (AccelSpmv, n_cols, "n-cols", "Number of columns of the sparse matrix",
-                  0, G_MAXINT64, 0),
-  /**
-   * AccelSpmv:alpha:
-   *
-   * Scale of the product of the sparse matrix and `x`.
-   */
-  ACCEL_OP_DOUBLE (AccelSpmv, alpha, "alpha", "Scale of the product",
-                   -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
-  /**
-   * AccelSpmv:beta:
-   *
-   * Scale of the old contents of the output; with 0 the output is not read
-   * (so NaNs there do not propagate).
-   */
-  ACCEL_OP_DOUBLE (AccelSpmv, beta, "beta", "Scale of the old output (0: it is not read)",
-                   -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, 0),
-  /**
-   * AccelSpmv:check-structure:
-   *
-   * Whether the kernel verifies the CSR structure first (row offsets
-   * non-decreasing from 0 to nnz, column indices ascending within each row and
-   * below `n-cols`) and fails with %ACCEL_ERROR_INVALID_ARGUMENT naming the
-   * first bad entry. On cuda this costs a pass over the indices and one
-   * stream synchronisation; set it to %FALSE for a structure already
-   * checked, which is then trusted (a malformed one gives undefined results
-   * or a device fault there). The cpu backend always checks.
-   */
-  ACCEL_OP_BOOLEAN (AccelSpmv, check_structure, "check-structure", "Verify that column indices are sorted and in range first", TRUE),
 };
 
-ACCEL_DEFINE_OP_TYPE (AccelSpmv, accel_spmv, "spmv",
-                      "Sparse (CSR) matrix times dense vector: y = alpha s x + beta y",
-                      spmv_params, accel_spmv_validate)
+ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelSpmv, accel_spmv, "spmv",
+                                "Sparse (CSR) matrix times dense vector: y = alpha s x + beta y",
+                                spmv_params, accel_spmv_validate,
+                                accel_op_class_install_params (op_class, _accel_csr_params,
+                                                               G_N_ELEMENTS (_accel_csr_params)))
 
 /**
  * accel_spmv_new:
