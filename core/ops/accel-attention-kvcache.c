@@ -180,13 +180,6 @@ accel_attention_kvcache_new (AccelBuffer *q,
                              AccelBuffer *seqlens_k,
                              AccelBuffer *out)
 {
-  g_return_val_if_fail (q == NULL || ACCEL_IS_BUFFER (q), NULL);
-  g_return_val_if_fail (k_cache == NULL || ACCEL_IS_BUFFER (k_cache), NULL);
-  g_return_val_if_fail (v_cache == NULL || ACCEL_IS_BUFFER (v_cache), NULL);
-  g_return_val_if_fail (block_table == NULL || ACCEL_IS_BUFFER (block_table), NULL);
-  g_return_val_if_fail (seqlens_k == NULL || ACCEL_IS_BUFFER (seqlens_k), NULL);
-  g_return_val_if_fail (out == NULL || ACCEL_IS_BUFFER (out), NULL);
-
   return g_object_new (ACCEL_TYPE_ATTENTION_KVCACHE, "q", q, "k-cache", k_cache, "v-cache", v_cache,
                        "block-table", block_table, "seqlens-k", seqlens_k, "out", out, NULL);
 }

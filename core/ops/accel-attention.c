@@ -92,14 +92,10 @@ accel_attention_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam attention_params[] = {
-  ACCEL_OP_BUFFER (AccelAttention, q, "q", "Queries [B, Hq, Sq, D]",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelAttention, k, "k", "Keys [B, Hkv, Sk, D]",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelAttention, v, "v", "Values [B, Hkv, Sk, Dv]",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelAttention, out, "out", "Result [B, Hq, Sq, Dv]",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelAttention, q, "q", "Queries [B, Hq, Sq, D]", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelAttention, k, "k", "Keys [B, Hkv, Sk, D]", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelAttention, v, "v", "Values [B, Hkv, Sk, Dv]", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelAttention, out, "out", "Result [B, Hq, Sq, Dv]", ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   ACCEL_OP_BUFFER (AccelAttention, lse, "lse", "Optional log-sum-exp of each row's logits [B, Hq, Sq], f32",
                    ACCEL_ACCESS_WRITE, 0),
   /**
@@ -149,10 +145,5 @@ ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelAttention, accel_attention, "attention",
 AccelOp *
 accel_attention_new (AccelBuffer *q, AccelBuffer *k, AccelBuffer *v, AccelBuffer *out)
 {
-  g_return_val_if_fail (q == NULL || ACCEL_IS_BUFFER (q), NULL);
-  g_return_val_if_fail (k == NULL || ACCEL_IS_BUFFER (k), NULL);
-  g_return_val_if_fail (v == NULL || ACCEL_IS_BUFFER (v), NULL);
-  g_return_val_if_fail (out == NULL || ACCEL_IS_BUFFER (out), NULL);
-
   return g_object_new (ACCEL_TYPE_ATTENTION, "q", q, "k", k, "v", v, "out", out, NULL);
 }

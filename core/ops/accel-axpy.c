@@ -42,8 +42,7 @@ accel_axpy_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam axpy_params[] = {
-  ACCEL_OP_BUFFER (AccelAxpy, x, "x", "Vector x (contiguous)",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelAxpy, x, "x", "Vector x (contiguous)", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
   ACCEL_OP_BUFFER (AccelAxpy, y, "y", "Vector y, updated in place; same dtype and element count as x",
                    ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**
@@ -72,8 +71,5 @@ ACCEL_DEFINE_OP_TYPE (AccelAxpy, accel_axpy, "axpy",
 AccelOp *
 accel_axpy_new (double alpha, AccelBuffer *x, AccelBuffer *y)
 {
-  g_return_val_if_fail (x == NULL || ACCEL_IS_BUFFER (x), NULL);
-  g_return_val_if_fail (y == NULL || ACCEL_IS_BUFFER (y), NULL);
-
   return g_object_new (ACCEL_TYPE_AXPY, "alpha", alpha, "x", x, "y", y, NULL);
 }

@@ -37,8 +37,7 @@ accel_cast_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam cast_params[] = {
-  ACCEL_OP_BUFFER (AccelCast, src, "src", "Source buffer, any dtype",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelCast, src, "src", "Source buffer, any dtype", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
   ACCEL_OP_BUFFER (AccelCast, dst, "dst", "Destination buffer, any dtype, same element count as src",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
@@ -59,8 +58,5 @@ ACCEL_DEFINE_OP_TYPE (AccelCast, accel_cast, "cast",
 AccelOp *
 accel_cast_new (AccelBuffer *src, AccelBuffer *dst)
 {
-  g_return_val_if_fail (src == NULL || ACCEL_IS_BUFFER (src), NULL);
-  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
-
   return g_object_new (ACCEL_TYPE_CAST, "src", src, "dst", dst, NULL);
 }

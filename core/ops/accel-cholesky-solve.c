@@ -66,10 +66,6 @@ ACCEL_DEFINE_OP_TYPE (AccelCholeskySolve, accel_cholesky_solve, "cholesky-solve"
 AccelOp *
 accel_cholesky_solve_new (AccelBuffer *l, AccelBuffer *b, AccelBuffer *x)
 {
-  g_return_val_if_fail (l == NULL || ACCEL_IS_BUFFER (l), NULL);
-  g_return_val_if_fail (b == NULL || ACCEL_IS_BUFFER (b), NULL);
-  g_return_val_if_fail (x == NULL || ACCEL_IS_BUFFER (x), NULL);
-
   return g_object_new (ACCEL_TYPE_CHOLESKY_SOLVE, "l", l,
                        "b", b,
                        "x", x, NULL);

@@ -71,9 +71,6 @@ ACCEL_DEFINE_OP_TYPE (AccelCholesky, accel_cholesky, "cholesky",
 AccelOp *
 accel_cholesky_new (AccelBuffer *a, AccelBuffer *l)
 {
-  g_return_val_if_fail (a == NULL || ACCEL_IS_BUFFER (a), NULL);
-  g_return_val_if_fail (l == NULL || ACCEL_IS_BUFFER (l), NULL);
-
   return g_object_new (ACCEL_TYPE_CHOLESKY, "a", a,
                        "l", l, NULL);
 }

@@ -60,10 +60,6 @@ ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelConv2dBackwardData, accel_conv2d_backward_d
 AccelOp *
 accel_conv2d_backward_data_new (AccelBuffer *dy, AccelBuffer *w, AccelBuffer *dx)
 {
-  g_return_val_if_fail (dy == NULL || ACCEL_IS_BUFFER (dy), NULL);
-  g_return_val_if_fail (w == NULL || ACCEL_IS_BUFFER (w), NULL);
-  g_return_val_if_fail (dx == NULL || ACCEL_IS_BUFFER (dx), NULL);
-
   return g_object_new (ACCEL_TYPE_CONV2D_BACKWARD_DATA, "dy", dy,
                        "w", w,
                        "dx", dx, NULL);

@@ -57,10 +57,6 @@ ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelConv2dBackwardFilter, accel_conv2d_backward
 AccelOp *
 accel_conv2d_backward_filter_new (AccelBuffer *x, AccelBuffer *dy, AccelBuffer *dw)
 {
-  g_return_val_if_fail (x == NULL || ACCEL_IS_BUFFER (x), NULL);
-  g_return_val_if_fail (dy == NULL || ACCEL_IS_BUFFER (dy), NULL);
-  g_return_val_if_fail (dw == NULL || ACCEL_IS_BUFFER (dw), NULL);
-
   return g_object_new (ACCEL_TYPE_CONV2D_BACKWARD_FILTER, "x", x,
                        "dy", dy,
                        "dw", dw, NULL);

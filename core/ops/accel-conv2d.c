@@ -304,8 +304,7 @@ static const AccelOpParam conv2d_params[] = {
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
   ACCEL_OP_BUFFER (AccelConv2d, w, "w", "Filters [k, c / groups, r, s] (nchw) or [k, r, s, c / groups] (nhwc)",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelConv2d, bias, "bias", "Optional bias [k], one per filter",
-                   ACCEL_ACCESS_READ, 0),
+  ACCEL_OP_BUFFER (AccelConv2d, bias, "bias", "Optional bias [k], one per filter", ACCEL_ACCESS_READ, 0),
   ACCEL_OP_BUFFER (AccelConv2d, y, "y", "Result [n, k, p, q] (nchw) or [n, p, q, k] (nhwc)",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
@@ -329,10 +328,6 @@ ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelConv2d, accel_conv2d, "conv2d",
 AccelOp *
 accel_conv2d_new (AccelBuffer *x, AccelBuffer *w, AccelBuffer *y)
 {
-  g_return_val_if_fail (x == NULL || ACCEL_IS_BUFFER (x), NULL);
-  g_return_val_if_fail (w == NULL || ACCEL_IS_BUFFER (w), NULL);
-  g_return_val_if_fail (y == NULL || ACCEL_IS_BUFFER (y), NULL);
-
   return g_object_new (ACCEL_TYPE_CONV2D, "x", x,
                        "w", w,
                        "y", y, NULL);

@@ -32,8 +32,7 @@ accel_copy_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam copy_params[] = {
-  ACCEL_OP_BUFFER (AccelCopy, src, "src", "Source buffer",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelCopy, src, "src", "Source buffer", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
   ACCEL_OP_BUFFER (AccelCopy, dst, "dst", "Destination buffer, same dtype and element count as src",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
@@ -54,8 +53,5 @@ ACCEL_DEFINE_OP_TYPE (AccelCopy, accel_copy, "copy",
 AccelOp *
 accel_copy_new (AccelBuffer *src, AccelBuffer *dst)
 {
-  g_return_val_if_fail (src == NULL || ACCEL_IS_BUFFER (src), NULL);
-  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
-
   return g_object_new (ACCEL_TYPE_COPY, "src", src, "dst", dst, NULL);
 }

@@ -49,8 +49,7 @@ accel_eigh_validate (AccelOp *op, GError **error)
 static const AccelOpParam eigh_params[] = {
   ACCEL_OP_BUFFER (AccelEigh, a, "a", "Symmetric matrix [n, n] (or [b, n, n]); f32 or f64",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelEigh, w, "w", "Eigenvalues [n], ascending",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelEigh, w, "w", "Eigenvalues [n], ascending", ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   ACCEL_OP_BUFFER (AccelEigh, v, "v", "Eigenvectors as columns [n, n]; may be a",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**
@@ -78,10 +77,6 @@ ACCEL_DEFINE_OP_TYPE (AccelEigh, accel_eigh, "eigh",
 AccelOp *
 accel_eigh_new (AccelBuffer *a, AccelBuffer *w, AccelBuffer *v)
 {
-  g_return_val_if_fail (a == NULL || ACCEL_IS_BUFFER (a), NULL);
-  g_return_val_if_fail (w == NULL || ACCEL_IS_BUFFER (w), NULL);
-  g_return_val_if_fail (v == NULL || ACCEL_IS_BUFFER (v), NULL);
-
   return g_object_new (ACCEL_TYPE_EIGH, "a", a,
                        "w", w,
                        "v", v, NULL);

@@ -30,8 +30,7 @@ accel_fill_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam fill_params[] = {
-  ACCEL_OP_BUFFER (AccelFill, dst, "dst", "Buffer to fill, any dtype",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelFill, dst, "dst", "Buffer to fill, any dtype", ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**
    * AccelFill:value:
    *
@@ -65,7 +64,5 @@ ACCEL_DEFINE_OP_TYPE (AccelFill, accel_fill, "fill",
 AccelOp *
 accel_fill_new (AccelBuffer *dst, double value)
 {
-  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
-
   return g_object_new (ACCEL_TYPE_FILL, "dst", dst, "value", value, NULL);
 }

@@ -195,9 +195,5 @@ ACCEL_DEFINE_OP_TYPE (AccelGemm, accel_gemm, "gemm",
 AccelOp *
 accel_gemm_new (AccelBuffer *a, AccelBuffer *b, AccelBuffer *c)
 {
-  g_return_val_if_fail (a == NULL || ACCEL_IS_BUFFER (a), NULL);
-  g_return_val_if_fail (b == NULL || ACCEL_IS_BUFFER (b), NULL);
-  g_return_val_if_fail (c == NULL || ACCEL_IS_BUFFER (c), NULL);
-
   return g_object_new (ACCEL_TYPE_GEMM, "a", a, "b", b, "c", c, NULL);
 }

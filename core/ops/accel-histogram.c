@@ -74,8 +74,7 @@ accel_histogram_validate (AccelOp *op, GError **error)
 static const AccelOpParam histogram_params[] = {
   ACCEL_OP_BUFFER (AccelHistogram, samples, "samples", "Samples of any shape: u8, i32, f32 or f64",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelHistogram, bins, "bins", "Counts, i32 [n-bins]",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelHistogram, bins, "bins", "Counts, i32 [n-bins]", ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**
    * AccelHistogram:lower:
    *
@@ -118,9 +117,6 @@ ACCEL_DEFINE_OP_TYPE (AccelHistogram, accel_histogram, "histogram",
 AccelOp *
 accel_histogram_new (AccelBuffer *samples, AccelBuffer *bins, double lower, double upper, int n_bins)
 {
-  g_return_val_if_fail (samples == NULL || ACCEL_IS_BUFFER (samples), NULL);
-  g_return_val_if_fail (bins == NULL || ACCEL_IS_BUFFER (bins), NULL);
-
   return g_object_new (ACCEL_TYPE_HISTOGRAM, "samples", samples,
                        "bins", bins,
                        "lower", lower,

@@ -37,11 +37,6 @@ ACCEL_DEFINE_OP_TYPE (AccelLayernorm, accel_layernorm, "layernorm",
 AccelOp *
 accel_layernorm_new (AccelBuffer *x, AccelBuffer *gamma, AccelBuffer *beta, AccelBuffer *y)
 {
-  g_return_val_if_fail (x == NULL || ACCEL_IS_BUFFER (x), NULL);
-  g_return_val_if_fail (gamma == NULL || ACCEL_IS_BUFFER (gamma), NULL);
-  g_return_val_if_fail (beta == NULL || ACCEL_IS_BUFFER (beta), NULL);
-  g_return_val_if_fail (y == NULL || ACCEL_IS_BUFFER (y), NULL);
-
   return g_object_new (ACCEL_TYPE_LAYERNORM, "x", x,
                        "gamma", gamma,
                        "beta", beta,

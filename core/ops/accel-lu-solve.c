@@ -73,11 +73,6 @@ ACCEL_DEFINE_OP_TYPE (AccelLuSolve, accel_lu_solve, "lu-solve",
 AccelOp *
 accel_lu_solve_new (AccelBuffer *lu, AccelBuffer *pivots, AccelBuffer *b, AccelBuffer *x)
 {
-  g_return_val_if_fail (lu == NULL || ACCEL_IS_BUFFER (lu), NULL);
-  g_return_val_if_fail (pivots == NULL || ACCEL_IS_BUFFER (pivots), NULL);
-  g_return_val_if_fail (b == NULL || ACCEL_IS_BUFFER (b), NULL);
-  g_return_val_if_fail (x == NULL || ACCEL_IS_BUFFER (x), NULL);
-
   return g_object_new (ACCEL_TYPE_LU_SOLVE, "lu", lu,
                        "pivots", pivots,
                        "b", b,

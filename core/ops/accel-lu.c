@@ -73,10 +73,6 @@ ACCEL_DEFINE_OP_TYPE (AccelLu, accel_lu, "lu",
 AccelOp *
 accel_lu_new (AccelBuffer *a, AccelBuffer *lu, AccelBuffer *pivots)
 {
-  g_return_val_if_fail (a == NULL || ACCEL_IS_BUFFER (a), NULL);
-  g_return_val_if_fail (lu == NULL || ACCEL_IS_BUFFER (lu), NULL);
-  g_return_val_if_fail (pivots == NULL || ACCEL_IS_BUFFER (pivots), NULL);
-
   return g_object_new (ACCEL_TYPE_LU, "a", a,
                        "lu", lu,
                        "pivots", pivots, NULL);

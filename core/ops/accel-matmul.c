@@ -175,8 +175,7 @@ static const AccelOpParam matmul_params[] = {
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
   ACCEL_OP_BUFFER (AccelMatmul, c, "c", "Result [m, n], or a batch [b, m, n]; read when beta is not 0",
                    ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelMatmul, bias, "bias", "Row vector [n] added by the bias epilogues",
-                   ACCEL_ACCESS_READ, 0),
+  ACCEL_OP_BUFFER (AccelMatmul, bias, "bias", "Row vector [n] added by the bias epilogues", ACCEL_ACCESS_READ, 0),
   /**
    * AccelMatmul:epilogue:
    *
@@ -265,10 +264,6 @@ ACCEL_DEFINE_OP_TYPE (AccelMatmul, accel_matmul, "matmul",
 AccelOp *
 accel_matmul_new (AccelBuffer *a, AccelBuffer *b, AccelBuffer *c, AccelMatmulEpilogue epilogue)
 {
-  g_return_val_if_fail (a == NULL || ACCEL_IS_BUFFER (a), NULL);
-  g_return_val_if_fail (b == NULL || ACCEL_IS_BUFFER (b), NULL);
-  g_return_val_if_fail (c == NULL || ACCEL_IS_BUFFER (c), NULL);
-
   return g_object_new (ACCEL_TYPE_MATMUL, "a", a,
                        "b", b,
                        "c", c,

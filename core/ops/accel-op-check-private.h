@@ -9,17 +9,6 @@
 
 G_BEGIN_DECLS
 
-static inline void
-accel_op_set_int64_ (GObject *object, gint64 *field, const GValue *value, GParamSpec *pspec)
-{
-  gint64 v = g_value_get_int64 (value);
-  if (*field != v)
-    {
-      *field = v;
-      accel_op_notify_ (object, pspec);
-    }
-}
-
 /* Checks that @buffer has exactly the dims @dims; @why (nullable) says
  * where the expectation comes from. */
 static inline gboolean

@@ -182,9 +182,6 @@ ACCEL_DEFINE_OP_TYPE (AccelPool2d, accel_pool2d, "pool2d",
 AccelOp *
 accel_pool2d_new (AccelBuffer *x, AccelBuffer *y, AccelPoolMode mode)
 {
-  g_return_val_if_fail (x == NULL || ACCEL_IS_BUFFER (x), NULL);
-  g_return_val_if_fail (y == NULL || ACCEL_IS_BUFFER (y), NULL);
-
   return g_object_new (ACCEL_TYPE_POOL2D, "x", x,
                        "y", y,
                        "mode", mode, NULL);

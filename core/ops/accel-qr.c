@@ -69,10 +69,6 @@ ACCEL_DEFINE_OP_TYPE (AccelQr, accel_qr, "qr",
 AccelOp *
 accel_qr_new (AccelBuffer *a, AccelBuffer *q, AccelBuffer *r)
 {
-  g_return_val_if_fail (a == NULL || ACCEL_IS_BUFFER (a), NULL);
-  g_return_val_if_fail (q == NULL || ACCEL_IS_BUFFER (q), NULL);
-  g_return_val_if_fail (r == NULL || ACCEL_IS_BUFFER (r), NULL);
-
   return g_object_new (ACCEL_TYPE_QR, "a", a,
                        "q", q,
                        "r", r, NULL);

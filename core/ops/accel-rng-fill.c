@@ -147,8 +147,6 @@ ACCEL_DEFINE_OP_TYPE (AccelRngFill, accel_rng_fill, "rng-fill",
 AccelOp *
 accel_rng_fill_new (AccelBuffer *dst, AccelRngDistribution distribution, guint64 seed)
 {
-  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
-
   return g_object_new (ACCEL_TYPE_RNG_FILL, "dst", dst, "distribution", distribution,
                        "seed", seed, NULL);
 }

@@ -52,7 +52,5 @@ ACCEL_DEFINE_OP_TYPE (AccelScal, accel_scal, "scal",
 AccelOp *
 accel_scal_new (double alpha, AccelBuffer *x)
 {
-  g_return_val_if_fail (x == NULL || ACCEL_IS_BUFFER (x), NULL);
-
   return g_object_new (ACCEL_TYPE_SCAL, "alpha", alpha, "x", x, NULL);
 }

@@ -72,9 +72,6 @@ ACCEL_DEFINE_OP_TYPE (AccelScan, accel_scan, "scan",
 AccelOp *
 accel_scan_new (AccelBuffer *input, AccelBuffer *output, AccelScanKind kind)
 {
-  g_return_val_if_fail (input == NULL || ACCEL_IS_BUFFER (input), NULL);
-  g_return_val_if_fail (output == NULL || ACCEL_IS_BUFFER (output), NULL);
-
   return g_object_new (ACCEL_TYPE_SCAN, "input", input,
                        "output", output,
                        "kind", kind, NULL);

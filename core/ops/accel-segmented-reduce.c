@@ -101,10 +101,6 @@ ACCEL_DEFINE_OP_TYPE (AccelSegmentedReduce, accel_segmented_reduce, "segmented-r
 AccelOp *
 accel_segmented_reduce_new (AccelBuffer *input, AccelBuffer *offsets, AccelBuffer *output, AccelReduceOp reduction)
 {
-  g_return_val_if_fail (input == NULL || ACCEL_IS_BUFFER (input), NULL);
-  g_return_val_if_fail (offsets == NULL || ACCEL_IS_BUFFER (offsets), NULL);
-  g_return_val_if_fail (output == NULL || ACCEL_IS_BUFFER (output), NULL);
-
   return g_object_new (ACCEL_TYPE_SEGMENTED_REDUCE, "input", input,
                        "offsets", offsets,
                        "output", output,

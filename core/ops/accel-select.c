@@ -86,11 +86,6 @@ ACCEL_DEFINE_OP_TYPE (AccelSelect, accel_select, "select",
 AccelOp *
 accel_select_new (AccelBuffer *input, AccelBuffer *flags, AccelBuffer *output, AccelBuffer *count)
 {
-  g_return_val_if_fail (input == NULL || ACCEL_IS_BUFFER (input), NULL);
-  g_return_val_if_fail (flags == NULL || ACCEL_IS_BUFFER (flags), NULL);
-  g_return_val_if_fail (output == NULL || ACCEL_IS_BUFFER (output), NULL);
-  g_return_val_if_fail (count == NULL || ACCEL_IS_BUFFER (count), NULL);
-
   return g_object_new (ACCEL_TYPE_SELECT, "input", input,
                        "flags", flags,
                        "output", output,

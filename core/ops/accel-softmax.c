@@ -62,8 +62,5 @@ ACCEL_DEFINE_OP_TYPE (AccelSoftmax, accel_softmax, "softmax",
 AccelOp *
 accel_softmax_new (AccelBuffer *src, AccelBuffer *dst)
 {
-  g_return_val_if_fail (src == NULL || ACCEL_IS_BUFFER (src), NULL);
-  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
-
   return g_object_new (ACCEL_TYPE_SOFTMAX, "src", src, "dst", dst, NULL);
 }

@@ -79,9 +79,6 @@ ACCEL_DEFINE_OP_TYPE (AccelSort, accel_sort, "sort",
 AccelOp *
 accel_sort_new (AccelBuffer *keys, AccelBuffer *values)
 {
-  g_return_val_if_fail (keys == NULL || ACCEL_IS_BUFFER (keys), NULL);
-  g_return_val_if_fail (values == NULL || ACCEL_IS_BUFFER (values), NULL);
-
   return g_object_new (ACCEL_TYPE_SORT, "keys", keys,
                        "values", values, NULL);
 }

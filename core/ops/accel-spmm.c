@@ -75,12 +75,6 @@ ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelSpmm, accel_spmm, "spmm",
 AccelOp *
 accel_spmm_new (AccelBuffer *row_ptr, AccelBuffer *col_ind, AccelBuffer *values, AccelBuffer *b, AccelBuffer *c, gint64 n_cols)
 {
-  g_return_val_if_fail (row_ptr == NULL || ACCEL_IS_BUFFER (row_ptr), NULL);
-  g_return_val_if_fail (col_ind == NULL || ACCEL_IS_BUFFER (col_ind), NULL);
-  g_return_val_if_fail (values == NULL || ACCEL_IS_BUFFER (values), NULL);
-  g_return_val_if_fail (b == NULL || ACCEL_IS_BUFFER (b), NULL);
-  g_return_val_if_fail (c == NULL || ACCEL_IS_BUFFER (c), NULL);
-
   return g_object_new (ACCEL_TYPE_SPMM, "row-ptr", row_ptr,
                        "col-ind", col_ind,
                        "values", values,

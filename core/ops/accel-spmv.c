@@ -39,8 +39,7 @@ accel_spmv_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam spmv_params[] = {
-  ACCEL_OP_BUFFER (AccelSpmv, x, "x", "Dense vector [n-cols]",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelSpmv, x, "x", "Dense vector [n-cols]", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
   ACCEL_OP_BUFFER (AccelSpmv, y, "y", "Result [m]; read when beta is not 0",
                    ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
@@ -67,12 +66,6 @@ ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelSpmv, accel_spmv, "spmv",
 AccelOp *
 accel_spmv_new (AccelBuffer *row_ptr, AccelBuffer *col_ind, AccelBuffer *values, AccelBuffer *x, AccelBuffer *y, gint64 n_cols)
 {
-  g_return_val_if_fail (row_ptr == NULL || ACCEL_IS_BUFFER (row_ptr), NULL);
-  g_return_val_if_fail (col_ind == NULL || ACCEL_IS_BUFFER (col_ind), NULL);
-  g_return_val_if_fail (values == NULL || ACCEL_IS_BUFFER (values), NULL);
-  g_return_val_if_fail (x == NULL || ACCEL_IS_BUFFER (x), NULL);
-  g_return_val_if_fail (y == NULL || ACCEL_IS_BUFFER (y), NULL);
-
   return g_object_new (ACCEL_TYPE_SPMV, "row-ptr", row_ptr,
                        "col-ind", col_ind,
                        "values", values,

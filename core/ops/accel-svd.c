@@ -87,11 +87,6 @@ ACCEL_DEFINE_OP_TYPE (AccelSvd, accel_svd, "svd",
 AccelOp *
 accel_svd_new (AccelBuffer *a, AccelBuffer *s, AccelBuffer *u, AccelBuffer *vt)
 {
-  g_return_val_if_fail (a == NULL || ACCEL_IS_BUFFER (a), NULL);
-  g_return_val_if_fail (s == NULL || ACCEL_IS_BUFFER (s), NULL);
-  g_return_val_if_fail (u == NULL || ACCEL_IS_BUFFER (u), NULL);
-  g_return_val_if_fail (vt == NULL || ACCEL_IS_BUFFER (vt), NULL);
-
   return g_object_new (ACCEL_TYPE_SVD, "a", a,
                        "s", s,
                        "u", u,
