@@ -31,10 +31,16 @@ void _accel_kernel_free (AccelKernel *kernel);
 
 /* ops/accel-ops.c: registers the portable op set with a registry. */
 void _accel_ops_register_core (AccelRegistry *registry);
+/* Makes the core op classes, so that their names are known. */
+void _accel_ops_ensure_core (void);
+
+/* accel-op.c: the registries that can load a plugin's op type by name;
+ * each registry adds itself while it lives (held weakly). */
+void _accel_op_add_type_source (AccelRegistry *registry);
+void _accel_op_remove_type_source (AccelRegistry *registry);
 
 /* accel-registry.c */
 void _accel_registry_register_core_op_type (AccelRegistry *self, GType op_type);
-void _accel_registry_register_core_backend (AccelRegistry *self, const char *name, GType backend_type);
 GType _accel_op_type_from_name (const char *name);   /* already-registered types only */
 
 /* accel-plugin.c: the registration calls a plugin makes while it is being

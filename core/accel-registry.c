@@ -43,7 +43,6 @@ struct _AccelRegistry {
   guint n_scanned;
 
   GArray *core_op_types;        /* GType */
-  GPtrArray *core_backends;     /* AccelPluginFeature */
 
   GRWLock lock;                 /* guards everything below */
   GPtrArray *plugins;           /* AccelPlugin, path order, then static ones */
@@ -81,18 +80,11 @@ kernel_key_equal (gconstpointer a, gconstpointer b)
 }
 
 static void
-feature_free (gpointer data)
-{
-  AccelPluginFeature *feature = data;
-  g_free (feature->name);
-  g_free (feature);
-}
-
-static void
 accel_registry_finalize (GObject *object)
 {
   AccelRegistry *self = ACCEL_REGISTRY (object);
 
+  _accel_op_remove_type_source (self);
   /* The tables borrow from the plugins: drop them first. */
   g_hash_table_unref (self->kernels);
   for (guint i = 0; i < ACCEL_PLUGIN_N_FEATURE_KINDS; i++)
@@ -102,7 +94,6 @@ accel_registry_finalize (GObject *object)
     _accel_plugin_set_registry (self->plugins->pdata[i], NULL);
   g_ptr_array_unref (self->plugins);
   g_array_unref (self->core_op_types);
-  g_ptr_array_unref (self->core_backends);
   g_free (self->cache_path);
   g_rw_lock_clear (&self->lock);
   G_OBJECT_CLASS (accel_registry_parent_class)->finalize (object);
@@ -119,7 +110,6 @@ accel_registry_init (AccelRegistry *self)
 {
   g_rw_lock_init (&self->lock);
   self->core_op_types = g_array_new (FALSE, FALSE, sizeof (GType));
-  self->core_backends = g_ptr_array_new_with_free_func (feature_free);
   self->plugins = g_ptr_array_new_with_free_func (g_object_unref);
   self->plugins_by_name = g_hash_table_new (g_str_hash, g_str_equal);
   for (guint i = 0; i < ACCEL_PLUGIN_N_FEATURE_KINDS; i++)
@@ -188,11 +178,6 @@ rebuild_tables (AccelRegistry *self)
       GType type = g_array_index (self->core_op_types, GType, i);
       const char *name = accel_op_class_get_name (g_type_class_peek (type));
       add_provider (self, ACCEL_PLUGIN_FEATURE_OP_TYPE, name ? name : g_type_name (type), type, NULL);
-    }
-  for (guint i = 0; i < self->core_backends->len; i++)
-    {
-      AccelPluginFeature *feature = self->core_backends->pdata[i];
-      add_provider (self, ACCEL_PLUGIN_FEATURE_BACKEND, feature->name, feature->type, NULL);
     }
 
   for (guint i = 0; i < self->plugins->len; i++)
@@ -266,18 +251,6 @@ _accel_registry_register_core_op_type (AccelRegistry *self, GType op_type)
 
   g_type_class_ref (op_type);   /* kept: op classes live for the process */
   g_array_append_val (self->core_op_types, op_type);
-}
-
-void
-_accel_registry_register_core_backend (AccelRegistry *self, const char *name, GType backend_type)
-{
-  g_return_if_fail (ACCEL_IS_REGISTRY (self));
-  g_return_if_fail (g_type_is_a (backend_type, ACCEL_TYPE_BACKEND));
-
-  AccelPluginFeature *feature = g_new0 (AccelPluginFeature, 1);
-  feature->name = g_strdup (name);
-  feature->type = backend_type;
-  g_ptr_array_add (self->core_backends, feature);
 }
 
 /* ---- finding plugin files ------------------------------------------------ */
@@ -524,6 +497,7 @@ accel_registry_new (AccelRegistryFlags flags, GError **error)
   AccelRegistry *self = g_object_new (ACCEL_TYPE_REGISTRY, NULL);
   self->flags = flags;
   _accel_ops_register_core (self);
+  _accel_op_add_type_source (self);
 
   if (!(flags & ACCEL_REGISTRY_FLAGS_NO_SCAN))
     {
