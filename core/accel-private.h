@@ -91,6 +91,12 @@ char *_accel_plugin_name_from_filename (const char *filename);
 /* accel-registry.c: told by accel_plugin_load() once a plugin registered. */
 void _accel_registry_plugin_loaded (AccelRegistry *self, AccelPlugin *plugin);
 
+/* accel-registry-search.c: every `*.so` file on ACCEL_PLUGIN_PATH, then
+ * ACCEL_PLUGIN_SYSTEM_PATH; and the duplicate rule and allow/deny policy
+ * applied to a registry's plugins (statuses set in place). */
+GPtrArray *_accel_registry_list_plugin_files (void);
+void _accel_registry_apply_policy (GPtrArray *plugins);
+
 /* accel-registry-cache.c: the metadata cache file. */
 typedef struct {
   char *path;
