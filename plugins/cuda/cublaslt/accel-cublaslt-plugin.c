@@ -49,18 +49,15 @@ typedef struct {
 } PlanKey;
 
 typedef struct {
-  PlanKey key;
   cublasLtMatmulDesc_t desc;
   cublasLtMatrixLayout_t la, lb, lc, ld;
   cublasLtMatmulAlgo_t algo;
   gsize workspace;
-  GList link;
 } Plan;
 
 typedef struct {
   cublasLtHandle_t handle;
-  GHashTable *plans;       /* PlanKey * -> Plan * */
-  GQueue lru;
+  AccelCudaPlanCache *plans;   /* host-side objects only: dropping one does not disturb queued work */
 } Lt;
 
 static gboolean
@@ -70,25 +67,10 @@ check_lt (cublasStatus_t status, const char *what, GError **error)
                                    status == CUBLAS_STATUS_ALLOC_FAILED, what, error);
 }
 
-static guint
-plan_key_hash (gconstpointer p)
-{
-  const guint8 *b = p;
-  guint h = 5381;
-  for (gsize i = 0; i < sizeof (PlanKey); i++)
-    h = h * 33 + b[i];
-  return h;
-}
-
-static gboolean
-plan_key_equal (gconstpointer a, gconstpointer b)
-{
-  return memcmp (a, b, sizeof (PlanKey)) == 0;
-}
-
 static void
-plan_free (Plan *p)
+plan_free (gpointer data)
 {
+  Plan *p = data;
   if (p->la)
     (void) cublasLtMatrixLayoutDestroy (p->la);
   if (p->lb)
@@ -106,22 +88,19 @@ static void
 lt_destroy (gpointer data)
 {
   Lt *lt = data;
-  GList *l;
-  while ((l = g_queue_pop_head_link (&lt->lru)) != NULL)
-    plan_free (l->data);
-  if (lt->plans)
-    g_hash_table_unref (lt->plans);
+  accel_cuda_plan_cache_free (lt->plans);
   if (lt->handle)
     (void) cublasLtDestroy (lt->handle);
   g_free (lt);
 }
 
+static gpointer plan_make (gconstpointer key, gpointer user_data, GError **error);
+
 static gpointer
 lt_create (AccelCudaLane *lane, GError **error)
 {
   Lt *lt = g_new0 (Lt, 1);
-  g_queue_init (&lt->lru);
-  lt->plans = g_hash_table_new (plan_key_hash, plan_key_equal);
+  lt->plans = accel_cuda_plan_cache_new (sizeof (PlanKey), PLAN_CACHE_SIZE, plan_make, plan_free);
   if (!check_lt (cublasLtCreate (&lt->handle), "cublasLtCreate", error))
     {
       lt_destroy (lt);
@@ -188,9 +167,11 @@ desc_set (cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, const 
                    error);
 }
 
-static Plan *
-plan_make (Lt *lt, const PlanKey *key, GError **error)
+static gpointer
+plan_make (gconstpointer k, gpointer user_data, GError **error)
 {
+  const PlanKey *key = k;
+  Lt *lt = user_data;
   Plan *p = g_new0 (Plan, 1);
   cublasLtMatmulPreference_t pref = NULL;
   cublasOperation_t op_a = key->transb ? CUBLAS_OP_T : CUBLAS_OP_N;   /* cuBLASLt's A is our b */
@@ -201,8 +182,6 @@ plan_make (Lt *lt, const PlanKey *key, GError **error)
   cublasLtMatmulHeuristicResult_t result;
   int returned = 0;
 
-  p->key = *key;
-  p->link.data = p;
   if (!check_lt (cublasLtMatmulDescCreate (&p->desc, (cublasComputeType_t) key->compute, CUDA_R_32F),
                  "cublasLtMatmulDescCreate", error)
       || !desc_set (p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a, error)
@@ -254,30 +233,6 @@ fail:
   return NULL;
 }
 
-static Plan *
-plan_get (Lt *lt, const PlanKey *key, GError **error)
-{
-  Plan *p = g_hash_table_lookup (lt->plans, key);
-  if (p != NULL)
-    {
-      g_queue_unlink (&lt->lru, &p->link);
-      g_queue_push_head_link (&lt->lru, &p->link);
-      return p;
-    }
-  if ((p = plan_make (lt, key, error)) == NULL)
-    return NULL;
-  while (g_queue_get_length (&lt->lru) >= PLAN_CACHE_SIZE)
-    {
-      /* Host-side objects only: dropping one does not disturb queued work. */
-      Plan *old = g_queue_pop_tail_link (&lt->lru)->data;
-      g_hash_table_remove (lt->plans, &old->key);
-      plan_free (old);
-    }
-  g_hash_table_insert (lt->plans, &p->key, p);
-  g_queue_push_head_link (&lt->lru, &p->link);
-  return p;
-}
-
 /* What one run needs beyond the key. */
 typedef struct {
   const void *a, *b, *bias;
@@ -290,7 +245,7 @@ run_plan (AccelCudaLane *lane, const PlanKey *key, const Operands *o, GError **e
 {
   cudaStream_t stream = accel_cuda_lane_get_stream (lane);
   Lt *lt = accel_cuda_lane_get_handle (lane, "cublaslt", lt_create, lt_destroy, error);
-  Plan *p = lt ? plan_get (lt, key, error) : NULL;
+  Plan *p = lt ? accel_cuda_plan_cache_get (lt->plans, key, lt, error) : NULL;
   if (p == NULL)
     return FALSE;
 
