@@ -25,6 +25,15 @@ struct _AccelBuffer {
 
   gpointer backend_data;
   GDestroyNotify backend_destroy;
+
+  /* Base buffers only. Memory of another library (a DLPack import) is
+   * released by owner_free (owner); memory lent to another library
+   * (accel_buffer_to_dlpack()) is detached from the device's context
+   * and freed by the backend's free_detached_memory. */
+  GDestroyNotify owner_free;
+  gpointer owner;
+  gint detached;            /* atomic; set under bit 0 of detach_lock */
+  gint detach_lock;
 };
 
 /**
@@ -62,6 +71,11 @@ accel_buffer_finalize (GObject *object)
     self->backend_destroy (self->backend_data);
   if (self->base)
     g_object_unref (self->base);
+  else if (self->owner_free)
+    self->owner_free (self->owner);
+  else if (g_atomic_int_get (&self->detached))
+    ACCEL_DEVICE_GET_CLASS (self->device)->free_detached_memory (self->device, self->memory,
+                                                                 self->size ? self->size : 1);
   else if (self->memory)
     _accel_device_release_memory (self->device, self->memory, self->size, self->generation);
   accel_shape_free (self->shape);
@@ -159,6 +173,56 @@ _accel_buffer_new (AccelDevice *device,
   self->generation = generation;
   self->handle = handle;
   return self;
+}
+
+AccelBuffer *
+_accel_buffer_new_external (AccelDevice *device,
+                            AccelDType dtype,
+                            const AccelShape *shape,
+                            gpointer memory,
+                            gsize size,
+                            GDestroyNotify owner_free,
+                            gpointer owner)
+{
+  AccelBuffer *self = _accel_buffer_new (device, dtype, shape, memory, size,
+                                         accel_device_get_generation (device),
+                                         _accel_device_next_handle (device));
+  self->owner_free = owner_free;
+  self->owner = owner;
+  return self;
+}
+
+gboolean
+_accel_buffer_detach_memory (AccelBuffer *self, GError **error)
+{
+  g_return_val_if_fail (ACCEL_IS_BUFFER (self), FALSE);
+  AccelBuffer *base = self->base ? self->base : self;
+  AccelDeviceClass *klass = ACCEL_DEVICE_GET_CLASS (base->device);
+  gboolean ok = TRUE;
+
+  if (base->owner_free != NULL || g_atomic_int_get (&base->detached))
+    return TRUE;
+  if (klass->detach_memory == NULL || klass->free_detached_memory == NULL)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NOT_SUPPORTED,
+                   "The backend of “%s” cannot keep buffer memory alive past its context, so it "
+                   "cannot lend it", accel_device_get_name (base->device));
+      return FALSE;
+    }
+  g_bit_lock (&base->detach_lock, 0);
+  if (!g_atomic_int_get (&base->detached))
+    {
+      ok = _accel_device_detach_memory (base->device, base->memory, base->size, base->generation);
+      if (ok)
+        g_atomic_int_set (&base->detached, 1);
+    }
+  g_bit_unlock (&base->detach_lock, 0);
+  if (!ok)
+    g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_STALE_BUFFER,
+                 "The memory of the buffer went with generation %u of “%s” (the device restarted "
+                 "or shut down)",
+                 base->generation, accel_device_get_name (base->device));
+  return ok;
 }
 
 /**

@@ -1204,6 +1204,22 @@ _accel_device_release_memory (AccelDevice *self, gpointer memory, gsize size, gu
   g_rw_lock_reader_unlock (&priv->ctx_lock);
 }
 
+/* Under the context lock, as release_memory: memory of an older
+ * generation, or of a closed context, is gone and cannot be detached. */
+gboolean
+_accel_device_detach_memory (AccelDevice *self, gpointer memory, gsize size, guint generation)
+{
+  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+  AccelDeviceClass *klass = ACCEL_DEVICE_GET_CLASS (self);
+  gboolean ok = FALSE;
+
+  g_rw_lock_reader_lock (&priv->ctx_lock);
+  if (generation == (guint) g_atomic_int_get (&priv->generation) && g_atomic_int_get (&priv->open))
+    ok = klass->detach_memory (self, memory, size ? size : 1);
+  g_rw_lock_reader_unlock (&priv->ctx_lock);
+  return ok;
+}
+
 guint64
 _accel_device_next_handle (AccelDevice *self)
 {
