@@ -316,6 +316,7 @@ test_export_outlives_context (void)
   g_object_unref (b2);
 
   /* A fresh buffer, lent, then the system goes. */
+  g_free (bytes2);
   AccelBuffer *b3 = alloc_random (dev, ACCEL_DTYPE_U8, s, &bytes2);
   AccelDLManagedTensor *t3 = accel_buffer_to_dlpack_host (b3, ACCEL_DLPACK_COPY_IF_NEEDED, &error);
   g_assert_no_error (error);
