@@ -39,7 +39,9 @@ _HOST_TYPES = (_KDL_CPU, _KDL_CUDA_HOST, _KDL_CUDA_MANAGED)
 # ---------------------------------------------------------------- errors
 
 def _accel_error(code, message):
-    return GLib.Error.new_literal(Accel.error_quark(), message, int(code))
+    e = GLib.Error.new_literal(Accel.error_quark(), message, int(code))
+    e.code = Accel.Error(code)
+    return e
 
 
 _ACCEL_DOMAIN = GLib.quark_to_string(Accel.error_quark())
@@ -63,9 +65,16 @@ def _with_error_codes(func):
     return wrapper
 
 
-def _wrap_errors(cls, parent, names):
-    for name in names:
-        setattr(cls, name, _with_error_codes(getattr(parent, name)))
+def _wrap_errors(cls):
+    """Wraps every function of @cls's own GI methods that can fail (and
+    that the override does not define itself) with _with_error_codes."""
+    parent = cls.__mro__[1]
+    for info in parent.__info__.get_methods():
+        name = info.get_name()
+        if not info.can_throw_gerror() or name in cls.__dict__:
+            continue
+        func = _with_error_codes(getattr(parent, name))
+        setattr(cls, name, func if info.is_method() else staticmethod(func))
 
 
 # ---------------------------------------------------------------- numpy
@@ -384,8 +393,7 @@ class Buffer(Accel.Buffer):
                 f"{dev.get_name() if dev else '?'} at 0x{hash(self):x}>")
 
 
-_wrap_errors(Buffer, Accel.Buffer, ["upload", "download", "write", "zero", "new_view",
-                                    "upload_finish", "download_finish"])
+_wrap_errors(Buffer)
 Buffer = override(Buffer)
 __all__.append("Buffer")
 
@@ -464,8 +472,13 @@ class _AsyncBridge:
 
     def __init__(self):
         self.context = GLib.MainContext.new()
-        loop = GLib.MainLoop.new(self.context, False)
-        threading.Thread(target=loop.run, name="accel-asyncio", daemon=True).start()
+        self._loop = GLib.MainLoop.new(self.context, False)
+        threading.Thread(target=self._run, name="accel-asyncio", daemon=True).start()
+
+    def _run(self):
+        # GTasks made on this thread capture its thread-default context.
+        self.context.push_thread_default()
+        self._loop.run()
 
     @classmethod
     def get(cls):
@@ -475,8 +488,10 @@ class _AsyncBridge:
             return cls._instance
 
     def call(self, begin, finish, cancellable):
-        """Starts @begin(cancellable, callback) with the bridge's context as
-        the thread-default one; returns an asyncio future of @finish(result)."""
+        """Runs @begin(cancellable, callback) on the bridge's thread, whose
+        thread-default context is the bridge's, and waits until it has run,
+        so that work is submitted in the order of the calls; returns an
+        asyncio future of @finish(result)."""
         loop = asyncio.get_running_loop()
         future = loop.create_future()
         if cancellable is None:
@@ -497,11 +512,22 @@ class _AsyncBridge:
                 value, error = None, e
             loop.call_soon_threadsafe(settle, value, error)
 
-        self.context.push_thread_default()
-        try:
-            begin(cancellable, done)
-        finally:
-            self.context.pop_thread_default()
+        started = threading.Event()
+        failure = []
+
+        def start():
+            try:
+                begin(cancellable, done)
+            except BaseException as e:   # handed to the caller
+                failure.append(e)
+            finally:
+                started.set()
+            return GLib.SOURCE_REMOVE
+
+        self.context.invoke_full(GLib.PRIORITY_HIGH, start)
+        started.wait()
+        if failure:
+            raise failure[0]
         return future
 
 
@@ -553,7 +579,7 @@ class Device(Accel.Device):
             _with_error_codes(functools.partial(Accel.Device.submit_finish, self)), cancellable)
 
 
-_wrap_errors(Device, Accel.Device, ["alloc", "submit", "submit_finish", "synchronize"])
+_wrap_errors(Device)
 Device = override(Device)
 __all__.append("Device")
 
@@ -565,24 +591,26 @@ def _is_buffer_property(op, name):
 
 # ---------------------------------------------------------------- Op, System
 
+_op_new_by_name = _with_error_codes(Accel.Op.new_by_name)
+
+
 class Op(Accel.Op):
     """An op; `Accel.Op.new_by_name("gemm", a=a, b=b, c=c)` sets properties by keyword."""
 
     @staticmethod
     def new_by_name(type_name, **props):
-        op = _with_error_codes(Accel.Op.new_by_name)(type_name)
-        return _op_with(op, props)
+        return _op_with(_op_new_by_name(type_name), props)
 
 
-_wrap_errors(Op, Accel.Op, ["validate"])
+_wrap_errors(Op)
 Op = override(Op)
 __all__.append("Op")
 
 
 class System(Accel.System):
-    new = staticmethod(_with_error_codes(Accel.System.new))
+    """The system; its methods raise Accel.Error codes."""
 
 
-_wrap_errors(System, Accel.System, ["get_device", "get_backend"])
+_wrap_errors(System)
 System = override(System)
 __all__.append("System")
