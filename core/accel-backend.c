@@ -91,6 +91,8 @@ _accel_backend_setup (AccelBackend *self, AccelSystem *system, const char *name)
  * accel_backend_get_name:
  * @self: a backend
  *
+ * Gets its name.
+ *
  * Returns: its name
  */
 const char *
@@ -105,6 +107,8 @@ accel_backend_get_name (AccelBackend *self)
  * accel_backend_get_system:
  * @self: a backend
  *
+ * Gets the system it belongs to.
+ *
  * Returns: (transfer none) (nullable): the system it belongs to
  */
 AccelSystem *
@@ -118,6 +122,8 @@ accel_backend_get_system (AccelBackend *self)
 /**
  * accel_backend_get_unavailable_reason:
  * @self: a backend
+ *
+ * Gets why the backend found no device.
  *
  * Returns: (nullable): why the backend found no device (no driver, no GPU),
  *   or %NULL if it found some or has not looked yet

@@ -229,6 +229,8 @@ _accel_buffer_detach_memory (AccelBuffer *self, GError **error)
  * accel_buffer_get_device:
  * @self: a buffer
  *
+ * Gets the device holding it.
+ *
  * Returns: (transfer none): the device holding it
  */
 AccelDevice *
@@ -241,6 +243,8 @@ accel_buffer_get_device (AccelBuffer *self)
 /**
  * accel_buffer_get_dtype:
  * @self: a buffer
+ *
+ * Gets the element type.
  *
  * Returns: the element type
  */
@@ -255,6 +259,8 @@ accel_buffer_get_dtype (AccelBuffer *self)
  * accel_buffer_get_shape:
  * @self: a buffer
  *
+ * Gets the shape.
+ *
  * Returns: (transfer none): the shape
  */
 const AccelShape *
@@ -267,6 +273,8 @@ accel_buffer_get_shape (AccelBuffer *self)
 /**
  * accel_buffer_get_size:
  * @self: a buffer
+ *
+ * Gets the size in bytes (for a strided shape: the bytes it spans).
  *
  * Returns: the size in bytes (for a strided shape: the bytes it spans)
  */
@@ -281,6 +289,8 @@ accel_buffer_get_size (AccelBuffer *self)
  * accel_buffer_get_n_elements:
  * @self: a buffer
  *
+ * Gets the number of elements.
+ *
  * Returns: the number of elements
  */
 gint64
@@ -294,6 +304,8 @@ accel_buffer_get_n_elements (AccelBuffer *self)
  * accel_buffer_get_generation:
  * @self: a buffer
  *
+ * Gets the device generation its memory belongs to.
+ *
  * Returns: the device generation its memory belongs to
  */
 guint
@@ -306,6 +318,9 @@ accel_buffer_get_generation (AccelBuffer *self)
 /**
  * accel_buffer_get_handle:
  * @self: a buffer
+ *
+ * Gets a number naming this buffer on its device, unique in the process for
+ * the device's life.
  *
  * Returns: a number naming this buffer on its device, unique in the
  *   process for the device's life; used when ops are serialised
@@ -321,6 +336,8 @@ accel_buffer_get_handle (AccelBuffer *self)
  * accel_buffer_get_offset:
  * @self: a buffer
  *
+ * Gets the byte offset of a view into its base buffer (0 otherwise).
+ *
  * Returns: the byte offset of a view into its base buffer (0 otherwise)
  */
 gsize
@@ -334,6 +351,8 @@ accel_buffer_get_offset (AccelBuffer *self)
  * accel_buffer_get_base:
  * @self: a buffer
  *
+ * Gets the buffer a view was made of.
+ *
  * Returns: (transfer none) (nullable): the buffer a view was made of
  */
 AccelBuffer *
@@ -346,6 +365,9 @@ accel_buffer_get_base (AccelBuffer *self)
 /**
  * accel_buffer_is_stale:
  * @self: a buffer
+ *
+ * Whether the buffer's memory went with an older context of its device; every
+ * use of a stale buffer fails with %ACCEL_ERROR_STALE_BUFFER.
  *
  * Returns: %TRUE if its device has been rebuilt since the buffer was made
  */
@@ -390,6 +412,8 @@ accel_buffer_get_data (AccelBuffer *self)
 /**
  * accel_buffer_get_backend_data: (skip)
  * @self: a buffer
+ *
+ * For backends: gets the state the backend attached to the buffer.
  *
  * Returns: what the backend attached with accel_buffer_set_backend_data()
  */
@@ -573,6 +597,8 @@ accel_buffer_upload_async (AccelBuffer *self,
  * @result: the result
  * @error: return location for a #GError
  *
+ * Finishes accel_buffer_upload_async().
+ *
  * Returns: %TRUE on success
  */
 gboolean
@@ -609,6 +635,8 @@ accel_buffer_download_async (AccelBuffer *self,
  * @self: a buffer
  * @result: the result
  * @error: return location for a #GError
+ *
+ * Finishes accel_buffer_download_async().
  *
  * Returns: (transfer full): the bytes, or %NULL with @error set
  */
