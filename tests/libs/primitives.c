@@ -19,7 +19,7 @@ typedef struct {
   gboolean descending;
 } Item;
 
-/* The documented order: by value (-0 = +0), NaN (positive) after all. */
+/* The documented order: by value (-0 = +0), every NaN after all. */
 static int
 item_cmp (const void *pa, const void *pb)
 {
@@ -61,7 +61,9 @@ test_sort (void)
             for (gint64 i = 0; i < total; i++)
               {
                 int r = g_test_rand_int_range (0, 20);
-                keys[i] = r == 0 ? NAN : r == 1 ? -0.0 : r == 2 ? 0.0 : lt_round (dt, floor (keys[i]) / 4);
+                /* NaNs of both signs: every NaN sorts after +inf. */
+                keys[i] = r == 0 ? (g_test_rand_bit () ? NAN : -NAN) : r == 1 ? -0.0 : r == 2 ? 0.0
+                          : r == 3 ? -INFINITY : r == 4 ? INFINITY : lt_round (dt, floor (keys[i]) / 4);
               }
           g_autofree double *values = g_new (double, total);
           for (gint64 i = 0; i < total; i++)
