@@ -12,7 +12,6 @@ import asyncio
 import gc
 import os
 import sys
-import traceback
 
 import gi
 gi.require_version("Accel", "1.0")
@@ -20,6 +19,8 @@ gi.require_version("GLib", "2.0")
 gi.require_version("Gio", "2.0")
 from gi.repository import Accel, GLib, GObject, Gio  # noqa: E402
 import numpy as np  # noqa: E402
+
+import taprunner  # noqa: E402
 
 try:
     import ml_dtypes
@@ -361,24 +362,11 @@ TESTS = [
 def main():
     print(f"# random seed {SEED} (set ACCEL_TEST_SEED to repeat); ml_dtypes: "
           f"{ml_dtypes.__version__ if ml_dtypes else 'not installed (raw uint views)'}")
-    print(f"1..{len(TESTS)}")
     check("gi/overrides/Accel.py" in sys.modules["gi.overrides.Accel"].__file__, "the overrides are loaded")
     fx = Fixture()
-    failed = 0
-    for i, test in enumerate(TESTS, 1):
-        name = test.__name__[len("test_"):].replace("_", "-")
-        try:
-            test(fx)
-        except Exception:
-            failed += 1
-            print(f"not ok {i} /bindings/python-overrides/{name}")
-            for line in traceback.format_exc().splitlines():
-                print("# " + line)
-        else:
-            print(f"ok {i} /bindings/python-overrides/{name}")
-        sys.stdout.flush()
+    status = taprunner.run(TESTS, fx, "/bindings/python-overrides")
     fx.system.shutdown()
-    return 1 if failed else 0
+    return status
 
 
 if __name__ == "__main__":
