@@ -9,7 +9,8 @@
 #
 # Run by the gpu suite (tests/cuda/meson.build, once per isolation), or by
 # hand on the GPU host after `source .gpu/env`:
-#   ACCEL_CUDA_ISOLATION=none python3 introspection/tests/gpu_interop.py
+#   ACCEL_CUDA_ISOLATION=none ACCEL_TEST_LIBACCEL=$GPU_BUILD/core/libaccel-1.0.so.0 \
+#     python3 introspection/tests/gpu_interop.py
 # TAP on stdout; skips where torch, CuPy or cuda:0 is missing.
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
@@ -53,7 +54,9 @@ class AccelError(Exception):
         self.code = code
 
 
-lib = ctypes.CDLL("libaccel-1.0.so.0")
+# The build's library (the gpu suite names it), else the installed one; GLib
+# is what libaccel loaded.
+lib = ctypes.CDLL(os.environ.get("ACCEL_TEST_LIBACCEL", "libaccel-1.0.so.0"))
 gobj = ctypes.CDLL("libgobject-2.0.so.0")
 glib = ctypes.CDLL("libglib-2.0.so.0")
 
