@@ -260,6 +260,16 @@ def test_remote(fx):
     check("CUDA IPC" in e.message and "isolation=none" in e.message, f"says why: {e.message}")
     expect_error(Accel.Error.NOT_SUPPORTED, buf.numpy, copy=False)
     expect_raise(BufferError, Accel.Buffer.from_numpy, dev, x, copy=False)
+    # A copy in the host's shared memory outlives the host and the system.
+    system2 = Accel.System.new()
+    remote2 = GObject.new(Accel.RemoteDevice, name="remote-cpu:1", backend=system2.get_backend("cpu"),
+                          hosted_device="cpu:0", host_memory_size=1 << 20)
+    z = random_array(random_shape(max_dim=20), np.int32)
+    kept = Accel.Buffer.from_numpy(remote2, z).numpy()
+    system2.shutdown()
+    del remote2, system2
+    gc.collect()
+    check(np.array_equal(kept, z), "a host copy outlives its device")
     # run() with arrays: the written one gets the result back.
     a = random_array((int(rng.integers(1, 20)), int(rng.integers(1, 20))), np.float32)
     b = random_array((a.shape[1], int(rng.integers(1, 20))), np.float32)
