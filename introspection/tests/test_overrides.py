@@ -298,11 +298,12 @@ def test_run_and_keywords(fx):
     check(np.all(c == 3.0), "run(op)")
     e = expect_error(Accel.Error.UNKNOWN_TYPE, Accel.Op.new_by_name, "no-such-op", value=1.0)
     check("no-such-op" in e.message, "the message names the type")
-    e = expect_error(Accel.Error.SHAPE_MISMATCH, dev.run, "gemm", a=a, b=a, c=c)
+    bad_b = random_array((k + 1, n), np.float32)
+    e = expect_error(Accel.Error.SHAPE_MISMATCH, dev.run, "gemm", a=a, b=bad_b, c=c)
     check("“b”" in e.message, f"the message names the property: {e.message}")
     # Messages are those of the C library.
     try:
-        Accel.Device.submit(dev, Accel.Gemm(a=Accel.Buffer.from_numpy(dev, a), b=Accel.Buffer.from_numpy(dev, a),
+        Accel.Device.submit(dev, Accel.Gemm(a=Accel.Buffer.from_numpy(dev, a), b=Accel.Buffer.from_numpy(dev, bad_b),
                                             c=Accel.Buffer.from_numpy(dev, c)), None)
     except GLib.Error as raw:
         check(raw.message == e.message, "unchanged message")
