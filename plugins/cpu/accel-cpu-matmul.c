@@ -38,6 +38,13 @@ gelu (float x)
   return (float) (0.5 * xd * (1.0 + tanh (k * (xd + 0.044715 * xd * xd * xd))));
 }
 
+static inline float
+gelu_erf (float x)
+{
+  double xd = x;
+  return (float) (0.5 * xd * (1.0 + erf (xd * 0.7071067811865476)));
+}
+
 static inline void
 store (AccelDType dt, void *c, gint64 i, float v)
 {
@@ -88,6 +95,8 @@ epilogue_rows (gint64 begin, gint64 end, gpointer data)
           v = v > 0.0f ? v : (isnan (v) ? v : 0.0f);
         else if (e == ACCEL_MATMUL_EPILOGUE_GELU || e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU)
           v = gelu (v);
+        else if (e == ACCEL_MATMUL_EPILOGUE_GELU_ERF || e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF)
+          v = gelu_erf (v);
         store (job->c_dtype, job->c, i, v * job->c_scale);
       }
 }

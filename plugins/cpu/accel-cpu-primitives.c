@@ -239,6 +239,7 @@ histogram_run (AccelOp *op, gpointer context, GError **error)
   int nb = self->n_bins;
 
   memset (bins, 0, nb * sizeof (gint32));
+  gint64 at_upper = 0;   /* samples equal to upper, for numpy's closed last bin */
   if (dt == ACCEL_DTYPE_F32)
     {
       /* CUB's arithmetic: the scale and the bin in the sample's precision. */
@@ -249,6 +250,7 @@ histogram_run (AccelOp *op, gpointer context, GError **error)
           float v = ((const float *) samples)[i];
           if (v >= lo && v < hi)
             bins[MIN ((int) ((v - lo) * scale), nb - 1)]++;
+          at_upper += v == hi;
         }
     }
   else if (dt == ACCEL_DTYPE_F64)
@@ -260,6 +262,7 @@ histogram_run (AccelOp *op, gpointer context, GError **error)
           double v = ((const double *) samples)[i];
           if (v >= lo && v < hi)
             bins[MIN ((int) ((v - lo) * scale), nb - 1)]++;
+          at_upper += v == hi;
         }
     }
   else
@@ -271,8 +274,11 @@ histogram_run (AccelOp *op, gpointer context, GError **error)
           gint64 v = dt == ACCEL_DTYPE_U8 ? ((const guint8 *) samples)[i] : ((const gint32 *) samples)[i];
           if (v >= lo && v < hi)
             bins[(v - lo) * nb / (hi - lo)]++;
+          at_upper += v == hi;
         }
     }
+  if (self->include_upper)
+    bins[nb - 1] += (gint32) at_upper;
   return TRUE;
 }
 

@@ -320,6 +320,44 @@ accel_cub_scan (AccelCubType type, const void *in, void *out, long long rows, lo
 
 /* histogram */
 
+/* Adds the samples equal to @upper to the last bin (numpy's closed last
+ * bin); few samples match, so an atomic per match is cheap. */
+template <typename T>
+__global__ void
+count_upper_kernel (const T *samples, long long n, T upper, int *last_bin)
+{
+  for (long long i = blockIdx.x * (long long) blockDim.x + threadIdx.x; i < n; i += (long long) gridDim.x * blockDim.x)
+    if (samples[i] == upper)
+      atomicAdd (last_bin, 1);
+}
+
+extern "C" cudaError_t
+accel_cub_histogram_count_upper (AccelCubType type, const void *samples, long long n, double upper, int *last_bin,
+                                 cudaStream_t stream)
+{
+  if (n == 0)
+    return cudaSuccess;
+  unsigned blocks = blocks_for (n);
+  switch (type)
+    {
+    case ACCEL_CUB_U8:
+      count_upper_kernel<<<blocks, THREADS, 0, stream>>> ((const uint8_t *) samples, n, (uint8_t) upper, last_bin);
+      break;
+    case ACCEL_CUB_I32:
+      count_upper_kernel<<<blocks, THREADS, 0, stream>>> ((const int *) samples, n, (int) upper, last_bin);
+      break;
+    case ACCEL_CUB_F32:
+      count_upper_kernel<<<blocks, THREADS, 0, stream>>> ((const float *) samples, n, (float) upper, last_bin);
+      break;
+    case ACCEL_CUB_F64:
+      count_upper_kernel<<<blocks, THREADS, 0, stream>>> ((const double *) samples, n, upper, last_bin);
+      break;
+    default:
+      return cudaErrorInvalidValue;
+    }
+  return cudaGetLastError ();
+}
+
 extern "C" cudaError_t
 accel_cub_histogram (AccelCubType type, const void *samples, int *bins, int n_bins, double lower, double upper,
                      long long n, void *temp, size_t *temp_bytes, cudaStream_t stream)
