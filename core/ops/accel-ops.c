@@ -20,6 +20,8 @@ _accel_ops_register_core (AccelRegistry *registry)
     ACCEL_TYPE_POOL2D, ACCEL_TYPE_LAYERNORM, ACCEL_TYPE_RMSNORM,
     ACCEL_TYPE_SORT, ACCEL_TYPE_SCAN, ACCEL_TYPE_HISTOGRAM, ACCEL_TYPE_SELECT,
     ACCEL_TYPE_SEGMENTED_REDUCE,
+    /* run-time modules and graphs */
+    ACCEL_TYPE_LAUNCH, ACCEL_TYPE_MODULE_LOAD, ACCEL_TYPE_REPLAY,
   };
 
   for (guint i = 0; i < G_N_ELEMENTS (types); i++)

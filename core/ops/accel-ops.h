@@ -37,4 +37,7 @@
 #include "accel-histogram.h"
 #include "accel-select.h"
 #include "accel-segmented-reduce.h"
+#include "accel-launch.h"
+#include "accel-module-load.h"
+#include "accel-replay.h"
 
