@@ -154,6 +154,9 @@ accel_cuda_backend_class_init (AccelCudaBackendClass *klass)
 
   backend_class->priority = 100;
   backend_class->enumerate = accel_cuda_backend_enumerate;
+  /* The nvrtc plugin registers it; without that plugin, modules of source
+   * fail with the registry's “unknown actor type”. */
+  backend_class->module_compiler = "AccelNvrtcCompiler";
 }
 
 static void
