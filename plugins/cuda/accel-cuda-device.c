@@ -47,7 +47,10 @@ struct _AccelCudaDevice {
    * reading. */
   AccelCudaContext *ctx;
 
-  GHashTable *op_buffers;   /* GType -> BufferSpecs; device thread only */
+  /* execute_op's scratch: the roots of an op's buffers and whether it
+   * writes each; device thread only. */
+  GPtrArray *roots;
+  GArray *writes;
 };
 
 G_DEFINE_FINAL_TYPE (AccelCudaDevice, accel_cuda_device, ACCEL_TYPE_DEVICE)
@@ -66,49 +69,6 @@ enum {
 };
 
 static GParamSpec *properties[N_PROPS];
-
-/* The buffer properties of an op type, with their access. */
-typedef struct {
-  guint n;
-  const char **names;
-  AccelAccess *access;
-} BufferSpecs;
-
-static void
-buffer_specs_free (gpointer data)
-{
-  BufferSpecs *specs = data;
-  g_free (specs->names);
-  g_free (specs->access);
-  g_free (specs);
-}
-
-static const BufferSpecs *
-op_buffer_specs (AccelCudaDevice *self, AccelOp *op)
-{
-  GType type = G_OBJECT_TYPE (op);
-  BufferSpecs *specs = g_hash_table_lookup (self->op_buffers, GSIZE_TO_POINTER (type));
-  if (G_LIKELY (specs != NULL))
-    return specs;
-
-  AccelOpClass *klass = ACCEL_OP_GET_CLASS (op);
-  guint n_pspecs = 0;
-  g_autofree GParamSpec **pspecs = g_object_class_list_properties (G_OBJECT_CLASS (klass), &n_pspecs);
-  specs = g_new0 (BufferSpecs, 1);
-  specs->names = g_new0 (const char *, n_pspecs + 1);
-  specs->access = g_new0 (AccelAccess, n_pspecs + 1);
-  for (guint i = 0; i < n_pspecs; i++)
-    {
-      AccelAccess access = accel_op_class_get_buffer_access (klass, pspecs[i]->name);
-      if (access == 0)
-        continue;
-      specs->names[specs->n] = g_intern_string (pspecs[i]->name);
-      specs->access[specs->n] = access;
-      specs->n++;
-    }
-  g_hash_table_insert (self->op_buffers, GSIZE_TO_POINTER (type), specs);
-  return specs;
-}
 
 static AccelBuffer *
 root_buffer (AccelBuffer *buffer)
@@ -405,10 +365,6 @@ execute_op (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work)
 {
   AccelOp *op = accel_work_get_op (work);
   const AccelKernel *kernel = accel_work_get_kernel (work);
-  const BufferSpecs *specs = op_buffer_specs (self, op);
-  AccelBuffer *roots[16];
-  gboolean writes[16];
-  guint n = 0;
   GError *error = NULL;
 
   gint64 trace_start = G_UNLIKELY (accel_cuda_trace_enabled ()) ? accel_cuda_trace_now () : 0;
@@ -423,23 +379,33 @@ execute_op (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work)
       return;
     }
 
+  /* The op's buffers, as it lists them: properties, then extra buffers
+   * (the arguments of a launch, the buffers of a graph). */
+  guint n_slots = accel_op_get_n_buffer_slots (op);
+  g_ptr_array_set_size (self->roots, 0);
+  g_array_set_size (self->writes, 0);
   AccelBuffer *hint = NULL, *write_hint = NULL;
-  for (guint i = 0; i < specs->n && n < G_N_ELEMENTS (roots); i++)
+  for (guint i = 0; i < n_slots; i++)
     {
-      AccelBuffer *b = accel_op_peek_buffer (op, specs->names[i]);
+      AccelAccess access = 0;
+      AccelBuffer *b = accel_op_peek_buffer_slot (op, i, &access, NULL);
       if (b == NULL)
         continue;
-      roots[n] = root_buffer (b);
-      writes[n] = (specs->access[i] & ACCEL_ACCESS_WRITE) != 0;
-      if (accel_cuda_track_peek (ctx, roots[n]) != NULL)
+      AccelBuffer *root = root_buffer (b);
+      gboolean writes = (access & ACCEL_ACCESS_WRITE) != 0;
+      g_ptr_array_add (self->roots, root);
+      g_array_append_val (self->writes, writes);
+      if (accel_cuda_track_peek (ctx, root) != NULL)
         {
-          if (hint == NULL && (specs->access[i] & ACCEL_ACCESS_READ))
-            hint = roots[n];
+          if (hint == NULL && (access & ACCEL_ACCESS_READ))
+            hint = root;
           if (write_hint == NULL)
-            write_hint = roots[n];
+            write_hint = root;
         }
-      n++;
     }
+  guint n = self->roots->len;
+  AccelBuffer **roots = (AccelBuffer **) self->roots->pdata;
+  const gboolean *writes = (const gboolean *) self->writes->data;
 
   /* An input's writer first; else whoever touched an output last, so that
    * a run of ops on one buffer stays on one lane. */
@@ -633,7 +599,8 @@ accel_cuda_device_finalize (GObject *object)
 
   g_free (self->device_name);
   g_free (self->compute_capability);
-  g_hash_table_unref (self->op_buffers);
+  g_ptr_array_unref (self->roots);
+  g_array_unref (self->writes);
   G_OBJECT_CLASS (accel_cuda_device_parent_class)->finalize (object);
 }
 
@@ -768,7 +735,8 @@ accel_cuda_device_class_init (AccelCudaDeviceClass *klass)
 static void
 accel_cuda_device_init (AccelCudaDevice *self)
 {
-  self->op_buffers = g_hash_table_new_full (NULL, NULL, NULL, buffer_specs_free);
+  self->roots = g_ptr_array_new ();
+  self->writes = g_array_new (FALSE, FALSE, sizeof (gboolean));
 }
 
 /**
