@@ -119,6 +119,7 @@ accel_cuda_backend_enumerate (AccelBackend *backend, GError **error)
         }
 
       AccelDevice *device = NULL;
+      g_autofree char *bus_id = accel_cuda_pci_bus_id (&prop);
       if (isolation == ACCEL_CUDA_ISOLATION_PROCESS)
         {
           g_autoptr(GError) local = NULL;
@@ -141,6 +142,7 @@ accel_cuda_backend_enumerate (AccelBackend *backend, GError **error)
                                "sm-count", prop.multiProcessorCount,
                                "isolation", ACCEL_CUDA_ISOLATION_NONE,
                                "completion", completion,
+                               "pci-bus-id", bus_id,
                                NULL);
       g_ptr_array_add (devices, device);
     }

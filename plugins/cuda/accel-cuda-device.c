@@ -34,13 +34,7 @@
 struct _AccelCudaDevice {
   AccelDevice parent_instance;
 
-  int ordinal;
-  char *device_name;
-  char *compute_capability;
-  int cc_major, cc_minor;
-  int sm_count;
-  AccelCudaIsolation isolation;
-  AccelCudaCompletion completion;
+  AccelCudaGpuInfo gpu;
 
   /* Swapped by open/close_context on the device thread, under the runtime's
    * context lock held for writing; read by mem_alloc/mem_free under it for
@@ -53,22 +47,20 @@ struct _AccelCudaDevice {
   GArray *writes;
 };
 
-G_DEFINE_FINAL_TYPE (AccelCudaDevice, accel_cuda_device, ACCEL_TYPE_DEVICE)
+static gpointer
+get_info (AccelCudaGpu *gpu)
+{
+  return &ACCEL_CUDA_DEVICE (gpu)->gpu;
+}
 
-enum {
-  PROP_0,
-  PROP_ORDINAL,
-  PROP_DEVICE_NAME,
-  PROP_COMPUTE_CAPABILITY,
-  PROP_COMPUTE_CAPABILITY_MAJOR,
-  PROP_COMPUTE_CAPABILITY_MINOR,
-  PROP_SM_COUNT,
-  PROP_ISOLATION,
-  PROP_COMPLETION,
-  N_PROPS
-};
+static void
+accel_cuda_device_gpu_init (AccelCudaGpuInterface *iface)
+{
+  iface->get_info = get_info;
+}
 
-static GParamSpec *properties[N_PROPS];
+G_DEFINE_FINAL_TYPE_WITH_CODE (AccelCudaDevice, accel_cuda_device, ACCEL_TYPE_DEVICE,
+                               G_IMPLEMENT_INTERFACE (ACCEL_CUDA_TYPE_GPU, accel_cuda_device_gpu_init))
 
 static AccelBuffer *
 root_buffer (AccelBuffer *buffer)
@@ -186,15 +178,15 @@ accel_cuda_device_open_context (AccelDevice *device, GError **error)
   ctx->ref_count = 1;
   ctx->alive = 1;
   ctx->device = self;
-  ctx->ordinal = self->ordinal;
+  ctx->ordinal = self->gpu.ordinal;
   ctx->free_events = g_ptr_array_new ();
   ctx->event_flags = cudaEventDisableTiming
-                     | (self->completion == ACCEL_CUDA_COMPLETION_SYNC ? cudaEventBlockingSync : 0);
+                     | (self->gpu.completion == ACCEL_CUDA_COMPLETION_SYNC ? cudaEventBlockingSync : 0);
   g_mutex_init (&ctx->event_lock);
   g_mutex_init (&ctx->poison_lock);
 
   /* The device thread keeps this device current for good. */
-  if (!ACCEL_CUDA_CHECK (cudaSetDevice (self->ordinal), error)
+  if (!ACCEL_CUDA_CHECK (cudaSetDevice (self->gpu.ordinal), error)
       || !ACCEL_CUDA_CHECK (cudaFree (NULL), error))
     goto fail;
 
@@ -202,7 +194,7 @@ accel_cuda_device_open_context (AccelDevice *device, GError **error)
   props.allocType = cudaMemAllocationTypePinned;
   props.handleTypes = cudaMemHandleTypeNone;
   props.location.type = cudaMemLocationTypeDevice;
-  props.location.id = self->ordinal;
+  props.location.id = self->gpu.ordinal;
   if (!ACCEL_CUDA_CHECK (cudaMemPoolCreate (&ctx->pool, &props), error))
     goto fail;
   /* Keep freed memory cached in the pool, as framework allocators do; an
@@ -227,7 +219,7 @@ accel_cuda_device_open_context (AccelDevice *device, GError **error)
 
   /* Poll with flags (ACCEL_CUDA_POLL_FLAGS=1): one cache line of mapped
    * pinned memory per lane. Without stream memory operations, events. */
-  if (self->completion == ACCEL_CUDA_COMPLETION_POLL && g_strcmp0 (g_getenv ("ACCEL_CUDA_POLL_FLAGS"), "1") == 0
+  if (self->gpu.completion == ACCEL_CUDA_COMPLETION_POLL && g_strcmp0 (g_getenv ("ACCEL_CUDA_POLL_FLAGS"), "1") == 0
       && accel_cuda_driver_get ()->have_stream_memops)
     {
       if (!ACCEL_CUDA_CHECK (cudaHostAlloc (&ctx->flags, 64 * ctx->n_lanes, cudaHostAllocMapped | cudaHostAllocPortable),
@@ -245,7 +237,7 @@ accel_cuda_device_open_context (AccelDevice *device, GError **error)
         }
     }
 
-  ctx->completer = accel_cuda_completer_new (ctx, self->completion, error);
+  ctx->completer = accel_cuda_completer_new (ctx, self->gpu.completion, error);
   if (ctx->completer == NULL)
     goto fail;
 
@@ -292,11 +284,11 @@ accel_cuda_device_mem_alloc (AccelDevice *device, gsize size, GError **error)
    * current device is put back afterwards. */
   int previous = -1;
   (void) cudaGetDevice (&previous);
-  cudaError_t status = previous == self->ordinal ? cudaSuccess : cudaSetDevice (self->ordinal);
+  cudaError_t status = previous == self->gpu.ordinal ? cudaSuccess : cudaSetDevice (self->gpu.ordinal);
   if (status == cudaSuccess && !ctx->use_pool)
     {
       status = cudaMalloc (&memory, size);
-      if (previous >= 0 && previous != self->ordinal)
+      if (previous >= 0 && previous != self->gpu.ordinal)
         (void) cudaSetDevice (previous);
       if (status == cudaSuccess)
         return memory;
@@ -313,7 +305,7 @@ accel_cuda_device_mem_alloc (AccelDevice *device, gsize size, GError **error)
     }
   if (status == cudaSuccess && ctx->use_pool)
     status = cudaStreamSynchronize (cudaStreamPerThread);
-  if (previous >= 0 && previous != self->ordinal)
+  if (previous >= 0 && previous != self->gpu.ordinal)
     (void) cudaSetDevice (previous);
   if (status != cudaSuccess)
     {
@@ -353,10 +345,10 @@ accel_cuda_device_mem_free (AccelDevice *device, gpointer memory, gsize size)
   /* Every op that used the memory has completed: its buffer outlived them. */
   int previous = -1;
   (void) cudaGetDevice (&previous);
-  if ((previous != self->ordinal && cudaSetDevice (self->ordinal) != cudaSuccess)
+  if ((previous != self->gpu.ordinal && cudaSetDevice (self->gpu.ordinal) != cudaSuccess)
       || (self->ctx->use_pool ? cudaFreeAsync (memory, cudaStreamPerThread) : cudaFree (memory)) != cudaSuccess)
     (void) cudaGetLastError ();
-  if (previous >= 0 && previous != self->ordinal)
+  if (previous >= 0 && previous != self->gpu.ordinal)
     (void) cudaSetDevice (previous);
 }
 
@@ -547,11 +539,11 @@ accel_cuda_device_query_memory (AccelDevice *device, guint64 *total, guint64 *fr
     return;
   int previous = -1;
   (void) cudaGetDevice (&previous);
-  gboolean ok = (previous == self->ordinal || cudaSetDevice (self->ordinal) == cudaSuccess)
+  gboolean ok = (previous == self->gpu.ordinal || cudaSetDevice (self->gpu.ordinal) == cudaSuccess)
                 && cudaMemGetInfo (&f, &t) == cudaSuccess;
   if (!ok)
     (void) cudaGetLastError ();
-  if (previous >= 0 && previous != self->ordinal)
+  if (previous >= 0 && previous != self->gpu.ordinal)
     (void) cudaSetDevice (previous);
   if (ok)
     {
@@ -579,7 +571,7 @@ accel_cuda_device_receive (AccelActor *actor, GVariant *message, GError **error)
   /* Not being able to pin it only makes transfers slower (they go through
    * the staging chunks), so it is no failure of the device. */
   g_autoptr(GError) local = NULL;
-  if (!ACCEL_CUDA_CHECK (cudaSetDevice (self->ordinal), &local)
+  if (!ACCEL_CUDA_CHECK (cudaSetDevice (self->gpu.ordinal), &local)
       || !ACCEL_CUDA_CHECK (cudaHostRegister (GSIZE_TO_POINTER ((gsize) address), (size_t) size,
                                               cudaHostRegisterDefault), &local))
     {
@@ -597,8 +589,7 @@ accel_cuda_device_finalize (GObject *object)
 {
   AccelCudaDevice *self = ACCEL_CUDA_DEVICE (object);
 
-  g_free (self->device_name);
-  g_free (self->compute_capability);
+  accel_cuda_gpu_info_clear (&self->gpu);
   g_ptr_array_unref (self->roots);
   g_array_unref (self->writes);
   G_OBJECT_CLASS (accel_cuda_device_parent_class)->finalize (object);
@@ -607,47 +598,20 @@ accel_cuda_device_finalize (GObject *object)
 static void
 accel_cuda_device_constructed (GObject *object)
 {
-  AccelCudaDevice *self = ACCEL_CUDA_DEVICE (object);
-
-  self->compute_capability = g_strdup_printf ("%d.%d", self->cc_major, self->cc_minor);
+  accel_cuda_gpu_info_constructed (&ACCEL_CUDA_DEVICE (object)->gpu);
   G_OBJECT_CLASS (accel_cuda_device_parent_class)->constructed (object);
 }
 
 static void
 accel_cuda_device_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
 {
-  AccelCudaDevice *self = ACCEL_CUDA_DEVICE (object);
-
-  switch (prop_id)
-    {
-    case PROP_ORDINAL: self->ordinal = g_value_get_int (value); break;
-    case PROP_DEVICE_NAME: g_free (self->device_name); self->device_name = g_value_dup_string (value); break;
-    case PROP_COMPUTE_CAPABILITY_MAJOR: self->cc_major = g_value_get_int (value); break;
-    case PROP_COMPUTE_CAPABILITY_MINOR: self->cc_minor = g_value_get_int (value); break;
-    case PROP_SM_COUNT: self->sm_count = g_value_get_int (value); break;
-    case PROP_ISOLATION: self->isolation = g_value_get_enum (value); break;
-    case PROP_COMPLETION: self->completion = g_value_get_enum (value); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  accel_cuda_gpu_info_set_property (&ACCEL_CUDA_DEVICE (object)->gpu, prop_id, value);
 }
 
 static void
 accel_cuda_device_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
 {
-  AccelCudaDevice *self = ACCEL_CUDA_DEVICE (object);
-
-  switch (prop_id)
-    {
-    case PROP_ORDINAL: g_value_set_int (value, self->ordinal); break;
-    case PROP_DEVICE_NAME: g_value_set_string (value, self->device_name); break;
-    case PROP_COMPUTE_CAPABILITY: g_value_set_string (value, self->compute_capability); break;
-    case PROP_COMPUTE_CAPABILITY_MAJOR: g_value_set_int (value, self->cc_major); break;
-    case PROP_COMPUTE_CAPABILITY_MINOR: g_value_set_int (value, self->cc_minor); break;
-    case PROP_SM_COUNT: g_value_set_int (value, self->sm_count); break;
-    case PROP_ISOLATION: g_value_set_enum (value, self->isolation); break;
-    case PROP_COMPLETION: g_value_set_enum (value, self->completion); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  accel_cuda_gpu_info_get_property (&ACCEL_CUDA_DEVICE (object)->gpu, prop_id, value);
 }
 
 static void
@@ -655,8 +619,6 @@ accel_cuda_device_class_init (AccelCudaDeviceClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   AccelDeviceClass *device_class = ACCEL_DEVICE_CLASS (klass);
-  const GParamFlags ro = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
-  const GParamFlags co = G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS;
 
   object_class->constructed = accel_cuda_device_constructed;
   object_class->finalize = accel_cuda_device_finalize;
@@ -672,64 +634,7 @@ accel_cuda_device_class_init (AccelCudaDeviceClass *klass)
   device_class->execute = accel_cuda_device_execute;
   device_class->query_memory = accel_cuda_device_query_memory;
 
-  /**
-   * AccelCudaDevice:ordinal:
-   *
-   * The CUDA device ordinal in this process.
-   */
-  properties[PROP_ORDINAL] = g_param_spec_int ("ordinal", NULL, "CUDA device ordinal", 0, G_MAXINT, 0, co);
-  /**
-   * AccelCudaDevice:device-name:
-   *
-   * The GPU's name (`NVIDIA H100 80GB HBM3`).
-   */
-  properties[PROP_DEVICE_NAME] = g_param_spec_string ("device-name", NULL, "GPU name", NULL, co);
-  /**
-   * AccelCudaDevice:compute-capability:
-   *
-   * The compute capability as `major.minor` (`9.0`).
-   */
-  properties[PROP_COMPUTE_CAPABILITY] =
-    g_param_spec_string ("compute-capability", NULL, "Compute capability", NULL, ro);
-  /**
-   * AccelCudaDevice:compute-capability-major:
-   *
-   * The major compute capability.
-   */
-  properties[PROP_COMPUTE_CAPABILITY_MAJOR] =
-    g_param_spec_int ("compute-capability-major", NULL, "Major compute capability", 0, G_MAXINT, 0, co);
-  /**
-   * AccelCudaDevice:compute-capability-minor:
-   *
-   * The minor compute capability.
-   */
-  properties[PROP_COMPUTE_CAPABILITY_MINOR] =
-    g_param_spec_int ("compute-capability-minor", NULL, "Minor compute capability", 0, G_MAXINT, 0, co);
-  /**
-   * AccelCudaDevice:sm-count:
-   *
-   * The number of streaming multiprocessors.
-   */
-  properties[PROP_SM_COUNT] = g_param_spec_int ("sm-count", NULL, "Multiprocessors", 0, G_MAXINT, 0, co);
-  /**
-   * AccelCudaDevice:isolation:
-   *
-   * Where the context lives; an #AccelCudaDevice always holds it in this
-   * process, so this is %ACCEL_CUDA_ISOLATION_NONE unless the device serves
-   * a host process.
-   */
-  properties[PROP_ISOLATION] =
-    g_param_spec_enum ("isolation", NULL, "Where the context lives", ACCEL_TYPE_CUDA_ISOLATION,
-                       ACCEL_CUDA_ISOLATION_NONE, co);
-  /**
-   * AccelCudaDevice:completion:
-   *
-   * How finished work is noticed; see #AccelCudaCompletion.
-   */
-  properties[PROP_COMPLETION] =
-    g_param_spec_enum ("completion", NULL, "Completion strategy", ACCEL_TYPE_CUDA_COMPLETION,
-                       ACCEL_CUDA_COMPLETION_POLL, co);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  accel_cuda_gpu_override_properties (object_class);
 }
 
 static void
@@ -749,7 +654,7 @@ int
 accel_cuda_device_get_ordinal (AccelCudaDevice *self)
 {
   g_return_val_if_fail (ACCEL_CUDA_IS_DEVICE (self), -1);
-  return self->ordinal;
+  return self->gpu.ordinal;
 }
 
 /**
@@ -762,7 +667,7 @@ const char *
 accel_cuda_device_get_device_name (AccelCudaDevice *self)
 {
   g_return_val_if_fail (ACCEL_CUDA_IS_DEVICE (self), NULL);
-  return self->device_name;
+  return self->gpu.device_name;
 }
 
 /**
@@ -775,7 +680,7 @@ const char *
 accel_cuda_device_get_compute_capability (AccelCudaDevice *self)
 {
   g_return_val_if_fail (ACCEL_CUDA_IS_DEVICE (self), NULL);
-  return self->compute_capability;
+  return self->gpu.compute_capability;
 }
 
 /**
@@ -788,7 +693,7 @@ int
 accel_cuda_device_get_compute_capability_major (AccelCudaDevice *self)
 {
   g_return_val_if_fail (ACCEL_CUDA_IS_DEVICE (self), 0);
-  return self->cc_major;
+  return self->gpu.cc_major;
 }
 
 /**
@@ -801,7 +706,7 @@ int
 accel_cuda_device_get_compute_capability_minor (AccelCudaDevice *self)
 {
   g_return_val_if_fail (ACCEL_CUDA_IS_DEVICE (self), 0);
-  return self->cc_minor;
+  return self->gpu.cc_minor;
 }
 
 /**
@@ -814,7 +719,7 @@ int
 accel_cuda_device_get_sm_count (AccelCudaDevice *self)
 {
   g_return_val_if_fail (ACCEL_CUDA_IS_DEVICE (self), 0);
-  return self->sm_count;
+  return self->gpu.sm_count;
 }
 
 /**
@@ -827,7 +732,7 @@ AccelCudaIsolation
 accel_cuda_device_get_isolation (AccelCudaDevice *self)
 {
   g_return_val_if_fail (ACCEL_CUDA_IS_DEVICE (self), ACCEL_CUDA_ISOLATION_NONE);
-  return self->isolation;
+  return self->gpu.isolation;
 }
 
 /**
@@ -840,5 +745,5 @@ AccelCudaCompletion
 accel_cuda_device_get_completion (AccelCudaDevice *self)
 {
   g_return_val_if_fail (ACCEL_CUDA_IS_DEVICE (self), ACCEL_CUDA_COMPLETION_POLL);
-  return self->completion;
+  return self->gpu.completion;
 }
