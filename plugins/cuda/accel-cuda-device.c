@@ -402,6 +402,8 @@ execute_op (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work)
   /* An input's writer first; else whoever touched an output last, so that
    * a run of ops on one buffer stays on one lane. */
   AccelCudaLane *lane = pick_lane (ctx, accel_work_get_lane (work), hint ? hint : write_hint);
+  if (G_UNLIKELY (accel_cuda_nvtx_enabled ()))
+    lane->nvtx_range = accel_cuda_nvtx_start (accel_op_get_type_name (op), lane->index);
   for (guint i = 0; i < n; i++)
     if (!accel_cuda_order_before (ctx, lane, roots[i], writes[i], &error))
       {
@@ -488,6 +490,17 @@ execute_op (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work)
     accel_cuda_trace_record (ACCEL_CUDA_TRACE_PUSHED, trace_start);
 }
 
+/* Work that failed before its entry was pushed ends its range here. */
+static void
+end_unpushed_range (AccelCudaLane *lane)
+{
+  if (G_UNLIKELY (lane->nvtx_range))
+    {
+      accel_cuda_nvtx_end (lane->nvtx_range);
+      lane->nvtx_range = 0;
+    }
+}
+
 static void
 accel_cuda_device_execute (AccelDevice *device, AccelWork *work)
 {
@@ -511,6 +524,9 @@ accel_cuda_device_execute (AccelDevice *device, AccelWork *work)
     {
     case ACCEL_WORK_OP:
       execute_op (self, ctx, work);
+      if (G_UNLIKELY (accel_cuda_nvtx_enabled ()))
+        for (guint i = 0; i < ctx->n_lanes; i++)
+          end_unpushed_range (&ctx->lanes[i]);
       break;
     case ACCEL_WORK_WRITE:
     case ACCEL_WORK_READ:
@@ -518,7 +534,14 @@ accel_cuda_device_execute (AccelDevice *device, AccelWork *work)
       {
         AccelBuffer *root = root_buffer (accel_work_get_buffer (work));
         AccelCudaLane *lane = pick_lane (ctx, accel_work_get_lane (work), root);
+        if (G_UNLIKELY (accel_cuda_nvtx_enabled ()))
+          {
+            AccelWorkKind kind = accel_work_get_kind (work);
+            lane->nvtx_range = accel_cuda_nvtx_start (kind == ACCEL_WORK_WRITE ? "write"
+                                                      : kind == ACCEL_WORK_READ ? "read" : "zero", lane->index);
+          }
         accel_cuda_transfer_execute (self, ctx, lane, work);
+        end_unpushed_range (lane);
       }
       break;
     default:

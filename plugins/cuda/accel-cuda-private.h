@@ -52,6 +52,7 @@ typedef struct {
   GDestroyNotify check_destroy;
   guint check_n;
   gint64 trace_start;        /* ACCEL_CUDA_TRACE: when execute_op began; 0 off */
+  guint64 nvtx_range;        /* ACCEL_NVTX: the work's range; 0 off */
 } AccelCudaEntry;
 
 struct _AccelCudaLane {
@@ -84,6 +85,7 @@ struct _AccelCudaLane {
   GDestroyNotify check_destroy;
   guint check_n;
   gint64 trace_start;        /* of the op being run, for its entry */
+  guint64 nvtx_range;        /* of the work being run, for its entry */
 };
 
 typedef struct {
@@ -298,6 +300,21 @@ extern int accel_cuda_trace_enabled_;
 gboolean accel_cuda_trace_init (void);
 gint64 accel_cuda_trace_now (void);
 void accel_cuda_trace_record (AccelCudaTraceStage stage, gint64 start);
+
+/* accel-cuda-nvtx.c */
+extern int accel_cuda_nvtx_enabled_;
+gboolean accel_cuda_nvtx_init (void);
+guint64 accel_cuda_nvtx_start (const char *what, guint lane);
+void accel_cuda_nvtx_end (guint64 id);
+
+static inline gboolean
+accel_cuda_nvtx_enabled (void)
+{
+  int on = accel_cuda_nvtx_enabled_;
+  if (G_LIKELY (on < 0))
+    return FALSE;
+  return on > 0 || accel_cuda_nvtx_init ();
+}
 
 static inline gboolean
 accel_cuda_trace_enabled (void)
