@@ -1,16 +1,16 @@
 /* accel-cuda-graph.c: an AccelGraph as a CUDA graph.
  *
  * At its first replay in a context, the graph's ops' kernels are run once
- * on the lane's stream under stream capture (thread-local: only this
- * thread's calls are watched), and what they enqueued becomes an
- * executable CUDA graph, kept with the AccelGraph for that context; every
- * replay is then one cudaGraphLaunch on the lane's stream. A kernel's
- * scratch memory (accel_cuda_lane_alloc_workspace()) becomes allocation
- * and free nodes of the graph. A kernel that checks its results on the
- * host (accel_cuda_lane_check_after()), or one that does what capture
- * forbids (a synchronisation, a plain allocation: a library handle made on
- * first use), makes the replay fail with %ACCEL_ERROR_NOT_SUPPORTED, and
- * the context stays as it was.
+ * on the lane's stream under stream capture, and what they enqueued
+ * becomes an executable CUDA graph, kept with the AccelGraph for that
+ * context; every replay is then one cudaGraphLaunch on the lane's stream.
+ * The capture is relaxed: a kernel may make its library handle (cuBLAS
+ * allocates with cudaMalloc) on first use during it, which is not
+ * recorded. A kernel's scratch memory (accel_cuda_lane_alloc_workspace())
+ * becomes allocation and free nodes of the graph. A kernel that checks its
+ * results on the host (accel_cuda_lane_check_after()), or one that does
+ * what no capture allows (synchronising its stream), makes the replay fail
+ * with %ACCEL_ERROR_NOT_SUPPORTED, and the context stays as it was.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -59,7 +59,7 @@ capture (AccelCudaLane *lane, AccelGraph *graph, cudaGraph_t *graph_out, GError 
   guint n = accel_graph_get_n_ops (graph);
   GError *local = NULL;
 
-  if (!ACCEL_CUDA_CHECK (cudaStreamBeginCapture (lane->stream, cudaStreamCaptureModeThreadLocal), error))
+  if (!ACCEL_CUDA_CHECK (cudaStreamBeginCapture (lane->stream, cudaStreamCaptureModeRelaxed), error))
     return FALSE;
   for (guint i = 0; i < n && local == NULL; i++)
     {
@@ -94,8 +94,7 @@ capture (AccelCudaLane *lane, AccelGraph *graph, cudaGraph_t *graph_out, GError 
         (void) accel_cuda_check (status, "cudaStreamEndCapture", &local);
       else
         local = g_error_new (ACCEL_ERROR, ACCEL_ERROR_NOT_SUPPORTED,
-                             "a kernel of the graph did what stream capture forbids (%s); run each op once "
-                             "before the graph's first replay, so that library handles exist", cudaGetErrorName (status));
+                             "a kernel of the graph did what stream capture forbids (%s)", cudaGetErrorName (status));
     }
   if (status != cudaSuccess && !accel_cuda_error_is_sticky (status))
     (void) cudaGetLastError ();
