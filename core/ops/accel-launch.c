@@ -31,7 +31,14 @@
  * Op name: `launch`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelLaunch, accel_launch, ACCEL_TYPE_OP)
+static void accel_launch_dispose (GObject *object);
+static void accel_launch_finalize (GObject *object);
+
+static guint
+count_args (AccelLaunch *self)
+{
+  return self->args ? self->args->len : 0;
+}
 
 static gboolean
 accel_launch_validate (AccelOp *op, GError **error)
@@ -48,12 +55,12 @@ accel_launch_validate (AccelOp *op, GError **error)
       return FALSE;
     }
   guint n = accel_function_get_n_args (fn);
-  if (self->args->len != n)
+  if (count_args (self) != n)
     {
       g_autofree char *sig = accel_function_get_signature (fn);
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
                    "launch: “%s” takes %u argument%s (%s); the op has %u", accel_function_get_name (fn),
-                   n, n == 1 ? "" : "s", sig, self->args->len);
+                   n, n == 1 ? "" : "s", sig, count_args (self));
       return FALSE;
     }
   for (guint i = 0; i < n; i++)
@@ -98,14 +105,14 @@ accel_launch_serialize_extra (AccelOp *op)
   AccelLaunch *self = ACCEL_LAUNCH (op);
   AccelFunction *fn = self->function;
 
-  if (fn == NULL && self->args->len == 0)
+  if (fn == NULL && count_args (self) == 0)
     return NULL;
   GVariantBuilder kinds, args;
   g_variant_builder_init (&kinds, G_VARIANT_TYPE ("au"));
   for (guint i = 0; fn && i < accel_function_get_n_args (fn); i++)
     g_variant_builder_add (&kinds, "u", (guint32) accel_function_get_arg_kind (fn, i));
   g_variant_builder_init (&args, G_VARIANT_TYPE ("a(uv)"));
-  for (guint i = 0; i < self->args->len; i++)
+  for (guint i = 0; i < count_args (self); i++)
     {
       const AccelLaunchArg *arg = &g_array_index (self->args, AccelLaunchArg, i);
       GVariant *v = NULL;
@@ -272,6 +279,18 @@ static const AccelOpParam launch_params[] = {
                  0, G_MAXINT, 0),
 };
 
+ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelLaunch, accel_launch, "launch",
+                                "Runs a kernel of a run-time compiled module over a grid of blocks",
+                                launch_params, accel_launch_validate,
+                                {
+                                  G_OBJECT_CLASS (klass)->dispose = accel_launch_dispose;
+                                  G_OBJECT_CLASS (klass)->finalize = accel_launch_finalize;
+                                  op_class->get_n_extra_buffers = accel_launch_get_n_extra_buffers;
+                                  op_class->peek_extra_buffer = accel_launch_peek_extra_buffer;
+                                  op_class->serialize_extra = accel_launch_serialize_extra;
+                                  op_class->deserialize_extra = accel_launch_deserialize_extra;
+                                })
+
 static void
 accel_launch_dispose (GObject *object)
 {
@@ -282,31 +301,8 @@ accel_launch_dispose (GObject *object)
 static void
 accel_launch_finalize (GObject *object)
 {
-  g_array_unref (ACCEL_LAUNCH (object)->args);
+  g_clear_pointer (&ACCEL_LAUNCH (object)->args, g_array_unref);
   G_OBJECT_CLASS (accel_launch_parent_class)->finalize (object);
-}
-
-static void
-accel_launch_class_init (AccelLaunchClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  G_OBJECT_CLASS (klass)->dispose = accel_launch_dispose;
-  G_OBJECT_CLASS (klass)->finalize = accel_launch_finalize;
-  op_class->validate = accel_launch_validate;
-  op_class->get_n_extra_buffers = accel_launch_get_n_extra_buffers;
-  op_class->peek_extra_buffer = accel_launch_peek_extra_buffer;
-  op_class->serialize_extra = accel_launch_serialize_extra;
-  op_class->deserialize_extra = accel_launch_deserialize_extra;
-  accel_op_class_set_metadata (op_class, "launch",
-                               "Runs a kernel of a run-time compiled module over a grid of blocks");
-  accel_op_class_install_params (op_class, launch_params, G_N_ELEMENTS (launch_params));
-}
-
-static void
-accel_launch_init (AccelLaunch *self)
-{
-  self->args = g_array_new (FALSE, TRUE, sizeof (AccelLaunchArg));
 }
 
 /**
@@ -362,7 +358,9 @@ accel_launch_set_block (AccelLaunch *self, guint x, guint y, guint z)
 static AccelLaunchArg *
 add_arg (AccelLaunch *self, AccelArgKind kind)
 {
-  g_return_val_if_fail (self->args->len < ACCEL_FUNCTION_MAX_ARGS, NULL);
+  g_return_val_if_fail (count_args (self) < ACCEL_FUNCTION_MAX_ARGS, NULL);
+  if (self->args == NULL)
+    self->args = g_array_new (FALSE, TRUE, sizeof (AccelLaunchArg));
   AccelLaunchArg arg = { kind, 0, { NULL } };
   g_array_append_val (self->args, arg);
   return &g_array_index (self->args, AccelLaunchArg, self->args->len - 1);
@@ -464,13 +462,14 @@ void
 accel_launch_clear_args (AccelLaunch *self)
 {
   g_return_if_fail (ACCEL_IS_LAUNCH (self));
-  for (guint i = 0; i < self->args->len; i++)
+  for (guint i = 0; i < count_args (self); i++)
     {
       AccelLaunchArg *arg = &g_array_index (self->args, AccelLaunchArg, i);
       if (arg->kind == ACCEL_ARG_BUFFER)
         g_clear_object (&arg->value.buffer);
     }
-  g_array_set_size (self->args, 0);
+  if (self->args)
+    g_array_set_size (self->args, 0);
   self->n_buffers = 0;
 }
 
@@ -484,7 +483,7 @@ guint
 accel_launch_get_n_args (AccelLaunch *self)
 {
   g_return_val_if_fail (ACCEL_IS_LAUNCH (self), 0);
-  return self->args->len;
+  return count_args (self);
 }
 
 /**
@@ -498,7 +497,7 @@ AccelArgKind
 accel_launch_get_arg_kind (AccelLaunch *self, guint index)
 {
   g_return_val_if_fail (ACCEL_IS_LAUNCH (self), ACCEL_ARG_BUFFER);
-  g_return_val_if_fail (index < self->args->len, ACCEL_ARG_BUFFER);
+  g_return_val_if_fail (index < count_args (self), ACCEL_ARG_BUFFER);
   return g_array_index (self->args, AccelLaunchArg, index).kind;
 }
 
@@ -515,6 +514,6 @@ const AccelLaunchArg *
 accel_launch_peek_args (AccelLaunch *self, guint *n_args)
 {
   g_return_val_if_fail (ACCEL_IS_LAUNCH (self), NULL);
-  *n_args = self->args->len;
-  return (const AccelLaunchArg *) self->args->data;
+  *n_args = self->args ? self->args->len : 0;
+  return self->args ? (const AccelLaunchArg *) self->args->data : NULL;
 }

@@ -2,7 +2,7 @@
 #include "accel-op-impl-private.h"
 #include "accel-enum-types.h"
 
-G_DEFINE_FINAL_TYPE (AccelModuleLoad, accel_module_load, ACCEL_TYPE_OP)
+static void accel_module_load_finalize (GObject *object);
 
 static gboolean
 accel_module_load_validate (AccelOp *op, GError **error)
@@ -89,30 +89,20 @@ static const AccelOpParam module_load_params[] = {
                    0, G_MAXUINT64, 0),
 };
 
+ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelModuleLoad, accel_module_load, "module-load",
+                                "Loads a chunk of a run-time module's image into the device (AccelModule submits it)",
+                                module_load_params, accel_module_load_validate,
+                                {
+                                  G_OBJECT_CLASS (klass)->finalize = accel_module_load_finalize;
+                                  op_class->serialize_extra = accel_module_load_serialize_extra;
+                                  op_class->deserialize_extra = accel_module_load_deserialize_extra;
+                                })
+
 static void
 accel_module_load_finalize (GObject *object)
 {
   g_clear_pointer (&ACCEL_MODULE_LOAD (object)->chunk, g_bytes_unref);
   G_OBJECT_CLASS (accel_module_load_parent_class)->finalize (object);
-}
-
-static void
-accel_module_load_class_init (AccelModuleLoadClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  G_OBJECT_CLASS (klass)->finalize = accel_module_load_finalize;
-  op_class->validate = accel_module_load_validate;
-  op_class->serialize_extra = accel_module_load_serialize_extra;
-  op_class->deserialize_extra = accel_module_load_deserialize_extra;
-  accel_op_class_set_metadata (op_class, "module-load",
-                               "Loads a chunk of a run-time module's image into the device (AccelModule submits it)");
-  accel_op_class_install_params (op_class, module_load_params, G_N_ELEMENTS (module_load_params));
-}
-
-static void
-accel_module_load_init (AccelModuleLoad *self)
-{
 }
 
 /**

@@ -15,8 +15,6 @@
  * Op name: `replay`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelReplay, accel_replay, ACCEL_TYPE_OP)
-
 static gboolean
 accel_replay_validate (AccelOp *op, GError **error)
 {
@@ -98,24 +96,14 @@ static const AccelOpParam replay_params[] = {
                    ACCEL_OP_PARAM_REQUIRED),
 };
 
-static void
-accel_replay_class_init (AccelReplayClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_replay_validate;
-  op_class->get_n_extra_buffers = accel_replay_get_n_extra_buffers;
-  op_class->peek_extra_buffer = accel_replay_peek_extra_buffer;
-  op_class->serialize_extra = accel_replay_serialize_extra;
-  op_class->deserialize_extra = accel_replay_deserialize_extra;
-  accel_op_class_set_metadata (op_class, "replay", "Runs the ops of a recorded graph once, in order");
-  accel_op_class_install_params (op_class, replay_params, G_N_ELEMENTS (replay_params));
-}
-
-static void
-accel_replay_init (AccelReplay *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelReplay, accel_replay, "replay", "Runs the ops of a recorded graph once, in order",
+                                replay_params, accel_replay_validate,
+                                {
+                                  op_class->get_n_extra_buffers = accel_replay_get_n_extra_buffers;
+                                  op_class->peek_extra_buffer = accel_replay_peek_extra_buffer;
+                                  op_class->serialize_extra = accel_replay_serialize_extra;
+                                  op_class->deserialize_extra = accel_replay_deserialize_extra;
+                                })
 
 /**
  * accel_replay_new:
