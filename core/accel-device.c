@@ -572,8 +572,9 @@ check_op_buffer (AccelOp *op, GParamSpec *pspec, AccelBuffer *buffer, AccelAcces
   check->ok = check_buffer_cb_error (check->self, buffer, what, check->error);
 }
 
-static gboolean
-check_op_buffers (AccelDevice *self, AccelOp *op, GError **error)
+/* Every buffer of @op belongs to @self, in its current generation. */
+gboolean
+_accel_device_check_op_buffers (AccelDevice *self, AccelOp *op, GError **error)
 {
   BufferCheck check = { self, error, TRUE };
   _accel_op_foreach_buffer (op, check_op_buffer, &check);
@@ -685,7 +686,7 @@ static gboolean
 work_buffers_current (AccelDevice *self, AccelWork *work, GError **error)
 {
   if (work->kind == ACCEL_WORK_OP)
-    return check_op_buffers (self, work->op, error);
+    return _accel_device_check_op_buffers (self, work->op, error);
   return _accel_device_check_buffer (self, work->buffer, "The buffer", error);
 }
 
@@ -757,7 +758,7 @@ prepare_op_full (AccelDevice *self, AccelOp *op, AccelWork *storage, GError **er
     }
   if (!accel_op_validate (op, error))
     return NULL;
-  if (!check_op_buffers (self, op, error))
+  if (!_accel_device_check_op_buffers (self, op, error))
     return NULL;
 
   AccelSystem *system = accel_device_get_system (self);

@@ -149,35 +149,19 @@ add_copy (AccelGraph *self, GVariant *form, AccelBufferResolveFunc resolve, gpoi
   return TRUE;
 }
 
-typedef struct {
-  AccelGraph *graph;
-  GHashTable *by_handle;        /* handle -> AccelBuffer, borrowed from the op */
-  GError **error;
-  gboolean ok;
-} Recording;
-
 static void
-check_buffer (AccelOp *op, GParamSpec *pspec, AccelBuffer *buffer, AccelAccess access, gpointer data)
+index_buffer (AccelOp *op, GParamSpec *pspec, AccelBuffer *buffer, AccelAccess access, gpointer data)
 {
-  Recording *rec = data;
-  if (!rec->ok)
-    return;
-  g_autofree char *what = pspec ? g_strdup_printf ("Property “%s” of “%s”", pspec->name, accel_op_get_type_name (op))
-                                : g_strdup_printf ("A buffer argument of “%s”", accel_op_get_type_name (op));
-  rec->ok = _accel_device_check_buffer (rec->graph->device, buffer, what, rec->error);
-  if (rec->ok)
-    {
-      guint64 *key = g_new (guint64, 1);
-      *key = accel_buffer_get_handle (buffer);
-      g_hash_table_insert (rec->by_handle, key, buffer);
-    }
+  guint64 *key = g_new (guint64, 1);
+  *key = accel_buffer_get_handle (buffer);
+  g_hash_table_insert (data, key, buffer);
 }
 
+/* The op's own buffers, by handle (borrowed from the op). */
 static AccelBuffer *
 resolve_recorded (guint64 handle, gpointer data)
 {
-  Recording *rec = data;
-  AccelBuffer *b = g_hash_table_lookup (rec->by_handle, &handle);
+  AccelBuffer *b = g_hash_table_lookup (data, &handle);
   return b ? g_object_ref (b) : NULL;
 }
 
@@ -225,16 +209,15 @@ accel_graph_add (AccelGraph *self, AccelOp *op, GError **error)
   if (!accel_op_validate (op, error))
     return FALSE;
 
-  g_autoptr(GHashTable) by_handle = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
-  Recording rec = { self, by_handle, error, TRUE };
-  _accel_op_foreach_buffer (op, check_buffer, &rec);
-  if (!rec.ok)
+  if (!_accel_device_check_op_buffers (self->device, op, error))
     return FALSE;
   AccelSystem *system = accel_device_get_system (self->device);
   if (system && accel_registry_find_kernel (accel_system_get_registry (system), op, self->device, error) == NULL)
     return FALSE;
 
-  return add_copy (self, accel_op_serialize (op), resolve_recorded, &rec, error);
+  g_autoptr(GHashTable) by_handle = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
+  _accel_op_foreach_buffer (op, index_buffer, by_handle);
+  return add_copy (self, accel_op_serialize (op), resolve_recorded, by_handle, error);
 }
 
 static void

@@ -44,6 +44,11 @@ GVariant *_accel_graph_get_content (AccelGraph *self);
 guint _accel_graph_get_n_buffers (AccelGraph *self);
 AccelBuffer *_accel_graph_peek_buffer (AccelGraph *self, guint index, AccelAccess *access);
 
+/* accel-device.c: every buffer of @op belongs to @self, in its current
+ * generation; else %ACCEL_ERROR_WRONG_DEVICE or %ACCEL_ERROR_STALE_BUFFER
+ * naming the property. */
+gboolean _accel_device_check_op_buffers (AccelDevice *self, AccelOp *op, GError **error);
+
 /* accel-device.c: objects whose state lives in the device's context (a
  * module's loaded code) and must be made again in each new context: after
  * a rebuild, before anything queued is served, the device runs the ops

@@ -47,17 +47,7 @@ struct _AccelCudaDevice {
   GArray *writes;
 };
 
-static gpointer
-get_info (AccelCudaGpu *gpu)
-{
-  return &ACCEL_CUDA_DEVICE (gpu)->gpu;
-}
-
-static void
-accel_cuda_device_gpu_init (AccelCudaGpuInterface *iface)
-{
-  iface->get_info = get_info;
-}
+ACCEL_CUDA_GPU_GLUE (accel_cuda_device, ACCEL_CUDA_DEVICE)
 
 G_DEFINE_FINAL_TYPE_WITH_CODE (AccelCudaDevice, accel_cuda_device, ACCEL_TYPE_DEVICE,
                                G_IMPLEMENT_INTERFACE (ACCEL_CUDA_TYPE_GPU, accel_cuda_device_gpu_init))
@@ -623,18 +613,6 @@ accel_cuda_device_constructed (GObject *object)
 {
   accel_cuda_gpu_info_constructed (&ACCEL_CUDA_DEVICE (object)->gpu);
   G_OBJECT_CLASS (accel_cuda_device_parent_class)->constructed (object);
-}
-
-static void
-accel_cuda_device_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  accel_cuda_gpu_info_set_property (&ACCEL_CUDA_DEVICE (object)->gpu, prop_id, value);
-}
-
-static void
-accel_cuda_device_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  accel_cuda_gpu_info_get_property (&ACCEL_CUDA_DEVICE (object)->gpu, prop_id, value);
 }
 
 static void

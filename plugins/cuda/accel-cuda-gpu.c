@@ -272,6 +272,28 @@ accel_cuda_gpu_info_set_property (AccelCudaGpuInfo *info, guint prop_id, const G
     }
 }
 
+/* The readings in accel_cuda_gpu_get_telemetry(), by key. */
+static const struct {
+  const char *key;
+  guint have;                   /* AccelCudaNvmlHave */
+  gsize offset;                 /* in AccelCudaNvmlReadings */
+  gboolean wide;                /* guint64, else a 32-bit unsigned */
+} readings[] = {
+  { "temperature", ACCEL_CUDA_NVML_TEMPERATURE, G_STRUCT_OFFSET (AccelCudaNvmlReadings, temperature), FALSE },
+  { "power-usage", ACCEL_CUDA_NVML_POWER_USAGE, G_STRUCT_OFFSET (AccelCudaNvmlReadings, power_usage), FALSE },
+  { "power-limit", ACCEL_CUDA_NVML_POWER_LIMIT, G_STRUCT_OFFSET (AccelCudaNvmlReadings, power_limit), FALSE },
+  { "sm-clock", ACCEL_CUDA_NVML_SM_CLOCK, G_STRUCT_OFFSET (AccelCudaNvmlReadings, sm_clock), FALSE },
+  { "memory-clock", ACCEL_CUDA_NVML_MEMORY_CLOCK, G_STRUCT_OFFSET (AccelCudaNvmlReadings, memory_clock), FALSE },
+  { "utilization", ACCEL_CUDA_NVML_UTILIZATION, G_STRUCT_OFFSET (AccelCudaNvmlReadings, utilization), FALSE },
+  { "memory-utilization", ACCEL_CUDA_NVML_UTILIZATION,
+    G_STRUCT_OFFSET (AccelCudaNvmlReadings, memory_utilization), FALSE },
+  { "memory-used", ACCEL_CUDA_NVML_MEMORY, G_STRUCT_OFFSET (AccelCudaNvmlReadings, memory_used), TRUE },
+  { "memory-total", ACCEL_CUDA_NVML_MEMORY, G_STRUCT_OFFSET (AccelCudaNvmlReadings, memory_total), TRUE },
+  { "ecc-errors-corrected", ACCEL_CUDA_NVML_ECC, G_STRUCT_OFFSET (AccelCudaNvmlReadings, ecc_corrected), TRUE },
+  { "ecc-errors-uncorrected", ACCEL_CUDA_NVML_ECC, G_STRUCT_OFFSET (AccelCudaNvmlReadings, ecc_uncorrected), TRUE },
+  { "throttle-reasons", ACCEL_CUDA_NVML_THROTTLE, G_STRUCT_OFFSET (AccelCudaNvmlReadings, throttle_reasons), FALSE },
+};
+
 static GVariant *
 telemetry (AccelCudaGpuInfo *info)
 {
@@ -279,35 +301,15 @@ telemetry (AccelCudaGpuInfo *info)
   GVariantBuilder b;
   g_variant_builder_init (&b, G_VARIANT_TYPE_VARDICT);
   if (accel_cuda_nvml_read (info->pci_bus_id, &r, NULL))
-    {
-      if (r.have & ACCEL_CUDA_NVML_TEMPERATURE)
-        g_variant_builder_add (&b, "{sv}", "temperature", g_variant_new_uint32 (r.temperature));
-      if (r.have & ACCEL_CUDA_NVML_POWER_USAGE)
-        g_variant_builder_add (&b, "{sv}", "power-usage", g_variant_new_uint32 (r.power_usage));
-      if (r.have & ACCEL_CUDA_NVML_POWER_LIMIT)
-        g_variant_builder_add (&b, "{sv}", "power-limit", g_variant_new_uint32 (r.power_limit));
-      if (r.have & ACCEL_CUDA_NVML_SM_CLOCK)
-        g_variant_builder_add (&b, "{sv}", "sm-clock", g_variant_new_uint32 (r.sm_clock));
-      if (r.have & ACCEL_CUDA_NVML_MEMORY_CLOCK)
-        g_variant_builder_add (&b, "{sv}", "memory-clock", g_variant_new_uint32 (r.memory_clock));
-      if (r.have & ACCEL_CUDA_NVML_UTILIZATION)
-        {
-          g_variant_builder_add (&b, "{sv}", "utilization", g_variant_new_uint32 (r.utilization));
-          g_variant_builder_add (&b, "{sv}", "memory-utilization", g_variant_new_uint32 (r.memory_utilization));
-        }
-      if (r.have & ACCEL_CUDA_NVML_MEMORY)
-        {
-          g_variant_builder_add (&b, "{sv}", "memory-used", g_variant_new_uint64 (r.memory_used));
-          g_variant_builder_add (&b, "{sv}", "memory-total", g_variant_new_uint64 (r.memory_total));
-        }
-      if (r.have & ACCEL_CUDA_NVML_ECC)
-        {
-          g_variant_builder_add (&b, "{sv}", "ecc-errors-corrected", g_variant_new_uint64 (r.ecc_corrected));
-          g_variant_builder_add (&b, "{sv}", "ecc-errors-uncorrected", g_variant_new_uint64 (r.ecc_uncorrected));
-        }
-      if (r.have & ACCEL_CUDA_NVML_THROTTLE)
-        g_variant_builder_add (&b, "{sv}", "throttle-reasons", g_variant_new_uint32 (r.throttle_reasons));
-    }
+    for (guint i = 0; i < G_N_ELEMENTS (readings); i++)
+      {
+        if ((r.have & readings[i].have) == 0)
+          continue;
+        gconstpointer field = G_STRUCT_MEMBER_P (&r, readings[i].offset);
+        g_variant_builder_add (&b, "{sv}", readings[i].key,
+                               readings[i].wide ? g_variant_new_uint64 (*(const guint64 *) field)
+                                                : g_variant_new_uint32 (*(const guint32 *) field));
+      }
   return g_variant_builder_end (&b);
 }
 

@@ -203,6 +203,21 @@ enum {
 };
 
 void accel_cuda_gpu_override_properties (GObjectClass *klass);
+
+/* What a class whose instance embeds an AccelCudaGpuInfo named `gpu` needs
+ * to implement AccelCudaGpu: t_n_gpu_init (for G_IMPLEMENT_INTERFACE),
+ * t_n_set_property and t_n_get_property. */
+#define ACCEL_CUDA_GPU_GLUE(t_n, CAST)                                                         \
+  static gpointer t_n##_get_info (AccelCudaGpu *gpu) { return &CAST (gpu)->gpu; }              \
+  static void t_n##_gpu_init (AccelCudaGpuInterface *iface) { iface->get_info = t_n##_get_info; } \
+  static void t_n##_set_property (GObject *object, guint id, const GValue *value, GParamSpec *pspec) \
+  {                                                                                              \
+    accel_cuda_gpu_info_set_property (&CAST (object)->gpu, id, value);                           \
+  }                                                                                              \
+  static void t_n##_get_property (GObject *object, guint id, GValue *value, GParamSpec *pspec)  \
+  {                                                                                              \
+    accel_cuda_gpu_info_get_property (&CAST (object)->gpu, id, value);                           \
+  }
 void accel_cuda_gpu_info_set_property (AccelCudaGpuInfo *info, guint prop_id, const GValue *value);
 void accel_cuda_gpu_info_get_property (AccelCudaGpuInfo *info, guint prop_id, GValue *value);
 void accel_cuda_gpu_info_constructed (AccelCudaGpuInfo *info);

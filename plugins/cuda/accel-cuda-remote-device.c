@@ -30,17 +30,7 @@ struct _AccelCudaRemoteDevice {
   guint64 memory_total;      /* as this process's CUDA runtime saw it */
 };
 
-static gpointer
-get_info (AccelCudaGpu *gpu)
-{
-  return &ACCEL_CUDA_REMOTE_DEVICE (gpu)->gpu;
-}
-
-static void
-accel_cuda_remote_device_gpu_init (AccelCudaGpuInterface *iface)
-{
-  iface->get_info = get_info;
-}
+ACCEL_CUDA_GPU_GLUE (accel_cuda_remote_device, ACCEL_CUDA_REMOTE_DEVICE)
 
 G_DEFINE_FINAL_TYPE_WITH_CODE (AccelCudaRemoteDevice, accel_cuda_remote_device, ACCEL_TYPE_REMOTE_DEVICE,
                                G_IMPLEMENT_INTERFACE (ACCEL_CUDA_TYPE_GPU, accel_cuda_remote_device_gpu_init))
@@ -98,18 +88,6 @@ accel_cuda_remote_device_finalize (GObject *object)
 {
   accel_cuda_gpu_info_clear (&ACCEL_CUDA_REMOTE_DEVICE (object)->gpu);
   G_OBJECT_CLASS (accel_cuda_remote_device_parent_class)->finalize (object);
-}
-
-static void
-accel_cuda_remote_device_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  accel_cuda_gpu_info_set_property (&ACCEL_CUDA_REMOTE_DEVICE (object)->gpu, prop_id, value);
-}
-
-static void
-accel_cuda_remote_device_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  accel_cuda_gpu_info_get_property (&ACCEL_CUDA_REMOTE_DEVICE (object)->gpu, prop_id, value);
 }
 
 static void

@@ -33,6 +33,21 @@ accel_nvrtc_result_clear (AccelNvrtcResult *result)
   g_clear_pointer (&result->log, g_free);
 }
 
+/* Name expressions and their symbols as an `a{ss}`, as the cache and the
+ * compiler's answer keep them. */
+GVariant *
+accel_nvrtc_lowered_to_variant (GHashTable *lowered)
+{
+  GVariantBuilder b;
+  g_variant_builder_init (&b, G_VARIANT_TYPE ("a{ss}"));
+  GHashTableIter iter;
+  gpointer expr, symbol;
+  g_hash_table_iter_init (&iter, lowered);
+  while (g_hash_table_iter_next (&iter, &expr, &symbol))
+    g_variant_builder_add (&b, "{ss}", expr, symbol);
+  return g_variant_builder_end (&b);
+}
+
 static gboolean
 enabled (void)
 {
@@ -156,18 +171,12 @@ accel_nvrtc_cache_write (const char *key, const AccelNvrtcResult *result)
       g_debug ("nvrtc cache: cannot make %s: %s", dir, g_strerror (errno));
       return;
     }
-  GVariantBuilder lowered;
-  g_variant_builder_init (&lowered, G_VARIANT_TYPE ("a{ss}"));
-  GHashTableIter iter;
-  gpointer expr, symbol;
-  g_hash_table_iter_init (&iter, result->lowered);
-  while (g_hash_table_iter_next (&iter, &expr, &symbol))
-    g_variant_builder_add (&lowered, "{ss}", expr, symbol);
   g_autofree char *image_digest = digest (result->image);
   g_autoptr(GVariant) record = g_variant_ref_sink (
-    g_variant_new ("(ss@ayua{ss}ss)", MAGIC, key,
+    g_variant_new ("(ss@ayu@a{ss}ss)", MAGIC, key,
                    g_variant_new_from_bytes (G_VARIANT_TYPE_BYTESTRING, result->image, TRUE),
-                   (guint32) result->kind, &lowered, result->log ? result->log : "", image_digest));
+                   (guint32) result->kind, accel_nvrtc_lowered_to_variant (result->lowered),
+                   result->log ? result->log : "", image_digest));
   g_autoptr(GError) error = NULL;
   if (!g_file_set_contents_full (path, g_variant_get_data (record), g_variant_get_size (record),
                                  G_FILE_SET_CONTENTS_CONSISTENT, 0600, &error))

@@ -309,15 +309,9 @@ compile (AccelNvrtcCompiler *self,
 static GVariant *
 reply (const AccelNvrtcResult *result, gboolean compiled, const char *arch)
 {
-  GVariantBuilder lowered;
-  g_variant_builder_init (&lowered, G_VARIANT_TYPE ("a{ss}"));
-  GHashTableIter iter;
-  gpointer expr, symbol;
-  g_hash_table_iter_init (&iter, result->lowered);
-  while (g_hash_table_iter_next (&iter, &expr, &symbol))
-    g_variant_builder_add (&lowered, "{ss}", expr, symbol);
-  return g_variant_new ("(@ayua{ss}sbs)", g_variant_new_from_bytes (G_VARIANT_TYPE_BYTESTRING, result->image, TRUE),
-                        (guint32) result->kind, &lowered, result->log ? result->log : "", compiled, arch);
+  return g_variant_new ("(@ayu@a{ss}sbs)", g_variant_new_from_bytes (G_VARIANT_TYPE_BYTESTRING, result->image, TRUE),
+                        (guint32) result->kind, accel_nvrtc_lowered_to_variant (result->lowered),
+                        result->log ? result->log : "", compiled, arch);
 }
 
 static GVariant *

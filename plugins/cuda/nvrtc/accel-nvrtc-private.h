@@ -17,6 +17,7 @@ typedef struct {
 } AccelNvrtcResult;
 
 void accel_nvrtc_result_clear (AccelNvrtcResult *result);
+GVariant *accel_nvrtc_lowered_to_variant (GHashTable *lowered);
 
 /* accel-nvrtc-cache.c: compiled images on disk, under
  * $XDG_CACHE_HOME/accel-1.0/kernels/, one file per key. */
