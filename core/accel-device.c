@@ -811,6 +811,36 @@ restored (AccelWork *work, GError *error, gpointer data)
   g_clear_error (&error);
 }
 
+static void
+detached_done (AccelWork *work, GError *error, gpointer data)
+{
+  if (error)
+    g_debug ("%s: “%s” failed: %s", accel_device_get_name (work->device), accel_op_get_type_name (work->op),
+             error->message);
+  g_clear_error (&error);
+}
+
+/* Queues @op with nobody waiting for it (a module's unload, submitted when
+ * the module goes, on whatever thread that is): no main context needs to
+ * run for it to complete. Failures are only logged. Any thread. */
+void
+_accel_device_submit_detached (AccelDevice *self, AccelOp *op)
+{
+  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+  GError *error = NULL;
+  AccelWork *work = prepare_op (self, op, &error);
+  if (work == NULL)
+    {
+      g_debug ("%s: “%s” not queued: %s", accel_device_get_name (self), accel_op_get_type_name (op),
+               error->message);
+      g_error_free (error);
+      return;
+    }
+  work->mode = MODE_CALLBACK;
+  work->callback = detached_done;
+  accel_dispatcher_post (priv->dispatcher, run_work, work);
+}
+
 /* On the device thread, once a rebuilt context is ready: what lived in the
  * old one is made again before anything queued is served. */
 static void

@@ -47,6 +47,9 @@ struct _AccelGraph {
   guint64 handle;
   gboolean sealed;
   GPtrArray *ops;               /* the copies */
+  GPtrArray *originals;         /* the ops added: they keep alive what the
+                                   copies name by handle only (a launch's
+                                   module, whose code must outlive the graph) */
   GPtrArray *serialised;        /* their forms, GVariant (sa{sv}) */
   GVariant *content;            /* a(sa{sv}), once sealed */
   GPtrArray *buffers;           /* the union: AccelBuffer */
@@ -68,6 +71,7 @@ accel_graph_finalize (GObject *object)
 
   g_clear_object (&self->device);
   g_ptr_array_unref (self->ops);
+  g_ptr_array_unref (self->originals);
   g_ptr_array_unref (self->serialised);
   g_clear_pointer (&self->content, g_variant_unref);
   g_ptr_array_unref (self->buffers);
@@ -89,6 +93,7 @@ accel_graph_init (AccelGraph *self)
   self->lane = -1;
   self->handle = __atomic_add_fetch (&next_handle, 1, __ATOMIC_RELAXED);
   self->ops = g_ptr_array_new_with_free_func (g_object_unref);
+  self->originals = g_ptr_array_new_with_free_func (g_object_unref);
   self->serialised = g_ptr_array_new_with_free_func ((GDestroyNotify) g_variant_unref);
   self->buffers = g_ptr_array_new_with_free_func (g_object_unref);
   self->access = g_array_new (FALSE, FALSE, sizeof (AccelAccess));
@@ -217,7 +222,10 @@ accel_graph_add (AccelGraph *self, AccelOp *op, GError **error)
 
   g_autoptr(GHashTable) by_handle = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, NULL);
   _accel_op_foreach_buffer (op, index_buffer, by_handle);
-  return add_copy (self, accel_op_serialize (op), resolve_recorded, by_handle, error);
+  if (!add_copy (self, accel_op_serialize (op), resolve_recorded, by_handle, error))
+    return FALSE;
+  g_ptr_array_add (self->originals, g_object_ref (op));
+  return TRUE;
 }
 
 static void

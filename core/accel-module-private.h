@@ -54,6 +54,7 @@ gboolean _accel_device_check_op_buffers (AccelDevice *self, AccelOp *op, GError 
  * a rebuild, before anything queued is served, the device runs the ops
  * @make_ops gives for each live one. Held weakly. */
 typedef GPtrArray *(*AccelContextOpsFunc) (GObject *resource);
+void _accel_device_submit_detached (AccelDevice *self, AccelOp *op);
 void _accel_device_add_context_resource (AccelDevice *self, GObject *resource, AccelContextOpsFunc make_ops);
 void _accel_device_remove_context_resource (AccelDevice *self, GObject *resource);
 

@@ -581,13 +581,6 @@ _accel_module_function_for_handle (guint64 module_handle,
 /* GObject */
 
 static void
-unloaded (GObject *source, GAsyncResult *result, gpointer data)
-{
-  /* A device that is gone or failed has dropped the code already. */
-  accel_device_submit_finish (ACCEL_DEVICE (source), result, NULL);
-}
-
-static void
 accel_module_dispose (GObject *object)
 {
   AccelModule *self = ACCEL_MODULE (object);
@@ -600,7 +593,9 @@ accel_module_dispose (GObject *object)
         {
           g_autoptr(AccelOp) op = accel_module_load_new (self->handle, self->image_kind, 0, 0, NULL);
           ACCEL_MODULE_LOAD (op)->unload = TRUE;
-          accel_device_submit_async (self->device, op, NULL, unloaded, NULL);
+          /* No one waits: a device that is gone or fails has dropped the
+           * code already. */
+          _accel_device_submit_detached (self->device, op);
         }
     }
   g_clear_object (&self->device);
