@@ -6,7 +6,8 @@
  * context; every replay is then one cudaGraphLaunch on the lane's stream.
  * The capture is relaxed: a kernel may make its library handle (cuBLAS
  * allocates with cudaMalloc) on first use during it, which is not
- * recorded. A kernel's scratch memory (accel_cuda_lane_alloc_workspace())
+ * recorded; a capture that fails anyway is tried once more, when such a
+ * handle exists (nothing runs during a capture, so that is safe). A kernel's scratch memory (accel_cuda_lane_alloc_workspace())
  * becomes allocation and free nodes of the graph. A kernel that checks its
  * results on the host (accel_cuda_lane_check_after()), or one that does
  * what no capture allows (synchronising its stream), makes the replay fail
@@ -51,13 +52,18 @@ graph_exec_free (gpointer data)
 }
 
 /* Runs the graph's kernels under capture; on success @graph_out holds
- * what they enqueued. The capture is ended whatever happens. */
+ * what they enqueued. The capture is ended whatever happens. Nothing runs
+ * during a capture, so a failed one can be tried again: @again says
+ * whether that may help (a library handle made during the first attempt
+ * exists for the second). */
 static gboolean
-capture (AccelCudaLane *lane, AccelGraph *graph, cudaGraph_t *graph_out, GError **error)
+capture (AccelCudaLane *lane, AccelGraph *graph, cudaGraph_t *graph_out, gboolean *again, GError **error)
 {
   AccelDevice *device = ACCEL_DEVICE (lane->device);
   guint n = accel_graph_get_n_ops (graph);
   GError *local = NULL;
+
+  *again = TRUE;
 
   if (!ACCEL_CUDA_CHECK (cudaStreamBeginCapture (lane->stream, cudaStreamCaptureModeRelaxed), error))
     return FALSE;
@@ -70,6 +76,7 @@ capture (AccelCudaLane *lane, AccelGraph *graph, cudaGraph_t *graph_out, GError 
       gboolean ok = accel_kernel_run (kernel, op, lane, &local);
       if (ok && lane->check != NULL)
         {
+          *again = FALSE;
           accel_cuda_lane_drop_check (lane);
           local = g_error_new (ACCEL_ERROR, ACCEL_ERROR_NOT_SUPPORTED,
                                "its kernel checks its results on the host, which a CUDA graph cannot do");
@@ -102,6 +109,8 @@ capture (AccelCudaLane *lane, AccelGraph *graph, cudaGraph_t *graph_out, GError 
     {
       if (captured)
         (void) cudaGraphDestroy (captured);
+      if (local->code == ACCEL_ERROR_CONTEXT_POISONED || local->code == ACCEL_ERROR_NO_KERNEL)
+        *again = FALSE;
       /* A call refused during capture leaves its error behind. */
       cudaError_t left = cudaPeekAtLastError ();
       if (left != cudaSuccess && !accel_cuda_error_is_sticky (left))
@@ -136,8 +145,21 @@ accel_cuda_lane_run_graph (AccelCudaLane *lane, AccelGraph *graph, GError **erro
   if (G_UNLIKELY (ge == NULL || ge->ctx != lane->ctx))
     {
       cudaGraph_t captured = NULL;
-      if (!capture (lane, graph, &captured, error))
-        return FALSE;
+      gboolean again = FALSE;
+      GError *first = NULL;
+      if (!capture (lane, graph, &captured, &again, &first))
+        {
+          if (!again)
+            {
+              g_propagate_error (error, first);
+              return FALSE;
+            }
+          g_debug ("%s: capturing again after: %s", accel_device_get_name (ACCEL_DEVICE (lane->device)),
+                   first->message);
+          g_clear_error (&first);
+          if (!capture (lane, graph, &captured, &again, error))
+            return FALSE;
+        }
       cudaGraphExec_t exec = NULL;
       cudaError_t status = cudaGraphInstantiate (&exec, captured, 0);
       (void) cudaGraphDestroy (captured);

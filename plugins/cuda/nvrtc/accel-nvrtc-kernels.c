@@ -299,14 +299,18 @@ check_launch (AccelLaunch *self, KernelInfo *info, const AccelLaunchArg *args, g
   AccelFunction *fn = self->function;
   const char *name = accel_function_get_name (fn);
 
-  if (info->n_params != n_args)
+  /* A kernel whose image lists no parameters may be one without the
+   * parameter table (older images): then the signature cannot be checked. */
+  if (info->n_params == 0 && n_args > 0)
+    g_debug ("launch: kernel “%s” lists no parameters; its signature is taken as declared", name);
+  else if (info->n_params != n_args)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
                    "launch: kernel “%s” has %u parameters, but its signature declares %u", name,
                    info->n_params, n_args);
       return FALSE;
     }
-  for (guint i = 0; i < n_args; i++)
+  for (guint i = 0; i < MIN (n_args, info->n_params); i++)
     if (info->param_sizes[i] != kind_size (args[i].kind))
       {
         g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
