@@ -155,6 +155,7 @@ void _accel_actor_count_restart (AccelActor *self, const GError *reason);
 
 /* accel-backend.c */
 void _accel_backend_setup (AccelBackend *self, AccelSystem *system, const char *name);
+AccelRegistry *_accel_backend_get_registry (AccelBackend *self);
 
 /* accel-op.c */
 GParamSpec **_accel_op_class_list_buffer_pspecs (AccelOpClass *klass, guint *n);

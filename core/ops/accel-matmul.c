@@ -105,7 +105,7 @@ check_bias (AccelMatmul *self, gint64 n, GError **error)
   AccelOp *op = ACCEL_OP (self);
   AccelMatmulEpilogue e = self->epilogue;
   gboolean wants = e == ACCEL_MATMUL_EPILOGUE_BIAS || e == ACCEL_MATMUL_EPILOGUE_BIAS_RELU
-                   || e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU;
+                   || e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU || e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF;
 
   if (wants != (self->bias != NULL))
     {

@@ -14,21 +14,6 @@
 #include "accel-cpu-kernels.h"
 #include "accel-cpu-lib-kernels.h"
 
-static float *
-widen (gpointer context, AccelBuffer *buffer, gboolean *owned, GError **error)
-{
-  AccelDType dt = accel_buffer_get_dtype (buffer);
-  gint64 n = accel_buffer_get_n_elements (buffer);
-
-  *owned = dt != ACCEL_DTYPE_F32;
-  if (!*owned)
-    return accel_buffer_get_data (buffer);
-  float *f = accel_cpu_scratch_alloc (MAX (n, 1) * sizeof (float), error);
-  if (f != NULL)
-    accel_cpu_to_f32 (context, dt, accel_buffer_get_data (buffer), f, n);
-  return f;
-}
-
 static inline float
 gelu (float x)
 {
@@ -36,6 +21,13 @@ gelu (float x)
   const double k = 0.7978845608028654;   /* sqrt (2 / pi) */
   double xd = x;
   return (float) (0.5 * xd * (1.0 + tanh (k * (xd + 0.044715 * xd * xd * xd))));
+}
+
+static inline float
+gelu_erf (float x)
+{
+  double xd = x;
+  return (float) (0.5 * xd * (1.0 + erf (xd * 0.7071067811865476)));
 }
 
 static inline void
@@ -88,6 +80,8 @@ epilogue_rows (gint64 begin, gint64 end, gpointer data)
           v = v > 0.0f ? v : (isnan (v) ? v : 0.0f);
         else if (e == ACCEL_MATMUL_EPILOGUE_GELU || e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU)
           v = gelu (v);
+        else if (e == ACCEL_MATMUL_EPILOGUE_GELU_ERF || e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF)
+          v = gelu_erf (v);
         store (job->c_dtype, job->c, i, v * job->c_scale);
       }
 }
@@ -107,9 +101,9 @@ matmul_run (AccelOp *op, gpointer context, GError **error)
 
   if (batch == 0 || m == 0 || n == 0)
     return TRUE;
-  if ((fa = widen (context, self->a, &own_a, error)) == NULL
-      || (fb = widen (context, self->b, &own_b, error)) == NULL
-      || (self->bias && (fbias = widen (context, self->bias, &own_bias, error)) == NULL))
+  if ((fa = accel_cpu_widen (context, self->a, &own_a, error)) == NULL
+      || (fb = accel_cpu_widen (context, self->b, &own_b, error)) == NULL
+      || (self->bias && (fbias = accel_cpu_widen (context, self->bias, &own_bias, error)) == NULL))
     goto out;
 
   gint64 nc = batch * m * n;

@@ -31,6 +31,7 @@
 #include <cublasLt.h>
 #include "accel-config.h"
 #include "accel-cuda.h"
+#include "accel-cublaslt-epilogue.h"
 
 #define MATMUL_RANK 100
 /* Below cuBLAS's gemm (100) until accel-bench (`libs-matmul`, matmul with
@@ -282,7 +283,7 @@ epilogue_for (AccelMatmulEpilogue e)
     case ACCEL_MATMUL_EPILOGUE_GELU: return CUBLASLT_EPILOGUE_GELU;
     case ACCEL_MATMUL_EPILOGUE_BIAS_RELU: return CUBLASLT_EPILOGUE_RELU_BIAS;
     case ACCEL_MATMUL_EPILOGUE_BIAS_GELU: return CUBLASLT_EPILOGUE_GELU_BIAS;
-    default: return CUBLASLT_EPILOGUE_DEFAULT;
+    default: return CUBLASLT_EPILOGUE_DEFAULT;   /* none, and the erf GELUs (run after) */
     }
 }
 
@@ -300,11 +301,54 @@ dims_of (AccelOp *op, AccelBuffer *a, AccelBuffer *b, AccelBuffer *c, gboolean t
   return TRUE;
 }
 
+/* The exact GELU, which cuBLASLt does not fuse: the product (with beta C)
+ * into an f32 result, then bias and GELU in one pass storing c. An f32 c is
+ * that result itself; a 16-bit one is widened into scratch first when beta
+ * reads it. */
+static gboolean
+run_gelu_erf (AccelCudaLane *lane, AccelMatmul *self, PlanKey *key, const Operands *o, GError **error)
+{
+  cudaStream_t stream = accel_cuda_lane_get_stream (lane);
+  AccelDType tc = accel_buffer_get_dtype (self->c);
+  AccelCublasltType type = tc == ACCEL_DTYPE_F16 ? ACCEL_CUBLASLT_F16
+                           : tc == ACCEL_DTYPE_BF16 ? ACCEL_CUBLASLT_BF16 : ACCEL_CUBLASLT_F32;
+  long long total = key->batch * key->m * key->n;
+  float *t = o->c;
+
+  if (type != ACCEL_CUBLASLT_F32)
+    {
+      t = accel_cuda_lane_alloc_workspace (lane, total * sizeof (float), error);
+      if (t == NULL
+          || (o->beta != 0.0f
+              && !accel_cuda_check (accel_cublaslt_widen (type, o->c, t, total, stream), "widen c", error)))
+        return FALSE;
+    }
+  key->c_type = key->d_type = CUDA_R_32F;
+  key->bias_type = -1;
+  key->epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  key->alignment = MIN (MIN (alignment_of (o->a), alignment_of (o->b)), alignment_of (t));
+  Operands product = *o;
+  product.bias = NULL;
+  product.c = t;
+  return run_plan (lane, key, &product, error)
+         && accel_cuda_check (accel_cublaslt_gelu_erf (type, t, o->bias, o->c, total, key->n, stream),
+                              "gelu-erf epilogue", error);
+}
+
 static gboolean
 matmul_supports (AccelOp *op, AccelDevice *device, GError **error)
 {
   AccelMatmul *self = ACCEL_MATMUL (op);
   int major = 0, minor = 0;
+
+  if ((self->epilogue == ACCEL_MATMUL_EPILOGUE_GELU_ERF || self->epilogue == ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF)
+      && is_fp8 (accel_buffer_get_dtype (self->c)))
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NOT_SUPPORTED,
+                   "cublaslt: the gelu-erf epilogues take an f32, f16 or bf16 “c”, not fp8; "
+                   "gelu (tanh) fuses with fp8 outputs");
+      return FALSE;
+    }
 
   if (!is_fp8 (accel_buffer_get_dtype (self->a)))
     return TRUE;
@@ -365,6 +409,8 @@ matmul_run (AccelOp *op, gpointer context, GError **error)
                    "cublaslt: matmul with k = 0 is not supported; use the cpu backend");
       return FALSE;
     }
+  if (self->epilogue == ACCEL_MATMUL_EPILOGUE_GELU_ERF || self->epilogue == ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF)
+    return run_gelu_erf (context, self, &key, &o, error);
   return run_plan (context, &key, &o, error);
 }
 
