@@ -179,14 +179,6 @@ test_launches_pipelined (void)
   ct_assert_close ("pipelined replays", got, want, NULL, n, 1e-6, 1e-6);
 }
 
-static void
-writer_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-  g_autoptr(GError) error = NULL;
-  g_assert_true (accel_device_submit_finish (ACCEL_DEVICE (source), result, &error));
-  *(gboolean *) data = TRUE;
-}
-
 /* A replay on lane 1 reads what a slow launch on lane 0 writes. */
 static void
 test_hazards (void)
@@ -222,12 +214,11 @@ test_hazards (void)
       accel_launch_add_int32 (ACCEL_LAUNCH (w), 20000);
       accel_op_set_lane (w, 0);
       gboolean written = FALSE;
-      accel_device_submit_async (ct_gpu (), w, NULL, writer_done, &written);
+      ct_submit_async (ct_gpu (), w, &written);
       g_autoptr(GError) error = NULL;
       g_assert_true (accel_graph_replay (graph, NULL, &error));
       g_assert_no_error (error);
-      while (!written)
-        g_main_context_iteration (NULL, TRUE);
+      ct_wait (&written);
       g_autofree double *got = ct_read (y);
       for (gint64 i = 0; i < n; i++)
         if (got[i] != 2.0 * v)

@@ -240,14 +240,6 @@ test_shared_memory (void)
   g_assert_nonnull (strstr (error->message, "shared memory"));
 }
 
-static void
-writer_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-  g_autoptr(GError) error = NULL;
-  g_assert_true (accel_device_submit_finish (ACCEL_DEVICE (source), result, &error));
-  *(gboolean *) data = TRUE;
-}
-
 /* The accesses declared for buffer arguments order launches across lanes:
  * a slow writer on one lane, a reader on another. */
 static void
@@ -298,12 +290,11 @@ test_hazards (void)
       accel_launch_add_int32 (ACCEL_LAUNCH (r), (gint32) n);
       accel_op_set_lane (r, 1);
       gboolean written = FALSE;
-      accel_device_submit_async (ct_gpu (), w, NULL, writer_done, &written);
+      ct_submit_async (ct_gpu (), w, &written);
       g_autoptr(GError) error = NULL;
       g_assert_true (accel_device_submit (ct_gpu (), r, NULL, &error));
       g_assert_no_error (error);
-      while (!written)
-        g_main_context_iteration (NULL, TRUE);
+      ct_wait (&written);
       g_autofree double *gx = ct_read (x);
       g_autofree double *gy = ct_read (y);
       for (gint64 i = 0; i < n; i++)
