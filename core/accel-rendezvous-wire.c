@@ -152,7 +152,8 @@ _accel_wire_write (GSocket *socket,
   g_autofree guint8 *buffer = g_malloc (len + 4);
   buffer[0] = (guint8) (len >> 24), buffer[1] = (guint8) (len >> 16);
   buffer[2] = (guint8) (len >> 8), buffer[3] = (guint8) len;
-  g_variant_store (v, buffer + 4);
+  /* Not g_variant_store(): it wants an aligned destination. */
+  memcpy (buffer + 4, g_variant_get_data (v), len);
 
   gsize sent = 0;
   while (sent < len + 4)

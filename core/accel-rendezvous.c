@@ -59,7 +59,8 @@ struct _AccelRendezvous {
   char *job;
   AccelRendezvousStore *store;
 
-  GSocket *socket;
+  GSocketConnection *connection;
+  GSocket *socket;               /* the connection's */
   GMutex write_lock;
   GThread *reader;
   gint stopping;                 /* atomic */
@@ -215,7 +216,7 @@ accel_rendezvous_finalize (GObject *object)
 {
   AccelRendezvous *self = ACCEL_RENDEZVOUS (object);
 
-  g_clear_object (&self->socket);
+  g_clear_object (&self->connection);
   g_hash_table_unref (self->requests);
   g_clear_error (&self->broken);
   for (guint p = 0; p < self->world_size; p++)
@@ -252,7 +253,7 @@ accel_rendezvous_init (AccelRendezvous *self)
 }
 
 /* Connects to the store, trying again while process 0 starts it. */
-static GSocket *
+static GSocketConnection *
 connect_store (const char *address, guint16 port, gint64 deadline, GCancellable *cancellable, GError **error)
 {
   g_autoptr(GSocketClient) client = g_socket_client_new ();
@@ -263,13 +264,10 @@ connect_store (const char *address, guint16 port, gint64 deadline, GCancellable 
         g_socket_client_connect_to_host (client, address, port, cancellable, &local);
       if (connection)
         {
-          GSocket *socket = g_object_ref (g_socket_connection_get_socket (connection));
-          /* The socket outlives the connection object: keep it open. */
-          g_object_set_data_full (G_OBJECT (socket), "accel-connection", g_steal_pointer (&connection),
-                                  g_object_unref);
+          GSocket *socket = g_socket_connection_get_socket (connection);
           g_socket_set_blocking (socket, FALSE);
           g_socket_set_option (socket, IPPROTO_TCP, TCP_NODELAY, 1, NULL);
-          return socket;
+          return g_steal_pointer (&connection);
         }
       if (g_cancellable_is_cancelled (cancellable) || (deadline && g_get_monotonic_time () >= deadline)
           || !(g_error_matches (local, G_IO_ERROR, G_IO_ERROR_CONNECTION_REFUSED)
@@ -395,8 +393,11 @@ accel_rendezvous_new (const char *master_address,
       port = accel_rendezvous_store_get_port (self->store);
     }
   gint64 deadline = timeout_ms ? g_get_monotonic_time () + (gint64) timeout_ms * 1000 : 0;
-  self->socket = connect_store (master_address, port, deadline, cancellable, error);
-  if (self->socket == NULL || !join (self, token, deadline, cancellable, error))
+  self->connection = connect_store (master_address, port, deadline, cancellable, error);
+  if (self->connection == NULL)
+    return NULL;
+  self->socket = g_socket_connection_get_socket (self->connection);
+  if (!join (self, token, deadline, cancellable, error))
     return NULL;
   self->reader = g_thread_new ("accel-rendezvous", reader_thread, self);
   return g_steal_pointer (&self);
