@@ -21,6 +21,9 @@
 #include "accel-cpu-kernels.h"
 #include "accel-half.h"
 
+/* Ranks whose values one element's reduction keeps on the stack. */
+#define CPU_COLLECTIVE_MAX_RANKS 64
+
 static double
 load_real (const guint8 *p, gsize i, AccelDType dtype)
 {
@@ -109,6 +112,36 @@ is_signed (AccelDType dtype)
   return dtype == ACCEL_DTYPE_I8 || dtype == ACCEL_DTYPE_I32 || dtype == ACCEL_DTYPE_I64;
 }
 
+/* The reduction of @n_ranks values @v[0..] of one element, in rank order,
+ * in binary64 (floating types: the oracle rounds once, at the store). */
+static inline double
+reduce_reals (const double *v, guint n_ranks, AccelReduction reduction)
+{
+  double acc = v[0];
+  for (guint r = 1; r < n_ranks; r++)
+    switch (reduction)
+      {
+      case ACCEL_REDUCTION_SUM: case ACCEL_REDUCTION_AVG: acc += v[r]; break;
+      case ACCEL_REDUCTION_PROD: acc *= v[r]; break;
+      case ACCEL_REDUCTION_MIN: acc = v[r] < acc ? v[r] : acc; break;
+      case ACCEL_REDUCTION_MAX: acc = v[r] > acc ? v[r] : acc; break;
+      }
+  return reduction == ACCEL_REDUCTION_AVG ? acc / n_ranks : acc;
+}
+
+/* Floating types stored natively (f32, f64 and their complex pairs): no
+ * conversion call per element. */
+#define REDUCE_NATIVE(T)                                                        \
+  G_STMT_START {                                                                \
+    double v[CPU_COLLECTIVE_MAX_RANKS];                                         \
+    for (gsize i = 0; i < n; i++)                                               \
+      {                                                                         \
+        for (guint r = 0; r < n_ranks; r++)                                     \
+          v[r] = ((const T *) in[r])[first + i];                                \
+        ((T *) out)[i] = (T) reduce_reals (v, n_ranks, reduction);              \
+      }                                                                         \
+  } G_STMT_END
+
 /* out[i] = reduction over ranks of in[r][offset + i], i < count. */
 static void
 reduce_into (guint8 *out, const guint8 *const *in, guint n_ranks, gsize offset, gsize count, AccelDType dtype,
@@ -141,24 +174,30 @@ reduce_into (guint8 *out, const guint8 *const *in, guint n_ranks, gsize offset, 
 
   /* Complex types reduce (by sum or avg) as pairs of reals. */
   gsize k = accel_dtype_is_complex (dtype) ? 2 : 1;
-  for (gsize i = 0; i < count * k; i++)
-    {
-      double acc = load_real (in[0], offset * k + i, dtype);
-      for (guint r = 1; r < n_ranks; r++)
-        {
-          double v = load_real (in[r], offset * k + i, dtype);
-          switch (reduction)
-            {
-            case ACCEL_REDUCTION_SUM: case ACCEL_REDUCTION_AVG: acc += v; break;
-            case ACCEL_REDUCTION_PROD: acc *= v; break;
-            case ACCEL_REDUCTION_MIN: acc = v < acc ? v : acc; break;
-            case ACCEL_REDUCTION_MAX: acc = v > acc ? v : acc; break;
-            }
-        }
-      if (reduction == ACCEL_REDUCTION_AVG)
-        acc /= n_ranks;
-      store_real (out, i, dtype, acc);
-    }
+  gsize first = offset * k, n = count * k;
+  if (n_ranks <= CPU_COLLECTIVE_MAX_RANKS && (dtype == ACCEL_DTYPE_F32 || dtype == ACCEL_DTYPE_C64))
+    REDUCE_NATIVE (float);
+  else if (n_ranks <= CPU_COLLECTIVE_MAX_RANKS && (dtype == ACCEL_DTYPE_F64 || dtype == ACCEL_DTYPE_C128))
+    REDUCE_NATIVE (double);
+  else
+    for (gsize i = 0; i < n; i++)
+      {
+        double acc = load_real (in[0], first + i, dtype);
+        for (guint r = 1; r < n_ranks; r++)
+          {
+            double v = load_real (in[r], first + i, dtype);
+            switch (reduction)
+              {
+              case ACCEL_REDUCTION_SUM: case ACCEL_REDUCTION_AVG: acc += v; break;
+              case ACCEL_REDUCTION_PROD: acc *= v; break;
+              case ACCEL_REDUCTION_MIN: acc = v < acc ? v : acc; break;
+              case ACCEL_REDUCTION_MAX: acc = v > acc ? v : acc; break;
+              }
+          }
+        if (reduction == ACCEL_REDUCTION_AVG)
+          acc /= n_ranks;
+        store_real (out, i, dtype, acc);
+      }
 }
 
 /* Every rank's input, each checked to be @want bytes. */

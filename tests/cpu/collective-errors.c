@@ -282,6 +282,27 @@ fault_done (GObject *source, GAsyncResult *result, gpointer data)
   *done = TRUE;
 }
 
+/* Holds a device's thread until released, so that what is posted to it
+ * meanwhile queues in a known order. */
+typedef struct {
+  GMutex lock;
+  GCond cond;
+  gboolean held;
+  gboolean release;
+} Hold;
+
+static void
+hold_thread (gpointer data)
+{
+  Hold *h = data;
+  g_mutex_lock (&h->lock);
+  h->held = TRUE;
+  g_cond_broadcast (&h->cond);
+  while (!h->release)
+    g_cond_wait (&h->cond, &h->lock);
+  g_mutex_unlock (&h->lock);
+}
+
 static void
 test_rebuild (void)
 {
@@ -296,12 +317,31 @@ test_rebuild (void)
   g_autoptr(GError) error = NULL;
   g_autoptr(AccelOp) fault = accel_op_new_by_name ("fault", &error);
   g_assert_no_error (error);
+  /* cpu:1 runs the fault, then its part of the collective; the other
+   * ranks' parts wait for it meanwhile. */
+  Hold hold = { 0 };
+  g_mutex_init (&hold.lock);
+  g_cond_init (&hold.cond);
+  accel_dispatcher_post (accel_actor_get_dispatcher (ACCEL_ACTOR (coll_device (1))), hold_thread, &hold);
+  g_mutex_lock (&hold.lock);
+  while (!hold.held)
+    g_cond_wait (&hold.cond, &hold.lock);
+  g_mutex_unlock (&hold.lock);
   gboolean fault_seen = FALSE;
   accel_device_submit_async (coll_device (1), fault, NULL, fault_done, &fault_seen);
   GError *collective_error = NULL;
   accel_communicator_submit_async (comm, s.ops, 4, NULL, submitted, &collective_error);
+  /* Validated while cpu:1 is still in generation 0. Whether its part is
+   * posted before or after the fault runs, the rank's lost context is
+   * what the collective reports. */
+  g_mutex_lock (&hold.lock);
+  hold.release = TRUE;
+  g_cond_broadcast (&hold.cond);
+  g_mutex_unlock (&hold.lock);
   while (collective_error == NULL || !fault_seen)
     g_main_context_iteration (NULL, TRUE);
+  g_mutex_clear (&hold.lock);
+  g_cond_clear (&hold.cond);
   g_test_message ("in flight: %s", collective_error->message);
   g_assert_error (collective_error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED);
   g_clear_error (&collective_error);
