@@ -154,6 +154,9 @@ accel_cuda_backend_class_init (AccelCudaBackendClass *klass)
 
   backend_class->priority = 100;
   backend_class->enumerate = accel_cuda_backend_enumerate;
+  backend_class->can_copy = accel_cuda_backend_can_copy_;
+  backend_class->copy_async = accel_cuda_backend_copy_async_;
+  backend_class->copy_finish = accel_cuda_backend_copy_finish_;
 }
 
 static void
