@@ -746,8 +746,8 @@ prepare_op_full (AccelDevice *self, AccelOp *op, AccelWork *storage, GError **er
   if (!check_op_buffers (self, op, error))
     return NULL;
 
-  AccelSystem *system = accel_device_get_system (self);
-  const AccelKernel *kernel = accel_registry_find_kernel (accel_system_get_registry (system), op, self, error);
+  const AccelKernel *kernel = accel_registry_find_kernel (_accel_backend_get_registry (priv->backend), op, self,
+                                                          error);
   if (kernel == NULL)
     return NULL;
 
