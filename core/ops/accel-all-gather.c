@@ -16,16 +16,13 @@
  * Op name: `all-gather`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelAllGather, accel_all_gather, ACCEL_TYPE_COLLECTIVE)
-
 static gboolean
 accel_all_gather_validate (AccelOp *op, GError **error)
 {
   AccelAllGather *self = ACCEL_ALL_GATHER (op);
   AccelCollective *c = ACCEL_COLLECTIVE (op);
 
-  if (!accel_collective_check_binding_ (c, error)
-      || !accel_op_require_ ("all-gather", "src", self->src, error))
+  if (!accel_collective_check_binding_ (c, error))
     return FALSE;
   gint64 count = accel_buffer_get_n_elements (self->src);
   if (!accel_collective_check_count_ (c, "src", self->src, count, "contiguous", error)
@@ -48,21 +45,9 @@ static const AccelOpParam all_gather_params[] = {
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
 
-static void
-accel_all_gather_class_init (AccelAllGatherClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_all_gather_validate;
-  ACCEL_COLLECTIVE_CLASS (klass)->check_peer = accel_all_gather_check_peer;
-  accel_op_class_set_metadata (op_class, "all-gather", "Every rank gets all ranks' src, concatenated in rank order");
-  accel_op_class_install_params (op_class, all_gather_params, G_N_ELEMENTS (all_gather_params));
-}
-
-static void
-accel_all_gather_init (AccelAllGather *self)
-{
-}
+ACCEL_DEFINE_COLLECTIVE_TYPE (AccelAllGather, accel_all_gather, "all-gather",
+                              "Every rank gets all ranks' src, concatenated in rank order",
+                              all_gather_params, accel_all_gather_validate, accel_all_gather_check_peer, TRUE)
 
 /**
  * accel_all_gather_new:

@@ -19,8 +19,6 @@
  * Op name: `all-reduce`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelAllReduce, accel_all_reduce, ACCEL_TYPE_COLLECTIVE)
-
 static gboolean
 accel_all_reduce_validate (AccelOp *op, GError **error)
 {
@@ -28,7 +26,6 @@ accel_all_reduce_validate (AccelOp *op, GError **error)
   AccelCollective *c = ACCEL_COLLECTIVE (op);
 
   if (!accel_collective_check_binding_ (c, error)
-      || !accel_op_require_ ("all-reduce", "src", self->src, error)
       || !accel_collective_check_count_ (c, "src", self->src, accel_buffer_get_n_elements (self->src),
                                          "contiguous", error)
       || !accel_collective_check_count_ (c, "dst", self->dst, accel_buffer_get_n_elements (self->src),
@@ -60,22 +57,9 @@ static const AccelOpParam all_reduce_params[] = {
                  accel_reduction_get_type, ACCEL_REDUCTION_SUM),
 };
 
-static void
-accel_all_reduce_class_init (AccelAllReduceClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_all_reduce_validate;
-  ACCEL_COLLECTIVE_CLASS (klass)->check_peer = accel_all_reduce_check_peer;
-  accel_op_class_set_metadata (op_class, "all-reduce",
-                               "Every rank gets the sum, product, min, max or average of all ranks' src");
-  accel_op_class_install_params (op_class, all_reduce_params, G_N_ELEMENTS (all_reduce_params));
-}
-
-static void
-accel_all_reduce_init (AccelAllReduce *self)
-{
-}
+ACCEL_DEFINE_COLLECTIVE_TYPE (AccelAllReduce, accel_all_reduce, "all-reduce",
+                              "Every rank gets the sum, product, min, max or average of all ranks' src",
+                              all_reduce_params, accel_all_reduce_validate, accel_all_reduce_check_peer, TRUE)
 
 /**
  * accel_all_reduce_new:

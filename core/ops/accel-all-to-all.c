@@ -14,16 +14,13 @@
  * Op name: `all-to-all`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelAllToAll, accel_all_to_all, ACCEL_TYPE_COLLECTIVE)
-
 static gboolean
 accel_all_to_all_validate (AccelOp *op, GError **error)
 {
   AccelAllToAll *self = ACCEL_ALL_TO_ALL (op);
   AccelCollective *c = ACCEL_COLLECTIVE (op);
 
-  if (!accel_collective_check_binding_ (c, error)
-      || !accel_op_require_ ("all-to-all", "src", self->src, error))
+  if (!accel_collective_check_binding_ (c, error))
     return FALSE;
   gint64 count = accel_buffer_get_n_elements (self->src);
   if (!accel_collective_check_count_ (c, "src", self->src, count, "contiguous", error)
@@ -37,7 +34,7 @@ accel_all_to_all_validate (AccelOp *op, GError **error)
                    count, c->n_ranks);
       return FALSE;
     }
-  return accel_collective_check_alias_ (c, "src", self->src, "dst", self->dst, -2, error);
+  return _accel_op_check_results_alias (op, error);
 }
 
 static gboolean
@@ -54,21 +51,9 @@ static const AccelOpParam all_to_all_params[] = {
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
 
-static void
-accel_all_to_all_class_init (AccelAllToAllClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_all_to_all_validate;
-  ACCEL_COLLECTIVE_CLASS (klass)->check_peer = accel_all_to_all_check_peer;
-  accel_op_class_set_metadata (op_class, "all-to-all", "Block j of rank i's src goes to block i of rank j's dst");
-  accel_op_class_install_params (op_class, all_to_all_params, G_N_ELEMENTS (all_to_all_params));
-}
-
-static void
-accel_all_to_all_init (AccelAllToAll *self)
-{
-}
+ACCEL_DEFINE_COLLECTIVE_TYPE (AccelAllToAll, accel_all_to_all, "all-to-all",
+                              "Block j of rank i's src goes to block i of rank j's dst",
+                              all_to_all_params, accel_all_to_all_validate, accel_all_to_all_check_peer, TRUE)
 
 /**
  * accel_all_to_all_new:

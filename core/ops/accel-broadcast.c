@@ -17,8 +17,6 @@
  * Op name: `broadcast`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelBroadcast, accel_broadcast, ACCEL_TYPE_COLLECTIVE)
-
 static gboolean
 accel_broadcast_validate (AccelOp *op, GError **error)
 {
@@ -26,8 +24,7 @@ accel_broadcast_validate (AccelOp *op, GError **error)
   AccelCollective *c = ACCEL_COLLECTIVE (op);
 
   if (!accel_collective_check_binding_ (c, error)
-      || !accel_collective_check_rank_value_ (c, "root", self->root, FALSE, error)
-      || !accel_op_require_ ("broadcast", "dst", self->dst, error))
+      || !accel_collective_check_rank_value_ (c, "root", self->root, FALSE, error))
     return FALSE;
   gint64 count = accel_buffer_get_n_elements (self->dst);
   if (!accel_collective_check_count_ (c, "dst", self->dst, count, "contiguous", error))
@@ -67,21 +64,9 @@ static const AccelOpParam broadcast_params[] = {
   ACCEL_OP_INT (AccelBroadcast, root, "root", "The rank whose src goes out", 0, G_MAXINT, 0),
 };
 
-static void
-accel_broadcast_class_init (AccelBroadcastClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_broadcast_validate;
-  ACCEL_COLLECTIVE_CLASS (klass)->check_peer = accel_broadcast_check_peer;
-  accel_op_class_set_metadata (op_class, "broadcast", "Every rank gets the root's src");
-  accel_op_class_install_params (op_class, broadcast_params, G_N_ELEMENTS (broadcast_params));
-}
-
-static void
-accel_broadcast_init (AccelBroadcast *self)
-{
-}
+ACCEL_DEFINE_COLLECTIVE_TYPE (AccelBroadcast, accel_broadcast, "broadcast",
+                              "Every rank gets the root's src",
+                              broadcast_params, accel_broadcast_validate, accel_broadcast_check_peer, TRUE)
 
 /**
  * accel_broadcast_new:

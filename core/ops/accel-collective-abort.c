@@ -17,8 +17,6 @@
  * Op name: `collective-abort`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelCollectiveAbort, accel_collective_abort, ACCEL_TYPE_OP)
-
 static gboolean
 accel_collective_abort_validate (AccelOp *op, GError **error)
 {
@@ -48,18 +46,6 @@ static const AccelOpParam collective_abort_params[] = {
   ACCEL_OP_STRING (AccelCollectiveAbort, reason, "reason", "Why, for the errors of the collectives it ends"),
 };
 
-static void
-accel_collective_abort_class_init (AccelCollectiveAbortClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_collective_abort_validate;
-  accel_op_class_set_metadata (op_class, "collective-abort",
-                               "End this device's rank of a communicator incarnation (ncclCommAbort)");
-  accel_op_class_install_params (op_class, collective_abort_params, G_N_ELEMENTS (collective_abort_params));
-}
-
-static void
-accel_collective_abort_init (AccelCollectiveAbort *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelCollectiveAbort, accel_collective_abort, "collective-abort",
+                      "End this device's rank of a communicator incarnation (ncclCommAbort)",
+                      collective_abort_params, accel_collective_abort_validate)

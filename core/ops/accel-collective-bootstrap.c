@@ -17,16 +17,13 @@
  * Op name: `collective-bootstrap`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelCollectiveBootstrap, accel_collective_bootstrap, ACCEL_TYPE_OP)
-
 static gboolean
 accel_collective_bootstrap_validate (AccelOp *op, GError **error)
 {
   AccelCollectiveBootstrap *self = ACCEL_COLLECTIVE_BOOTSTRAP (op);
   static const AccelDType u8[] = { ACCEL_DTYPE_U8 };
 
-  if (!accel_op_require_ ("collective-bootstrap", "id", self->id, error)
-      || !accel_op_check_dtype (op, "id", u8, 1, error)
+  if (!accel_op_check_dtype (op, "id", u8, 1, error)
       || !accel_op_check_contiguous (op, "id", error))
     return FALSE;
   if (accel_buffer_get_n_elements (self->id) != ACCEL_COLLECTIVE_ID_SIZE)
@@ -40,18 +37,6 @@ static const AccelOpParam collective_bootstrap_params[] = {
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
 
-static void
-accel_collective_bootstrap_class_init (AccelCollectiveBootstrapClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_collective_bootstrap_validate;
-  accel_op_class_set_metadata (op_class, "collective-bootstrap",
-                               "Make the bytes a new communicator incarnation starts from (an NCCL unique id)");
-  accel_op_class_install_params (op_class, collective_bootstrap_params, G_N_ELEMENTS (collective_bootstrap_params));
-}
-
-static void
-accel_collective_bootstrap_init (AccelCollectiveBootstrap *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelCollectiveBootstrap, accel_collective_bootstrap, "collective-bootstrap",
+                      "Make the bytes a new communicator incarnation starts from (an NCCL unique id)",
+                      collective_bootstrap_params, accel_collective_bootstrap_validate)

@@ -122,12 +122,22 @@ accel_collective_check_rank_value_ (AccelCollective *self, const char *property,
 }
 
 gboolean
+accel_collective_require_ (AccelCollective *self, const char *property, AccelBuffer *buffer, GError **error)
+{
+  if (buffer != NULL)
+    return TRUE;
+  g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer property “%s” is not set",
+               accel_op_get_type_name (ACCEL_OP (self)), property);
+  return FALSE;
+}
+
+gboolean
 accel_collective_check_count_ (AccelCollective *self, const char *property, AccelBuffer *buffer,
                                gint64 count, const char *why, GError **error)
 {
   const char *op = accel_op_get_type_name (ACCEL_OP (self));
 
-  if (!accel_op_require_ (op, property, buffer, error)
+  if (!accel_collective_require_ (self, property, buffer, error)
       || !accel_op_check_contiguous (ACCEL_OP (self), property, error))
     return FALSE;
   if (accel_buffer_get_n_elements (buffer) == count)
@@ -230,8 +240,7 @@ accel_collective_check_alias_ (AccelCollective *self, const char *name_src, Acce
     }
   g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
                "%s: “%s” overlaps “%s”%s", accel_op_get_type_name (ACCEL_OP (self)), name_src, name_dst,
-               in_place_offset == -2 ? "; they must not overlap"
-               : in_place_offset == -1 ? "; they must be the very same range (in place) or apart"
+               in_place_offset == -1 ? "; they must be the very same range (in place) or apart"
                : "; the in-place form needs the smaller one to be this rank's block of the larger one");
   return FALSE;
 }

@@ -13,8 +13,6 @@
  * Op name: `recv`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelRecv, accel_recv, ACCEL_TYPE_COLLECTIVE)
-
 static gboolean
 accel_recv_validate (AccelOp *op, GError **error)
 {
@@ -23,7 +21,6 @@ accel_recv_validate (AccelOp *op, GError **error)
 
   if (!accel_collective_check_binding_ (c, error)
       || !accel_collective_check_rank_value_ (c, "peer", self->peer, FALSE, error)
-      || !accel_op_require_ ("recv", "dst", self->dst, error)
       || !accel_collective_check_count_ (c, "dst", self->dst, accel_buffer_get_n_elements (self->dst),
                                          "contiguous", error))
     return FALSE;
@@ -46,21 +43,9 @@ static const AccelOpParam recv_params[] = {
   ACCEL_OP_INT (AccelRecv, peer, "peer", "The sending rank", 0, G_MAXINT, 0),
 };
 
-static void
-accel_recv_class_init (AccelRecvClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_recv_validate;
-  ACCEL_COLLECTIVE_CLASS (klass)->needs_all_ranks = FALSE;
-  accel_op_class_set_metadata (op_class, "recv", "Receive into dst what rank peer sends");
-  accel_op_class_install_params (op_class, recv_params, G_N_ELEMENTS (recv_params));
-}
-
-static void
-accel_recv_init (AccelRecv *self)
-{
-}
+ACCEL_DEFINE_COLLECTIVE_TYPE (AccelRecv, accel_recv, "recv",
+                              "Receive into dst what rank peer sends",
+                              recv_params, accel_recv_validate, NULL, FALSE)
 
 /**
  * accel_recv_new:

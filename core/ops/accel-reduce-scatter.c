@@ -18,16 +18,13 @@
  * Op name: `reduce-scatter`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelReduceScatter, accel_reduce_scatter, ACCEL_TYPE_COLLECTIVE)
-
 static gboolean
 accel_reduce_scatter_validate (AccelOp *op, GError **error)
 {
   AccelReduceScatter *self = ACCEL_REDUCE_SCATTER (op);
   AccelCollective *c = ACCEL_COLLECTIVE (op);
 
-  if (!accel_collective_check_binding_ (c, error)
-      || !accel_op_require_ ("reduce-scatter", "dst", self->dst, error))
+  if (!accel_collective_check_binding_ (c, error))
     return FALSE;
   gint64 count = accel_buffer_get_n_elements (self->dst);
   if (!accel_collective_check_count_ (c, "dst", self->dst, count, "contiguous", error)
@@ -60,22 +57,9 @@ static const AccelOpParam reduce_scatter_params[] = {
                  accel_reduction_get_type, ACCEL_REDUCTION_SUM),
 };
 
-static void
-accel_reduce_scatter_class_init (AccelReduceScatterClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_reduce_scatter_validate;
-  ACCEL_COLLECTIVE_CLASS (klass)->check_peer = accel_reduce_scatter_check_peer;
-  accel_op_class_set_metadata (op_class, "reduce-scatter",
-                               "Rank r gets block r of the reduction of all ranks' src");
-  accel_op_class_install_params (op_class, reduce_scatter_params, G_N_ELEMENTS (reduce_scatter_params));
-}
-
-static void
-accel_reduce_scatter_init (AccelReduceScatter *self)
-{
-}
+ACCEL_DEFINE_COLLECTIVE_TYPE (AccelReduceScatter, accel_reduce_scatter, "reduce-scatter",
+                              "Rank r gets block r of the reduction of all ranks' src",
+                              reduce_scatter_params, accel_reduce_scatter_validate, accel_reduce_scatter_check_peer, TRUE)
 
 /**
  * accel_reduce_scatter_new:

@@ -18,8 +18,6 @@
  * Op name: `root-reduce`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelRootReduce, accel_root_reduce, ACCEL_TYPE_COLLECTIVE)
-
 static gboolean
 accel_root_reduce_validate (AccelOp *op, GError **error)
 {
@@ -27,8 +25,7 @@ accel_root_reduce_validate (AccelOp *op, GError **error)
   AccelCollective *c = ACCEL_COLLECTIVE (op);
 
   if (!accel_collective_check_binding_ (c, error)
-      || !accel_collective_check_rank_value_ (c, "root", self->root, FALSE, error)
-      || !accel_op_require_ ("root-reduce", "src", self->src, error))
+      || !accel_collective_check_rank_value_ (c, "root", self->root, FALSE, error))
     return FALSE;
   gint64 count = accel_buffer_get_n_elements (self->src);
   if (!accel_collective_check_count_ (c, "src", self->src, count, "contiguous", error)
@@ -76,21 +73,9 @@ static const AccelOpParam root_reduce_params[] = {
   ACCEL_OP_INT (AccelRootReduce, root, "root", "The rank that gets the result", 0, G_MAXINT, 0),
 };
 
-static void
-accel_root_reduce_class_init (AccelRootReduceClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_root_reduce_validate;
-  ACCEL_COLLECTIVE_CLASS (klass)->check_peer = accel_root_reduce_check_peer;
-  accel_op_class_set_metadata (op_class, "root-reduce", "The root gets the reduction of all ranks' src");
-  accel_op_class_install_params (op_class, root_reduce_params, G_N_ELEMENTS (root_reduce_params));
-}
-
-static void
-accel_root_reduce_init (AccelRootReduce *self)
-{
-}
+ACCEL_DEFINE_COLLECTIVE_TYPE (AccelRootReduce, accel_root_reduce, "root-reduce",
+                              "The root gets the reduction of all ranks' src",
+                              root_reduce_params, accel_root_reduce_validate, accel_root_reduce_check_peer, TRUE)
 
 /**
  * accel_root_reduce_new:

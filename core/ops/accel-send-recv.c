@@ -22,8 +22,6 @@
  * Op name: `send-recv`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelSendRecv, accel_send_recv, ACCEL_TYPE_COLLECTIVE)
-
 static gboolean
 check_direction (AccelCollective *c, const char *buffer_name, AccelBuffer *buffer, const char *peer_name,
                  int peer, GError **error)
@@ -65,7 +63,7 @@ accel_send_recv_validate (AccelOp *op, GError **error)
                    "send-recv: neither “src” nor “dst” is set; a part sends, receives, or both");
       return FALSE;
     }
-  return accel_collective_check_alias_ (c, "src", self->src, "dst", self->dst, -2, error);
+  return _accel_op_check_results_alias (op, error);
 }
 
 static const AccelOpParam send_recv_params[] = {
@@ -102,21 +100,9 @@ static const AccelOpParam send_recv_params[] = {
   ACCEL_OP_STRING (AccelSendRecv, remote_tag, "remote-tag", "Transfer with another process (set by the communicator)"),
 };
 
-static void
-accel_send_recv_class_init (AccelSendRecvClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_send_recv_validate;
-  ACCEL_COLLECTIVE_CLASS (klass)->needs_all_ranks = FALSE;
-  accel_op_class_set_metadata (op_class, "send-recv", "One rank's send, receive, or both, run as one group");
-  accel_op_class_install_params (op_class, send_recv_params, G_N_ELEMENTS (send_recv_params));
-}
-
-static void
-accel_send_recv_init (AccelSendRecv *self)
-{
-}
+ACCEL_DEFINE_COLLECTIVE_TYPE (AccelSendRecv, accel_send_recv, "send-recv",
+                              "One rank's send, receive, or both, run as one group",
+                              send_recv_params, accel_send_recv_validate, NULL, FALSE)
 
 /**
  * accel_send_recv_new:

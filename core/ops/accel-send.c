@@ -16,8 +16,6 @@
  * Op name: `send`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelSend, accel_send, ACCEL_TYPE_COLLECTIVE)
-
 static gboolean
 accel_send_validate (AccelOp *op, GError **error)
 {
@@ -26,7 +24,6 @@ accel_send_validate (AccelOp *op, GError **error)
 
   if (!accel_collective_check_binding_ (c, error)
       || !accel_collective_check_rank_value_ (c, "peer", self->peer, FALSE, error)
-      || !accel_op_require_ ("send", "src", self->src, error)
       || !accel_collective_check_count_ (c, "src", self->src, accel_buffer_get_n_elements (self->src),
                                          "contiguous", error))
     return FALSE;
@@ -49,21 +46,9 @@ static const AccelOpParam send_params[] = {
   ACCEL_OP_INT (AccelSend, peer, "peer", "The receiving rank", 0, G_MAXINT, 0),
 };
 
-static void
-accel_send_class_init (AccelSendClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_send_validate;
-  ACCEL_COLLECTIVE_CLASS (klass)->needs_all_ranks = FALSE;
-  accel_op_class_set_metadata (op_class, "send", "Send src to the recv of rank peer");
-  accel_op_class_install_params (op_class, send_params, G_N_ELEMENTS (send_params));
-}
-
-static void
-accel_send_init (AccelSend *self)
-{
-}
+ACCEL_DEFINE_COLLECTIVE_TYPE (AccelSend, accel_send, "send",
+                              "Send src to the recv of rank peer",
+                              send_params, accel_send_validate, NULL, FALSE)
 
 /**
  * accel_send_new:
