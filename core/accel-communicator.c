@@ -675,6 +675,19 @@ take_devices (AccelCommunicator *self, AccelDevice **devices, guint n_devices, G
   return devices_usable (self, error);
 }
 
+static AccelCommunicator *
+over_devices (AccelDevice **devices, guint n_devices, GError **error)
+{
+  g_return_val_if_fail (devices != NULL || n_devices == 0, NULL);
+  for (guint i = 0; i < n_devices; i++)
+    g_return_val_if_fail (ACCEL_IS_DEVICE (devices[i]), NULL);
+
+  AccelCommunicator *self = g_object_new (ACCEL_TYPE_COMMUNICATOR, NULL);
+  if (!take_devices (self, devices, n_devices, error))
+    g_clear_object (&self);
+  return self;
+}
+
 static void
 watch_devices (AccelCommunicator *self)
 {
@@ -712,12 +725,8 @@ watch_devices (AccelCommunicator *self)
 AccelCommunicator *
 accel_communicator_new (AccelDevice **devices, guint n_devices, GError **error)
 {
-  g_return_val_if_fail (devices != NULL || n_devices == 0, NULL);
-  for (guint i = 0; i < n_devices; i++)
-    g_return_val_if_fail (ACCEL_IS_DEVICE (devices[i]), NULL);
-
-  g_autoptr(AccelCommunicator) self = g_object_new (ACCEL_TYPE_COMMUNICATOR, NULL);
-  if (!take_devices (self, devices, n_devices, error))
+  g_autoptr(AccelCommunicator) self = over_devices (devices, n_devices, error);
+  if (self == NULL)
     return NULL;
   self->n_ranks = n_devices;
   self->first_rank = 0;
@@ -749,12 +758,8 @@ accel_communicator_new_distributed (AccelRendezvous *rendezvous,
                                     GError **error)
 {
   g_return_val_if_fail (ACCEL_IS_RENDEZVOUS (rendezvous), NULL);
-  g_return_val_if_fail (devices != NULL || n_devices == 0, NULL);
-  for (guint i = 0; i < n_devices; i++)
-    g_return_val_if_fail (ACCEL_IS_DEVICE (devices[i]), NULL);
-
-  g_autoptr(AccelCommunicator) self = g_object_new (ACCEL_TYPE_COMMUNICATOR, NULL);
-  if (!take_devices (self, devices, n_devices, error))
+  g_autoptr(AccelCommunicator) self = over_devices (devices, n_devices, error);
+  if (self == NULL)
     return NULL;
   self->rendezvous = g_object_ref (rendezvous);
   self->n_processes = accel_rendezvous_get_world_size (rendezvous);

@@ -274,3 +274,32 @@ ct_assert_same_bytes (const char *what, AccelBuffer *a, AccelBuffer *b)
         return;
       }
 }
+
+void
+ct_tally (GObject *source, GAsyncResult *result, gpointer data)
+{
+  CtTally *t = data;
+  g_autoptr(GError) error = NULL;
+  gboolean ok = ACCEL_IS_COMMUNICATOR (source)
+                  ? accel_communicator_submit_finish (ACCEL_COMMUNICATOR (source), result, &error)
+                  : accel_device_submit_finish (ACCEL_DEVICE (source), result, &error);
+  if (!ok)
+    {
+      t->failed++;
+      t->poisoned += g_error_matches (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED);
+      g_test_message ("answer %d: %s", t->done, error->message);
+    }
+  t->done++;
+}
+
+void
+ct_tally_wait (CtTally *t, gint n)
+{
+  while (t->done < n)
+    g_main_context_iteration (NULL, TRUE);
+  /* Nothing answers twice: look for strays. */
+  g_usleep (200 * 1000);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_cmpint (t->done, ==, n);
+}

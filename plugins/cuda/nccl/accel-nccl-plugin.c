@@ -62,11 +62,12 @@ nccl_op (AccelReduction reduction)
     }
 }
 
-/* Reductions of fp8 need Hopper or later (NCCL's rule). */
+/* Reductions of fp8 need Hopper or later (NCCL's rule). Every reducing
+ * collective names its input `src`. */
 static gboolean
-reduction_supports (AccelOp *op, AccelDevice *device, AccelBuffer *buffer, GError **error)
+reduction_supports (AccelOp *op, AccelDevice *device, GError **error)
 {
-  AccelDType dtype = accel_buffer_get_dtype (buffer);
+  AccelDType dtype = accel_buffer_get_dtype (accel_op_peek_buffer (op, "src"));
   int major = 0, minor = 0;
   if (dtype != ACCEL_DTYPE_FP8_E4M3 && dtype != ACCEL_DTYPE_FP8_E5M2)
     return TRUE;
@@ -77,24 +78,6 @@ reduction_supports (AccelOp *op, AccelDevice *device, AccelBuffer *buffer, GErro
                accel_op_get_type_name (op), accel_dtype_get_name (dtype), accel_device_get_name (device), major,
                minor);
   return FALSE;
-}
-
-static gboolean
-all_reduce_supports (AccelOp *op, AccelDevice *device, GError **error)
-{
-  return reduction_supports (op, device, ACCEL_ALL_REDUCE (op)->src, error);
-}
-
-static gboolean
-reduce_scatter_supports (AccelOp *op, AccelDevice *device, GError **error)
-{
-  return reduction_supports (op, device, ACCEL_REDUCE_SCATTER (op)->src, error);
-}
-
-static gboolean
-root_reduce_supports (AccelOp *op, AccelDevice *device, GError **error)
-{
-  return reduction_supports (op, device, ACCEL_ROOT_REDUCE (op)->src, error);
 }
 
 /* One part: its rank (made on first use), its NCCL calls with the rank's
@@ -246,11 +229,11 @@ abort_run (AccelOp *op, gpointer context, GError **error)
 }
 
 static const AccelKernelVTable kernels[] = {
-  { .supports = all_reduce_supports, .run = all_reduce_run },
+  { .supports = reduction_supports, .run = all_reduce_run },
   { .run = all_gather_run },
-  { .supports = reduce_scatter_supports, .run = reduce_scatter_run },
+  { .supports = reduction_supports, .run = reduce_scatter_run },
   { .run = broadcast_run },
-  { .supports = root_reduce_supports, .run = root_reduce_run },
+  { .supports = reduction_supports, .run = root_reduce_run },
   { .run = all_to_all_run },
   { .run = send_recv_run },
   { .run = bootstrap_run },
