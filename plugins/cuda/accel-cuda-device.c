@@ -191,9 +191,17 @@ context_destroy (AccelCudaContext *ctx)
     accel_cuda_lane_clear (&ctx->lanes[i]);
   if (ctx->peer_stream)
     {
+      /* A peer copy whose source will not come must not hold the stream. */
+      for (guint i = 0; ctx->peer_flags && i < ACCEL_CUDA_PEER_FLAGS; i++)
+        __atomic_store_n (&ctx->peer_flags[i], 1, __ATOMIC_RELEASE);
       (void) cudaStreamSynchronize (ctx->peer_stream);
       (void) cudaStreamDestroy (ctx->peer_stream);
       ctx->peer_stream = NULL;
+    }
+  if (ctx->peer_flags)
+    {
+      (void) cudaFreeHost (ctx->peer_flags);
+      ctx->peer_flags = NULL;
     }
   accel_cuda_staging_clear (ctx);
   if (ctx->flags)

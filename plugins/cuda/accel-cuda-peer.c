@@ -35,13 +35,14 @@
 
 typedef struct {
   GTask *task;
+  int flag_slot;                 /* in the destination context's peer flags, or -1 */
   AccelCudaDevice *src_dev;
   AccelCudaDevice *dst_dev;
   AccelBuffer *src;
   AccelBuffer *dst;
   AccelCudaContext *src_ctx;     /* strong, once step 2 took it */
   AccelCudaContext *dst_ctx;     /* strong, once step 1 took it */
-  volatile guint32 *flag;        /* pinned, mapped, portable */
+  volatile guint32 *flag;        /* a word of dst_ctx->peer_flags */
   unsigned long long flag_device;
   AccelCudaEvent *dst_ready;
   GError *error;                 /* the copy failed after step 1 */
@@ -71,13 +72,53 @@ peer_copy_free (PeerCopy *pc)
   g_free (pc);
 }
 
+/* The words the copies into a context wait on: one pinned block, made
+ * once (allocating pinned memory may synchronise the device, which must
+ * not happen while a collective waits on it), handed out and taken back on
+ * the destination's thread. */
+static int
+take_flag (AccelCudaContext *ctx, GError **error)
+{
+  if (ctx->peer_flags == NULL)
+    {
+      void *block = NULL, *device = NULL;
+      if (!ACCEL_CUDA_CHECK (cudaHostAlloc (&block, ACCEL_CUDA_PEER_FLAGS * sizeof (guint32),
+                                            cudaHostAllocMapped | cudaHostAllocPortable), error))
+        return -1;
+      if (!ACCEL_CUDA_CHECK (cudaHostGetDevicePointer (&device, block, 0), error))
+        {
+          (void) cudaFreeHost (block);
+          return -1;
+        }
+      ctx->peer_flags = block;
+      ctx->peer_flags_device = (unsigned long long) (uintptr_t) device;
+    }
+  for (int i = 0; i < ACCEL_CUDA_PEER_FLAGS; i++)
+    if (!(ctx->peer_flags_used[i / 64] & (G_GUINT64_CONSTANT (1) << (i % 64))))
+      {
+        ctx->peer_flags_used[i / 64] |= G_GUINT64_CONSTANT (1) << (i % 64);
+        return i;
+      }
+  g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_OUT_OF_MEMORY,
+               "copy: %d peer copies into device %d are in flight already", ACCEL_CUDA_PEER_FLAGS, ctx->ordinal);
+  return -1;
+}
+
+static void
+give_flag (AccelCudaContext *ctx, int slot)
+{
+  if (slot >= 0)
+    ctx->peer_flags_used[slot / 64] &= ~(G_GUINT64_CONSTANT (1) << (slot % 64));
+}
+
 /* On the destination's thread, after the copy completed or failed. */
 static void
 cleanup_on_device (gpointer data)
 {
   PeerCopy *pc = data;
-  if (pc->flag)
-    (void) cudaFreeHost ((void *) pc->flag);
+  /* A context replaced meanwhile took its flags with it. */
+  if (pc->dst_ctx && accel_cuda_device_peek_context (pc->dst_dev) == pc->dst_ctx)
+    give_flag (pc->dst_ctx, pc->flag_slot);
   peer_copy_free (pc);
 }
 
@@ -224,7 +265,6 @@ wait_on_destination (gpointer data)
   AccelCudaLane *lane = &ctx->lanes[0];
   AccelBuffer *root = root_of (pc->dst);
   AccelCudaEvent *written = NULL;
-  void *flag = NULL, *flag_device = NULL;
 
   open_pool_to (ctx, accel_cuda_device_get_ordinal (pc->src_dev));
 
@@ -234,14 +274,11 @@ wait_on_destination (gpointer data)
   if (!accel_cuda_order_before (ctx, lane, root, TRUE, &error)
       || (pc->dst_ready = accel_cuda_event_acquire (ctx, lane->index, &error)) == NULL
       || !ACCEL_CUDA_CHECK (cudaEventRecord (pc->dst_ready->event, lane->stream), &error)
-      || !ACCEL_CUDA_CHECK (cudaHostAlloc (&flag, sizeof (guint32), cudaHostAllocMapped | cudaHostAllocPortable),
-                            &error))
+      || (pc->flag_slot = take_flag (ctx, &error)) < 0)
     goto fail;
-  pc->flag = flag;
-  *pc->flag = 0;
-  if (!ACCEL_CUDA_CHECK (cudaHostGetDevicePointer (&flag_device, flag, 0), &error))
-    goto fail;
-  pc->flag_device = (unsigned long long) (uintptr_t) flag_device;
+  pc->flag = ctx->peer_flags + pc->flag_slot;
+  __atomic_store_n (pc->flag, 0, __ATOMIC_RELEASE);
+  pc->flag_device = ctx->peer_flags_device + pc->flag_slot * sizeof (guint32);
   /* The event the destination's later work waits for: its "lane" is none
    * of the lanes, so every lane waits for it. */
   if (drv->cuStreamWaitValue32 (ctx->peer_stream, pc->flag_device, 1, CU_STREAM_WAIT_VALUE_EQ) != 0)
@@ -267,8 +304,7 @@ wait_on_destination (gpointer data)
 fail:
   if (g_error_matches (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED))
     accel_cuda_context_poison (ctx, error);
-  if (flag)
-    (void) cudaFreeHost (flag);
+  give_flag (ctx, pc->flag_slot);
   pc->flag = NULL;
   fail_early (pc, error);
 }
@@ -293,6 +329,7 @@ accel_cuda_backend_copy_async_ (AccelBackend *backend,
                                 gpointer user_data)
 {
   PeerCopy *pc = g_new0 (PeerCopy, 1);
+  pc->flag_slot = -1;
   pc->task = g_task_new (backend, cancellable, callback, user_data);
   g_task_set_source_tag (pc->task, accel_cuda_backend_copy_async_);
   pc->src = g_object_ref (src);

@@ -20,6 +20,8 @@ G_BEGIN_DECLS
 #define ACCEL_CUDA_CHECK_CODES 16
 #define ACCEL_CUDA_STAGING_SLOTS 4
 #define ACCEL_CUDA_STAGING_CHUNK (8 << 20)
+/* Peer copies into one device that may be in flight at once. */
+#define ACCEL_CUDA_PEER_FLAGS 1024
 
 typedef struct _AccelCudaContext AccelCudaContext;
 typedef struct _AccelCudaEvent AccelCudaEvent;
@@ -127,6 +129,9 @@ struct _AccelCudaContext {
   cudaStream_t peer_stream;
   guint64 peers_tried;
   guint64 pool_peers;        /* peers the pool's memory was opened to */
+  guint32 *peer_flags;       /* ACCEL_CUDA_PEER_FLAGS words, pinned, mapped, portable; lazy */
+  unsigned long long peer_flags_device;
+  guint64 peer_flags_used[ACCEL_CUDA_PEER_FLAGS / 64];
 };
 
 /* Per base buffer: who wrote it last, and who read it since, per lane. */
