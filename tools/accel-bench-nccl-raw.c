@@ -118,3 +118,36 @@ bench_nccl_raw_time (BenchNcclRaw *raw, BenchCollective what, void *const *send,
     return -1;
   return (g_get_monotonic_time () - t0) / 1e6 / iters;
 }
+
+double
+bench_nccl_raw_peer_time (int src_ordinal, void *src, int dst_ordinal, void *dst, gsize bytes, int warmup,
+                          int iters, GError **error)
+{
+  cudaStream_t stream = NULL;
+  int can = 0;
+  if (!cuda_ok (cudaSetDevice (src_ordinal), "cudaSetDevice", error))
+    return -1;
+  if (cudaDeviceCanAccessPeer (&can, src_ordinal, dst_ordinal) == cudaSuccess && can)
+    (void) cudaDeviceEnablePeerAccess (dst_ordinal, 0);
+  (void) cudaGetLastError ();
+  if (!cuda_ok (cudaSetDevice (dst_ordinal), "cudaSetDevice", error)
+      || !cuda_ok (cudaStreamCreateWithFlags (&stream, cudaStreamNonBlocking), "cudaStreamCreate", error))
+    return -1;
+  double t = -1;
+  for (int k = 0; k < warmup; k++)
+    if (!cuda_ok (cudaMemcpyPeerAsync (dst, dst_ordinal, src, src_ordinal, bytes, stream), "cudaMemcpyPeerAsync",
+                  error))
+      goto out;
+  if (!cuda_ok (cudaStreamSynchronize (stream), "cudaStreamSynchronize", error))
+    goto out;
+  gint64 t0 = g_get_monotonic_time ();
+  for (int k = 0; k < iters; k++)
+    if (!cuda_ok (cudaMemcpyPeerAsync (dst, dst_ordinal, src, src_ordinal, bytes, stream), "cudaMemcpyPeerAsync",
+                  error))
+      goto out;
+  if (cuda_ok (cudaStreamSynchronize (stream), "cudaStreamSynchronize", error))
+    t = (g_get_monotonic_time () - t0) / 1e6 / iters;
+out:
+  cudaStreamDestroy (stream);
+  return t;
+}

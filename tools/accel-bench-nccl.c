@@ -12,7 +12,8 @@
  * nccl-tests does.
  *
  * CUDA (the default where there is a GPU): every local GPU count from 1 to
- * all of them, or --ranks; the devices run in this process
+ * all of them, or --ranks, and then the peer copy from the first GPU to
+ * the second beside cudaMemcpyPeerAsync on the same buffers; the devices run in this process
  * (ACCEL_CUDA_ISOLATION=none unless set otherwise) so that the baseline,
  * ncclAllReduce/ncclAllGather called directly on the same buffers (one
  * group call over every GPU, as nccl-tests), can be run; with devices in
@@ -260,6 +261,67 @@ run_ranks (Bench *b, AccelDevice **devs, guint n, gsize min_bytes, gsize max_byt
   return ok;
 }
 
+#ifdef ACCEL_BENCH_NCCL_RAW
+static void
+copied (GObject *source, GAsyncResult *result, gpointer data)
+{
+  Waiting *w = data;
+  GError *error = NULL;
+  if (!accel_device_submit_finish (ACCEL_DEVICE (source), result, &error))
+    {
+      if (w->error == NULL)
+        w->error = error;
+      else
+        g_error_free (error);
+    }
+  w->left--;
+}
+
+/* Peer copies from the first GPU to the second, beside cudaMemcpyPeerAsync
+ * on the same buffers. */
+static gboolean
+run_peer_copies (Bench *b, AccelDevice *from, AccelDevice *to, gsize max_bytes, GError **error)
+{
+  int src_ordinal, dst_ordinal;
+  if (!in_process (from, &src_ordinal) || !in_process (to, &dst_ordinal))
+    return TRUE;
+  for (gsize bytes = 1 << 20; bytes <= max_bytes; bytes *= b->quick ? 64 : 8)
+    {
+      g_autoptr(AccelShape) shape = accel_shape_new_1d (bytes / 4);
+      g_autoptr(AccelBuffer) src = accel_device_alloc (from, ACCEL_DTYPE_F32, shape, error);
+      g_autoptr(AccelBuffer) dst = src ? accel_device_alloc (to, ACCEL_DTYPE_F32, shape, error) : NULL;
+      if (dst == NULL)
+        return FALSE;
+      g_autoptr(AccelOp) copy = accel_op_new ("copy", "src", src, "dst", dst, NULL);
+      int iters = (int) CLAMP (4e9 / bytes, 3, b->quick ? 20 : 100);
+      for (int k = 0; k < 3; k++)
+        if (!accel_device_submit (to, copy, NULL, error))
+          return FALSE;
+      Waiting w = { iters, NULL };
+      gint64 t0 = g_get_monotonic_time ();
+      for (int k = 0; k < iters; k++)
+        accel_device_submit_async (to, copy, NULL, copied, &w);
+      while (w.left > 0)
+        g_main_context_iteration (NULL, TRUE);
+      double t = (g_get_monotonic_time () - t0) / 1e6 / iters;
+      if (w.error)
+        {
+          g_propagate_error (error, w.error);
+          return FALSE;
+        }
+      double t_raw = bench_nccl_raw_peer_time (src_ordinal, accel_buffer_get_data (src), dst_ordinal,
+                                               accel_buffer_get_data (dst), bytes, 3, iters, error);
+      if (t_raw < 0)
+        return FALSE;
+      g_autofree char *size = size_name (bytes);
+      g_autofree char *name = g_strdup_printf ("peer copy %s->%s %s", accel_device_get_name (from),
+                                               accel_device_get_name (to), size);
+      report (b, name, "GB/s", bytes / t / 1e9, bytes / t_raw / 1e9);
+    }
+  return TRUE;
+}
+#endif
+
 static gboolean
 parse_size (const char *text, gsize *out)
 {
@@ -394,6 +456,14 @@ main (int argc, char **argv)
         g_printerr ("accel-bench-nccl: %s\n", error->message);
         status = 1;
       }
+#ifdef ACCEL_BENCH_NCCL_RAW
+  if (status == 0 && b.cuda && devs->len >= 2
+      && !run_peer_copies (&b, devs->pdata[0], devs->pdata[1], MIN (max_bytes, (gsize) 1 << 30), &error))
+    {
+      g_printerr ("accel-bench-nccl: %s\n", error->message);
+      status = 1;
+    }
+#endif
   if (json)
     write_json (&b, json);
   for (guint i = 0; i < b.results->len; i++)

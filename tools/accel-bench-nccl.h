@@ -27,4 +27,10 @@ void bench_nccl_raw_free (BenchNcclRaw *raw);
 double bench_nccl_raw_time (BenchNcclRaw *raw, BenchCollective what, void *const *send, void *const *recv,
                             gsize bytes, int warmup, int iters, GError **error);
 
+/* Seconds per cudaMemcpyPeerAsync of @bytes from device @src_ordinal to
+ * @dst_ordinal (peer access enabled where possible), @iters back to back
+ * on a stream of the destination after @warmup. */
+double bench_nccl_raw_peer_time (int src_ordinal, void *src, int dst_ordinal, void *dst, gsize bytes, int warmup,
+                                 int iters, GError **error);
+
 G_END_DECLS
