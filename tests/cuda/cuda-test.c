@@ -39,7 +39,10 @@ ct_gpu (void)
   if (test_gpu == NULL && gpu_missing == NULL)
     {
       g_autoptr(GError) error = NULL;
-      test_gpu = accel_system_get_device (ct_system (), "cuda:0", &error);
+      /* ACCEL_TEST_GPU_STANDIN=cpu:1 runs a test's logic on a CPU device, to
+       * check the test itself on a machine without a GPU. */
+      const char *standin = g_getenv ("ACCEL_TEST_GPU_STANDIN");
+      test_gpu = accel_system_get_device (ct_system (), standin ? standin : "cuda:0", &error);
       if (test_gpu == NULL)
         {
           AccelBackend *backend = accel_system_get_backend (ct_system (), "cuda", NULL);
