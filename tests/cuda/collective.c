@@ -39,7 +39,7 @@ static gboolean
 gpu_reduces (AccelDType dtype)
 {
   int major = 0, minor = 0;
-  if (dtype != ACCEL_DTYPE_FP8_E4M3 && dtype != ACCEL_DTYPE_FP8_E5M2
+  if ((dtype != ACCEL_DTYPE_FP8_E4M3 && dtype != ACCEL_DTYPE_FP8_E5M2)
       || g_object_class_find_property (G_OBJECT_GET_CLASS (ct_gpu ()), "compute-capability-major") == NULL)
     return TRUE;
   g_object_get (ct_gpu (), "compute-capability-major", &major, "compute-capability-minor", &minor, NULL);
