@@ -957,6 +957,8 @@ accel_device_submit_async (AccelDevice *self,
  * @result: the result given to the callback
  * @error: return location for a #GError
  *
+ * Finishes accel_device_submit_async(): whether the op ran.
+ *
  * Returns: %TRUE if the op ran; else %FALSE with @error in %ACCEL_ERROR
  */
 gboolean
@@ -1227,6 +1229,22 @@ _accel_device_release_memory (AccelDevice *self, gpointer memory, gsize size, gu
   g_rw_lock_reader_unlock (&priv->ctx_lock);
 }
 
+/* Under the context lock, as release_memory: memory of an older
+ * generation, or of a closed context, is gone and cannot be detached. */
+gboolean
+_accel_device_detach_memory (AccelDevice *self, gpointer memory, gsize size, guint generation)
+{
+  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+  AccelDeviceClass *klass = ACCEL_DEVICE_GET_CLASS (self);
+  gboolean ok = FALSE;
+
+  g_rw_lock_reader_lock (&priv->ctx_lock);
+  if (generation == (guint) g_atomic_int_get (&priv->generation) && g_atomic_int_get (&priv->open))
+    ok = klass->detach_memory (self, memory, size ? size : 1);
+  g_rw_lock_reader_unlock (&priv->ctx_lock);
+  return ok;
+}
+
 guint64
 _accel_device_next_handle (AccelDevice *self)
 {
@@ -1240,6 +1258,8 @@ _accel_device_next_handle (AccelDevice *self)
  * accel_work_get_kind: (skip)
  * @work: a work item
  *
+ * For backends: gets what a work item does.
+ *
  * Returns: what it does
  */
 AccelWorkKind
@@ -1251,6 +1271,8 @@ accel_work_get_kind (AccelWork *work)
 /**
  * accel_work_get_op: (skip)
  * @work: a work item
+ *
+ * For backends: gets the op of an op work item.
  *
  * Returns: (transfer none) (nullable): the op of an %ACCEL_WORK_OP item
  */
@@ -1264,6 +1286,8 @@ accel_work_get_op (AccelWork *work)
  * accel_work_get_kernel: (skip)
  * @work: a work item
  *
+ * For backends: gets the kernel chosen for an op work item.
+ *
  * Returns: (transfer none) (nullable): the kernel chosen for the op
  */
 const AccelKernel *
@@ -1275,6 +1299,8 @@ accel_work_get_kernel (AccelWork *work)
 /**
  * accel_work_get_buffer: (skip)
  * @work: a work item
+ *
+ * For backends: gets the buffer a transfer work item moves data in or out of.
  *
  * Returns: (transfer none) (nullable): the buffer of a transfer item
  */
@@ -1289,6 +1315,8 @@ accel_work_get_buffer (AccelWork *work)
  * @work: a work item
  * @size: (out) (optional): the byte count
  *
+ * For backends: gets the host memory of a transfer work item.
+ *
  * Returns: the host memory a transfer reads from or writes to
  */
 gpointer
@@ -1302,6 +1330,8 @@ accel_work_get_host_data (AccelWork *work, gsize *size)
 /**
  * accel_work_get_lane: (skip)
  * @work: a work item
+ *
+ * For backends: gets the lane an op asked for.
  *
  * Returns: the lane asked for, or -1
  */
@@ -1501,6 +1531,8 @@ accel_device_init (AccelDevice *self)
  * accel_device_get_name:
  * @self: a device
  *
+ * Gets its name, such as `cpu:0` or `cuda:1`.
+ *
  * Returns: its name, such as `cpu:0` or `cuda:1`
  */
 const char *
@@ -1513,6 +1545,8 @@ accel_device_get_name (AccelDevice *self)
 /**
  * accel_device_get_backend:
  * @self: a device
+ *
+ * Gets its backend.
  *
  * Returns: (transfer none): its backend
  */
@@ -1528,6 +1562,8 @@ accel_device_get_backend (AccelDevice *self)
  * accel_device_get_backend_name:
  * @self: a device
  *
+ * Gets the backend's name.
+ *
  * Returns: the backend's name
  */
 const char *
@@ -1541,6 +1577,8 @@ accel_device_get_backend_name (AccelDevice *self)
 /**
  * accel_device_get_system:
  * @self: a device
+ *
+ * Gets the system it belongs to.
  *
  * Returns: (transfer none) (nullable): the system it belongs to
  */
@@ -1556,6 +1594,8 @@ accel_device_get_system (AccelDevice *self)
  * accel_device_get_generation:
  * @self: a device
  *
+ * Gets the current context generation.
+ *
  * Returns: the current context generation
  */
 guint
@@ -1569,6 +1609,8 @@ accel_device_get_generation (AccelDevice *self)
 /**
  * accel_device_get_state:
  * @self: a device
+ *
+ * Gets its state.
  *
  * Returns: its state
  */
@@ -1584,6 +1626,8 @@ accel_device_get_state (AccelDevice *self)
  * accel_device_get_failure:
  * @self: a device
  *
+ * Gets why the device failed, or %NULL.
+ *
  * Returns: (transfer none) (nullable): why the device failed, or %NULL
  */
 const GError *
@@ -1597,6 +1641,8 @@ accel_device_get_failure (AccelDevice *self)
 /**
  * accel_device_get_lanes:
  * @self: a device
+ *
+ * Gets the number of lanes.
  *
  * Returns: the number of lanes
  */
@@ -1621,6 +1667,8 @@ query_memory (AccelDevice *self, guint64 *total, guint64 *free_bytes)
  * accel_device_get_memory_total:
  * @self: a device
  *
+ * Gets device memory in bytes (0 if unknown).
+ *
  * Returns: device memory in bytes (0 if unknown)
  */
 guint64
@@ -1635,6 +1683,8 @@ accel_device_get_memory_total (AccelDevice *self)
 /**
  * accel_device_get_memory_free:
  * @self: a device
+ *
+ * Gets free device memory in bytes (0 if unknown).
  *
  * Returns: free device memory in bytes (0 if unknown)
  */

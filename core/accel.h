@@ -21,6 +21,7 @@
 #include "accel-device.h"
 #include "accel-remote-device.h"
 #include "accel-system.h"
+#include "accel-dlpack.h"
 #include "accel-rendezvous-store.h"
 #include "accel-rendezvous.h"
 #include "accel-communicator.h"

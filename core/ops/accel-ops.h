@@ -37,6 +37,8 @@
 #include "accel-histogram.h"
 #include "accel-select.h"
 #include "accel-segmented-reduce.h"
+#include "accel-grouped-gemm.h"
+#include "accel-quant-matmul.h"
 #include "accel-collective.h"
 #include "accel-all-reduce.h"
 #include "accel-all-gather.h"
