@@ -106,12 +106,14 @@ typedef struct {
   GError *error;
 } Waiting;
 
+/* The answer of a collective or of a device's op. */
 static void
 done (GObject *source, GAsyncResult *result, gpointer data)
 {
   Waiting *w = data;
   GError *error = NULL;
-  if (!accel_communicator_submit_finish (ACCEL_COMMUNICATOR (source), result, &error))
+  if (ACCEL_IS_COMMUNICATOR (source) ? !accel_communicator_submit_finish (ACCEL_COMMUNICATOR (source), result, &error)
+                                     : !accel_device_submit_finish (ACCEL_DEVICE (source), result, &error))
     {
       if (w->error == NULL)
         w->error = error;
@@ -262,21 +264,6 @@ run_ranks (Bench *b, AccelDevice **devs, guint n, gsize min_bytes, gsize max_byt
 }
 
 #ifdef ACCEL_BENCH_NCCL_RAW
-static void
-copied (GObject *source, GAsyncResult *result, gpointer data)
-{
-  Waiting *w = data;
-  GError *error = NULL;
-  if (!accel_device_submit_finish (ACCEL_DEVICE (source), result, &error))
-    {
-      if (w->error == NULL)
-        w->error = error;
-      else
-        g_error_free (error);
-    }
-  w->left--;
-}
-
 /* Peer copies from the first GPU to the second, beside cudaMemcpyPeerAsync
  * on the same buffers. */
 static gboolean
@@ -300,7 +287,7 @@ run_peer_copies (Bench *b, AccelDevice *from, AccelDevice *to, gsize max_bytes, 
       Waiting w = { iters, NULL };
       gint64 t0 = g_get_monotonic_time ();
       for (int k = 0; k < iters; k++)
-        accel_device_submit_async (to, copy, NULL, copied, &w);
+        accel_device_submit_async (to, copy, NULL, done, &w);
       while (w.left > 0)
         g_main_context_iteration (NULL, TRUE);
       double t = (g_get_monotonic_time () - t0) / 1e6 / iters;

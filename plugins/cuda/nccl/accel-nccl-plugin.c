@@ -109,16 +109,23 @@ run_part (AccelOp *op, AccelCudaLane *lane, EnqueueFunc enqueue, const char *wha
   return ok;
 }
 
+/* The NCCL type and count of a reduction over @buffer's elements. */
+static size_t
+reduce_count (AccelBuffer *buffer, ncclDataType_t *type)
+{
+  gsize k;
+  nccl_type (accel_buffer_get_dtype (buffer), type, &k);
+  return (size_t) accel_buffer_get_n_elements (buffer) * k;
+}
+
 static ncclResult_t
 enqueue_all_reduce (AccelOp *op, ncclComm_t comm, cudaStream_t stream)
 {
   AccelAllReduce *self = ACCEL_ALL_REDUCE (op);
   ncclDataType_t type;
-  gsize k;
-  nccl_type (accel_buffer_get_dtype (self->src), &type, &k);
-  return ncclAllReduce (accel_buffer_get_data (self->src), accel_buffer_get_data (self->dst),
-                        (size_t) accel_buffer_get_n_elements (self->src) * k, type, nccl_op (self->reduction), comm,
-                        stream);
+  size_t count = reduce_count (self->src, &type);
+  return ncclAllReduce (accel_buffer_get_data (self->src), accel_buffer_get_data (self->dst), count, type,
+                        nccl_op (self->reduction), comm, stream);
 }
 
 static ncclResult_t
@@ -134,11 +141,9 @@ enqueue_reduce_scatter (AccelOp *op, ncclComm_t comm, cudaStream_t stream)
 {
   AccelReduceScatter *self = ACCEL_REDUCE_SCATTER (op);
   ncclDataType_t type;
-  gsize k;
-  nccl_type (accel_buffer_get_dtype (self->dst), &type, &k);
-  return ncclReduceScatter (accel_buffer_get_data (self->src), accel_buffer_get_data (self->dst),
-                            (size_t) accel_buffer_get_n_elements (self->dst) * k, type, nccl_op (self->reduction),
-                            comm, stream);
+  size_t count = reduce_count (self->dst, &type);
+  return ncclReduceScatter (accel_buffer_get_data (self->src), accel_buffer_get_data (self->dst), count, type,
+                            nccl_op (self->reduction), comm, stream);
 }
 
 static ncclResult_t
@@ -156,13 +161,11 @@ enqueue_root_reduce (AccelOp *op, ncclComm_t comm, cudaStream_t stream)
 {
   AccelRootReduce *self = ACCEL_ROOT_REDUCE (op);
   ncclDataType_t type;
-  gsize k;
-  nccl_type (accel_buffer_get_dtype (self->src), &type, &k);
+  size_t count = reduce_count (self->src, &type);
   void *src = accel_buffer_get_data (self->src);
-  /* recvbuff is read on the root only. */
-  return ncclReduce (src, self->dst ? accel_buffer_get_data (self->dst) : src,
-                     (size_t) accel_buffer_get_n_elements (self->src) * k, type, nccl_op (self->reduction),
-                     self->root, comm, stream);
+  /* recvbuff is written on the root only. */
+  return ncclReduce (src, self->dst ? accel_buffer_get_data (self->dst) : src, count, type,
+                     nccl_op (self->reduction), self->root, comm, stream);
 }
 
 static ncclResult_t
