@@ -26,6 +26,7 @@
 #include "accel-flashattn.h"
 
 void accel_cuda_flashattn_register_varlen (AccelPlugin *plugin);
+gboolean accel_cuda_flashattn_head_dims_supported (const char *op_name, gint64 D, gint64 Dv, GError **error);
 
 #define KERNEL_RANK 500
 #define OP_NAME "attention-varlen"
@@ -76,17 +77,22 @@ fill_params (AccelFlashAttnFwdParams *p, const VarlenOp *o)
   p->v = accel_buffer_get_data (o->v);
   p->out = accel_buffer_get_data (o->out);
   p->lse = o->lse ? accel_buffer_get_data (o->lse) : NULL;
-  p->q_strides[1] = p->o_strides[1] = D;
-  p->q_strides[2] = p->o_strides[2] = Hq * D;
-  p->k_strides[1] = p->v_strides[1] = D;
-  p->k_strides[2] = p->v_strides[2] = Hkv * D;
+  gint64 Dv = accel_shape_get_dim (accel_buffer_get_shape (o->v), 2);
+  p->q_strides[1] = p->k_strides[1] = D;
+  p->q_strides[2] = Hq * D;
+  p->k_strides[2] = Hkv * D;
+  p->o_strides[1] = p->v_strides[1] = Dv;
+  p->o_strides[2] = Hq * Dv;
+  p->v_strides[2] = Hkv * Dv;
   p->batch = (int32_t) (accel_shape_get_dim (sc, 0) - 1);
   p->heads_q = (int32_t) Hq;
   p->heads_kv = (int32_t) Hkv;
   p->seqlen_q = (int32_t) accel_shape_get_dim (sq, 0);
   p->seqlen_k = (int32_t) accel_shape_get_dim (sk, 0);
   p->head_dim = (int32_t) D;
-  p->dtype = accel_buffer_get_dtype (o->q) == ACCEL_DTYPE_BF16 ? ACCEL_FA_BF16 : ACCEL_FA_F16;
+  p->head_dim_v = (int32_t) accel_shape_get_dim (accel_buffer_get_shape (o->v), 2);
+  AccelDType dtype = accel_buffer_get_dtype (o->q);
+  p->dtype = dtype == ACCEL_DTYPE_BF16 ? ACCEL_FA_BF16 : dtype == ACCEL_DTYPE_F32 ? ACCEL_FA_F32 : ACCEL_FA_F16;
   p->causal = o->causal ? 1 : 0;
   p->window_left = o->window_left;
   p->window_right = o->window_right;
@@ -121,25 +127,15 @@ varlen_supports (AccelOp *op, AccelDevice *device, GError **error)
   gint64 D = accel_shape_get_dim (sq, 2), Dv = accel_shape_get_dim (accel_buffer_get_shape (o.v), 2);
   gint64 B = accel_shape_get_dim (accel_buffer_get_shape (o.cu_q), 0) - 1;
   gint64 Tq = accel_shape_get_dim (sq, 0), Tk = accel_shape_get_dim (accel_buffer_get_shape (o.k), 0);
-  if (dtype != ACCEL_DTYPE_F16 && dtype != ACCEL_DTYPE_BF16)
+  if (dtype != ACCEL_DTYPE_F16 && dtype != ACCEL_DTYPE_BF16 && dtype != ACCEL_DTYPE_F32)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_DTYPE_UNSUPPORTED,
-                   OP_NAME " (cuda_flashattn): dtype %s is not supported (f16, bf16)", accel_dtype_get_name (dtype));
+                   OP_NAME " (cuda_flashattn): dtype %s is not supported (" ACCEL_FA_DTYPES_TEXT ")",
+                   accel_dtype_get_name (dtype));
       return FALSE;
     }
-  if (D != 64 && D != 128 && D != 256)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   OP_NAME " (cuda_flashattn): head dim %" G_GINT64_FORMAT " is not supported (64, 128, 256)", D);
-      return FALSE;
-    }
-  if (Dv != D)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   OP_NAME " (cuda_flashattn): value head dim %" G_GINT64_FORMAT " differs from the key head dim %"
-                   G_GINT64_FORMAT, Dv, D);
-      return FALSE;
-    }
+  if (!accel_cuda_flashattn_head_dims_supported (OP_NAME, D, Dv, error))
+    return FALSE;
   if (B < 1 || B > 65535 || accel_shape_get_dim (sq, 1) > 65535 || Tq > (1 << 30) || Tk > (1 << 30))
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,

@@ -1,0 +1,414 @@
+/* accel-flashattn-bwd-sm90.cu: the main kernel of the backward pass on
+ * Hopper (sm_90a) with warpgroup MMA, for head dims 64 and 128 (the plain
+ * instances: causal or not, windows, soft cap, GQA; what needs the general
+ * instances stays with the sm_80 kernel).
+ *
+ * A block of two warpgroups owns 128 keys (64 each) of one (batch, kv
+ * head) and walks every query block (64 rows) of every query head of its
+ * group, as the sm_80 kernel does, so GQA needs no reduction of dK and dV.
+ * Per step, in each warpgroup:
+ *   S^T  = K_w Q^T       wgmma m64n64, both from shared memory (K-major)
+ *   dP^T = V_w dO^T      the same, issued right behind, so P^T = exp2 (S^T
+ *                        - lse) is computed while dP^T is in flight
+ *   dV  += P^T dO        wgmma m64nD, P^T from registers, dO MN-major
+ *   dK  += dS^T Q        the same, dS^T = P^T (dP^T - Dsum)
+ * dS^T goes to shared memory transposed (stmatrix .trans: dS, [query]
+ * [key], K-major) and the block computes dQ = dS K with K read MN-major:
+ * at D = 128 each warpgroup takes 64 of the columns over all 128 keys, at
+ * D = 64 each takes its own 64 keys and the two halves meet in shared
+ * memory. The dQ block (64 x D, f32) is stored to shared memory in the
+ * accumulators' own order (dq_perm_offset) and added to the workspace's
+ * dQ accumulator by one bulk asynchronous reduction
+ * (cp.reduce.async.bulk .add.f32) issued by one thread: the L2 does the
+ * additions, no thread waits on them, and the next step goes on in the
+ * other of two dQ buffers (FlashAttention-3's way of accumulating dQ).
+ *
+ * Q, dO, lse and Dsum are double-buffered with cp.async; K and V stay in
+ * shared memory for the whole block. Shared memory at D = 128: K, V 32 KB
+ * each, Q, dO 2 x 16 KB each, dS 16 KB, dQ 2 x 32 KB: 210 KB.
+ *
+ * Built only for sm_90a (see accel-flashattn-fwd-sm90.cu).
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdlib.h>
+#include "accel-flashattn-private.h"
+#include "accel-flashattn-sm90.cuh"
+
+namespace accel_fa {
+
+namespace bwd90 {
+
+constexpr int kBM = 64, kBN = 128, kThreads = 256;
+
+template <int D>
+struct Config {
+  static constexpr int kQBytes = kBM * D * 2;            /* one Q or dO stage */
+  static constexpr int kKBytes = kBN * D * 2;            /* K or V */
+  static constexpr int kSBytes = kBM * kBN * 2;          /* dS */
+  static constexpr int kDQFloats = kBM * D * (D == 64 ? 2 : 1);   /* one dQ buffer (two halves at D = 64) */
+  static constexpr int kSmem = 2 * kKBytes + 4 * kQBytes + kSBytes + 2 * kDQFloats * 4 + 4 * kBM * 4 + 1024;
+};
+
+template <typename T, int D>
+__global__ void __launch_bounds__ (kThreads, 1)
+bwd_kernel (const AccelFlashAttnBwdParams p, AccelFaBwdWork w, float scale)
+{
+#if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  __trap ();   /* built for another target than sm_90a: never launched there */
+#else
+  using TT = TypeTraits<T>;
+  using C = Config<D>;
+  constexpr int NA = D / 2;          /* dK, dV accumulators per thread (m64nD) */
+
+  extern __shared__ __align__ (1024) unsigned char smem_raw[];
+  const uint32_t raw_u = smem_u32 (smem_raw);
+  unsigned char *smem = smem_raw + ((1024 - (raw_u & 1023)) & 1023);
+  T *sK = reinterpret_cast<T *> (smem);
+  T *sV = sK + kBN * D;
+  T *sQ = sV + kBN * D;                   /* [2][kBM * D] */
+  T *sdO = sQ + 2 * kBM * D;              /* [2][kBM * D] */
+  T *sdS = sdO + 2 * kBM * D;             /* [kBM][kBN]: 2 slabs of 64 keys */
+  float *sdQ = reinterpret_cast<float *> (sdS + kBM * kBN);   /* [2][kDQFloats] */
+  float *sL = sdQ + 2 * C::kDQFloats;     /* [2][kBM] */
+  float *sDs = sL + 2 * kBM;              /* [2][kBM] */
+  const uint32_t sK_u = smem_u32 (sK), sV_u = smem_u32 (sV), sQ_u0 = smem_u32 (sQ), sdO_u0 = smem_u32 (sdO);
+  const uint32_t sdS_u = smem_u32 (sdS);
+
+  const AccelFlashAttnFwdParams &f = p.fwd;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2, wr = warp & 3;
+  const int t128 = tid & 127;
+  const int n_block = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+  const int group = f.heads_q / f.heads_kv;
+  const int n0 = n_block * kBN;
+  const int Sq = f.seqlen_q, Sk = f.seqlen_k;
+
+  MaskInfo mi;
+  mi.seqlen_q = Sq;
+  mi.seqlen_k = Sk;
+  mi.off = Sk - Sq;
+  mi.left = f.window_left;
+  mi.right = f.causal ? 0 : f.window_right;
+
+  /* The query blocks that see a key of this block (the sm_80 kernel's rule). */
+  int i_lo = 0, i_hi = Sq - 1;
+  if (mi.right >= 0)
+    i_lo = max (0, n0 - mi.off - mi.right);
+  if (mi.left >= 0)
+    i_hi = min (i_hi, min (n0 + kBN, Sk) - 1 - mi.off + mi.left);
+  const int mb_min = i_lo / kBM;
+  const int n_mb = i_hi >= i_lo ? i_hi / kBM + 1 - mb_min : 0;
+  const int n_iter = n_mb * group;
+
+  const int64_t ks = f.k_strides[2], vs = f.v_strides[2];
+  const T *gk = static_cast<const T *> (f.k) + b * f.k_strides[0] + hk * f.k_strides[1] + (int64_t) n0 * ks;
+  const T *gv = static_cast<const T *> (f.v) + b * f.v_strides[0] + hk * f.v_strides[1] + (int64_t) n0 * vs;
+
+  const bool capped = f.softcap > 0.f;
+  const float sl = capped ? 1.f : scale * kLog2e;
+  const float cap_in = capped ? scale / f.softcap : 0.f;
+  const float cap_out = f.softcap * kLog2e;
+
+  auto load_step = [&] (int it, int st) {
+    const int hq = hk * group + it / n_mb;
+    const int m0 = (mb_min + it % n_mb) * kBM;
+    const T *gq = static_cast<const T *> (f.q) + b * f.q_strides[0] + hq * f.q_strides[1] + (int64_t) m0 * f.q_strides[2];
+    const T *gdo = static_cast<const T *> (p.dout) + b * p.do_strides[0] + hq * p.do_strides[1]
+                   + (int64_t) m0 * p.do_strides[2];
+    load_tile_sw128<T, kBM, D, kThreads> (sQ + st * kBM * D, gq, f.q_strides[2], Sq - m0, tid);
+    load_tile_sw128<T, kBM, D, kThreads> (sdO + st * kBM * D, gdo, p.do_strides[2], Sq - m0, tid);
+    const int64_t rb = ((int64_t) b * f.heads_q + hq) * w.sq_pad + m0;
+    if (tid < kBM / 4)
+      cp_async_16 (smem_u32 (sL + st * kBM + tid * 4), w.lse2 + rb + tid * 4, 16);
+    else if (tid < kBM / 2)
+      cp_async_16 (smem_u32 (sDs + st * kBM + (tid - kBM / 4) * 4), w.dsum + rb + (tid - kBM / 4) * 4, 16);
+  };
+
+  float acc_dv[NA], acc_dk[NA];
+#pragma unroll
+  for (int i = 0; i < NA; i++)
+    acc_dv[i] = acc_dk[i] = 0.f;
+
+  load_tile_sw128<T, kBN, D, kThreads> (sK, gk, ks, Sk - n0, tid);
+  load_tile_sw128<T, kBN, D, kThreads> (sV, gv, vs, Sk - n0, tid);
+  if (n_iter > 0)
+    load_step (0, 0);
+  cp_async_commit ();
+
+  /* This thread's key rows (within the block) of every 8-column tile of
+   * S^T, and the first key of its warp's 16. */
+  const int krow = wg * 64 + wr * 16 + (lane >> 2);
+
+  for (int it = 0; it < n_iter; it++)
+    {
+      const int st = it & 1;
+      const int hq = hk * group + it / n_mb;
+      const int m0 = (mb_min + it % n_mb) * kBM;
+      if (it + 1 < n_iter)
+        {
+          load_step (it + 1, st ^ 1);
+          cp_async_commit ();
+          cp_async_wait<1> ();
+        }
+      else
+        cp_async_wait<0> ();
+      fence_proxy_async ();
+      __syncthreads ();
+
+      const uint32_t sQ_u = sQ_u0 + st * C::kQBytes, sdO_u = sdO_u0 + st * C::kQBytes;
+      const float *lse2 = sL + st * kBM, *dsum = sDs + st * kBM;
+
+      /* S^T and dP^T, two wgmma groups in flight. */
+      float s[32], dp[32];
+      wgmma_fence ();
+#pragma unroll
+      for (int kk = 0; kk < D / 16; kk++)
+        Wgmma<T, 64>::ss (s, make_desc (sK_u + (kk >> 2) * kBN * 128 + wg * 64 * 128 + (kk & 3) * 32, 16, 1024),
+                          make_desc (sQ_u + (kk >> 2) * kBM * 128 + (kk & 3) * 32, 16, 1024), kk > 0);
+      wgmma_commit ();
+#pragma unroll
+      for (int kk = 0; kk < D / 16; kk++)
+        Wgmma<T, 64>::ss (dp, make_desc (sV_u + (kk >> 2) * kBN * 128 + wg * 64 * 128 + (kk & 3) * 32, 16, 1024),
+                          make_desc (sdO_u + (kk >> 2) * kBM * 128 + (kk & 3) * 32, 16, 1024), kk > 0);
+      wgmma_commit ();
+      wgmma_wait<1> ();
+      fence_regs<32> (s);
+
+      /* P^T = exp2 (S^T * sl - lse2[query]); element (key krow + 8 hh,
+       * query 8 nt + 2 (lane % 4) + e) is s[4 nt + 2 hh + e]. */
+      const bool masked = tile_needs_mask (mi, m0, kBM, n0, kBN);
+#pragma unroll
+      for (int nt = 0; nt < 8; nt++)
+        {
+          const int c = nt * 8 + (lane & 3) * 2;
+          const float2 l2 = *reinterpret_cast<const float2 *> (lse2 + c);
+#pragma unroll
+          for (int e = 0; e < 4; e++)
+            {
+              float x = s[nt * 4 + e];
+              if (capped)
+                x = fast_tanh (x * cap_in) * cap_out;
+              x = fmaf (x, sl, -((e & 1) ? l2.y : l2.x));
+              if (masked)
+                {
+                  int lo, hi;
+                  row_limits (mi, m0 + c + (e & 1), n0 + krow + (e >> 1) * 8, lo, hi);
+                  if (0 > hi || 0 < lo)
+                    x = -INFINITY;
+                }
+              s[nt * 4 + e] = fast_exp2 (x);
+            }
+        }
+      uint32_t pa[4][4];
+#pragma unroll
+      for (int kk = 0; kk < 4; kk++)
+        {
+          pa[kk][0] = TT::pack (s[(2 * kk) * 4 + 0], s[(2 * kk) * 4 + 1]);
+          pa[kk][1] = TT::pack (s[(2 * kk) * 4 + 2], s[(2 * kk) * 4 + 3]);
+          pa[kk][2] = TT::pack (s[(2 * kk + 1) * 4 + 0], s[(2 * kk + 1) * 4 + 1]);
+          pa[kk][3] = TT::pack (s[(2 * kk + 1) * 4 + 2], s[(2 * kk + 1) * 4 + 3]);
+        }
+
+      /* dS^T = P^T (dP^T - Dsum), times 1 - tanh^2 under the soft cap
+       * (tanh recovered from P: log2 (P) + lse2 = the capped logit). */
+      wgmma_wait<0> ();
+      fence_regs<32> (dp);
+#pragma unroll
+      for (int nt = 0; nt < 8; nt++)
+        {
+          const int c = nt * 8 + (lane & 3) * 2;
+          const float2 ds2 = *reinterpret_cast<const float2 *> (dsum + c);
+#pragma unroll
+          for (int e = 0; e < 4; e++)
+            {
+              const float pv = s[nt * 4 + e];
+              float d = pv * (dp[nt * 4 + e] - ((e & 1) ? ds2.y : ds2.x));
+              if (capped && pv > 0.f)
+                {
+                  const float2 l2 = *reinterpret_cast<const float2 *> (lse2 + c);
+                  const float t = (__log2f (pv) + ((e & 1) ? l2.y : l2.x)) / cap_out;
+                  d *= 1.f - t * t;
+                }
+              dp[nt * 4 + e] = d;
+            }
+        }
+      uint32_t da[4][4];
+#pragma unroll
+      for (int kk = 0; kk < 4; kk++)
+        {
+          da[kk][0] = TT::pack (dp[(2 * kk) * 4 + 0], dp[(2 * kk) * 4 + 1]);
+          da[kk][1] = TT::pack (dp[(2 * kk) * 4 + 2], dp[(2 * kk) * 4 + 3]);
+          da[kk][2] = TT::pack (dp[(2 * kk + 1) * 4 + 0], dp[(2 * kk + 1) * 4 + 1]);
+          da[kk][3] = TT::pack (dp[(2 * kk + 1) * 4 + 2], dp[(2 * kk + 1) * 4 + 3]);
+        }
+
+      /* dV += P^T dO, dK += dS^T Q: A from registers, B MN-major. */
+      fence_regs<NA> (acc_dv);
+      fence_regs<NA> (acc_dk);
+      wgmma_fence ();
+#pragma unroll
+      for (int kk = 0; kk < 4; kk++)
+        Wgmma<T, D>::rs (acc_dv, pa[kk], make_desc (sdO_u + kk * 16 * 128, kBM * 128, 1024));
+#pragma unroll
+      for (int kk = 0; kk < 4; kk++)
+        Wgmma<T, D>::rs (acc_dk, da[kk], make_desc (sQ_u + kk * 16 * 128, kBM * 128, 1024));
+      wgmma_commit ();
+
+      /* dS^T to shared memory as dS [query][key]: lane 8 j + i addresses
+       * row i of stored matrix j = query 16 kk + 8 (j / 2) + i, keys
+       * wg 64 + wr 16 + 8 (j % 2) .. + 7. */
+      {
+        const int j = lane >> 3, i = lane & 7;
+        const int key0 = wg * 64 + wr * 16 + (j & 1) * 8;
+#pragma unroll
+        for (int kk = 0; kk < 4; kk++)
+          {
+            const int q = kk * 16 + (j >> 1) * 8 + i;
+            stmatrix_x4_trans (sdS_u + 2 * sw128<kBM> (q, key0), da[kk][0], da[kk][1], da[kk][2], da[kk][3]);
+          }
+      }
+      fence_proxy_async ();
+      if (tid == 0)
+        bulk_wait_read<1> ();   /* this step's dQ buffer: its reduction two steps ago has read it */
+      __syncthreads ();
+
+      /* dQ = dS K (without the scale): D = 128, this warpgroup's 64
+       * columns over the 128 keys; D = 64, all columns over its 64 keys. */
+      float dq[32];
+      wgmma_fence ();
+      if constexpr (D == 128)
+        {
+#pragma unroll
+          for (int kk = 0; kk < kBN / 16; kk++)
+            Wgmma<T, 64>::ss_tb (dq, make_desc (sdS_u + (kk >> 2) * kBM * 128 + (kk & 3) * 32, 16, 1024),
+                                 make_desc (sK_u + wg * kBN * 128 + kk * 16 * 128, kBN * 128, 1024), kk > 0);
+        }
+      else
+        {
+#pragma unroll
+          for (int kk = 0; kk < 4; kk++)
+            Wgmma<T, 64>::ss_tb (dq, make_desc (sdS_u + wg * kBM * 128 + kk * 32, 16, 1024),
+                                 make_desc (sK_u + (wg * 64 + kk * 16) * 128, kBN * 128, 1024), kk > 0);
+        }
+      wgmma_commit ();
+      wgmma_wait<0> ();
+      fence_regs<32> (dq);
+      fence_regs<NA> (acc_dv);
+      fence_regs<NA> (acc_dk);
+      fence_regs_u32<16> (&pa[0][0]);
+      fence_regs_u32<16> (&da[0][0]);
+
+      /* The dQ block in the accumulators' order (dq_perm_offset): 16-byte
+       * pieces, thread-minor. D = 64: the warpgroups' halves, then summed. */
+      float *bufq = sdQ + st * C::kDQFloats;
+      float4 *q4 = reinterpret_cast<float4 *> (bufq) + (D == 128 ? wg * 8 * 128 : wg * 1024);
+#pragma unroll
+      for (int c = 0; c < 8; c++)
+        q4[c * 128 + t128] = make_float4 (dq[4 * c], dq[4 * c + 1], dq[4 * c + 2], dq[4 * c + 3]);
+      if constexpr (D == 64)
+        {
+          __syncthreads ();
+          float4 *h0 = reinterpret_cast<float4 *> (bufq), *h1 = h0 + 1024;
+#pragma unroll
+          for (int k = 0; k < 4; k++)
+            {
+              const float4 a = h0[k * 256 + tid], c = h1[k * 256 + tid];
+              h0[k * 256 + tid] = make_float4 (a.x + c.x, a.y + c.y, a.z + c.z, a.w + c.w);
+            }
+        }
+      fence_proxy_async ();
+      __syncthreads ();
+      if (tid == 0)
+        bulk_reduce_add_f32 (w.dq_accum + (((int64_t) b * f.heads_q + hq) * w.sq_pad + m0) * D, smem_u32 (bufq),
+                             kBM * D * 4);
+    }
+  if (tid == 0)
+    bulk_wait_all ();
+  if (n_iter == 0)
+    cp_async_wait<0> ();
+
+  /* dK (times the scale) and dV: 4-byte stores straight from the
+   * accumulators (once per block). */
+  T *gdk = static_cast<T *> (p.dk) + b * p.dk_strides[0] + hk * p.dk_strides[1] + (int64_t) n0 * p.dk_strides[2];
+  T *gdv = static_cast<T *> (p.dv) + b * p.dv_strides[0] + hk * p.dv_strides[1] + (int64_t) n0 * p.dv_strides[2];
+#pragma unroll
+  for (int hh = 0; hh < 2; hh++)
+    {
+      const int r = krow + hh * 8;
+      if (n0 + r >= Sk)
+        continue;
+#pragma unroll
+      for (int nt = 0; nt < D / 8; nt++)
+        {
+          const int col = nt * 8 + (lane & 3) * 2;
+          *reinterpret_cast<uint32_t *> (gdk + r * p.dk_strides[2] + col)
+            = TT::pack (acc_dk[nt * 4 + 2 * hh] * scale, acc_dk[nt * 4 + 2 * hh + 1] * scale);
+          *reinterpret_cast<uint32_t *> (gdv + r * p.dv_strides[2] + col)
+            = TT::pack (acc_dv[nt * 4 + 2 * hh], acc_dv[nt * 4 + 2 * hh + 1]);
+        }
+    }
+#endif
+}
+
+template <typename T, int D>
+static int
+launch (const AccelFlashAttnBwdParams &p, const AccelFaBwdWork &w, float scale, cudaStream_t stream)
+{
+  constexpr int smem = Config<D>::kSmem;
+  auto kernel = bwd_kernel<T, D>;
+  static bool configured = false;
+  if (!configured)
+    {
+      cudaError_t err = cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+      if (err != cudaSuccess)
+        return err;
+      configured = true;
+    }
+  dim3 grid ((p.fwd.seqlen_k + kBN - 1) / kBN, p.fwd.heads_kv, p.fwd.batch);
+  kernel<<<grid, kThreads, smem, stream>>> (p, w, scale);
+  return cudaGetLastError ();
+}
+
+template <typename T>
+static int
+dispatch (const AccelFlashAttnBwdParams &p, const AccelFaBwdWork &w, float scale, cudaStream_t stream)
+{
+  switch (p.fwd.head_dim)
+    {
+    case 64:
+      return launch<T, 64> (p, w, scale, stream);
+    case 128:
+      return launch<T, 128> (p, w, scale, stream);
+    default:
+      return ACCEL_FA_UNSUPPORTED;
+    }
+}
+
+} /* namespace bwd90 */
+
+} /* namespace accel_fa */
+
+using namespace accel_fa;
+
+int
+accel_fa_bwd_sm90 (const AccelFlashAttnBwdParams *p, const AccelFaBwdWork *w, float scale, cudaStream_t stream)
+{
+  /* ACCEL_FA_BWD_SM90=0 (harness only): leave every case to the sm_80 kernel. */
+  static int enabled = -1;
+  if (enabled < 0)
+    {
+      const char *e = getenv ("ACCEL_FA_BWD_SM90");
+      enabled = e == nullptr || atoi (e) != 0;
+    }
+  if (!enabled || !accel_fa_device_is_sm90 () || accel_fa_is_general (&p->fwd) || p->fwd.seqlen_k == 0)
+    return ACCEL_FA_UNSUPPORTED;
+#ifndef ACCEL_FA_ONLY_BF16
+  if (p->fwd.dtype == ACCEL_FA_F16)
+    return bwd90::dispatch<__half> (*p, *w, scale, stream);
+#endif
+  if (p->fwd.dtype == ACCEL_FA_BF16)
+    return bwd90::dispatch<__nv_bfloat16> (*p, *w, scale, stream);
+  return ACCEL_FA_UNSUPPORTED;
+}
