@@ -27,6 +27,11 @@
  * shared memory for the whole block. Shared memory at D = 128: K, V 32 KB
  * each, Q, dO 2 x 16 KB each, dS 16 KB, dQ 2 x 32 KB: 210 KB.
  *
+ * VARIANT (harness builds with ACCEL_FA_BWD90_VARIANTS, chosen by
+ * ACCEL_FA_BWD90_CFG): bit 0 stores dS element by element instead of with
+ * stmatrix; bit 1 adds dQ to the workspace with one red.global.add.v4.f32
+ * per 4 accumulators instead of the bulk reduction (the same layout).
+ *
  * Built only for sm_90a (see accel-flashattn-fwd-sm90.cu).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -52,7 +57,14 @@ struct Config {
   static constexpr int kSmem = 2 * kKBytes + 4 * kQBytes + kSBytes + 2 * kDQFloats * 4 + 4 * kBM * 4 + 1024;
 };
 
-template <typename T, int D>
+__device__ __forceinline__ void
+red_add_f32x4 (float *dst, float4 v)
+{
+  asm volatile ("red.global.add.v4.f32 [%0], {%1, %2, %3, %4};" :: "l"(dst), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w)
+                : "memory");
+}
+
+template <typename T, int D, int VARIANT>
 __global__ void __launch_bounds__ (kThreads, 1)
 bwd_kernel (const AccelFlashAttnBwdParams p, AccelFaBwdWork w, float scale)
 {
@@ -259,16 +271,29 @@ bwd_kernel (const AccelFlashAttnBwdParams p, AccelFaBwdWork w, float scale)
       /* dS^T to shared memory as dS [query][key]: lane 8 j + i addresses
        * row i of stored matrix j = query 16 kk + 8 (j / 2) + i, keys
        * wg 64 + wr 16 + 8 (j % 2) .. + 7. */
-      {
-        const int j = lane >> 3, i = lane & 7;
-        const int key0 = wg * 64 + wr * 16 + (j & 1) * 8;
+      if (VARIANT & 1)
+        {
 #pragma unroll
-        for (int kk = 0; kk < 4; kk++)
-          {
-            const int q = kk * 16 + (j >> 1) * 8 + i;
-            stmatrix_x4_trans (sdS_u + 2 * sw128<kBM> (q, key0), da[kk][0], da[kk][1], da[kk][2], da[kk][3]);
-          }
-      }
+          for (int nt = 0; nt < 8; nt++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+              {
+                const int q = nt * 8 + (lane & 3) * 2 + (e & 1), key = krow + (e >> 1) * 8;
+                const float2 f2 = TT::unpack (TT::pack (dp[nt * 4 + e], 0.f));
+                sdS[sw128<kBM> (q, key)] = T (f2.x);
+              }
+        }
+      else
+        {
+          const int j = lane >> 3, i = lane & 7;
+          const int key0 = wg * 64 + wr * 16 + (j & 1) * 8;
+#pragma unroll
+          for (int kk = 0; kk < 4; kk++)
+            {
+              const int q = kk * 16 + (j >> 1) * 8 + i;
+              stmatrix_x4_trans (sdS_u + 2 * sw128<kBM> (q, key0), da[kk][0], da[kk][1], da[kk][2], da[kk][3]);
+            }
+        }
       fence_proxy_async ();
       if (tid == 0)
         bulk_wait_read<1> ();   /* this step's dQ buffer: its reduction two steps ago has read it */
@@ -300,6 +325,17 @@ bwd_kernel (const AccelFlashAttnBwdParams p, AccelFaBwdWork w, float scale)
       fence_regs_u32<16> (&pa[0][0]);
       fence_regs_u32<16> (&da[0][0]);
 
+      float *gdq = w.dq_accum + (((int64_t) b * f.heads_q + hq) * w.sq_pad + m0) * D;
+      if (VARIANT & 2)
+        {
+          /* The same order, straight from the registers. */
+          float4 *g4 = reinterpret_cast<float4 *> (gdq) + (D == 128 ? wg * 8 * 128 : 0);
+#pragma unroll
+          for (int c = 0; c < 8; c++)
+            red_add_f32x4 (reinterpret_cast<float *> (g4 + c * 128 + t128),
+                           make_float4 (dq[4 * c], dq[4 * c + 1], dq[4 * c + 2], dq[4 * c + 3]));
+          continue;
+        }
       /* The dQ block in the accumulators' order (dq_perm_offset): 16-byte
        * pieces, thread-minor. D = 64: the warpgroups' halves, then summed. */
       float *bufq = sdQ + st * C::kDQFloats;
@@ -321,8 +357,7 @@ bwd_kernel (const AccelFlashAttnBwdParams p, AccelFaBwdWork w, float scale)
       fence_proxy_async ();
       __syncthreads ();
       if (tid == 0)
-        bulk_reduce_add_f32 (w.dq_accum + (((int64_t) b * f.heads_q + hq) * w.sq_pad + m0) * D, smem_u32 (bufq),
-                             kBM * D * 4);
+        bulk_reduce_add_f32 (gdq, smem_u32 (bufq), kBM * D * 4);
     }
   if (tid == 0)
     bulk_wait_all ();
@@ -352,12 +387,12 @@ bwd_kernel (const AccelFlashAttnBwdParams p, AccelFaBwdWork w, float scale)
 #endif
 }
 
-template <typename T, int D>
+template <typename T, int D, int VARIANT>
 static int
 launch (const AccelFlashAttnBwdParams &p, const AccelFaBwdWork &w, float scale, cudaStream_t stream)
 {
   constexpr int smem = Config<D>::kSmem;
-  auto kernel = bwd_kernel<T, D>;
+  auto kernel = bwd_kernel<T, D, VARIANT>;
   static bool configured = false;
   if (!configured)
     {
@@ -371,19 +406,45 @@ launch (const AccelFlashAttnBwdParams &p, const AccelFaBwdWork &w, float scale, 
   return cudaGetLastError ();
 }
 
-template <typename T>
+template <typename T, int VARIANT>
 static int
 dispatch (const AccelFlashAttnBwdParams &p, const AccelFaBwdWork &w, float scale, cudaStream_t stream)
 {
   switch (p.fwd.head_dim)
     {
     case 64:
-      return launch<T, 64> (p, w, scale, stream);
+      return launch<T, 64, VARIANT> (p, w, scale, stream);
     case 128:
-      return launch<T, 128> (p, w, scale, stream);
+      return launch<T, 128, VARIANT> (p, w, scale, stream);
     default:
       return ACCEL_FA_UNSUPPORTED;
     }
+}
+
+template <typename T>
+static int
+dispatch_variant (const AccelFlashAttnBwdParams &p, const AccelFaBwdWork &w, float scale, cudaStream_t stream)
+{
+#ifdef ACCEL_FA_BWD90_VARIANTS
+  static int v = -1;
+  if (v < 0)
+    {
+      const char *e = getenv ("ACCEL_FA_BWD90_CFG");
+      v = e ? atoi (e) & 3 : 0;
+    }
+  switch (v)
+    {
+    case 1:
+      return dispatch<T, 1> (p, w, scale, stream);
+    case 2:
+      return dispatch<T, 2> (p, w, scale, stream);
+    case 3:
+      return dispatch<T, 3> (p, w, scale, stream);
+    default:
+      break;
+    }
+#endif
+  return dispatch<T, 0> (p, w, scale, stream);
 }
 
 } /* namespace bwd90 */
@@ -406,9 +467,9 @@ accel_fa_bwd_sm90 (const AccelFlashAttnBwdParams *p, const AccelFaBwdWork *w, fl
     return ACCEL_FA_UNSUPPORTED;
 #ifndef ACCEL_FA_ONLY_BF16
   if (p->fwd.dtype == ACCEL_FA_F16)
-    return bwd90::dispatch<__half> (*p, *w, scale, stream);
+    return bwd90::dispatch_variant<__half> (*p, *w, scale, stream);
 #endif
   if (p->fwd.dtype == ACCEL_FA_BF16)
-    return bwd90::dispatch<__nv_bfloat16> (*p, *w, scale, stream);
+    return bwd90::dispatch_variant<__nv_bfloat16> (*p, *w, scale, stream);
   return ACCEL_FA_UNSUPPORTED;
 }

@@ -606,6 +606,15 @@ check_one (const Problem &pr, bool do_bwd)
   fflush (stdout);
 }
 
+/* FA_DTYPES (a comma list of bf16, f16, f32) limits the checks. */
+static bool
+dtype_wanted (int dt)
+{
+  const char *want = getenv ("FA_DTYPES");
+  const char *name = dt == ACCEL_FA_F16 ? "f16" : dt == ACCEL_FA_F32 ? "f32" : "bf16";
+  return want == nullptr || strstr (want, name) != nullptr;
+}
+
 static void
 run_checks (int path)
 {
@@ -632,6 +641,8 @@ run_checks (int path)
     for (int d : dims)
       for (auto &c : cases)
         {
+          if (!dtype_wanted (dt))
+            continue;
           Problem pr = { { c.B, c.Hq, c.Hkv, c.Sq, c.Sk, d, c.causal, c.wl, c.wr, 0.f, c.cap, c.sinks, c.alibi }, dt, path };
           check_one (pr, true);
         }
@@ -659,7 +670,7 @@ run_checks_general (int path)
     for (auto &dd : dims16)
       for (auto &c : cases)
         {
-          if (dt == ACCEL_FA_F16 && dd.d != 80 && dd.d != 192)
+          if ((dt == ACCEL_FA_F16 && dd.d != 80 && dd.d != 192) || !dtype_wanted (dt))
             continue;
           Problem pr = { { c.B, c.Hq, c.Hkv, c.Sq, c.Sk, dd.d, c.causal, c.wl, c.wr, 0.f, c.cap, c.sinks, c.alibi, dd.dv },
                          dt, path };
@@ -668,6 +679,8 @@ run_checks_general (int path)
   for (auto &dd : dims32)
     for (auto &c : cases)
       {
+        if (!dtype_wanted (ACCEL_FA_F32))
+          break;
         Problem pr = { { c.B, c.Hq, c.Hkv, c.Sq, c.Sk, dd.d, c.causal, c.wl, c.wr, 0.f, c.cap, c.sinks, c.alibi, dd.dv },
                        ACCEL_FA_F32, path };
         check_one (pr, true);
@@ -838,6 +851,8 @@ run_varlen_checks (int path)
   for (auto &kd : kinds)
     for (auto &c : cases)
       {
+        if (!dtype_wanted (kd.dt))
+          continue;
         if (kd.dt == ACCEL_FA_F32)
           varlen_case<float> (kd.dt, kd.d, kd.dv, c.Hq, c.Hkv, c.lq, c.lk, c.causal, c.wl, c.wr, c.cap, path);
         else if (kd.dt == ACCEL_FA_F16)
