@@ -96,13 +96,10 @@ static gboolean
 matmul_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelMatmul *self = ACCEL_MATMUL (op);
-  const AccelShape *sa = accel_buffer_get_shape (self->a);
-  const AccelShape *sb = accel_buffer_get_shape (self->b);
-  guint rank = accel_shape_get_rank (sa), r = rank - 2;
-  gint64 a0 = accel_shape_get_dim (sa, r), a1 = accel_shape_get_dim (sa, r + 1);
-  gint64 b0 = accel_shape_get_dim (sb, r), b1 = accel_shape_get_dim (sb, r + 1);
-  gint64 batch = rank == 3 ? accel_shape_get_dim (sa, 0) : 1;
-  gint64 m = self->transa ? a1 : a0, k = self->transa ? a0 : a1, n = self->transb ? b0 : b1;
+  AccelGemmDims d;
+  if (!accel_gemm_dims (op, self->a, self->transa, self->b, self->transb, self->c, &d, error))
+    return FALSE;
+  gint64 batch = d.batch, m = d.m, k = d.k, n = d.n;
   AccelDType c_dtype = accel_buffer_get_dtype (self->c);
   gboolean own_a = FALSE, own_b = FALSE, own_bias = FALSE;
   float *fa = NULL, *fb = NULL, *fbias = NULL, *t = NULL;
@@ -127,7 +124,8 @@ matmul_run (AccelOp *op, gpointer context, GError **error)
   for (gint64 i = 0; i < batch; i++)
     cblas_sgemm (CblasRowMajor, self->transa ? CblasTrans : CblasNoTrans,
                  self->transb ? CblasTrans : CblasNoTrans, (int) m, (int) n, (int) k,
-                 alpha, fa + i * a0 * a1, (int) MAX (a1, 1), fb + i * b0 * b1, (int) MAX (b1, 1),
+                 alpha, fa + i * m * k, (int) MAX (self->transa ? m : k, 1),
+                 fb + i * k * n, (int) MAX (self->transb ? k : n, 1),
                  (float) self->beta, t + i * m * n, (int) n);
 
   EpilogueJob job = {

@@ -331,18 +331,18 @@ epilogue_for (AccelMatmulEpilogue e)
     }
 }
 
-/* Sizes from row-major buffers, as the ops define them. */
-static void
-dims_of (AccelBuffer *a, AccelBuffer *b, gboolean transa, gboolean transb, PlanKey *key)
+/* Sizes from row-major buffers, as the ops define them (validated). */
+static gboolean
+dims_of (AccelOp *op, AccelBuffer *a, AccelBuffer *b, AccelBuffer *c, gboolean transa, gboolean transb,
+         PlanKey *key, GError **error)
 {
-  const AccelShape *sa = accel_buffer_get_shape (a), *sb = accel_buffer_get_shape (b);
-  guint rank = accel_shape_get_rank (sa), r = rank - 2;
-  key->batch = rank == 3 ? accel_shape_get_dim (sa, 0) : 1;
-  key->m = accel_shape_get_dim (sa, transa ? r + 1 : r);
-  key->k = accel_shape_get_dim (sa, transa ? r : r + 1);
-  key->n = accel_shape_get_dim (sb, transb ? r : r + 1);
+  AccelGemmDims d;
+  if (!accel_gemm_dims (op, a, transa, b, transb, c, &d, error))
+    return FALSE;
+  key->batch = d.batch, key->m = d.m, key->k = d.k, key->n = d.n;
   key->transa = transa;
   key->transb = transb;
+  return TRUE;
 }
 
 static gboolean
@@ -363,7 +363,8 @@ matmul_supports (AccelOp *op, AccelDevice *device, GError **error)
   /* cuBLASLt's fp8 kernels read 16-byte rows: k and n (the leading
    * dimensions of a, b and c) must be multiples of 16. */
   PlanKey key;
-  dims_of (self->a, self->b, self->transa, self->transb, &key);
+  if (!dims_of (op, self->a, self->b, self->c, self->transa, self->transb, &key, error))
+    return FALSE;
   if (key.k % 16 != 0 || key.n % 16 != 0)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NOT_SUPPORTED,
@@ -387,7 +388,8 @@ matmul_run (AccelOp *op, gpointer context, GError **error)
   };
 
   memset (&key, 0, sizeof key);
-  dims_of (self->a, self->b, self->transa, self->transb, &key);
+  if (!dims_of (op, self->a, self->b, self->c, self->transa, self->transb, &key, error))
+    return FALSE;
   if (key.m == 0 || key.n == 0 || key.batch == 0)
     return TRUE;
   key.a_type = cuda_type (ta);
@@ -437,7 +439,8 @@ gemm_run (AccelOp *op, gpointer context, GError **error)
   if (!gemm_supports (op, NULL, error))
     return FALSE;
   memset (&key, 0, sizeof key);
-  dims_of (self->a, self->b, self->transa, self->transb, &key);
+  if (!dims_of (op, self->a, self->b, self->c, self->transa, self->transb, &key, error))
+    return FALSE;
   if (key.m == 0 || key.n == 0 || key.batch == 0)
     return TRUE;
   key.a_type = key.b_type = key.c_type = key.d_type = cuda_type (accel_buffer_get_dtype (self->a));
