@@ -10,9 +10,10 @@
 
 G_BEGIN_DECLS
 
-/* The mask and scale fields that `attention`, `attention-backward` and
- * `attention-varlen` lay out alike, `causal` to `sinks`: one parameter
- * table serves the three, installed at each op's `causal` member. */
+/* The mask and scale fields that `attention`, `attention-backward`,
+ * `attention-varlen` and `attention-varlen-backward` lay out alike,
+ * `causal` to `sinks`: one parameter table serves the four, installed at
+ * each op's `causal` member. */
 typedef struct {
   gboolean causal;
   int window_left;

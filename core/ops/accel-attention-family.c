@@ -134,6 +134,42 @@ static const AccelOpParam mask_params[] = {
  * The leading keys of each sequence exempt from the left window.
  */
 
+/**
+ * AccelAttentionVarlenBackward:causal:
+ *
+ * As #AccelAttentionVarlen:causal.
+ */
+/**
+ * AccelAttentionVarlenBackward:window-left:
+ *
+ * As #AccelAttentionVarlen:window-left.
+ */
+/**
+ * AccelAttentionVarlenBackward:window-right:
+ *
+ * As #AccelAttentionVarlen:window-right.
+ */
+/**
+ * AccelAttentionVarlenBackward:scale:
+ *
+ * As #AccelAttentionVarlen:scale.
+ */
+/**
+ * AccelAttentionVarlenBackward:softcap:
+ *
+ * As #AccelAttentionVarlen:softcap.
+ */
+/**
+ * AccelAttentionVarlenBackward:alibi-slopes:
+ *
+ * As #AccelAttentionVarlen:alibi-slopes.
+ */
+/**
+ * AccelAttentionVarlenBackward:sinks:
+ *
+ * As #AccelAttentionVarlen:sinks.
+ */
+
 void
 _accel_attention_install_mask_params (AccelOpClass *klass, gsize causal_offset)
 {

@@ -22,13 +22,10 @@
 #include <string.h>
 #include "accel-config.h"
 #include "accel-cuda.h"
+#include "accel-cuda-flashattn-private.h"
 #include "accel-flashattn.h"
 
 #define KERNEL_RANK 500
-
-void accel_cuda_flashattn_register_kvcache (AccelPlugin *plugin);   /* accel-cuda-flashattn-kvcache.c */
-void accel_cuda_flashattn_register_varlen (AccelPlugin *plugin);    /* accel-cuda-flashattn-varlen.c */
-gboolean accel_cuda_flashattn_head_dims_supported (const char *op_name, gint64 D, gint64 Dv, GError **error);
 
 /* The variant properties of docs/attention-variants.md; buffers borrowed
  * from the op. */
@@ -73,20 +70,32 @@ fill_variants (AccelFlashAttnFwdParams *p, const Variants *v)
   p->sinks = v->sinks;
 }
 
-static gboolean
-alibi_supported (const char *op_name, const Variants *v, GError **error)
+/**
+ * accel_cuda_flashattn_alibi_supported:
+ * @op_name: the op's name, for the message
+ * @alibi_slopes: (nullable): the op's slopes
+ * @sinks: the op's sinks
+ * @error: return location for a #GError
+ *
+ * Whether the kernels take these variant parameters: f32 slopes, sinks
+ * not below 0.
+ *
+ * Returns: %TRUE if they do
+ */
+gboolean
+accel_cuda_flashattn_alibi_supported (const char *op_name, AccelBuffer *alibi_slopes, int sinks, GError **error)
 {
-  if (v->alibi_slopes != NULL && accel_buffer_get_dtype (v->alibi_slopes) != ACCEL_DTYPE_F32)
+  if (alibi_slopes != NULL && accel_buffer_get_dtype (alibi_slopes) != ACCEL_DTYPE_F32)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_DTYPE_UNSUPPORTED,
                    "%s (cuda_flashattn): “alibi-slopes” dtype %s is not supported (f32)", op_name,
-                   accel_dtype_get_name (accel_buffer_get_dtype (v->alibi_slopes)));
+                   accel_dtype_get_name (accel_buffer_get_dtype (alibi_slopes)));
       return FALSE;
     }
-  if (v->sinks < 0)
+  if (sinks < 0)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "%s (cuda_flashattn): “sinks” is %d, below 0", op_name, v->sinks);
+                   "%s (cuda_flashattn): “sinks” is %d, below 0", op_name, sinks);
       return FALSE;
     }
   return TRUE;
@@ -217,8 +226,19 @@ accel_cuda_flashattn_head_dims_supported (const char *op_name, gint64 D, gint64 
   return FALSE;
 }
 
-static gboolean
-report (const char *op_name, int status, GError **error)
+/**
+ * accel_cuda_flashattn_report:
+ * @op_name: the op's name, for the message
+ * @status: what a kernel entry point returned
+ * @error: return location for a #GError
+ *
+ * Turns the entry points' status into a #GError: %ACCEL_ERROR_NO_KERNEL for
+ * ACCEL_FA_UNSUPPORTED, else the CUDA error's.
+ *
+ * Returns: %TRUE for success
+ */
+gboolean
+accel_cuda_flashattn_report (const char *op_name, int status, GError **error)
 {
   if (status == ACCEL_FA_UNSUPPORTED)
     {
@@ -263,7 +283,7 @@ attention_supports (AccelOp *op, AccelDevice *device, GError **error)
   if (!shapes_supported ("attention", self->q, self->k, self->v, self->out, TRUE, error))
     return FALSE;
   variants_read (op, &v);
-  if (!alibi_supported ("attention", &v, error))
+  if (!accel_cuda_flashattn_alibi_supported ("attention", v.alibi_slopes, v.sinks, error))
     return FALSE;
   if (!attention_is_fp8 (self) && (v.q_descale != 1.0 || v.k_descale != 1.0 || v.v_descale != 1.0))
     {
@@ -303,9 +323,11 @@ attention_run (AccelOp *op, gpointer context, GError **error)
       gpointer workspace = NULL;
       if (size > 0 && (workspace = accel_cuda_lane_alloc_workspace (lane, size, error)) == NULL)
         return FALSE;
-      return report ("attention", accel_flashattn_fwd_fp8 (&p, workspace, accel_cuda_lane_get_stream (lane)), error);
+      return accel_cuda_flashattn_report ("attention",
+                                          accel_flashattn_fwd_fp8 (&p, workspace, accel_cuda_lane_get_stream (lane)),
+                                          error);
     }
-  return report ("attention", accel_flashattn_fwd (&p, accel_cuda_lane_get_stream (lane)), error);
+  return accel_cuda_flashattn_report ("attention", accel_flashattn_fwd (&p, accel_cuda_lane_get_stream (lane)), error);
 }
 
 static const AccelKernelVTable attention_kernel = {
@@ -349,7 +371,7 @@ attention_backward_supports (AccelOp *op, AccelDevice *device, GError **error)
   if (!shapes_supported ("attention-backward", self->q, self->k, self->v, self->dq, FALSE, error))
     return FALSE;
   variants_read (op, &v);
-  if (!alibi_supported ("attention-backward", &v, error))
+  if (!accel_cuda_flashattn_alibi_supported ("attention-backward", v.alibi_slopes, v.sinks, error))
     return FALSE;
   if (!ACCEL_CUDA_IS_DEVICE (device))
     return TRUE;   /* checked again by the host process, with addresses */
@@ -377,7 +399,8 @@ attention_backward_run (AccelOp *op, gpointer context, GError **error)
   gpointer workspace = accel_cuda_lane_alloc_workspace (lane, accel_flashattn_bwd_workspace_size (&p), error);
   if (workspace == NULL)
     return FALSE;
-  return report ("attention-backward", accel_flashattn_bwd (&p, workspace, accel_cuda_lane_get_stream (lane)), error);
+  return accel_cuda_flashattn_report ("attention-backward",
+                                      accel_flashattn_bwd (&p, workspace, accel_cuda_lane_get_stream (lane)), error);
 }
 
 static const AccelKernelVTable attention_backward_kernel = {
