@@ -1,5 +1,6 @@
-/* attention-varlen on cuda:0 (the general instances of the cuda_flashattn
- * forward kernels) against the CPU oracle on cpu:0, on fresh random packed
+/* attention-varlen and attention-varlen-backward on cuda:0 (the general
+ * instances of the cuda_flashattn kernels) against the CPU oracle on cpu:0
+ * (each side differentiating its own forward result), on fresh random packed
  * inputs: ragged sequences with lengths 1, odd, on and beside the 128-row
  * query blocks, a zero-length sequence (queries without keys and keys
  * without queries too), causal, sliding windows, sinks, ALiBi ([Hq] and
@@ -11,9 +12,11 @@
  * ACCEL_ERROR_INVALID_ARGUMENT naming the buffer and the index, and the
  * device goes on working.
  *
+ * The backward's cu-seqlens are checked on the device as the forward's.
+ *
  * Tolerances (relative L2 error of the whole output): 1e-2 for bf16, 5e-3
- * for f16, 1e-5 for f32; lse within 1e-3 (relative above 1); no NaN
- * anywhere.
+ * for f16, 1e-5 for f32; twice that for the gradients (one more rounding
+ * of P and dS); lse within 1e-3 (relative above 1); no NaN anywhere.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -206,6 +209,24 @@ make_op (const Case *c, const Inputs *in, gboolean on_gpu)
   return op;
 }
 
+/* The backward op over the same inputs, each side reading its own forward
+ * result. */
+static AccelOp *
+make_backward (const Case *c, const Inputs *in, CtPair *dout, CtPair *dq, CtPair *dk, CtPair *dv, gboolean on_gpu)
+{
+  int i = on_gpu ? 1 : 0;
+#define SIDE(pair) ((pair) ? (on_gpu ? (pair)->gpu : (pair)->cpu) : NULL)
+  AccelOp *op = accel_attention_varlen_backward_new (SIDE (in->q), SIDE (in->k), SIDE (in->v), SIDE (in->out),
+                                                     SIDE (dout), SIDE (in->lse), in->cu_q[i], in->cu_k[i], SIDE (dq),
+                                                     SIDE (dk), SIDE (dv));
+  g_object_set (op, "causal", c->causal, "window-left", c->window_left, "window-right", c->window_right,
+                "sinks", c->sinks, "softcap", c->softcap, NULL);
+  if (in->alibi)
+    g_object_set (op, "alibi-slopes", SIDE (in->alibi), NULL);
+#undef SIDE
+  return op;
+}
+
 static double
 varlen_tol (AccelDType dtype)
 {
@@ -229,6 +250,39 @@ test_varlen (gconstpointer data)
   ct_submit (ct_gpu (), on_gpu);
   expect_close ("out", in.out->gpu, in.out->cpu, varlen_tol (p->dtype));
   expect_lse_close (in.lse->gpu, in.lse->cpu);
+  inputs_clear (&in);
+}
+
+static void
+test_varlen_backward (gconstpointer data)
+{
+  const Param *p = data;
+  const Case *c = p->c;
+  if (ct_gpu () == NULL || !have_op ())
+    return;
+
+  Inputs in;
+  inputs_make (&in, c, p->dtype, p->D, p->Dv);
+  g_autoptr(AccelOp) fwd_cpu = make_op (c, &in, FALSE);
+  g_autoptr(AccelOp) fwd_gpu = make_op (c, &in, TRUE);
+  ct_submit (ct_cpu (), fwd_cpu);
+  ct_submit (ct_gpu (), fwd_gpu);
+
+  gint64 dq_dims[3] = { in.Tq, c->Hq, p->D }, dk_dims[3] = { in.Tk, c->Hkv, p->D };
+  gint64 dv_dims[3] = { in.Tk, c->Hkv, p->Dv }, do_dims[3] = { in.Tq, c->Hq, p->Dv };
+  g_autoptr(CtPair) dout = ct_pair_new (p->dtype, do_dims, 3, -1, 1);
+  /* Gradients start as garbage, so unwritten elements show. */
+  g_autoptr(CtPair) dq = ct_pair_new (p->dtype, dq_dims, 3, -9, 9);
+  g_autoptr(CtPair) dk = ct_pair_new (p->dtype, dk_dims, 3, -9, 9);
+  g_autoptr(CtPair) dv = ct_pair_new (p->dtype, dv_dims, 3, -9, 9);
+  g_autoptr(AccelOp) bwd_cpu = make_backward (c, &in, dout, dq, dk, dv, FALSE);
+  g_autoptr(AccelOp) bwd_gpu = make_backward (c, &in, dout, dq, dk, dv, TRUE);
+  ct_submit (ct_cpu (), bwd_cpu);
+  ct_submit (ct_gpu (), bwd_gpu);
+  const double tol = 2 * varlen_tol (p->dtype);
+  expect_close ("dq", dq->gpu, dq->cpu, tol);
+  expect_close ("dk", dk->gpu, dk->cpu, tol);
+  expect_close ("dv", dv->gpu, dv->cpu, tol);
   inputs_clear (&in);
 }
 
@@ -294,6 +348,40 @@ test_bad_cu_seqlens (void)
   expect_device_works ();
 }
 
+/* The backward checks its cu-seqlens on the device too, and names itself. */
+static void
+test_bad_cu_seqlens_backward (void)
+{
+  if (ct_gpu () == NULL || !have_op ())
+    return;
+  static const struct {
+    gboolean keys;
+    int index;
+    double value;
+    const char *where;
+  } bad[] = { { FALSE, 2, 30, "[2]" }, { TRUE, 4, 1000, "[4]" } };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      Inputs in;
+      inputs_make (&in, &bad_case, ACCEL_DTYPE_BF16, 128, 128);
+      g_autoptr(AccelOp) fwd = make_op (&bad_case, &in, TRUE);
+      ct_submit (ct_gpu (), fwd);
+      gint64 dq_dims[3] = { in.Tq, bad_case.Hq, 128 }, dk_dims[3] = { in.Tk, bad_case.Hkv, 128 };
+      g_autoptr(CtPair) dout = ct_pair_new (ACCEL_DTYPE_BF16, dq_dims, 3, -1, 1);
+      g_autoptr(CtPair) dq = ct_pair_new_empty (ACCEL_DTYPE_BF16, dq_dims, 3);
+      g_autoptr(CtPair) dk = ct_pair_new_empty (ACCEL_DTYPE_BF16, dk_dims, 3);
+      g_autoptr(CtPair) dv = ct_pair_new_empty (ACCEL_DTYPE_BF16, dk_dims, 3);
+      AccelBuffer *cu = bad[i].keys ? in.cu_k[1] : in.cu_q[1];
+      g_autofree double *values = ct_read (cu);
+      values[bad[i].index] = bad[i].value;
+      ct_write (cu, values);
+      g_autoptr(AccelOp) op = make_backward (&bad_case, &in, dout, dq, dk, dv, TRUE);
+      expect_gpu_error (op, "attention-varlen-backward", bad[i].where);
+      inputs_clear (&in);
+    }
+  expect_device_works ();
+}
+
 int
 main (int argc, char **argv)
 {
@@ -321,7 +409,12 @@ main (int argc, char **argv)
         g_autofree char *path = g_strdup_printf ("/flashattn/varlen/%s/%s/%s", accel_dtype_get_name (p->dtype), dims,
                                                  cases[i].name);
         g_test_add_data_func_full (path, p, test_varlen, g_free);
+        Param *pb = g_memdup2 (p, sizeof *p);
+        g_autofree char *bpath = g_strdup_printf ("/flashattn/varlen-backward/%s/%s/%s", accel_dtype_get_name (p->dtype),
+                                                  dims, cases[i].name);
+        g_test_add_data_func_full (bpath, pb, test_varlen_backward, g_free);
       }
   g_test_add_func ("/flashattn/varlen/error/cu-seqlens", test_bad_cu_seqlens);
+  g_test_add_func ("/flashattn/varlen-backward/error/cu-seqlens", test_bad_cu_seqlens_backward);
   return ct_run ();
 }
