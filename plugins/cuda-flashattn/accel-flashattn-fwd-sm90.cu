@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <type_traits>
 #include "accel-flashattn-private.h"
 #include "accel-flashattn-sm90.cuh"
 
@@ -34,13 +35,111 @@ namespace accel_fa {
 
 constexpr int kBM = 128, kThreads = 256;
 
-template <int D, int BN>
+template <int D, int BN, int STAGES>
 struct Sm90Config {
-  static constexpr int kTileBytes = BN * D * 2;                      /* one K or V tile */
-  static constexpr int kSmem = kBM * D * 2 + 4 * kTileBytes + 1024;  /* Q, 2 x (K, V), alignment */
+  static constexpr int kTileBytes = BN * D * 2;                               /* one K or V tile */
+  static constexpr int kSmem = kBM * D * 2 + 2 * STAGES * kTileBytes + 1024;  /* Q, stages x (K, V), alignment */
 };
 
-template <typename T, int kD, int kBN, bool GENERAL>
+/* The elementwise part of a key block, for the thread's two rows (row0 and
+ * row0 + 8 of the block): soft cap, ALiBi, mask, then the online softmax:
+ * s becomes P (unnormalised, in the max of the rows so far), row_max and
+ * row_sum move on, and corr[hh] is what O must be multiplied by. */
+template <int kBN, bool GENERAL>
+struct Scores {
+  MaskInfo mi;
+  int m0, row0, lane, sinks;
+  bool capped, alibi;
+  float sl, cap_in, cap_out, alibi_mul;
+
+  __device__ __forceinline__ void
+  scores (float *s, int nb, float *row_max, float *row_sum, float *corr) const
+  {
+    constexpr int SN = kBN / 8;
+    if (capped)
+      {
+#pragma unroll
+        for (int i = 0; i < SN * 4; i++)
+          s[i] = fast_tanh (s[i] * cap_in) * cap_out;
+      }
+    if (alibi)
+      {
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++)
+          {
+            /* p - j of the thread's first column */
+            const float rel = (float) (m0 + row0 + hh * 8 + mi.off - nb * kBN - (lane & 3) * 2);
+#pragma unroll
+            for (int nt = 0; nt < SN; nt++)
+#pragma unroll
+              for (int e = 0; e < 2; e++)
+                s[nt * 4 + 2 * hh + e] = fmaf (fabsf (rel - (float) (nt * 8 + e)), alibi_mul, s[nt * 4 + 2 * hh + e]);
+          }
+      }
+    if (tile_needs_mask (mi, m0, kBM, nb * kBN, kBN))
+      {
+        const int sink_rel = sinks - nb * kBN - (lane & 3) * 2;
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++)
+          {
+            int lo, hi;
+            row_limits (mi, m0 + row0 + hh * 8, nb * kBN + (lane & 3) * 2, lo, hi);
+#pragma unroll
+            for (int nt = 0; nt < SN; nt++)
+#pragma unroll
+              for (int e = 0; e < 2; e++)
+                {
+                  const int c = nt * 8 + e;
+                  /* sinks are exempt from the left window only */
+                  if (c > hi || (c < lo && (!GENERAL || c >= sink_rel)))
+                    s[nt * 4 + 2 * hh + e] = -INFINITY;
+                }
+          }
+      }
+#pragma unroll
+    for (int hh = 0; hh < 2; hh++)
+      {
+        float mx = row_max[hh];
+#pragma unroll
+        for (int nt = 0; nt < SN; nt++)
+          mx = fmaxf (mx, fmaxf (s[nt * 4 + 2 * hh], s[nt * 4 + 2 * hh + 1]));
+        mx = fmaxf (mx, __shfl_xor_sync (0xffffffffu, mx, 1));
+        mx = fmaxf (mx, __shfl_xor_sync (0xffffffffu, mx, 2));
+        const float m_use = mx == -INFINITY ? 0.f : mx * sl;
+        corr[hh] = fast_exp2 (row_max[hh] * sl - m_use);
+        row_max[hh] = mx;
+        float sum = 0.f;
+#pragma unroll
+        for (int nt = 0; nt < SN; nt++)
+          {
+            const float p0 = fast_exp2 (fmaf (s[nt * 4 + 2 * hh], sl, -m_use));
+            const float p1 = fast_exp2 (fmaf (s[nt * 4 + 2 * hh + 1], sl, -m_use));
+            s[nt * 4 + 2 * hh] = p0;
+            s[nt * 4 + 2 * hh + 1] = p1;
+            sum += p0 + p1;
+          }
+        row_sum[hh] = row_sum[hh] * corr[hh] + sum;
+      }
+  }
+};
+
+/* The S accumulators, rounded, as the A fragments of P V. */
+template <typename T, int kBN>
+__device__ __forceinline__ void
+pack_p (const float *s, uint32_t (*pa)[4])
+{
+  using TT = TypeTraits<T>;
+#pragma unroll
+  for (int kk = 0; kk < kBN / 16; kk++)
+    {
+      pa[kk][0] = TT::pack (s[(2 * kk) * 4 + 0], s[(2 * kk) * 4 + 1]);
+      pa[kk][1] = TT::pack (s[(2 * kk) * 4 + 2], s[(2 * kk) * 4 + 3]);
+      pa[kk][2] = TT::pack (s[(2 * kk + 1) * 4 + 0], s[(2 * kk + 1) * 4 + 1]);
+      pa[kk][3] = TT::pack (s[(2 * kk + 1) * 4 + 2], s[(2 * kk + 1) * 4 + 3]);
+    }
+}
+
+template <typename T, int kD, int kBN, bool GENERAL, bool OVERLAP>
 __global__ void __launch_bounds__ (kThreads, 1)
 fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
 {
@@ -48,7 +147,8 @@ fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
   /* Built for another target than sm_90a: never launched there. */
   __trap ();
 #else
-  constexpr int kTileBytes = Sm90Config<kD, kBN>::kTileBytes;
+  constexpr int kStages = OVERLAP ? 3 : 2;
+  constexpr int kTileBytes = Sm90Config<kD, kBN, kStages>::kTileBytes;
   using TT = TypeTraits<T>;
   constexpr int SN = kBN / 8, ON = kD / 8;
 
@@ -56,8 +156,8 @@ fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
   const uint32_t raw_u = smem_u32 (smem_raw);
   unsigned char *smem = smem_raw + ((1024 - (raw_u & 1023)) & 1023);
   T *sQ = reinterpret_cast<T *> (smem);
-  T *sK = sQ + kBM * kD;                /* [2][kBN * kD] */
-  T *sV = sK + 2 * kBN * kD;            /* [2][kBN * kD] */
+  T *sK = sQ + kBM * kD;                /* [kStages][kBN * kD] */
+  T *sV = sK + kStages * kBN * kD;      /* [kStages][kBN * kD] */
   const uint32_t sQ_u = smem_u32 (sQ), sK_u = smem_u32 (sK), sV_u = smem_u32 (sV);
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
@@ -118,164 +218,140 @@ fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
     }
   const int n_iter = blocks.n_iter;
 
-  const bool capped = p.softcap > 0.f;
-  const float sl = capped ? 1.f : scale * kLog2e;
-  const float cap_in = capped ? scale / p.softcap : 0.f;
-  const float cap_out = p.softcap * kLog2e;
+  Scores<kBN, GENERAL> sc;
+  sc.mi = mi;
+  sc.m0 = m0;
+  sc.row0 = row0;
+  sc.lane = lane;
+  sc.sinks = sinks;
+  sc.capped = p.softcap > 0.f;
+  sc.sl = sc.capped ? 1.f : scale * kLog2e;
+  sc.cap_in = sc.capped ? scale / p.softcap : 0.f;
+  sc.cap_out = p.softcap * kLog2e;
   /* ALiBi in the units of S (logit = S * sl / log2 (e) after the cap). */
-  const bool alibi = GENERAL && p.alibi_slopes != nullptr;
-  const float alibi_mul = alibi ? -p.alibi_slopes[(int64_t) b * p.alibi_batch_stride + h] * kLog2e / sl : 0.f;
+  sc.alibi = GENERAL && p.alibi_slopes != nullptr;
+  sc.alibi_mul = sc.alibi ? -p.alibi_slopes[(int64_t) b * p.alibi_batch_stride + h] * kLog2e / sc.sl : 0.f;
+  const float sl = sc.sl;
 
-  /* Prologue: Q with the first K/V block, then the second K/V block. */
-  load_tile_sw128<T, kBM, kD, kThreads> (sQ, gq, p.q_strides[2], Sq - m0, tid, dqk);
-#pragma unroll
-  for (int j = 0; j < 2; j++)
-    {
-      if (j < n_iter)
-        {
-          const int nb = blocks.at (j);
-          load_tile_sw128<T, kBN, kD, kThreads> (sK + j * kBN * kD, gk + (int64_t) nb * kBN * ks, ks, Sk - nb * kBN, tid, dqk);
-          load_tile_sw128<T, kBN, kD, kThreads> (sV + j * kBN * kD, gv + (int64_t) nb * kBN * vs, vs, Sk - nb * kBN, tid, dv);
-        }
-      cp_async_commit ();
-    }
-
-  float o[ON * 4], s[SN * 4];
+  float o[ON * 4];
   float row_max[2] = { -INFINITY, -INFINITY }, row_sum[2] = { 0.f, 0.f };
 #pragma unroll
   for (int i = 0; i < ON * 4; i++)
     o[i] = 0.f;
 
+  load_tile_sw128<T, kBM, kD, kThreads> (sQ, gq, p.q_strides[2], Sq - m0, tid, dqk);
   /* V is read MN-major: the leading byte offset steps between 64-dim
    * slabs, the stride byte offset between groups of 8 keys (checked on the
    * H100: the other assignment gives wrong results). */
   const uint32_t v_lbo = kBN * 128, v_sbo = 1024;
+  auto load_block = [&] (int it) {
+    const int nb = blocks.at (it), st = it % kStages;
+    load_tile_sw128<T, kBN, kD, kThreads> (sK + st * kBN * kD, gk + (int64_t) nb * kBN * ks, ks, Sk - nb * kBN, tid, dqk);
+    load_tile_sw128<T, kBN, kD, kThreads> (sV + st * kBN * kD, gv + (int64_t) nb * kBN * vs, vs, Sk - nb * kBN, tid, dv);
+  };
+  /* S = Q K^T for block @it into @s (issued, committed, not waited for). */
+  auto issue_s = [&] (int it, float *s) {
+    const uint32_t kb = sK_u + (it % kStages) * kTileBytes;
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; kk++)
+      if (!GENERAL || kk * 16 < dqk)
+        Wgmma<T, kBN>::ss (s, make_desc (sQ_u + (kk >> 2) * kBM * 128 + wg * 64 * 128 + (kk & 3) * 32, 16, 1024),
+                           make_desc (kb + (kk >> 2) * kBN * 128 + (kk & 3) * 32, 16, 1024), kk > 0);
+    wgmma_commit ();
+  };
+  /* O += P V for block @it, P in @pa (issued, committed). */
+  auto issue_pv = [&] (int it, uint32_t (*pa)[4]) {
+    const uint32_t vb = sV_u + (it % kStages) * kTileBytes;
+#pragma unroll
+    for (int kk = 0; kk < kBN / 16; kk++)
+      Wgmma<T, kD>::rs (o, pa[kk], make_desc (vb + kk * 16 * 128, v_lbo, v_sbo));
+    wgmma_commit ();
+  };
+  auto rescale = [&] (const float *corr) {
+#pragma unroll
+    for (int dt = 0; dt < ON; dt++)
+#pragma unroll
+      for (int e = 0; e < 4; e++)
+        o[dt * 4 + e] *= corr[e >> 1];
+  };
 
-  for (int it = 0; it < n_iter; it++)
+  float s[SN * 4], corr[2];
+  uint32_t pa[kBN / 16][4];
+  if constexpr (!OVERLAP)
     {
-      const int nb = blocks.at (it);
-      const int st = it & 1;
-      cp_async_wait<1> ();
-      fence_proxy_async ();
-      __syncthreads ();
-
-      /* S = Q K^T */
-      const uint32_t kb = sK_u + st * kTileBytes, vb = sV_u + st * kTileBytes;
-      wgmma_fence ();
-#pragma unroll
-      for (int kk = 0; kk < kD / 16; kk++)
-        {
-          if (GENERAL && kk * 16 >= dqk)
-            break;
-          uint64_t da = make_desc (sQ_u + (kk >> 2) * kBM * 128 + wg * 64 * 128 + (kk & 3) * 32, 16, 1024);
-          uint64_t db = make_desc (kb + (kk >> 2) * kBN * 128 + (kk & 3) * 32, 16, 1024);
-          Wgmma<T, kBN>::ss (s, da, db, kk > 0);
-        }
-      wgmma_commit ();
-      wgmma_wait0 ();
-      fence_regs<SN * 4> (s);
-
-      if (capped)
-        {
-#pragma unroll
-          for (int i = 0; i < SN * 4; i++)
-            s[i] = fast_tanh (s[i] * cap_in) * cap_out;
-        }
-      if (alibi)
-        {
-#pragma unroll
-          for (int hh = 0; hh < 2; hh++)
-            {
-              /* p - j of the thread's first column */
-              const float rel = (float) (m0 + row0 + hh * 8 + mi.off - nb * kBN - (lane & 3) * 2);
-#pragma unroll
-              for (int nt = 0; nt < SN; nt++)
-#pragma unroll
-                for (int e = 0; e < 2; e++)
-                  s[nt * 4 + 2 * hh + e] = fmaf (fabsf (rel - (float) (nt * 8 + e)), alibi_mul, s[nt * 4 + 2 * hh + e]);
-            }
-        }
-      if (tile_needs_mask (mi, m0, kBM, nb * kBN, kBN))
-        {
-          const int sink_rel = sinks - nb * kBN - (lane & 3) * 2;
-#pragma unroll
-          for (int hh = 0; hh < 2; hh++)
-            {
-              int lo, hi;
-              row_limits (mi, m0 + row0 + hh * 8, nb * kBN + (lane & 3) * 2, lo, hi);
-#pragma unroll
-              for (int nt = 0; nt < SN; nt++)
-#pragma unroll
-                for (int e = 0; e < 2; e++)
-                  {
-                    const int c = nt * 8 + e;
-                    /* sinks are exempt from the left window only */
-                    if (c > hi || (c < lo && (!GENERAL || c >= sink_rel)))
-                      s[nt * 4 + 2 * hh + e] = -INFINITY;
-                  }
-            }
-        }
-
-#pragma unroll
-      for (int hh = 0; hh < 2; hh++)
-        {
-          float mx = row_max[hh];
-#pragma unroll
-          for (int nt = 0; nt < SN; nt++)
-            mx = fmaxf (mx, fmaxf (s[nt * 4 + 2 * hh], s[nt * 4 + 2 * hh + 1]));
-          mx = fmaxf (mx, __shfl_xor_sync (0xffffffffu, mx, 1));
-          mx = fmaxf (mx, __shfl_xor_sync (0xffffffffu, mx, 2));
-          const float m_use = mx == -INFINITY ? 0.f : mx * sl;
-          const float corr = fast_exp2 (row_max[hh] * sl - m_use);
-          row_max[hh] = mx;
-          row_sum[hh] *= corr;
-#pragma unroll
-          for (int dt = 0; dt < ON; dt++)
-            {
-              o[dt * 4 + 2 * hh] *= corr;
-              o[dt * 4 + 2 * hh + 1] *= corr;
-            }
-          float sum = 0.f;
-#pragma unroll
-          for (int nt = 0; nt < SN; nt++)
-            {
-              float p0 = fast_exp2 (fmaf (s[nt * 4 + 2 * hh], sl, -m_use));
-              float p1 = fast_exp2 (fmaf (s[nt * 4 + 2 * hh + 1], sl, -m_use));
-              s[nt * 4 + 2 * hh] = p0;
-              s[nt * 4 + 2 * hh + 1] = p1;
-              sum += p0 + p1;
-            }
-          row_sum[hh] += sum;
-        }
-
-      /* O += P V */
-      uint32_t pa[kBN / 16][4];
-#pragma unroll
-      for (int kk = 0; kk < kBN / 16; kk++)
-        {
-          pa[kk][0] = TT::pack (s[(2 * kk) * 4 + 0], s[(2 * kk) * 4 + 1]);
-          pa[kk][1] = TT::pack (s[(2 * kk) * 4 + 2], s[(2 * kk) * 4 + 3]);
-          pa[kk][2] = TT::pack (s[(2 * kk + 1) * 4 + 0], s[(2 * kk + 1) * 4 + 1]);
-          pa[kk][3] = TT::pack (s[(2 * kk + 1) * 4 + 2], s[(2 * kk + 1) * 4 + 3]);
-        }
-      fence_regs<ON * 4> (o);
-      wgmma_fence ();
-#pragma unroll
-      for (int kk = 0; kk < kBN / 16; kk++)
-        Wgmma<T, kD>::rs (o, pa[kk], make_desc (vb + kk * 16 * 128, v_lbo, v_sbo));
-      wgmma_commit ();
-      wgmma_wait0 ();
-      fence_regs<ON * 4> (o);
-
-      /* Everyone is done with this stage: refill it with block it + 2. */
-      __syncthreads ();
-      if (it + 2 < n_iter)
-        {
-          const int nb2 = blocks.at (it + 2);
-          load_tile_sw128<T, kBN, kD, kThreads> (sK + st * kBN * kD, gk + (int64_t) nb2 * kBN * ks, ks, Sk - nb2 * kBN, tid, dqk);
-          load_tile_sw128<T, kBN, kD, kThreads> (sV + st * kBN * kD, gv + (int64_t) nb2 * kBN * vs, vs, Sk - nb2 * kBN, tid, dv);
-        }
+      /* Two stages, each refilled two blocks ahead once its P V is done;
+       * per block: S, softmax, P V, each waited for. */
+      load_block (0);
       cp_async_commit ();
+      if (n_iter > 1)
+        load_block (1);
+      cp_async_commit ();
+      for (int it = 0; it < n_iter; it++)
+        {
+          cp_async_wait<1> ();
+          fence_proxy_async ();
+          __syncthreads ();
+          wgmma_fence ();
+          issue_s (it, s);
+          wgmma_wait0 ();
+          fence_regs<SN * 4> (s);
+          sc.scores (s, blocks.at (it), row_max, row_sum, corr);
+          rescale (corr);
+          pack_p<T, kBN> (s, pa);
+          fence_regs<ON * 4> (o);
+          wgmma_fence ();
+          issue_pv (it, pa);
+          wgmma_wait0 ();
+          fence_regs<ON * 4> (o);
+          /* Everyone is done with this stage: refill it with block it + 2. */
+          __syncthreads ();
+          if (it + 2 < n_iter)
+            load_block (it + 2);
+          cp_async_commit ();
+        }
+    }
+  else
+    {
+      /* Three stages, each loaded one block ahead; the softmax of block it
+       * runs while P V of block it - 1 is in flight (o is rescaled once
+       * that is done: O = corr_it (O + P_{it-1} V_{it-1})). One barrier a
+       * block: it publishes block it's K and V and frees the stage of
+       * block it - 2 for block it + 1. */
+      load_block (0);
+      cp_async_commit ();
+      for (int it = 0; it < n_iter; it++)
+        {
+          cp_async_wait<0> ();
+          fence_proxy_async ();
+          __syncthreads ();
+          if (it + 1 < n_iter)
+            load_block (it + 1);
+          cp_async_commit ();
+          wgmma_fence ();
+          issue_s (it, s);
+          if (it > 0)
+            {
+              issue_pv (it - 1, pa);
+              wgmma_wait<1> ();
+            }
+          else
+            wgmma_wait0 ();
+          fence_regs<SN * 4> (s);
+          sc.scores (s, blocks.at (it), row_max, row_sum, corr);
+          wgmma_wait0 ();
+          fence_regs<ON * 4> (o);
+          fence_regs_u32<kBN / 16 * 4> (&pa[0][0]);
+          rescale (corr);
+          pack_p<T, kBN> (s, pa);
+          fence_regs<ON * 4> (o);
+        }
+      if (n_iter > 0)
+        {
+          wgmma_fence ();
+          issue_pv (n_iter - 1, pa);
+          wgmma_wait0 ();
+          fence_regs<ON * 4> (o);
+        }
     }
   cp_async_wait<0> ();
 
@@ -310,12 +386,12 @@ fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
 #endif
 }
 
-template <typename T, int D, int BN, bool GENERAL>
+template <typename T, int D, int BN, bool GENERAL, bool OVERLAP>
 static int
 launch_sm90_kernel (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t stream)
 {
-  constexpr int smem = Sm90Config<D, BN>::kSmem;
-  auto kernel = fwd_sm90_kernel<T, D, BN, GENERAL>;
+  constexpr int smem = Sm90Config<D, BN, OVERLAP ? 3 : 2>::kSmem;
+  auto kernel = fwd_sm90_kernel<T, D, BN, GENERAL, OVERLAP>;
   static bool configured = false;
   if (!configured)
     {
@@ -331,28 +407,60 @@ launch_sm90_kernel (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t 
   return cudaGetLastError ();
 }
 
-template <typename T, int D, int BN>
+template <typename T, int D, int BN, bool OVERLAP>
 static int
 launch_sm90 (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t stream)
 {
   if (accel_fa_is_general (&p))
-    return launch_sm90_kernel<T, D, BN, true> (p, scale, stream);
-  return launch_sm90_kernel<T, D, BN, false> (p, scale, stream);
+    return launch_sm90_kernel<T, D, BN, true, OVERLAP> (p, scale, stream);
+  return launch_sm90_kernel<T, D, BN, false, OVERLAP> (p, scale, stream);
 }
+
+/* Whether d = 128 runs the overlapped schedule (3 stages; chosen from the
+ * H100 measurements in docs/flashattn.md); d = 256 has no room for a third
+ * stage. */
+constexpr bool kOverlap128 = false;
+
+#ifdef ACCEL_FA_FWD90_VARIANTS
+/* Harness builds: ACCEL_FA_FWD90_CFG bit 0 flips the schedule of d = 128,
+ * bit 1 sends d = 64 here too (with the schedule of bit 2), bf16 only. */
+static int
+fwd90_variant ()
+{
+  static int v = -1;
+  if (v < 0)
+    {
+      const char *e = getenv ("ACCEL_FA_FWD90_CFG");
+      v = e ? atoi (e) : 0;
+    }
+  return v;
+}
+#endif
 
 template <typename T>
 static int
 dispatch_sm90 (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t stream)
 {
+#ifdef ACCEL_FA_FWD90_VARIANTS
+  if constexpr (std::is_same<T, __nv_bfloat16>::value)
+    {
+      const int v = fwd90_variant ();
+      if ((v & 1) && accel_fa_dim_class (&p) == 128)
+        return launch_sm90<T, 128, 128, !kOverlap128> (p, scale, stream);
+      if ((v & 2) && accel_fa_dim_class (&p) == 64)
+        return (v & 4) ? launch_sm90<T, 64, 128, true> (p, scale, stream)
+                       : launch_sm90<T, 64, 128, false> (p, scale, stream);
+    }
+#endif
   switch (accel_fa_dim_class (&p))
     {
-    /* D = 64 runs correctly here too (launch_sm90<T, 64, 128>) but at 302
-     * TFLOP/s against the sm_80 kernel's 310 on the H100 (seq 4096): it is
-     * left to the sm_80 kernel. */
+    /* D = 64 runs correctly here too but at 302 TFLOP/s against the sm_80
+     * kernel's 310 on the H100 (seq 4096, without the overlap): it is left
+     * to the sm_80 kernel. */
     case 128:
-      return launch_sm90<T, 128, 128> (p, scale, stream);
+      return launch_sm90<T, 128, 128, kOverlap128> (p, scale, stream);
     case 256:
-      return launch_sm90<T, 256, 64> (p, scale, stream);
+      return launch_sm90<T, 256, 64, false> (p, scale, stream);
     default:
       return ACCEL_FA_UNSUPPORTED;
     }

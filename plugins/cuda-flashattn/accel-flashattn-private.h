@@ -96,11 +96,16 @@ accel_fa_check_common (const AccelFlashAttnFwdParams *p)
  * window, varlen, head dims other than the instance's); the plain case
  * keeps kernels that pay for none of it. */
 static inline bool
+accel_fa_has_variants (const AccelFlashAttnFwdParams *p)
+{
+  return p->alibi_slopes != nullptr || (p->sinks > 0 && p->window_left >= 0) || p->cu_seqlens_q != nullptr;
+}
+
+static inline bool
 accel_fa_is_general (const AccelFlashAttnFwdParams *p)
 {
   const int dc = accel_fa_dim_class (p);
-  return p->alibi_slopes != nullptr || (p->sinks > 0 && p->window_left >= 0) || p->cu_seqlens_q != nullptr
-         || p->head_dim != dc || accel_fa_dv (p) != dc;
+  return accel_fa_has_variants (p) || p->head_dim != dc || accel_fa_dv (p) != dc;
 }
 
 /* The backward pass's device scratch (accel-flashattn-bwd.cu): per query

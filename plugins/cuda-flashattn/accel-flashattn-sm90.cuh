@@ -65,17 +65,17 @@ sw128 (int row, int col)
 }
 
 /* load_tile() (accel-flashattn-common.cuh) into the 128-byte-swizzled
- * layout: rows at or past @valid zeroed, columns from @cols to
- * cols_read (@cols) zeroed, those past it not written. */
+ * layout: rows at or past @valid zeroed, columns from @cols to @read
+ * (default: cols_read (@cols)) zeroed, those past it not written. */
 template <typename T, int ROWS, int D, int NTHREADS>
 __device__ __forceinline__ void
-load_tile_sw128 (T *smem, const T *gmem, int64_t stride, int valid, int tid, int cols = D)
+load_tile_sw128 (T *smem, const T *gmem, int64_t stride, int valid, int tid, int cols = D, int read = -1)
 {
   constexpr int CHUNKS = D / 8;
   constexpr int RSTEP = NTHREADS / CHUNKS;
   static_assert (RSTEP % 8 == 0 && ROWS % RSTEP == 0, "tile not a multiple of the block");
   const int r0 = tid / CHUNKS, c = tid % CHUNKS;
-  if (c * 8 >= cols_read (cols))
+  if (c * 8 >= (read < 0 ? cols_read (cols) : read))
     return;
   const bool col_ok = c * 8 < cols;
   const T *src = gmem + r0 * stride + c * 8;
