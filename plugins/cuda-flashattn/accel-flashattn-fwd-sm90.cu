@@ -417,13 +417,13 @@ launch_sm90 (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t stream)
 }
 
 /* Whether d = 128 runs the overlapped schedule (3 stages; chosen from the
- * H100 measurements in docs/flashattn.md); d = 256 has no room for a third
- * stage. */
-constexpr bool kOverlap128 = false;
+ * H100 measurements in docs/flashattn.md: 489 against 422 TFLOP/s at
+ * seqlen 4096); d = 256 has no room for a third stage. */
+constexpr bool kOverlap128 = true;
 
 #ifdef ACCEL_FA_FWD90_VARIANTS
-/* Harness builds: ACCEL_FA_FWD90_CFG bit 0 flips the schedule of d = 128,
- * bit 1 sends d = 64 here too (with the schedule of bit 2), bf16 only. */
+/* Harness builds: ACCEL_FA_FWD90_CFG bit 0 flips the schedule of d = 128
+ * (bf16 only). */
 static int
 fwd90_variant ()
 {
@@ -447,16 +447,20 @@ dispatch_sm90 (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t strea
       const int v = fwd90_variant ();
       if ((v & 1) && accel_fa_dim_class (&p) == 128)
         return launch_sm90<T, 128, 128, !kOverlap128> (p, scale, stream);
-      if ((v & 2) && accel_fa_dim_class (&p) == 64)
-        return (v & 4) ? launch_sm90<T, 64, 128, true> (p, scale, stream)
-                       : launch_sm90<T, 64, 128, false> (p, scale, stream);
     }
 #endif
+  /* The head dims of (128, 192] take a d = 192 instance of their own
+   * (general only: three 64-column slabs, keys by 64, the overlapped
+   * schedule), so that 160 and 192 do not run at the width of 256. */
+  const int m = p.head_dim > accel_fa_dv (&p) ? p.head_dim : accel_fa_dv (&p);
+  if (m > 128 && m <= 192)
+    return launch_sm90_kernel<T, 192, 64, true, true> (p, scale, stream);
   switch (accel_fa_dim_class (&p))
     {
-    /* D = 64 runs correctly here too but at 302 TFLOP/s against the sm_80
-     * kernel's 310 on the H100 (seq 4096, without the overlap): it is left
-     * to the sm_80 kernel. */
+    /* D = 64: overlapped, 335 against the sm_80 kernel's 302 TFLOP/s at
+     * seqlen 4096 (without the overlap it was 302 against 310). */
+    case 64:
+      return launch_sm90<T, 64, 128, true> (p, scale, stream);
     case 128:
       return launch_sm90<T, 128, 128, kOverlap128> (p, scale, stream);
     case 256:

@@ -14,6 +14,7 @@
 #   FA_DTYPES=bf16,...     limits the harness's checks
 #   NO_NCU=1               skip the profile of the sm_90a kernels
 #   FWD_ALT=n, BWD_ALT=n   check (bf16) the forward / backward variant n too
+#   NO_VARIANTS=1          skip the variant matrix (needs a VARIANTS harness)
 set -o pipefail
 out=${OUT:-/tmp/fa-out}
 mkdir -p "$out"
@@ -51,14 +52,10 @@ one () {
   r2=$(env $var timeout 30 "$H" one 4 $((2048 / d)) $((2048 / d)) 4096 4096 $d $c | grep -E '^fwd')
   echo "$var d$d causal$c: ${r1:-CRASH} || $r2"
 }
-{
-  echo "== forward variants (ACCEL_FA_FWD90_CFG: 0 default, 1 the other d128 schedule, 2 d64 on sm90, 6 overlapped)"
-  for v in 0 1 2 6; do
-    for d in 64 128; do
-      [ $d = 128 ] && [ $v -ge 2 ] && continue
-      [ $d = 64 ] && [ $v = 1 ] && continue
-      for c in 0 1; do one ACCEL_FA_FWD90_CFG=$v $d $c; done
-    done
+[ -z "$NO_VARIANTS" ] && {
+  echo "== forward variants (ACCEL_FA_FWD90_CFG: 0 default, 1 the other d128 schedule)"
+  for v in 0 1; do
+    for c in 0 1; do one ACCEL_FA_FWD90_CFG=$v 128 $c; done
   done
   echo "== backward variants (ACCEL_FA_BWD90_CFG: 0 bulk reduction, 2 atomics, 4 one bulk reduction per warpgroup)"
   for v in 0 2 4; do
@@ -98,8 +95,19 @@ if left 40; then
   timeout 40 "$H" dims 2>&1 | tee -a "$tim"
 fi
 if [ -n "$TORCH" ] && left 60; then
-  PYTHONUNBUFFERED=1 timeout $((budget - SECONDS - 10)) python3 "${BENCH:-bench/attention_vs_torch.py}" --lib "$LIB" \
-    --json "$out/torch.json" ${TORCH_ARGS:---quick} 2>&1 | tee "$out/torch.txt"
+  bench=$(realpath "${BENCH:-bench/attention_vs_torch.py}")
+  lib=$(realpath "$LIB")
+  # With PACK, the Accel op columns too (accel-bench-flashattn of the packed build).
+  (
+    extra=()
+    if [ -n "$PACK" ]; then
+      pack=$(realpath "$PACK")
+      source "$pack/env"
+      extra=(--accel-bench "python3 $pack/meson/meson.py devenv -C $GPU_BUILD $GPU_BUILD/plugins/cuda-flashattn/accel-bench-flashattn")
+    fi
+    PYTHONUNBUFFERED=1 timeout $((budget - SECONDS - 10)) python3 "$bench" --lib "$lib" "${extra[@]}" \
+      --json "$out/torch.json" ${TORCH_ARGS:---quick}
+  ) 2>&1 | tee "$out/torch.txt"
 fi
 if [ -z "$NO_NCU" ] && left 45 && command -v ncu > /dev/null; then
   timeout 40 ncu --kernel-name regex:'^bwd_kernel|^fwd_sm90_kernel' --launch-count 2 \
