@@ -48,7 +48,6 @@ static gboolean
 accel_attention_varlen_backward_validate (AccelOp *op, GError **error)
 {
   AccelAttentionVarlenBackward *self = ACCEL_ATTENTION_VARLEN_BACKWARD (op);
-  static const char *const name = "attention-varlen-backward";
   static const char *const tensors[] = { "q", "k", "v", "out", "dout", "dq", "dk", "dv", NULL };
   static const char *const offsets[] = { "cu-seqlens-q", "cu-seqlens-k", NULL };
   static const AccelDType i32[] = { ACCEL_DTYPE_I32 };
@@ -58,45 +57,10 @@ accel_attention_varlen_backward_validate (AccelOp *op, GError **error)
       || !_accel_attention_check_tensors (op, offsets, 1, i32, 1, error))
     return FALSE;
 
-  const AccelShape *sq = accel_buffer_get_shape (self->q);
-  const AccelShape *sk = accel_buffer_get_shape (self->k);
-  const AccelShape *sv = accel_buffer_get_shape (self->v);
-  gint64 Tq = accel_shape_get_dim (sq, 0), Hq = accel_shape_get_dim (sq, 1), D = accel_shape_get_dim (sq, 2);
-  gint64 Tk = accel_shape_get_dim (sk, 0), Hkv = accel_shape_get_dim (sk, 1);
-  gint64 Dv = accel_shape_get_dim (sv, 2);
-  gint64 n_cu = accel_shape_get_dim (accel_buffer_get_shape (self->cu_seqlens_q), 0);
-  char expected[160];
-
-  if (accel_shape_get_dim (sk, 2) != D)
-    {
-      g_snprintf (expected, sizeof expected, "[Tk, Hkv, %" G_GINT64_FORMAT "] (head dim of q)", D);
-      return accel_op_shape_error_ (error, name, "k", self->k, expected);
-    }
-  if (!_accel_attention_check_heads (op, Hq, Hkv, error))
+  if (!_accel_attention_check_varlen_dims (op, self->q, self->k, self->v, self->out, self->cu_seqlens_q,
+                                           self->cu_seqlens_k, self->lse, self->alibi_slopes, error)
+      || !_accel_attention_check_grads (op, error))
     return FALSE;
-  const gint64 want_v[3] = { Tk, Hkv, Dv }, want_out[3] = { Tq, Hq, Dv };
-  if (!accel_op_expect_dims_ (error, name, "v", self->v, want_v, 3, "as k")
-      || !accel_op_expect_dims_ (error, name, "out", self->out, want_out, 3, NULL))
-    return FALSE;
-  if (n_cu < 2)
-    return accel_op_shape_error_ (error, name, "cu-seqlens-q", self->cu_seqlens_q, "[B + 1] with B >= 1");
-  const gint64 want_cu[1] = { n_cu }, lse_dims[2] = { Hq, Tq };
-  if (!accel_op_expect_dims_ (error, name, "cu-seqlens-k", self->cu_seqlens_k, want_cu, 1, "as cu-seqlens-q")
-      || !_accel_attention_check_lse (op, self->lse, lse_dims, 2, error)
-      || !_accel_attention_check_slopes (op, self->alibi_slopes, n_cu - 1, Hq, error))
-    return FALSE;
-  /* Each gradient has the shape of what it is the gradient of. */
-  const char *const pairs[][2] = { { "dout", "out" }, { "dq", "q" }, { "dk", "k" }, { "dv", "v" } };
-  for (guint i = 0; i < G_N_ELEMENTS (pairs); i++)
-    {
-      AccelBuffer *grad = accel_op_peek_buffer (op, pairs[i][0]), *of = accel_op_peek_buffer (op, pairs[i][1]);
-      if (!accel_shape_same_dims (accel_buffer_get_shape (grad), accel_buffer_get_shape (of)))
-        {
-          g_autofree char *want = accel_op_describe_shape_ (of);
-          g_autofree char *why = g_strdup_printf ("%s (as “%s”)", want, pairs[i][1]);
-          return accel_op_shape_error_ (error, name, pairs[i][0], grad, why);
-        }
-    }
   return _accel_op_check_results_alias (op, error);
 }
 
