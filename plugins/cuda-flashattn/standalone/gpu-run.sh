@@ -15,6 +15,7 @@
 #   NO_NCU=1               skip the profile of the sm_90a kernels
 #   FWD_ALT=n, BWD_ALT=n   check (bf16) the forward / backward variant n too
 #   NO_VARIANTS=1          skip the variant matrix (needs a VARIANTS harness)
+#   NO_BENCH=1             skip the harness's benchmark table
 set -o pipefail
 out=${OUT:-/tmp/fa-out}
 mkdir -p "$out"
@@ -79,7 +80,7 @@ step "check (auto path)" 150 "$H" check
 [ -n "$BWD_ALT" ] && step "check (backward variant $BWD_ALT)" 100 env FA_DTYPES=bf16 ACCEL_FA_BWD90_CFG=$BWD_ALT "$H" check
 step "check-general" 150 "$H" check-general
 step "check-varlen" 120 "$H" check-varlen
-if left 90; then
+if [ -z "$NO_BENCH" ] && left 90; then
   echo "== bench (auto path)" >> "$tim"
   timeout 90 "$H" bench 2>&1 | tee -a "$tim"
 fi
