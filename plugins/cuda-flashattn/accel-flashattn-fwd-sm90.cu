@@ -449,12 +449,10 @@ dispatch_sm90 (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t strea
         return launch_sm90<T, 128, 128, !kOverlap128> (p, scale, stream);
     }
 #endif
-  /* The head dims of (128, 192] take a d = 192 instance of their own
-   * (general only: three 64-column slabs, keys by 64, the overlapped
-   * schedule), so that 160 and 192 do not run at the width of 256. */
-  const int m = p.head_dim > accel_fa_dv (&p) ? p.head_dim : accel_fa_dv (&p);
-  if (m > 128 && m <= 192)
-    return launch_sm90_kernel<T, 192, 64, true, true> (p, scale, stream);
+  /* A d = 192 instance for the head dims of (128, 192] (three slabs, keys
+   * by 64, overlapped) was measured slower than the 256 one on the H100
+   * (d 160: 215 against 280 TFLOP/s; 192: 280 against 324): they run at
+   * the width of 256. */
   switch (accel_fa_dim_class (&p))
     {
     /* D = 64: overlapped, 335 against the sm_80 kernel's 302 TFLOP/s at

@@ -72,24 +72,10 @@ __device__ __forceinline__ void
 load_tile_sw128 (T *smem, const T *gmem, int64_t stride, int valid, int tid, int cols = D, int read = -1)
 {
   constexpr int CHUNKS = D / 8;
-  const int limit = read < 0 ? cols_read (cols) : read;
-  if constexpr (NTHREADS % CHUNKS != 0)
-    {
-      /* D = 192: 24 chunks a row, no fixed column per thread. */
-      for (int idx = tid; idx < ROWS * CHUNKS; idx += NTHREADS)
-        {
-          const int r = idx / CHUNKS, c = idx % CHUNKS;
-          if (c * 8 >= limit)
-            continue;
-          const bool ok = c * 8 < cols && r < valid;
-          cp_async_16 (smem_u32 (smem + sw128<ROWS> (r, c * 8)), ok ? gmem + r * stride + c * 8 : gmem, ok ? 16 : 0);
-        }
-      return;
-    }
   constexpr int RSTEP = NTHREADS / CHUNKS;
-  static_assert (NTHREADS % CHUNKS != 0 || (RSTEP % 8 == 0 && ROWS % RSTEP == 0), "tile not a multiple of the block");
+  static_assert (RSTEP % 8 == 0 && ROWS % RSTEP == 0, "tile not a multiple of the block");
   const int r0 = tid / CHUNKS, c = tid % CHUNKS;
-  if (c * 8 >= limit)
+  if (c * 8 >= (read < 0 ? cols_read (cols) : read))
     return;
   const bool col_ok = c * 8 < cols;
   const T *src = gmem + r0 * stride + c * 8;

@@ -6,7 +6,7 @@ operand lists cannot be written with loops).
 usage: gen-wgmma.py > accel-flashattn-wgmma.cuh
 """
 
-NS = (64, 128, 192, 256)
+NS = (64, 128, 256)
 TYPES = (("__nv_bfloat16", "bf16"), ("__half", "f16"))
 
 HEAD = """/* accel-flashattn-wgmma.cuh: wgmma.mma_async m64nNk16 with f32 accumulators
