@@ -125,6 +125,21 @@ AccelBuffer *_accel_buffer_new (AccelDevice *device,
                                 gsize size,
                                 guint generation,
                                 guint64 handle);
+/* A buffer over memory that is not the device's: @owner_free (@owner)
+ * releases it when the buffer goes, in place of the device (a DLPack
+ * import). @size is the bytes the shape spans. */
+AccelBuffer *_accel_buffer_new_external (AccelDevice *device,
+                                         AccelDType dtype,
+                                         const AccelShape *shape,
+                                         gpointer memory,
+                                         gsize size,
+                                         GDestroyNotify owner_free,
+                                         gpointer owner);
+/* Makes the memory under @self outlive its device's context, because it is
+ * lent to another library (accel_buffer_to_dlpack()); done once per base
+ * buffer. %ACCEL_ERROR_STALE_BUFFER when the memory went with an older
+ * context, %ACCEL_ERROR_NOT_SUPPORTED when the backend cannot. */
+gboolean _accel_buffer_detach_memory (AccelBuffer *self, GError **error);
 /* A buffer over @self's memory at @byte_offset (relative to @self), with its
  * own dtype and possibly strided shape; it keeps the base buffer alive and
  * accel_buffer_get_base() returns that base. %NULL with
@@ -148,6 +163,12 @@ void _accel_device_release_memory (AccelDevice *self,
                                    gsize size,
                                    guint generation);
 guint64 _accel_device_next_handle (AccelDevice *self);
+/* Hands @memory of @generation to the backend's detach_memory, under the
+ * context lock; %FALSE if that context is gone or the backend refused. */
+gboolean _accel_device_detach_memory (AccelDevice *self,
+                                      gpointer memory,
+                                      gsize size,
+                                      guint generation);
 
 /* actor/accel-actor.c */
 void _accel_actor_set_dispatcher (AccelActor *self, AccelDispatcher *dispatcher);
@@ -155,6 +176,7 @@ void _accel_actor_count_restart (AccelActor *self, const GError *reason);
 
 /* accel-backend.c */
 void _accel_backend_setup (AccelBackend *self, AccelSystem *system, const char *name);
+AccelRegistry *_accel_backend_get_registry (AccelBackend *self);
 
 /* accel-op.c */
 GParamSpec **_accel_op_class_list_buffer_pspecs (AccelOpClass *klass, guint *n);

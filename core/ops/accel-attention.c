@@ -24,7 +24,9 @@
  * per batch and head. Grouped-query heads: query head `h` reads key/value
  * head `h / (Hq / Hkv)`, with `Hq % Hkv == 0`.
  *
- * The mask is aligned to the bottom right: with `d = Sk - Sq`, query `i` sees
+ * The mask is aligned to the bottom right (as FlashAttention; PyTorch's
+ * `scaled_dot_product_attention (is_causal=True)` aligns to the top left,
+ * the same when `Sq == Sk`): with `d = Sk - Sq`, query `i` sees
  * key `j` iff `j <= i + d` when @causal, `j >= i + d - window_left` when
  * @window_left >= 0, and `j <= i + d + window_right` when @window_right >= 0.
  * Keys `j < sinks` ignore the left window (the causal mask and the right

@@ -12,7 +12,10 @@
  * - to f16, bf16, fp8 and narrower floats: round to nearest, ties to even,
  *   in a single rounding; fp8 E4M3 has no infinity and saturates at ±448,
  *   fp8 E5M2 keeps infinities;
- * - floats to integers: truncate toward zero and saturate; NaN gives 0;
+ * - floats to integers: truncate toward zero and saturate; NaN gives 0 (numpy
+ *   and PyTorch leave out-of-range and NaN conversions undefined; this is
+ *   `numpy.clip (numpy.nan_to_num (x, nan=0), lo, hi).astype (t)` with ±inf
+ *   going to the extremes);
  * - integers to integers: saturate;
  * - complex to real keeps the real part; real to complex sets the imaginary
  *   part to 0.

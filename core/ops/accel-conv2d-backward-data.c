@@ -28,9 +28,9 @@ accel_conv2d_backward_data_validate (AccelOp *op, GError **error)
 {
   AccelConv2dBackwardData *self = ACCEL_CONV2D_BACKWARD_DATA (op);
 
-  return _accel_conv2d_check_geometry (op, &self->params, "dx", self->dx, "w", self->w, "dy", self->dy, error)
-         && accel_op_check_no_alias_ (error, "conv2d-backward-data", "dx", self->dx, "dy", self->dy)
-         && accel_op_check_no_alias_ (error, "conv2d-backward-data", "dx", self->dx, "w", self->w);
+  return _accel_conv2d_check_geometry (op, &self->params, "dx", self->dx, "w", self->w, "dy", self->dy,
+                                       ACCEL_CONV2D_ROLE_X, error)
+         && _accel_op_check_results_alias (op, error);
 }
 
 static const AccelOpParam conv2d_backward_data_params[] = {

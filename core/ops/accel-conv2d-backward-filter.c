@@ -25,9 +25,9 @@ accel_conv2d_backward_filter_validate (AccelOp *op, GError **error)
 {
   AccelConv2dBackwardFilter *self = ACCEL_CONV2D_BACKWARD_FILTER (op);
 
-  return _accel_conv2d_check_geometry (op, &self->params, "x", self->x, "dw", self->dw, "dy", self->dy, error)
-         && accel_op_check_no_alias_ (error, "conv2d-backward-filter", "dw", self->dw, "x", self->x)
-         && accel_op_check_no_alias_ (error, "conv2d-backward-filter", "dw", self->dw, "dy", self->dy);
+  return _accel_conv2d_check_geometry (op, &self->params, "x", self->x, "dw", self->dw, "dy", self->dy,
+                                       ACCEL_CONV2D_ROLE_W, error)
+         && _accel_op_check_results_alias (op, error);
 }
 
 static const AccelOpParam conv2d_backward_filter_params[] = {

@@ -63,6 +63,7 @@ _accel_conv2d_check_geometry (AccelOp *op,
                               AccelBuffer *w,
                               const char *y_name,
                               AccelBuffer *y,
+                              AccelConv2dRole result,
                               GError **error)
 {
   const char *name = accel_op_get_type_name (op);
@@ -88,6 +89,27 @@ _accel_conv2d_check_geometry (AccelOp *op,
   gint64 r = accel_shape_get_dim (sw, nhwc ? 1 : 2);
   gint64 s = accel_shape_get_dim (sw, nhwc ? 2 : 3);
 
+  /* The result is judged against the inputs, never the other way round:
+   * a wrong `dw` or `dx` is named, not the `dy` it fails to match. */
+  const AccelShape *sy = accel_buffer_get_shape (y);
+  if (result == ACCEL_CONV2D_ROLE_W && accel_shape_get_dim (sy, nhwc ? 3 : 1) != k)
+    {
+      g_autofree char *why = g_strdup_printf ("one filter per channel of “%s”", y_name);
+      gint64 want[4];
+      layout_dims (p->layout, accel_shape_get_dim (sy, nhwc ? 3 : 1), c / MAX (p->groups, 1), r, s, want);
+      return accel_op_expect_dims_ (error, name, w_name, w, want, 4, why);
+    }
+  if (result == ACCEL_CONV2D_ROLE_X)
+    {
+      gint64 want_c = accel_shape_get_dim (sw, nhwc ? 3 : 1) * p->groups;
+      if (n != accel_shape_get_dim (sy, 0) || c != want_c)
+        {
+          g_autofree char *want = g_strdup_printf ("%" G_GINT64_FORMAT " images (as “%s”) of %" G_GINT64_FORMAT
+                                                   " channels (“%s” in %d groups)",
+                                                   accel_shape_get_dim (sy, 0), y_name, want_c, w_name, p->groups);
+          return accel_op_shape_error_ (error, name, x_name, x, want);
+        }
+    }
   if (c % p->groups != 0 || k % p->groups != 0)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
@@ -115,8 +137,20 @@ _accel_conv2d_check_geometry (AccelOp *op,
     }
   gint64 want_y[4];
   layout_dims (p->layout, n, k, ph, pw, want_y);
-  if (!accel_op_expect_dims_ (error, name, y_name, y, want_y, 4,
-                              "from the image, filter, stride, padding and dilation"))
+  if (result != ACCEL_CONV2D_ROLE_Y)
+    {
+      g_autoptr(AccelShape) want = accel_shape_new (want_y, 4);
+      if (!accel_shape_same_dims (sy, want))
+        {
+          const char *res_name = result == ACCEL_CONV2D_ROLE_W ? w_name : x_name;
+          AccelBuffer *res = result == ACCEL_CONV2D_ROLE_W ? w : x;
+          g_autofree char *ys = accel_shape_to_string (sy), *gives = accel_shape_to_string (want);
+          g_autofree char *why = g_strdup_printf ("one whose convolution gives “%s” %s, not %s", y_name, ys, gives);
+          return accel_op_shape_error_ (error, name, res_name, res, why);
+        }
+    }
+  else if (!accel_op_expect_dims_ (error, name, y_name, y, want_y, 4,
+                                   "from the image, filter, stride, padding and dilation"))
     return FALSE;
 
   gint64 all[] = { n, c, h, wd, k, r, s };
@@ -135,7 +169,8 @@ accel_conv2d_validate (AccelOp *op, GError **error)
 {
   AccelConv2d *self = ACCEL_CONV2D (op);
 
-  if (!_accel_conv2d_check_geometry (op, &self->params, "x", self->x, "w", self->w, "y", self->y, error))
+  if (!_accel_conv2d_check_geometry (op, &self->params, "x", self->x, "w", self->w, "y", self->y,
+                                     ACCEL_CONV2D_ROLE_Y, error))
     return FALSE;
   if (self->bias != NULL)
     {

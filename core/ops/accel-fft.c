@@ -13,7 +13,8 @@
  * Discrete Fourier transform of the last @n_axes dimensions of contiguous
  * buffers; the leading dimensions are a batch. The inverse is unnormalised,
  * as in FFTW and cuFFT (a forward then inverse pass scales by the product of
- * the transformed lengths).
+ * the transformed lengths): `numpy.fft.ifft (x)` is this inverse divided by
+ * the length, `numpy.fft.ifft (x, norm="forward")` this inverse itself.
  *
  * - C2C: c64 to c64 or c128 to c128, same shape, either direction; in place
  *   when @input and @output are the same buffer.

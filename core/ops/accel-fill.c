@@ -8,7 +8,11 @@
  * @value_imag: the imaginary part, for complex types
  *
  * Sets every element of @dst (any dtype, strided layouts allowed) to @value,
- * converted as `cast` converts a binary64 value.
+ * converted as `cast` converts a binary64 value. Every binary64 value is
+ * taken, NaN and ±infinity included (`np.full (shape, np.nan)`, a `-inf`
+ * mask): into a float type they stay what they are (fp8-e4m3, which has no
+ * infinity, saturates to ±448 and keeps NaN); into an integer type NaN
+ * gives 0 and ±infinity the type's extremes, as `cast` saturates.
  *
  * Op name: `fill`.
  */
@@ -19,7 +23,7 @@ accel_fill_validate (AccelOp *op, GError **error)
   AccelFill *self = ACCEL_FILL (op);
 
   AccelDType dtype = accel_buffer_get_dtype (self->dst);
-  if (self->value_imag != 0.0 && !accel_dtype_is_complex (dtype))
+  if (!(self->value_imag == 0.0) && !accel_dtype_is_complex (dtype))
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
                    "fill: property “value-imag” is %g but “dst” has the real dtype %s",
@@ -37,15 +41,15 @@ static const AccelOpParam fill_params[] = {
    * The value, converted to the dtype of `dst` as `cast` would (for
    * integers: truncated and saturated).
    */
-  ACCEL_OP_DOUBLE (AccelFill, value, "value", "Value (real part for complex dtypes)",
-                   -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, 0),
+  ACCEL_OP_DOUBLE (AccelFill, value, "value", "Value (real part for complex dtypes); any binary64, NaN and ±inf too",
+                   -INFINITY, INFINITY, 0.0, ACCEL_OP_PARAM_ALLOW_NAN),
   /**
    * AccelFill:value-imag:
    *
    * The imaginary part; must be 0 unless `dst` is complex.
    */
-  ACCEL_OP_DOUBLE (AccelFill, value_imag, "value-imag", "Imaginary part, for complex dtypes",
-                   -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, 0),
+  ACCEL_OP_DOUBLE (AccelFill, value_imag, "value-imag", "Imaginary part, for complex dtypes; any binary64",
+                   -INFINITY, INFINITY, 0.0, ACCEL_OP_PARAM_ALLOW_NAN),
 };
 
 ACCEL_DEFINE_OP_TYPE (AccelFill, accel_fill, "fill",

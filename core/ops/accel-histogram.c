@@ -7,12 +7,16 @@
  * @samples: the samples
  * @bins: the counts, i32 `[n_bins]`
  * @lower: the lower edge of the first bin (inclusive)
- * @upper: the upper edge of the last bin (exclusive)
+ * @upper: the upper edge of the last bin
  * @n_bins: the number of bins
+ * @include_upper: whether a sample equal to @upper counts in the last bin
  *
- * Counts the samples into @n_bins bins of equal width over `[lower, upper)`:
- * sample `v` falls in bin `floor ((v − lower) · n_bins / (upper − lower))`;
- * samples outside the range (and NaNs) are not counted. @bins is overwritten.
+ * Counts the samples into @n_bins bins of equal width over `[lower, upper]`:
+ * sample `v` falls in bin `floor ((v − lower) · n_bins / (upper − lower))`,
+ * and a sample equal to @upper in the last bin, as `numpy.histogram`
+ * counts it (with @include_upper %FALSE the range is `[lower, upper)`, as
+ * CUB's `HistogramEven` counts); samples outside the range (and NaNs) are
+ * not counted. @bins is overwritten.
  * Sample types: u8, i32, f32, f64 (any shape, all elements counted); for the
  * integer types @lower and @upper must be whole numbers and the bin is
  * computed exactly. Float samples within rounding of a bin edge may land on
@@ -85,9 +89,10 @@ static const AccelOpParam histogram_params[] = {
   /**
    * AccelHistogram:upper:
    *
-   * The upper edge of the last bin, exclusive.
+   * The upper edge of the last bin: inclusive (numpy) unless
+   * #AccelHistogram:include-upper is off.
    */
-  ACCEL_OP_DOUBLE (AccelHistogram, upper, "upper", "Upper edge of the last bin (exclusive)",
+  ACCEL_OP_DOUBLE (AccelHistogram, upper, "upper", "Upper edge of the last bin (inclusive unless include-upper is off)",
                    -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
   /**
    * AccelHistogram:n-bins:
@@ -96,6 +101,14 @@ static const AccelOpParam histogram_params[] = {
    */
   ACCEL_OP_INT (AccelHistogram, n_bins, "n-bins", "Number of bins",
                 1, G_MAXINT, 1),
+  /**
+   * AccelHistogram:include-upper:
+   *
+   * Whether a sample equal to #AccelHistogram:upper counts in the last bin,
+   * as `numpy.histogram` counts it (the default); off, the range is
+   * half-open, `[lower, upper)`.
+   */
+  ACCEL_OP_BOOLEAN (AccelHistogram, include_upper, "include-upper", "Count samples equal to upper in the last bin (numpy)", TRUE),
 };
 
 ACCEL_DEFINE_OP_TYPE (AccelHistogram, accel_histogram, "histogram",

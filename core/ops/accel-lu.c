@@ -12,7 +12,9 @@
  * `a = p l u` with `l` unit lower triangular and `u` upper triangular, both
  * stored in @lu (the unit diagonal of `l` is not stored). @pivots holds, for
  * each `i`, the 1-based row that row `i + 1` was interchanged with, as LAPACK
- * and cuSOLVER write it. Row-major contiguous f32 or f64 buffers, `[m, n]`
+ * and cuSOLVER write it (`scipy.linalg.lu_factor` returns the same
+ * interchanges 0-based: subtract 1; `torch.linalg.lu_factor` returns them
+ * 1-based, as here). Row-major contiguous f32 or f64 buffers, `[m, n]`
  * or a batch `[batch, m, n]`; @lu may be @a itself (in place).
  *
  * A matrix with an exactly zero pivot fails with %ACCEL_ERROR_INVALID_ARGUMENT

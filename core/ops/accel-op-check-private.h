@@ -256,6 +256,14 @@ extern const AccelOpParam _accel_csr_params[7];
 gboolean _accel_csr_check (AccelOp *op, const char *in, const char *out, gint64 *m, GError **error);
 
 void _accel_conv2d_install_geometry (AccelOpClass *klass, gsize params_offset);
+/* Which of the three conv2d roles an op writes: y (conv2d), x
+ * (backward-data's dx) or w (backward-filter's dw). */
+typedef enum {
+  ACCEL_CONV2D_ROLE_X,
+  ACCEL_CONV2D_ROLE_W,
+  ACCEL_CONV2D_ROLE_Y,
+} AccelConv2dRole;
+
 gboolean _accel_conv2d_check_geometry (AccelOp *op,
                                        const AccelConv2dParams *params,
                                        const char *x_name,
@@ -264,6 +272,7 @@ gboolean _accel_conv2d_check_geometry (AccelOp *op,
                                        AccelBuffer *w,
                                        const char *y_name,
                                        AccelBuffer *y,
+                                       AccelConv2dRole result,
                                        GError **error);
 
 G_END_DECLS

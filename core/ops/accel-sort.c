@@ -11,8 +11,10 @@
  * Stable sort of @keys in place along the last axis (each row of a rank 2+
  * buffer on its own), ascending or descending, carrying @values along when it
  * is set. The order is that of a radix sort: integers by value; floats by
- * value with `-0.0` and `+0.0` equal (kept in input order), NaNs with the
- * sign bit clear after `+inf` and those with it set before `-inf`. Key types:
+ * value with `-0.0` and `+0.0` equal (kept in input order), and every NaN,
+ * whatever its sign bit, after `+inf`, as numpy's `sort` and PyTorch's
+ * `sort` order them (descending puts the NaNs first, as PyTorch's does;
+ * cuda may clear the sign bit of a NaN key). Key types:
  * i8, u8, i32, u32, i64, f16, bf16, f32, f64; @values may have any type and
  * has the dims of @keys.
  *
