@@ -65,26 +65,85 @@ accel_attention_varlen_backward_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam attention_varlen_backward_params[] = {
+  /**
+   * AccelAttentionVarlenBackward:q:
+   *
+   * Packed queries `[Tq, Hq, D]`, as the forward pass's.
+   */
   ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, q, "q", "Packed queries [Tq, Hq, D]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionVarlenBackward:k:
+   *
+   * Packed keys `[Tk, Hkv, D]`, as the forward pass's.
+   */
   ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, k, "k", "Packed keys [Tk, Hkv, D]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionVarlenBackward:v:
+   *
+   * Packed values `[Tk, Hkv, Dv]`, as the forward pass's.
+   */
   ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, v, "v", "Packed values [Tk, Hkv, Dv]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionVarlenBackward:out:
+   *
+   * The forward pass's packed result `[Tq, Hq, Dv]`.
+   */
   ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, out, "out", "Packed forward result [Tq, Hq, Dv]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionVarlenBackward:dout:
+   *
+   * The gradient of the loss with respect to
+   * #AccelAttentionVarlenBackward:out, `[Tq, Hq, Dv]`.
+   */
   ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, dout, "dout", "Gradient of the result [Tq, Hq, Dv]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionVarlenBackward:lse:
+   *
+   * The forward pass's log-sum-exp `[Hq, Tq]`, f32.
+   */
   ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, lse, "lse", "Forward log-sum-exp [Hq, Tq], f32",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionVarlenBackward:cu-seqlens-q:
+   *
+   * The first query row of each sequence, then `Tq`: i32 `[B + 1]`.
+   */
   ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, cu_seqlens_q, "cu-seqlens-q",
                    "First query row of each sequence, then Tq [B + 1], i32", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionVarlenBackward:cu-seqlens-k:
+   *
+   * The first key row of each sequence, then `Tk`: i32 `[B + 1]`.
+   */
   ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, cu_seqlens_k, "cu-seqlens-k",
                    "First key row of each sequence, then Tk [B + 1], i32", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionVarlenBackward:dq:
+   *
+   * Receives the gradient with respect to #AccelAttentionVarlenBackward:q,
+   * `[Tq, Hq, D]`.
+   */
   ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, dq, "dq", "Gradient of q [Tq, Hq, D]",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionVarlenBackward:dk:
+   *
+   * Receives the gradient with respect to #AccelAttentionVarlenBackward:k,
+   * `[Tk, Hkv, D]`, summed over the query heads of each group.
+   */
   ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, dk, "dk", "Gradient of k [Tk, Hkv, D]",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionVarlenBackward:dv:
+   *
+   * Receives the gradient with respect to #AccelAttentionVarlenBackward:v,
+   * `[Tk, Hkv, Dv]`, likewise.
+   */
   ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, dv, "dv", "Gradient of v [Tk, Hkv, Dv]",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
