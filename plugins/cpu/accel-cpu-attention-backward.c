@@ -234,6 +234,23 @@ attention_backward_compute (gpointer context, AttnBwdJob *job, gint64 n_items, A
   return ok;
 }
 
+/* The mask, scale and lse of either backward op, once @job has its dims. */
+static void
+job_set_mask (AttnBwdJob *job, gboolean causal, int window_left, int window_right, double scale, double softcap,
+              AccelBuffer *lse, AccelBuffer *alibi_slopes, int sinks)
+{
+  job->causal = causal;
+  job->window_left = window_left;
+  job->window_right = window_right;
+  job->softcap = softcap;
+  job->lse = accel_buffer_get_data (lse);
+  job->alibi = alibi_slopes ? accel_buffer_get_data (alibi_slopes) : NULL;
+  job->sinks = sinks;
+  if (alibi_slopes != NULL && accel_shape_get_rank (accel_buffer_get_shape (alibi_slopes)) == 2)
+    job->alibi_batch_stride = job->Hq;
+  job->scale = scale > 0.0 ? scale : (job->D > 0 ? 1.0 / sqrt ((double) job->D) : 1.0);
+}
+
 static gboolean
 attention_backward_run (AccelOp *op, gpointer context, GError **error)
 {
@@ -249,17 +266,9 @@ attention_backward_run (AccelOp *op, gpointer context, GError **error)
     .Hkv = accel_shape_get_dim (sk, 1),
     .Sk = accel_shape_get_dim (sk, 2),
     .Dv = accel_shape_get_dim (sv, 3),
-    .causal = self->causal,
-    .window_left = self->window_left,
-    .window_right = self->window_right,
-    .softcap = self->softcap,
-    .lse = accel_buffer_get_data (self->lse),
-    .alibi = self->alibi_slopes ? accel_buffer_get_data (self->alibi_slopes) : NULL,
-    .sinks = self->sinks,
   };
-  if (self->alibi_slopes != NULL && accel_shape_get_rank (accel_buffer_get_shape (self->alibi_slopes)) == 2)
-    job.alibi_batch_stride = job.Hq;
-  job.scale = self->scale > 0.0 ? self->scale : (job.D > 0 ? 1.0 / sqrt ((double) job.D) : 1.0);
+  job_set_mask (&job, self->causal, self->window_left, self->window_right, self->scale, self->softcap, self->lse,
+                self->alibi_slopes, self->sinks);
 
   if (job.B * job.Hkv == 0)
     return TRUE;
@@ -282,19 +291,11 @@ attention_varlen_backward_run (AccelOp *op, gpointer context, GError **error)
     .D = accel_shape_get_dim (sq, 2),
     .Hkv = accel_shape_get_dim (sk, 1),
     .Dv = accel_shape_get_dim (sv, 2),
-    .causal = self->causal,
-    .window_left = self->window_left,
-    .window_right = self->window_right,
-    .softcap = self->softcap,
-    .lse = accel_buffer_get_data (self->lse),
-    .alibi = self->alibi_slopes ? accel_buffer_get_data (self->alibi_slopes) : NULL,
-    .sinks = self->sinks,
     .cu_q = accel_buffer_get_data (self->cu_seqlens_q),
     .cu_k = accel_buffer_get_data (self->cu_seqlens_k),
   };
-  if (self->alibi_slopes != NULL && accel_shape_get_rank (accel_buffer_get_shape (self->alibi_slopes)) == 2)
-    job.alibi_batch_stride = job.Hq;
-  job.scale = self->scale > 0.0 ? self->scale : (job.D > 0 ? 1.0 / sqrt ((double) job.D) : 1.0);
+  job_set_mask (&job, self->causal, self->window_left, self->window_right, self->scale, self->softcap, self->lse,
+                self->alibi_slopes, self->sinks);
 
   if (!accel_cpu_check_cu_seqlens ("attention-varlen-backward", job.cu_q, n_cu, job.Tq, "cu-seqlens-q", error)
       || !accel_cpu_check_cu_seqlens ("attention-varlen-backward", job.cu_k, n_cu, accel_shape_get_dim (sk, 0),
