@@ -1,19 +1,26 @@
 /* accel-flashattn-fwd-sm90.cu: the forward pass on Hopper (sm_90a) with
- * warpgroup MMA, for head dims 64, 128 and 256.
+ * warpgroup MMA, for the instances 64, 128 and 256 (every head dim up to
+ * 256 runs in one of them).
  *
  * A block of two warpgroups takes 128 query rows (64 each) of one (batch,
- * head), against key blocks of 128 (64 at D = 256). S = Q K^T is one wgmma chain per key block with Q and K read from
- * shared memory; O += P V takes P from registers (the S accumulators,
- * rounded, are already the A-operand fragment) and V from shared memory
- * read transposed (MN-major). Q, K and V live in shared memory in the
- * 128-byte-swizzled layout the tensor cores read: per 64-column half,
- * rows of 128 bytes whose 16-byte chunks are XORed with (row % 8).
- * K and V are double-buffered with cp.async; the online softmax, the masks
- * and the soft cap are those of the sm_80 kernel, and so are the GENERAL
+ * head), against key blocks of 128 (64 at D = 256). S = Q K^T is one
+ * wgmma chain per key block with Q and K read from shared memory; O += P V
+ * takes P from registers (the S accumulators, rounded, are already the
+ * A-operand fragment) and V from shared memory read transposed (MN-major).
+ * Q, K and V live in shared memory in the 128-byte-swizzled layout the
+ * tensor cores read: per 64-column half, rows of 128 bytes whose 16-byte
+ * chunks are XORed with (row % 8). The online softmax, the masks and the
+ * soft cap are those of the sm_80 kernel (Scores), and so are the GENERAL
  * instances (ALiBi, sinks, varlen, head dims below the instance's: the
  * k16 steps of Q K^T past Dqk are skipped, P V runs at the instance's
  * width over V's zero-filled columns and stores Dv of them) beside the
  * plain ones.
+ *
+ * Two schedules: K and V double-buffered with cp.async, each block's S,
+ * softmax and P V in turn (D = 256); or OVERLAP (D = 64 and 128): three
+ * stages loaded one block ahead, one barrier a block, and the softmax of
+ * block j computed while P V of block j - 1 is in flight (O is rescaled
+ * once that is done).
  *
  * Built only for sm_90a (-gencode=arch=compute_90a,code=sm_90a) with
  * -DACCEL_FA_HAVE_SM90; accel_flashattn_fwd() calls it first on a device of
