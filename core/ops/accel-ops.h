@@ -15,6 +15,7 @@
 #include "accel-attention.h"
 #include "accel-attention-backward.h"
 #include "accel-attention-varlen.h"
+#include "accel-attention-varlen-backward.h"
 #include "accel-attention-kvcache.h"
 #include "accel-matmul.h"
 #include "accel-qr.h"
