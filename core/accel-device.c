@@ -33,6 +33,8 @@ typedef struct {
 
   gint in_flight;            /* atomic */
   guint64 next_handle;       /* atomic */
+  AccelDeviceStats stats;
+  AccelContextResources resources;
 
   AccelJournal *journal;     /* atomic pointer; records the work run (accel-journal.c) */
 } AccelDevicePrivate;
@@ -62,6 +64,7 @@ enum {
   PROP_LANES,
   PROP_MEMORY_TOTAL,
   PROP_MEMORY_FREE,
+  PROP_STATS,
   PROP_JOURNAL,
   N_PROPS
 };
@@ -342,6 +345,8 @@ accel_device_set_state_failed (AccelDevice *self, const GError *reason)
   accel_actor_stop (ACCEL_ACTOR (self));
 }
 
+static void restore_resources (AccelDevice *self);
+
 /* Carries out a restart asked for by a poisoned completion, before the next
  * message is served. On the device thread. */
 static void
@@ -404,6 +409,7 @@ maybe_restart (AccelDevice *self)
   set_state (self, ACCEL_DEVICE_STATE_READY);
   _accel_actor_count_restart (actor, reason);
   g_clear_error (&reason);
+  restore_resources (self);
 }
 
 static void request_restart (AccelDevice *self, guint generation, const GError *reason);
@@ -568,7 +574,8 @@ check_op_buffer (AccelOp *op, GParamSpec *pspec, AccelBuffer *buffer, AccelAcces
                 && accel_buffer_get_generation (buffer) == (guint) g_atomic_int_get (&priv->generation)
                 && !((access & ACCEL_ACCESS_WRITE) && _accel_buffer_may_overlap (buffer))))
     return;
-  g_autofree char *what = g_strdup_printf ("Property “%s” of “%s”", pspec->name, accel_op_get_type_name (op));
+  g_autofree char *what = pspec ? g_strdup_printf ("Property “%s” of “%s”", pspec->name, accel_op_get_type_name (op))
+                                : g_strdup_printf ("A buffer argument of “%s”", accel_op_get_type_name (op));
   check->ok = check_buffer_cb_error (check->self, buffer, what, check->error);
   if (check->ok)
     {
@@ -580,8 +587,9 @@ check_op_buffer (AccelOp *op, GParamSpec *pspec, AccelBuffer *buffer, AccelAcces
     }
 }
 
-static gboolean
-check_op_buffers (AccelDevice *self, AccelOp *op, GError **error)
+/* Every buffer of @op belongs to @self, in its current generation. */
+gboolean
+_accel_device_check_op_buffers (AccelDevice *self, AccelOp *op, GError **error)
 {
   BufferCheck check = { self, error, TRUE };
   _accel_op_foreach_buffer (op, check_op_buffer, &check);
@@ -664,7 +672,13 @@ accel_device_complete_work (AccelDevice *self, AccelWork *work, GError *error)
   if (G_UNLIKELY (work->done_func != NULL))
     ((AccelWorkDoneFunc) work->done_func) (work, error, work->done_data);
   if (work->counted)
-    g_atomic_int_add (&priv->in_flight, -1);
+    {
+      gboolean idle = g_atomic_int_dec_and_test (&priv->in_flight);
+      gsize bytes = work->kind == ACCEL_WORK_WRITE || work->kind == ACCEL_WORK_READ ? work->size : 0;
+      _accel_device_stats_done (&priv->stats, work->kind, bytes, error != NULL, idle);
+    }
+  else if (error)
+    _accel_device_stats_refused (&priv->stats);
   if (error && g_error_matches (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED) && work->counted)
     {
       /* The op that poisoned the context is answered only once the new
@@ -689,7 +703,7 @@ static gboolean
 work_buffers_current (AccelDevice *self, AccelWork *work, GError **error)
 {
   if (work->kind == ACCEL_WORK_OP)
-    return check_op_buffers (self, work->op, error);
+    return _accel_device_check_op_buffers (self, work->op, error);
   return _accel_device_check_buffer (self, work->buffer, "The buffer", error);
 }
 
@@ -728,7 +742,8 @@ run_work (gpointer data)
 
   work->generation = g_atomic_int_get (&priv->generation);
   work->counted = TRUE;
-  g_atomic_int_inc (&priv->in_flight);
+  if (g_atomic_int_add (&priv->in_flight, 1) == 0)
+    _accel_device_stats_busy (&priv->stats);
   g_object_ref (self);
   AccelJournal *journal = g_atomic_pointer_get (&priv->journal);
   if (G_UNLIKELY (journal != NULL))
@@ -764,11 +779,11 @@ prepare_op_full (AccelDevice *self, AccelOp *op, AccelWork *storage, GError **er
     }
   if (!accel_op_validate (op, error))
     return NULL;
-  if (!check_op_buffers (self, op, error))
+  if (!_accel_device_check_op_buffers (self, op, error))
     return NULL;
 
-  AccelSystem *system = accel_device_get_system (self);
-  const AccelKernel *kernel = accel_registry_find_kernel (accel_system_get_registry (system), op, self, error);
+  const AccelKernel *kernel = accel_registry_find_kernel (_accel_backend_get_registry (priv->backend), op, self,
+                                                          error);
   if (kernel == NULL)
     return NULL;
 
@@ -825,6 +840,86 @@ _accel_device_execute_read (AccelDevice *self, AccelBuffer *buffer, gpointer hos
   _accel_device_execute_observed (self, work, done, data);
 }
 
+/* Context resources. */
+
+void
+_accel_device_add_context_resource (AccelDevice *self, GObject *resource, AccelContextOpsFunc make_ops)
+{
+  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+  _accel_context_resources_add (&priv->resources, resource, make_ops);
+}
+
+void
+_accel_device_remove_context_resource (AccelDevice *self, GObject *resource)
+{
+  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+  _accel_context_resources_remove (&priv->resources, resource);
+}
+
+static void
+restored (AccelWork *work, GError *error, gpointer data)
+{
+  if (error)
+    g_warning ("%s: could not make “%s” again in the new context: %s", accel_device_get_name (work->device),
+               accel_op_get_type_name (work->op), error->message);
+  g_clear_error (&error);
+}
+
+static void
+detached_done (AccelWork *work, GError *error, gpointer data)
+{
+  if (error)
+    g_debug ("%s: “%s” failed: %s", accel_device_get_name (work->device), accel_op_get_type_name (work->op),
+             error->message);
+  g_clear_error (&error);
+}
+
+/* Queues @op with nobody waiting for it (a module's unload, submitted when
+ * the module goes, on whatever thread that is): no main context needs to
+ * run for it to complete. Failures are only logged. Any thread. */
+void
+_accel_device_submit_detached (AccelDevice *self, AccelOp *op)
+{
+  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+  GError *error = NULL;
+  AccelWork *work = prepare_op (self, op, &error);
+  if (work == NULL)
+    {
+      g_debug ("%s: “%s” not queued: %s", accel_device_get_name (self), accel_op_get_type_name (op),
+               error->message);
+      g_error_free (error);
+      return;
+    }
+  work->mode = MODE_CALLBACK;
+  work->callback = detached_done;
+  accel_dispatcher_post (priv->dispatcher, run_work, work);
+}
+
+/* On the device thread, once a rebuilt context is ready: what lived in the
+ * old one is made again before anything queued is served. */
+static void
+restore_resources (AccelDevice *self)
+{
+  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+  g_autoptr(GPtrArray) ops = _accel_context_resources_ops (&priv->resources);
+
+  for (guint i = 0; i < ops->len; i++)
+    {
+      GError *error = NULL;
+      AccelWork *work = prepare_op (self, ops->pdata[i], &error);
+      if (work == NULL)
+        {
+          g_warning ("%s: could not make “%s” again in the new context: %s", accel_device_get_name (self),
+                     accel_op_get_type_name (ops->pdata[i]), error->message);
+          g_clear_error (&error);
+          continue;
+        }
+      work->mode = MODE_CALLBACK;
+      work->callback = restored;
+      run_work (work);
+    }
+}
+
 /* Copies between two devices: a read on the source device, then a write on
  * the destination, each ordered on its own device. */
 
@@ -879,6 +974,20 @@ cross_copy_read (AccelWork *work, GError *error, gpointer data)
   accel_dispatcher_post (dpriv->dispatcher, run_work, w);
 }
 
+/* A backend that moves the bytes between its devices itself (CUDA peer
+ * copies). */
+static void
+cross_copy_by_backend (GObject *source, GAsyncResult *result, gpointer data)
+{
+  GTask *task = data;
+  GError *error = NULL;
+  if (ACCEL_BACKEND_GET_CLASS (source)->copy_finish (ACCEL_BACKEND (source), result, &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+  g_object_unref (task);
+}
+
 static gboolean
 is_cross_device_copy (AccelDevice *self, AccelOp *op)
 {
@@ -914,6 +1023,15 @@ submit_cross_copy (AccelDevice *self, AccelOp *op, GTask *task)
     }
 
   AccelDevice *src_device = accel_buffer_get_device (copy->src);
+  AccelBackend *backend = accel_device_get_backend (src_device);
+  AccelBackendClass *bk = backend ? ACCEL_BACKEND_GET_CLASS (backend) : NULL;
+  if (bk && backend == accel_device_get_backend (accel_buffer_get_device (copy->dst)) && bk->can_copy
+      && bk->can_copy (backend, copy->src, copy->dst))
+    {
+      bk->copy_async (backend, copy->src, copy->dst, g_task_get_cancellable (task), cross_copy_by_backend, task);
+      return;
+    }
+
   AccelDevicePrivate *spriv = accel_device_get_instance_private (src_device);
   CrossCopy *cc = g_new0 (CrossCopy, 1);
   cc->dst_device = g_object_ref (accel_buffer_get_device (copy->dst));
@@ -987,6 +1105,8 @@ accel_device_submit_async (AccelDevice *self,
  * @self: a device
  * @result: the result given to the callback
  * @error: return location for a #GError
+ *
+ * Finishes accel_device_submit_async(): whether the op ran.
  *
  * Returns: %TRUE if the op ran; else %FALSE with @error in %ACCEL_ERROR
  */
@@ -1258,6 +1378,22 @@ _accel_device_release_memory (AccelDevice *self, gpointer memory, gsize size, gu
   g_rw_lock_reader_unlock (&priv->ctx_lock);
 }
 
+/* Under the context lock, as release_memory: memory of an older
+ * generation, or of a closed context, is gone and cannot be detached. */
+gboolean
+_accel_device_detach_memory (AccelDevice *self, gpointer memory, gsize size, guint generation)
+{
+  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+  AccelDeviceClass *klass = ACCEL_DEVICE_GET_CLASS (self);
+  gboolean ok = FALSE;
+
+  g_rw_lock_reader_lock (&priv->ctx_lock);
+  if (generation == (guint) g_atomic_int_get (&priv->generation) && g_atomic_int_get (&priv->open))
+    ok = klass->detach_memory (self, memory, size ? size : 1);
+  g_rw_lock_reader_unlock (&priv->ctx_lock);
+  return ok;
+}
+
 guint64
 _accel_device_next_handle (AccelDevice *self)
 {
@@ -1271,6 +1407,8 @@ _accel_device_next_handle (AccelDevice *self)
  * accel_work_get_kind: (skip)
  * @work: a work item
  *
+ * For backends: gets what a work item does.
+ *
  * Returns: what it does
  */
 AccelWorkKind
@@ -1282,6 +1420,8 @@ accel_work_get_kind (AccelWork *work)
 /**
  * accel_work_get_op: (skip)
  * @work: a work item
+ *
+ * For backends: gets the op of an op work item.
  *
  * Returns: (transfer none) (nullable): the op of an %ACCEL_WORK_OP item
  */
@@ -1295,6 +1435,8 @@ accel_work_get_op (AccelWork *work)
  * accel_work_get_kernel: (skip)
  * @work: a work item
  *
+ * For backends: gets the kernel chosen for an op work item.
+ *
  * Returns: (transfer none) (nullable): the kernel chosen for the op
  */
 const AccelKernel *
@@ -1306,6 +1448,8 @@ accel_work_get_kernel (AccelWork *work)
 /**
  * accel_work_get_buffer: (skip)
  * @work: a work item
+ *
+ * For backends: gets the buffer a transfer work item moves data in or out of.
  *
  * Returns: (transfer none) (nullable): the buffer of a transfer item
  */
@@ -1320,6 +1464,8 @@ accel_work_get_buffer (AccelWork *work)
  * @work: a work item
  * @size: (out) (optional): the byte count
  *
+ * For backends: gets the host memory of a transfer work item.
+ *
  * Returns: the host memory a transfer reads from or writes to
  */
 gpointer
@@ -1333,6 +1479,8 @@ accel_work_get_host_data (AccelWork *work, gsize *size)
 /**
  * accel_work_get_lane: (skip)
  * @work: a work item
+ *
+ * For backends: gets the lane an op asked for.
  *
  * Returns: the lane asked for, or -1
  */
@@ -1411,6 +1559,7 @@ accel_device_finalize (GObject *object)
   g_clear_error (&priv->restart_reason);
   g_rw_lock_clear (&priv->ctx_lock);
   g_mutex_clear (&priv->fail_lock);
+  _accel_context_resources_clear (&priv->resources);
   G_OBJECT_CLASS (accel_device_parent_class)->finalize (object);
 }
 
@@ -1453,6 +1602,7 @@ accel_device_get_property (GObject *object, guint prop_id, GValue *value, GParam
     case PROP_LANES: g_value_set_uint (value, priv->lanes); break;
     case PROP_MEMORY_TOTAL: g_value_set_uint64 (value, accel_device_get_memory_total (self)); break;
     case PROP_MEMORY_FREE: g_value_set_uint64 (value, accel_device_get_memory_free (self)); break;
+    case PROP_STATS: g_value_take_variant (value, accel_device_get_stats (self)); break;
     case PROP_JOURNAL: g_value_set_object (value, g_atomic_pointer_get (&priv->journal)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -1528,6 +1678,14 @@ accel_device_class_init (AccelDeviceClass *klass)
     g_param_spec_uint64 ("memory-free", NULL, "Free memory in bytes", 0, G_MAXUINT64, 0,
                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   /**
+   * AccelDevice:stats:
+   *
+   * What the device has done since it was made (accel_device_get_stats()).
+   */
+  properties[PROP_STATS] =
+    g_param_spec_variant ("stats", NULL, "Ops, transfers, errors, bytes moved and busy time",
+                          G_VARIANT_TYPE_VARDICT, NULL, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
    * AccelDevice:journal:
    *
    * Where the device records the work it runs, for accel-replay; %NULL
@@ -1546,6 +1704,7 @@ accel_device_init (AccelDevice *self)
   AccelDevicePrivate *priv = accel_device_get_instance_private (self);
   g_rw_lock_init (&priv->ctx_lock);
   g_mutex_init (&priv->fail_lock);
+  _accel_context_resources_init (&priv->resources);
   priv->lanes = 1;
   priv->state = ACCEL_DEVICE_STATE_READY;
 }
@@ -1553,6 +1712,8 @@ accel_device_init (AccelDevice *self)
 /**
  * accel_device_get_name:
  * @self: a device
+ *
+ * Gets its name, such as `cpu:0` or `cuda:1`.
  *
  * Returns: its name, such as `cpu:0` or `cuda:1`
  */
@@ -1566,6 +1727,8 @@ accel_device_get_name (AccelDevice *self)
 /**
  * accel_device_get_backend:
  * @self: a device
+ *
+ * Gets its backend.
  *
  * Returns: (transfer none): its backend
  */
@@ -1581,6 +1744,8 @@ accel_device_get_backend (AccelDevice *self)
  * accel_device_get_backend_name:
  * @self: a device
  *
+ * Gets the backend's name.
+ *
  * Returns: the backend's name
  */
 const char *
@@ -1594,6 +1759,8 @@ accel_device_get_backend_name (AccelDevice *self)
 /**
  * accel_device_get_system:
  * @self: a device
+ *
+ * Gets the system it belongs to.
  *
  * Returns: (transfer none) (nullable): the system it belongs to
  */
@@ -1609,6 +1776,8 @@ accel_device_get_system (AccelDevice *self)
  * accel_device_get_generation:
  * @self: a device
  *
+ * Gets the current context generation.
+ *
  * Returns: the current context generation
  */
 guint
@@ -1622,6 +1791,8 @@ accel_device_get_generation (AccelDevice *self)
 /**
  * accel_device_get_state:
  * @self: a device
+ *
+ * Gets its state.
  *
  * Returns: its state
  */
@@ -1637,6 +1808,8 @@ accel_device_get_state (AccelDevice *self)
  * accel_device_get_failure:
  * @self: a device
  *
+ * Gets why the device failed, or %NULL.
+ *
  * Returns: (transfer none) (nullable): why the device failed, or %NULL
  */
 const GError *
@@ -1650,6 +1823,8 @@ accel_device_get_failure (AccelDevice *self)
 /**
  * accel_device_get_lanes:
  * @self: a device
+ *
+ * Gets the number of lanes.
  *
  * Returns: the number of lanes
  */
@@ -1674,6 +1849,8 @@ query_memory (AccelDevice *self, guint64 *total, guint64 *free_bytes)
  * accel_device_get_memory_total:
  * @self: a device
  *
+ * Gets device memory in bytes (0 if unknown).
+ *
  * Returns: device memory in bytes (0 if unknown)
  */
 guint64
@@ -1689,6 +1866,8 @@ accel_device_get_memory_total (AccelDevice *self)
  * accel_device_get_memory_free:
  * @self: a device
  *
+ * Gets free device memory in bytes (0 if unknown).
+ *
  * Returns: free device memory in bytes (0 if unknown)
  */
 guint64
@@ -1698,4 +1877,28 @@ accel_device_get_memory_free (AccelDevice *self)
   guint64 total, free_bytes;
   query_memory (self, &total, &free_bytes);
   return free_bytes;
+}
+
+/**
+ * accel_device_get_stats:
+ * @self: a device
+ *
+ * What the device has done since it was made, as an `a{sv}` of `uint64`s:
+ * `ops-completed` and `transfers-completed` (work its backend ran, with
+ * or without an error), `errors` (work that completed with an error, also
+ * work refused on the device's thread: a stale buffer, a cancellation;
+ * ops refused by validation when submitted are not counted),
+ * `bytes-written` and `bytes-read` (uploaded to and downloaded from the
+ * device), `bytes-moved` (their sum), and `busy-us`: the microseconds
+ * during which the device had work in flight. Counted in this process:
+ * for a device served by a host process, what this process handed it.
+ *
+ * Returns: (transfer full): the figures, a floating reference
+ */
+GVariant *
+accel_device_get_stats (AccelDevice *self)
+{
+  g_return_val_if_fail (ACCEL_IS_DEVICE (self), NULL);
+  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+  return _accel_device_stats_to_variant (&priv->stats, g_atomic_int_get (&priv->in_flight) > 0);
 }

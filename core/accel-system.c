@@ -13,7 +13,16 @@ struct _AccelSystem {
   GHashTable *backends;      /* name -> AccelBackend */
   GPtrArray *devices;        /* AccelDevice, best first; NULL until listed */
   gboolean shut_down;
+  gint cpu_devices;          /* atomic; 0: ACCEL_CPU_DEVICES, else 1 */
 };
+
+enum {
+  PROP_0,
+  PROP_CPU_DEVICES,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
 
 /**
  * AccelSystem:
@@ -27,8 +36,11 @@ struct _AccelSystem {
  * dev = system.get_device("default")
  * ```
  *
- * Thread-safe. Disposing the system (or accel_system_shutdown()) closes
- * every device.
+ * Thread-safe. A device keeps what it needs alive: the application may
+ * let the system go and go on using a device it holds
+ * (`Accel.System.new ().get_device ("cpu:0")` is a working device); each
+ * device closes when its last reference goes. accel_system_shutdown()
+ * closes every device of the system at once.
  */
 G_DEFINE_FINAL_TYPE (AccelSystem, accel_system, G_TYPE_OBJECT)
 
@@ -40,7 +52,9 @@ accel_system_dispose (GObject *object)
 {
   AccelSystem *self = ACCEL_SYSTEM (object);
 
-  accel_system_shutdown (self);
+  /* No shutdown here: a device the application still holds keeps working
+   * (its backend holds the registry); the others end as their last
+   * reference, the system's, goes in finalize. */
   G_LOCK (default_system);
   if (default_system == self)
     default_system = NULL;
@@ -61,11 +75,52 @@ accel_system_finalize (GObject *object)
 }
 
 static void
+accel_system_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  switch (prop_id)
+    {
+    case PROP_CPU_DEVICES:
+      g_value_set_uint (value, accel_system_get_cpu_devices (ACCEL_SYSTEM (object)));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+accel_system_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  switch (prop_id)
+    {
+    case PROP_CPU_DEVICES:
+      accel_system_set_cpu_devices (ACCEL_SYSTEM (object), g_value_get_uint (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
 accel_system_class_init (AccelSystemClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   object_class->dispose = accel_system_dispose;
   object_class->finalize = accel_system_finalize;
+  object_class->get_property = accel_system_get_property;
+  object_class->set_property = accel_system_set_property;
+
+  /**
+   * AccelSystem:cpu-devices:
+   *
+   * How many CPU devices (`cpu:0`, `cpu:1`, …) the CPU backend makes, as
+   * XLA's host device count: several ranks of a communicator on one
+   * machine without a GPU. 0 (the default) means `ACCEL_CPU_DEVICES`, or
+   * 1. It counts when devices are first listed; set it before.
+   */
+  properties[PROP_CPU_DEVICES] =
+    g_param_spec_uint ("cpu-devices", NULL, "How many CPU devices (0: ACCEL_CPU_DEVICES, else 1)", 0, 256, 0,
+                       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
 static void
@@ -164,6 +219,8 @@ accel_system_get_default (void)
  * accel_system_get_registry:
  * @self: a system
  *
+ * Gets its registry.
+ *
  * Returns: (transfer none): its registry
  */
 AccelRegistry *
@@ -201,6 +258,8 @@ get_backend_locked (AccelSystem *self, const char *name, GError **error)
  * @self: a system
  * @name: a backend name (`cpu`, `cuda`)
  * @error: return location for a #GError
+ *
+ * Looks up a backend by name (`cpu`, `cuda`).
  *
  * Returns: (transfer none): the backend, loading its plugin if needed, or
  *   %NULL with %ACCEL_ERROR_UNKNOWN_TYPE or %ACCEL_ERROR_PLUGIN
@@ -292,6 +351,9 @@ accel_system_list_devices (AccelSystem *self)
  * @name: a device name (`cpu:0`, `cuda:1`), or `default` for the best device
  *   present (a GPU where there is one, else `cpu:0`)
  * @error: return location for a #GError
+ *
+ * Looks up a device by name (`cpu:0`, `cuda:1`, or `default`: the first
+ * device listed, a GPU where there is one).
  *
  * Returns: (transfer full): the device, or %NULL with %ACCEL_ERROR_NO_DEVICE
  */
@@ -423,8 +485,9 @@ accel_system_spawn (AccelSystem *self,
  * @self: a system
  *
  * Closes every device: queued work fails with %ACCEL_ERROR_DEVICE_FAILED,
- * contexts are released, device threads end. Idempotent; also done when
- * the system is disposed.
+ * contexts are released, device threads end, also for devices the
+ * application still holds. Idempotent. Without it, each device closes when
+ * its last reference goes, which may be after the system's.
  */
 void
 accel_system_shutdown (AccelSystem *self)
@@ -442,4 +505,60 @@ accel_system_shutdown (AccelSystem *self)
         _accel_device_shutdown (devices->pdata[i]);
       g_ptr_array_unref (devices);
     }
+}
+
+/**
+ * accel_system_get_cpu_devices:
+ * @self: a system
+ *
+ * How many CPU devices the CPU backend makes: the #AccelSystem:cpu-devices
+ * property, else `ACCEL_CPU_DEVICES`, else 1.
+ *
+ * Returns: how many CPU devices the CPU backend makes: the
+ *   #AccelSystem:cpu-devices property, else `ACCEL_CPU_DEVICES`, else 1
+ */
+guint
+accel_system_get_cpu_devices (AccelSystem *self)
+{
+  g_return_val_if_fail (ACCEL_IS_SYSTEM (self), 1);
+
+  /* No lock: backends ask while the system lists devices under it. */
+  guint n = (guint) g_atomic_int_get (&self->cpu_devices);
+  if (n)
+    return n;
+  const char *env = g_getenv ("ACCEL_CPU_DEVICES");
+  if (env == NULL || *env == '\0')
+    return 1;
+  char *end = NULL;
+  guint64 v = g_ascii_strtoull (env, &end, 10);
+  if (end == env || *end != '\0' || v < 1 || v > 256)
+    {
+      g_warning ("Ignoring ACCEL_CPU_DEVICES=“%s”: not a count from 1 to 256", env);
+      return 1;
+    }
+  return (guint) v;
+}
+
+/**
+ * accel_system_set_cpu_devices:
+ * @self: a system
+ * @n: how many CPU devices, 1 to 256, or 0 for `ACCEL_CPU_DEVICES`
+ *
+ * Sets #AccelSystem:cpu-devices. Devices already listed stay as they are.
+ */
+void
+accel_system_set_cpu_devices (AccelSystem *self, guint n)
+{
+  g_return_if_fail (ACCEL_IS_SYSTEM (self));
+  g_return_if_fail (n <= 256);
+
+  g_mutex_lock (&self->lock);
+  gboolean changed = (guint) g_atomic_int_get (&self->cpu_devices) != n;
+  gboolean listed = self->devices != NULL;
+  g_atomic_int_set (&self->cpu_devices, n);
+  g_mutex_unlock (&self->lock);
+  if (listed && changed)
+    g_warning ("AccelSystem:cpu-devices set to %u after the devices were listed; it counts for none of them", n);
+  if (changed)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CPU_DEVICES]);
 }

@@ -22,12 +22,17 @@ void accel_cpu_register_reduce_kernels (AccelPlugin *plugin);
 void accel_cpu_register_attention_kernels (AccelPlugin *plugin);
 void accel_cpu_register_attention_backward (AccelPlugin *plugin);
 void accel_cpu_register_attention_kvcache (AccelPlugin *plugin);
+gboolean accel_cpu_check_cu_seqlens (const char *op_name, const gint32 *cu, gint64 n, gint64 total, const char *name,
+                                     GError **error);
+void accel_cpu_register_graph (AccelPlugin *plugin);
+void accel_cpu_register_collectives (AccelPlugin *plugin);
 
 /* Whole-array conversions between f16/bf16/f32/f64 storage and binary32 or
  * binary64 working copies (accel-cpu-elementwise.c), in parallel for large
  * arrays. Narrowing rounds to nearest even. */
 void accel_cpu_to_f32 (const AccelCpuExec *exec, AccelDType dtype, const void *src, float *dst, gint64 n);
 void accel_cpu_from_f32 (const AccelCpuExec *exec, AccelDType dtype, const float *src, void *dst, gint64 n);
+float *accel_cpu_widen (const AccelCpuExec *exec, AccelBuffer *buffer, gboolean *owned, GError **error);
 
 /* Scratch memory aligned for SIMD; free with accel_cpu_scratch_free(). */
 gpointer accel_cpu_scratch_alloc (gsize size, GError **error);
