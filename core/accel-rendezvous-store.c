@@ -98,6 +98,7 @@ struct _AccelRendezvousStore {
   GThread *reaper_thread;
   GPtrArray *workers;            /* Worker; the accept thread's, then stop's */
   gint stopping;                 /* atomic */
+  GCancellable *wake;            /* cancelled by stop: the accept thread returns at once */
 
   GMutex lock;
   GCond cond;
@@ -546,7 +547,7 @@ accept_thread (gpointer data)
   while (!g_atomic_int_get (&self->stopping))
     {
       join_workers (self, FALSE);
-      if (!g_socket_condition_timed_wait (self->listener, G_IO_IN, POLL_US, NULL, NULL))
+      if (!g_socket_condition_timed_wait (self->listener, G_IO_IN, POLL_US, self->wake, NULL))
         continue;
       g_autoptr(GSocket) socket = g_socket_accept (self->listener, NULL, NULL);
       if (socket == NULL)
@@ -633,6 +634,7 @@ accel_rendezvous_store_finalize (GObject *object)
 
   accel_rendezvous_store_stop (self);
   g_clear_object (&self->listener);
+  g_clear_object (&self->wake);
   g_ptr_array_unref (self->conns);
   g_ptr_array_unref (self->workers);
   g_hash_table_unref (self->exchanges);
@@ -664,6 +666,7 @@ accel_rendezvous_store_init (AccelRendezvousStore *self)
   self->workers = g_ptr_array_new ();
   self->exchanges = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) exchange_free);
   g_queue_init (&self->aborted);
+  self->wake = g_cancellable_new ();
 }
 
 static GInetAddress *
@@ -837,6 +840,7 @@ accel_rendezvous_store_stop (AccelRendezvousStore *self)
 
   if (!g_atomic_int_compare_and_exchange (&self->stopping, 0, 1))
     return;
+  g_cancellable_cancel (self->wake);
   g_clear_pointer (&self->accept_thread, g_thread_join);
   g_mutex_lock (&self->lock);
   g_cond_broadcast (&self->cond);

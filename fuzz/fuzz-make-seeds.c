@@ -17,6 +17,8 @@
 #include "fuzz-env.h"
 #include "fuzz-op-handle.h"
 #include "accel-journal-private.h"
+#include "accel-rendezvous-private.h"
+#include <sys/socket.h>
 
 static void
 write_seed (const char *dir, const char *harness, const char *name, const guint8 *data, gsize size)
@@ -97,8 +99,12 @@ op_seeds (const char *dir)
         g_autoptr(AccelOp) op = accel_op_new_by_name (names[t], &error);
         if (op == NULL)
           continue;
-        guint n;
-        GParamSpec **pspecs = _accel_op_class_list_buffer_pspecs (ACCEL_OP_GET_CLASS (op), &n);
+        guint n_all, n = 0;
+        g_autofree GParamSpec **all = g_object_class_list_properties (G_OBJECT_GET_CLASS (op), &n_all);
+        g_autofree GParamSpec **pspecs = g_new (GParamSpec *, n_all + 1);
+        for (guint i = 0; i < n_all; i++)
+          if (all[i]->value_type == ACCEL_TYPE_BUFFER && (all[i]->flags & G_PARAM_WRITABLE))
+            pspecs[n++] = all[i];
         g_autoptr(GHashTable) handles = g_hash_table_new (g_str_hash, g_str_equal);
         for (guint i = 0; i < n; i++)
           {
@@ -323,6 +329,54 @@ journal_seeds (const char *dir)
     }
 }
 
+/* rendezvous: what a process sends a store, framed by the real writer,
+ * and a last byte that picks the store (bit 0: two processes; bit 1: a
+ * token). */
+static void
+rendezvous_seeds (const char *dir)
+{
+  const struct {
+    const char *name;
+    guint8 flags;
+    const char *token;
+  } cases[] = {
+    { "join-exchange", 0, "" },
+    { "join-with-token", 2, "fuzz-token" },
+    { "two-processes", 1, "" },
+  };
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      int sv[2];
+      g_assert (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+      g_autoptr(GSocket) a = g_socket_new_from_fd (sv[0], NULL);
+      g_autoptr(GSocket) b = g_socket_new_from_fd (sv[1], NULL);
+      g_autoptr(GError) error = NULL;
+      guint32 procs[] = { 0 };
+      const guint8 part[] = "a process's part";
+      GVariant *messages[] = {
+        g_variant_new ("(suu)", cases[c].token, (guint32) 0, (guint32) (cases[c].flags & 1 ? 2 : 1)),
+        g_variant_new_tuple (NULL, 0),
+        g_variant_new ("(s@au@ay)", "tag-1", g_variant_new_fixed_array (G_VARIANT_TYPE_UINT32, procs, 1, 4),
+                       g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, part, sizeof part, 1)),
+        g_variant_new ("(ss)", "tag", "a reason"),
+      };
+      AccelWireKind kinds[] = { ACCEL_WIRE_HELLO, ACCEL_WIRE_PING, ACCEL_WIRE_EXCHANGE, ACCEL_WIRE_ABORT };
+      for (guint i = 0; i < G_N_ELEMENTS (kinds); i++)
+        if (!_accel_wire_write (a, kinds[i], i + 1, g_variant_ref_sink (messages[i]), 0, &error))
+          g_error ("%s", error->message);
+        else
+          g_variant_unref (messages[i]);
+      g_socket_shutdown (a, FALSE, TRUE, NULL);
+      g_autoptr(GByteArray) stream = g_byte_array_new ();
+      guint8 buf[4096];
+      gssize n;
+      while ((n = g_socket_receive (b, (char *) buf, sizeof buf, NULL, NULL)) > 0)
+        g_byte_array_append (stream, buf, n);
+      g_byte_array_append (stream, &cases[c].flags, 1);
+      write_seed (dir, "rendezvous", cases[c].name, stream->data, stream->len);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -336,5 +390,6 @@ main (int argc, char **argv)
   host_seeds (argv[1]);
   app_seeds (argv[1]);
   journal_seeds (argv[1]);
+  rendezvous_seeds (argv[1]);
   return 0;
 }
