@@ -272,6 +272,8 @@ accel_journal_new (const char *path, AccelJournalFlags flags, GError **error)
  * accel_journal_get_path:
  * @self: a journal
  *
+ * The file the journal appends to.
+ *
  * Returns: (type filename): its file
  */
 const char *
@@ -285,7 +287,9 @@ accel_journal_get_path (AccelJournal *self)
  * accel_journal_get_flags:
  * @self: a journal
  *
- * Returns: what it keeps of the ops' buffers
+ * What the journal keeps of the buffers of the ops it records.
+ *
+ * Returns: its flags
  */
 AccelJournalFlags
 accel_journal_get_flags (AccelJournal *self)
@@ -298,8 +302,10 @@ accel_journal_get_flags (AccelJournal *self)
  * accel_journal_get_n_records:
  * @self: a journal
  *
- * Returns: how many records were made since it was opened (written or
- *   about to be)
+ * How many records the journal made since it was opened, written to its
+ * file or about to be (accel_journal_flush() writes them).
+ *
+ * Returns: the number of records
  */
 guint64
 accel_journal_get_n_records (AccelJournal *self)
