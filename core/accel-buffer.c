@@ -726,6 +726,20 @@ _accel_buffer_new_alias (AccelBuffer *self,
   guint64 last = 0, bytes = 0, end = 0;
   gboolean empty = FALSE, ok = esize != 0;
 
+  /* Elements on their natural boundary (a complex one on its parts'):
+   * kernels load them as the C types they are. A view made here from
+   * another process's offset could otherwise start anywhere (found by
+   * fuzzing the device host: an f16 axpy at an odd byte). */
+  gsize align = accel_dtype_is_complex (dtype) ? esize / 2 : esize;
+  if (ok && (self->offset + byte_offset) % align != 0)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "A buffer of %s at byte %" G_GUINT64_FORMAT " of its allocation is not aligned to its "
+                   "%" G_GSIZE_FORMAT "-byte elements", accel_dtype_get_name (dtype),
+                   (guint64) self->offset + byte_offset, align);
+      return NULL;
+    }
+
   /* Every step checked: the shape may come from another process. */
   for (guint i = 0; ok && i < rank; i++)
     {
