@@ -8,7 +8,8 @@
  * GCond are futexes (not pthread calls, which TSan intercepts), a GTask
  * result reaches its callback through GLib's main context, g_once_init_*()
  * publishes with an atomic store inside GLib, the last g_object_unref()
- * may finalize on another thread, qdata is published under GLib's bit
+ * (or unref of a GBytes, GPtrArray, GHashTable, GVariant…) may free on
+ * another thread, qdata is published under GLib's bit
  * locks, and a GThreadPool hands its data to a worker through a GLib
  * queue. (GSlice's own hand-over of memory between threads is avoided
  * with G_SLICE=always-malloc, which tests/tsan/meson.build sets.) Each
@@ -40,16 +41,20 @@
  * that tsan.supp can name it. */
 #define KEEP_FRAME() __asm__ volatile ("" ::: "memory")
 
-#define REAL(name)                                                        \
-  static __typeof__ (name) *real_##name;                                  \
-  if (G_UNLIKELY (real_##name == NULL))                                   \
-    {                                                                     \
-      real_##name = (__typeof__ (name) *) dlsym (RTLD_NEXT, #name);       \
-      if (real_##name == NULL)                                            \
-        {                                                                 \
-          fprintf (stderr, "accel-tsan-glib: no %s in GLib\n", #name);  \
-          abort ();                                                       \
-        }                                                                 \
+/* GLib's function of the same name, found once (racing threads find the
+ * same one; the pointer is atomic). */
+#define REAL(name)                                                          \
+  static __typeof__ (name) *real_##name##_;                                 \
+  __typeof__ (name) *real_##name = __atomic_load_n (&real_##name##_, __ATOMIC_ACQUIRE); \
+  if (G_UNLIKELY (real_##name == NULL))                                     \
+    {                                                                       \
+      real_##name = (__typeof__ (name) *) dlsym (RTLD_NEXT, #name);         \
+      if (real_##name == NULL)                                              \
+        {                                                                   \
+          fprintf (stderr, "accel-tsan-glib: no %s in GLib\n", #name);    \
+          abort ();                                                         \
+        }                                                                   \
+      __atomic_store_n (&real_##name##_, real_##name, __ATOMIC_RELEASE);    \
     }
 
 /* ---- GMutex and GCond (futexes in GLib on Linux) ------------------------- */
@@ -178,8 +183,38 @@ g_object_dup_qdata (GObject *object, GQuark quark, GDuplicateFunc dup_func, gpoi
   return data;
 }
 
+/* ---- GLib's reference-counted containers: the last unref frees, on
+ * whichever thread makes it, after an atomic inside GLib. Their counts are
+ * private, so every unref both releases and acquires (ordering unrefs of
+ * one container among themselves, which is what they do in GLib). ------ */
+
+#define UNREF(type, name)                        \
+  void                                           \
+  name (type *object)                            \
+  {                                              \
+    REAL (name);                                 \
+    if (object)                                  \
+      {                                          \
+        __tsan_release (object);                 \
+        __tsan_acquire (object);                 \
+      }                                          \
+    real_##name (object);                        \
+    KEEP_FRAME ();                               \
+  }
+
+UNREF (GBytes, g_bytes_unref)
+UNREF (GPtrArray, g_ptr_array_unref)
+UNREF (GArray, g_array_unref)
+UNREF (GByteArray, g_byte_array_unref)
+UNREF (GHashTable, g_hash_table_unref)
+UNREF (GVariant, g_variant_unref)
+
 /* ---- GTask: returned on one thread, read in a callback on another. ---- */
 
+/* Released after the call too: GLib allocates the source that carries the
+ * result to the callback's context in it, and frees it there after the
+ * callback, which acquires (the task's address is only a sync key here:
+ * the task may be gone already). */
 #define TASK_RETURN(name, params, args)          \
   void                                           \
   name params                                    \
@@ -187,6 +222,7 @@ g_object_dup_qdata (GObject *object, GQuark quark, GDuplicateFunc dup_func, gpoi
     REAL (name);                                 \
     __tsan_release (task);                       \
     real_##name args;                            \
+    __tsan_release (task);                       \
     KEEP_FRAME ();                               \
   }
 
