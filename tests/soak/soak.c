@@ -10,7 +10,9 @@
  * lost or doubled, an error other than the ones faults cause
  * (CONTEXT_POISONED, STALE_BUFFER), a thread that makes no progress for
  * ACCEL_SOAK_HANG_S, or memory or descriptors that grow by more than 10%
- * after the first ten minutes (a third of the run, if shorter).
+ * after the first ten minutes (a third of the run, if shorter): the median
+ * of the last ten minutes' samples against that of the warm-up's second
+ * half.
  *
  * Knobs: ACCEL_SOAK_MINUTES (60), ACCEL_SOAK_THREADS (16),
  * ACCEL_SOAK_SAMPLE_S (60), ACCEL_SOAK_HANG_S (300), ACCEL_SOAK_GROWTH
@@ -416,6 +418,42 @@ typedef struct {
   guint fds;
 } Sample;
 
+static int
+compare_u64 (gconstpointer a, gconstpointer b)
+{
+  guint64 x = *(const guint64 *) a, y = *(const guint64 *) b;
+  return x < y ? -1 : x > y;
+}
+
+/* The median of each figure over the samples of minutes [@from, @to]. */
+static gboolean
+median_of (GArray *samples, double from, double to, Sample *out)
+{
+  g_autoptr(GArray) app = g_array_new (FALSE, FALSE, sizeof (guint64));
+  g_autoptr(GArray) host = g_array_new (FALSE, FALSE, sizeof (guint64));
+  g_autoptr(GArray) fds = g_array_new (FALSE, FALSE, sizeof (guint64));
+  for (guint i = 0; i < samples->len; i++)
+    {
+      const Sample *s = &g_array_index (samples, Sample, i);
+      if (s->minute < from || s->minute > to)
+        continue;
+      guint64 f = s->fds;
+      g_array_append_val (app, s->app_rss);
+      g_array_append_val (host, s->host_rss);
+      g_array_append_val (fds, f);
+    }
+  if (app->len == 0)
+    return FALSE;
+  g_array_sort (app, compare_u64);
+  g_array_sort (host, compare_u64);
+  g_array_sort (fds, compare_u64);
+  out->minute = to;
+  out->app_rss = g_array_index (app, guint64, app->len / 2);
+  out->host_rss = g_array_index (host, guint64, host->len / 2);
+  out->fds = g_array_index (fds, guint64, fds->len / 2);
+  return TRUE;
+}
+
 static void
 test_soak (void)
 {
@@ -537,26 +575,31 @@ test_soak (void)
   if (chaos)
     g_thread_join (chaos);
 
-  /* Growth after the warm-up: against the first sample after it. */
+  /* Growth: the median of the last ten minutes' samples (a third of the
+   * run, if shorter) against the median of the warm-up's second half. A
+   * host is replaced every few seconds and either process's memory moves
+   * with the transfers in flight, so one sample alone is no level; a leak
+   * moves the median. */
   double warmup = MIN (10.0, minutes / 3.0);
-  const Sample *base = NULL;
-  for (guint i = 0; i < samples->len && base == NULL; i++)
-    if (g_array_index (samples, Sample, i).minute >= warmup)
-      base = &g_array_index (samples, Sample, i);
-  for (guint i = 0; base && i < samples->len; i++)
+  double tail_from = (g_get_monotonic_time () - start) / 60e6 - MIN (10.0, minutes / 3.0);
+  Sample level, late;
+  gboolean have = median_of (samples, warmup / 2, warmup, &level)
+                  && median_of (samples, MAX (tail_from, warmup + 1e-9), G_MAXDOUBLE, &late);
+  Sample *base = have ? &level : NULL;
+  if (have)
     {
-      const Sample *s = &g_array_index (samples, Sample, i);
-      if (s->minute <= base->minute)
-        continue;
-      if (s->app_rss > base->app_rss * growth)
-        fail (&soak, "the application's RSS grew from %.1f MiB (minute %.1f) to %.1f MiB (minute %.1f)",
-              base->app_rss / 1024.0, base->minute, s->app_rss / 1024.0, s->minute);
-      if (base->host_rss && s->host_rss > base->host_rss * growth)
-        fail (&soak, "a device host's RSS grew from %.1f MiB (minute %.1f) to %.1f MiB (minute %.1f)",
-              base->host_rss / 1024.0, base->minute, s->host_rss / 1024.0, s->minute);
-      if (s->fds > base->fds * growth + 2)
-        fail (&soak, "open descriptors grew from %u (minute %.1f) to %u (minute %.1f)", base->fds, base->minute,
-              s->fds, s->minute);
+      say (&soak, "\nMedians: warm-up (minutes %.1f to %.1f) app %.1f MiB, host %.1f MiB, %u fds; "
+           "last %.0f minutes app %.1f MiB, host %.1f MiB, %u fds.",
+           warmup / 2, warmup, level.app_rss / 1024.0, level.host_rss / 1024.0, level.fds,
+           MIN (10.0, minutes / 3.0), late.app_rss / 1024.0, late.host_rss / 1024.0, late.fds);
+      if (late.app_rss > level.app_rss * growth)
+        fail (&soak, "the application's RSS grew from %.1f MiB to %.1f MiB (medians)", level.app_rss / 1024.0,
+              late.app_rss / 1024.0);
+      if (level.host_rss && late.host_rss > level.host_rss * growth)
+        fail (&soak, "the device hosts' RSS grew from %.1f MiB to %.1f MiB (medians)", level.host_rss / 1024.0,
+              late.host_rss / 1024.0);
+      if (late.fds > level.fds * growth + 2)
+        fail (&soak, "open descriptors grew from %u to %u (medians)", level.fds, late.fds);
     }
   if (base == NULL && minutes > 0)
     fail (&soak, "no sample after the warm-up of %.1f minutes", warmup);
