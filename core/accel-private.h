@@ -54,6 +54,7 @@ typedef enum {
   ACCEL_PLUGIN_FEATURE_BACKEND,
   ACCEL_PLUGIN_FEATURE_OP_TYPE,
   ACCEL_PLUGIN_FEATURE_ACTOR_TYPE,
+  ACCEL_PLUGIN_FEATURE_MODEL_TYPE,
   ACCEL_PLUGIN_N_FEATURE_KINDS
 } AccelPluginFeatureKind;
 
@@ -66,7 +67,7 @@ GPtrArray *_accel_plugin_peek_kernels (AccelPlugin *self);
 void _accel_plugin_set_registry (AccelPlugin *self, AccelRegistry *registry);
 void _accel_plugin_set_status (AccelPlugin *self, AccelPluginStatus status, const char *reason);
 /* Metadata: what the scanner reports and the cache keeps. */
-#define ACCEL_PLUGIN_METADATA_TYPE "(ssssasasa(ssu)asasas)"
+#define ACCEL_PLUGIN_METADATA_TYPE "(ssssasasa(ssu)asasasas)"
 ACCEL_API
 GVariant *_accel_plugin_to_metadata (AccelPlugin *self);
 AccelPlugin *_accel_plugin_new_from_metadata (const char *filename, GVariant *metadata, GError **error);
@@ -84,6 +85,12 @@ char *_accel_plugin_name_from_filename (const char *filename);
 
 /* accel-registry.c: told by accel_plugin_load() once a plugin registered. */
 void _accel_registry_plugin_loaded (AccelRegistry *self, AccelPlugin *plugin);
+
+/* accel-registry-policy.c: the plugin files on the search path, in order;
+ * and the duplicates and the plugins the allow/deny policy leaves out,
+ * marked in @plugins (path order). */
+GPtrArray *_accel_registry_list_plugin_files (void);
+void _accel_registry_apply_policy (GPtrArray *plugins);
 
 /* accel-registry-cache.c: the metadata cache file. */
 typedef struct {
@@ -140,6 +147,8 @@ guint64 _accel_device_next_handle (AccelDevice *self);
 /* actor/accel-actor.c */
 void _accel_actor_set_dispatcher (AccelActor *self, AccelDispatcher *dispatcher);
 void _accel_actor_count_restart (AccelActor *self, const GError *reason);
+/* Marks @self as the root of @system's supervision tree. */
+void _accel_actor_set_system (AccelActor *self, AccelSystem *system);
 
 /* accel-backend.c */
 void _accel_backend_setup (AccelBackend *self, AccelSystem *system, const char *name);

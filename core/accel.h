@@ -20,6 +20,8 @@
 #include "accel-op.h"
 #include "accel-device.h"
 #include "accel-remote-device.h"
+#include "accel-tensor-spec.h"
+#include "accel-model.h"
 #include "accel-system.h"
 #include "ops/accel-ops.h"
 #undef ACCEL_INSIDE

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <gio/gio.h>
+#include "accel-types.h"
+#include "accel-tensor-spec.h"
+
+G_BEGIN_DECLS
+
+/**
+ * AccelModelInterface::run_async:
+ * @self: the model
+ * @device: the device to run on, on which the model was prepared
+ * @inputs: (element-type AccelBuffer) (transfer none): one buffer per input
+ * @outputs: (element-type AccelBuffer) (transfer none): one buffer per output
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): completes the run
+ * @user_data: data for @callback
+ *
+ * Runs one batch. The buffers are already checked against the model's
+ * inputs and outputs. The buffer lists are #GPtrArray rather than C arrays
+ * so that bindings hand the implementation plain lists.
+ */
+
+/**
+ * AccelModelInterface::get_inputs:
+ * @self: the model
+ *
+ * Returns: (transfer full) (element-type AccelTensorSpec): the inputs
+ */
+
+/**
+ * AccelModelInterface::get_outputs:
+ * @self: the model
+ *
+ * Returns: (transfer full) (element-type AccelTensorSpec): the outputs
+ */
+
+#define ACCEL_TYPE_MODEL (accel_model_get_type ())
+ACCEL_API
+G_DECLARE_INTERFACE (AccelModel, accel_model, ACCEL, MODEL, GObject)
+
+/**
+ * AccelModelInterface:
+ * @g_iface: the parent interface
+ * @get_inputs: lists the inputs, in order; the same for the model's whole life
+ * @get_outputs: lists the outputs, in order; the same for the model's whole life
+ * @prepare: makes the model ready to run on a device (uploads its weights
+ *   there); called again after the device's #AccelDevice:generation changed
+ * @run_async: runs one batch: the inputs and outputs are buffers on the
+ *   device, in the order of @get_inputs and @get_outputs, each
+ *   `[n, item dims…]` with the same `n`; completes when the outputs are
+ *   written
+ * @run_finish: finishes @run_async; the default propagates the boolean of a
+ *   #GTask
+ *
+ * What a serving actor runs. Implement it in C, or in Python or JavaScript
+ * as a GObject subclass; see accel_model_run_async() for the contract.
+ */
+struct _AccelModelInterface {
+  GTypeInterface g_iface;
+
+  GPtrArray *(*get_inputs) (AccelModel *self);
+  GPtrArray *(*get_outputs) (AccelModel *self);
+  gboolean (*prepare) (AccelModel *self, AccelDevice *device, GError **error);
+  void (*run_async) (AccelModel *self,
+                     AccelDevice *device,
+                     GPtrArray *inputs,
+                     GPtrArray *outputs,
+                     GCancellable *cancellable,
+                     GAsyncReadyCallback callback,
+                     gpointer user_data);
+  gboolean (*run_finish) (AccelModel *self, GAsyncResult *result, GError **error);
+
+  /*< private >*/
+  gpointer padding[8];
+};
+
+ACCEL_API
+GPtrArray *accel_model_get_inputs (AccelModel *self);
+ACCEL_API
+GPtrArray *accel_model_get_outputs (AccelModel *self);
+ACCEL_API
+gboolean accel_model_prepare (AccelModel *self, AccelDevice *device, GError **error);
+ACCEL_API
+gboolean accel_model_is_prepared (AccelModel *self, AccelDevice *device);
+ACCEL_API
+void accel_model_run_async (AccelModel *self,
+                            AccelDevice *device,
+                            AccelBuffer **inputs,
+                            guint n_inputs,
+                            AccelBuffer **outputs,
+                            guint n_outputs,
+                            GCancellable *cancellable,
+                            GAsyncReadyCallback callback,
+                            gpointer user_data);
+ACCEL_API
+gboolean accel_model_run_finish (AccelModel *self, GAsyncResult *result, GError **error);
+ACCEL_API
+gboolean accel_model_run (AccelModel *self,
+                          AccelDevice *device,
+                          AccelBuffer **inputs,
+                          guint n_inputs,
+                          AccelBuffer **outputs,
+                          guint n_outputs,
+                          GCancellable *cancellable,
+                          GError **error);
+
+G_END_DECLS
