@@ -154,7 +154,8 @@ cached_specs (AccelModel *self, gboolean outputs)
  * Lists the model's inputs, in the order accel_model_run_async() takes
  * their buffers. Asked from the implementation once and kept.
  *
- * Returns: (transfer full) (element-type AccelTensorSpec): the inputs
+ * Returns: (transfer container) (element-type AccelTensorSpec): the inputs;
+ *   the array holds a reference to each and drops it when freed
  */
 GPtrArray *
 accel_model_get_inputs (AccelModel *self)
@@ -171,7 +172,8 @@ accel_model_get_inputs (AccelModel *self)
  * Lists the model's outputs, in the order accel_model_run_async() takes
  * their buffers. Asked from the implementation once and kept.
  *
- * Returns: (transfer full) (element-type AccelTensorSpec): the outputs
+ * Returns: (transfer container) (element-type AccelTensorSpec): the outputs;
+ *   the array holds a reference to each and drops it when freed
  */
 GPtrArray *
 accel_model_get_outputs (AccelModel *self)

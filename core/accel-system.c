@@ -378,9 +378,73 @@ accel_system_get_root_actor (AccelSystem *self)
   return root;
 }
 
+/* Brings @in to the type of @pspec, as bindings cannot always say which
+ * type they mean: numbers and the like transform, a string names an enum
+ * or flags value by nick or name. */
+static gboolean
+convert_value (GParamSpec *pspec, const GValue *in, GValue *out, const char *what, const char *type_name,
+               GError **error)
+{
+  GType want = G_PARAM_SPEC_VALUE_TYPE (pspec);
+  g_value_init (out, want);
+  if (g_value_type_compatible (G_VALUE_TYPE (in), want))
+    {
+      g_value_copy (in, out);
+      return TRUE;
+    }
+  if (G_VALUE_HOLDS_STRING (in) && g_value_get_string (in) && (G_TYPE_IS_ENUM (want) || G_TYPE_IS_FLAGS (want)))
+    {
+      const char *text = g_value_get_string (in);
+      if (G_TYPE_IS_ENUM (want))
+        {
+          GEnumClass *klass = g_type_class_ref (want);
+          GEnumValue *v = g_enum_get_value_by_nick (klass, text);
+          if (v == NULL)
+            v = g_enum_get_value_by_name (klass, text);
+          if (v)
+            g_value_set_enum (out, v->value);
+          g_type_class_unref (klass);
+          if (v)
+            return TRUE;
+        }
+      else
+        {
+          GFlagsClass *klass = g_type_class_ref (want);
+          guint flags = 0;
+          gboolean ok = TRUE;
+          g_auto(GStrv) parts = g_strsplit (text, "|", -1);
+          for (guint i = 0; parts[i] && ok; i++)
+            {
+              GFlagsValue *v = g_flags_get_value_by_nick (klass, g_strstrip (parts[i]));
+              if (v == NULL)
+                v = g_flags_get_value_by_name (klass, parts[i]);
+              ok = v != NULL;
+              if (v)
+                flags |= v->value;
+            }
+          g_type_class_unref (klass);
+          if (ok)
+            {
+              g_value_set_flags (out, flags);
+              return TRUE;
+            }
+        }
+    }
+  else if (g_value_type_transformable (G_VALUE_TYPE (in), want) && g_value_transform (in, out)
+           && !g_param_value_validate (pspec, out))
+    return TRUE;
+  g_autofree char *contents = g_strdup_value_contents (in);
+  g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+               "Property “%s” of %s type “%s” takes %s; %s %s does not fit",
+               pspec->name, what, type_name, g_type_name (want), g_type_name (G_VALUE_TYPE (in)), contents);
+  g_value_unset (out);
+  return FALSE;
+}
+
 /* Makes an object of @type (an actor or model type called @type_name) with
- * properties checked by name, initialising it where it is a #GInitable so
- * that a bad property value is an error, not a broken object. */
+ * properties checked by name and brought to their types, initialising it
+ * where it is a #GInitable so that a bad property value is an error, not a
+ * broken object. */
 static GObject *
 new_checked (GType type,
              const char *what,
@@ -391,23 +455,33 @@ new_checked (GType type,
              GError **error)
 {
   GObjectClass *klass = g_type_class_ref (type);
-  for (guint i = 0; i < n_properties; i++)
-    if (g_object_class_find_property (klass, names[i]) == NULL)
-      {
-        g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                     "%s type “%s” has no property “%s”", what, type_name, names[i]);
-        g_type_class_unref (klass);
-        return NULL;
-      }
+  g_autofree GValue *converted = g_new0 (GValue, MAX (n_properties, 1));
+  gboolean ok = TRUE;
+  guint n_converted = 0;
+  for (guint i = 0; i < n_properties && ok; i++)
+    {
+      GParamSpec *pspec = g_object_class_find_property (klass, names[i]);
+      if (pspec == NULL || !(pspec->flags & G_PARAM_WRITABLE))
+        {
+          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                       pspec ? "Property “%2$s” of %3$s type “%1$s” is read-only"
+                             : "%3$s type “%1$s” has no property “%2$s”",
+                       type_name, names[i], what);
+          ok = FALSE;
+        }
+      else if ((ok = convert_value (pspec, &values[i], &converted[i], what, type_name, error)))
+        n_converted++;
+    }
   g_type_class_unref (klass);
 
-  GObject *object = g_object_new_with_properties (type, n_properties, names, values);
-  if (G_IS_INITABLE (object) && !g_initable_init (G_INITABLE (object), NULL, error))
+  GObject *object = ok ? g_object_new_with_properties (type, n_properties, names, converted) : NULL;
+  for (guint i = 0; i < n_converted; i++)
+    g_value_unset (&converted[i]);
+  if (object && G_IS_INITABLE (object) && !g_initable_init (G_INITABLE (object), NULL, error))
     {
       if (ACCEL_IS_ACTOR (object))
         accel_actor_stop (ACCEL_ACTOR (object));
-      g_object_unref (object);
-      return NULL;
+      g_clear_object (&object);
     }
   return object;
 }

@@ -105,7 +105,10 @@ accel_actor_constructed (GObject *object)
         priv->dispatcher = g_object_ref (shared_dispatcher ());
     }
   if (priv->name == NULL)
-    priv->name = g_strdup_printf ("%s-%p", G_OBJECT_TYPE_NAME (self), (void *) self);
+    {
+      const char *type_name = accel_actor_class_get_type_name (ACCEL_ACTOR_GET_CLASS (self));
+      priv->name = g_strdup_printf ("%s-%p", type_name ? type_name : G_OBJECT_TYPE_NAME (self), (void *) self);
+    }
 
   if (priv->parent != NULL)
     {
