@@ -156,8 +156,6 @@ _accel_actor_handle_failure (AccelActor *self, const GError *error)
         AccelActorClass *klass = ACCEL_ACTOR_GET_CLASS (self);
         g_autoptr(GError) restart_error = NULL;
         _accel_actor_set_state (self, ACCEL_ACTOR_STATE_RESTARTING);
-        /* What it deferred, it will not answer from its reset state. */
-        _accel_actor_fail_pending (self, "was restarted after a failure", error);
         gboolean ok = klass->restart ? klass->restart (self, error, &restart_error) : TRUE;
         if (!ok)
           {
@@ -167,6 +165,9 @@ _accel_actor_handle_failure (AccelActor *self, const GError *error)
           }
         _accel_actor_set_state (self, ACCEL_ACTOR_STATE_RUNNING);
         _accel_actor_count_restart (self, error);
+        /* What it deferred, it will not answer from its reset state; the
+         * askers hear of it once the restart is counted. */
+        _accel_actor_fail_pending (self, "was restarted after a failure", error);
       }
       break;
     case ACCEL_DIRECTIVE_STOP:

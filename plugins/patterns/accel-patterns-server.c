@@ -645,6 +645,11 @@ conclude (AccelPatternsServer *self, AccelPatternsBatch *batch, GPtrArray *outpu
       g_clear_pointer (&batch->watchdog, g_source_unref);
     }
   g_ptr_array_remove_fast (priv->in_flight, batch);
+  /* Counted before the replies go, so a caller that has its reply sees it. */
+  g_mutex_lock (&priv->stats_lock);
+  priv->batches_run++;
+  priv->histogram[MIN (batch->rows, priv->max_batch_size)]++;
+  g_mutex_unlock (&priv->stats_lock);
 
   AccelPatternsReplyInfo info = {
     batch->model_version, batch->rows, 0,
@@ -661,10 +666,6 @@ conclude (AccelPatternsServer *self, AccelPatternsBatch *batch, GPtrArray *outpu
         answer (self, request, accel_patterns_reply_new (request, priv->output_specs, outputs, row, &info), NULL);
       row += request->rows;
     }
-  g_mutex_lock (&priv->stats_lock);
-  priv->batches_run++;
-  priv->histogram[MIN (batch->rows, priv->max_batch_size)]++;
-  g_mutex_unlock (&priv->stats_lock);
 }
 
 /* Whether @batch still counts: formed since the last restart and not
