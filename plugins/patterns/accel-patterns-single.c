@@ -24,7 +24,6 @@ typedef struct {
   guint max_inflight;
   GPtrArray *runners;           /* AccelPatternsRunner, dispatcher thread */
   guint32 version;              /* atomic */
-  guint64 swaps;
   gboolean set_up;
 } AccelPatternsSinglePrivate;
 
@@ -80,13 +79,13 @@ swap_on_thread (gpointer data)
   g_set_object (&priv->model, swap->model);
   g_ptr_array_unref (priv->runners);
   priv->runners = g_ptr_array_ref (swap->runners);
-  priv->swaps++;
   g_atomic_int_inc (&priv->version);
+  accel_patterns_server_schedule (ACCEL_PATTERNS_SERVER (swap->self));
+  /* The last touch: the setter's frame, which holds @swap, may go at once. */
   g_mutex_lock (&swap->lock);
   swap->done = TRUE;
   g_cond_signal (&swap->cond);
   g_mutex_unlock (&swap->lock);
-  accel_patterns_server_schedule (ACCEL_PATTERNS_SERVER (swap->self));
   return G_SOURCE_REMOVE;
 }
 

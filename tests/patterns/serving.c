@@ -363,7 +363,15 @@ test_replica_failover (void)
   g_test_message ("failovers: %" G_GUINT64_FORMAT, failovers);
   g_assert_cmpuint (accel_device_get_generation (r0), ==, 1);
 
-  /* Replica 0 serves again, its model prepared on the new generation. */
+  /* Replica 0 serves again once its new host is up, its model prepared
+   * on the new generation. */
+  gint64 end = g_get_monotonic_time () + 30 * G_USEC_PER_SEC;
+  while (accel_device_get_state (r0) != ACCEL_DEVICE_STATE_READY
+         || accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (r0)) == host)
+    {
+      g_assert_cmpint (g_get_monotonic_time (), <, end);
+      g_usleep (1000);
+    }
   guint64 before = replica_batches (pool, "remote-cpu:0");
   send_wave (pool, asks, xs, first, n, sizes[0]);
   pt_asks_wait (asks, n);
