@@ -27,14 +27,14 @@
  *
  * ```python
  * class Double(GObject.Object, Accel.Model):
- *     def do_get_inputs(self):
- *         return [Accel.TensorSpec.new("x", Accel.DType.F32, [4])]
- *     def do_get_outputs(self):
- *         return [Accel.TensorSpec.new("y", Accel.DType.F32, [4])]
+ *     def do_get_input(self, index):
+ *         return Accel.TensorSpec.new("x", Accel.DType.F32, [4]) if index == 0 else None
+ *     def do_get_output(self, index):
+ *         return Accel.TensorSpec.new("y", Accel.DType.F32, [4]) if index == 0 else None
  *     def do_prepare(self, device):
  *         return True
  *     def do_run_async(self, device, inputs, outputs, cancellable, callback, data):
- *         task = Gio.Task.new(self, cancellable, callback, data)
+ *         task = Gio.Task.new(self, cancellable, callback)
  *         ...   # submit ops reading inputs[0], writing outputs[0]
  *         task.return_boolean(True)
  * ```
@@ -97,21 +97,17 @@ accel_model_default_init (AccelModelInterface *iface)
   iface->run_finish = accel_model_real_run_finish;
 }
 
-/* Takes the elements of an implementation's (transfer full) array whatever
- * its free function, into an array that frees them. */
+/* The specs an implementation gives one by one, until it gives NULL. A
+ * model with more than this many inputs or outputs is taken to be broken. */
+#define MAX_SPECS 4096
+
 static GPtrArray *
-adopt_specs (GPtrArray *array)
+ask_specs (AccelModel *self, AccelTensorSpec *(*get) (AccelModel *, guint))
 {
   GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) accel_tensor_spec_unref);
-  if (array == NULL)
-    return out;
-  gsize n = 0;
-  gpointer *items = g_ptr_array_steal (array, &n);
-  g_ptr_array_unref (array);
-  for (gsize i = 0; i < n; i++)
-    if (items[i])
-      g_ptr_array_add (out, items[i]);
-  g_free (items);
+  AccelTensorSpec *spec;
+  for (guint i = 0; get && i < MAX_SPECS && (spec = get (self, i)) != NULL; i++)
+    g_ptr_array_add (out, spec);
   return out;
 }
 
@@ -138,8 +134,7 @@ cached_specs (AccelModel *self, gboolean outputs)
     return specs;
 
   /* Asked outside the lock: the implementation may be in another language. */
-  GPtrArray *(*get) (AccelModel *) = outputs ? iface->get_outputs : iface->get_inputs;
-  specs = adopt_specs (get ? get (self) : NULL);
+  specs = ask_specs (self, outputs ? iface->get_output : iface->get_input);
   g_mutex_lock (&state->lock);
   if (*slot == NULL)
     *slot = g_ptr_array_ref (specs);

@@ -23,17 +23,19 @@ G_BEGIN_DECLS
  */
 
 /**
- * AccelModelInterface::get_inputs:
+ * AccelModelInterface::get_input:
  * @self: the model
+ * @index: which input, from 0
  *
- * Returns: (transfer full) (element-type AccelTensorSpec): the inputs
+ * Returns: (transfer full) (nullable): input @index, or %NULL past the last
  */
 
 /**
- * AccelModelInterface::get_outputs:
+ * AccelModelInterface::get_output:
  * @self: the model
+ * @index: which output, from 0
  *
- * Returns: (transfer full) (element-type AccelTensorSpec): the outputs
+ * Returns: (transfer full) (nullable): output @index, or %NULL past the last
  */
 
 #define ACCEL_TYPE_MODEL (accel_model_get_type ())
@@ -43,8 +45,9 @@ G_DECLARE_INTERFACE (AccelModel, accel_model, ACCEL, MODEL, GObject)
 /**
  * AccelModelInterface:
  * @g_iface: the parent interface
- * @get_inputs: lists the inputs, in order; the same for the model's whole life
- * @get_outputs: lists the outputs, in order; the same for the model's whole life
+ * @get_input: gives one input, by index, or %NULL past the last; the
+ *   inputs are the same for the model's whole life
+ * @get_output: gives one output, by index, or %NULL past the last; likewise
  * @prepare: makes the model ready to run on a device (uploads its weights
  *   there); called again after the device's #AccelDevice:generation changed
  * @run_async: runs one batch: the inputs and outputs are buffers on the
@@ -60,8 +63,8 @@ G_DECLARE_INTERFACE (AccelModel, accel_model, ACCEL, MODEL, GObject)
 struct _AccelModelInterface {
   GTypeInterface g_iface;
 
-  GPtrArray *(*get_inputs) (AccelModel *self);
-  GPtrArray *(*get_outputs) (AccelModel *self);
+  AccelTensorSpec *(*get_input) (AccelModel *self, guint index);
+  AccelTensorSpec *(*get_output) (AccelModel *self, guint index);
   gboolean (*prepare) (AccelModel *self, AccelDevice *device, GError **error);
   void (*run_async) (AccelModel *self,
                      AccelDevice *device,

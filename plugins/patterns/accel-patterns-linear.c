@@ -317,38 +317,34 @@ ensure_initialised (AccelPatternsLinear *self, GError **error)
   return self->initialised || g_initable_init (G_INITABLE (self), NULL, error);
 }
 
-static GPtrArray *
-one_spec (AccelPatternsLinear *self, const char *name, gint64 size)
-{
-  GPtrArray *specs = g_ptr_array_new_with_free_func ((GDestroyNotify) accel_tensor_spec_unref);
-  g_ptr_array_add (specs, accel_tensor_spec_new (name, self->dtype, &size, 1));
-  return specs;
-}
-
-static GPtrArray *
-accel_patterns_linear_get_inputs (AccelModel *model)
+static AccelTensorSpec *
+accel_patterns_linear_get_input (AccelModel *model, guint index)
 {
   AccelPatternsLinear *self = ACCEL_PATTERNS_LINEAR (model);
   g_autoptr(GError) error = NULL;
+  if (index > 0)
+    return NULL;
   if (!ensure_initialised (self, &error))
     {
       g_critical ("%s", error->message);
-      return g_ptr_array_new ();
+      return NULL;
     }
-  return one_spec (self, self->input_name, self->sizes[0]);
+  return accel_tensor_spec_new (self->input_name, self->dtype, &self->sizes[0], 1);
 }
 
-static GPtrArray *
-accel_patterns_linear_get_outputs (AccelModel *model)
+static AccelTensorSpec *
+accel_patterns_linear_get_output (AccelModel *model, guint index)
 {
   AccelPatternsLinear *self = ACCEL_PATTERNS_LINEAR (model);
   g_autoptr(GError) error = NULL;
+  if (index > 0)
+    return NULL;
   if (!ensure_initialised (self, &error))
     {
       g_critical ("%s", error->message);
-      return g_ptr_array_new ();
+      return NULL;
     }
-  return one_spec (self, self->output_name, self->sizes[self->n_layers]);
+  return accel_tensor_spec_new (self->output_name, self->dtype, &self->sizes[self->n_layers], 1);
 }
 
 static gboolean
@@ -512,8 +508,8 @@ accel_patterns_linear_run_async (AccelModel *model,
 static void
 accel_patterns_linear_model_init (AccelModelInterface *iface)
 {
-  iface->get_inputs = accel_patterns_linear_get_inputs;
-  iface->get_outputs = accel_patterns_linear_get_outputs;
+  iface->get_input = accel_patterns_linear_get_input;
+  iface->get_output = accel_patterns_linear_get_output;
   iface->prepare = accel_patterns_linear_prepare;
   iface->run_async = accel_patterns_linear_run_async;
 }

@@ -460,26 +460,22 @@ pt_affine_init (PtAffine *self)
   self->held = g_ptr_array_new_with_free_func (g_object_unref);
 }
 
-static GPtrArray *
-specs_of (PtAffine *self, gboolean outputs)
+static AccelTensorSpec *
+pt_affine_get_input (AccelModel *model, guint index)
 {
-  GPtrArray *specs = g_ptr_array_new_with_free_func ((GDestroyNotify) accel_tensor_spec_unref);
-  g_ptr_array_add (specs, accel_tensor_spec_new (outputs ? "y" : "x", ACCEL_DTYPE_F32, &self->d, 1));
-  if (outputs && self->confidence)
-    g_ptr_array_add (specs, accel_tensor_spec_new ("confidence", ACCEL_DTYPE_F32, NULL, 0));
-  return specs;
+  PtAffine *self = PT_AFFINE (model);
+  return index == 0 ? accel_tensor_spec_new ("x", ACCEL_DTYPE_F32, &self->d, 1) : NULL;
 }
 
-static GPtrArray *
-pt_affine_get_inputs (AccelModel *model)
+static AccelTensorSpec *
+pt_affine_get_output (AccelModel *model, guint index)
 {
-  return specs_of (PT_AFFINE (model), FALSE);
-}
-
-static GPtrArray *
-pt_affine_get_outputs (AccelModel *model)
-{
-  return specs_of (PT_AFFINE (model), TRUE);
+  PtAffine *self = PT_AFFINE (model);
+  if (index == 0)
+    return accel_tensor_spec_new ("y", ACCEL_DTYPE_F32, &self->d, 1);
+  if (index == 1 && self->confidence)
+    return accel_tensor_spec_new ("confidence", ACCEL_DTYPE_F32, NULL, 0);
+  return NULL;
 }
 
 static gboolean
@@ -539,8 +535,8 @@ pt_affine_run_async (AccelModel *model, AccelDevice *device, GPtrArray *inputs, 
 static void
 pt_affine_model_init (AccelModelInterface *iface)
 {
-  iface->get_inputs = pt_affine_get_inputs;
-  iface->get_outputs = pt_affine_get_outputs;
+  iface->get_input = pt_affine_get_input;
+  iface->get_output = pt_affine_get_output;
   iface->prepare = pt_affine_prepare;
   iface->run_async = pt_affine_run_async;
 }
