@@ -790,7 +790,9 @@ test_linear_seeded (void)
     nonzero |= f[i] != 0;
   g_assert_true (nonzero);
   /* A buffer that does not fit is refused, naming it. */
-  g_assert_false (accel_model_run (a, pt_cpu (), &ya, 1, &yb, 1, NULL, &error));
+  g_autoptr(AccelShape) wide = accel_shape_new_2d (rows, sizes[0] + 1);
+  g_autoptr(AccelBuffer) xw = accel_device_alloc (pt_cpu (), ACCEL_DTYPE_F32, wide, &error);
+  g_assert_false (accel_model_run (a, pt_cpu (), &xw, 1, &yb, 1, NULL, &error));
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH);
   g_assert_nonnull (strstr (error->message, "input “x”"));
 }
