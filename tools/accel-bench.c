@@ -48,6 +48,7 @@ extern const AccelBenchGroup accel_bench_flashattn_groups[];
 static const AccelBenchGroup *const group_tables[] = {
   accel_bench_core_groups,
   accel_bench_remote_groups,
+  accel_bench_patterns_groups,
 #ifdef ACCEL_BENCH_CUDA_GROUPS
   accel_bench_cuda_groups,
 #endif

@@ -7,7 +7,8 @@
  * `tenant` (s) and `sequence` (t, echoed in the reply). A reply is an
  * `a{sv}`: each output by name as `(saxay)`, and `model-version` (u),
  * `batch-size` (u: rows in the batch it ran in), `queue-us` (x: from its
- * arrival to the start of that batch), `sequence` when asked. Everything
+ * arrival to the start of that batch), `batch` (t: that batch's number,
+ * from 1, in the order batches started), `sequence` when asked. Everything
  * in a request comes from a user: each check names the field.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -264,6 +265,7 @@ accel_patterns_reply_new (AccelPatternsRequest *request,
   g_variant_builder_add (&builder, "{sv}", "model-version", g_variant_new_uint32 (info->model_version));
   g_variant_builder_add (&builder, "{sv}", "batch-size", g_variant_new_uint32 (info->batch_size));
   g_variant_builder_add (&builder, "{sv}", "queue-us", g_variant_new_int64 (info->queue_us));
+  g_variant_builder_add (&builder, "{sv}", "batch", g_variant_new_uint64 (info->batch));
   if (request->has_sequence)
     g_variant_builder_add (&builder, "{sv}", "sequence", g_variant_new_uint64 (request->sequence));
   if (info->tags_key)

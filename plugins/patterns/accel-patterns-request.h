@@ -39,6 +39,7 @@ void accel_patterns_request_free (AccelPatternsRequest *request);
 GVariant *accel_patterns_tensor_new (const AccelTensorSpec *spec, guint rows, GBytes *bytes);
 
 typedef struct {
+  guint64 batch;
   guint32 model_version;
   guint32 batch_size;
   gint64 queue_us;

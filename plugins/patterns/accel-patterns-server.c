@@ -71,6 +71,7 @@ typedef struct {
   /* statistics, guarded by stats_lock */
   GMutex stats_lock;
   guint64 batches_run;
+  guint64 batches_started;
   guint64 completed;
   guint64 failed;
   guint64 rejected;
@@ -101,6 +102,7 @@ enum {
   PROP_PRESERVE_ORDERING,
   PROP_RUN_TIMEOUT_MS,
   PROP_BATCHES_RUN,
+  PROP_BATCHES_STARTED,
   PROP_REQUESTS_COMPLETED,
   PROP_REQUESTS_FAILED,
   PROP_REQUESTS_REJECTED,
@@ -288,6 +290,7 @@ accel_patterns_server_get_property (GObject *object, guint prop_id, GValue *valu
     case PROP_PRESERVE_ORDERING: g_value_set_boolean (value, priv->preserve_ordering); break;
     case PROP_RUN_TIMEOUT_MS: g_value_set_uint (value, priv->run_timeout_ms); break;
     case PROP_BATCHES_RUN: g_value_set_uint64 (value, priv->batches_run); break;
+    case PROP_BATCHES_STARTED: g_value_set_uint64 (value, priv->batches_started); break;
     case PROP_REQUESTS_COMPLETED: g_value_set_uint64 (value, priv->completed); break;
     case PROP_REQUESTS_FAILED: g_value_set_uint64 (value, priv->failed); break;
     case PROP_REQUESTS_REJECTED: g_value_set_uint64 (value, priv->rejected); break;
@@ -361,6 +364,9 @@ accel_patterns_server_class_init (AccelPatternsServerClass *klass)
                        0, G_MAXUINT, 60000, construct);
   properties[PROP_BATCHES_RUN] =
     g_param_spec_uint64 ("batches-run", NULL, "Batches run", 0, G_MAXUINT64, 0, stat);
+  properties[PROP_BATCHES_STARTED] =
+    g_param_spec_uint64 ("batches-started", NULL, "Batches started (the number of the last, which replies carry as batch)",
+                         0, G_MAXUINT64, 0, stat);
   properties[PROP_REQUESTS_COMPLETED] =
     g_param_spec_uint64 ("requests-completed", NULL, "Requests answered with outputs", 0, G_MAXUINT64, 0, stat);
   properties[PROP_REQUESTS_FAILED] =
@@ -652,7 +658,7 @@ conclude (AccelPatternsServer *self, AccelPatternsBatch *batch, GPtrArray *outpu
   g_mutex_unlock (&priv->stats_lock);
 
   AccelPatternsReplyInfo info = {
-    batch->model_version, batch->rows, 0,
+    batch->serial, batch->model_version, batch->rows, 0,
     batch->tags_key, batch->tags ? (const guint32 *) batch->tags->data : NULL, batch->tags_per_row,
   };
   guint row = 0;
@@ -769,6 +775,7 @@ start_batch (AccelPatternsServer *self, guint target, gint64 now)
                                             batch->rows));
 
   g_mutex_lock (&priv->stats_lock);
+  batch->serial = ++priv->batches_started;
   for (guint i = 0; i < batch->requests->len; i++)
     {
       priv->delays[priv->next_delay] = (double) (now - ((AccelPatternsRequest *) batch->requests->pdata[i])->arrival_us);

@@ -13,6 +13,7 @@ G_BEGIN_DECLS
 typedef struct {
   gpointer server;             /* unowned: the server that formed it */
   guint64 epoch;               /* the server's restart epoch it was formed in */
+  guint64 serial;              /* batches started before it, plus one */
   GPtrArray *requests;         /* AccelPatternsRequest, owned */
   guint rows;
   GPtrArray *inputs;           /* GBytes, one per input spec, covering every row */
