@@ -233,6 +233,9 @@ accel_model_prepare (AccelModel *self, AccelDevice *device, GError **error)
  * @self: a model
  * @device: a device
  *
+ * Says whether accel_model_prepare() succeeded on @device since the
+ * device's last change of generation. Callable from any thread.
+ *
  * Returns: whether @self was prepared on @device at its current generation
  */
 gboolean
@@ -417,6 +420,8 @@ accel_model_run_async (AccelModel *self,
  * @self: a model
  * @result: the result given to the callback
  * @error: return location for a #GError
+ *
+ * Finishes accel_model_run_async().
  *
  * Returns: %TRUE when the outputs were written
  */

@@ -1,11 +1,48 @@
-/* accel-plugin-metadata.c: what a plugin registers, as the GVariant the
- * scanner answers with and the registry cache keeps, and back. Metadata
- * read back comes from a file: every name in it is checked.
+/* accel-plugin-metadata.c: what a plugin registers, as the scanner reports
+ * it and the registry cache keeps it (ACCEL_PLUGIN_METADATA_TYPE), and the
+ * stamp of what it depends on. The reader takes its bytes from a cache
+ * file or a child process and trusts none of them.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "accel-private.h"
 #include "accel-plugin-private.h"
+
+#include <string.h>
+#include <glib/gstdio.h>
+
+/* A digest of the current state of what the plugin depends on; "" when it
+ * declared nothing. */
+char *
+_accel_plugin_dependency_stamp (AccelPlugin *self)
+{
+  if (self->dep_env->len == 0 && self->dep_paths->len == 0)
+    return g_strdup ("");
+
+  g_autoptr(GString) state = g_string_new (NULL);
+  for (guint i = 0; i < self->dep_env->len; i++)
+    {
+      const char *value = g_getenv (self->dep_env->pdata[i]);
+      g_string_append_printf (state, "env %s%s%s\n", (char *) self->dep_env->pdata[i],
+                              value ? "=" : " unset", value ? value : "");
+    }
+  for (guint i = 0; i < self->dep_paths->len; i++)
+    {
+      GStatBuf st;
+      const char *path = self->dep_paths->pdata[i];
+      if (g_stat (path, &st) == 0)
+        g_string_append_printf (state, "path %s %" G_GUINT64_FORMAT " %" G_GINT64_FORMAT ".%09ld\n",
+                                path, (guint64) st.st_size, (gint64) st.st_mtime,
+#ifdef __linux__
+                                (long) st.st_mtim.tv_nsec
+#else
+                                0L
+#endif
+                                );
+      else
+        g_string_append_printf (state, "path %s missing\n", path);
+    }
+  return g_compute_checksum_for_string (G_CHECKSUM_SHA256, state->str, state->len);
+}
 
 static GVariant *
 strv_variant (GPtrArray *strings)

@@ -1,5 +1,5 @@
-/* accel-plugin-private.h: the plugin's fields, shared by accel-plugin.c
- * and accel-plugin-metadata.c. Not installed.
+/* accel-plugin-private.h: the plugin object as accel-plugin.c and
+ * accel-plugin-metadata.c share it. Not installed.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -9,8 +9,6 @@
 
 G_BEGIN_DECLS
 
-/* A plugin file (or a plugin linked into the program). Known by its
- * metadata without loading it; see accel-plugin.c. */
 struct _AccelPlugin {
   GObject parent_instance;
 
@@ -33,7 +31,7 @@ struct _AccelPlugin {
   GPtrArray *dep_paths;        /* char * */
 };
 
-/* Appends @value to an array of strings unless it is there already. */
+/* Adds a copy of @value to @array of strings unless it is there. */
 void _accel_plugin_add_unique (GPtrArray *array, const char *value);
 
 G_END_DECLS

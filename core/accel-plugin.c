@@ -9,7 +9,6 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "accel-private.h"
 #include "accel-plugin-private.h"
 
 #include <string.h>
@@ -438,6 +437,10 @@ failed:
  * accel_plugin_is_loaded:
  * @self: a plugin
  *
+ * Whether the plugin's module was loaded and its init function ran in this
+ * process (a plugin known only from the registry cache is not loaded until
+ * something it registered is used).
+ *
  * Returns: whether its init function has run in this process
  */
 gboolean
@@ -450,6 +453,8 @@ accel_plugin_is_loaded (AccelPlugin *self)
 /**
  * accel_plugin_get_name:
  * @self: a plugin
+ *
+ * Gets its name; %NULL for a file that could not be read as a plugin.
  *
  * Returns: (nullable): its name; %NULL for a file that could not be read as
  *   a plugin
@@ -465,6 +470,8 @@ accel_plugin_get_name (AccelPlugin *self)
  * accel_plugin_get_description:
  * @self: a plugin
  *
+ * Gets one line on what it provides.
+ *
  * Returns: (nullable): one line on what it provides
  */
 const char *
@@ -477,6 +484,8 @@ accel_plugin_get_description (AccelPlugin *self)
 /**
  * accel_plugin_get_version:
  * @self: a plugin
+ *
+ * Gets its version string.
  *
  * Returns: (nullable): its version string
  */
@@ -491,6 +500,8 @@ accel_plugin_get_version (AccelPlugin *self)
  * accel_plugin_get_license:
  * @self: a plugin
  *
+ * Gets its licence.
+ *
  * Returns: (nullable): its licence
  */
 const char *
@@ -503,6 +514,8 @@ accel_plugin_get_license (AccelPlugin *self)
 /**
  * accel_plugin_get_filename:
  * @self: a plugin
+ *
+ * Gets its module file, or %NULL for a plugin linked into the program.
  *
  * Returns: (nullable) (type filename): its module file, or %NULL for a
  *   plugin linked into the program
@@ -518,6 +531,8 @@ accel_plugin_get_filename (AccelPlugin *self)
  * accel_plugin_get_status:
  * @self: a plugin
  *
+ * Gets whether it is usable, and if not, why in one word.
+ *
  * Returns: whether it is usable, and if not, why in one word
  */
 AccelPluginStatus
@@ -530,6 +545,9 @@ accel_plugin_get_status (AccelPlugin *self)
 /**
  * accel_plugin_get_reason:
  * @self: a plugin
+ *
+ * Gets why the plugin is blacklisted, disabled or a duplicate, or %NULL for a
+ * usable plugin.
  *
  * Returns: (nullable): why the plugin is blacklisted, disabled or a
  *   duplicate, or %NULL for a usable plugin
@@ -851,38 +869,4 @@ accel_plugin_add_dependency (AccelPlugin *self,
   for (guint i = 0; paths && paths[i]; i++)
     _accel_plugin_add_unique (self->dep_paths, paths[i]);
   _accel_plugin_unlock ();
-}
-
-/* A digest of the current state of what the plugin depends on; "" when it
- * declared nothing. */
-char *
-_accel_plugin_dependency_stamp (AccelPlugin *self)
-{
-  if (self->dep_env->len == 0 && self->dep_paths->len == 0)
-    return g_strdup ("");
-
-  g_autoptr(GString) state = g_string_new (NULL);
-  for (guint i = 0; i < self->dep_env->len; i++)
-    {
-      const char *value = g_getenv (self->dep_env->pdata[i]);
-      g_string_append_printf (state, "env %s%s%s\n", (char *) self->dep_env->pdata[i],
-                              value ? "=" : " unset", value ? value : "");
-    }
-  for (guint i = 0; i < self->dep_paths->len; i++)
-    {
-      GStatBuf st;
-      const char *path = self->dep_paths->pdata[i];
-      if (g_stat (path, &st) == 0)
-        g_string_append_printf (state, "path %s %" G_GUINT64_FORMAT " %" G_GINT64_FORMAT ".%09ld\n",
-                                path, (guint64) st.st_size, (gint64) st.st_mtime,
-#ifdef __linux__
-                                (long) st.st_mtim.tv_nsec
-#else
-                                0L
-#endif
-                                );
-      else
-        g_string_append_printf (state, "path %s missing\n", path);
-    }
-  return g_compute_checksum_for_string (G_CHECKSUM_SHA256, state->str, state->len);
 }

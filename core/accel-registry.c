@@ -21,6 +21,7 @@
 
 #include <string.h>
 
+
 /**
  * AccelRegistry:
  *
@@ -41,7 +42,6 @@ struct _AccelRegistry {
   guint n_scanned;
 
   GArray *core_op_types;        /* GType */
-  GPtrArray *core_backends;     /* AccelPluginFeature */
 
   GRWLock lock;                 /* guards everything below */
   GPtrArray *plugins;           /* AccelPlugin, path order, then static ones */
@@ -79,18 +79,11 @@ kernel_key_equal (gconstpointer a, gconstpointer b)
 }
 
 static void
-feature_free (gpointer data)
-{
-  AccelPluginFeature *feature = data;
-  g_free (feature->name);
-  g_free (feature);
-}
-
-static void
 accel_registry_finalize (GObject *object)
 {
   AccelRegistry *self = ACCEL_REGISTRY (object);
 
+  _accel_op_remove_type_source (self);
   /* The tables borrow from the plugins: drop them first. */
   g_hash_table_unref (self->kernels);
   for (guint i = 0; i < ACCEL_PLUGIN_N_FEATURE_KINDS; i++)
@@ -100,7 +93,6 @@ accel_registry_finalize (GObject *object)
     _accel_plugin_set_registry (self->plugins->pdata[i], NULL);
   g_ptr_array_unref (self->plugins);
   g_array_unref (self->core_op_types);
-  g_ptr_array_unref (self->core_backends);
   g_free (self->cache_path);
   g_rw_lock_clear (&self->lock);
   G_OBJECT_CLASS (accel_registry_parent_class)->finalize (object);
@@ -117,7 +109,6 @@ accel_registry_init (AccelRegistry *self)
 {
   g_rw_lock_init (&self->lock);
   self->core_op_types = g_array_new (FALSE, FALSE, sizeof (GType));
-  self->core_backends = g_ptr_array_new_with_free_func (feature_free);
   self->plugins = g_ptr_array_new_with_free_func (g_object_unref);
   self->plugins_by_name = g_hash_table_new (g_str_hash, g_str_equal);
   for (guint i = 0; i < ACCEL_PLUGIN_N_FEATURE_KINDS; i++)
@@ -186,11 +177,6 @@ rebuild_tables (AccelRegistry *self)
       GType type = g_array_index (self->core_op_types, GType, i);
       const char *name = accel_op_class_get_name (g_type_class_peek (type));
       add_provider (self, ACCEL_PLUGIN_FEATURE_OP_TYPE, name ? name : g_type_name (type), type, NULL);
-    }
-  for (guint i = 0; i < self->core_backends->len; i++)
-    {
-      AccelPluginFeature *feature = self->core_backends->pdata[i];
-      add_provider (self, ACCEL_PLUGIN_FEATURE_BACKEND, feature->name, feature->type, NULL);
     }
 
   for (guint i = 0; i < self->plugins->len; i++)
@@ -266,16 +252,10 @@ _accel_registry_register_core_op_type (AccelRegistry *self, GType op_type)
   g_array_append_val (self->core_op_types, op_type);
 }
 
-void
-_accel_registry_register_core_backend (AccelRegistry *self, const char *name, GType backend_type)
+static int
+compare_names (const void *a, const void *b)
 {
-  g_return_if_fail (ACCEL_IS_REGISTRY (self));
-  g_return_if_fail (g_type_is_a (backend_type, ACCEL_TYPE_BACKEND));
-
-  AccelPluginFeature *feature = g_new0 (AccelPluginFeature, 1);
-  feature->name = g_strdup (name);
-  feature->type = backend_type;
-  g_ptr_array_add (self->core_backends, feature);
+  return strcmp (*(const char *const *) a, *(const char *const *) b);
 }
 
 /* ---- start-up ------------------------------------------------------------ */
@@ -348,6 +328,7 @@ accel_registry_new (AccelRegistryFlags flags, GError **error)
   AccelRegistry *self = g_object_new (ACCEL_TYPE_REGISTRY, NULL);
   self->flags = flags;
   _accel_ops_register_core (self);
+  _accel_op_add_type_source (self);
 
   if (!(flags & ACCEL_REGISTRY_FLAGS_NO_SCAN))
     {
@@ -432,12 +413,6 @@ accel_registry_add_static_plugin (AccelRegistry *self,
   return ok;
 }
 
-static int
-compare_strings (gconstpointer a, gconstpointer b)
-{
-  return strcmp (*(const char **) a, *(const char **) b);
-}
-
 /* ---- queries ------------------------------------------------------------- */
 
 /**
@@ -500,7 +475,7 @@ list_table (AccelRegistry *self, AccelPluginFeatureKind kind)
   out[n] = NULL;
   g_free (keys);
   g_rw_lock_reader_unlock (&self->lock);
-  qsort (out, n, sizeof (char *), compare_strings);
+  qsort (out, n, sizeof (char *), compare_names);
   return out;
 }
 
@@ -839,6 +814,8 @@ accel_registry_find_kernel (AccelRegistry *self,
 /**
  * accel_registry_get_cache_path:
  * @self: a registry
+ *
+ * Gets the path of the registry's metadata cache.
  *
  * Returns: (nullable) (type filename): the cache file it reads and writes
  *   (`$ACCEL_REGISTRY`, else `$XDG_CACHE_HOME/accel-1.0/registry-ARCH.bin`),

@@ -34,6 +34,8 @@ G_DEFINE_BOXED_TYPE (AccelTensorSpec, accel_tensor_spec, accel_tensor_spec_ref, 
  * @n_item_dims: how many; at most %ACCEL_SHAPE_MAX_RANK - 1 (0 for one
  *   scalar per item)
  *
+ * Makes a spec of an input or output whose items have the shape @item_dims.
+ *
  * Returns: (transfer full): a new spec
  */
 AccelTensorSpec *
@@ -59,6 +61,8 @@ accel_tensor_spec_new (const char *name, AccelDType dtype, const gint64 *item_di
 /**
  * accel_tensor_spec_ref:
  * @self: a spec
+ *
+ * Takes a reference.
  *
  * Returns: (transfer full): @self
  */
@@ -90,6 +94,8 @@ accel_tensor_spec_unref (AccelTensorSpec *self)
  * accel_tensor_spec_get_name:
  * @self: a spec
  *
+ * Gives the name of the input or output.
+ *
  * Returns: the name
  */
 const char *
@@ -102,6 +108,8 @@ accel_tensor_spec_get_name (const AccelTensorSpec *self)
 /**
  * accel_tensor_spec_get_dtype:
  * @self: a spec
+ *
+ * Gives the element type.
  *
  * Returns: the element type
  */
@@ -117,6 +125,8 @@ accel_tensor_spec_get_dtype (const AccelTensorSpec *self)
  * @self: a spec
  * @n_item_dims: (out): how many dimensions one item has
  *
+ * Gives the shape of one item, without the batch axis.
+ *
  * Returns: (array length=n_item_dims) (transfer none): the shape of one item
  */
 const gint64 *
@@ -131,6 +141,8 @@ accel_tensor_spec_get_item_dims (const AccelTensorSpec *self, guint *n_item_dims
 /**
  * accel_tensor_spec_get_item_elements:
  * @self: a spec
+ *
+ * Counts the elements of one item.
  *
  * Returns: the number of elements of one item
  */
@@ -148,6 +160,8 @@ accel_tensor_spec_get_item_elements (const AccelTensorSpec *self)
  * accel_tensor_spec_get_item_size:
  * @self: a spec
  *
+ * Gives the bytes of one item.
+ *
  * Returns: the size of one item in bytes
  */
 gsize
@@ -161,6 +175,8 @@ accel_tensor_spec_get_item_size (const AccelTensorSpec *self)
  * accel_tensor_spec_get_batch_shape:
  * @self: a spec
  * @batch: the number of items, at least 1
+ *
+ * Makes the shape of a batch of @batch items.
  *
  * Returns: (transfer full): the contiguous shape `[batch, item dims…]`
  */
@@ -181,6 +197,8 @@ accel_tensor_spec_get_batch_shape (const AccelTensorSpec *self, gint64 batch)
  * @a: a spec
  * @b: another
  *
+ * Compares two specs.
+ *
  * Returns: whether both have the same name, element type and item shape
  */
 gboolean
@@ -194,6 +212,8 @@ accel_tensor_spec_equal (const AccelTensorSpec *a, const AccelTensorSpec *b)
 /**
  * accel_tensor_spec_to_string:
  * @self: a spec
+ *
+ * Describes the spec for messages.
  *
  * Returns: (transfer full): `name: dtype [n, d1, …]`, for messages
  */

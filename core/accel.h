@@ -23,5 +23,6 @@
 #include "accel-tensor-spec.h"
 #include "accel-model.h"
 #include "accel-system.h"
+#include "accel-dlpack.h"
 #include "ops/accel-ops.h"
 #undef ACCEL_INSIDE

@@ -31,6 +31,8 @@ extern const AccelBenchGroup accel_bench_core_groups[];
 extern const AccelBenchGroup accel_bench_remote_groups[];
 /* accel-bench-patterns.c: the serving actors of plugins/patterns. */
 extern const AccelBenchGroup accel_bench_patterns_groups[];
+/* accel-bench-interop.c: host arrays borrowed and lent through DLPack. */
+extern const AccelBenchGroup accel_bench_interop_groups[];
 
 AccelSystem *accel_bench_get_system (AccelBench *bench);
 AccelDevice *accel_bench_get_device (AccelBench *bench);

@@ -369,6 +369,8 @@ accel_actor_class_get_description (AccelActorClass *klass)
  * accel_actor_get_name:
  * @self: an actor
  *
+ * Gets its name.
+ *
  * Returns: its name
  */
 const char *
@@ -383,6 +385,8 @@ accel_actor_get_name (AccelActor *self)
  * accel_actor_get_parent:
  * @self: an actor
  *
+ * Gets its supervisor.
+ *
  * Returns: (transfer none) (nullable): its supervisor
  */
 AccelActor *
@@ -396,6 +400,8 @@ accel_actor_get_parent (AccelActor *self)
 /**
  * accel_actor_get_children:
  * @self: an actor
+ *
+ * Gets its children now.
  *
  * Returns: (transfer container) (element-type AccelActor): its children now
  */
@@ -416,6 +422,8 @@ accel_actor_get_children (AccelActor *self)
  * accel_actor_get_dispatcher:
  * @self: an actor
  *
+ * Gets the dispatcher serving its mailbox.
+ *
  * Returns: (transfer none): the dispatcher serving its mailbox
  */
 AccelDispatcher *
@@ -430,6 +438,8 @@ accel_actor_get_dispatcher (AccelActor *self)
  * accel_actor_get_state:
  * @self: an actor
  *
+ * Gets its life-cycle state.
+ *
  * Returns: its life-cycle state
  */
 AccelActorState
@@ -443,6 +453,8 @@ accel_actor_get_state (AccelActor *self)
 /**
  * accel_actor_get_restart_count:
  * @self: an actor
+ *
+ * Gets how many times it was restarted.
  *
  * Returns: how many times it was restarted
  */
@@ -661,6 +673,8 @@ accel_actor_ask_async (AccelActor *self,
  * @result: the result given to the callback
  * @error: return location for a #GError
  *
+ * Finishes accel_actor_ask_async(): the actor's reply to the message.
+ *
  * Returns: (transfer full) (nullable): the reply, which may be %NULL when the
  *   actor replied with nothing; %NULL with @error set on failure
  */
@@ -799,6 +813,9 @@ accel_actor_reply_error (AccelActor *self, guint64 ticket, const GError *error)
 /**
  * accel_actor_get_n_pending:
  * @self: an actor
+ *
+ * Counts the asks @self deferred (accel_actor_defer_reply()) and has not
+ * answered yet. Callable from any thread.
  *
  * Returns: how many deferred asks wait for their answer
  */

@@ -1,10 +1,12 @@
-/* accel-registry-policy.c: which plugin files the registry considers: the
- * search path, duplicates, and the allow/deny policy from the environment
- * and the configuration files.
+/* accel-registry-search.c: the plugin files a registry finds on the
+ * plugin path, and the allow/deny policy (environment, then the user's and
+ * the system's accel.conf) and duplicate rule over the plugins it made of
+ * them.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "accel-private.h"
+
 #include "accel-config.h"
 
 #include <string.h>
@@ -184,3 +186,4 @@ _accel_registry_apply_policy (GPtrArray *plugins)
         }
     }
 }
+
