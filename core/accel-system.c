@@ -573,6 +573,29 @@ clear_values (GArray *values)
   g_array_unref (values);
 }
 
+/* What accel_system_spawn() and accel_system_new_model() share: the
+ * name/value pairs collected, then the _with_properties() call. */
+static GObject *
+new_from_valist (AccelSystem *self, gboolean actor, const char *type_name, const char *first_property_name,
+                 va_list args, GError **error)
+{
+  GType type = actor ? actor_type (self, type_name, error) : model_type (self, type_name, error);
+  if (type == 0)
+    return NULL;
+  g_autoptr(GPtrArray) names = g_ptr_array_new ();
+  GArray *values = g_array_new (FALSE, TRUE, sizeof (GValue));
+  GObject *object = NULL;
+  if (collect_properties (type, actor ? "Actor" : "Model", type_name, first_property_name, args, names, values, error))
+    object = actor ? G_OBJECT (accel_system_spawn_with_properties (self, type_name, names->len,
+                                                                   (const char **) names->pdata,
+                                                                   (const GValue *) values->data, error))
+                   : G_OBJECT (accel_system_new_model_with_properties (self, type_name, names->len,
+                                                                       (const char **) names->pdata,
+                                                                       (const GValue *) values->data, error));
+  clear_values (values);
+  return object;
+}
+
 /**
  * accel_system_spawn_with_properties: (rename-to accel_system_spawn)
  * @self: a system
@@ -653,21 +676,11 @@ accel_system_spawn (AccelSystem *self,
   g_return_val_if_fail (ACCEL_IS_SYSTEM (self), NULL);
   g_return_val_if_fail (type_name != NULL, NULL);
 
-  GType type = actor_type (self, type_name, error);
-  if (type == 0)
-    return NULL;
-  g_autoptr(GPtrArray) names = g_ptr_array_new ();
-  GArray *values = g_array_new (FALSE, TRUE, sizeof (GValue));
   va_list args;
   va_start (args, first_property_name);
-  gboolean ok = collect_properties (type, "Actor", type_name, first_property_name, args, names, values, error);
+  GObject *actor = new_from_valist (self, TRUE, type_name, first_property_name, args, error);
   va_end (args);
-  AccelActor *actor = ok ? accel_system_spawn_with_properties (self, type_name, names->len,
-                                                              (const char **) names->pdata,
-                                                              (const GValue *) values->data, error)
-                         : NULL;
-  clear_values (values);
-  return actor;
+  return actor ? ACCEL_ACTOR (actor) : NULL;
 }
 
 /**
@@ -730,21 +743,11 @@ accel_system_new_model (AccelSystem *self,
   g_return_val_if_fail (ACCEL_IS_SYSTEM (self), NULL);
   g_return_val_if_fail (type_name != NULL, NULL);
 
-  GType type = model_type (self, type_name, error);
-  if (type == 0)
-    return NULL;
-  g_autoptr(GPtrArray) names = g_ptr_array_new ();
-  GArray *values = g_array_new (FALSE, TRUE, sizeof (GValue));
   va_list args;
   va_start (args, first_property_name);
-  gboolean ok = collect_properties (type, "Model", type_name, first_property_name, args, names, values, error);
+  GObject *model = new_from_valist (self, FALSE, type_name, first_property_name, args, error);
   va_end (args);
-  AccelModel *model = ok ? accel_system_new_model_with_properties (self, type_name, names->len,
-                                                                   (const char **) names->pdata,
-                                                                   (const GValue *) values->data, error)
-                         : NULL;
-  clear_values (values);
-  return model;
+  return model ? ACCEL_MODEL (model) : NULL;
 }
 
 /**

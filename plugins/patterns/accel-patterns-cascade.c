@@ -164,10 +164,7 @@ accel_patterns_cascade_setup (AccelPatternsServer *server, GError **error)
 
   g_autoptr(GPtrArray) small_in = accel_model_get_inputs (self->small);
   g_autoptr(GPtrArray) large_in = accel_model_get_inputs (self->large);
-  gboolean same = small_in->len == large_in->len && small_in->len > 0;
-  for (guint i = 0; same && i < small_in->len; i++)
-    same = accel_tensor_spec_equal (small_in->pdata[i], large_in->pdata[i]);
-  if (!same)
+  if (small_in->len == 0 || !accel_patterns_specs_equal (small_in, large_in))
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
                    "%s: “small-model” and “large-model” must take the same inputs", name);

@@ -317,10 +317,10 @@ ensure_initialised (AccelPatternsLinear *self, GError **error)
   return self->initialised || g_initable_init (G_INITABLE (self), NULL, error);
 }
 
+/* The one input (@output FALSE) or the one output, at @index 0. */
 static AccelTensorSpec *
-accel_patterns_linear_get_input (AccelModel *model, guint index)
+spec_at (AccelPatternsLinear *self, guint index, gboolean output)
 {
-  AccelPatternsLinear *self = ACCEL_PATTERNS_LINEAR (model);
   g_autoptr(GError) error = NULL;
   if (index > 0)
     return NULL;
@@ -329,22 +329,20 @@ accel_patterns_linear_get_input (AccelModel *model, guint index)
       g_critical ("%s", error->message);
       return NULL;
     }
-  return accel_tensor_spec_new (self->input_name, self->dtype, &self->sizes[0], 1);
+  return output ? accel_tensor_spec_new (self->output_name, self->dtype, &self->sizes[self->n_layers], 1)
+                : accel_tensor_spec_new (self->input_name, self->dtype, &self->sizes[0], 1);
+}
+
+static AccelTensorSpec *
+accel_patterns_linear_get_input (AccelModel *model, guint index)
+{
+  return spec_at (ACCEL_PATTERNS_LINEAR (model), index, FALSE);
 }
 
 static AccelTensorSpec *
 accel_patterns_linear_get_output (AccelModel *model, guint index)
 {
-  AccelPatternsLinear *self = ACCEL_PATTERNS_LINEAR (model);
-  g_autoptr(GError) error = NULL;
-  if (index > 0)
-    return NULL;
-  if (!ensure_initialised (self, &error))
-    {
-      g_critical ("%s", error->message);
-      return NULL;
-    }
-  return accel_tensor_spec_new (self->output_name, self->dtype, &self->sizes[self->n_layers], 1);
+  return spec_at (ACCEL_PATTERNS_LINEAR (model), index, TRUE);
 }
 
 static gboolean

@@ -149,17 +149,6 @@ accel_patterns_moe_router_get_property (GObject *object, guint prop_id, GValue *
     }
 }
 
-static gboolean
-same_specs (GPtrArray *a, GPtrArray *b)
-{
-  if (a->len != b->len)
-    return FALSE;
-  for (guint i = 0; i < a->len; i++)
-    if (!accel_tensor_spec_equal (a->pdata[i], b->pdata[i]))
-      return FALSE;
-  return TRUE;
-}
-
 static void
 make_runners (AccelPatternsMoeRouter *self)
 {
@@ -234,7 +223,7 @@ accel_patterns_moe_router_setup (AccelPatternsServer *server, GError **error)
       gboolean real = out->len > 0;
       for (guint i = 0; i < out->len; i++)
         real = real && accel_patterns_dtype_is_real (accel_tensor_spec_get_dtype (out->pdata[i]));
-      if (!same_specs (in, self->in_specs) || !same_specs (out, self->out_specs) || !real)
+      if (!accel_patterns_specs_equal (in, self->in_specs) || !accel_patterns_specs_equal (out, self->out_specs) || !real)
         {
           g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
                        "%s: expert %u of “experts” must take the gate's inputs and give real outputs like expert 0's",

@@ -610,6 +610,18 @@ answer (AccelPatternsServer *self, AccelPatternsRequest *request, GVariant *repl
     }
 }
 
+/* Whether two lists of tensor specs are the same, one by one. */
+gboolean
+accel_patterns_specs_equal (GPtrArray *a, GPtrArray *b)
+{
+  if (a->len != b->len)
+    return FALSE;
+  for (guint i = 0; i < a->len; i++)
+    if (!accel_tensor_spec_equal (a->pdata[i], b->pdata[i]))
+      return FALSE;
+  return TRUE;
+}
+
 AccelPatternsFailure
 accel_patterns_failure_of (const GError *error)
 {

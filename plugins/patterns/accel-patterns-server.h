@@ -69,5 +69,6 @@ guint accel_patterns_server_get_max_batch_size (AccelPatternsServer *self);
 AccelDevice *accel_patterns_server_find_device (AccelPatternsServer *self, const char *name, GError **error);
 void accel_patterns_server_run_on_thread (AccelPatternsServer *self, GSourceFunc func, gpointer data);
 AccelPatternsFailure accel_patterns_failure_of (const GError *error);
+gboolean accel_patterns_specs_equal (GPtrArray *a, GPtrArray *b);
 
 G_END_DECLS

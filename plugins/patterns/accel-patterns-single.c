@@ -89,17 +89,6 @@ swap_on_thread (gpointer data)
   return G_SOURCE_REMOVE;
 }
 
-static gboolean
-same_specs (GPtrArray *a, GPtrArray *b)
-{
-  if (a->len != b->len)
-    return FALSE;
-  for (guint i = 0; i < a->len; i++)
-    if (!accel_tensor_spec_equal (a->pdata[i], b->pdata[i]))
-      return FALSE;
-  return TRUE;
-}
-
 /* Replaces the model of a running actor; see the top of the file. */
 static void
 swap_model (AccelPatternsSingle *self, AccelModel *model)
@@ -117,7 +106,7 @@ swap_model (AccelPatternsSingle *self, AccelModel *model)
   g_autoptr(GPtrArray) old_out = accel_model_get_outputs (priv->model);
   g_autoptr(GPtrArray) new_in = accel_model_get_inputs (model);
   g_autoptr(GPtrArray) new_out = accel_model_get_outputs (model);
-  if (!same_specs (old_in, new_in) || !same_specs (old_out, new_out))
+  if (!accel_patterns_specs_equal (old_in, new_in) || !accel_patterns_specs_equal (old_out, new_out))
     {
       g_warning ("%s: the new “model” (%s) does not take and give what the old one did; the model stays",
                  name, G_OBJECT_TYPE_NAME (model));

@@ -17,68 +17,7 @@
 
 #define D 5
 
-static AccelActor *
-spawn_affine (PtAffine *model, const char *first, ...)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GPtrArray) names = g_ptr_array_new ();
-  g_autoptr(GArray) values = g_array_new (FALSE, TRUE, sizeof (GValue));
-  g_array_set_clear_func (values, (GDestroyNotify) g_value_unset);
-  GValue v = G_VALUE_INIT;
-
-  g_ptr_array_add (names, "model");
-  g_value_init (&v, ACCEL_TYPE_MODEL);
-  g_value_set_object (&v, model);
-  g_array_append_val (values, v);
-  memset (&v, 0, sizeof v);
-  g_ptr_array_add (names, "device");
-  g_value_init (&v, ACCEL_TYPE_DEVICE);
-  g_value_set_object (&v, pt_cpu ());
-  g_array_append_val (values, v);
-
-  va_list args;
-  va_start (args, first);
-  for (const char *name = first; name; name = va_arg (args, const char *))
-    {
-      memset (&v, 0, sizeof v);
-      /* Every option here is a number, a boolean or an enum nick. */
-      const char *kind = va_arg (args, const char *);
-      if (g_str_equal (kind, "u"))
-        {
-          g_value_init (&v, G_TYPE_UINT);
-          g_value_set_uint (&v, va_arg (args, guint));
-        }
-      else if (g_str_equal (kind, "t"))
-        {
-          g_value_init (&v, G_TYPE_UINT64);
-          g_value_set_uint64 (&v, va_arg (args, guint64));
-        }
-      else if (g_str_equal (kind, "b"))
-        {
-          g_value_init (&v, G_TYPE_BOOLEAN);
-          g_value_set_boolean (&v, va_arg (args, gboolean));
-        }
-      else if (g_str_equal (kind, "s"))
-        {
-          g_value_init (&v, G_TYPE_STRING);
-          g_value_set_string (&v, va_arg (args, const char *));
-        }
-      else
-        {
-          g_value_init (&v, G_TYPE_VARIANT);
-          g_value_set_variant (&v, va_arg (args, GVariant *));
-        }
-      g_ptr_array_add (names, (gpointer) name);
-      g_array_append_val (values, v);
-    }
-  va_end (args);
-  AccelActor *actor = accel_system_spawn_with_properties (pt_system (), "batcher", names->len,
-                                                          (const char **) names->pdata,
-                                                          (const GValue *) values->data, &error);
-  g_assert_no_error (error);
-  g_assert_true (accel_actor_get_parent (actor) == accel_system_get_root_actor (pt_system ()));
-  return actor;
-}
+#define spawn_affine(model, ...) pt_spawn ("batcher", "model", (model), "device", pt_cpu (), __VA_ARGS__)
 
 /* A one-row request whose x[0] is @first (the rest random). */
 static GVariant *
@@ -181,6 +120,11 @@ check_linear (AccelDType dtype, const gint64 *sizes, guint n_sizes, const char *
       g_assert_cmpuint (sequence, ==, 1000 + i);
       g_assert_true (g_variant_lookup (a->reply, "queue-us", "x", &queue_us));
       g_assert_cmpint (queue_us, >=, 0);
+      guint64 batch_number = 0, started = 0;
+      g_assert_true (g_variant_lookup (a->reply, "batch", "t", &batch_number));
+      g_object_get (actor, "batches-started", &started, NULL);
+      g_assert_cmpuint (batch_number, >=, 1);
+      g_assert_cmpuint (batch_number, <=, started);
       served_rows += rows[i];
       g_free (xs[i]);
     }
@@ -258,23 +202,23 @@ test_formation (void)
   g_autoptr(PtAffine) model = pt_affine_new (D, 2, 1, FALSE);
 
   /* No delay: the first request goes alone; what came meanwhile goes next. */
-  g_autoptr(AccelActor) eager = spawn_affine (model, "max-batch-size", "u", 8, NULL);
+  g_autoptr(AccelActor) eager = spawn_affine (model, "max-batch-size", 8, NULL);
   g_autofree guint *a = burst (eager, 5);
   guint want_a[] = { 1, 4, 4, 4, 4 };
   g_assert_cmpmem (a, sizeof want_a, want_a, sizeof want_a);
 
   /* A delay: fewer rows than any size wait for it, then go together. */
-  g_autoptr(AccelActor) patient = spawn_affine (model, "max-batch-size", "u", 8,
-                                                "max-queue-delay-us", "t", (guint64) 300000, NULL);
+  g_autoptr(AccelActor) patient = spawn_affine (model, "max-batch-size", 8,
+                                                "max-queue-delay-us", (guint64) 300000, NULL);
   g_autofree guint *b = burst (patient, 3);
   guint want_b[] = { 3, 3, 3 };
   g_assert_cmpmem (b, sizeof want_b, want_b, sizeof want_b);
 
   /* Preferred sizes go at once, without the (here endless) delay. */
   guint32 preferred[] = { 5, 3 };
-  g_autoptr(AccelActor) sized = spawn_affine (model, "max-batch-size", "u", 8,
-                                              "max-queue-delay-us", "t", (guint64) 3600 * G_USEC_PER_SEC,
-                                              "preferred-batch-sizes", "v",
+  g_autoptr(AccelActor) sized = spawn_affine (model, "max-batch-size", 8,
+                                              "max-queue-delay-us", (guint64) 3600 * G_USEC_PER_SEC,
+                                              "preferred-batch-sizes",
                                               g_variant_new_fixed_array (G_VARIANT_TYPE_UINT32, preferred, 2, sizeof (guint32)),
                                               NULL);
   g_autofree guint *c = burst (sized, 8);
@@ -282,8 +226,8 @@ test_formation (void)
   g_assert_cmpmem (c, sizeof want_c, want_c, sizeof want_c);
 
   /* And max-batch-size caps a batch, also without waiting. */
-  g_autoptr(AccelActor) capped = spawn_affine (model, "max-batch-size", "u", 4,
-                                               "max-queue-delay-us", "t", (guint64) 3600 * G_USEC_PER_SEC, NULL);
+  g_autoptr(AccelActor) capped = spawn_affine (model, "max-batch-size", 4,
+                                               "max-queue-delay-us", (guint64) 3600 * G_USEC_PER_SEC, NULL);
   g_autofree guint *d = burst (capped, 8);
   guint want_d[] = { 4, 4, 4, 4, 4, 4, 4, 4 };
   g_assert_cmpmem (d, sizeof want_d, want_d, sizeof want_d);
@@ -308,8 +252,8 @@ static void
 priority_round (gboolean preserve, guint *order)
 {
   g_autoptr(PtAffine) model = pt_affine_new (D, 1, 0, FALSE);
-  g_autoptr(AccelActor) actor = spawn_affine (model, "max-batch-size", "u", 2, "priority-levels", "u", 2,
-                                              "preserve-ordering", "b", preserve, NULL);
+  g_autoptr(AccelActor) actor = spawn_affine (model, "max-batch-size", 2, "priority-levels", 2,
+                                              "preserve-ordering", preserve, NULL);
   PtAsks *asks = pt_asks_new (5);
   double *xs[5];
   guint priority[5] = { 2, 2, 2, 1, 1 };
@@ -358,7 +302,7 @@ static void
 test_timeout_reject (void)
 {
   g_autoptr(PtAffine) model = pt_affine_new (D, 1, 0, FALSE);
-  g_autoptr(AccelActor) actor = spawn_affine (model, "default-timeout-us", "t", (guint64) 3000, NULL);
+  g_autoptr(AccelActor) actor = spawn_affine (model, "default-timeout-us", (guint64) 3000, NULL);
   PtAsks *asks = pt_asks_new (4);
   pt_affine_hold (model, TRUE);
   /* B0 runs (held); R1 names 2 ms, R2 none (0), R3 takes the default. */
@@ -388,7 +332,7 @@ static void
 test_timeout_delay (void)
 {
   g_autoptr(PtAffine) model = pt_affine_new (D, 1, 0, FALSE);
-  g_autoptr(AccelActor) actor = spawn_affine (model, "max-batch-size", "u", 1, "timeout-action", "s", "delay", NULL);
+  g_autoptr(AccelActor) actor = spawn_affine (model, "max-batch-size", 1, "timeout-action", "delay", NULL);
   PtAsks *asks = pt_asks_new (4);
   pt_affine_hold (model, TRUE);
   pt_ask (asks, actor, 0, affine_request (0.5, NULL));
@@ -418,7 +362,7 @@ test_backpressure (void)
 {
   g_autoptr(PtAffine) model = pt_affine_new (D, 3, -1, FALSE);
   guint limit = g_test_rand_int_range (2, 6);
-  g_autoptr(AccelActor) actor = spawn_affine (model, "max-queue-size", "u", limit, "max-batch-size", "u", 2, NULL);
+  g_autoptr(AccelActor) actor = spawn_affine (model, "max-queue-size", limit, "max-batch-size", 2, NULL);
   guint n = limit + 3;
   PtAsks *asks = pt_asks_new (n);
   double **xs = g_new0 (double *, n);
@@ -484,8 +428,8 @@ static void
 test_bad_input (void)
 {
   g_autoptr(PtAffine) model = pt_affine_new (D, 1, 2, FALSE);
-  g_autoptr(AccelActor) actor = spawn_affine (model, "max-batch-size", "u", 4, "priority-levels", "u", 2,
-                                              "max-queue-delay-us", "t", (guint64) 200000, NULL);
+  g_autoptr(AccelActor) actor = spawn_affine (model, "max-batch-size", 4, "priority-levels", 2,
+                                              "max-queue-delay-us", (guint64) 200000, NULL);
   gint64 good[] = { 1, D }, wide[] = { 1, D + 1 }, flat[] = { D }, none[] = { 0, D }, many[] = { 5, D };
 
   expect_invalid (actor, g_variant_new_int32 (1), "a{sv}");
@@ -602,7 +546,7 @@ static void
 test_watchdog (void)
 {
   g_autoptr(PtAffine) model = pt_affine_new (D, 1, 0, FALSE);
-  g_autoptr(AccelActor) actor = spawn_affine (model, "run-timeout-ms", "u", 50, "max-batch-size", "u", 1, NULL);
+  g_autoptr(AccelActor) actor = spawn_affine (model, "run-timeout-ms", 50, "max-batch-size", 1, NULL);
   g_autoptr(GError) error = NULL;
   PtAsks *asks = pt_asks_new (2);
   /* A run that never completes. */

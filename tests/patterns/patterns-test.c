@@ -35,6 +35,63 @@ pt_cpu (void)
   return cpu_;
 }
 
+/* Spawns an actor of @type in pt_system() with properties given as
+ * name/value pairs of the property's type, enums by nick; NULL ends them. */
+AccelActor *
+pt_spawn (const char *type, const char *first, ...)
+{
+  g_autoptr(GError) error = NULL;
+  GType gtype = accel_registry_lookup_actor_type (accel_system_get_registry (pt_system ()), type, &error);
+  g_assert_no_error (error);
+  GObjectClass *klass = g_type_class_ref (gtype);
+  g_autoptr(GPtrArray) names = g_ptr_array_new ();
+  g_autoptr(GArray) values = g_array_new (FALSE, TRUE, sizeof (GValue));
+  g_array_set_clear_func (values, (GDestroyNotify) g_value_unset);
+  va_list args;
+  va_start (args, first);
+  for (const char *name = first; name; name = va_arg (args, const char *))
+    {
+      GParamSpec *pspec = g_object_class_find_property (klass, name);
+      g_assert_nonnull (pspec);
+      GValue v = G_VALUE_INIT;
+      g_value_init (&v, pspec->value_type);
+      if (G_TYPE_IS_OBJECT (pspec->value_type) || G_TYPE_IS_INTERFACE (pspec->value_type))
+        g_value_set_object (&v, va_arg (args, gpointer));
+      else if (pspec->value_type == G_TYPE_UINT)
+        g_value_set_uint (&v, va_arg (args, guint));
+      else if (pspec->value_type == G_TYPE_UINT64)
+        g_value_set_uint64 (&v, va_arg (args, guint64));
+      else if (pspec->value_type == G_TYPE_BOOLEAN)
+        g_value_set_boolean (&v, va_arg (args, gboolean));
+      else if (pspec->value_type == G_TYPE_DOUBLE)
+        g_value_set_double (&v, va_arg (args, double));
+      else if (pspec->value_type == G_TYPE_STRING)
+        g_value_set_string (&v, va_arg (args, const char *));
+      else if (pspec->value_type == G_TYPE_STRV)
+        g_value_set_boxed (&v, va_arg (args, char **));
+      else if (pspec->value_type == G_TYPE_VARIANT)
+        g_value_set_variant (&v, va_arg (args, GVariant *));
+      else if (G_TYPE_IS_ENUM (pspec->value_type))
+        {
+          GEnumValue *e = g_enum_get_value_by_nick (G_PARAM_SPEC_ENUM (pspec)->enum_class, va_arg (args, const char *));
+          g_assert_nonnull (e);
+          g_value_set_enum (&v, e->value);
+        }
+      else
+        g_assert_not_reached ();
+      g_ptr_array_add (names, (gpointer) name);
+      g_array_append_val (values, v);
+    }
+  va_end (args);
+  g_type_class_unref (klass);
+  AccelActor *actor = accel_system_spawn_with_properties (pt_system (), type, names->len, (const char **) names->pdata,
+                                                          (const GValue *) values->data, &error);
+  g_assert_no_error (error);
+  /* Spawned into the system's tree. */
+  g_assert_true (accel_actor_get_parent (actor) == accel_system_get_root_actor (pt_system ()));
+  return actor;
+}
+
 int
 pt_run (void)
 {

@@ -15,6 +15,7 @@ G_BEGIN_DECLS
 AccelSystem *pt_system (void);
 AccelDevice *pt_cpu (void);
 int pt_run (void);
+AccelActor *pt_spawn (const char *type, const char *first, ...) G_GNUC_NULL_TERMINATED;
 
 /* Uniform values in [lo, hi), never zero, rounded to @dtype. */
 double *pt_random (AccelDType dtype, gsize n, double lo, double hi);

@@ -15,52 +15,6 @@
 #include <string.h>
 #include <sys/types.h>
 
-static AccelActor *
-spawn (const char *type, const char *first, ...)
-{
-  g_autoptr(GError) error = NULL;
-  va_list args;
-  va_start (args, first);
-  /* accel_system_spawn() takes varargs; collect them through GObject. */
-  GObjectClass *klass = g_type_class_ref (accel_registry_lookup_actor_type (accel_system_get_registry (pt_system ()),
-                                                                           type, &error));
-  g_assert_no_error (error);
-  g_autoptr(GPtrArray) names = g_ptr_array_new ();
-  g_autoptr(GArray) values = g_array_new (FALSE, TRUE, sizeof (GValue));
-  g_array_set_clear_func (values, (GDestroyNotify) g_value_unset);
-  for (const char *name = first; name; name = va_arg (args, const char *))
-    {
-      GParamSpec *pspec = g_object_class_find_property (klass, name);
-      g_assert_nonnull (pspec);
-      GValue v = G_VALUE_INIT;
-      g_value_init (&v, pspec->value_type);
-      if (G_TYPE_IS_OBJECT (pspec->value_type) || G_TYPE_IS_INTERFACE (pspec->value_type))
-        g_value_set_object (&v, va_arg (args, gpointer));
-      else if (pspec->value_type == G_TYPE_UINT)
-        g_value_set_uint (&v, va_arg (args, guint));
-      else if (pspec->value_type == G_TYPE_UINT64)
-        g_value_set_uint64 (&v, va_arg (args, guint64));
-      else if (pspec->value_type == G_TYPE_DOUBLE)
-        g_value_set_double (&v, va_arg (args, double));
-      else if (pspec->value_type == G_TYPE_STRING)
-        g_value_set_string (&v, va_arg (args, const char *));
-      else if (pspec->value_type == G_TYPE_STRV)
-        g_value_set_boxed (&v, va_arg (args, char **));
-      else if (G_TYPE_IS_ENUM (pspec->value_type))
-        g_value_set_enum (&v, va_arg (args, int));
-      else
-        g_assert_not_reached ();
-      g_ptr_array_add (names, (gpointer) name);
-      g_array_append_val (values, v);
-    }
-  va_end (args);
-  g_type_class_unref (klass);
-  AccelActor *actor = accel_system_spawn_with_properties (pt_system (), type, names->len, (const char **) names->pdata,
-                                                          (const GValue *) values->data, &error);
-  g_assert_no_error (error);
-  return actor;
-}
-
 static void
 check_linear_reply (PtLinear *linear, PtAnswer *answer, const double *x, guint rows)
 {
@@ -126,7 +80,7 @@ test_hot_swap (void)
   PtLinear *linear[4];
   for (guint v = 0; v < versions; v++)
     linear[v] = pt_linear_new (ACCEL_DTYPE_F32, sizes, 2, "none", "relu");
-  g_autoptr(AccelActor) actor = spawn ("hot-swap", "model", linear[0]->model, "device", pt_cpu (),
+  g_autoptr(AccelActor) actor = pt_spawn ("hot-swap", "model", linear[0]->model, "device", pt_cpu (),
                                        "max-batch-size", 6, "max-inflight", 2, NULL);
   guint version = 0;
   g_object_get (actor, "model-version", &version, NULL);
@@ -185,7 +139,7 @@ test_hot_swap_refused (void)
       gint64 sizes[] = { 6, 4 }, other[] = { 7, 4 };
       PtLinear *served = pt_linear_new (ACCEL_DTYPE_F32, sizes, 2, "none", "none");
       PtLinear *wrong = pt_linear_new (ACCEL_DTYPE_F32, other, 2, "none", "none");
-      g_autoptr(AccelActor) actor = spawn ("hot-swap", "model", served->model, "device", pt_cpu (), NULL);
+      g_autoptr(AccelActor) actor = pt_spawn ("hot-swap", "model", served->model, "device", pt_cpu (), NULL);
       g_object_set (actor, "model", wrong->model, NULL);
       guint version = 0;
       AccelModel *model = NULL;
@@ -214,8 +168,8 @@ flood (const char *type, guint *answered_before)
   g_autoptr(PtAffine) model = pt_affine_new (4, 1, 0, FALSE);
   const char *tenants[] = { "heavy", "light", NULL };
   g_autoptr(AccelActor) actor = g_str_equal (type, "fair-share")
-    ? spawn (type, "model", model, "device", pt_cpu (), "max-batch-size", 4, "tenants", tenants, NULL)
-    : spawn (type, "model", model, "device", pt_cpu (), "max-batch-size", 4, NULL);
+    ? pt_spawn (type, "model", model, "device", pt_cpu (), "max-batch-size", 4, "tenants", tenants, NULL)
+    : pt_spawn (type, "model", model, "device", pt_cpu (), "max-batch-size", 4, NULL);
   const guint light = 6, heavy = 10 * light, n = 1 + heavy + light;
   PtAsks *asks = pt_asks_new (n);
   pt_affine_hold (model, TRUE);
@@ -267,7 +221,7 @@ test_fair_share (void)
   /* A request without a tenant, or with an unknown one, is refused naming it. */
   g_autoptr(PtAffine) model = pt_affine_new (4, 1, 0, FALSE);
   const char *tenants[] = { "a:2", "b:0.5", NULL };
-  g_autoptr(AccelActor) actor = spawn ("fair-share", "model", model, "device", pt_cpu (), "tenants", tenants, NULL);
+  g_autoptr(AccelActor) actor = pt_spawn ("fair-share", "model", model, "device", pt_cpu (), "tenants", tenants, NULL);
   g_autofree double *x = pt_random (ACCEL_DTYPE_F32, 4, -1, 1);
   g_autoptr(GError) error = NULL;
   g_autoptr(GVariant) none = accel_actor_ask (actor, pt_request_end (pt_request ("x", ACCEL_DTYPE_F32, x, 1, 4)),
@@ -343,8 +297,8 @@ test_replica_failover (void)
   gint64 sizes[] = { g_test_rand_int_range (40, 90), g_test_rand_int_range (40, 90), g_test_rand_int_range (8, 30) };
   PtLinear *linear = pt_linear_new (ACCEL_DTYPE_F32, sizes, 3, "relu", "none");
   const char *devices[] = { "remote-cpu:0", "remote-cpu:1", NULL };
-  g_autoptr(AccelActor) pool = spawn ("replica-pool", "model", linear->model, "devices", devices,
-                                      "placement", 0 /* round-robin */, "batches-per-replica", 2,
+  g_autoptr(AccelActor) pool = pt_spawn ("replica-pool", "model", linear->model, "devices", devices,
+                                      "placement", "round-robin", "batches-per-replica", 2,
                                       "max-batch-size", 4, NULL);
   const guint first = 400, second = 60, n = first + second;
   PtAsks *asks = pt_asks_new (n);
@@ -408,7 +362,7 @@ test_replica_placement (void)
   gint64 sizes[] = { 8, 5 };
   PtLinear *linear = pt_linear_new (ACCEL_DTYPE_F32, sizes, 2, "none", "none");
   const char *devices[] = { "cpu:0", NULL };
-  g_autoptr(AccelActor) pool = spawn ("replica-pool", "model", linear->model, "devices", devices, NULL);
+  g_autoptr(AccelActor) pool = pt_spawn ("replica-pool", "model", linear->model, "devices", devices, NULL);
   const guint n = 50;
   PtAsks *asks = pt_asks_new (n);
   double **xs = g_new0 (double *, n);
@@ -438,7 +392,7 @@ test_cascade (void)
   g_autoptr(PtAffine) small = pt_affine_new (d, 2, 1, TRUE);
   g_autoptr(PtAffine) large = pt_affine_new (d, -1, 0, FALSE);
   double threshold = g_test_rand_double_range (-0.5, 0.5);
-  g_autoptr(AccelActor) cascade = spawn ("cascade", "small-model", small, "large-model", large,
+  g_autoptr(AccelActor) cascade = pt_spawn ("cascade", "small-model", small, "large-model", large,
                                          "device", pt_cpu (), "threshold", threshold, "max-batch-size", 8, NULL);
   const guint n = 40;
   PtAsks *asks = pt_asks_new (n);
@@ -512,7 +466,7 @@ test_moe_router (void)
       expert[e] = pt_linear_new (ACCEL_DTYPE_F32, expert_sizes, 2, "none", e % 2 ? "relu" : "none");
       g_list_store_append (experts, expert[e]->model);
     }
-  g_autoptr(AccelActor) router = spawn ("moe-router", "gate", gate->model, "experts", experts, "top-k", k,
+  g_autoptr(AccelActor) router = pt_spawn ("moe-router", "gate", gate->model, "experts", experts, "top-k", k,
                                         "device", pt_cpu (), "max-batch-size", 16, NULL);
   const guint n = 30;
   PtAsks *asks = pt_asks_new (n);
