@@ -524,8 +524,15 @@ AccelDevice *
 accel_patterns_server_find_device (AccelPatternsServer *self, const char *name, GError **error)
 {
   g_autoptr(AccelSystem) system = accel_actor_get_system (ACCEL_ACTOR (self));
-  if (system == NULL)
+  if (system == NULL && accel_system_get_default ())
     system = g_object_ref (accel_system_get_default ());
+  if (system == NULL)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NO_DEVICE,
+                   "%s is in no system's tree and there is no default system to find “%s” in",
+                   accel_actor_get_name (ACCEL_ACTOR (self)), name);
+      return NULL;
+    }
   return accel_system_get_device (system, name, error);
 }
 
