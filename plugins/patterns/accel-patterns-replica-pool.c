@@ -315,11 +315,31 @@ place (AccelPatternsReplicaPool *self, Replica *avoid)
 
 static void start_on (AccelPatternsReplicaPool *self, AccelPatternsBatch *batch, Replica *replica);
 
-/* Starts the batches waiting for a replica other than the one that failed
- * them, where one is free. */
+/* Whether every replica's device failed for good. */
+static gboolean
+all_failed (AccelPatternsReplicaPool *self)
+{
+  for (guint i = 0; i < self->replicas->len; i++)
+    if (accel_device_get_state (((Replica *) self->replicas->pdata[i])->device) != ACCEL_DEVICE_STATE_FAILED)
+      return FALSE;
+  return TRUE;
+}
+
+/* Starts the batches waiting for a replica (other than the one that failed
+ * them, if any), where one is free; fails them if no replica is left. */
 static void
 start_retries (AccelPatternsReplicaPool *self)
 {
+  if (self->retries.length && all_failed (self))
+    {
+      g_autoptr(GError) error = g_error_new (ACCEL_ERROR, ACCEL_ERROR_DEVICE_FAILED,
+                                             "%s: the device of every replica failed",
+                                             accel_actor_get_name (ACCEL_ACTOR (self)));
+      while (self->retries.length)
+        accel_patterns_server_finish_batch (ACCEL_PATTERNS_SERVER (self), g_queue_pop_head (&self->retries),
+                                            NULL, error);
+      return;
+    }
   for (GList *l = self->retries.head; l;)
     {
       GList *next = l->next;
@@ -394,8 +414,16 @@ accel_patterns_replica_pool_execute (AccelPatternsServer *server, AccelPatternsB
 {
   AccelPatternsReplicaPool *self = ACCEL_PATTERNS_REPLICA_POOL (server);
   Replica *replica = place (self, NULL);
-  g_return_if_fail (replica != NULL);
-  start_on (self, batch, replica);
+  if (replica)
+    start_on (self, batch, replica);
+  else
+    {
+      /* A replica's device changed state since the capacity was counted:
+       * the batch waits for the next free one. */
+      batch->slot = NULL;
+      g_queue_push_tail (&self->retries, batch);
+      start_retries (self);
+    }
 }
 
 static void
