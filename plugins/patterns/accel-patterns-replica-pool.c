@@ -279,10 +279,16 @@ idle_runners (AccelPatternsReplicaPool *self)
   return idle;
 }
 
+static gboolean all_failed (AccelPatternsReplicaPool *self);
+
 static guint
 accel_patterns_replica_pool_get_capacity (AccelPatternsServer *server)
 {
   AccelPatternsReplicaPool *self = ACCEL_PATTERNS_REPLICA_POOL (server);
+  /* With no replica left, batches are formed only to fail at once: what is
+   * queued and what comes later hears why rather than waiting. */
+  if (all_failed (self))
+    return G_MAXUINT;
   guint idle = idle_runners (self);
   return idle > self->retries.length ? idle - self->retries.length : 0;
 }

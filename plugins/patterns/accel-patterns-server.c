@@ -67,6 +67,8 @@ typedef struct {
   guint64 next_seq;
   guint64 next_release;
   GHashTable *held;              /* seq -> Answer, with preserve-ordering */
+  gboolean scheduling;           /* in accel_patterns_server_schedule() */
+  gboolean schedule_again;
 
   /* statistics, guarded by stats_lock */
   GMutex stats_lock;
@@ -850,31 +852,46 @@ accel_patterns_server_schedule (AccelPatternsServer *self)
 
   if (!priv->initialised || accel_actor_get_state (ACCEL_ACTOR (self)) == ACCEL_ACTOR_STATE_STOPPED)
     return;
-  gint64 now = g_get_monotonic_time ();
-  gint64 wake = G_MAXINT64;
-  expire (self, now);
-  while (accel_patterns_queue_get_n_requests (priv->queue) > 0 && klass->get_capacity (self) > 0)
+  /* A batch that fails at once (its subclass found no device for it) ends
+   * in here again: the outer call goes round once more instead. */
+  if (priv->scheduling)
     {
-      guint64 queued = accel_patterns_queue_get_n_rows (priv->queue);
-      guint target = 0;
-      if (queued >= priv->max_batch_size)
-        target = priv->max_batch_size;
-      for (guint i = 0; i < priv->n_preferred && target == 0; i++)
-        if (priv->preferred[i] <= queued)
-          target = priv->preferred[i];
-      if (target == 0)
-        {
-          gint64 due = accel_patterns_queue_get_oldest_arrival (priv->queue) + (gint64) priv->max_queue_delay_us;
-          if (due > now)
-            {
-              wake = due;
-              break;
-            }
-          target = (guint) queued;
-        }
-      if (!start_batch (self, target, now))
-        break;
+      priv->schedule_again = TRUE;
+      return;
     }
+  priv->scheduling = TRUE;
+  gint64 wake;
+  do
+    {
+      priv->schedule_again = FALSE;
+      gint64 now = g_get_monotonic_time ();
+      wake = G_MAXINT64;
+      expire (self, now);
+      while (accel_patterns_queue_get_n_requests (priv->queue) > 0 && klass->get_capacity (self) > 0)
+        {
+          guint64 queued = accel_patterns_queue_get_n_rows (priv->queue);
+          guint target = 0;
+          if (queued >= priv->max_batch_size)
+            target = priv->max_batch_size;
+          for (guint i = 0; i < priv->n_preferred && target == 0; i++)
+            if (priv->preferred[i] <= queued)
+              target = priv->preferred[i];
+          if (target == 0)
+            {
+              gint64 due = accel_patterns_queue_get_oldest_arrival (priv->queue) + (gint64) priv->max_queue_delay_us;
+              if (due > now)
+                {
+                  wake = due;
+                  break;
+                }
+              target = (guint) queued;
+            }
+          if (!start_batch (self, target, now))
+            break;
+        }
+    }
+  while (priv->schedule_again);
+  priv->scheduling = FALSE;
   wake = MIN (wake, accel_patterns_queue_get_next_deadline (priv->queue));
   g_mutex_lock (&priv->stats_lock);
   priv->queue_length = accel_patterns_queue_get_n_requests (priv->queue);

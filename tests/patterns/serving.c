@@ -356,6 +356,60 @@ test_replica_failover (void)
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT);
 }
 
+/* A pool whose only replica's device fails for good (no restart allowed)
+ * fails what it holds and what comes after, naming why; nothing waits. */
+static void
+test_replica_all_failed (void)
+{
+  g_autoptr(AccelDevice) dev = remote_cpu (2);
+  accel_actor_set_strategy (ACCEL_ACTOR (dev), 0, 60000, NULL, NULL, NULL);
+  gint64 sizes[] = { 64, 32 };
+  PtLinear *linear = pt_linear_new (ACCEL_DTYPE_F32, sizes, 2, "none", "none");
+  const char *devices[] = { "remote-cpu:2", NULL };
+  g_autoptr(AccelActor) pool = pt_spawn ("replica-pool", "model", linear->model, "devices", devices,
+                                         "max-batch-size", 2, NULL);
+  const guint n = 60;
+  PtAsks *asks = pt_asks_new (n);
+  double **xs = g_new0 (double *, n);
+  send_wave (pool, asks, xs, 0, n, sizes[0]);
+  pt_asks_wait (asks, 4);
+  g_assert_cmpint (kill (accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev)), SIGKILL), ==, 0);
+  pt_asks_wait (asks, n);
+  guint ok = 0, failed = 0;
+  for (guint i = 0; i < n; i++)
+    {
+      PtAnswer *a = &asks->answers[i];
+      if (a->error == NULL)
+        {
+          check_linear_reply (linear, a, xs[i], 1);
+          ok++;
+        }
+      else
+        {
+          g_assert_true (a->error->domain == ACCEL_ERROR);
+          g_assert_true (a->error->code == ACCEL_ERROR_DEVICE_FAILED || a->error->code == ACCEL_ERROR_CONTEXT_POISONED
+                         || a->error->code == ACCEL_ERROR_STALE_BUFFER);
+          failed++;
+        }
+      g_free (xs[i]);
+    }
+  g_test_message ("%u answered before the host died, %u failed with it", ok, failed);
+  g_assert_cmpuint (ok, >=, 4);
+  g_assert_cmpuint (failed, >, 0);
+  g_assert_cmpint (accel_device_get_state (dev), ==, ACCEL_DEVICE_STATE_FAILED);
+  /* Later requests fail at once too. */
+  g_autofree double *x = pt_random (ACCEL_DTYPE_F32, sizes[0], -1, 1);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) late = accel_actor_ask (pool, pt_request_end (pt_request ("x", ACCEL_DTYPE_F32, x, 1, sizes[0])),
+                                              NULL, &error);
+  g_assert_null (late);
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_DEVICE_FAILED);
+  accel_actor_stop (pool);
+  pt_asks_free (asks);
+  g_free (xs);
+  pt_linear_free (linear);
+}
+
 static void
 test_replica_placement (void)
 {
@@ -564,6 +618,7 @@ main (int argc, char **argv)
   g_test_add_func ("/serving/fair-share", test_fair_share);
   g_test_add_func ("/serving/replica-placement", test_replica_placement);
   g_test_add_func ("/serving/replica-failover", test_replica_failover);
+  g_test_add_func ("/serving/replica-all-failed", test_replica_all_failed);
   g_test_add_func ("/serving/cascade", test_cascade);
   g_test_add_func ("/serving/moe-router", test_moe_router);
   return pt_run ();
