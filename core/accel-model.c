@@ -21,7 +21,7 @@
  * A model may be prepared on several devices at once (a replica pool does
  * so) and must accept runs on each of them. Its methods are called from
  * the serving actor's dispatcher thread; the completion of a run may come
- * from any thread, through the #GTask the implementation returns.
+ * from any thread, through the #GTask the implementation is given.
  *
  * In Python, a model is a GObject subclass:
  *
@@ -33,10 +33,9 @@
  *         return Accel.TensorSpec.new("y", Accel.DType.F32, [4]) if index == 0 else None
  *     def do_prepare(self, device):
  *         return True
- *     def do_run_async(self, device, inputs, outputs, cancellable, callback, data):
- *         task = Gio.Task.new(self, cancellable, callback)
+ *     def do_run_batch(self, device, inputs, outputs, task):
  *         ...   # submit ops reading inputs[0], writing outputs[0]
- *         task.return_boolean(True)
+ *         task.return_boolean(True)   # when they are done
  * ```
  */
 G_DEFINE_INTERFACE (AccelModel, accel_model, G_TYPE_OBJECT)
@@ -47,6 +46,7 @@ typedef struct {
   GPtrArray *inputs;           /* AccelTensorSpec, cached on first use */
   GPtrArray *outputs;
   GHashTable *prepared;        /* AccelDevice (ref) -> generation + 1 */
+  GMainContext *home;          /* where the implementation runs, or NULL: anywhere */
   GRecMutex prepare_lock;      /* one prepare at a time */
 } ModelState;
 
@@ -57,6 +57,7 @@ model_state_free (gpointer data)
   g_clear_pointer (&state->inputs, g_ptr_array_unref);
   g_clear_pointer (&state->outputs, g_ptr_array_unref);
   g_hash_table_unref (state->prepared);
+  g_clear_pointer (&state->home, g_main_context_unref);
   g_mutex_clear (&state->lock);
   g_rec_mutex_clear (&state->prepare_lock);
   g_free (state);
@@ -85,30 +86,130 @@ model_state (AccelModel *self)
   return state;
 }
 
-static gboolean
-accel_model_real_run_finish (AccelModel *self, GAsyncResult *result, GError **error)
-{
-  return g_task_propagate_boolean (G_TASK (result), error);
-}
-
 static void
 accel_model_default_init (AccelModelInterface *iface)
 {
-  iface->run_finish = accel_model_real_run_finish;
+}
+
+static GMainContext *
+home_of (AccelModel *self)
+{
+  ModelState *state = model_state (self);
+  g_mutex_lock (&state->lock);
+  GMainContext *home = state->home ? g_main_context_ref (state->home) : NULL;
+  g_mutex_unlock (&state->lock);
+  return home;
+}
+
+/* A call into the implementation made on its home context, waited for. */
+typedef struct {
+  GSourceFunc func;
+  gpointer data;
+  GMutex lock;
+  GCond cond;
+  gboolean done;
+} HomeCall;
+
+static gboolean
+home_call_run (gpointer data)
+{
+  HomeCall *call = data;
+  call->func (call->data);
+  g_mutex_lock (&call->lock);
+  call->done = TRUE;
+  g_cond_signal (&call->cond);
+  g_mutex_unlock (&call->lock);
+  return G_SOURCE_REMOVE;
+}
+
+/* Runs @func (@data) where the implementation lives: here, or on its home
+ * context (and then waits for it). */
+static void
+call_home (AccelModel *self, GSourceFunc func, gpointer data)
+{
+  g_autoptr(GMainContext) home = home_of (self);
+  if (home == NULL || g_main_context_is_owner (home))
+    {
+      func (data);
+      return;
+    }
+  HomeCall call = { func, data };
+  g_mutex_init (&call.lock);
+  g_cond_init (&call.cond);
+  g_main_context_invoke (home, home_call_run, &call);
+  g_mutex_lock (&call.lock);
+  while (!call.done)
+    g_cond_wait (&call.cond, &call.lock);
+  g_mutex_unlock (&call.lock);
+  g_mutex_clear (&call.lock);
+  g_cond_clear (&call.cond);
+}
+
+/**
+ * accel_model_set_main_context:
+ * @self: a model
+ * @context: (nullable): the context whose thread runs the implementation,
+ *   or %NULL for any thread
+ *
+ * Makes every call into @self's implementation (get_input, get_output,
+ * prepare, run_batch) happen on @context's thread. A model written in
+ * JavaScript needs it (gjs runs JavaScript on its main thread only:
+ * `model.set_main_context(GLib.MainContext.default())`); that context must
+ * then be running while the model serves, so ask the serving actor with
+ * `ask_async`, not the blocking `ask`, from that thread.
+ */
+void
+accel_model_set_main_context (AccelModel *self, GMainContext *context)
+{
+  g_return_if_fail (ACCEL_IS_MODEL (self));
+  ModelState *state = model_state (self);
+  g_mutex_lock (&state->lock);
+  g_clear_pointer (&state->home, g_main_context_unref);
+  state->home = context ? g_main_context_ref (context) : NULL;
+  g_mutex_unlock (&state->lock);
+}
+
+/**
+ * accel_model_get_main_context:
+ * @self: a model
+ *
+ * Gives the context set with accel_model_set_main_context().
+ *
+ * Returns: (transfer none) (nullable): the context, or %NULL
+ */
+GMainContext *
+accel_model_get_main_context (AccelModel *self)
+{
+  g_return_val_if_fail (ACCEL_IS_MODEL (self), NULL);
+  return model_state (self)->home;
 }
 
 /* The specs an implementation gives one by one, until it gives NULL. A
  * model with more than this many inputs or outputs is taken to be broken. */
 #define MAX_SPECS 4096
 
+typedef struct {
+  AccelModel *self;
+  AccelTensorSpec *(*get) (AccelModel *, guint);
+  GPtrArray *out;
+} AskSpecs;
+
+static gboolean
+ask_specs_here (gpointer data)
+{
+  AskSpecs *ask = data;
+  AccelTensorSpec *spec;
+  for (guint i = 0; ask->get && i < MAX_SPECS && (spec = ask->get (ask->self, i)) != NULL; i++)
+    g_ptr_array_add (ask->out, spec);
+  return G_SOURCE_REMOVE;
+}
+
 static GPtrArray *
 ask_specs (AccelModel *self, AccelTensorSpec *(*get) (AccelModel *, guint))
 {
-  GPtrArray *out = g_ptr_array_new_with_free_func ((GDestroyNotify) accel_tensor_spec_unref);
-  AccelTensorSpec *spec;
-  for (guint i = 0; get && i < MAX_SPECS && (spec = get (self, i)) != NULL; i++)
-    g_ptr_array_add (out, spec);
-  return out;
+  AskSpecs ask = { self, get, g_ptr_array_new_with_free_func ((GDestroyNotify) accel_tensor_spec_unref) };
+  call_home (self, ask_specs_here, &ask);
+  return ask.out;
 }
 
 static GPtrArray *
@@ -178,6 +279,21 @@ accel_model_get_outputs (AccelModel *self)
   return copy_specs (specs);
 }
 
+typedef struct {
+  AccelModel *self;
+  AccelDevice *device;
+  GError **error;
+  gboolean ok;
+} PrepareCall;
+
+static gboolean
+prepare_here (gpointer data)
+{
+  PrepareCall *call = data;
+  call->ok = ACCEL_MODEL_GET_IFACE (call->self)->prepare (call->self, call->device, call->error);
+  return G_SOURCE_REMOVE;
+}
+
 /**
  * accel_model_prepare:
  * @self: a model
@@ -205,7 +321,10 @@ accel_model_prepare (AccelModel *self, AccelDevice *device, GError **error)
   g_rec_mutex_lock (&state->prepare_lock);
   /* Read before preparing: a rebuild during the upload must prepare again. */
   guint generation = accel_device_get_generation (device);
-  gboolean ok = iface->prepare ? iface->prepare (self, device, &local) : TRUE;
+  PrepareCall call = { self, device, &local, TRUE };
+  if (iface->prepare)
+    call_home (self, prepare_here, &call);
+  gboolean ok = call.ok;
   if (ok && local != NULL)
     {
       g_warning ("%s's prepare returned TRUE with an error set: %s", G_OBJECT_TYPE_NAME (self), local->message);
@@ -324,15 +443,15 @@ check_buffers (AccelModel *self,
   return TRUE;
 }
 
+/* The implementation completed its task: the run's own completes. */
 static void
 run_done (GObject *source, GAsyncResult *result, gpointer data)
 {
   GTask *task = data;
   AccelModel *self = ACCEL_MODEL (source);
-  AccelModelInterface *iface = ACCEL_MODEL_GET_IFACE (self);
   GError *error = NULL;
 
-  gboolean ok = iface->run_finish (self, result, &error);
+  gboolean ok = g_task_propagate_boolean (G_TASK (result), &error);
   if (!ok && error == NULL)
     g_set_error (&error, ACCEL_ERROR, ACCEL_ERROR_FAILED,
                  "Model %s failed to run without saying why", G_OBJECT_TYPE_NAME (self));
@@ -344,6 +463,34 @@ run_done (GObject *source, GAsyncResult *result, gpointer data)
   else
     g_task_return_error (task, error);
   g_object_unref (task);
+}
+
+typedef struct {
+  AccelModel *self;
+  AccelDevice *device;
+  GPtrArray *inputs;
+  GPtrArray *outputs;
+  GTask *task;
+} RunCall;
+
+static gboolean
+run_here (gpointer data)
+{
+  RunCall *call = data;
+  ACCEL_MODEL_GET_IFACE (call->self)->run_batch (call->self, call->device, call->inputs, call->outputs, call->task);
+  return G_SOURCE_REMOVE;
+}
+
+static void
+free_run_call (gpointer data)
+{
+  RunCall *call = data;
+  g_object_unref (call->self);
+  g_object_unref (call->device);
+  g_ptr_array_unref (call->inputs);
+  g_ptr_array_unref (call->outputs);
+  g_object_unref (call->task);
+  g_free (call);
 }
 
 /**
@@ -393,9 +540,9 @@ accel_model_run_async (AccelModel *self,
   g_autoptr(GPtrArray) in_specs = cached_specs (self, FALSE);
   g_autoptr(GPtrArray) out_specs = cached_specs (self, TRUE);
   gint64 batch = 0;
-  if (iface->run_async == NULL)
+  if (iface->run_batch == NULL)
     g_set_error (&error, ACCEL_ERROR, ACCEL_ERROR_NOT_SUPPORTED,
-                 "Model %s does not implement run_async", G_OBJECT_TYPE_NAME (self));
+                 "Model %s does not implement run_batch", G_OBJECT_TYPE_NAME (self));
   else if (check_buffers (self, device, in_specs, inputs, n_inputs, "input", &batch, &error)
            && check_buffers (self, device, out_specs, outputs, n_outputs, "output", &batch, &error)
            && !accel_model_is_prepared (self, device))
@@ -412,7 +559,23 @@ accel_model_run_async (AccelModel *self,
     g_ptr_array_add (in, g_object_ref (inputs[i]));
   for (guint i = 0; i < n_outputs; i++)
     g_ptr_array_add (out, g_object_ref (outputs[i]));
-  iface->run_async (self, device, in, out, cancellable, run_done, task);
+  GTask *inner = g_task_new (self, cancellable, run_done, task);
+  g_task_set_source_tag (inner, iface->run_batch);
+  g_autoptr(GMainContext) home = home_of (self);
+  if (home && !g_main_context_is_owner (home))
+    {
+      /* Started there, completed from there: nothing here waits for it. */
+      RunCall *call = g_new (RunCall, 1);
+      call->self = g_object_ref (self);
+      call->device = g_object_ref (device);
+      call->inputs = g_ptr_array_ref (in);
+      call->outputs = g_ptr_array_ref (out);
+      call->task = inner;
+      g_main_context_invoke_full (home, G_PRIORITY_DEFAULT, run_here, call, free_run_call);
+      return;
+    }
+  iface->run_batch (self, device, in, out, inner);
+  g_object_unref (inner);
 }
 
 /**

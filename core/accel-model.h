@@ -8,18 +8,19 @@
 G_BEGIN_DECLS
 
 /**
- * AccelModelInterface::run_async:
+ * AccelModelInterface::run_batch:
  * @self: the model
  * @device: the device to run on, on which the model was prepared
  * @inputs: (element-type AccelBuffer) (transfer none): one buffer per input
  * @outputs: (element-type AccelBuffer) (transfer none): one buffer per output
- * @cancellable: (nullable): a #GCancellable
- * @callback: (scope async): completes the run
- * @user_data: data for @callback
+ * @task: (transfer none): completes the run: g_task_return_boolean() once
+ *   the outputs are written, or g_task_return_error(); take a reference to
+ *   complete it later
  *
  * Runs one batch. The buffers are already checked against the model's
  * inputs and outputs. The buffer lists are #GPtrArray rather than C arrays
- * so that bindings hand the implementation plain lists.
+ * and the completion is a #GTask rather than a callback, so that Python
+ * and JavaScript implement it as plainly as C.
  */
 
 /**
@@ -50,12 +51,10 @@ G_DECLARE_INTERFACE (AccelModel, accel_model, ACCEL, MODEL, GObject)
  * @get_output: gives one output, by index, or %NULL past the last; likewise
  * @prepare: makes the model ready to run on a device (uploads its weights
  *   there); called again after the device's #AccelDevice:generation changed
- * @run_async: runs one batch: the inputs and outputs are buffers on the
- *   device, in the order of @get_inputs and @get_outputs, each
- *   `[n, item dims…]` with the same `n`; completes when the outputs are
- *   written
- * @run_finish: finishes @run_async; the default propagates the boolean of a
- *   #GTask
+ * @run_batch: runs one batch: the inputs and outputs are buffers on the
+ *   device, in the order of @get_input and @get_output, each
+ *   `[n, item dims…]` with the same `n`; completes its task when the
+ *   outputs are written
  *
  * What a serving actor runs. Implement it in C, or in Python or JavaScript
  * as a GObject subclass; see accel_model_run_async() for the contract.
@@ -66,14 +65,11 @@ struct _AccelModelInterface {
   AccelTensorSpec *(*get_input) (AccelModel *self, guint index);
   AccelTensorSpec *(*get_output) (AccelModel *self, guint index);
   gboolean (*prepare) (AccelModel *self, AccelDevice *device, GError **error);
-  void (*run_async) (AccelModel *self,
+  void (*run_batch) (AccelModel *self,
                      AccelDevice *device,
                      GPtrArray *inputs,
                      GPtrArray *outputs,
-                     GCancellable *cancellable,
-                     GAsyncReadyCallback callback,
-                     gpointer user_data);
-  gboolean (*run_finish) (AccelModel *self, GAsyncResult *result, GError **error);
+                     GTask *task);
 
   /*< private >*/
   gpointer padding[8];
@@ -83,6 +79,10 @@ ACCEL_API
 GPtrArray *accel_model_get_inputs (AccelModel *self);
 ACCEL_API
 GPtrArray *accel_model_get_outputs (AccelModel *self);
+ACCEL_API
+void accel_model_set_main_context (AccelModel *self, GMainContext *context);
+ACCEL_API
+GMainContext *accel_model_get_main_context (AccelModel *self);
 ACCEL_API
 gboolean accel_model_prepare (AccelModel *self, AccelDevice *device, GError **error);
 ACCEL_API

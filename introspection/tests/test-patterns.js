@@ -1,12 +1,13 @@
 // Binding tests of the serving patterns from JavaScript (gjs): spawn a
 // batcher by name over a `linear` model, ask it with promises, and check
-// the replies against the same model run directly; errors of spawn and of
-// bad requests.
+// the replies against the same model run directly; a model written in
+// JavaScript served by a batcher; errors of spawn and of bad requests.
 //
 // SPDX-License-Identifier: LGPL-2.1-or-later
 
 import Accel from 'gi://Accel?version=1.0';
 import GLib from 'gi://GLib';
+import GObject from 'gi://GObject';
 import Gio from 'gi://Gio';
 import System from 'system';
 
@@ -34,7 +35,62 @@ function output(reply, name) {
     return [shape, new Float32Array(data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength))];
 }
 
+// y = 2 x + 1 on the host; gjs runs it on its main thread (set_main_context).
+const Affine = GObject.registerClass({Implements: [Accel.Model]}, class Affine extends GObject.Object {
+    _init(d) {
+        super._init();
+        this.d = d;
+        this.prepared = 0;
+    }
+
+    vfunc_get_input(i) {
+        return i === 0 ? Accel.TensorSpec.new('x', Accel.DType.F32, [this.d]) : null;
+    }
+
+    vfunc_get_output(i) {
+        return i === 0 ? Accel.TensorSpec.new('y', Accel.DType.F32, [this.d]) : null;
+    }
+
+    vfunc_prepare(_device) {
+        this.prepared++;
+        return true;
+    }
+
+    vfunc_run_batch(_device, inputs, outputs, task) {
+        const bytes = inputs[0].download().get_data();
+        const x = new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+        outputs[0].upload(new GLib.Bytes(new Uint8Array(x.map(v => 2 * v + 1).buffer)));
+        task.return_boolean(true);
+    }
+});
+
 const tests = {
+    async modelInJavaScript() {
+        const d = randInt(2, 20);
+        const model = new Affine(d);
+        model.set_main_context(GLib.MainContext.default());
+        const actor = system.spawn('batcher', ['model', 'device', 'max-batch-size', 'max-queue-delay-us'],
+            [model, dev, 8, 50000]);
+        const xs = [];
+        const asks = [];
+        for (let i = 0; i < 10; i++) {
+            const x = new Float32Array(d);
+            for (let j = 0; j < d; j++)
+                x[j] = Math.random() * 2 - 1;
+            xs.push(x);
+            asks.push(actor.ask_async(new GLib.Variant('a{sv}', {x: tensor(x, 1, d)}), null));
+        }
+        const replies = await Promise.all(asks);
+        replies.forEach((reply, i) => {
+            const [, y] = output(reply, 'y');
+            for (let j = 0; j < d; j++)
+                check(Math.abs(y[j] - (2 * xs[i][j] + 1)) <= 1e-6, `reply ${i}[${j}]: ${y[j]}`);
+        });
+        check(model.prepared === 1, `prepared once: ${model.prepared}`);
+        check(actor.batches_run < 10, `batched: ${actor.batches_run} runs`);
+        actor.stop();
+    },
+
     async spawnByName() {
         const k = randInt(3, 40), n = randInt(2, 30);
         const model = system.new_model('linear', ['layer-sizes', 'seed', 'activation'],

@@ -16,7 +16,7 @@ import traceback
 import gi
 gi.require_version("Accel", "1.0")
 gi.require_version("GLib", "2.0")
-from gi.repository import Accel, GLib, GObject, Gio  # noqa: E402
+from gi.repository import Accel, GLib, GObject  # noqa: E402
 import numpy as np  # noqa: E402
 
 SEED = int(os.environ.get("ACCEL_TEST_SEED", np.random.SeedSequence().entropy % (1 << 32)))
@@ -95,11 +95,10 @@ class Square(GObject.Object, Accel.Model):
         self.prepared.append(device.get_name())
         return True
 
-    def do_run_async(self, device, inputs, outputs, cancellable, callback, data):
+    def do_run_batch(self, device, inputs, outputs, task):
         self.threads.add(threading.get_ident())
         if self.raise_in_run:
             raise RuntimeError("a model with a bug")
-        task = Gio.Task.new(self, cancellable, callback)
         rows = inputs[0].get_shape().get_dims()[0]
         x = np.frombuffer(inputs[0].download().get_data(), np.float32).reshape(rows, self.d)
         if np.any(x[:, 0] < 0):

@@ -442,17 +442,14 @@ free_run (gpointer data)
 }
 
 static void
-accel_patterns_linear_run_async (AccelModel *model,
+accel_patterns_linear_run_batch (AccelModel *model,
                                  AccelDevice *device,
                                  GPtrArray *inputs,
                                  GPtrArray *outputs,
-                                 GCancellable *cancellable,
-                                 GAsyncReadyCallback callback,
-                                 gpointer user_data)
+                                 GTask *task)
 {
   AccelPatternsLinear *self = ACCEL_PATTERNS_LINEAR (model);
-  GTask *task = g_task_new (self, cancellable, callback, user_data);
-  g_task_set_source_tag (task, accel_patterns_linear_run_async);
+  GCancellable *cancellable = g_task_get_cancellable (task);
   GError *error = NULL;
 
   g_mutex_lock (&self->lock);
@@ -464,7 +461,6 @@ accel_patterns_linear_run_async (AccelModel *model,
     {
       g_task_return_new_error (task, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
                                "linear: not prepared on %s", accel_device_get_name (device));
-      g_object_unref (task);
       return;
     }
 
@@ -494,13 +490,11 @@ accel_patterns_linear_run_async (AccelModel *model,
   if (error)
     {
       g_task_return_error (task, error);
-      g_object_unref (task);
       return;
     }
   run->remaining = ops->len;
   for (guint i = 0; i < ops->len; i++)
     accel_device_submit_async (device, ops->pdata[i], cancellable, layer_done, g_object_ref (task));
-  g_object_unref (task);
 }
 
 static void
@@ -509,5 +503,5 @@ accel_patterns_linear_model_init (AccelModelInterface *iface)
   iface->get_input = accel_patterns_linear_get_input;
   iface->get_output = accel_patterns_linear_get_output;
   iface->prepare = accel_patterns_linear_prepare;
-  iface->run_async = accel_patterns_linear_run_async;
+  iface->run_batch = accel_patterns_linear_run_batch;
 }

@@ -546,11 +546,9 @@ pt_affine_prepare (AccelModel *model, AccelDevice *device, GError **error)
 }
 
 static void
-pt_affine_run_async (AccelModel *model, AccelDevice *device, GPtrArray *inputs, GPtrArray *outputs,
-                     GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data)
+pt_affine_run_batch (AccelModel *model, AccelDevice *device, GPtrArray *inputs, GPtrArray *outputs, GTask *task)
 {
   PtAffine *self = PT_AFFINE (model);
-  GTask *task = g_task_new (self, cancellable, callback, user_data);
   GError *error = NULL;
   AccelBuffer *x = inputs->pdata[0];
   gint64 rows = accel_shape_get_dim (accel_buffer_get_shape (x), 0);
@@ -577,7 +575,7 @@ pt_affine_run_async (AccelModel *model, AccelDevice *device, GPtrArray *inputs, 
   self->runs++;
   if (self->hold && ok)
     {
-      g_ptr_array_add (self->held, task);
+      g_ptr_array_add (self->held, g_object_ref (task));
       g_mutex_unlock (&self->lock);
       return;
     }
@@ -586,7 +584,6 @@ pt_affine_run_async (AccelModel *model, AccelDevice *device, GPtrArray *inputs, 
     g_task_return_boolean (task, TRUE);
   else
     g_task_return_error (task, error);
-  g_object_unref (task);
 }
 
 static void
@@ -595,7 +592,7 @@ pt_affine_model_init (AccelModelInterface *iface)
   iface->get_input = pt_affine_get_input;
   iface->get_output = pt_affine_get_output;
   iface->prepare = pt_affine_prepare;
-  iface->run_async = pt_affine_run_async;
+  iface->run_batch = pt_affine_run_batch;
 }
 
 PtAffine *
