@@ -2,7 +2,8 @@
  * each `y = act (x W + b)`.
  *
  * Weights come as bytes (one row-major `[k, n]` block per layer, in the
- * model's dtype) or, for benchmarks and examples, from a seed: then each
+ * model's dtype), as buffers (used in place on their device, copied to
+ * others) or, for benchmarks and examples, from a seed: then each
  * layer is drawn uniform in ±1/√k on the device itself and its bias in
  * ±0.1, so that nothing crosses the bus. Each device the model is
  * prepared on keeps its own copy; a run submits every layer at once (the
@@ -22,6 +23,8 @@ struct _AccelPatternsLinear {
   GVariant *layer_sizes;        /* at */
   GVariant *weights;            /* aay, or NULL */
   GVariant *biases;             /* aay, or NULL */
+  GListModel *weight_buffers;   /* AccelBuffer per layer, or NULL */
+  GListModel *bias_buffers;
   guint64 seed;
   AccelPatternsActivation activation;
   AccelPatternsActivation output_activation;
@@ -58,6 +61,8 @@ enum {
   PROP_LAYER_SIZES,
   PROP_WEIGHTS,
   PROP_BIASES,
+  PROP_WEIGHT_BUFFERS,
+  PROP_BIAS_BUFFERS,
   PROP_SEED,
   PROP_ACTIVATION,
   PROP_OUTPUT_ACTIVATION,
@@ -76,6 +81,8 @@ accel_patterns_linear_finalize (GObject *object)
   g_clear_pointer (&self->layer_sizes, g_variant_unref);
   g_clear_pointer (&self->weights, g_variant_unref);
   g_clear_pointer (&self->biases, g_variant_unref);
+  g_clear_object (&self->weight_buffers);
+  g_clear_object (&self->bias_buffers);
   g_free (self->input_name);
   g_free (self->output_name);
   g_free (self->sizes);
@@ -109,6 +116,12 @@ accel_patterns_linear_set_property (GObject *object, guint prop_id, const GValue
       break;
     case PROP_BIASES:
       take_variant (&self->biases, value);
+      break;
+    case PROP_WEIGHT_BUFFERS:
+      g_set_object (&self->weight_buffers, g_value_get_object (value));
+      break;
+    case PROP_BIAS_BUFFERS:
+      g_set_object (&self->bias_buffers, g_value_get_object (value));
       break;
     case PROP_SEED:
       self->seed = g_value_get_uint64 (value);
@@ -150,6 +163,12 @@ accel_patterns_linear_get_property (GObject *object, guint prop_id, GValue *valu
       break;
     case PROP_BIASES:
       g_value_set_variant (value, self->biases);
+      break;
+    case PROP_WEIGHT_BUFFERS:
+      g_value_set_object (value, self->weight_buffers);
+      break;
+    case PROP_BIAS_BUFFERS:
+      g_value_set_object (value, self->bias_buffers);
       break;
     case PROP_SEED:
       g_value_set_uint64 (value, self->seed);
@@ -193,6 +212,14 @@ accel_patterns_linear_class_init (AccelPatternsLinearClass *klass)
   properties[PROP_BIASES] =
     g_param_spec_variant ("biases", NULL, "One [k_i+1] vector per layer, in dtype (aay); zeros if absent",
                           G_VARIANT_TYPE ("aay"), NULL, flags);
+  properties[PROP_WEIGHT_BUFFERS] =
+    g_param_spec_object ("weight-buffers", NULL,
+                         "Instead of weights: one [k_i, k_i+1] AccelBuffer per layer (a GListModel), "
+                         "used in place on its device and copied to others",
+                         G_TYPE_LIST_MODEL, flags);
+  properties[PROP_BIAS_BUFFERS] =
+    g_param_spec_object ("bias-buffers", NULL, "Instead of biases: one [k_i+1] AccelBuffer per layer (a GListModel)",
+                         G_TYPE_LIST_MODEL, flags);
   properties[PROP_SEED] =
     g_param_spec_uint64 ("seed", NULL, "Without weights: draw them on the device from this seed",
                          0, G_MAXUINT64, 0, flags);
@@ -249,6 +276,35 @@ check_blocks (AccelPatternsLinear *self, GVariant *blocks, const char *property,
   return TRUE;
 }
 
+/* Checks one list of buffers: one per layer, of the dtype and shape. */
+static gboolean
+check_buffers (AccelPatternsLinear *self, GListModel *buffers, const char *property, gboolean matrix, GError **error)
+{
+  if (g_list_model_get_n_items (buffers) != self->n_layers)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "linear: “%s” has %u buffers; “layer-sizes” makes %u layers",
+                   property, g_list_model_get_n_items (buffers), self->n_layers);
+      return FALSE;
+    }
+  for (guint i = 0; i < self->n_layers; i++)
+    {
+      g_autoptr(GObject) item = g_list_model_get_item (buffers, i);
+      gint64 want[2] = { self->sizes[i], self->sizes[i + 1] };
+      g_autoptr(AccelShape) shape = matrix ? accel_shape_new (want, 2) : accel_shape_new (want + 1, 1);
+      if (!ACCEL_IS_BUFFER (item) || accel_buffer_get_dtype (ACCEL_BUFFER (item)) != self->dtype
+          || !accel_shape_equal (accel_buffer_get_shape (ACCEL_BUFFER (item)), shape))
+        {
+          g_autofree char *s = accel_shape_to_string (shape);
+          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                       "linear: item %u of “%s” must be a contiguous %s buffer of %s", i, property,
+                       accel_dtype_get_name (self->dtype), s);
+          return FALSE;
+        }
+    }
+  return TRUE;
+}
+
 static gboolean
 accel_patterns_linear_initable_init_impl (GInitable *initable, GCancellable *cancellable, GError **error)
 {
@@ -290,14 +346,23 @@ accel_patterns_linear_initable_init_impl (GInitable *initable, GCancellable *can
   for (gsize i = 0; i < n_sizes; i++)
     self->sizes[i] = (gint64) sizes[i];
 
-  if (self->weights == NULL && self->seed == 0)
+  if (self->weights == NULL && self->weight_buffers == NULL && self->seed == 0)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "linear: give “weights”, or a “seed” to draw them from");
+                   "linear: give “weights” or “weight-buffers”, or a “seed” to draw them from");
+      return FALSE;
+    }
+  if ((self->weights && self->weight_buffers) || (self->biases && self->bias_buffers))
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "linear: give “%s” as bytes or as buffers, not both",
+                   self->weights && self->weight_buffers ? "weights" : "biases");
       return FALSE;
     }
   if ((self->weights && !check_blocks (self, self->weights, "weights", TRUE, error))
-      || (self->biases && !check_blocks (self, self->biases, "biases", FALSE, error)))
+      || (self->biases && !check_blocks (self, self->biases, "biases", FALSE, error))
+      || (self->weight_buffers && !check_buffers (self, self->weight_buffers, "weight-buffers", TRUE, error))
+      || (self->bias_buffers && !check_buffers (self, self->bias_buffers, "bias-buffers", FALSE, error)))
     return FALSE;
   self->initialised = TRUE;
   return TRUE;
@@ -361,6 +426,30 @@ fill_block (AccelPatternsLinear *self, AccelDevice *device, AccelBuffer *buffer,
   return accel_device_submit (device, fill, NULL, error);
 }
 
+/* One weight or bias of layer @index on @device: a given buffer in place
+ * (if it is there, of the device's generation) or copied, or a new buffer
+ * filled from bytes, drawn from a seed, or zero. */
+static AccelBuffer *
+layer_buffer (AccelPatternsLinear *self, AccelDevice *device, const AccelShape *shape, GListModel *buffers,
+              GVariant *blocks, guint index, double bound, guint64 seed, GError **error)
+{
+  g_autoptr(AccelBuffer) given = buffers ? g_list_model_get_item (buffers, index) : NULL;
+  if (given && accel_buffer_get_device (given) == device && !accel_buffer_is_stale (given))
+    return g_steal_pointer (&given);
+  g_autoptr(AccelBuffer) buffer = accel_device_alloc (device, self->dtype, shape, error);
+  if (buffer == NULL)
+    return NULL;
+  if (given)
+    {
+      g_autoptr(GBytes) bytes = accel_buffer_download (given, error);
+      if (bytes == NULL || !accel_buffer_upload (buffer, bytes, error))
+        return NULL;
+    }
+  else if (!fill_block (self, device, buffer, blocks, index, bound, seed, error))
+    return NULL;
+  return g_steal_pointer (&buffer);
+}
+
 static gboolean
 accel_patterns_linear_prepare (AccelModel *model, AccelDevice *device, GError **error)
 {
@@ -369,23 +458,23 @@ accel_patterns_linear_prepare (AccelModel *model, AccelDevice *device, GError **
     return FALSE;
 
   g_autoptr(GPtrArray) layers = g_ptr_array_new_with_free_func (g_object_unref);
+  gboolean given = self->weights || self->weight_buffers;
   for (guint i = 0; i < self->n_layers; i++)
     {
       gint64 k = self->sizes[i], n = self->sizes[i + 1];
       g_autoptr(AccelShape) ws = accel_shape_new_2d (k, n);
       g_autoptr(AccelShape) bs = accel_shape_new_1d (n);
-      AccelBuffer *w = accel_device_alloc (device, self->dtype, ws, error);
+      guint64 seed = self->seed + 2 * (guint64) i;
+      AccelBuffer *w = layer_buffer (self, device, ws, self->weight_buffers, self->weights, i,
+                                     1.0 / sqrt ((double) k), seed, error);
       if (w == NULL)
         return FALSE;
       g_ptr_array_add (layers, w);
-      AccelBuffer *b = accel_device_alloc (device, self->dtype, bs, error);
+      AccelBuffer *b = layer_buffer (self, device, bs, self->bias_buffers, self->biases, i,
+                                     given ? 0.0 : 0.1, seed + 1, error);
       if (b == NULL)
         return FALSE;
       g_ptr_array_add (layers, b);
-      guint64 seed = self->seed + 2 * (guint64) i;
-      if (!fill_block (self, device, w, self->weights, i, 1.0 / sqrt ((double) k), seed, error)
-          || !fill_block (self, device, b, self->biases, i, self->weights ? 0.0 : 0.1, seed + 1, error))
-        return FALSE;
     }
   g_mutex_lock (&self->lock);
   g_hash_table_replace (self->per_device, g_object_ref (device), g_steal_pointer (&layers));

@@ -436,6 +436,79 @@ test_replica_placement (void)
   pt_linear_free (linear);
 }
 
+/* ---- linear from buffers --------------------------------------------------- */
+
+static AccelBuffer *
+upload_block (AccelDevice *device, const double *values, const gint64 *dims, guint rank)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AccelShape) shape = accel_shape_new (dims, rank);
+  AccelBuffer *buffer = accel_device_alloc (device, ACCEL_DTYPE_F32, shape, &error);
+  g_assert_no_error (error);
+  g_autoptr(GBytes) bytes = pt_bytes (ACCEL_DTYPE_F32, values, accel_shape_get_n_elements (shape));
+  g_assert_true (accel_buffer_upload (buffer, bytes, &error));
+  return buffer;
+}
+
+/* The same weights as buffers on cpu:0 serve like the bytes they hold, in
+ * place on cpu:0 and copied to another device. */
+static void
+test_linear_buffers (void)
+{
+  gint64 sizes[] = { g_test_rand_int_range (3, 40), g_test_rand_int_range (3, 40), g_test_rand_int_range (2, 30) };
+  PtLinear *linear = pt_linear_new (ACCEL_DTYPE_F32, sizes, 3, "gelu", "none");
+  g_autoptr(GListStore) weights = g_list_store_new (ACCEL_TYPE_BUFFER);
+  g_autoptr(GListStore) biases = g_list_store_new (ACCEL_TYPE_BUFFER);
+  for (guint i = 0; i < 2; i++)
+    {
+      gint64 wd[] = { sizes[i], sizes[i + 1] };
+      g_autoptr(AccelBuffer) w = upload_block (pt_cpu (), linear->weights[i], wd, 2);
+      g_autoptr(AccelBuffer) b = upload_block (pt_cpu (), linear->biases[i], wd + 1, 1);
+      g_list_store_append (weights, w);
+      g_list_store_append (biases, b);
+    }
+  g_autoptr(GError) error = NULL;
+  guint64 u[] = { sizes[0], sizes[1], sizes[2] };
+  g_autoptr(AccelModel) from_buffers = accel_system_new_model (pt_system (), "linear", &error,
+                                                               "layer-sizes", g_variant_new_fixed_array (G_VARIANT_TYPE_UINT64, u, 3, 8),
+                                                               "weight-buffers", weights, "bias-buffers", biases,
+                                                               "activation", 2 /* gelu */, NULL);
+  g_assert_no_error (error);
+  g_autoptr(AccelDevice) other = remote_cpu (3);
+  AccelDevice *devices[] = { pt_cpu (), other };
+  for (guint d = 0; d < 2; d++)
+    {
+      g_autoptr(AccelActor) actor = pt_spawn ("batcher", "model", from_buffers, "device", devices[d], NULL);
+      const guint n = 12;
+      PtAsks *asks = pt_asks_new (n);
+      double **xs = g_new0 (double *, n);
+      send_wave (actor, asks, xs, 0, n, sizes[0]);
+      pt_asks_wait (asks, n);
+      for (guint i = 0; i < n; i++)
+        {
+          check_linear_reply (linear, &asks->answers[i], xs[i], 1);
+          g_free (xs[i]);
+        }
+      accel_actor_stop (actor);
+      pt_asks_free (asks);
+      g_free (xs);
+    }
+
+  /* A buffer of the wrong shape is refused, naming the property. */
+  g_autoptr(GListStore) wrong = g_list_store_new (ACCEL_TYPE_BUFFER);
+  g_autoptr(AccelBuffer) b0 = g_list_model_get_item (G_LIST_MODEL (biases), 0);
+  g_autoptr(AccelBuffer) w1 = g_list_model_get_item (G_LIST_MODEL (weights), 1);
+  g_list_store_append (wrong, b0);
+  g_list_store_append (wrong, w1);
+  g_autoptr(AccelModel) refused = accel_system_new_model (pt_system (), "linear", &error,
+                                                          "layer-sizes", g_variant_new_fixed_array (G_VARIANT_TYPE_UINT64, u, 3, 8),
+                                                          "weight-buffers", wrong, NULL);
+  g_assert_null (refused);
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "“weight-buffers”"));
+  pt_linear_free (linear);
+}
+
 /* ---- cascade -------------------------------------------------------------- */
 
 static void
@@ -619,6 +692,7 @@ main (int argc, char **argv)
   g_test_add_func ("/serving/replica-placement", test_replica_placement);
   g_test_add_func ("/serving/replica-failover", test_replica_failover);
   g_test_add_func ("/serving/replica-all-failed", test_replica_all_failed);
+  g_test_add_func ("/serving/linear-buffers", test_linear_buffers);
   g_test_add_func ("/serving/cascade", test_cascade);
   g_test_add_func ("/serving/moe-router", test_moe_router);
   return pt_run ();
