@@ -920,6 +920,20 @@ cross_copy_read (AccelWork *work, GError *error, gpointer data)
   accel_dispatcher_post (dpriv->dispatcher, run_work, w);
 }
 
+/* A backend that moves the bytes between its devices itself (CUDA peer
+ * copies). */
+static void
+cross_copy_by_backend (GObject *source, GAsyncResult *result, gpointer data)
+{
+  GTask *task = data;
+  GError *error = NULL;
+  if (ACCEL_BACKEND_GET_CLASS (source)->copy_finish (ACCEL_BACKEND (source), result, &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+  g_object_unref (task);
+}
+
 static gboolean
 is_cross_device_copy (AccelDevice *self, AccelOp *op)
 {
@@ -955,6 +969,15 @@ submit_cross_copy (AccelDevice *self, AccelOp *op, GTask *task)
     }
 
   AccelDevice *src_device = accel_buffer_get_device (copy->src);
+  AccelBackend *backend = accel_device_get_backend (src_device);
+  AccelBackendClass *bk = backend ? ACCEL_BACKEND_GET_CLASS (backend) : NULL;
+  if (bk && backend == accel_device_get_backend (accel_buffer_get_device (copy->dst)) && bk->can_copy
+      && bk->can_copy (backend, copy->src, copy->dst))
+    {
+      bk->copy_async (backend, copy->src, copy->dst, g_task_get_cancellable (task), cross_copy_by_backend, task);
+      return;
+    }
+
   AccelDevicePrivate *spriv = accel_device_get_instance_private (src_device);
   CrossCopy *cc = g_new0 (CrossCopy, 1);
   cc->dst_device = g_object_ref (accel_buffer_get_device (copy->dst));

@@ -57,5 +57,9 @@ AccelModel *accel_system_new_model_with_properties (AccelSystem *self,
                                                     GError **error);
 ACCEL_API
 void accel_system_shutdown (AccelSystem *self);
+ACCEL_API
+guint accel_system_get_cpu_devices (AccelSystem *self);
+ACCEL_API
+void accel_system_set_cpu_devices (AccelSystem *self, guint n);
 
 G_END_DECLS

@@ -27,5 +27,8 @@
 #include "accel-model.h"
 #include "accel-system.h"
 #include "accel-dlpack.h"
+#include "accel-rendezvous-store.h"
+#include "accel-rendezvous.h"
+#include "accel-communicator.h"
 #include "ops/accel-ops.h"
 #undef ACCEL_INSIDE
