@@ -37,4 +37,12 @@
 #include "accel-histogram.h"
 #include "accel-select.h"
 #include "accel-segmented-reduce.h"
+#include "accel-image-enums.h"
+#include "accel-image.h"
+#include "accel-convert-color.h"
+#include "accel-resize.h"
+#include "accel-filter.h"
+#include "accel-warp-affine.h"
+#include "accel-warp-perspective.h"
+#include "accel-morphology.h"
 

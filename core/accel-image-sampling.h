@@ -1,0 +1,226 @@
+/* accel-image-sampling.h: the sampling arithmetic of the image ops (resize,
+ * convert-color, warps): where a destination pixel lies in the source, and
+ * the interpolation weights around it.
+ *
+ * Header-only, with no dependency beyond the C library, so the CPU kernels
+ * (the oracle) and the CUDA kernels compute the very same binary32 values
+ * (every function is `__host__ __device__` under nvcc; both sides are built
+ * without contraction into fused multiply-adds). Include it directly:
+ * `#include <accel-image-sampling.h>`. It is not part of the introspected API.
+ *
+ * Conventions: pixel centres are at integer coordinates; a destination
+ * pixel `x` of a resize by `scale = src_size / dst_size` samples source
+ * coordinate `(x + 0.5) scale - 0.5` (half-pixel centres, OpenCV's
+ * INTER_LINEAR and PyTorch's `align_corners=False`). Taps are listed from
+ * `first` upwards; readers clamp each index to `[0, n - 1]`, which is what
+ * "edge samples repeated" means.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#ifndef __GI_SCANNER__
+
+#include <math.h>
+
+#if defined(__CUDACC__)
+#define ACCEL_IMAGE_FN static __host__ __device__ __forceinline__
+#else
+#define ACCEL_IMAGE_FN static inline
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The values of AccelInterpolation. */
+enum {
+  ACCEL_IMAGE_NEAREST, ACCEL_IMAGE_BILINEAR, ACCEL_IMAGE_BICUBIC, ACCEL_IMAGE_AREA, ACCEL_IMAGE_LANCZOS3,
+};
+
+/* The most taps of one axis the kernels keep; accel_image_taps_needed()
+ * stays within it for scale factors up to ACCEL_IMAGE_MAX_SHRINK. */
+#define ACCEL_IMAGE_MAX_TAPS 64
+#define ACCEL_IMAGE_MAX_SHRINK 8
+
+ACCEL_IMAGE_FN int
+accel_image_clampi (int v, int lo, int hi)
+{
+  return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* Keys' cubic convolution kernel with a = -0.75 (OpenCV, PyTorch). */
+ACCEL_IMAGE_FN float
+accel_image_cubic (float x)
+{
+  const float a = -0.75f;
+  x = fabsf (x);
+  if (x <= 1.0f)
+    return ((a + 2.0f) * x - (a + 3.0f)) * x * x + 1.0f;
+  if (x < 2.0f)
+    return ((a * x - 5.0f * a) * x + 8.0f * a) * x - 4.0f * a;
+  return 0.0f;
+}
+
+ACCEL_IMAGE_FN float
+accel_image_lanczos3 (float x)
+{
+  const float pi = 3.14159265358979323846f;
+  x = fabsf (x);
+  if (x < 1e-6f)
+    return 1.0f;
+  if (x >= 3.0f)
+    return 0.0f;
+  float px = pi * x;
+  return 3.0f * sinf (px) * sinf (px / 3.0f) / (px * px);
+}
+
+/* The source coordinate of destination index @x under @scale. */
+ACCEL_IMAGE_FN float
+accel_image_source_coord (int x, float scale)
+{
+  return ((float) x + 0.5f) * scale - 0.5f;
+}
+
+/* How many taps @method may need along an axis shrunk by @scale (source
+ * size over destination size; below 1 when growing). */
+ACCEL_IMAGE_FN int
+accel_image_taps_needed (int method, float scale)
+{
+  float s = scale > 1.0f ? scale : 1.0f;
+  switch (method)
+    {
+    case ACCEL_IMAGE_NEAREST: return 1;
+    case ACCEL_IMAGE_BILINEAR: return 2;
+    case ACCEL_IMAGE_BICUBIC: return 4;
+    case ACCEL_IMAGE_AREA: return (int) ceilf (s) + 2;
+    default: return 2 * (int) ceilf (3.0f * s) + 2;
+    }
+}
+
+/* The taps of @method at source coordinate @c on an axis of @n samples
+ * shrunk by @scale: their weights in @w (at most @max of them) and the
+ * index of the first in *@first. Returns how many. Weights sum to 1. */
+ACCEL_IMAGE_FN int
+accel_image_taps (int method, float c, float scale, int n, float *w, int max, int *first)
+{
+  switch (method)
+    {
+    case ACCEL_IMAGE_NEAREST:
+      *first = accel_image_clampi ((int) floorf (c + 0.5f), 0, n - 1);
+      w[0] = 1.0f;
+      return 1;
+    case ACCEL_IMAGE_BILINEAR:
+      {
+        float cc = c < 0.0f ? 0.0f : c > (float) (n - 1) ? (float) (n - 1) : c;
+        float i0 = floorf (cc);
+        float f = cc - i0;
+        *first = (int) i0;
+        w[0] = 1.0f - f;
+        w[1] = f;
+        return 2;
+      }
+    case ACCEL_IMAGE_BICUBIC:
+      {
+        float i0 = floorf (c);
+        float f = c - i0;
+        *first = (int) i0 - 1;
+        w[0] = accel_image_cubic (f + 1.0f);
+        w[1] = accel_image_cubic (f);
+        w[2] = accel_image_cubic (1.0f - f);
+        w[3] = accel_image_cubic (2.0f - f);
+        return 4;
+      }
+    case ACCEL_IMAGE_AREA:
+      {
+        /* The box the destination pixel covers, in source edge coordinates
+         * (narrower than a sample when growing), clipped to the image. */
+        float half = 0.5f * scale;
+        float lo = c + 0.5f - half, hi = c + 0.5f + half;
+        lo = lo < 0.0f ? 0.0f : lo;
+        hi = hi > (float) n ? (float) n : hi;
+        if (hi <= lo)
+          {
+            *first = accel_image_clampi ((int) floorf (c + 0.5f), 0, n - 1);
+            w[0] = 1.0f;
+            return 1;
+          }
+        int i0 = (int) floorf (lo), i1 = (int) ceilf (hi) - 1;
+        if (i1 - i0 + 1 > max)
+          i1 = i0 + max - 1;
+        float total = 0.0f;
+        for (int i = i0; i <= i1; i++)
+          {
+            float a = (float) i > lo ? (float) i : lo;
+            float b = (float) (i + 1) < hi ? (float) (i + 1) : hi;
+            w[i - i0] = b - a;
+            total += b - a;
+          }
+        for (int i = i0; i <= i1; i++)
+          w[i - i0] /= total;
+        *first = i0;
+        return i1 - i0 + 1;
+      }
+    default:
+      {
+        float s = scale > 1.0f ? scale : 1.0f;
+        float radius = 3.0f * s;
+        int i0 = (int) ceilf (c - radius), i1 = (int) floorf (c + radius);
+        if (i1 - i0 + 1 > max)
+          {
+            int excess = i1 - i0 + 1 - max;
+            i0 += excess / 2;
+            i1 = i0 + max - 1;
+          }
+        float total = 0.0f;
+        for (int i = i0; i <= i1; i++)
+          {
+            w[i - i0] = accel_image_lanczos3 (((float) i - c) / s);
+            total += w[i - i0];
+          }
+        for (int i = i0; i <= i1; i++)
+          w[i - i0] /= total;
+        *first = i0;
+        return i1 - i0 + 1;
+      }
+    }
+}
+
+/* Rounds @v half up to an integer in [0, @maxv]. */
+ACCEL_IMAGE_FN int
+accel_image_quantize (float v, int maxv)
+{
+  if (!(v > 0.0f))
+    return 0;   /* NaN too */
+  if (v >= (float) maxv)
+    return maxv;
+  return (int) (v + 0.5f);
+}
+
+/* Where the border mode @mode (an AccelBorderMode) reads index @i of an
+ * axis of @n samples: the index, or -1 for the constant. */
+ACCEL_IMAGE_FN int
+accel_image_border_index (int i, int n, int mode)
+{
+  if (i >= 0 && i < n)
+    return i;
+  if (mode == 0)   /* replicate */
+    return i < 0 ? 0 : n - 1;
+  if (mode == 1)   /* reflect-101 */
+    {
+      if (n == 1)
+        return 0;
+      int period = 2 * (n - 1);
+      i = i % period;
+      if (i < 0)
+        i += period;
+      return i < n ? i : period - i;
+    }
+  return -1;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* __GI_SCANNER__ */
