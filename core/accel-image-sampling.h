@@ -186,6 +186,107 @@ accel_image_taps (int method, float c, float scale, int n, float *w, int max, in
     }
 }
 
+/* The map from a destination sample index `x` of one axis of a sample
+ * plane to the source sample plane's coordinate `x a + b` (binary32),
+ * and the scale its taps widen by. */
+typedef struct {
+  float a;
+  float b;
+  float scale;
+} AccelImageAxis;
+
+/* resize: one plane of @src_n samples made from one of @dst_n. */
+ACCEL_IMAGE_FN AccelImageAxis
+accel_image_axis_resize (int src_n, int dst_n)
+{
+  double r = (double) src_n / (double) dst_n;
+  AccelImageAxis axis = { (float) r, (float) (0.5 * r - 0.5), (float) r };
+  return axis;
+}
+
+/* Where chroma sample 0 of an axis subsampled by @sub lies on the luma
+ * grid: 0 when cosited on that axis (@cosited), else halfway (0.5). */
+ACCEL_IMAGE_FN double
+accel_image_site (int sub, int cosited)
+{
+  return sub == 1 || cosited ? 0.0 : 0.5;
+}
+
+/* convert-color: images @src_full and @dst_full pixels along the axis; the
+ * source plane subsampled by @src_sub with its first sample at luma
+ * coordinate @src_site, the destination plane likewise. */
+ACCEL_IMAGE_FN AccelImageAxis
+accel_image_axis_convert (int src_full, int dst_full, int src_sub, double src_site, int dst_sub, double dst_site)
+{
+  double r = (double) src_full / (double) dst_full;
+  double a = dst_sub * r / src_sub;
+  double b = ((dst_site + 0.5) * r - 0.5 - src_site) / src_sub;
+  AccelImageAxis axis = { (float) a, (float) b, (float) a };
+  return axis;
+}
+
+ACCEL_IMAGE_FN float
+accel_image_axis_coord (AccelImageAxis axis, int x)
+{
+  return (float) x * axis.a + axis.b;
+}
+
+/* The taps of a warp's @method (nearest, bilinear or bicubic) at
+ * coordinate @c, not clamped: past the edge they read the border. */
+ACCEL_IMAGE_FN int
+accel_image_warp_taps (int method, float c, float *w, int *first)
+{
+  float i0 = floorf (c);
+  float f = c - i0;
+  switch (method)
+    {
+    case ACCEL_IMAGE_NEAREST:
+      *first = (int) floorf (c + 0.5f);
+      w[0] = 1.0f;
+      return 1;
+    case ACCEL_IMAGE_BILINEAR:
+      *first = (int) i0;
+      w[0] = 1.0f - f;
+      w[1] = f;
+      return 2;
+    default:
+      *first = (int) i0 - 1;
+      w[0] = accel_image_cubic (f + 1.0f);
+      w[1] = accel_image_cubic (f);
+      w[2] = accel_image_cubic (1.0f - f);
+      w[3] = accel_image_cubic (2.0f - f);
+      return 4;
+    }
+}
+
+/* Maps the centre of sample (@x, @y) of a destination plane subsampled by
+ * @sub_x, @sub_y through the inverse map @m (row-major 3×3; the last row
+ * 0, 0, 1 unless @perspective) onto the source plane of @w × @h samples,
+ * into (*@sx, *@sy). Returns 0 where the sample takes the border value
+ * whatever the border mode: behind the camera, beyond 10^7 samples
+ * outside (where binary32 has no fraction left), or not a number. */
+ACCEL_IMAGE_FN int
+accel_image_warp_point (const float *m, int perspective, int sub_x, int sub_y, int x, int y, int w, int h,
+                        float *sx, float *sy)
+{
+  const float far = 1e7f;
+  float X = sub_x == 1 ? (float) x : (float) sub_x * ((float) x + 0.5f) - 0.5f;
+  float Y = sub_y == 1 ? (float) y : (float) sub_y * ((float) y + 0.5f) - 0.5f;
+  float u = m[0] * X + m[1] * Y + m[2];
+  float v = m[3] * X + m[4] * Y + m[5];
+  if (perspective)
+    {
+      float q = m[6] * X + m[7] * Y + m[8];
+      if (!(q > 0.0f))
+        return 0;
+      u = u / q;
+      v = v / q;
+    }
+  *sx = sub_x == 1 ? u : (u + 0.5f) / (float) sub_x - 0.5f;
+  *sy = sub_y == 1 ? v : (v + 0.5f) / (float) sub_y - 0.5f;
+  return *sx > -far && *sx < (float) w + far && *sy > -far && *sy < (float) h + far;
+}
+
 /* Rounds @v half up to an integer in [0, @maxv]. */
 ACCEL_IMAGE_FN int
 accel_image_quantize (float v, int maxv)

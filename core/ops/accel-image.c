@@ -189,6 +189,14 @@ layout_init (AccelImageLayout *layout, AccelImageFormat format, int width, int h
           return FALSE;
         }
       layout->stride[p] = strides[p] > 0 ? strides[p] : layout->row_bytes[p];
+      if (layout->stride[p] % info->depth != 0 || offsets[p] % info->depth != 0)
+        {
+          g_autofree char *name = field_name (prefix, offsets[p] % info->depth ? offset_names[p] : stride_names[p]);
+          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                       "%s: “%s” (%" G_GINT64_FORMAT ") must be a multiple of %d: the samples are %d-byte words",
+                       who, name, offsets[p] % info->depth ? offsets[p] : layout->stride[p], info->depth, info->depth);
+          return FALSE;
+        }
       if (offsets[p] < 0 || offsets[p] > G_MAXINT64 / 4)
         {
           g_autofree char *name = field_name (prefix, offset_names[p]);
@@ -497,6 +505,13 @@ accel_image_check_ (AccelOp *op,
   if (!layout_init (layout, g->format, g->width, g->height, image->stride, image->uv_stride,
                     image->uv_offset, image->v_offset, name, geometry_from ? "src" : prefix, error))
     return FALSE;
+  if (accel_buffer_get_offset (image->buffer) % layout->samples[0].depth != 0)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "%s: “%s” starts at byte %" G_GSIZE_FORMAT " of its memory; %d-byte samples need it aligned",
+                   name, prefix, accel_buffer_get_offset (image->buffer), layout->samples[0].depth);
+      return FALSE;
+    }
   gsize size = accel_buffer_get_size (image->buffer);
   if ((guint64) layout->size > size)
     {

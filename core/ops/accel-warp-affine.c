@@ -20,7 +20,8 @@
  * WARP_INVERSE_MAP, but with coordinates in binary32 rather than 1/32
  * pixel steps). Interpolation as #AccelInterpolation without clamping the
  * coordinate: taps outside the source read @border (bilinear and bicubic
- * near the edge blend with it). Sums in binary32, rounded half up and
+ * near the edge blend with it); a source point beyond 10^7 pixels out, or
+ * not a number, takes @border_value whatever @border is. Sums in binary32, rounded half up and
  * saturated.
  *
  * Each sample plane is warped on its own, alpha alike; a subsampled plane

@@ -16,8 +16,8 @@
  * Warps an image by a homography given inverted: destination pixel
  * `(x, y)` takes the source at `((m00 x + m01 y + m02) / w, (m10 x + m11 y
  * + m12) / w)` with `w = m20 x + m21 y + m22`; where `w` is not above 0
- * the point lies behind the camera and the pixel reads @border as if far
- * outside. Otherwise as #AccelWarpAffine: pixel centres at integers,
+ * the point lies behind the camera and the pixel takes @border_value
+ * (whatever @border is). Otherwise as #AccelWarpAffine: pixel centres at integers,
  * binary32 coordinates and sums, taps outside the source read @border,
  * rounded half up and saturated, each sample plane on its own with pixel
  * centres aligned.

@@ -8,6 +8,7 @@
 #include "accel-cpu-backend.h"
 #include "accel-cpu-kernels.h"
 #include "accel-cpu-lib-kernels.h"
+#include "accel-cpu-image.h"
 
 static gboolean
 accel_cpu_plugin_init (AccelPlugin *plugin, GError **error)
@@ -27,6 +28,9 @@ accel_cpu_plugin_init (AccelPlugin *plugin, GError **error)
   accel_cpu_register_norm (plugin);
   accel_cpu_register_primitives (plugin);
   accel_cpu_register_matmul (plugin);
+  accel_cpu_register_image_resample (plugin);
+  accel_cpu_register_image_filter (plugin);
+  accel_cpu_register_image_warp (plugin);
   return TRUE;
 }
 
