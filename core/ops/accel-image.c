@@ -124,7 +124,7 @@ field_name (const char *prefix, const char *field)
 static gboolean
 layout_init (AccelImageLayout *layout, AccelImageFormat format, int width, int height,
              int stride, int uv_stride, gint64 uv_offset, gint64 v_offset,
-             const char *op, const char *prefix, GError **error)
+             const char *op, const char *prefix, const char *geometry_prefix, GError **error)
 {
   const FormatInfo *info = format_info (format);
   const char *who = op ? op : "image";
@@ -132,15 +132,15 @@ layout_init (AccelImageLayout *layout, AccelImageFormat format, int width, int h
   memset (layout, 0, sizeof *layout);
   if (info == NULL)
     {
-      g_autofree char *name = field_name (prefix, "format");
+      g_autofree char *name = field_name (geometry_prefix, "format");
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
                    "%s: “%s” (%d) is not an image format", who, name, (int) format);
       return FALSE;
     }
   if (width < 1 || width > ACCEL_IMAGE_MAX_SIZE || height < 1 || height > ACCEL_IMAGE_MAX_SIZE)
     {
-      g_autofree char *w = field_name (prefix, "width");
-      g_autofree char *h = field_name (prefix, "height");
+      g_autofree char *w = field_name (geometry_prefix, "width");
+      g_autofree char *h = field_name (geometry_prefix, "height");
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
                    "%s: “%s” × “%s” is %d × %d; each must be 1 to %d", who, w, h, width, height,
                    ACCEL_IMAGE_MAX_SIZE);
@@ -270,7 +270,7 @@ accel_image_layout_init (AccelImageLayout *layout,
                          GError **error)
 {
   g_return_val_if_fail (layout != NULL, FALSE);
-  return layout_init (layout, format, width, height, stride, uv_stride, uv_offset, v_offset, NULL, NULL, error);
+  return layout_init (layout, format, width, height, stride, uv_stride, uv_offset, v_offset, NULL, NULL, NULL, error);
 }
 
 /**
@@ -289,7 +289,7 @@ accel_image_get_layout (const AccelImage *image, AccelImageLayout *layout, GErro
   g_return_val_if_fail (image != NULL, FALSE);
   g_return_val_if_fail (layout != NULL, FALSE);
   return layout_init (layout, image->format, image->width, image->height, image->stride, image->uv_stride,
-                      image->uv_offset, image->v_offset, NULL, NULL, error);
+                      image->uv_offset, image->v_offset, NULL, NULL, NULL, error);
 }
 
 /* Colour transforms. Each side's code values are mapped to normalised
@@ -503,7 +503,7 @@ accel_image_check_ (AccelOp *op,
       || !accel_op_check_contiguous (op, prefix, error))
     return FALSE;
   if (!layout_init (layout, g->format, g->width, g->height, image->stride, image->uv_stride,
-                    image->uv_offset, image->v_offset, name, geometry_from ? "src" : prefix, error))
+                    image->uv_offset, image->v_offset, name, prefix, geometry_from ? "src" : prefix, error))
     return FALSE;
   if (accel_buffer_get_offset (image->buffer) % layout->samples[0].depth != 0)
     {
