@@ -134,18 +134,13 @@ accel_image_taps (int method, float c, float scale, int n, float *w, int max, in
     case ACCEL_IMAGE_AREA:
       {
         /* The box the destination pixel covers, in source edge coordinates
-         * (narrower than a sample when growing), clipped to the image. */
+         * (narrower than a sample when growing); past the edges it covers
+         * repeated edge samples, like every method's taps. */
         float half = 0.5f * scale;
         float lo = c + 0.5f - half, hi = c + 0.5f + half;
-        lo = lo < 0.0f ? 0.0f : lo;
-        hi = hi > (float) n ? (float) n : hi;
-        if (hi <= lo)
-          {
-            *first = accel_image_clampi ((int) floorf (c + 0.5f), 0, n - 1);
-            w[0] = 1.0f;
-            return 1;
-          }
         int i0 = (int) floorf (lo), i1 = (int) ceilf (hi) - 1;
+        if (i1 < i0)
+          i1 = i0;
         if (i1 - i0 + 1 > max)
           i1 = i0 + max - 1;
         float total = 0.0f;
@@ -153,8 +148,8 @@ accel_image_taps (int method, float c, float scale, int n, float *w, int max, in
           {
             float a = (float) i > lo ? (float) i : lo;
             float b = (float) (i + 1) < hi ? (float) (i + 1) : hi;
-            w[i - i0] = b - a;
-            total += b - a;
+            w[i - i0] = b > a ? b - a : 0.0f;
+            total += w[i - i0];
           }
         for (int i = i0; i <= i1; i++)
           w[i - i0] /= total;
@@ -186,49 +181,89 @@ accel_image_taps (int method, float c, float scale, int n, float *w, int max, in
     }
 }
 
-/* The map from a destination sample index `x` of one axis of a sample
- * plane to the source sample plane's coordinate `x a + b` (binary32),
- * and the scale its taps widen by. */
+/* How one axis of a destination sample plane samples one source sample
+ * plane: destination index `x` lies at source coordinate `(num_a x +
+ * num_b) / den`, a ratio of integers (so that nearest breaks ties
+ * exactly, as integer arithmetic does); the taps are those of @method
+ * there, widened by @scale. */
 typedef struct {
-  float a;
-  float b;
+  long long num_a;
+  long long num_b;
+  long long den;
   float scale;
+  int method;
 } AccelImageAxis;
 
-/* resize: one plane of @src_n samples made from one of @dst_n. */
+/* resize: one plane of @dst_n samples made from one of @src_n:
+ * `(x + 0.5) src_n / dst_n - 0.5`. */
 ACCEL_IMAGE_FN AccelImageAxis
-accel_image_axis_resize (int src_n, int dst_n)
+accel_image_axis_resize (int src_n, int dst_n, int method)
 {
-  double r = (double) src_n / (double) dst_n;
-  AccelImageAxis axis = { (float) r, (float) (0.5 * r - 0.5), (float) r };
+  AccelImageAxis axis = { 2LL * src_n, (long long) src_n - dst_n, 2LL * dst_n,
+                          (float) ((double) src_n / (double) dst_n), method };
   return axis;
-}
-
-/* Where chroma sample 0 of an axis subsampled by @sub lies on the luma
- * grid: 0 when cosited on that axis (@cosited), else halfway (0.5). */
-ACCEL_IMAGE_FN double
-accel_image_site (int sub, int cosited)
-{
-  return sub == 1 || cosited ? 0.0 : 0.5;
 }
 
 /* convert-color: images @src_full and @dst_full pixels along the axis; the
  * source plane subsampled by @src_sub with its first sample at luma
- * coordinate @src_site, the destination plane likewise. */
+ * coordinate @src_half / 2 (0: cosited, 1: halfway), the destination plane
+ * likewise. Destination sample `x` lies at luma coordinate `dst_sub x +
+ * dst_half / 2` of the destination, so at `(that + 0.5) src_full /
+ * dst_full - 0.5` of the source, and on the source plane's grid at `(that
+ * - src_half / 2) / src_sub`. A destination subsampled more than the
+ * source (chroma made from finer samples) takes the mean over each
+ * sample's footprint: area, whatever @method (so the chroma of a centred
+ * siting is the mean of 2 samples, of a cosited one [1 2 1] / 4, as
+ * GStreamer downsamples). */
 ACCEL_IMAGE_FN AccelImageAxis
-accel_image_axis_convert (int src_full, int dst_full, int src_sub, double src_site, int dst_sub, double dst_site)
+accel_image_axis_convert (int src_full, int dst_full, int src_sub, int src_half, int dst_sub, int dst_half,
+                          int method)
 {
-  double r = (double) src_full / (double) dst_full;
-  double a = dst_sub * r / src_sub;
-  double b = ((dst_site + 0.5) * r - 0.5 - src_site) / src_sub;
-  AccelImageAxis axis = { (float) a, (float) b, (float) a };
+  AccelImageAxis axis = { 2LL * dst_sub * src_full,
+                          (long long) (dst_half + 1) * src_full - dst_full - (long long) src_half * dst_full,
+                          2LL * dst_full * src_sub,
+                          (float) ((double) dst_sub * src_full / ((double) src_sub * dst_full)),
+                          dst_sub > src_sub ? ACCEL_IMAGE_AREA : method };
   return axis;
+}
+
+/* Whether the chroma of an axis subsampled by @sub is cosited (0) or
+ * halfway (1) between luma samples, in the half units of the axis maps. */
+ACCEL_IMAGE_FN int
+accel_image_site_half (int sub, int cosited)
+{
+  return sub == 1 || cosited ? 0 : 1;
 }
 
 ACCEL_IMAGE_FN float
 accel_image_axis_coord (AccelImageAxis axis, int x)
 {
-  return (float) x * axis.a + axis.b;
+  return (float) ((double) (axis.num_a * x + axis.num_b) / (double) axis.den);
+}
+
+/* floor (@n / @d) for @d above 0 */
+ACCEL_IMAGE_FN long long
+accel_image_floor_div (long long n, long long d)
+{
+  long long q = n / d;
+  return q * d > n ? q - 1 : q;
+}
+
+/* The taps of destination index @x along @axis, on a source axis of @n
+ * samples: their weights in @w (at most @max) and the index of the first
+ * in *@first. Returns how many. Weights sum to 1. */
+ACCEL_IMAGE_FN int
+accel_image_axis_taps (AccelImageAxis axis, int x, int n, float *w, int max, int *first)
+{
+  if (axis.method == ACCEL_IMAGE_NEAREST)
+    {
+      /* floor (c + 0.5), exactly */
+      long long i = accel_image_floor_div (2 * (axis.num_a * x + axis.num_b) + axis.den, 2 * axis.den);
+      *first = i < 0 ? 0 : i >= n ? n - 1 : (int) i;
+      w[0] = 1.0f;
+      return 1;
+    }
+  return accel_image_taps (axis.method, accel_image_axis_coord (axis, x), axis.scale, n, w, max, first);
 }
 
 /* The taps of a warp's @method (nearest, bilinear or bicubic) at

@@ -105,7 +105,8 @@ typedef enum {
  *   `bicubic`)
  * @ACCEL_INTERPOLATION_AREA: the mean of the source area a destination
  *   pixel covers, partly covered samples weighted by their coverage (a box
- *   filter as wide as the scale factor, at least one sample)
+ *   filter as wide as the scale factor; when growing, narrower than a
+ *   sample, so pixels repeat), edge samples repeated past the edges
  * @ACCEL_INTERPOLATION_LANCZOS3: `sinc (x) sinc (x / 3)` over 6 samples per
  *   axis, widened by the scale factor when shrinking (as Pillow's LANCZOS),
  *   weights normalised to sum 1, edge samples repeated

@@ -38,10 +38,11 @@ gboolean accel_image_check_apart_ (AccelOp *op, const AccelImage *src, const Acc
 /* Refuses a destination format other than the source's. */
 gboolean accel_image_check_same_format_ (AccelOp *op, const AccelImage *src, const AccelImage *dst, GError **error);
 
-/* Refuses a size ratio beyond ACCEL_IMAGE_MAX_SHRINK for @method on any
- * axis of any sample plane. */
+/* Refuses a shrink beyond what the taps of @method hold on either axis
+ * (for convert-color, @convert, also of the chroma it subsamples). */
 gboolean accel_image_check_scale_ (AccelOp *op,
                                    AccelInterpolation method,
+                                   gboolean convert,
                                    const AccelImageLayout *src,
                                    const AccelImageLayout *dst,
                                    GError **error);

@@ -551,19 +551,25 @@ accel_image_check_same_format_ (AccelOp *op, const AccelImage *src, const AccelI
 gboolean
 accel_image_check_scale_ (AccelOp *op,
                           AccelInterpolation method,
+                          gboolean convert,
                           const AccelImageLayout *src,
                           const AccelImageLayout *dst,
                           GError **error)
 {
-  if (method != ACCEL_INTERPOLATION_AREA && method != ACCEL_INTERPOLATION_LANCZOS3)
-    return TRUE;
-  if (src->width > (gint64) dst->width * ACCEL_IMAGE_MAX_SHRINK
-      || src->height > (gint64) dst->height * ACCEL_IMAGE_MAX_SHRINK)
+  /* Area and lanczos widen their taps by the shrink; so does the area a
+   * converted chroma sample takes from finer samples (twice the shrink). */
+  int limit = G_MAXINT;
+  if (method == ACCEL_INTERPOLATION_AREA || method == ACCEL_INTERPOLATION_LANCZOS3)
+    limit = ACCEL_IMAGE_MAX_SHRINK;
+  for (guint s = 0; convert && s < dst->n_samples; s++)
+    if (dst->samples[s].sub_x > 1 || dst->samples[s].sub_y > 1)
+      limit = MIN (limit, 2 * ACCEL_IMAGE_MAX_SHRINK);
+  if (src->width > (gint64) dst->width * limit || src->height > (gint64) dst->height * limit)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "%s: shrinking %d × %d to %d × %d is more than %d times on an axis, the most “method” "
-                   "area and lanczos3 take in one step", accel_op_get_type_name (op), src->width, src->height,
-                   dst->width, dst->height, ACCEL_IMAGE_MAX_SHRINK);
+                   "%s: shrinking %d × %d to %d × %d is more than %d times on an axis, the most this “method” "
+                   "and destination take in one step", accel_op_get_type_name (op), src->width, src->height,
+                   dst->width, dst->height, limit);
       return FALSE;
     }
   return TRUE;

@@ -39,7 +39,7 @@ accel_resize_validate (AccelOp *op, GError **error)
       && accel_image_check_ (op, "src", &self->src, NULL, &ls, error)
       && accel_image_check_ (op, "dst", &self->dst, NULL, &ld, error)
       && accel_image_check_apart_ (op, &self->src, &self->dst, error)
-      && accel_image_check_scale_ (op, self->method, &ls, &ld, error);
+      && accel_image_check_scale_ (op, self->method, FALSE, &ls, &ld, error);
 }
 
 static const AccelOpParam resize_params[] = {

@@ -64,20 +64,20 @@ component_of (AccelImageChannel channel)
 }
 
 static void
-source_init (Source *s, int plane, AccelImageAxis ax, AccelImageAxis ay, int method, int src_w, int dst_w)
+source_init (Source *s, int plane, AccelImageAxis ax, AccelImageAxis ay, int src_w, int dst_w)
 {
   s->plane = plane;
   s->ax = ax;
   s->ay = ay;
-  s->taps_x = MIN (accel_image_taps_needed (method, ax.scale), ACCEL_IMAGE_MAX_TAPS);
-  s->taps_y = MIN (accel_image_taps_needed (method, ay.scale), ACCEL_IMAGE_MAX_TAPS);
+  s->taps_x = MIN (accel_image_taps_needed (ax.method, ax.scale), ACCEL_IMAGE_MAX_TAPS);
+  s->taps_y = MIN (accel_image_taps_needed (ay.method, ay.scale), ACCEL_IMAGE_MAX_TAPS);
   s->idx = g_new (int, (gsize) dst_w * s->taps_x);
   s->wx = g_new0 (float, (gsize) dst_w * s->taps_x);
   for (int x = 0; x < dst_w; x++)
     {
       float w[ACCEL_IMAGE_MAX_TAPS];
       int first = 0;
-      int n = accel_image_taps (method, accel_image_axis_coord (ax, x), ax.scale, src_w, w, s->taps_x, &first);
+      int n = accel_image_axis_taps (ax, x, src_w, w, s->taps_x, &first);
       for (int j = 0; j < s->taps_x; j++)
         {
           s->idx[x * s->taps_x + j] = accel_image_clampi (first + MIN (j, n - 1), 0, src_w - 1);
@@ -103,8 +103,7 @@ resample_row (const Job *job, const Source *s, int dst_w, int y, float *tmp, flo
   gint64 n = (gint64) p->width * ch;
   float wv[ACCEL_IMAGE_MAX_TAPS];
   int first = 0;
-  int taps = accel_image_taps (job->method, accel_image_axis_coord (s->ay, y), s->ay.scale, p->height,
-                               wv, ACCEL_IMAGE_MAX_TAPS, &first);
+  int taps = accel_image_axis_taps (s->ay, y, p->height, wv, ACCEL_IMAGE_MAX_TAPS, &first);
 
   /* Down the columns: sum in tap order. */
   for (int k = 0; k < taps; k++)
@@ -261,8 +260,8 @@ resize_run (AccelOp *op, gpointer context, GError **error)
       const AccelImageSamples *a = &ls.samples[s], *b = &ld.samples[s];
       accel_cpu_plane_init (&targets[s].dst, dst, b);
       targets[s].n_sources = 1;
-      source_init (&targets[s].sources[0], (int) s, accel_image_axis_resize (a->width, b->width),
-                   accel_image_axis_resize (a->height, b->height), job.method, a->width, b->width);
+      source_init (&targets[s].sources[0], (int) s, accel_image_axis_resize (a->width, b->width, job.method),
+                   accel_image_axis_resize (a->height, b->height, job.method), a->width, b->width);
     }
   return run_targets (&job, targets, (int) ld.n_samples, error);
 }
@@ -336,15 +335,17 @@ convert_run (AccelOp *op, gpointer context, GError **error)
             continue;
           const AccelImageSamples *a = &ls.samples[s];
           AccelImageAxis ax = accel_image_axis_convert (ls.width, ld.width, a->sub_x,
-                                                        accel_image_site (a->sub_x, siting_cosited (self->src_chroma_siting, 0)),
+                                                        accel_image_site_half (a->sub_x, siting_cosited (self->src_chroma_siting, 0)),
                                                         b->sub_x,
-                                                        accel_image_site (b->sub_x, siting_cosited (self->dst_chroma_siting, 0)));
+                                                        accel_image_site_half (b->sub_x, siting_cosited (self->dst_chroma_siting, 0)),
+                                                        job.method);
           AccelImageAxis ay = accel_image_axis_convert (ls.height, ld.height, a->sub_y,
-                                                        accel_image_site (a->sub_y, siting_cosited (self->src_chroma_siting, 1)),
+                                                        accel_image_site_half (a->sub_y, siting_cosited (self->src_chroma_siting, 1)),
                                                         b->sub_y,
-                                                        accel_image_site (b->sub_y, siting_cosited (self->dst_chroma_siting, 1)));
+                                                        accel_image_site_half (b->sub_y, siting_cosited (self->dst_chroma_siting, 1)),
+                                                        job.method);
           int idx = tg->n_sources++;
-          source_init (&tg->sources[idx], (int) s, ax, ay, job.method, a->width, b->width);
+          source_init (&tg->sources[idx], (int) s, ax, ay, a->width, b->width);
           for (int k = 0; k < 4; k++)
             if (src_comp_plane[k] == (int) s)
               {
