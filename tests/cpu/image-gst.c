@@ -15,57 +15,7 @@
 #include <gst/app/gstappsink.h>
 #include <gst/video/video.h>
 #include "cpu-test.h"
-#include "image-test.h"
-
-static const char *
-gst_format_name (AccelImageFormat f)
-{
-  switch (f)
-    {
-    case ACCEL_IMAGE_FORMAT_RGBA: return "RGBA";
-    case ACCEL_IMAGE_FORMAT_BGRA: return "BGRA";
-    case ACCEL_IMAGE_FORMAT_RGB: return "RGB";
-    case ACCEL_IMAGE_FORMAT_BGR: return "BGR";
-    case ACCEL_IMAGE_FORMAT_GRAY8: return "GRAY8";
-    case ACCEL_IMAGE_FORMAT_GRAY16: return "GRAY16_LE";
-    case ACCEL_IMAGE_FORMAT_NV12: return "NV12";
-    case ACCEL_IMAGE_FORMAT_I420: return "I420";
-    case ACCEL_IMAGE_FORMAT_YUY2: return "YUY2";
-    default: return "P010_10LE";
-    }
-}
-
-static const char *
-matrix_name (AccelColorMatrix m)
-{
-  return m == ACCEL_COLOR_MATRIX_BT601 ? "bt601" : m == ACCEL_COLOR_MATRIX_BT709 ? "bt709" : "bt2020";
-}
-
-static const char *
-siting_name (AccelChromaSiting s)
-{
-  return s == ACCEL_CHROMA_SITING_MPEG2 ? "mpeg2" : s == ACCEL_CHROMA_SITING_JPEG ? "jpeg" : "cosited";
-}
-
-/* Caps of a frame: YUV sides name their matrix, range and siting. */
-static char *
-caps_of (AccelImageFormat f, int w, int h, AccelColorMatrix m, AccelColorRange r, AccelChromaSiting s)
-{
-  if (accel_image_format_is_rgb (f))
-    return g_strdup_printf ("video/x-raw,format=%s,width=%d,height=%d,framerate=0/1", gst_format_name (f), w, h);
-  /* Gray is full-range luma of the matrix. */
-  if (f == ACCEL_IMAGE_FORMAT_GRAY8 || f == ACCEL_IMAGE_FORMAT_GRAY16)
-    r = ACCEL_COLOR_RANGE_FULL;
-  /* range:matrix:transfer:primaries; transfer and primaries are left alone (videoconvert's defaults). */
-  return g_strdup_printf ("video/x-raw,format=%s,width=%d,height=%d,framerate=0/1,"
-                          "colorimetry=%d:%d:5:1%s%s", gst_format_name (f), w, h,
-                          r == ACCEL_COLOR_RANGE_FULL ? GST_VIDEO_COLOR_RANGE_0_255 : GST_VIDEO_COLOR_RANGE_16_235,
-                          m == ACCEL_COLOR_MATRIX_BT601 ? GST_VIDEO_COLOR_MATRIX_BT601
-                          : m == ACCEL_COLOR_MATRIX_BT709 ? GST_VIDEO_COLOR_MATRIX_BT709
-                          : GST_VIDEO_COLOR_MATRIX_BT2020,
-                          r == ACCEL_COLOR_RANGE_FULL && (f == ACCEL_IMAGE_FORMAT_GRAY8 || f == ACCEL_IMAGE_FORMAT_GRAY16)
-                          ? "" : ",chroma-site=", r == ACCEL_COLOR_RANGE_FULL && (f == ACCEL_IMAGE_FORMAT_GRAY8 || f == ACCEL_IMAGE_FORMAT_GRAY16) ? "" : siting_name (s));
-}
+#include "image-gst-test.h"
 
 /* Runs @image (laid out as GStreamer lays out frames of @in_caps) through
  * `appsrc ! @element ! appsink` and returns the frame for @out_caps. */
@@ -81,25 +31,14 @@ run_gst (const ItImage *image, const char *in_caps, const char *element, const c
   g_autoptr(GstElement) src = gst_bin_get_by_name (GST_BIN (pipeline), "src");
   g_autoptr(GstElement) sink = gst_bin_get_by_name (GST_BIN (pipeline), "sink");
 
-  GstBuffer *buffer = gst_buffer_new_memdup (image->bytes, image->size);
+  GstBuffer *buffer = it_gst_buffer (image);
   g_assert_cmpint (gst_element_set_state (pipeline, GST_STATE_PLAYING), !=, GST_STATE_CHANGE_FAILURE);
   g_assert_cmpint (gst_app_src_push_buffer (GST_APP_SRC (src), buffer), ==, GST_FLOW_OK);
   gst_app_src_end_of_stream (GST_APP_SRC (src));
   g_autoptr(GstSample) sample = gst_app_sink_pull_sample (GST_APP_SINK (sink));
   g_assert_nonnull (sample);
 
-  GstVideoInfo info;
-  g_assert_true (gst_video_info_from_caps (&info, gst_sample_get_caps (sample)));
-  ItImage *out = it_image_new_with_layout (cpu_test_device (), out_format, GST_VIDEO_INFO_WIDTH (&info),
-                                           GST_VIDEO_INFO_HEIGHT (&info), GST_VIDEO_INFO_PLANE_STRIDE (&info, 0),
-                                           GST_VIDEO_INFO_PLANE_STRIDE (&info, 1),
-                                           GST_VIDEO_INFO_PLANE_OFFSET (&info, 1),
-                                           GST_VIDEO_INFO_PLANE_OFFSET (&info, 2), GST_VIDEO_INFO_SIZE (&info));
-  GstMapInfo map;
-  g_assert_true (gst_buffer_map (gst_sample_get_buffer (sample), &map, GST_MAP_READ));
-  g_assert_cmpuint (map.size, >=, out->layout.size);
-  memcpy (out->bytes, map.data, MIN (map.size, out->size));
-  gst_buffer_unmap (gst_sample_get_buffer (sample), &map);
+  ItImage *out = it_image_from_sample (cpu_test_device (), sample, out_format);
   gst_element_set_state (pipeline, GST_STATE_NULL);
   return out;
 }
@@ -123,19 +62,6 @@ narrow_rgba64 (const ItImage *wide, const ItImage *like)
           it_put (out, 0, x, y, c, (v + 128) / 257);
         }
   return out;
-}
-
-/* A random frame laid out as GStreamer lays out @caps. */
-static ItImage *
-gst_frame (AccelImageFormat f, const char *caps_string)
-{
-  GstVideoInfo info;
-  g_autoptr(GstCaps) caps = gst_caps_from_string (caps_string);
-  g_assert_true (gst_video_info_from_caps (&info, caps));
-  return it_image_new_with_layout (cpu_test_device (), f, GST_VIDEO_INFO_WIDTH (&info), GST_VIDEO_INFO_HEIGHT (&info),
-                                   GST_VIDEO_INFO_PLANE_STRIDE (&info, 0), GST_VIDEO_INFO_PLANE_STRIDE (&info, 1),
-                                   GST_VIDEO_INFO_PLANE_OFFSET (&info, 1), GST_VIDEO_INFO_PLANE_OFFSET (&info, 2),
-                                   GST_VIDEO_INFO_SIZE (&info));
 }
 
 /* GStreamer's 8-bit fixed-point matrix from YUV to RGB is up to 7 codes
@@ -180,10 +106,10 @@ test_convert_vs_videoconvert (void)
       AccelColorRange r = pair->full_range_only ? ACCEL_COLOR_RANGE_FULL : g_random_int_range (0, 2);
       gboolean h_only = pair->from == ACCEL_IMAGE_FORMAT_YUY2 || pair->to == ACCEL_IMAGE_FORMAT_YUY2;
       AccelChromaSiting s = g_random_int_range (0, h_only ? 3 : 2);
-      g_autofree char *in_caps = caps_of (pair->from, w, h, m, r, s);
-      g_autofree char *out_caps = caps_of (pair->to, w, h, m, r, s);
-      g_autoptr(ItImage) src = gst_frame (pair->from, in_caps);
-      g_autoptr(ItImage) got = gst_frame (pair->to, out_caps);
+      g_autofree char *in_caps = it_gst_caps (pair->from, w, h, m, r, s);
+      g_autofree char *out_caps = it_gst_caps (pair->to, w, h, m, r, s);
+      g_autoptr(ItImage) src = it_image_new_for_caps (cpu_test_device (), pair->from, in_caps);
+      g_autoptr(ItImage) got = it_image_new_for_caps (cpu_test_device (), pair->to, out_caps);
       g_autoptr(ItImage) want = NULL;
       if (src->layout.n_samples > 1 && src->layout.samples[1].bits == 8)
         {
@@ -212,8 +138,8 @@ test_convert_vs_videoconvert (void)
       cpu_test_submit (op);
       it_image_download (got);
       g_autofree char *what = g_strdup_printf ("%s -> %s %dx%d %s %s %s", it_format_name (pair->from),
-                                               it_format_name (pair->to), w, h, matrix_name (m),
-                                               r ? "full" : "limited", siting_name (s));
+                                               it_format_name (pair->to), w, h, (m == ACCEL_COLOR_MATRIX_BT601 ? "bt601" : m == ACCEL_COLOR_MATRIX_BT709 ? "bt709" : "bt2020"),
+                                               r ? "full" : "limited", it_siting_name (s));
       int worst = it_assert_close (what, got, want, pair->tol);
       g_test_message ("%s: largest difference from videoconvert %d", what, worst);
     }
@@ -243,11 +169,11 @@ test_resize_vs_videoscale (void)
       const typeof (cases[0]) *c = &cases[i % G_N_ELEMENTS (cases)];
       int sw = g_random_int_range (5, 60), sh = g_random_int_range (5, 50);
       int dw = sw + g_random_int_range (0, 90), dh = sh + g_random_int_range (0, 70);
-      g_autofree char *in_caps = caps_of (c->format, sw, sh, 0, 0, 0);
-      g_autofree char *out_caps = caps_of (c->format, dw, dh, 0, 0, 0);
+      g_autofree char *in_caps = it_gst_caps (c->format, sw, sh, 0, 0, 0);
+      g_autofree char *out_caps = it_gst_caps (c->format, dw, dh, 0, 0, 0);
       g_autofree char *element = g_strdup_printf ("videoscale method=%s add-borders=false", c->method);
-      g_autoptr(ItImage) src = gst_frame (c->format, in_caps);
-      g_autoptr(ItImage) got = gst_frame (c->format, out_caps);
+      g_autoptr(ItImage) src = it_image_new_for_caps (cpu_test_device (), c->format, in_caps);
+      g_autoptr(ItImage) got = it_image_new_for_caps (cpu_test_device (), c->format, out_caps);
       g_autoptr(ItImage) want = run_gst (src, in_caps, element, out_caps, c->format);
       g_autoptr(AccelOp) op = accel_resize_new (NULL, NULL, c->accel);
       it_set_src (op, src);
