@@ -35,6 +35,7 @@ typedef struct {
   GstVideoInfo in_info, out_info;
   gboolean in_device, out_device;  /* caps with memory:AccelBuffer */
   AccelOp *op;
+  guint generation;              /* of the device when the element last ran well */
   AccelBuffer *upload;           /* staging for host input */
   AccelBuffer *download;         /* staging for host output */
 } GstAccelTransformPrivate;
@@ -276,6 +277,7 @@ gst_accel_transform_start (GstBaseTransform *trans)
       return FALSE;
     }
   priv->allocator = gst_accel_allocator_new (priv->device);
+  priv->generation = accel_device_get_generation (priv->device);
   GST_INFO_OBJECT (self, "running on %s", accel_device_get_name (priv->device));
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ACCEL_DEVICE]);
   return TRUE;
@@ -322,6 +324,16 @@ gst_accel_transform_set_caps (GstBaseTransform *trans, GstCaps *incaps, GstCaps 
 }
 
 static gboolean
+gst_accel_transform_get_unit_size (GstBaseTransform *trans, GstCaps *caps, gsize *size)
+{
+  GstVideoInfo info;
+  if (!gst_video_info_from_caps (&info, caps))
+    return FALSE;
+  *size = GST_VIDEO_INFO_SIZE (&info);
+  return TRUE;
+}
+
+static gboolean
 gst_accel_transform_decide_allocation (GstBaseTransform *trans, GstQuery *query)
 {
   GstAccelTransform *self = GST_ACCEL_TRANSFORM (trans);
@@ -340,6 +352,13 @@ gst_accel_transform_decide_allocation (GstBaseTransform *trans, GstQuery *query)
   if (priv->pool == NULL)
     return FALSE;
   guint size = GST_VIDEO_INFO_SIZE (&priv->out_info);
+  /* The base class configures the pool with the query's first allocator. */
+  GstAllocationParams params;
+  gst_allocation_params_init (&params);
+  if (gst_query_get_n_allocation_params (query) > 0)
+    gst_query_set_nth_allocation_param (query, 0, priv->allocator, &params);
+  else
+    gst_query_add_allocation_param (query, priv->allocator, &params);
   if (gst_query_get_n_allocation_pools (query) > 0)
     gst_query_set_nth_allocation_pool (query, 0, priv->pool, size, 2, 0);
   else
@@ -439,10 +458,16 @@ gst_accel_transform_transform (GstBaseTransform *trans, GstBuffer *inbuf, GstBuf
   for (int attempt = 0;; attempt++)
     {
       g_autoptr(GError) error = NULL;
-      if (run_frame (self, inbuf, outbuf, &error))
-        return GST_FLOW_OK;
-
       guint generation = accel_device_get_generation (priv->device);
+      /* A new generation is a fault even where no buffer of this frame
+       * would notice it. */
+      if (generation != priv->generation)
+        g_set_error (&error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED,
+                     "the device was restarted since the last frame (generation %u, now %u)", priv->generation,
+                     generation);
+      else if (run_frame (self, inbuf, outbuf, &error))
+        return GST_FLOW_OK;
+      generation = accel_device_get_generation (priv->device);
       if (!is_fault (error))
         {
           GST_ELEMENT_ERROR (self, LIBRARY, FAILED, ("%s on %s failed: %s", accel_op_get_type_name (priv->op),
@@ -461,6 +486,7 @@ gst_accel_transform_transform (GstBaseTransform *trans, GstBuffer *inbuf, GstBuf
       GST_WARNING_OBJECT (self, "device %s faulted, going on in generation %u: %s",
                           accel_device_get_name (priv->device), generation, error->message);
       drop_device_buffers (self);
+      priv->generation = generation;
       AccelBuffer *in_device = gst_accel_buffer_peek (inbuf, priv->device);
       if (in_device && accel_buffer_is_stale (in_device))
         {
@@ -619,6 +645,7 @@ gst_accel_transform_class_init (GstAccelTransformClass *klass)
   trans_class->prepare_output_buffer = gst_accel_transform_prepare_output_buffer;
   trans_class->transform = gst_accel_transform_transform;
   trans_class->fixate_caps = gst_accel_transform_fixate_caps;
+  trans_class->get_unit_size = gst_accel_transform_get_unit_size;
   trans_class->passthrough_on_same_caps = TRUE;
 
   gst_type_mark_as_plugin_api (GST_TYPE_ACCEL_TRANSFORM, 0);
