@@ -184,12 +184,14 @@ accel_image_taps (int method, float c, float scale, int n, float *w, int max, in
 /* How one axis of a destination sample plane samples one source sample
  * plane: destination index `x` lies at source coordinate `(num_a x +
  * num_b) / den`, a ratio of integers (so that nearest breaks ties
- * exactly, as integer arithmetic does); the taps are those of @method
- * there, widened by @scale. */
+ * exactly, as integer arithmetic does; the other methods take it as
+ * `(num_a x + num_b) inv_den` in binary64, rounded to binary32); the taps
+ * are those of @method there, widened by @scale. */
 typedef struct {
   long long num_a;
   long long num_b;
   long long den;
+  double inv_den;
   float scale;
   int method;
 } AccelImageAxis;
@@ -199,7 +201,7 @@ typedef struct {
 ACCEL_IMAGE_FN AccelImageAxis
 accel_image_axis_resize (int src_n, int dst_n, int method)
 {
-  AccelImageAxis axis = { 2LL * src_n, (long long) src_n - dst_n, 2LL * dst_n,
+  AccelImageAxis axis = { 2LL * src_n, (long long) src_n - dst_n, 2LL * dst_n, 1.0 / (2.0 * dst_n),
                           (float) ((double) src_n / (double) dst_n), method };
   return axis;
 }
@@ -221,7 +223,7 @@ accel_image_axis_convert (int src_full, int dst_full, int src_sub, int src_half,
 {
   AccelImageAxis axis = { 2LL * dst_sub * src_full,
                           (long long) (dst_half + 1) * src_full - dst_full - (long long) src_half * dst_full,
-                          2LL * dst_full * src_sub,
+                          2LL * dst_full * src_sub, 1.0 / (2.0 * dst_full * src_sub),
                           (float) ((double) dst_sub * src_full / ((double) src_sub * dst_full)),
                           dst_sub > src_sub ? ACCEL_IMAGE_AREA : method };
   return axis;
@@ -238,7 +240,7 @@ accel_image_site_half (int sub, int cosited)
 ACCEL_IMAGE_FN float
 accel_image_axis_coord (AccelImageAxis axis, int x)
 {
-  return (float) ((double) (axis.num_a * x + axis.num_b) / (double) axis.den);
+  return (float) ((double) (axis.num_a * x + axis.num_b) * axis.inv_den);
 }
 
 /* floor (@n / @d) for @d above 0 */
