@@ -43,6 +43,11 @@ extern const AccelBenchGroup accel_bench_libs_groups[];
 #ifdef ACCEL_BENCH_FLASHATTN_GROUPS
 extern const AccelBenchGroup accel_bench_flashattn_groups[];
 #endif
+#ifdef ACCEL_BENCH_MEDIA_GROUPS
+/* accel-bench-media: runs all of its groups when none is named. */
+extern const AccelBenchGroup accel_bench_media_groups[];
+#define DEFAULT_GROUPS accel_bench_media_groups
+#endif
 
 /* The group tables accel-bench knows; add yours here. */
 static const AccelBenchGroup *const group_tables[] = {
@@ -56,6 +61,9 @@ static const AccelBenchGroup *const group_tables[] = {
 #endif
 #ifdef ACCEL_BENCH_FLASHATTN_GROUPS
   accel_bench_flashattn_groups,
+#endif
+#ifdef ACCEL_BENCH_MEDIA_GROUPS
+  accel_bench_media_groups,
 #endif
 };
 
@@ -500,6 +508,17 @@ main (int argc, char **argv)
       return 2;
     }
 
+#ifdef DEFAULT_GROUPS
+  g_autoptr(GPtrArray) all = g_ptr_array_new ();
+  if (!list && argc < 2)
+    {
+      g_ptr_array_add (all, argv[0]);
+      for (const AccelBenchGroup *g = DEFAULT_GROUPS; g->name; g++)
+        g_ptr_array_add (all, (gpointer) g->name);
+      argc = (int) all->len;
+      argv = (char **) all->pdata;
+    }
+#endif
   if (list || argc < 2)
     {
       for (guint t = 0; t < G_N_ELEMENTS (group_tables); t++)

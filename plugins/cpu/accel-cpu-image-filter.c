@@ -52,11 +52,37 @@ extended_row (const FilterJob *job, int r, int n, float *row, float *ext)
       return;
     }
   accel_cpu_plane_load_row (p, br, row);
+  /* The row itself, then what lies beyond either edge. */
+  memcpy (ext + (gsize) ax * ch, row, sizeof (float) * p->width * ch);
   for (int e = 0; e < len; e++)
     {
+      if (e == ax)
+        e = ax + p->width;
+      if (e >= len)
+        break;
       int x = accel_image_border_index (e - ax, p->width, job->border);
       for (int c = 0; c < ch; c++)
         ext[e * ch + c] = x < 0 ? job->border_value : row[x * ch + c];
+    }
+}
+
+/* @out[j] = sum over taps i of @k[i] @in[j + i @step], for j below @n:
+ * tap by tap over the whole row, so each sum keeps its order and the
+ * loops vectorise. @out is added to, or set with @set. */
+static void
+taps_along (const float *restrict k, int taps, const float *restrict in, gint64 step, float *restrict out, gint64 n,
+            gboolean set)
+{
+  for (int i = 0; i < taps; i++)
+    {
+      const float *src = in + i * step;
+      float w = k[i];
+      if (i == 0 && set)
+        for (gint64 j = 0; j < n; j++)
+          out[j] = 0.0f + w * src[j];
+      else
+        for (gint64 j = 0; j < n; j++)
+          out[j] += w * src[j];
     }
 }
 
@@ -78,33 +104,21 @@ filter_band (gint64 begin, gint64 end, gpointer data)
     }
   float *row = scratch, *ext = row + row_floats, *inter = ext + row_floats;
 
+  gint64 n = (gint64) w * ch;
   if (job->separable)
     {
       /* Along the rows, for every source row the band reads. */
       for (gint64 r = 0; r < rows; r++)
         {
           extended_row (job, (int) (begin - ay + r), job->nx, row, ext);
-          float *out = inter + r * w * ch;
-          for (int x = 0; x < w; x++)
-            for (int c = 0; c < ch; c++)
-              {
-                float acc = 0.0f;
-                for (int i = 0; i < job->nx; i++)
-                  acc += job->kx[i] * ext[(x + i) * ch + c];
-                out[x * ch + c] = acc;
-              }
+          taps_along (job->kx, job->nx, ext, ch, inter + r * n, n, TRUE);
         }
       /* Down the columns. */
       for (gint64 y = begin; y < end; y++)
         {
-          const float *base = inter + (y - begin) * w * ch;
-          for (gint64 i = 0; i < (gint64) w * ch; i++)
-            {
-              float acc = 0.0f;
-              for (int j = 0; j < job->ny; j++)
-                acc += job->ky[j] * base[(gint64) j * w * ch + i];
-              row[i] = acc * job->scale + job->delta;
-            }
+          taps_along (job->ky, job->ny, inter + (y - begin) * n, n, row, n, TRUE);
+          for (gint64 i = 0; i < n; i++)
+            row[i] = row[i] * job->scale + job->delta;
           accel_cpu_plane_store_row (&job->dst, (int) y, row);
         }
     }
@@ -113,22 +127,14 @@ filter_band (gint64 begin, gint64 end, gpointer data)
       for (gint64 y = begin; y < end; y++)
         {
           float *acc = inter;
-          for (gint64 i = 0; i < (gint64) w * ch; i++)
+          for (gint64 i = 0; i < n; i++)
             acc[i] = 0.0f;
           for (int j = 0; j < job->ny; j++)
             {
               extended_row (job, (int) (y - ay + j), job->nx, row, ext);
-              const float *k = job->k2 + (gsize) j * job->nx;
-              for (int x = 0; x < w; x++)
-                for (int c = 0; c < ch; c++)
-                  {
-                    float a = acc[x * ch + c];
-                    for (int i = 0; i < job->nx; i++)
-                      a += k[i] * ext[(x + i) * ch + c];
-                    acc[x * ch + c] = a;
-                  }
+              taps_along (job->k2 + (gsize) j * job->nx, job->nx, ext, ch, acc, n, FALSE);
             }
-          for (gint64 i = 0; i < (gint64) w * ch; i++)
+          for (gint64 i = 0; i < n; i++)
             row[i] = acc[i] * job->scale + job->delta;
           accel_cpu_plane_store_row (&job->dst, (int) y, row);
         }

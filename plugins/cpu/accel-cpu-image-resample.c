@@ -71,6 +71,39 @@ source_clear (Source *s)
   g_clear_pointer (&s->wx, g_free);
 }
 
+/* Along a row: @res[x][c] = the taps of x summed in order over @tmp. The
+ * common tap and channel counts get loops of their own. */
+static inline void
+along_row_n (const int *restrict idx, const float *restrict wx, int taps, int ch, const float *restrict tmp,
+             float *restrict res, int dst_w)
+{
+  for (int x = 0; x < dst_w; x++)
+    {
+      const int *ix = idx + (gsize) x * taps;
+      const float *w = wx + (gsize) x * taps;
+      for (int c = 0; c < ch; c++)
+        {
+          float acc = 0.0f;
+          for (int j = 0; j < taps; j++)
+            acc += w[j] * tmp[ix[j] * ch + c];
+          res[x * ch + c] = acc;
+        }
+    }
+}
+
+static void
+along_row (const Source *s, int ch, const float *tmp, float *res, int dst_w)
+{
+#define CASE(T, C) \
+  if (s->taps_x == (T) && ch == (C)) \
+    return along_row_n (s->idx, s->wx, (T), (C), tmp, res, dst_w);
+  CASE (1, 1) CASE (1, 2) CASE (1, 3) CASE (1, 4)
+  CASE (2, 1) CASE (2, 2) CASE (2, 3) CASE (2, 4)
+  CASE (4, 1) CASE (4, 2) CASE (4, 4)
+#undef CASE
+  along_row_n (s->idx, s->wx, s->taps_x, ch, tmp, res, dst_w);
+}
+
 /* Source row @y resampled at the target's row into @res (dst width ×
  * channels); @tmp and @row hold a source row each. */
 static void
@@ -111,18 +144,30 @@ resample_row (const Job *job, const Source *s, int dst_w, int y, float *tmp, flo
     }
 
   /* Along the row. */
-  for (int x = 0; x < dst_w; x++)
-    {
-      const int *idx = s->idx + (gsize) x * s->taps_x;
-      const float *wx = s->wx + (gsize) x * s->taps_x;
-      for (int c = 0; c < ch; c++)
-        {
-          float acc = 0.0f;
-          for (int j = 0; j < s->taps_x; j++)
-            acc += wx[j] * tmp[idx[j] * ch + c];
-          res[x * ch + c] = acc;
-        }
-    }
+  along_row (s, ch, tmp, res, dst_w);
+}
+
+/* One destination channel of a row: @out[x × @out_step] from the
+ * components at @comp[k][x × @step[k]]. The common steps get loops of
+ * their own, which the compiler vectorises. */
+static inline void
+combine_n (const float *m, const float *const *comp, int s0, int s1, int s2, int s3, float *restrict out, int out_step,
+           int n)
+{
+  const float *c0 = comp[0], *c1 = comp[1], *c2 = comp[2], *c3 = comp[3];
+  for (int x = 0; x < n; x++)
+    out[x * out_step] = m[0] * c0[x * s0] + m[1] * c1[x * s1] + m[2] * c2[x * s2] + m[3] * c3[x * s3] + m[4];
+}
+
+static void
+combine (const float *m, const float *const *comp, const int *step, float *out, int out_step, int n)
+{
+  /* NV12 and I420 to RGBA/BGRA (Y, then U and V interleaved or apart, no alpha). */
+  if (step[0] == 1 && step[1] == 2 && step[2] == 2 && step[3] == 0 && out_step == 4)
+    return combine_n (m, comp, 1, 2, 2, 0, out, 4, n);
+  if (step[0] == 1 && step[1] == 1 && step[2] == 1 && step[3] == 0 && out_step == 4)
+    return combine_n (m, comp, 1, 1, 1, 0, out, 4, n);
+  combine_n (m, comp, step[0], step[1], step[2], step[3], out, out_step, n);
 }
 
 static void
@@ -150,6 +195,34 @@ target_rows (gint64 begin, gint64 end, gpointer data)
   for (int s = 0; s < plan->n_sources; s++)
     res[s] = out + (gsize) dw * 4 * (s + 1);
 
+  /* Each destination channel as (c0, c1, c2, alpha, 1) weighted: the
+   * transform's row, alpha, or full opacity. The extra terms add exact
+   * zeros, so the sums are those of the plain expressions. */
+  float coef[4][5] = { { 0 } };
+  const float *t = job->plan->transform;
+  for (int ch = 0; ch < d->channels; ch++)
+    {
+      int take = plan->take[ch];
+      if (take < 3)
+        {
+          coef[ch][0] = t[take * 4], coef[ch][1] = t[take * 4 + 1], coef[ch][2] = t[take * 4 + 2];
+          coef[ch][4] = t[take * 4 + 3];
+        }
+      else if (take == ACCEL_IMAGE_TAKE_ALPHA)
+        coef[ch][3] = 1.0f;
+      else
+        coef[ch][4] = (float) d->maxv;
+    }
+  static const float zero = 0.0f;
+  const float *comp[4];
+  int comp_step[4];
+  for (int k = 0; k < 4; k++)
+    {
+      int s = plan->comp_source[k];
+      comp[k] = s < 0 ? &zero : res[s] + plan->comp_channel[k];
+      comp_step[k] = s < 0 ? 0 : job->src[plan->source[s]].channels;
+    }
+
   for (gint64 y = begin; y < end; y++)
     {
       for (int s = 0; s < plan->n_sources; s++)
@@ -160,28 +233,8 @@ target_rows (gint64 begin, gint64 end, gpointer data)
           accel_cpu_plane_store_row (d, (int) y, res[0]);
           continue;
         }
-      const float *t = job->plan->transform;
-      for (int x = 0; x < dw; x++)
-        {
-          float c[4];
-          for (int k = 0; k < 4; k++)
-            {
-              int s = plan->comp_source[k];
-              c[k] = s < 0 ? 0.0f : res[s][x * job->src[plan->source[s]].channels + plan->comp_channel[k]];
-            }
-          for (int ch = 0; ch < d->channels; ch++)
-            {
-              int take = plan->take[ch];
-              float v;
-              if (take < 3)
-                v = t[take * 4] * c[0] + t[take * 4 + 1] * c[1] + t[take * 4 + 2] * c[2] + t[take * 4 + 3];
-              else if (take == ACCEL_IMAGE_TAKE_ALPHA)
-                v = c[3];
-              else
-                v = (float) d->maxv;
-              out[x * d->channels + ch] = v;
-            }
-        }
+      for (int ch = 0; ch < d->channels; ch++)
+        combine (coef[ch], comp, comp_step, out + ch, d->channels, dw);
       accel_cpu_plane_store_row (d, (int) y, out);
     }
   accel_cpu_scratch_free (scratch);
