@@ -323,6 +323,13 @@ gst_accel_transform_set_caps (GstBaseTransform *trans, GstCaps *incaps, GstCaps 
   return TRUE;
 }
 
+/* A cpu device: its buffers are host memory that maps in place. */
+static gboolean
+host_addressable (AccelDevice *device)
+{
+  return g_str_equal (accel_device_get_backend_name (device), "cpu");
+}
+
 static gboolean
 gst_accel_transform_get_unit_size (GstBaseTransform *trans, GstCaps *caps, gsize *size)
 {
@@ -341,10 +348,11 @@ gst_accel_transform_decide_allocation (GstBaseTransform *trans, GstQuery *query)
   GstCaps *caps = NULL;
 
   gst_query_parse_allocation (query, &caps, NULL);
-  if (caps == NULL || !caps_on_device (caps))
+  if (caps == NULL || (!caps_on_device (caps) && !host_addressable (priv->device)))
     return GST_BASE_TRANSFORM_CLASS (gst_accel_transform_parent_class)->decide_allocation (trans, query);
 
-  /* Device frames always come from this element's own pool. */
+  /* Device frames always come from this element's own pool; so do host
+   * frames of a cpu device, whose memory maps as it is (no download). */
   if (priv->pool)
     gst_buffer_pool_set_active (priv->pool, FALSE);
   g_clear_object (&priv->pool);
@@ -366,12 +374,37 @@ gst_accel_transform_decide_allocation (GstBaseTransform *trans, GstQuery *query)
   return GST_BASE_TRANSFORM_CLASS (gst_accel_transform_parent_class)->decide_allocation (trans, query);
 }
 
+/* Upstream may write its frames straight into a cpu device's memory (no
+ * upload); other devices' memory is offered only as device frames. */
 static gboolean
 gst_accel_transform_propose_allocation (GstBaseTransform *trans, GstQuery *decide_query, GstQuery *query)
 {
+  GstAccelTransform *self = GST_ACCEL_TRANSFORM (trans);
+  GstAccelTransformPrivate *priv = gst_accel_transform_get_instance_private (self);
+  GstCaps *caps = NULL;
+  gboolean need_pool = FALSE;
+  GstVideoInfo info;
+
   gst_query_add_allocation_meta (query, GST_VIDEO_META_API_TYPE, NULL);
-  return GST_BASE_TRANSFORM_CLASS (gst_accel_transform_parent_class)->propose_allocation (trans, decide_query,
-                                                                                        query);
+  gst_query_parse_allocation (query, &caps, &need_pool);
+  if (decide_query == NULL || caps == NULL || priv->device == NULL || !host_addressable (priv->device)
+      || !gst_video_info_from_caps (&info, caps))
+    return TRUE;
+  GstAllocationParams params;
+  gst_allocation_params_init (&params);
+  gst_query_add_allocation_param (query, priv->allocator, &params);
+  if (need_pool)
+    {
+      GstBufferPool *pool = gst_video_buffer_pool_new ();
+      GstStructure *config = gst_buffer_pool_get_config (pool);
+      gst_buffer_pool_config_set_params (config, caps, GST_VIDEO_INFO_SIZE (&info), 0, 0);
+      gst_buffer_pool_config_set_allocator (config, priv->allocator, &params);
+      gst_buffer_pool_config_add_option (config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+      if (gst_buffer_pool_set_config (pool, config))
+        gst_query_add_allocation_pool (query, pool, GST_VIDEO_INFO_SIZE (&info), 0, 0);
+      gst_object_unref (pool);
+    }
+  return TRUE;
 }
 
 static gboolean
