@@ -32,57 +32,14 @@
 #include <gst/video/video.h>
 #endif
 
-typedef struct {
-  guint completed;
-  guint submitted;
-  guint total;
-  AccelDevice *device;
-  AccelOp *op;
-  GError *error;
-} Flight;
-
-static void
-flight_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-  Flight *f = data;
-  GError *error = NULL;
-  if (!accel_device_submit_finish (ACCEL_DEVICE (source), result, &error) && f->error == NULL)
-    f->error = error;
-  else
-    g_clear_error (&error);
-  f->completed++;
-  if (f->submitted < f->total)
-    {
-      f->submitted++;
-      accel_device_submit_async (f->device, f->op, NULL, flight_done, f);
-    }
-}
-
 /* Seconds per op of @op submitted @total times, up to 16 at once. */
 static double
 seconds_per_op (AccelDevice *device, AccelOp *op, guint total, GError **error)
 {
   if (!accel_device_submit (device, op, NULL, error) || !accel_device_submit (device, op, NULL, error))
     return -1.0;
-  g_autoptr(GMainContext) context = g_main_context_new ();
-  g_main_context_push_thread_default (context);
-  Flight f = { 0, 0, total, device, op, NULL };
-  double t0 = accel_bench_now ();
-  for (guint i = 0; i < 16 && f.submitted < total; i++)
-    {
-      f.submitted++;
-      accel_device_submit_async (device, op, NULL, flight_done, &f);
-    }
-  while (f.completed < total)
-    g_main_context_iteration (context, TRUE);
-  double elapsed = accel_bench_now () - t0;
-  g_main_context_pop_thread_default (context);
-  if (f.error)
-    {
-      g_propagate_error (error, f.error);
-      return -1.0;
-    }
-  return elapsed / total;
+  double t = accel_bench_run_in_flight (device, op, total, 16, error);
+  return t < 0 ? t : t / total;
 }
 
 static AccelBuffer *

@@ -23,11 +23,7 @@
 __device__ __forceinline__ float
 bordered (const AccelCudaFilter &f, int x, int y, int c)
 {
-  int bx = accel_image_border_index (x, f.src.width, f.border);
-  int by = accel_image_border_index (y, f.src.height, f.border);
-  if (bx < 0 || by < 0)
-    return f.border_value;
-  return (float) accel_cuda_plane_get (f.src, bx, by, c);
+  return accel_cuda_plane_bordered (f.src, x, y, c, f.border, f.border_value);
 }
 
 __device__ __forceinline__ void

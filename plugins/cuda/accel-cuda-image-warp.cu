@@ -8,16 +8,6 @@
  */
 #include "accel-cuda-image.cuh"
 
-__device__ __forceinline__ float
-fetch (const AccelCudaWarp &w, int x, int y, int c)
-{
-  int bx = accel_image_border_index (x, w.src.width, w.border);
-  int by = accel_image_border_index (y, w.src.height, w.border);
-  if (bx < 0 || by < 0)
-    return w.border_value;
-  return (float) accel_cuda_plane_get (w.src, bx, by, c);
-}
-
 __global__ void
 warp_kernel (const AccelCudaWarp w)
 {
@@ -44,7 +34,7 @@ warp_kernel (const AccelCudaWarp w)
             {
               float r = 0.0f;
               for (int i = 0; i < nx; i++)
-                r += wx[i] * fetch (w, fx + i, fy + j, c);
+                r += wx[i] * accel_cuda_plane_bordered (w.src, fx + i, fy + j, c, w.border, w.border_value);
               acc += wy[j] * r;
             }
         }

@@ -27,6 +27,18 @@ accel_cuda_plane_put (const AccelCudaPlane &p, int x, int y, int c, int v)
     *(uint16_t *) at = (uint16_t) (v << p.shift);
 }
 
+/* Channel @c at (@x, @y) through the border @mode (an AccelBorderMode),
+ * or @value where it reads the constant. */
+__device__ __forceinline__ float
+accel_cuda_plane_bordered (const AccelCudaPlane &p, int x, int y, int c, int mode, float value)
+{
+  int bx = accel_image_border_index (x, p.width, mode);
+  int by = accel_image_border_index (y, p.height, mode);
+  if (bx < 0 || by < 0)
+    return value;
+  return (float) accel_cuda_plane_get (p, bx, by, c);
+}
+
 static inline dim3
 accel_cuda_image_grid (int width, int height, dim3 block)
 {

@@ -48,19 +48,7 @@ gst_accel_convert_scale_transform_caps (GstBaseTransform *trans, GstPadDirection
         gst_structure_set (s, "pixel-aspect-ratio", GST_TYPE_FRACTION_RANGE, 1, G_MAXINT, G_MAXINT, 1, NULL);
       gst_caps_append_structure (open, s);
     }
-  GstCaps *both = gst_accel_caps_with_both_features (open);
-  gst_caps_unref (open);
-  GstCaps *templ = gst_static_caps_get (&sink_template.static_caps);
-  GstCaps *ret = gst_caps_intersect (both, templ);
-  gst_caps_unref (both);
-  gst_caps_unref (templ);
-  if (filter)
-    {
-      GstCaps *f = gst_caps_intersect_full (filter, ret, GST_CAPS_INTERSECT_FIRST);
-      gst_caps_unref (ret);
-      ret = f;
-    }
-  return ret;
+  return gst_accel_caps_finish (open, filter);
 }
 
 static AccelOp *

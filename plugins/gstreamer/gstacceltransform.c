@@ -139,18 +139,30 @@ gst_accel_colorimetry (const GstVideoInfo *info, AccelColorMatrix *matrix, Accel
 }
 
 GstCaps *
-gst_accel_caps_with_both_features (GstCaps *caps)
+gst_accel_caps_finish (GstCaps *caps, GstCaps *filter)
 {
-  GstCaps *out = gst_caps_new_empty ();
+  static GstStaticCaps all = GST_STATIC_CAPS (GST_ACCEL_CAPS);
+  GstCaps *both = gst_caps_new_empty ();
   for (guint i = 0; i < gst_caps_get_size (caps); i++)
     {
       GstStructure *s = gst_caps_get_structure (caps, i);
-      gst_caps_append_structure_full (out, gst_structure_copy (s),
+      gst_caps_append_structure_full (both, gst_structure_copy (s),
                                       gst_caps_features_new_single (GST_CAPS_FEATURE_MEMORY_ACCEL_BUFFER));
-      gst_caps_append_structure_full (out, gst_structure_copy (s),
+      gst_caps_append_structure_full (both, gst_structure_copy (s),
                                       gst_caps_features_new_single (GST_CAPS_FEATURE_MEMORY_SYSTEM_MEMORY));
     }
-  return gst_caps_simplify (out);
+  gst_caps_unref (caps);
+  GstCaps *templ = gst_static_caps_get (&all);
+  GstCaps *ret = gst_caps_intersect (both, templ);
+  gst_caps_unref (both);
+  gst_caps_unref (templ);
+  if (filter)
+    {
+      GstCaps *f = gst_caps_intersect_full (filter, ret, GST_CAPS_INTERSECT_FIRST);
+      gst_caps_unref (ret);
+      ret = f;
+    }
+  return ret;
 }
 
 static gboolean

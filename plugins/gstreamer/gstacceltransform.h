@@ -60,8 +60,10 @@ struct _GstAccelTransformClass {
 
 AccelDevice *gst_accel_transform_get_device (GstAccelTransform *self);
 
-/* Both features (memory:AccelBuffer first) of every structure of @caps. */
-GstCaps *gst_accel_caps_with_both_features (GstCaps *caps);
+/* Both features (memory:AccelBuffer first) of every structure of @caps,
+ * within the elements' formats, then @filter (nullable) first. Takes
+ * @caps. */
+GstCaps *gst_accel_caps_finish (GstCaps *caps, GstCaps *filter);
 
 gboolean gst_accel_image_format (GstVideoFormat format, AccelImageFormat *out);
 void gst_accel_colorimetry (const GstVideoInfo *info,

@@ -12,20 +12,6 @@
 #include "cpu-test.h"
 #include "image-test.h"
 
-static const AccelImageFormat all_formats[] = {
-  ACCEL_IMAGE_FORMAT_RGBA, ACCEL_IMAGE_FORMAT_BGRA, ACCEL_IMAGE_FORMAT_RGB, ACCEL_IMAGE_FORMAT_BGR,
-  ACCEL_IMAGE_FORMAT_GRAY8, ACCEL_IMAGE_FORMAT_GRAY16, ACCEL_IMAGE_FORMAT_NV12, ACCEL_IMAGE_FORMAT_I420,
-  ACCEL_IMAGE_FORMAT_YUY2, ACCEL_IMAGE_FORMAT_P010,
-};
-
-static void
-run_keeping_padding (AccelOp *op, ItImage *dst)
-{
-  g_autofree guint8 *before = g_memdup2 (dst->bytes, dst->size);
-  cpu_test_submit (op);
-  it_image_download (dst);
-  it_assert_padding_kept (accel_op_get_type_name (op), dst, before);
-}
 
 /* A second image of @src's format and size, with its own padding. */
 static ItImage *
@@ -229,14 +215,14 @@ test_filter_direct (void)
 {
   for (int round = 0; round < 60; round++)
     {
-      AccelImageFormat f = all_formats[round % G_N_ELEMENTS (all_formats)];
+      AccelImageFormat f = it_all_formats[round % IT_N_FORMATS];
       g_autoptr(ItImage) src = it_image_new (cpu_test_device (), f, g_random_int_range (1, 40),
                                              g_random_int_range (1, 30), TRUE);
       g_autoptr(ItImage) dst = image_like (src);
       Kernel k;
       kernel_random (&k, (1 << src->layout.samples[0].bits) - 1);
       g_autoptr(AccelOp) op = kernel_op (&k, src, dst);
-      run_keeping_padding (op, dst);
+      it_run_keeping_padding (cpu_test_device (), op, dst);
       check_against_direct_sum (it_format_name (f), &k, src, dst);
     }
 }
@@ -246,11 +232,11 @@ test_filter_direct (void)
 static void
 test_filter_constant (void)
 {
-  for (guint i = 0; i < G_N_ELEMENTS (all_formats); i++)
+  for (guint i = 0; i < IT_N_FORMATS; i++)
     for (int kind = ACCEL_FILTER_GAUSSIAN; kind <= ACCEL_FILTER_BOX; kind++)
       for (int border = 0; border < 3; border++)
         {
-          g_autoptr(ItImage) src = it_image_new (cpu_test_device (), all_formats[i], g_random_int_range (1, 50),
+          g_autoptr(ItImage) src = it_image_new (cpu_test_device (), it_all_formats[i], g_random_int_range (1, 50),
                                                  g_random_int_range (1, 40), TRUE);
           g_autoptr(ItImage) dst = image_like (src);
           int v = g_random_int_range (0, 1 << src->layout.samples[0].bits);
@@ -265,7 +251,7 @@ test_filter_constant (void)
           it_set_dst (op, dst, FALSE);
           g_object_set (op, "border", border, "border-value", (double) v, "sigma", g_random_double_range (0.3, 6),
                         "ksize", kind == ACCEL_FILTER_BOX ? g_random_int_range (1, 12) : 0, NULL);
-          run_keeping_padding (op, dst);
+          it_run_keeping_padding (cpu_test_device (), op, dst);
           for (guint p = 0; p < dst->layout.n_samples; p++)
             for (int y = 0; y < dst->layout.samples[p].height; y++)
               for (int x = 0; x < dst->layout.samples[p].width; x++)
@@ -306,7 +292,7 @@ test_filter_impulse (void)
             k.user[i] = (float) g_random_double_range (0.0, 1.0);
         }
       g_autoptr(AccelOp) op = kernel_op (&k, src, dst);
-      run_keeping_padding (op, dst);
+      it_run_keeping_padding (cpu_test_device (), op, dst);
       for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++)
           {
@@ -344,7 +330,7 @@ test_filter_derivative_ramp (void)
       it_set_src (op, src);
       it_set_dst (op, dst, FALSE);
       g_object_set (op, "ksize", k, "dx", dx, "dy", dy, "delta", 30000.0, "border", g_random_int_range (0, 3), NULL);
-      run_keeping_padding (op, dst);
+      it_run_keeping_padding (cpu_test_device (), op, dst);
 
       double gain = scharr ? 32 : ldexp (1, 2 * k - 3);
       double want = 30000 + (dx + dy != 1 ? 0 : dx ? b * gain : c * gain);
@@ -409,7 +395,7 @@ test_morphology_direct (void)
 {
   for (int round = 0; round < 40; round++)
     {
-      AccelImageFormat f = all_formats[round % G_N_ELEMENTS (all_formats)];
+      AccelImageFormat f = it_all_formats[round % IT_N_FORMATS];
       g_autoptr(ItImage) src = it_image_new (cpu_test_device (), f, g_random_int_range (1, 40),
                                              g_random_int_range (1, 30), TRUE);
       g_autoptr(ItImage) dst = image_like (src);
@@ -425,7 +411,7 @@ test_morphology_direct (void)
       it_set_src (op, src);
       it_set_dst (op, dst, FALSE);
       g_object_set (op, "shape", shape, "ksize", kw, "ksize-y", kh, NULL);
-      run_keeping_padding (op, dst);
+      it_run_keeping_padding (cpu_test_device (), op, dst);
 
       element (shape, kw, kh, mask);
       accel_morphology_get_element (ACCEL_MORPHOLOGY (op), lib_mask, &lw, &lh);

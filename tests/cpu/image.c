@@ -13,26 +13,11 @@
 #include "cpu-test.h"
 #include "image-test.h"
 
-static const AccelImageFormat all_formats[] = {
-  ACCEL_IMAGE_FORMAT_RGBA, ACCEL_IMAGE_FORMAT_BGRA, ACCEL_IMAGE_FORMAT_RGB, ACCEL_IMAGE_FORMAT_BGR,
-  ACCEL_IMAGE_FORMAT_GRAY8, ACCEL_IMAGE_FORMAT_GRAY16, ACCEL_IMAGE_FORMAT_NV12, ACCEL_IMAGE_FORMAT_I420,
-  ACCEL_IMAGE_FORMAT_YUY2, ACCEL_IMAGE_FORMAT_P010,
-};
 
 static void
 submit (AccelOp *op)
 {
   cpu_test_submit (op);
-}
-
-/* Runs @op writing @dst and checks that only @dst's pixels changed. */
-static void
-run_keeping_padding (AccelOp *op, ItImage *dst)
-{
-  g_autofree guint8 *before = g_memdup2 (dst->bytes, dst->size);
-  submit (op);
-  it_image_download (dst);
-  it_assert_padding_kept (accel_op_get_type_name (op), dst, before);
 }
 
 /* Textbook Y′CbCr (ITU-R BT.601/709/2020) in binary64. */
@@ -175,11 +160,11 @@ test_convert_constant (void)
 {
   AccelDevice *dev = cpu_test_device ();
 
-  for (guint i = 0; i < G_N_ELEMENTS (all_formats); i++)
-    for (guint j = 0; j < G_N_ELEMENTS (all_formats); j++)
+  for (guint i = 0; i < IT_N_FORMATS; i++)
+    for (guint j = 0; j < IT_N_FORMATS; j++)
       for (int scaled = 0; scaled < 2; scaled++)
         {
-          AccelImageFormat sf = all_formats[i], df = all_formats[j];
+          AccelImageFormat sf = it_all_formats[i], df = it_all_formats[j];
           int sw = 9, sh = 7, dw = scaled ? 5 : sw, dh = scaled ? 12 : sh;
           AccelColorMatrix sm = g_random_int_range (0, 3), dm = g_random_int_range (0, 3);
           AccelColorRange sr = g_random_int_range (0, 2), dr = g_random_int_range (0, 2);
@@ -205,7 +190,7 @@ test_convert_constant (void)
           g_object_set (op, "src-matrix", sm, "src-range", sr, "dst-matrix", dm, "dst-range", dr,
                         "src-chroma-siting", g_random_int_range (0, 3), "dst-chroma-siting", g_random_int_range (0, 3),
                         "method", method, NULL);
-          run_keeping_padding (op, dst);
+          it_run_keeping_padding (cpu_test_device (), op, dst);
           g_autofree char *what = g_strdup_printf ("convert %s %dx%d -> %s %dx%d, matrix %d/%d range %d/%d method %d",
                                                    it_format_name (sf), sw, sh, it_format_name (df), dw, dh,
                                                    sm, dm, sr, dr, method);
@@ -234,7 +219,7 @@ test_convert_planar_copy (void)
         it_set_dst (op, dst, TRUE);
         g_object_set (op, "src-chroma-siting", siting, "dst-chroma-siting", siting, "src-range", range,
                       "dst-range", range, NULL);
-        run_keeping_padding (op, dst);
+        it_run_keeping_padding (cpu_test_device (), op, dst);
 
         int sb = bits_of (yuv[i]), db = bits_of (yuv[j]);
         for (int y = 0; y < h; y++)
@@ -270,10 +255,10 @@ test_resize_constant (void)
 {
   AccelDevice *dev = cpu_test_device ();
 
-  for (guint i = 0; i < G_N_ELEMENTS (all_formats); i++)
+  for (guint i = 0; i < IT_N_FORMATS; i++)
     for (int method = 0; method < 5; method++)
       {
-        AccelImageFormat f = all_formats[i];
+        AccelImageFormat f = it_all_formats[i];
         int sw = g_random_int_range (1, 40), sh = g_random_int_range (1, 30);
         int fx = g_random_int_range (2, 24), fy = g_random_int_range (2, 24);
         int dw = MAX (1, sw * fx / 8), dh = MAX (1, sh * fy / 8);
@@ -286,7 +271,7 @@ test_resize_constant (void)
         g_autoptr(AccelOp) op = accel_resize_new (NULL, NULL, method);
         it_set_src (op, src);
         it_set_dst (op, dst, TRUE);
-        run_keeping_padding (op, dst);
+        it_run_keeping_padding (cpu_test_device (), op, dst);
         g_autofree char *what = g_strdup_printf ("resize %s %dx%d -> %dx%d method %d", it_format_name (f),
                                                  sw, sh, dw, dh, method);
         assert_constant (what, dst, v, 0);
@@ -299,16 +284,16 @@ test_resize_identity (void)
 {
   AccelDevice *dev = cpu_test_device ();
 
-  for (guint i = 0; i < G_N_ELEMENTS (all_formats); i++)
+  for (guint i = 0; i < IT_N_FORMATS; i++)
     for (int method = 0; method < 5; method++)
       {
         int w = g_random_int_range (1, 50), h = g_random_int_range (1, 40);
-        g_autoptr(ItImage) src = it_image_new (dev, all_formats[i], w, h, TRUE);
-        g_autoptr(ItImage) dst = it_image_new (dev, all_formats[i], w, h, TRUE);
+        g_autoptr(ItImage) src = it_image_new (dev, it_all_formats[i], w, h, TRUE);
+        g_autoptr(ItImage) dst = it_image_new (dev, it_all_formats[i], w, h, TRUE);
         g_autoptr(AccelOp) op = accel_resize_new (NULL, NULL, method);
         it_set_src (op, src);
         it_set_dst (op, dst, TRUE);
-        run_keeping_padding (op, dst);
+        it_run_keeping_padding (cpu_test_device (), op, dst);
         it_assert_close ("resize to the same size", dst, src, 0);
       }
 }
@@ -336,7 +321,7 @@ test_resize_ramp (void)
       g_autoptr(AccelOp) op = accel_resize_new (NULL, NULL, ACCEL_INTERPOLATION_BILINEAR);
       it_set_src (op, src);
       it_set_dst (op, dst, TRUE);
-      run_keeping_padding (op, dst);
+      it_run_keeping_padding (cpu_test_device (), op, dst);
       for (int y = 0; y < dh; y++)
         for (int x = 0; x < dw; x++)
           {
@@ -375,7 +360,7 @@ test_resize_whole_factors (void)
             g_autoptr(AccelOp) op = accel_resize_new (NULL, NULL, method);
             it_set_src (op, big);
             it_set_dst (op, small, TRUE);
-            run_keeping_padding (op, small);
+            it_run_keeping_padding (cpu_test_device (), op, small);
             for (int y = 0; y < dh; y++)
               for (int x = 0; x < dw; x++)
                 for (int c = 0; c < ch; c++)
@@ -399,7 +384,7 @@ test_resize_whole_factors (void)
             g_autoptr(AccelOp) op = accel_resize_new (NULL, NULL, method);
             it_set_src (op, small);
             it_set_dst (op, big, TRUE);
-            run_keeping_padding (op, big);
+            it_run_keeping_padding (cpu_test_device (), op, big);
             for (int y = 0; y < dh * k; y++)
               for (int x = 0; x < dw * k; x++)
                 for (int c = 0; c < ch; c++)
@@ -423,7 +408,7 @@ test_resize_planes (void)
       g_autoptr(AccelOp) op = accel_resize_new (NULL, NULL, method);
       it_set_src (op, src);
       it_set_dst (op, dst, TRUE);
-      run_keeping_padding (op, dst);
+      it_run_keeping_padding (cpu_test_device (), op, dst);
 
       for (guint p = 0; p < 3; p++)
         {
@@ -465,11 +450,11 @@ test_warp_shift (void)
 {
   AccelDevice *dev = cpu_test_device ();
 
-  for (guint i = 0; i < G_N_ELEMENTS (all_formats); i++)
+  for (guint i = 0; i < IT_N_FORMATS; i++)
     for (int method = 0; method < 3; method++)
       for (int perspective = 0; perspective < 2; perspective++)
         {
-          AccelImageFormat f = all_formats[i];
+          AccelImageFormat f = it_all_formats[i];
           int w = g_random_int_range (4, 40), h = g_random_int_range (4, 30);
           /* Even shifts keep subsampled planes on whole samples. */
           int dx = 2 * g_random_int_range (-3, 4), dy = 2 * g_random_int_range (-3, 4);
@@ -488,7 +473,7 @@ test_warp_shift (void)
           set_matrix (op, m, perspective ? 9 : 6);
           g_object_set (op, "method", method, "border", ACCEL_BORDER_CONSTANT, "border-value", (double) border_value,
                         NULL);
-          run_keeping_padding (op, dst);
+          it_run_keeping_padding (cpu_test_device (), op, dst);
           for (guint p = 0; p < dst->layout.n_samples; p++)
             {
               const AccelImageSamples *s = &dst->layout.samples[p];
@@ -540,7 +525,7 @@ test_warp_ramp (void)
       it_set_dst (op, dst, TRUE);
       set_matrix (op, m, perspective ? 9 : 6);
       g_object_set (op, "method", ACCEL_INTERPOLATION_BILINEAR, "border", g_random_int_range (0, 3), NULL);
-      run_keeping_padding (op, dst);
+      it_run_keeping_padding (cpu_test_device (), op, dst);
       int checked = 0;
       for (int y = 0; y < h; y++)
         for (int x = 0; x < w; x++)

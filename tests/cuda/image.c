@@ -12,11 +12,6 @@
 #include "cuda-test.h"
 #include "image-test.h"
 
-static const AccelImageFormat all_formats[] = {
-  ACCEL_IMAGE_FORMAT_RGBA, ACCEL_IMAGE_FORMAT_BGRA, ACCEL_IMAGE_FORMAT_RGB, ACCEL_IMAGE_FORMAT_BGR,
-  ACCEL_IMAGE_FORMAT_GRAY8, ACCEL_IMAGE_FORMAT_GRAY16, ACCEL_IMAGE_FORMAT_NV12, ACCEL_IMAGE_FORMAT_I420,
-  ACCEL_IMAGE_FORMAT_YUY2, ACCEL_IMAGE_FORMAT_P010,
-};
 
 typedef struct {
   int w, h;
@@ -76,11 +71,11 @@ test_convert (void)
 {
   if (!ct_gpu ())
     return;
-  for (guint i = 0; i < G_N_ELEMENTS (all_formats); i++)
+  for (guint i = 0; i < IT_N_FORMATS; i++)
     for (guint k = 0; k < 2; k++)
       {
-        AccelImageFormat sf = all_formats[i];
-        AccelImageFormat df = all_formats[(i + 3 + 4 * k) % G_N_ELEMENTS (all_formats)];
+        AccelImageFormat sf = it_all_formats[i];
+        AccelImageFormat df = it_all_formats[(i + 3 + 4 * k) % IT_N_FORMATS];
         Size ss = sizes[(i + k) % G_N_ELEMENTS (sizes)];
         /* The same size, and scaled (the bench's shape among them). */
         Size ds = k == 0 ? ss : (Size) { MAX (1, ss.w / 2 + 1), MAX (1, ss.h / 2) };
@@ -108,14 +103,14 @@ test_resize (void)
 {
   if (!ct_gpu ())
     return;
-  for (guint i = 0; i < G_N_ELEMENTS (all_formats); i++)
+  for (guint i = 0; i < IT_N_FORMATS; i++)
     for (int method = 0; method < 5; method++)
       {
         Size ss = sizes[(i + method) % G_N_ELEMENTS (sizes)];
         /* Shrinking (within area's and lanczos3's 8×) and growing. */
         Size ds = (i + method) % 2 ? (Size) { MAX (1, ss.w / 3), MAX (1, ss.h / 5) }
                                    : (Size) { ss.w * 3 / 2 + 1, ss.h * 2 + 1 };
-        run_both ("resize", all_formats[i], ss, all_formats[i], ds, make_resize, GINT_TO_POINTER (method),
+        run_both ("resize", it_all_formats[i], ss, it_all_formats[i], ds, make_resize, GINT_TO_POINTER (method),
                   method == ACCEL_INTERPOLATION_LANCZOS3);
       }
 }
@@ -186,7 +181,7 @@ test_filter (void)
   for (guint i = 0; i < G_N_ELEMENTS (filters); i++)
     for (guint k = 0; k < 2; k++)
       {
-        AccelImageFormat f = all_formats[(2 * i + k) % G_N_ELEMENTS (all_formats)];
+        AccelImageFormat f = it_all_formats[(2 * i + k) % IT_N_FORMATS];
         Size s = sizes[(i + k) % G_N_ELEMENTS (sizes)];
         run_both ("filter", f, s, f, s, make_filter, (gpointer) &filters[i],
                   filters[i].kind == ACCEL_FILTER_KERNEL ? 0 : 1);
@@ -221,7 +216,7 @@ test_morphology (void)
   for (guint i = 0; i < 8; i++)
     {
       Morph m = { i % 4, i / 4, 3 + 2 * (int) (i % 3), 2 + (int) (i % 5) };
-      AccelImageFormat f = all_formats[i % G_N_ELEMENTS (all_formats)];
+      AccelImageFormat f = it_all_formats[i % IT_N_FORMATS];
       Size s = sizes[i % G_N_ELEMENTS (sizes)];
       run_both ("morphology", f, s, f, s, make_morphology, &m, 0);
     }
@@ -257,7 +252,7 @@ test_warp (void)
     return;
   for (guint i = 0; i < 12; i++)
     {
-      AccelImageFormat f = all_formats[i % G_N_ELEMENTS (all_formats)];
+      AccelImageFormat f = it_all_formats[i % IT_N_FORMATS];
       Size ss = sizes[i % G_N_ELEMENTS (sizes)];
       Size ds = { MAX (1, ss.w * 4 / 5), MAX (1, ss.h + 3) };
       Warp w = { i % 2, (int) (i / 2) % 3, (AccelBorderMode) (i % 3),

@@ -217,3 +217,20 @@ it_format_name (AccelImageFormat format)
   g_type_class_unref (klass);
   return nick;
 }
+
+const AccelImageFormat it_all_formats[IT_N_FORMATS] = {
+  ACCEL_IMAGE_FORMAT_RGBA, ACCEL_IMAGE_FORMAT_BGRA, ACCEL_IMAGE_FORMAT_RGB, ACCEL_IMAGE_FORMAT_BGR,
+  ACCEL_IMAGE_FORMAT_GRAY8, ACCEL_IMAGE_FORMAT_GRAY16, ACCEL_IMAGE_FORMAT_NV12, ACCEL_IMAGE_FORMAT_I420,
+  ACCEL_IMAGE_FORMAT_YUY2, ACCEL_IMAGE_FORMAT_P010,
+};
+
+void
+it_run_keeping_padding (AccelDevice *device, AccelOp *op, ItImage *dst)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree guint8 *before = g_memdup2 (dst->bytes, dst->size);
+  g_assert_true (accel_device_submit (device, op, NULL, &error));
+  g_assert_no_error (error);
+  it_image_download (dst);
+  it_assert_padding_kept (accel_op_get_type_name (op), dst, before);
+}

@@ -57,4 +57,12 @@ void it_assert_padding_kept (const char *what, const ItImage *after, const guint
 
 const char *it_format_name (AccelImageFormat format);
 
+/* The ten formats. */
+#define IT_N_FORMATS 10
+extern const AccelImageFormat it_all_formats[IT_N_FORMATS];
+
+/* Submits @op on @device, downloads @dst and checks that only its pixels
+ * changed. */
+void it_run_keeping_padding (AccelDevice *device, AccelOp *op, ItImage *dst);
+
 G_END_DECLS
