@@ -746,8 +746,8 @@ prepare_op_full (AccelDevice *self, AccelOp *op, AccelWork *storage, GError **er
   if (!check_op_buffers (self, op, error))
     return NULL;
 
-  AccelSystem *system = accel_device_get_system (self);
-  const AccelKernel *kernel = accel_registry_find_kernel (accel_system_get_registry (system), op, self, error);
+  const AccelKernel *kernel = accel_registry_find_kernel (_accel_backend_get_registry (priv->backend), op, self,
+                                                          error);
   if (kernel == NULL)
     return NULL;
 
@@ -933,6 +933,8 @@ accel_device_submit_async (AccelDevice *self,
  * @self: a device
  * @result: the result given to the callback
  * @error: return location for a #GError
+ *
+ * Finishes accel_device_submit_async(): whether the op ran.
  *
  * Returns: %TRUE if the op ran; else %FALSE with @error in %ACCEL_ERROR
  */
@@ -1204,6 +1206,22 @@ _accel_device_release_memory (AccelDevice *self, gpointer memory, gsize size, gu
   g_rw_lock_reader_unlock (&priv->ctx_lock);
 }
 
+/* Under the context lock, as release_memory: memory of an older
+ * generation, or of a closed context, is gone and cannot be detached. */
+gboolean
+_accel_device_detach_memory (AccelDevice *self, gpointer memory, gsize size, guint generation)
+{
+  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+  AccelDeviceClass *klass = ACCEL_DEVICE_GET_CLASS (self);
+  gboolean ok = FALSE;
+
+  g_rw_lock_reader_lock (&priv->ctx_lock);
+  if (generation == (guint) g_atomic_int_get (&priv->generation) && g_atomic_int_get (&priv->open))
+    ok = klass->detach_memory (self, memory, size ? size : 1);
+  g_rw_lock_reader_unlock (&priv->ctx_lock);
+  return ok;
+}
+
 guint64
 _accel_device_next_handle (AccelDevice *self)
 {
@@ -1217,6 +1235,8 @@ _accel_device_next_handle (AccelDevice *self)
  * accel_work_get_kind: (skip)
  * @work: a work item
  *
+ * For backends: gets what a work item does.
+ *
  * Returns: what it does
  */
 AccelWorkKind
@@ -1228,6 +1248,8 @@ accel_work_get_kind (AccelWork *work)
 /**
  * accel_work_get_op: (skip)
  * @work: a work item
+ *
+ * For backends: gets the op of an op work item.
  *
  * Returns: (transfer none) (nullable): the op of an %ACCEL_WORK_OP item
  */
@@ -1241,6 +1263,8 @@ accel_work_get_op (AccelWork *work)
  * accel_work_get_kernel: (skip)
  * @work: a work item
  *
+ * For backends: gets the kernel chosen for an op work item.
+ *
  * Returns: (transfer none) (nullable): the kernel chosen for the op
  */
 const AccelKernel *
@@ -1252,6 +1276,8 @@ accel_work_get_kernel (AccelWork *work)
 /**
  * accel_work_get_buffer: (skip)
  * @work: a work item
+ *
+ * For backends: gets the buffer a transfer work item moves data in or out of.
  *
  * Returns: (transfer none) (nullable): the buffer of a transfer item
  */
@@ -1266,6 +1292,8 @@ accel_work_get_buffer (AccelWork *work)
  * @work: a work item
  * @size: (out) (optional): the byte count
  *
+ * For backends: gets the host memory of a transfer work item.
+ *
  * Returns: the host memory a transfer reads from or writes to
  */
 gpointer
@@ -1279,6 +1307,8 @@ accel_work_get_host_data (AccelWork *work, gsize *size)
 /**
  * accel_work_get_lane: (skip)
  * @work: a work item
+ *
+ * For backends: gets the lane an op asked for.
  *
  * Returns: the lane asked for, or -1
  */
@@ -1478,6 +1508,8 @@ accel_device_init (AccelDevice *self)
  * accel_device_get_name:
  * @self: a device
  *
+ * Gets its name, such as `cpu:0` or `cuda:1`.
+ *
  * Returns: its name, such as `cpu:0` or `cuda:1`
  */
 const char *
@@ -1490,6 +1522,8 @@ accel_device_get_name (AccelDevice *self)
 /**
  * accel_device_get_backend:
  * @self: a device
+ *
+ * Gets its backend.
  *
  * Returns: (transfer none): its backend
  */
@@ -1505,6 +1539,8 @@ accel_device_get_backend (AccelDevice *self)
  * accel_device_get_backend_name:
  * @self: a device
  *
+ * Gets the backend's name.
+ *
  * Returns: the backend's name
  */
 const char *
@@ -1518,6 +1554,8 @@ accel_device_get_backend_name (AccelDevice *self)
 /**
  * accel_device_get_system:
  * @self: a device
+ *
+ * Gets the system it belongs to.
  *
  * Returns: (transfer none) (nullable): the system it belongs to
  */
@@ -1533,6 +1571,8 @@ accel_device_get_system (AccelDevice *self)
  * accel_device_get_generation:
  * @self: a device
  *
+ * Gets the current context generation.
+ *
  * Returns: the current context generation
  */
 guint
@@ -1546,6 +1586,8 @@ accel_device_get_generation (AccelDevice *self)
 /**
  * accel_device_get_state:
  * @self: a device
+ *
+ * Gets its state.
  *
  * Returns: its state
  */
@@ -1561,6 +1603,8 @@ accel_device_get_state (AccelDevice *self)
  * accel_device_get_failure:
  * @self: a device
  *
+ * Gets why the device failed, or %NULL.
+ *
  * Returns: (transfer none) (nullable): why the device failed, or %NULL
  */
 const GError *
@@ -1574,6 +1618,8 @@ accel_device_get_failure (AccelDevice *self)
 /**
  * accel_device_get_lanes:
  * @self: a device
+ *
+ * Gets the number of lanes.
  *
  * Returns: the number of lanes
  */
@@ -1598,6 +1644,8 @@ query_memory (AccelDevice *self, guint64 *total, guint64 *free_bytes)
  * accel_device_get_memory_total:
  * @self: a device
  *
+ * Gets device memory in bytes (0 if unknown).
+ *
  * Returns: device memory in bytes (0 if unknown)
  */
 guint64
@@ -1612,6 +1660,8 @@ accel_device_get_memory_total (AccelDevice *self)
 /**
  * accel_device_get_memory_free:
  * @self: a device
+ *
+ * Gets free device memory in bytes (0 if unknown).
  *
  * Returns: free device memory in bytes (0 if unknown)
  */

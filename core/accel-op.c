@@ -177,22 +177,82 @@ _accel_op_type_from_name (const char *name)
   return type;
 }
 
+static GPtrArray *type_sources;   /* GWeakRef to AccelRegistry; under op_types */
+
+void
+_accel_op_add_type_source (AccelRegistry *registry)
+{
+  GWeakRef *ref = g_new0 (GWeakRef, 1);
+  g_weak_ref_init (ref, registry);
+  G_LOCK (op_types);
+  if (type_sources == NULL)
+    type_sources = g_ptr_array_new ();
+  g_ptr_array_add (type_sources, ref);
+  G_UNLOCK (op_types);
+}
+
+/* Drops @registry, and any source already gone. */
+void
+_accel_op_remove_type_source (AccelRegistry *registry)
+{
+  G_LOCK (op_types);
+  for (guint i = 0; type_sources != NULL && i < type_sources->len;)
+    {
+      GWeakRef *ref = type_sources->pdata[i];
+      gpointer r = g_weak_ref_get (ref);
+      if (r == NULL || r == (gpointer) registry)
+        {
+          g_ptr_array_remove_index_fast (type_sources, i);
+          g_weak_ref_clear (ref);
+          g_free (ref);
+        }
+      else
+        i++;
+      if (r != NULL)
+        g_object_unref (r);
+    }
+  G_UNLOCK (op_types);
+}
+
+/* The op type named @type_name: a core type, one already registered, or
+ * one a plugin registers, which an open registry loads. Nothing here
+ * makes a system or scans plugins as a side effect. */
 GType
 _accel_op_lookup_type (const char *type_name, GError **error)
 {
+  _accel_ops_ensure_core ();
   GType type = _accel_op_type_from_name (type_name);
   if (type != 0)
     return type;
 
-  /* Maybe a plugin registers it: ask the process's registry. */
-  AccelSystem *system = accel_system_get_default ();
-  if (system == NULL)
+  g_autoptr(GPtrArray) sources = g_ptr_array_new_with_free_func (g_object_unref);
+  G_LOCK (op_types);
+  for (guint i = 0; type_sources != NULL && i < type_sources->len; i++)
     {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_UNKNOWN_TYPE,
-                   "No op type is named “%s”", type_name);
-      return 0;
+      gpointer r = g_weak_ref_get (type_sources->pdata[i]);
+      if (r != NULL)
+        g_ptr_array_add (sources, r);
     }
-  return accel_registry_lookup_op_type (accel_system_get_registry (system), type_name, error);
+  G_UNLOCK (op_types);
+
+  for (guint i = 0; i < sources->len; i++)
+    {
+      g_autoptr(GError) local = NULL;
+      type = accel_registry_lookup_op_type (sources->pdata[i], type_name, &local);
+      if (type != 0)
+        return type;
+      if (!g_error_matches (local, ACCEL_ERROR, ACCEL_ERROR_UNKNOWN_TYPE))
+        {
+          /* Its plugin is known but failed to load: say why. */
+          g_propagate_error (error, g_steal_pointer (&local));
+          return 0;
+        }
+    }
+  g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_UNKNOWN_TYPE,
+               sources->len ? "No op type is named “%s”"
+                            : "No op type is named “%s” (plugin op types are known once an AccelSystem exists)",
+               type_name);
+  return 0;
 }
 
 static void
@@ -615,6 +675,45 @@ _accel_op_foreach_buffer (AccelOp *self,
       if (b)
         func (self, info->buffers[i]->pspec, b, info->buffers[i]->access, data);
     }
+}
+
+gboolean
+_accel_buffers_alias (AccelBuffer *a, AccelBuffer *b)
+{
+  AccelBuffer *ra = accel_buffer_get_base (a), *rb = accel_buffer_get_base (b);
+  if ((ra != NULL ? ra : a) != (rb != NULL ? rb : b))
+    return FALSE;
+  gsize a0 = accel_buffer_get_offset (a), a1 = a0 + accel_buffer_get_size (a);
+  gsize b0 = accel_buffer_get_offset (b), b1 = b0 + accel_buffer_get_size (b);
+  return a0 < b1 && b0 < a1;
+}
+
+/* Results must not alias any other buffer of the op, nor each other: the
+ * check of every op whose kernels cannot work in place. */
+gboolean
+_accel_op_check_results_alias (AccelOp *self, GError **error)
+{
+  const AccelOpClassInfo *info = _accel_op_class_info_flat (G_OBJECT_TYPE (self));
+  for (guint r = 0; r < info->n_buffers; r++)
+    {
+      if ((info->buffers[r]->access & ACCEL_ACCESS_WRITE) == 0)
+        continue;
+      AccelBuffer *result = _accel_op_slot_peek_buffer (self, info->buffers[r]);
+      if (result == NULL)
+        continue;
+      for (guint i = 0; i < info->n_buffers; i++)
+        {
+          AccelBuffer *other = i != r ? _accel_op_slot_peek_buffer (self, info->buffers[i]) : NULL;
+          if (other == NULL || !_accel_buffers_alias (result, other))
+            continue;
+          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                       "%s: “%s” overlaps “%s”; results must not alias other buffers",
+                       accel_op_get_type_name (self), info->buffers[r]->pspec->name,
+                       info->buffers[i]->pspec->name);
+          return FALSE;
+        }
+    }
+  return TRUE;
 }
 
 /**

@@ -274,6 +274,53 @@ typedef struct {
   { (name), (blurb), ACCEL_OP_PARAM_STRING, ACCEL_OP_FIELD_OFFSET_ (Type, field, char *), \
     0, 0, NULL, 0, 0, 0, 0.0, 0.0, 0.0 }
 
+/**
+ * ACCEL_DEFINE_OP_TYPE: (skip)
+ * @TN: the type name, `AccelGemm`
+ * @t_n: its lower-case prefix, `accel_gemm`
+ * @op_name: the op type name users write, `"gemm"`
+ * @description: one line for `accel-inspect`
+ * @params: the static #AccelOpParam table (an array, not a pointer)
+ * @validate_func: the class's #AccelOpClass.validate, or %NULL
+ *
+ * Defines a final op type declared by its parameter table, with
+ * G_DECLARE_FINAL_TYPE (@TN, @t_n, …, #AccelOp) in its header: the GType,
+ * a class_init that names the type, installs @params and sets @validate_func,
+ * and an empty instance init (the table sets the defaults). Place it after
+ * the table and the validate function.
+ */
+#define ACCEL_DEFINE_OP_TYPE(TN, t_n, op_name, description, params, validate_func) \
+  ACCEL_DEFINE_OP_TYPE_WITH_CODE (TN, t_n, op_name, description, params, validate_func, {})
+
+/**
+ * ACCEL_DEFINE_OP_TYPE_WITH_CODE: (skip)
+ * @TN: the type name
+ * @t_n: its lower-case prefix
+ * @op_name: the op type name users write
+ * @description: one line for `accel-inspect`
+ * @params: the static #AccelOpParam table
+ * @validate_func: the class's validate, or %NULL
+ * @_C_: more code for class_init, where `op_class` is the #AccelOpClass;
+ *   an op family installs its shared tables here
+ *
+ * As ACCEL_DEFINE_OP_TYPE(), with code added to class_init.
+ */
+#define ACCEL_DEFINE_OP_TYPE_WITH_CODE(TN, t_n, op_name, description, params, validate_func, _C_) \
+  G_DEFINE_FINAL_TYPE (TN, t_n, ACCEL_TYPE_OP)                                                 \
+  static void                                                                                  \
+  t_n##_class_init (TN##Class *klass)                                                          \
+  {                                                                                            \
+    AccelOpClass *op_class = ACCEL_OP_CLASS (klass);                                           \
+    op_class->validate = (validate_func);                                                      \
+    accel_op_class_set_metadata (op_class, (op_name), (description));                          \
+    accel_op_class_install_params (op_class, (params), G_N_ELEMENTS (params));                 \
+    { _C_; }                                                                                   \
+  }                                                                                            \
+  static void                                                                                  \
+  t_n##_init (TN *self)                                                                        \
+  {                                                                                            \
+  }
+
 #define ACCEL_TYPE_OP (accel_op_get_type ())
 ACCEL_API
 G_DECLARE_DERIVABLE_TYPE (AccelOp, accel_op, ACCEL, OP, GObject)

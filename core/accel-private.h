@@ -31,10 +31,16 @@ void _accel_kernel_free (AccelKernel *kernel);
 
 /* ops/accel-ops.c: registers the portable op set with a registry. */
 void _accel_ops_register_core (AccelRegistry *registry);
+/* Makes the core op classes, so that their names are known. */
+void _accel_ops_ensure_core (void);
+
+/* accel-op.c: the registries that can load a plugin's op type by name;
+ * each registry adds itself while it lives (held weakly). */
+void _accel_op_add_type_source (AccelRegistry *registry);
+void _accel_op_remove_type_source (AccelRegistry *registry);
 
 /* accel-registry.c */
 void _accel_registry_register_core_op_type (AccelRegistry *self, GType op_type);
-void _accel_registry_register_core_backend (AccelRegistry *self, const char *name, GType backend_type);
 GType _accel_op_type_from_name (const char *name);   /* already-registered types only */
 
 /* accel-plugin.c: the registration calls a plugin makes while it is being
@@ -85,6 +91,12 @@ char *_accel_plugin_name_from_filename (const char *filename);
 /* accel-registry.c: told by accel_plugin_load() once a plugin registered. */
 void _accel_registry_plugin_loaded (AccelRegistry *self, AccelPlugin *plugin);
 
+/* accel-registry-search.c: every `*.so` file on ACCEL_PLUGIN_PATH, then
+ * ACCEL_PLUGIN_SYSTEM_PATH; and the duplicate rule and allow/deny policy
+ * applied to a registry's plugins (statuses set in place). */
+GPtrArray *_accel_registry_list_plugin_files (void);
+void _accel_registry_apply_policy (GPtrArray *plugins);
+
 /* accel-registry-cache.c: the metadata cache file. */
 typedef struct {
   char *path;
@@ -113,6 +125,21 @@ AccelBuffer *_accel_buffer_new (AccelDevice *device,
                                 gsize size,
                                 guint generation,
                                 guint64 handle);
+/* A buffer over memory that is not the device's: @owner_free (@owner)
+ * releases it when the buffer goes, in place of the device (a DLPack
+ * import). @size is the bytes the shape spans. */
+AccelBuffer *_accel_buffer_new_external (AccelDevice *device,
+                                         AccelDType dtype,
+                                         const AccelShape *shape,
+                                         gpointer memory,
+                                         gsize size,
+                                         GDestroyNotify owner_free,
+                                         gpointer owner);
+/* Makes the memory under @self outlive its device's context, because it is
+ * lent to another library (accel_buffer_to_dlpack()); done once per base
+ * buffer. %ACCEL_ERROR_STALE_BUFFER when the memory went with an older
+ * context, %ACCEL_ERROR_NOT_SUPPORTED when the backend cannot. */
+gboolean _accel_buffer_detach_memory (AccelBuffer *self, GError **error);
 /* A buffer over @self's memory at @byte_offset (relative to @self), with its
  * own dtype and possibly strided shape; it keeps the base buffer alive and
  * accel_buffer_get_base() returns that base. %NULL with
@@ -136,6 +163,12 @@ void _accel_device_release_memory (AccelDevice *self,
                                    gsize size,
                                    guint generation);
 guint64 _accel_device_next_handle (AccelDevice *self);
+/* Hands @memory of @generation to the backend's detach_memory, under the
+ * context lock; %FALSE if that context is gone or the backend refused. */
+gboolean _accel_device_detach_memory (AccelDevice *self,
+                                      gpointer memory,
+                                      gsize size,
+                                      guint generation);
 
 /* actor/accel-actor.c */
 void _accel_actor_set_dispatcher (AccelActor *self, AccelDispatcher *dispatcher);
@@ -143,9 +176,13 @@ void _accel_actor_count_restart (AccelActor *self, const GError *reason);
 
 /* accel-backend.c */
 void _accel_backend_setup (AccelBackend *self, AccelSystem *system, const char *name);
+AccelRegistry *_accel_backend_get_registry (AccelBackend *self);
 
 /* accel-op.c */
 GParamSpec **_accel_op_class_list_buffer_pspecs (AccelOpClass *klass, guint *n);
+gboolean _accel_op_check_results_alias (AccelOp *self, GError **error);
+/* Whether two buffers' storage overlaps. */
+gboolean _accel_buffers_alias (AccelBuffer *a, AccelBuffer *b);
 void _accel_op_foreach_buffer (AccelOp *self,
                                void (*func) (AccelOp *, GParamSpec *, AccelBuffer *, AccelAccess, gpointer),
                                gpointer data);

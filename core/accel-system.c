@@ -27,8 +27,11 @@ struct _AccelSystem {
  * dev = system.get_device("default")
  * ```
  *
- * Thread-safe. Disposing the system (or accel_system_shutdown()) closes
- * every device.
+ * Thread-safe. A device keeps what it needs alive: the application may
+ * let the system go and go on using a device it holds
+ * (`Accel.System.new ().get_device ("cpu:0")` is a working device); each
+ * device closes when its last reference goes. accel_system_shutdown()
+ * closes every device of the system at once.
  */
 G_DEFINE_FINAL_TYPE (AccelSystem, accel_system, G_TYPE_OBJECT)
 
@@ -40,7 +43,9 @@ accel_system_dispose (GObject *object)
 {
   AccelSystem *self = ACCEL_SYSTEM (object);
 
-  accel_system_shutdown (self);
+  /* No shutdown here: a device the application still holds keeps working
+   * (its backend holds the registry); the others end as their last
+   * reference, the system's, goes in finalize. */
   G_LOCK (default_system);
   if (default_system == self)
     default_system = NULL;
@@ -164,6 +169,8 @@ accel_system_get_default (void)
  * accel_system_get_registry:
  * @self: a system
  *
+ * Gets its registry.
+ *
  * Returns: (transfer none): its registry
  */
 AccelRegistry *
@@ -201,6 +208,8 @@ get_backend_locked (AccelSystem *self, const char *name, GError **error)
  * @self: a system
  * @name: a backend name (`cpu`, `cuda`)
  * @error: return location for a #GError
+ *
+ * Looks up a backend by name (`cpu`, `cuda`).
  *
  * Returns: (transfer none): the backend, loading its plugin if needed, or
  *   %NULL with %ACCEL_ERROR_UNKNOWN_TYPE or %ACCEL_ERROR_PLUGIN
@@ -292,6 +301,9 @@ accel_system_list_devices (AccelSystem *self)
  * @name: a device name (`cpu:0`, `cuda:1`), or `default` for the best device
  *   present (a GPU where there is one, else `cpu:0`)
  * @error: return location for a #GError
+ *
+ * Looks up a device by name (`cpu:0`, `cuda:1`, or `default`: the first
+ * device listed, a GPU where there is one).
  *
  * Returns: (transfer full): the device, or %NULL with %ACCEL_ERROR_NO_DEVICE
  */
@@ -423,8 +435,9 @@ accel_system_spawn (AccelSystem *self,
  * @self: a system
  *
  * Closes every device: queued work fails with %ACCEL_ERROR_DEVICE_FAILED,
- * contexts are released, device threads end. Idempotent; also done when
- * the system is disposed.
+ * contexts are released, device threads end, also for devices the
+ * application still holds. Idempotent. Without it, each device closes when
+ * its last reference goes, which may be after the system's.
  */
 void
 accel_system_shutdown (AccelSystem *self)

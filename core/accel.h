@@ -21,5 +21,6 @@
 #include "accel-device.h"
 #include "accel-remote-device.h"
 #include "accel-system.h"
+#include "accel-dlpack.h"
 #include "ops/accel-ops.h"
 #undef ACCEL_INSIDE

@@ -190,6 +190,8 @@ accel_dispatcher_new (const char *name)
  * accel_dispatcher_get_name:
  * @self: a dispatcher
  *
+ * Gets its name.
+ *
  * Returns: its name
  */
 const char *
@@ -217,6 +219,8 @@ accel_dispatcher_get_context (AccelDispatcher *self)
 /**
  * accel_dispatcher_is_current:
  * @self: a dispatcher
+ *
+ * Whether the calling thread is the dispatcher's own.
  *
  * Returns: %TRUE when called from @self's thread
  */

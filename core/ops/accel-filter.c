@@ -64,7 +64,7 @@ gaussian_size (double sigma)
 static gboolean
 check_user_kernel (AccelOp *op, const char *property, AccelBuffer *buffer, guint rank, GError **error)
 {
-  if (!accel_op_require_ ("filter", property, buffer, error)
+  if (!accel_image_require_ (op, property, buffer, error)
       || !accel_op_check_dtype (op, property, kernel_dtypes, 1, error)
       || !accel_op_check_rank (op, property, rank, rank, error)
       || !accel_op_check_contiguous (op, property, error))
@@ -206,9 +206,21 @@ static const AccelOpParam filter_params[] = {
    * The order of the vertical derivative (Sobel, Scharr).
    */
   ACCEL_OP_INT (AccelFilter, dy, "dy", "Order of the vertical derivative (Sobel, Scharr)", 0, 2, 0),
+  /**
+   * AccelFilter:kernel:
+   *
+   * The user's kernel: a `[kw]` f32 row kernel for
+   * %ACCEL_FILTER_SEPARABLE, a `[kh, kw]` f32 2-D kernel for
+   * %ACCEL_FILTER_KERNEL; unused by the other kinds.
+   */
   ACCEL_OP_BUFFER (AccelFilter, kernel, "kernel",
                    "User kernel: [kw] f32 row kernel (separable) or [kh, kw] f32 2-D kernel",
                    ACCEL_ACCESS_READ, 0),
+  /**
+   * AccelFilter:kernel-y:
+   *
+   * The user's `[kh]` f32 column kernel for %ACCEL_FILTER_SEPARABLE.
+   */
   ACCEL_OP_BUFFER (AccelFilter, kernel_y, "kernel-y", "User column kernel [kh] f32 (separable)",
                    ACCEL_ACCESS_READ, 0),
   /**

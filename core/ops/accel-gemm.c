@@ -21,88 +21,109 @@
  * Op name: `gemm`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelGemm, accel_gemm, ACCEL_TYPE_OP)
-
 static const AccelDType gemm_dtypes[] = {
   ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_C64, ACCEL_DTYPE_C128,
   ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16,
 };
 
-static gboolean
-accel_gemm_validate (AccelOp *op, GError **error)
+/**
+ * accel_gemm_dims:
+ * @op: the op whose buffers these are (its name goes in errors)
+ * @a: the left matrix, `[m, k]` (`[k, m]` with @transa) or a batch of them
+ * @transa: whether @a is stored transposed
+ * @b: the right matrix, `[k, n]` (`[n, k]` with @transb) or a batch
+ * @transb: whether @b is stored transposed
+ * @c: the result, `[m, n]` or a batch
+ * @dims: (out caller-allocates): the sizes
+ * @error: return location for a #GError
+ *
+ * Reads and checks the sizes of `c = op(a) op(b)` on contiguous row-major
+ * buffers of rank 2, or rank 3 with equal batch sizes: the one reading of
+ * a GEMM's dimensions that `gemm` and `matmul` validate with and every
+ * GEMM kernel sizes its call with. Each size is at most %G_MAXINT, the
+ * limit of the BLAS interfaces.
+ *
+ * Returns: %TRUE if the shapes agree; else an error naming the buffer
+ */
+gboolean
+accel_gemm_dims (AccelOp *op,
+                 AccelBuffer *a,
+                 gboolean transa,
+                 AccelBuffer *b,
+                 gboolean transb,
+                 AccelBuffer *c,
+                 AccelGemmDims *dims,
+                 GError **error)
 {
-  AccelGemm *self = ACCEL_GEMM (op);
+  g_return_val_if_fail (ACCEL_IS_OP (op), FALSE);
+  g_return_val_if_fail (ACCEL_IS_BUFFER (a) && ACCEL_IS_BUFFER (b) && ACCEL_IS_BUFFER (c), FALSE);
+  g_return_val_if_fail (dims != NULL, FALSE);
 
-  if (!accel_op_require_ ("gemm", "a", self->a, error)
-      || !accel_op_require_ ("gemm", "b", self->b, error)
-      || !accel_op_require_ ("gemm", "c", self->c, error))
-    return FALSE;
+  const char *name = accel_op_get_type_name (op);
+  static const char *const names[] = { "a", "b", "c" };
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    if (!accel_op_check_rank (op, names[i], 2, 3, error) || !accel_op_check_contiguous (op, names[i], error))
+      return FALSE;
 
-  if (!accel_op_check_dtype (op, "a", gemm_dtypes, G_N_ELEMENTS (gemm_dtypes), error)
-      || !accel_op_check_same_dtype (op, "a", "b", error)
-      || !accel_op_check_same_dtype (op, "a", "c", error))
-    return FALSE;
-
-  if (!accel_op_check_rank (op, "a", 2, 3, error)
-      || !accel_op_check_rank (op, "b", 2, 3, error)
-      || !accel_op_check_rank (op, "c", 2, 3, error))
-    return FALSE;
-
-  if (!accel_op_check_contiguous (op, "a", error)
-      || !accel_op_check_contiguous (op, "b", error)
-      || !accel_op_check_contiguous (op, "c", error))
-    return FALSE;
-
-  const AccelShape *sa = accel_buffer_get_shape (self->a);
-  const AccelShape *sb = accel_buffer_get_shape (self->b);
-  const AccelShape *sc = accel_buffer_get_shape (self->c);
+  const AccelShape *sa = accel_buffer_get_shape (a);
+  const AccelShape *sb = accel_buffer_get_shape (b);
+  const AccelShape *sc = accel_buffer_get_shape (c);
   guint rank = accel_shape_get_rank (sa);
-
   if (accel_shape_get_rank (sb) != rank || accel_shape_get_rank (sc) != rank)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH,
-                   "gemm: “a”, “b” and “c” must have the same rank (got %u, %u and %u)",
-                   rank, accel_shape_get_rank (sb), accel_shape_get_rank (sc));
+                   "%s: “a”, “b” and “c” must have the same rank (got %u, %u and %u)",
+                   name, rank, accel_shape_get_rank (sb), accel_shape_get_rank (sc));
       return FALSE;
     }
 
   guint r = rank - 2;
-  gint64 m = accel_shape_get_dim (sa, self->transa ? r + 1 : r);
-  gint64 k = accel_shape_get_dim (sa, self->transa ? r : r + 1);
-  gint64 kb = accel_shape_get_dim (sb, self->transb ? r + 1 : r);
-  gint64 n = accel_shape_get_dim (sb, self->transb ? r : r + 1);
+  gint64 m = accel_shape_get_dim (sa, transa ? r + 1 : r);
+  gint64 k = accel_shape_get_dim (sa, transa ? r : r + 1);
+  gint64 kb = accel_shape_get_dim (sb, transb ? r + 1 : r);
+  gint64 n = accel_shape_get_dim (sb, transb ? r : r + 1);
+  gint64 batch = rank == 3 ? accel_shape_get_dim (sa, 0) : 1;
 
   if (kb != k)
     {
-      g_autofree char *expected = g_strdup_printf (self->transb ? "[n, %" G_GINT64_FORMAT "] (transb)"
-                                                                : "[%" G_GINT64_FORMAT ", n]", k);
-      return accel_op_shape_error_ (error, "gemm", "b", self->b, expected);
+      g_autofree char *expected = g_strdup_printf (transb ? "[n, %" G_GINT64_FORMAT "] (transb)"
+                                                          : "[%" G_GINT64_FORMAT ", n]", k);
+      return accel_op_shape_error_ (error, name, "b", b, expected);
     }
   if (accel_shape_get_dim (sc, r) != m || accel_shape_get_dim (sc, r + 1) != n)
     {
       g_autofree char *expected = g_strdup_printf ("[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]", m, n);
-      return accel_op_shape_error_ (error, "gemm", "c", self->c, expected);
+      return accel_op_shape_error_ (error, name, "c", c, expected);
     }
-  if (rank == 3)
+  if (rank == 3 && (accel_shape_get_dim (sb, 0) != batch || accel_shape_get_dim (sc, 0) != batch))
     {
-      gint64 batch = accel_shape_get_dim (sa, 0);
-      if (accel_shape_get_dim (sb, 0) != batch || accel_shape_get_dim (sc, 0) != batch)
-        {
-          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH,
-                       "gemm: batch sizes differ: “a” %" G_GINT64_FORMAT ", “b” %" G_GINT64_FORMAT
-                       ", “c” %" G_GINT64_FORMAT, batch, accel_shape_get_dim (sb, 0),
-                       accel_shape_get_dim (sc, 0));
-          return FALSE;
-        }
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH,
+                   "%s: batch sizes differ: “a” %" G_GINT64_FORMAT ", “b” %" G_GINT64_FORMAT
+                   ", “c” %" G_GINT64_FORMAT, name, batch, accel_shape_get_dim (sb, 0), accel_shape_get_dim (sc, 0));
+      return FALSE;
     }
   if (m > G_MAXINT || n > G_MAXINT || k > G_MAXINT)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "gemm: m=%" G_GINT64_FORMAT ", n=%" G_GINT64_FORMAT ", k=%" G_GINT64_FORMAT
-                   " exceeds the BLAS limit of %d per dimension", m, n, k, G_MAXINT);
+                   "%s: m=%" G_GINT64_FORMAT ", n=%" G_GINT64_FORMAT ", k=%" G_GINT64_FORMAT
+                   " exceeds the BLAS limit of %d per dimension", name, m, n, k, G_MAXINT);
       return FALSE;
     }
+  dims->batch = batch, dims->m = m, dims->n = n, dims->k = k;
+  return TRUE;
+}
 
+static gboolean
+accel_gemm_validate (AccelOp *op, GError **error)
+{
+  AccelGemm *self = ACCEL_GEMM (op);
+  AccelGemmDims dims;
+
+  if (!accel_op_check_dtype (op, "a", gemm_dtypes, G_N_ELEMENTS (gemm_dtypes), error)
+      || !accel_op_check_same_dtype (op, "a", "b", error)
+      || !accel_op_check_same_dtype (op, "a", "c", error)
+      || !accel_gemm_dims (op, self->a, self->transa, self->b, self->transb, self->c, &dims, error))
+    return FALSE;
   if (self->compute == ACCEL_GEMM_COMPUTE_TF32 && accel_buffer_get_dtype (self->a) != ACCEL_DTYPE_F32)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
@@ -110,20 +131,7 @@ accel_gemm_validate (AccelOp *op, GError **error)
                    accel_dtype_get_name (accel_buffer_get_dtype (self->a)));
       return FALSE;
     }
-  if (!isfinite (self->alpha) || !isfinite (self->beta))
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "gemm: “alpha” (%g) and “beta” (%g) must be finite", self->alpha, self->beta);
-      return FALSE;
-    }
-  if (accel_op_buffers_alias_ (self->c, self->a) || accel_op_buffers_alias_ (self->c, self->b))
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "gemm: “c” overlaps “%s”; the result must not alias an input",
-                   accel_op_buffers_alias_ (self->c, self->a) ? "a" : "b");
-      return FALSE;
-    }
-  return TRUE;
+  return _accel_op_check_results_alias (op, error);
 }
 
 static const AccelOpParam gemm_params[] = {
@@ -169,21 +177,9 @@ static const AccelOpParam gemm_params[] = {
                  accel_gemm_compute_get_type, ACCEL_GEMM_COMPUTE_DEFAULT),
 };
 
-static void
-accel_gemm_class_init (AccelGemmClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_gemm_validate;
-  accel_op_class_set_metadata (op_class, "gemm",
-                               "General matrix multiply c = alpha op(a) op(b) + beta c, optionally batched");
-  accel_op_class_install_params (op_class, gemm_params, G_N_ELEMENTS (gemm_params));
-}
-
-static void
-accel_gemm_init (AccelGemm *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelGemm, accel_gemm, "gemm",
+                      "General matrix multiply c = alpha op(a) op(b) + beta c, optionally batched",
+                      gemm_params, accel_gemm_validate)
 
 /**
  * accel_gemm_new:
@@ -199,9 +195,5 @@ accel_gemm_init (AccelGemm *self)
 AccelOp *
 accel_gemm_new (AccelBuffer *a, AccelBuffer *b, AccelBuffer *c)
 {
-  g_return_val_if_fail (a == NULL || ACCEL_IS_BUFFER (a), NULL);
-  g_return_val_if_fail (b == NULL || ACCEL_IS_BUFFER (b), NULL);
-  g_return_val_if_fail (c == NULL || ACCEL_IS_BUFFER (c), NULL);
-
   return g_object_new (ACCEL_TYPE_GEMM, "a", a, "b", b, "c", c, NULL);
 }

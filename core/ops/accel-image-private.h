@@ -11,6 +11,18 @@
 
 G_BEGIN_DECLS
 
+/* Refuses @buffer unset, naming @property (the base checks the table's
+ * required buffers first; this covers what only some kinds require). */
+static inline gboolean
+accel_image_require_ (AccelOp *op, const char *property, AccelBuffer *buffer, GError **error)
+{
+  if (buffer != NULL)
+    return TRUE;
+  g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer property “%s” is not set",
+               accel_op_get_type_name (op), property);
+  return FALSE;
+}
+
 /* Installs `src`, `src-format`, … `src-v-offset` on @klass for the
  * #AccelImage at @offset in its instances. */
 void accel_image_install_src_ (AccelOpClass *klass, gsize offset);

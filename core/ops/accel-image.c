@@ -74,6 +74,8 @@ format_info (AccelImageFormat format)
  * accel_image_format_is_rgb:
  * @format: a pixel format
  *
+ * Whether a format is one of the RGB family (RGBA, BGRA, RGB, BGR).
+ *
  * Returns: whether @format holds R, G, B (and maybe A) rather than Y′ (and
  *   maybe Cb, Cr)
  */
@@ -89,6 +91,8 @@ accel_image_format_is_rgb (AccelImageFormat format)
  * accel_image_format_has_alpha:
  * @format: a pixel format
  *
+ * Whether a format carries alpha (RGBA and BGRA).
+ *
  * Returns: whether @format has an alpha channel
  */
 gboolean
@@ -102,6 +106,8 @@ accel_image_format_has_alpha (AccelImageFormat format)
 /**
  * accel_image_format_get_n_planes:
  * @format: a pixel format
+ *
+ * How many memory planes a format has.
  *
  * Returns: how many memory planes @format has (1 to 3)
  */
@@ -499,7 +505,7 @@ accel_image_check_ (AccelOp *op,
   const char *name = accel_op_get_type_name (op);
   const AccelImage *g = geometry_from ? geometry_from : image;
 
-  if (!accel_op_require_ (name, prefix, image->buffer, error)
+  if (!accel_image_require_ (op, prefix, image->buffer, error)
       || !accel_op_check_contiguous (op, prefix, error))
     return FALSE;
   if (!layout_init (layout, g->format, g->width, g->height, image->stride, image->uv_stride,

@@ -37,6 +37,8 @@
 #include "accel-histogram.h"
 #include "accel-select.h"
 #include "accel-segmented-reduce.h"
+#include "accel-grouped-gemm.h"
+#include "accel-quant-matmul.h"
 #include "accel-image-enums.h"
 #include "accel-image.h"
 #include "accel-convert-color.h"

@@ -28,6 +28,8 @@ accel_cpu_plugin_init (AccelPlugin *plugin, GError **error)
   accel_cpu_register_norm (plugin);
   accel_cpu_register_primitives (plugin);
   accel_cpu_register_matmul (plugin);
+  accel_cpu_register_grouped_gemm (plugin);
+  accel_cpu_register_quant_matmul (plugin);
   accel_cpu_register_image_resample (plugin);
   accel_cpu_register_image_filter (plugin);
   accel_cpu_register_image_warp (plugin);

@@ -41,6 +41,7 @@ struct _AccelCudaDevice {
   int sm_count;
   AccelCudaIsolation isolation;
   AccelCudaCompletion completion;
+  gboolean use_pool;        /* of the last context: how detached memory is freed */
 
   /* Swapped by open/close_context on the device thread, under the runtime's
    * context lock held for writing; read by mem_alloc/mem_free under it for
@@ -255,6 +256,7 @@ accel_cuda_device_open_context (AccelDevice *device, GError **error)
   /* ACCEL_CUDA_MEMPOOL=0 gives buffers plain cudaMalloc memory, to compare
    * against; cudaFree synchronizes the device, so it is not the default. */
   ctx->use_pool = g_strcmp0 (g_getenv ("ACCEL_CUDA_MEMPOOL"), "0") != 0;
+  self->use_pool = ctx->use_pool;
 
   ctx->n_lanes = 0;
   ctx->lanes = g_new0 (AccelCudaLane, MAX (n_lanes, 1));
@@ -383,6 +385,19 @@ accel_cuda_device_mem_alloc (AccelDevice *device, gsize size, GError **error)
   return memory;
 }
 
+/* From any thread: the calling thread's current device is left as it was. */
+static void
+free_on_device (AccelCudaDevice *self, gpointer memory, gboolean from_pool)
+{
+  int previous = -1;
+  (void) cudaGetDevice (&previous);
+  if ((previous != self->ordinal && cudaSetDevice (self->ordinal) != cudaSuccess)
+      || (from_pool ? cudaFreeAsync (memory, cudaStreamPerThread) : cudaFree (memory)) != cudaSuccess)
+    (void) cudaGetLastError ();
+  if (previous >= 0 && previous != self->ordinal)
+    (void) cudaSetDevice (previous);
+}
+
 static void
 accel_cuda_device_mem_free (AccelDevice *device, gpointer memory, gsize size)
 {
@@ -391,13 +406,34 @@ accel_cuda_device_mem_free (AccelDevice *device, gpointer memory, gsize size)
   if (self->ctx == NULL || memory == NULL || g_atomic_int_get (&self->ctx->poisoned))
     return;
   /* Every op that used the memory has completed: its buffer outlived them. */
-  int previous = -1;
-  (void) cudaGetDevice (&previous);
-  if ((previous != self->ordinal && cudaSetDevice (self->ordinal) != cudaSuccess)
-      || (self->ctx->use_pool ? cudaFreeAsync (memory, cudaStreamPerThread) : cudaFree (memory)) != cudaSuccess)
-    (void) cudaGetLastError ();
-  if (previous >= 0 && previous != self->ordinal)
-    (void) cudaSetDevice (previous);
+  free_on_device (self, memory, self->ctx->use_pool);
+}
+
+static gboolean
+accel_cuda_device_get_dlpack_device (AccelDevice *device, gint32 *device_type, gint32 *device_id)
+{
+  *device_type = ACCEL_DLPACK_DEVICE_CUDA;
+  *device_id = ACCEL_CUDA_DEVICE (device)->ordinal;
+  return TRUE;
+}
+
+/* Called under the runtime's context lock. Closing a context frees no
+ * buffer memory (the pool, once destroyed, lets go of its memory as the
+ * last of it is freed; cudaMalloc memory is freed by its buffer), so a
+ * detached block only needs its buffer to free it in any generation. */
+static gboolean
+accel_cuda_device_detach_memory (AccelDevice *device, gpointer memory, gsize size)
+{
+  AccelCudaDevice *self = ACCEL_CUDA_DEVICE (device);
+  return self->ctx != NULL && !g_atomic_int_get (&self->ctx->poisoned);
+}
+
+/* After a sticky error nothing can be freed: the calls fail harmlessly. */
+static void
+accel_cuda_device_free_detached_memory (AccelDevice *device, gpointer memory, gsize size)
+{
+  AccelCudaDevice *self = ACCEL_CUDA_DEVICE (device);
+  free_on_device (self, memory, self->use_pool);
 }
 
 static void
@@ -704,6 +740,9 @@ accel_cuda_device_class_init (AccelCudaDeviceClass *klass)
   device_class->mem_free = accel_cuda_device_mem_free;
   device_class->execute = accel_cuda_device_execute;
   device_class->query_memory = accel_cuda_device_query_memory;
+  device_class->get_dlpack_device = accel_cuda_device_get_dlpack_device;
+  device_class->detach_memory = accel_cuda_device_detach_memory;
+  device_class->free_detached_memory = accel_cuda_device_free_detached_memory;
 
   /**
    * AccelCudaDevice:ordinal:
