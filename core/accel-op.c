@@ -487,6 +487,11 @@ accel_op_new_by_name (const char *type_name, GError **error)
  * @values: (array length=n_properties): their values
  * @error: return location for a #GError
  *
+ * Makes an op by name with the properties given, loading the plugin that
+ * registers the type if need be; the binding-friendly form of
+ * accel_op_new(). A value out of a property's range is accepted here and
+ * refused by accel_op_validate().
+ *
  * Returns: (transfer full): the op, or %NULL if the type or a property is unknown
  */
 AccelOp *
@@ -530,6 +535,8 @@ accel_op_new_with_properties (const char *type_name,
  * accel_op_get_type_name:
  * @self: an op
  *
+ * The name users write for the op's type, as accel_op_new_by_name() takes it.
+ *
  * Returns: its op type name (`gemm`)
  */
 const char *
@@ -543,6 +550,8 @@ accel_op_get_type_name (AccelOp *self)
 /**
  * accel_op_get_lane:
  * @self: an op
+ *
+ * The lane (stream) the op asks to run on (#AccelOp:lane).
  *
  * Returns: the lane it asks for, or -1
  */
@@ -583,6 +592,9 @@ find_buffer_slot (AccelOp *self, const char *property)
  * accel_op_peek_buffer: (skip)
  * @self: an op
  * @property: a buffer property name
+ *
+ * Reads a buffer property without taking a reference: for validate
+ * implementations and kernels.
  *
  * Returns: (transfer none) (nullable): the buffer set on @property
  */
@@ -641,6 +653,9 @@ accel_op_peek_buffer_slot (AccelOp *self, guint slot, AccelAccess *access, const
  * accel_op_get_buffers:
  * @self: an op
  * @access: which buffers: those read, written, or both (any bit matches)
+ *
+ * Lists the buffers set on the op, as the runtime walks them to order work
+ * and check devices and generations.
  *
  * Returns: (transfer container) (element-type AccelBuffer): the buffers set
  *   on buffer properties whose access shares a bit with @access
@@ -763,6 +778,9 @@ need_buffer (AccelOp *self, const char *property, GError **error)
  * @n_allowed: how many
  * @error: return location for a #GError
  *
+ * Checks, for a validate implementation, the dtype of the buffer set on
+ * @property.
+ *
  * Returns: %TRUE if the buffer's dtype is one of @allowed; else
  *   %ACCEL_ERROR_DTYPE_UNSUPPORTED naming the property
  */
@@ -793,7 +811,11 @@ accel_op_check_dtype (AccelOp *self, const char *property, const AccelDType *all
  * @property_b: another
  * @error: return location for a #GError
  *
- * Returns: %TRUE if both buffers have the same dtype
+ * Checks, for a validate implementation, that two buffer properties hold
+ * buffers of one dtype.
+ *
+ * Returns: %TRUE if both buffers have the same dtype; else
+ *   %ACCEL_ERROR_DTYPE_UNSUPPORTED naming both properties
  */
 gboolean
 accel_op_check_same_dtype (AccelOp *self, const char *property_a, const char *property_b, GError **error)
@@ -823,6 +845,9 @@ accel_op_check_same_dtype (AccelOp *self, const char *property_a, const char *pr
  * @min_rank: smallest rank accepted
  * @max_rank: largest rank accepted
  * @error: return location for a #GError
+ *
+ * Checks, for a validate implementation, the rank of the buffer set on
+ * @property.
  *
  * Returns: %TRUE if the buffer's rank is within the bounds; else
  *   %ACCEL_ERROR_SHAPE_MISMATCH naming the property and its shape
@@ -856,7 +881,11 @@ accel_op_check_rank (AccelOp *self, const char *property, guint min_rank, guint 
  * @property: a buffer property
  * @error: return location for a #GError
  *
- * Returns: %TRUE if the buffer's shape is contiguous row-major
+ * Checks, for a validate implementation, that the buffer set on @property
+ * is contiguous row-major (an empty one always is).
+ *
+ * Returns: %TRUE if the buffer's shape is contiguous row-major; else
+ *   %ACCEL_ERROR_INVALID_ARGUMENT naming the property and its shape
  */
 gboolean
 accel_op_check_contiguous (AccelOp *self, const char *property, GError **error)

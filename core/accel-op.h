@@ -109,7 +109,8 @@ typedef struct {
 } AccelOpParam;
 
 /* The offset of @field in @Type, refused at compile time unless the field
- * has the C type @CType (or, without GNU C, its size). */
+ * has the C type @CType (or, without GNU C, its size). Not for bindings. */
+#ifndef __GI_SCANNER__
 #if defined(__GNUC__) && !defined(__cplusplus)
 #define ACCEL_OP_FIELD_OFFSET_(Type, field, CType)                                        \
   ((guint) (G_STRUCT_OFFSET (Type, field)                                                \
@@ -120,6 +121,7 @@ typedef struct {
 #endif
 #define ACCEL_OP_FIELD_SIZED_(Type, field, CType)                                         \
   ((guint) (G_STRUCT_OFFSET (Type, field) + 0 * sizeof (char[sizeof (((Type *) 0)->field) == sizeof (CType) ? 1 : -1])))
+#endif
 
 /**
  * ACCEL_OP_BUFFER: (skip)
@@ -346,6 +348,10 @@ struct _AccelOpClass {
  * AccelBufferResolveFunc:
  * @handle: a buffer handle as written by accel_op_serialize()
  * @user_data: closure data
+ *
+ * Maps the handle of a serialised buffer property to the buffer it names,
+ * for accel_op_deserialize(): a device host resolves the handles of the
+ * application's buffers to its own.
  *
  * Returns: (transfer full) (nullable): the buffer, or %NULL if unknown
  */
