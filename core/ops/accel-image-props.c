@@ -46,12 +46,14 @@
 /**
  * AccelConvertColor:src-width:
  *
- * The source's width in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE.
+ * The source's width in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE
+ * (its default, 0, is refused: every image needs its size).
  */
 /**
  * AccelConvertColor:src-height:
  *
- * The source's height in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE.
+ * The source's height in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE
+ * (its default, 0, is refused: every image needs its size).
  */
 /**
  * AccelConvertColor:dst:
@@ -91,12 +93,14 @@
 /**
  * AccelConvertColor:dst-width:
  *
- * The destination's width in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE.
+ * The destination's width in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE
+ * (its default, 0, is refused: every image needs its size).
  */
 /**
  * AccelConvertColor:dst-height:
  *
- * The destination's height in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE.
+ * The destination's height in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE
+ * (its default, 0, is refused: every image needs its size).
  */
 
 /* AccelResize */
@@ -139,12 +143,14 @@
 /**
  * AccelResize:src-width:
  *
- * The source's width in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE.
+ * The source's width in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE
+ * (its default, 0, is refused: every image needs its size).
  */
 /**
  * AccelResize:src-height:
  *
- * The source's height in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE.
+ * The source's height in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE
+ * (its default, 0, is refused: every image needs its size).
  */
 /**
  * AccelResize:dst:
@@ -184,12 +190,14 @@
 /**
  * AccelResize:dst-width:
  *
- * The destination's width in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE.
+ * The destination's width in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE
+ * (its default, 0, is refused: every image needs its size).
  */
 /**
  * AccelResize:dst-height:
  *
- * The destination's height in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE.
+ * The destination's height in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE
+ * (its default, 0, is refused: every image needs its size).
  */
 
 /* AccelFilter */
@@ -232,12 +240,14 @@
 /**
  * AccelFilter:src-width:
  *
- * The source's width in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE.
+ * The source's width in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE
+ * (its default, 0, is refused: every image needs its size).
  */
 /**
  * AccelFilter:src-height:
  *
- * The source's height in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE.
+ * The source's height in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE
+ * (its default, 0, is refused: every image needs its size).
  */
 /**
  * AccelFilter:dst:
@@ -310,12 +320,14 @@
 /**
  * AccelMorphology:src-width:
  *
- * The source's width in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE.
+ * The source's width in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE
+ * (its default, 0, is refused: every image needs its size).
  */
 /**
  * AccelMorphology:src-height:
  *
- * The source's height in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE.
+ * The source's height in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE
+ * (its default, 0, is refused: every image needs its size).
  */
 /**
  * AccelMorphology:dst:
@@ -388,12 +400,14 @@
 /**
  * AccelWarpAffine:src-width:
  *
- * The source's width in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE.
+ * The source's width in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE
+ * (its default, 0, is refused: every image needs its size).
  */
 /**
  * AccelWarpAffine:src-height:
  *
- * The source's height in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE.
+ * The source's height in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE
+ * (its default, 0, is refused: every image needs its size).
  */
 /**
  * AccelWarpAffine:dst:
@@ -433,12 +447,14 @@
 /**
  * AccelWarpAffine:dst-width:
  *
- * The destination's width in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE.
+ * The destination's width in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE
+ * (its default, 0, is refused: every image needs its size).
  */
 /**
  * AccelWarpAffine:dst-height:
  *
- * The destination's height in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE.
+ * The destination's height in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE
+ * (its default, 0, is refused: every image needs its size).
  */
 /**
  * AccelWarpAffine:method:
@@ -528,12 +544,14 @@
 /**
  * AccelWarpPerspective:src-width:
  *
- * The source's width in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE.
+ * The source's width in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE
+ * (its default, 0, is refused: every image needs its size).
  */
 /**
  * AccelWarpPerspective:src-height:
  *
- * The source's height in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE.
+ * The source's height in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE
+ * (its default, 0, is refused: every image needs its size).
  */
 /**
  * AccelWarpPerspective:dst:
@@ -573,12 +591,14 @@
 /**
  * AccelWarpPerspective:dst-width:
  *
- * The destination's width in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE.
+ * The destination's width in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE
+ * (its default, 0, is refused: every image needs its size).
  */
 /**
  * AccelWarpPerspective:dst-height:
  *
- * The destination's height in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE.
+ * The destination's height in pixels, 1 to %ACCEL_IMAGE_MAX_SIZE
+ * (its default, 0, is refused: every image needs its size).
  */
 /**
  * AccelWarpPerspective:method:

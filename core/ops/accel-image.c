@@ -470,8 +470,10 @@ accel_image_color_transform (AccelImageFormat src_format,
                   "Byte offset of the V plane of I420 (0: right after U)", 0, G_MAXINT64 / 4, 0),            \
   ACCEL_OP_ENUM (AccelImage, format, side "-format", "The pixel format", accel_image_format_get_type,        \
                  ACCEL_IMAGE_FORMAT_RGBA),                                                                  \
-  ACCEL_OP_INT (AccelImage, width, side "-width", "The width in pixels", 1, ACCEL_IMAGE_MAX_SIZE, 0),       \
-  ACCEL_OP_INT (AccelImage, height, side "-height", "The height in pixels", 1, ACCEL_IMAGE_MAX_SIZE, 0)
+  ACCEL_OP_INT (AccelImage, width, side "-width", "The width in pixels (0, the default, is refused)",      \
+                0, ACCEL_IMAGE_MAX_SIZE, 0),                                                                \
+  ACCEL_OP_INT (AccelImage, height, side "-height", "The height in pixels (0, the default, is refused)",    \
+                0, ACCEL_IMAGE_MAX_SIZE, 0)
 
 static const AccelOpParam src_params[] = { IMAGE_PARAMS ("src", ACCEL_ACCESS_READ) };
 static const AccelOpParam dst_params[] = { IMAGE_PARAMS ("dst", ACCEL_ACCESS_WRITE) };
