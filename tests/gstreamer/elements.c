@@ -69,7 +69,23 @@ push_pull (Pipeline *p, const ItImage *image, gboolean eos)
   g_assert_cmpint (gst_app_src_push_buffer (GST_APP_SRC (p->src), buffer), ==, GST_FLOW_OK);
   if (eos)
     gst_app_src_end_of_stream (GST_APP_SRC (p->src));
-  return gst_app_sink_try_pull_sample (GST_APP_SINK (p->sink), 10 * GST_SECOND);
+  return gst_app_sink_try_pull_sample (GST_APP_SINK (p->sink), 30 * GST_SECOND);
+}
+
+/* Fails, with the pipeline's error if it has one, where a frame did not
+ * come out. */
+static void
+assert_sample (Pipeline *p, GstSample *sample)
+{
+  if (sample != NULL)
+    return;
+  g_autoptr(GstBus) bus = gst_element_get_bus (p->pipeline);
+  g_autoptr(GstMessage) msg = gst_bus_pop_filtered (bus, GST_MESSAGE_ERROR);
+  g_autoptr(GError) error = NULL;
+  g_autofree char *debug = NULL;
+  if (msg)
+    gst_message_parse_error (msg, &error, &debug);
+  g_error ("no frame came out: %s (%s)", error ? error->message : "no error on the bus", debug ? debug : "");
 }
 
 /* The first message of @type on the bus, within a second. */
@@ -112,7 +128,7 @@ test_convertscale_host (void)
         {
           g_autoptr(ItImage) src = it_image_new_for_caps (test_cpu, ACCEL_IMAGE_FORMAT_NV12, in_caps);
           g_autoptr(GstSample) sample = push_pull (&p, src, FALSE);
-          g_assert_nonnull (sample);
+          assert_sample (&p, sample);
           g_autoptr(ItImage) got = it_image_from_sample (test_cpu, sample, ACCEL_IMAGE_FORMAT_RGBA);
           g_autoptr(ItImage) want = it_image_new (test_cpu, ACCEL_IMAGE_FORMAT_RGBA, dw, dh, TRUE);
           g_autoptr(AccelOp) op = accel_convert_color_new (NULL, NULL);
@@ -148,7 +164,7 @@ test_filter_host (void)
       pipeline_start (&p, caps, middle);
       g_autoptr(ItImage) src = it_image_new_for_caps (test_cpu, f, caps);
       g_autoptr(GstSample) sample = push_pull (&p, src, FALSE);
-      g_assert_nonnull (sample);
+      assert_sample (&p, sample);
       g_autoptr(ItImage) got = it_image_from_sample (test_cpu, sample, f);
       g_autoptr(ItImage) want = it_image_new (test_cpu, f, w, h, TRUE);
 
@@ -267,7 +283,7 @@ test_device_memory_path (void)
     {
       g_autoptr(ItImage) src = it_image_new_for_caps (test_cpu, ACCEL_IMAGE_FORMAT_NV12, in_caps);
       g_autoptr(GstSample) sample = push_pull (&p, src, FALSE);
-      g_assert_nonnull (sample);
+      assert_sample (&p, sample);
       GstCapsFeatures *features = gst_caps_get_features (gst_sample_get_caps (sample), 0);
       g_assert_true (gst_caps_features_is_equal (features, GST_CAPS_FEATURES_MEMORY_SYSTEM_MEMORY));
       g_autoptr(ItImage) got = it_image_from_sample (test_cpu, sample, ACCEL_IMAGE_FORMAT_RGBA);
@@ -316,7 +332,7 @@ test_fault_error (void)
   g_autoptr(GstElement) f = gst_bin_get_by_name (GST_BIN (p.pipeline), "f");
   g_autoptr(ItImage) src = it_image_new_for_caps (test_cpu, ACCEL_IMAGE_FORMAT_RGBA, caps);
   g_autoptr(GstSample) first = push_pull (&p, src, FALSE);
-  g_assert_nonnull (first);
+  assert_sample (&p, first);
 
   fault_device (f);
   g_autoptr(GstSample) second = push_pull (&p, src, TRUE);
@@ -352,7 +368,7 @@ test_fault_recover (void)
         fault_device (c);
       g_autoptr(ItImage) src = it_image_new_for_caps (test_cpu, ACCEL_IMAGE_FORMAT_RGBA, caps);
       g_autoptr(GstSample) sample = push_pull (&p, src, FALSE);
-      g_assert_nonnull (sample);
+      assert_sample (&p, sample);
       g_autoptr(ItImage) got = it_image_from_sample (test_cpu, sample, ACCEL_IMAGE_FORMAT_GRAY8);
       g_autoptr(ItImage) gray = it_image_new (test_cpu, ACCEL_IMAGE_FORMAT_GRAY8, w, h, FALSE);
       g_autoptr(ItImage) want = it_image_new (test_cpu, ACCEL_IMAGE_FORMAT_GRAY8, w, h, FALSE);
@@ -398,7 +414,7 @@ test_fault_drops_lost_frame (void)
 
   g_autoptr(ItImage) src = it_image_new_for_caps (test_cpu, ACCEL_IMAGE_FORMAT_RGBA, caps);
   g_autoptr(GstSample) first = push_pull (&p, src, FALSE);
-  g_assert_nonnull (first);
+  assert_sample (&p, first);
   /* The second frame's device memory is lost on its way: dropped. */
   g_autoptr(GstSample) second = push_pull (&p, src, TRUE);
   g_assert_null (second);
