@@ -607,20 +607,29 @@ accel_op_peek_buffer (AccelOp *self, const char *property)
   return _accel_op_slot_peek_buffer (self, slot);
 }
 
+static guint
+n_extra_buffers (AccelOp *self)
+{
+  AccelOpClass *klass = ACCEL_OP_GET_CLASS (self);
+  return klass->get_n_extra_buffers ? klass->get_n_extra_buffers (self) : 0;
+}
+
 /**
  * accel_op_get_n_buffer_slots:
  * @self: an op
  *
- * How many buffer properties the op's class has, set or not: the slots
- * accel_op_peek_buffer_slot() reads. The same for every op of a class.
+ * How many buffers the op can name: its class's buffer properties, set or
+ * not, then the extra buffers of this instance (the arguments of a
+ * `launch`, the buffers of a recorded graph): the slots
+ * accel_op_peek_buffer_slot() reads.
  *
- * Returns: the number of buffer properties
+ * Returns: the number of buffer slots
  */
 guint
 accel_op_get_n_buffer_slots (AccelOp *self)
 {
   g_return_val_if_fail (ACCEL_IS_OP (self), 0);
-  return _accel_op_class_info_flat (G_OBJECT_TYPE (self))->n_buffers;
+  return _accel_op_class_info_flat (G_OBJECT_TYPE (self))->n_buffers + n_extra_buffers (self);
 }
 
 /**
@@ -628,10 +637,11 @@ accel_op_get_n_buffer_slots (AccelOp *self)
  * @self: an op
  * @slot: a slot index, below accel_op_get_n_buffer_slots()
  * @access: (out) (optional): how the op uses the buffer
- * @property: (out) (optional) (transfer none): the property's name
+ * @property: (out) (optional) (transfer none) (nullable): the property's
+ *   name, %NULL for an extra buffer
  *
- * Reads one buffer property by its index, without a lookup by name: the
- * walk over an op's buffers that backends make on every op.
+ * Reads one buffer by its index, without a lookup by name: the walk over
+ * an op's buffers that backends make on every op.
  *
  * Returns: (transfer none) (nullable): the buffer, or %NULL if it is unset
  */
@@ -640,7 +650,18 @@ accel_op_peek_buffer_slot (AccelOp *self, guint slot, AccelAccess *access, const
 {
   g_return_val_if_fail (ACCEL_IS_OP (self), NULL);
   const AccelOpClassInfo *info = _accel_op_class_info_flat (G_OBJECT_TYPE (self));
-  g_return_val_if_fail (slot < info->n_buffers, NULL);
+  if (slot >= info->n_buffers)
+    {
+      AccelOpClass *klass = ACCEL_OP_GET_CLASS (self);
+      g_return_val_if_fail (slot - info->n_buffers < n_extra_buffers (self), NULL);
+      AccelAccess a = 0;
+      AccelBuffer *b = klass->peek_extra_buffer (self, slot - info->n_buffers, &a);
+      if (access)
+        *access = a;
+      if (property)
+        *property = NULL;
+      return b;
+    }
   const AccelOpSlot *s = info->buffers[slot];
   if (access)
     *access = s->access;
@@ -658,26 +679,27 @@ accel_op_peek_buffer_slot (AccelOp *self, guint slot, AccelAccess *access, const
  * and check devices and generations.
  *
  * Returns: (transfer container) (element-type AccelBuffer): the buffers set
- *   on buffer properties whose access shares a bit with @access
+ *   on buffer properties, and the op's extra buffers, whose access shares a
+ *   bit with @access
  */
 GPtrArray *
 accel_op_get_buffers (AccelOp *self, AccelAccess access)
 {
   g_return_val_if_fail (ACCEL_IS_OP (self), NULL);
-  const AccelOpClassInfo *info = _accel_op_class_info_flat (G_OBJECT_TYPE (self));
   GPtrArray *out = g_ptr_array_new_with_free_func (g_object_unref);
-  for (guint i = 0; i < info->n_buffers; i++)
+  guint n = accel_op_get_n_buffer_slots (self);
+  for (guint i = 0; i < n; i++)
     {
-      if ((info->buffers[i]->access & access) == 0)
-        continue;
-      AccelBuffer *b = _accel_op_slot_peek_buffer (self, info->buffers[i]);
-      if (b)
+      AccelAccess a = 0;
+      AccelBuffer *b = accel_op_peek_buffer_slot (self, i, &a, NULL);
+      if (b && (a & access))
         g_ptr_array_add (out, g_object_ref (b));
     }
   return out;
 }
 
-/* Visits every buffer set on @self, with its property. For the runtime. */
+/* Visits every buffer set on @self, with its property (%NULL for extra
+ * buffers). For the runtime. */
 void
 _accel_op_foreach_buffer (AccelOp *self,
                           void (*func) (AccelOp *, GParamSpec *, AccelBuffer *, AccelAccess, gpointer),
@@ -689,6 +711,17 @@ _accel_op_foreach_buffer (AccelOp *self,
       AccelBuffer *b = _accel_op_slot_peek_buffer (self, info->buffers[i]);
       if (b)
         func (self, info->buffers[i]->pspec, b, info->buffers[i]->access, data);
+    }
+  AccelOpClass *klass = ACCEL_OP_GET_CLASS (self);
+  if (G_LIKELY (klass->get_n_extra_buffers == NULL))
+    return;
+  guint n = klass->get_n_extra_buffers (self);
+  for (guint i = 0; i < n; i++)
+    {
+      AccelAccess access = 0;
+      AccelBuffer *b = klass->peek_extra_buffer (self, i, &access);
+      if (b)
+        func (self, NULL, b, access, data);
     }
 }
 

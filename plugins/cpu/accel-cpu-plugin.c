@@ -30,6 +30,8 @@ accel_cpu_plugin_init (AccelPlugin *plugin, GError **error)
   accel_cpu_register_matmul (plugin);
   accel_cpu_register_grouped_gemm (plugin);
   accel_cpu_register_quant_matmul (plugin);
+  accel_cpu_register_graph (plugin);
+  accel_cpu_register_collectives (plugin);
   accel_cpu_register_image_resample (plugin);
   accel_cpu_register_image_filter (plugin);
   accel_cpu_register_image_warp (plugin);

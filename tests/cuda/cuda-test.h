@@ -37,6 +37,10 @@ void ct_write (AccelBuffer *buffer, const double *values);
 double *ct_read (AccelBuffer *buffer);
 guint8 *ct_read_bytes (AccelBuffer *buffer);
 void ct_submit (AccelDevice *device, AccelOp *op);
+/* Submits @op asynchronously; *@done becomes TRUE once it succeeded
+ * (ct_wait() runs this thread's main context until then). */
+void ct_submit_async (AccelDevice *device, AccelOp *op, gboolean *done);
+void ct_wait (gboolean *done);
 double ct_eps (AccelDType dtype);
 
 /* Runs the same op built by @make on both devices of the pairs. */
@@ -46,5 +50,18 @@ void ct_submit_both (CtMakeOp make, gpointer data);
 void ct_assert_close (const char *what, const double *got, const double *want, const double *scale,
                       gsize n, double rtol, double atol);
 void ct_assert_same_bytes (const char *what, AccelBuffer *a, AccelBuffer *b);
+
+/* Counts the answers of asynchronous submissions (a device's or a
+ * communicator's), and their errors. */
+typedef struct {
+  gint done;
+  gint failed;
+  gint poisoned;    /* of them, CONTEXT_POISONED */
+} CtTally;
+
+void ct_tally (GObject *source, GAsyncResult *result, gpointer tally);
+/* Waits for @n answers, then a little more for any answer that would come
+ * twice, and checks there was none. */
+void ct_tally_wait (CtTally *tally, gint n);
 
 G_END_DECLS

@@ -72,6 +72,8 @@ random_value (GParamSpec *pspec, GValue *v)
     }
   else if (pspec->value_type == ACCEL_TYPE_BUFFER)
     g_value_set_object (v, random_buffer ());
+  else if (G_IS_PARAM_SPEC_STRING (pspec))
+    g_value_take_string (v, g_strdup_printf ("s%08x/%u", g_test_rand_int (), (guint) g_test_rand_int_range (0, 100)));
   else
     g_assert_not_reached ();
 }
@@ -116,6 +118,8 @@ test_round_trip (void)
           {
             if (g_test_rand_bit () && pspecs[j]->value_type == ACCEL_TYPE_BUFFER)
               continue;   /* leave some buffers unset */
+            if (G_IS_PARAM_SPEC_OBJECT (pspecs[j]) && pspecs[j]->value_type != ACCEL_TYPE_BUFFER)
+              continue;   /* a function, a graph: not serialised by the table (see tests of launch, graph) */
             GValue v = G_VALUE_INIT;
             random_value (pspecs[j], &v);
             g_object_set_property (G_OBJECT (op), pspecs[j]->name, &v);
