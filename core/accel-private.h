@@ -113,6 +113,7 @@ AccelBuffer *_accel_buffer_new (AccelDevice *device,
                                 gsize size,
                                 guint generation,
                                 guint64 handle);
+gboolean _accel_buffer_offer_backend_data (AccelBuffer *self, gpointer data, GDestroyNotify destroy);
 /* A buffer over @self's memory at @byte_offset (relative to @self), with its
  * own dtype and possibly strided shape; it keeps the base buffer alive and
  * accel_buffer_get_base() returns that base. %NULL with
@@ -125,7 +126,7 @@ AccelBuffer *_accel_buffer_new_alias (AccelBuffer *self,
                                       const AccelShape *shape,
                                       GError **error);
 
-/* accel-device.c */
+/* accel-device.c, accel-device-submit.c */
 void _accel_device_shutdown (AccelDevice *self);
 gboolean _accel_device_check_buffer (AccelDevice *self,
                                      AccelBuffer *buffer,
@@ -136,6 +137,20 @@ void _accel_device_release_memory (AccelDevice *self,
                                    gsize size,
                                    guint generation);
 guint64 _accel_device_next_handle (AccelDevice *self);
+
+/* actor/accel-dispatcher.c */
+gboolean _accel_dispatcher_is_idle (AccelDispatcher *self);
+/* A second source of work for a dispatcher's thread (accel-device-host's
+ * channel): @poll serves what is there without waiting and says whether it
+ * did anything; @park waits until there may be something, @wake is called
+ * (from any thread) or @timeout_us passes; @wake ends a park. */
+typedef struct {
+  gboolean (*poll) (gpointer data);
+  void (*park) (gpointer data, gint64 timeout_us);
+  void (*wake) (gpointer data);
+} AccelDispatcherPoller;
+ACCEL_API
+void _accel_dispatcher_set_poller (AccelDispatcher *self, const AccelDispatcherPoller *poller, gpointer data);
 
 /* actor/accel-actor.c */
 void _accel_actor_set_dispatcher (AccelActor *self, AccelDispatcher *dispatcher);

@@ -1,0 +1,149 @@
+/* accel-delivery.c: completed work returned to its caller's main context,
+ * many completions per wake-up.
+ *
+ * GIO wants a GTask to return on the main context that was the
+ * thread-default when it was made. Returned from another thread, each
+ * GTask attaches an idle source and wakes the context: one allocation, one
+ * context lock and one wake-up (a system call, and the context's thread
+ * leaving poll()) per op. Here every main context that submits work gets
+ * one AccelDelivery, a GSource with a queue: a completing thread appends
+ * to the queue and wakes the context only when the queue was empty; the
+ * source, dispatched on the context, returns everything queued since,
+ * each task from within its own context, so GTask calls back at once.
+ *
+ * A thread remembers the delivery of its current thread-default context;
+ * each work item holds a reference to its delivery until it is returned.
+ * A delivery whose context was finalised is destroyed with it (and never
+ * used again: no task of it can be outstanding, since a task holds its
+ * context).
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "accel-work-private.h"
+
+struct _AccelDelivery {
+  GSource source;
+  GMutex lock;
+  GPtrArray *queue;          /* AccelWork, completed; under lock */
+  GPtrArray *draining;       /* the context's thread only */
+};
+
+static gboolean
+delivery_dispatch (GSource *source, GSourceFunc callback, gpointer user_data)
+{
+  AccelDelivery *self = (AccelDelivery *) source;
+
+  g_source_set_ready_time (source, -1);
+  g_mutex_lock (&self->lock);
+  GPtrArray *batch = self->queue;
+  self->queue = self->draining;
+  self->draining = batch;
+  g_mutex_unlock (&self->lock);
+
+  for (guint i = 0; i < batch->len; i++)
+    _accel_work_return_task (batch->pdata[i]);
+  g_ptr_array_set_size (batch, 0);
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+delivery_finalize (GSource *source)
+{
+  AccelDelivery *self = (AccelDelivery *) source;
+
+  /* Nothing can be queued: each queued work holds a reference. */
+  g_ptr_array_unref (self->queue);
+  g_ptr_array_unref (self->draining);
+  g_mutex_clear (&self->lock);
+}
+
+static GSourceFuncs delivery_funcs = {
+  .dispatch = delivery_dispatch,
+  .finalize = delivery_finalize,
+};
+
+static AccelDelivery *
+delivery_new (GMainContext *context)
+{
+  AccelDelivery *self = (AccelDelivery *) g_source_new (&delivery_funcs, sizeof (AccelDelivery));
+
+  g_mutex_init (&self->lock);
+  self->queue = g_ptr_array_sized_new (64);
+  self->draining = g_ptr_array_sized_new (64);
+  g_source_set_name ((GSource *) self, "AccelDelivery");
+  g_source_set_priority ((GSource *) self, G_PRIORITY_DEFAULT);
+  g_source_attach ((GSource *) self, context);
+  return self;
+}
+
+/* The calling thread's: a delivery to its thread-default main context. */
+typedef struct {
+  GMainContext *context;     /* not a reference: valid while delivery is alive */
+  AccelDelivery *delivery;
+} ThreadDelivery;
+
+static void
+thread_delivery_free (gpointer data)
+{
+  ThreadDelivery *td = data;
+  if (td->delivery)
+    g_source_unref ((GSource *) td->delivery);
+  g_free (td);
+}
+
+static GPrivate thread_delivery = G_PRIVATE_INIT (thread_delivery_free);
+
+/* Returns a new reference. */
+AccelDelivery *
+_accel_delivery_get_for_thread (void)
+{
+  GMainContext *context = g_main_context_get_thread_default ();
+  if (context == NULL)
+    context = g_main_context_default ();
+
+  ThreadDelivery *td = g_private_get (&thread_delivery);
+  if (G_UNLIKELY (td == NULL))
+    {
+      td = g_new0 (ThreadDelivery, 1);
+      g_private_set (&thread_delivery, td);
+    }
+  /* A delivery that is not destroyed still has its context, the same one:
+   * the context's finalisation would have destroyed it. */
+  if (G_LIKELY (td->delivery && td->context == context
+                && !g_source_is_destroyed ((GSource *) td->delivery)))
+    return _accel_delivery_ref (td->delivery);
+
+  GSource *found = g_main_context_find_source_by_funcs_user_data (context, &delivery_funcs, NULL);
+  AccelDelivery *delivery = found ? (AccelDelivery *) g_source_ref (found) : delivery_new (context);
+  if (td->delivery)
+    g_source_unref ((GSource *) td->delivery);
+  td->delivery = delivery;
+  td->context = context;
+  return _accel_delivery_ref (delivery);
+}
+
+AccelDelivery *
+_accel_delivery_ref (AccelDelivery *self)
+{
+  return (AccelDelivery *) g_source_ref ((GSource *) self);
+}
+
+void
+_accel_delivery_unref (AccelDelivery *self)
+{
+  g_source_unref ((GSource *) self);
+}
+
+/* Any thread: queues @work, whose result is set, for return on the
+ * delivery's context. */
+void
+_accel_delivery_push (AccelDelivery *self, AccelWork *work)
+{
+  g_mutex_lock (&self->lock);
+  gboolean first = self->queue->len == 0;
+  g_ptr_array_add (self->queue, work);
+  g_mutex_unlock (&self->lock);
+  /* Only the first of a batch wakes the context up. */
+  if (first)
+    g_source_set_ready_time ((GSource *) self, 0);
+}

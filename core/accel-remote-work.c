@@ -1,0 +1,367 @@
+/* accel-remote-work.c: work of an AccelRemoteDevice written into its
+ * host's channel.
+ *
+ * An op travels as its serialised form and a table of the buffers it names
+ * (handle, allocation, offset, dtype, shape): no kernel is chosen here,
+ * the host does that where the kernel runs. Work comes from two places:
+ *
+ * - _accel_remote_connection_hand_over(), on the submitting thread (the
+ *   device's straight path): a blocking op also takes a reply slot, and
+ *   its caller then spins on that slot and completes the work itself when
+ *   the host's answer is there, so no thread of this process stands
+ *   between the host's answer and the caller;
+ * - _accel_remote_connection_execute(), on the device thread (the
+ *   mailbox: during restarts, and behind other queued work).
+ *
+ * Bulk data goes through the transfer arena in chunks: a write copies a
+ * chunk into the arena and sends it, and copies the next while the host
+ * moves the one before into the device (for CUDA: by DMA, the arena being
+ * registered as pinned); a read asks for every chunk the arena has room
+ * for, and each is copied out as its answer comes. A transfer whose host
+ * side lies in the shared host memory is sent as one request naming that
+ * range: the host moves it in place, and this process copies nothing.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <string.h>
+#include "accel-remote-connection-private.h"
+
+#define MIN_CHUNK (64 * 1024)
+#define MAX_CHUNK (2 * 1024 * 1024)
+
+/* Small enough that several chunks are in flight (one being copied here,
+ * one being moved by the host) and stay in the caches between the two. */
+gsize
+_accel_remote_chunk_size (gsize arena_size)
+{
+  gsize chunk = CLAMP (arena_size / 8, MIN_CHUNK, MAX_CHUNK);
+  return MAX (MIN (chunk, arena_size / 4) & ~(gsize) 4095, 4096);
+}
+
+/* Completes the transfer once its last chunk is answered. Takes @error. */
+void
+_accel_remote_transfer_release (AccelRemoteConnection *self, Transfer *xfer, GError *error)
+{
+  g_mutex_lock (&self->lock);
+  if (error && xfer->error == NULL)
+    xfer->error = g_steal_pointer (&error);
+  gboolean done = --xfer->remaining == 0;
+  g_mutex_unlock (&self->lock);
+  g_clear_error (&error);
+  if (done)
+    {
+      accel_device_complete_work (self->device, xfer->work, xfer->error);
+      g_free (xfer);
+    }
+}
+
+/* Ops. */
+
+/* A buffer's table entry never changes: it is made once, by whichever
+ * thread first sends the buffer, and kept as the buffer's backend data. */
+static GVariant *
+buffer_entry (AccelBuffer *b)
+{
+  GVariant *entry = accel_buffer_get_backend_data (b);
+  if (G_LIKELY (entry != NULL))
+    return entry;
+
+  guint rank;
+  const AccelShape *shape = accel_buffer_get_shape (b);
+  const gint64 *dims = accel_shape_get_dims (shape, &rank);
+  const gint64 *strides = accel_shape_get_strides (shape, &rank);
+  entry = g_variant_ref_sink (g_variant_new ("(tttu@ax@ax)",
+                                             accel_buffer_get_handle (b),
+                                             (guint64) GPOINTER_TO_SIZE (accel_buffer_get_memory (b)),
+                                             (guint64) accel_buffer_get_offset (b),
+                                             (guint32) accel_buffer_get_dtype (b),
+                                             g_variant_new_fixed_array (G_VARIANT_TYPE_INT64, dims, rank,
+                                                                        sizeof (gint64)),
+                                             g_variant_new_fixed_array (G_VARIANT_TYPE_INT64, strides, rank,
+                                                                        sizeof (gint64))));
+  if (!_accel_buffer_offer_backend_data (b, entry, (GDestroyNotify) g_variant_unref))
+    {
+      g_variant_unref (entry);
+      entry = accel_buffer_get_backend_data (b);
+    }
+  return entry;
+}
+
+typedef struct {
+  GVariant *stack[16];
+  GVariant **entries;
+  guint n;
+  guint capacity;
+} Table;
+
+static void
+add_buffer (AccelOp *op, GParamSpec *pspec, AccelBuffer *b, AccelAccess access, gpointer data)
+{
+  Table *t = data;
+  GVariant *entry = buffer_entry (b);
+
+  /* A buffer named by two properties goes in once: same buffer, same entry. */
+  for (guint i = 0; i < t->n; i++)
+    if (t->entries[i] == entry)
+      return;
+  if (t->n == t->capacity)
+    {
+      GVariant **bigger = g_new (GVariant *, t->capacity * 2);
+      memcpy (bigger, t->entries, t->n * sizeof (GVariant *));
+      if (t->entries != t->stack)
+        g_free (t->entries);
+      t->entries = bigger;
+      t->capacity *= 2;
+    }
+  t->entries[t->n++] = entry;
+}
+
+/* Any thread: the OP message's body, floating. */
+static GVariant *
+op_body (AccelOp *op)
+{
+  Table t = { .n = 0, .capacity = G_N_ELEMENTS (t.stack) };
+  t.entries = t.stack;
+  _accel_op_foreach_buffer (op, add_buffer, &t);
+  GVariant *fields[2] = {
+    accel_op_serialize (op),
+    g_variant_new_array (G_VARIANT_TYPE ("(tttuaxax)"), t.entries, t.n),
+  };
+  GVariant *body = g_variant_new_tuple (fields, 2);
+  g_variant_unref (fields[0]);
+  if (t.entries != t.stack)
+    g_free (t.entries);
+  return body;
+}
+
+static int
+take_slot (AccelRemoteConnection *self)
+{
+  guint32 free_slots = __atomic_load_n (&self->free_slots, __ATOMIC_ACQUIRE);
+  while (free_slots != 0)
+    {
+      int slot = __builtin_ctz (free_slots);
+      if (__atomic_compare_exchange_n (&self->free_slots, &free_slots, free_slots & ~(1u << slot), FALSE,
+                                       __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return slot;
+    }
+  return -1;
+}
+
+static void
+give_slot (AccelRemoteConnection *self, int slot)
+{
+  if (slot >= 0)
+    __atomic_fetch_or (&self->free_slots, 1u << slot, __ATOMIC_RELEASE);
+}
+
+/* The waiting caller's poll: the answer is in its slot, or (when it is
+ * about to park) marks the slot so that the answer comes through the ring. */
+static gboolean
+slot_poll (AccelWaiter *w, gboolean parking)
+{
+  AccelRemoteConnection *self = w->poll_data;
+  gboolean answered = parking ? _accel_channel_slot_park (self->channel, w->poll_slot, w->poll_id)
+                              : _accel_channel_slot_answered (self->channel, w->poll_slot, w->poll_id);
+  if (!answered)
+    return FALSE;
+  /* Not there: the reader (an answer through the ring) or the
+   * connection's death took it, and completes it. */
+  Pending *p = _accel_remote_connection_take (self, w->poll_id);
+  if (p == NULL)
+    return FALSE;
+  _accel_remote_connection_complete (self, p, NULL, NULL);
+  _accel_remote_connection_done_completing (self, 1);
+  return TRUE;
+}
+
+/* Sends @work, whose answer completes it. With @may_decline, a dead
+ * connection returns FALSE with nothing done; without, it completes the
+ * work with its error. Takes @body. */
+static gboolean
+send_work (AccelRemoteConnection *self, AccelWork *work, AccelChannelKind kind, GVariant *body,
+           gboolean may_decline)
+{
+  g_autoptr(GVariant) owned = g_variant_ref_sink (body);
+  GError *error = NULL;
+  Pending *p = g_new0 (Pending, 1);
+  guint64 id;
+
+  p->type = PENDING_WORK;
+  p->work = work;
+  /* A blocking caller on the straight path waits for its answer itself. */
+  p->slot = may_decline && work->mode == ACCEL_WORK_MODE_WAIT ? take_slot (self) : -1;
+  if (p->slot >= 0)
+    _accel_channel_slot_arm (self->channel, p->slot);
+  if (!_accel_remote_connection_register (self, p, &id, &error))
+    {
+      give_slot (self, p->slot);
+      g_free (p);
+      if (may_decline)
+        {
+          g_error_free (error);
+          return FALSE;
+        }
+      accel_device_complete_work (self->device, work, error);
+      return TRUE;
+    }
+  if (p->slot >= 0)
+    {
+      AccelWaiter *w = work->waiter;
+      w->poll_data = _accel_remote_connection_ref (self);
+      w->poll_destroy = (GDestroyNotify) _accel_remote_connection_unref;
+      w->poll_id = id;
+      w->poll_slot = p->slot;
+      w->poll = slot_poll;
+    }
+  /* From here the work belongs to the table: it may already be complete. */
+  _accel_remote_connection_send (self, kind, id, g_steal_pointer (&owned));
+  return TRUE;
+}
+
+/* Transfers. */
+
+static Pending *
+chunk_new (Transfer *xfer, AccelRemoteRegion *region, gsize host_offset, gsize length)
+{
+  Pending *p = g_new0 (Pending, 1);
+  p->type = PENDING_CHUNK;
+  p->slot = -1;
+  p->xfer = xfer;
+  p->region = region;
+  p->host_offset = host_offset;
+  p->length = length;
+  return p;
+}
+
+/* See send_work() for @may_decline: only the first request can be declined. */
+static gboolean
+send_transfer (AccelRemoteConnection *self, AccelWork *work, gboolean may_decline)
+{
+  AccelWorkKind kind = accel_work_get_kind (work);
+  AccelChannelKind request = kind == ACCEL_WORK_WRITE ? ACCEL_CHANNEL_WRITE : ACCEL_CHANNEL_READ;
+  AccelBuffer *buffer = accel_work_get_buffer (work);
+  guint64 alloc = GPOINTER_TO_SIZE (accel_buffer_get_memory (buffer));
+  guint64 base = accel_buffer_get_offset (buffer);
+  gsize size = 0;
+  guint8 *host = accel_work_get_host_data (work, &size);
+  size = MIN (size, accel_buffer_get_size (buffer));
+  GError *error = NULL;
+
+  if (size == 0)
+    {
+      accel_device_complete_work (self->device, work, NULL);
+      return TRUE;
+    }
+
+  Transfer *xfer = g_new0 (Transfer, 1);
+  xfer->work = work;
+  xfer->kind = kind;
+  xfer->host = host;
+  xfer->remaining = 1;   /* held while chunks are being sent */
+
+  /* Host memory in the shared region: one request, moved in place. */
+  if (_accel_remote_host_memory_owns (self->host_memory, host)
+      && _accel_remote_host_memory_owns (self->host_memory, host + size - 1))
+    {
+      Pending *p = chunk_new (xfer, NULL, 0, size);
+      guint64 id;
+      if (!_accel_remote_connection_register (self, p, &id, &error))
+        {
+          g_free (p);
+          if (may_decline)
+            {
+              g_free (xfer);
+              g_error_free (error);
+              return FALSE;
+            }
+          _accel_remote_transfer_release (self, xfer, error);
+          return TRUE;
+        }
+      _accel_remote_connection_send (self, request, id,
+                                     g_variant_new ("(tttt)", alloc, base, (guint64) size,
+                                                    (guint64) (host - self->shared)));
+      _accel_remote_transfer_release (self, xfer, NULL);
+      return TRUE;
+    }
+
+  for (gsize off = 0; off < size;)
+    {
+      gsize len = MIN (self->chunk_size, size - off);
+      AccelRemoteRegion *region = _accel_remote_arena_alloc (self->arena, len, &error);
+      Pending *p = region ? chunk_new (xfer, region, off, len) : NULL;
+      guint64 id;
+      if (region && kind == ACCEL_WORK_WRITE)
+        memcpy (region->data, host + off, len);
+      if (p && !_accel_remote_connection_register (self, p, &id, &error))
+        {
+          g_clear_pointer (&p, g_free);
+          _accel_remote_arena_release (self->arena, region);
+        }
+      if (p == NULL)
+        {
+          if (off == 0 && may_decline)
+            {
+              g_free (xfer);
+              g_error_free (error);
+              return FALSE;
+            }
+          /* Gives the sender's hold back. */
+          _accel_remote_transfer_release (self, xfer, error);
+          return TRUE;
+        }
+      _accel_remote_connection_send (self, request, id,
+                                     g_variant_new ("(tttt)", alloc, base + off, (guint64) len,
+                                                    (guint64) region->offset));
+      off += len;
+    }
+  _accel_remote_transfer_release (self, xfer, NULL);
+  return TRUE;
+}
+
+static gboolean
+send_any (AccelRemoteConnection *self, AccelWork *work, gboolean may_decline)
+{
+  switch (accel_work_get_kind (work))
+    {
+    case ACCEL_WORK_OP:
+      return send_work (self, work, ACCEL_CHANNEL_OP, op_body (accel_work_get_op (work)), may_decline);
+    case ACCEL_WORK_WRITE:
+    case ACCEL_WORK_READ:
+      return send_transfer (self, work, may_decline);
+    case ACCEL_WORK_ZERO:
+      {
+        AccelBuffer *buffer = accel_work_get_buffer (work);
+        return send_work (self, work, ACCEL_CHANNEL_ZERO,
+                          g_variant_new ("(ttt)", (guint64) GPOINTER_TO_SIZE (accel_buffer_get_memory (buffer)),
+                                         (guint64) accel_buffer_get_offset (buffer),
+                                         (guint64) accel_buffer_get_size (buffer)),
+                          may_decline);
+      }
+    default:
+      accel_device_complete_work (self->device, work,
+                                  g_error_new (ACCEL_ERROR, ACCEL_ERROR_NOT_SUPPORTED,
+                                               "%s: unknown kind of work %d", self->device_name,
+                                               accel_work_get_kind (work)));
+      return TRUE;
+    }
+}
+
+/* On the device thread: the work is always taken (and completed). */
+void
+_accel_remote_connection_execute (AccelRemoteConnection *self, AccelWork *work)
+{
+  send_any (self, work, FALSE);
+}
+
+/* On a submitting thread. Declines (FALSE, nothing done) work of another
+ * generation, a dead connection, and calls from the reader thread: a send
+ * there that waited for room in the ring or the arena would wait for the
+ * reader itself. */
+gboolean
+_accel_remote_connection_hand_over (AccelRemoteConnection *self, AccelWork *work)
+{
+  if (work->generation != self->generation || g_thread_self () == self->reader)
+    return FALSE;
+  return send_any (self, work, TRUE);
+}
