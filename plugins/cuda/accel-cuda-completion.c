@@ -6,17 +6,18 @@
  * one completion thread per context pops and completes, with one of three
  * strategies:
  *
- * - poll: cudaEventQuery on the head of each ring. When something is in
+ * - poll (the default): the GPU writes each lane's sequence number to
+ *   mapped pinned host memory behind each entry's work
+ *   (cuStreamWriteValue32: no event per op), and the thread reads that
+ *   word, without calling into the driver, which the device thread needs
+ *   for its launches; every 2 ms without progress it asks the streams
+ *   (cudaStreamQuery), to notice sticky errors. Without stream memory
+ *   operations in the driver, or with `ACCEL_CUDA_POLL_FLAGS=0`, it queries
+ *   the event recorded behind each entry instead. When something is in
  *   flight the thread spins for `ACCEL_CUDA_POLL_SPIN_US` (default 100 µs),
  *   then sleeps in growing steps of up to 200 µs; when nothing is in flight
  *   it spins as long, then parks on a condition variable that the next push
- *   signals. No busy loop runs while the device is idle. With
- *   `ACCEL_CUDA_POLL_FLAGS=1` (and a driver with stream memory operations)
- *   the GPU also writes each lane's sequence number to pinned host memory
- *   after each entry (cuStreamWriteValue32), and the thread polls that word
- *   instead of calling into the driver, which the device thread needs for
- *   its launches; the events are then queried only every 2 ms without
- *   progress, to notice sticky errors.
+ *   signals. No busy loop runs while the device is idle.
  * - callback: a host function (cudaLaunchHostFunc) after each op marks its
  *   entry done and wakes the thread, which completes it (host functions
  *   must not call CUDA, and completing work can free memory).
@@ -177,32 +178,10 @@ accel_cuda_lane_wait_for_room (AccelCudaLane *lane)
     }
 }
 
-/* On the device thread, right after the work of an op has been enqueued on
- * @lane: has the GPU set the lane's flag to a new sequence number once that
- * work is done, for the op's ring entry (pushed next). Done before the
- * op's event is recorded, so that the flag's write is queued behind the
- * kernel as early as it can be: for a tiny op it is on the critical path. */
+/* On the device thread: hands @work, whose GPU work ends at @mark, to the
+ * completion thread. Takes @mark's event. */
 void
-accel_cuda_lane_write_flag (AccelCudaLane *lane)
-{
-  lane->pending_flag_seq = 0;
-  if (lane->flag == NULL)
-    return;
-  const AccelCudaDriver *drv = accel_cuda_driver_get ();
-  guint32 seq = lane->flag_seq + 1;
-  if (seq == 0)
-    seq = 1;
-  if (drv->cuStreamWriteValue32 (lane->stream, lane->flag_device, seq, 0) == 0)
-    {
-      lane->flag_seq = seq;
-      lane->pending_flag_seq = seq;
-    }
-}
-
-/* On the device thread: hands @work, whose last GPU work @event follows, to
- * the completion thread. Takes ownership of @event. */
-void
-accel_cuda_completer_push (AccelCudaCompleter *self, AccelCudaLane *lane, AccelWork *work, AccelCudaEvent *event)
+accel_cuda_completer_push (AccelCudaCompleter *self, AccelCudaLane *lane, AccelWork *work, AccelCudaMark *mark)
 {
   guint64 tail = lane->tail;
 
@@ -211,7 +190,8 @@ accel_cuda_completer_push (AccelCudaCompleter *self, AccelCudaLane *lane, AccelW
   AccelCudaEntry *entry = &lane->ring[tail % ACCEL_CUDA_RING_SIZE];
   AccelOp *op = accel_work_get_op (work);
   entry->work = work;
-  entry->event = event;
+  entry->mark = *mark;
+  mark->event = NULL;
   entry->seq = lane->ctx->next_seq++;
   entry->done = 0;
   entry->completer = self;
@@ -227,11 +207,6 @@ accel_cuda_completer_push (AccelCudaCompleter *self, AccelCudaLane *lane, AccelW
   lane->check_data = NULL;
   lane->check_destroy = NULL;
   lane->check_n = 0;
-
-  if (lane->pending_flag_seq == 0)
-    accel_cuda_lane_write_flag (lane);
-  entry->flag_seq = lane->pending_flag_seq;
-  lane->pending_flag_seq = 0;
 
   if (self->strategy == ACCEL_CUDA_COMPLETION_CALLBACK)
     {
@@ -262,7 +237,7 @@ complete_head (AccelCudaCompleter *self, AccelCudaLane *lane, cudaError_t status
   guint64 head = lane->head;
   AccelCudaEntry *entry = &lane->ring[head % ACCEL_CUDA_RING_SIZE];
   AccelWork *work = entry->work;
-  AccelCudaEvent *event = entry->event;
+  AccelCudaMark mark = entry->mark;
   GObject *keep = entry->keep;
   AccelCudaCheckFunc check = entry->check;
   gpointer check_data = entry->check_data;
@@ -285,7 +260,7 @@ complete_head (AccelCudaCompleter *self, AccelCudaLane *lane, cudaError_t status
     check_destroy (check_data);
 
   entry->work = NULL;
-  entry->event = NULL;
+  entry->mark.event = NULL;
   entry->keep = NULL;
   entry->check = NULL;
   entry->check_data = NULL;
@@ -314,8 +289,8 @@ complete_head (AccelCudaCompleter *self, AccelCudaLane *lane, cudaError_t status
   if (G_UNLIKELY (trace_start))
     accel_cuda_trace_record (ACCEL_CUDA_TRACE_COMPLETED, trace_start);
 
-  /* Off the waiter's critical path: the event goes back to the pool. */
-  accel_cuda_event_unref (event);
+  /* Off the waiter's critical path: an event goes back to the pool. */
+  accel_cuda_mark_clear (&mark);
 
   g_ptr_array_add (self->reap, keep);
   if (self->reap->len >= REAP_BATCH)
@@ -338,16 +313,28 @@ head_ready (AccelCudaCompleter *self, AccelCudaLane *lane, gboolean check_event,
       && __atomic_load_n (&entry->done, __ATOMIC_ACQUIRE) != 2)
     return FALSE;
 
-  if (entry->flag_seq != 0 && !check_event)
+  if (entry->mark.event == NULL)
     {
-      guint32 reached = __atomic_load_n (lane->flag, __ATOMIC_ACQUIRE);
-      if ((gint32) (reached - entry->flag_seq) < 0)
+      /* A lane flag: the word first; every so often the stream, for a
+       * sticky error that keeps the flag from ever getting there. */
+      if (accel_cuda_mark_reached (self->ctx, &entry->mark))
+        {
+          *status = cudaSuccess;
+          return TRUE;
+        }
+      if (!check_event)
         return FALSE;
-      *status = cudaSuccess;
+      cudaError_t st = cudaStreamQuery (lane->stream);
+      if (st == cudaErrorNotReady)
+        {
+          (void) cudaGetLastError ();
+          return FALSE;
+        }
+      *status = st;
       return TRUE;
     }
 
-  cudaError_t st = cudaEventQuery (entry->event->event);
+  cudaError_t st = cudaEventQuery (entry->mark.event->event);
   if (st == cudaErrorNotReady)
     {
       (void) cudaGetLastError ();
@@ -394,7 +381,8 @@ sweep (AccelCudaCompleter *self, gboolean check_events, gboolean *pending)
         }
       if (oldest == NULL)
         return FALSE;
-      cudaError_t st = cudaEventSynchronize (oldest->ring[oldest->head % ACCEL_CUDA_RING_SIZE].event->event);
+      /* The sync strategy records events (no lane flags). */
+      cudaError_t st = cudaEventSynchronize (oldest->ring[oldest->head % ACCEL_CUDA_RING_SIZE].mark.event->event);
       complete_head (self, oldest, st);
       return TRUE;
     }
