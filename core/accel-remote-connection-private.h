@@ -32,6 +32,7 @@ typedef struct {
   AccelWorkKind kind;
   guint8 *host;
   guint remaining;           /* chunks unanswered, +1 while still sending; under lock */
+  guint unsent;              /* chunks given to copy threads, not yet sent; under lock */
   GError *error;             /* the first failure */
 } Transfer;
 
@@ -100,6 +101,8 @@ void _accel_remote_connection_send (AccelRemoteConnection *self, AccelChannelKin
 
 /* accel-remote-work.c */
 gsize _accel_remote_chunk_size (gsize arena_size);
+/* Completes an answered READ chunk (copied out, maybe by a copy thread); takes @p. */
+void _accel_remote_chunk_read (AccelRemoteConnection *self, Pending *p);
 void _accel_remote_transfer_release (AccelRemoteConnection *self, Transfer *xfer, GError *error);
 
 G_END_DECLS

@@ -164,8 +164,6 @@ _accel_remote_connection_register (AccelRemoteConnection *self, Pending *p, guin
   if (g_hash_table_size (self->pending) == 0)
     self->busy_since = g_get_monotonic_time ();
   g_hash_table_insert (self->pending, GSIZE_TO_POINTER (*id), p);
-  if (p->xfer)
-    p->xfer->remaining++;
   g_mutex_unlock (&self->lock);
   return TRUE;
 }
@@ -199,12 +197,13 @@ _accel_remote_connection_complete (AccelRemoteConnection *self, Pending *p, GVar
       accel_device_complete_work (self->device, p->work, error);
       break;
     case PENDING_CHUNK:
-      if (p->region)
+      if (p->region && error == NULL && p->xfer->kind == ACCEL_WORK_READ)
         {
-          if (error == NULL && p->xfer->kind == ACCEL_WORK_READ)
-            memcpy (p->xfer->host + p->host_offset, p->region->data, p->length);
-          _accel_remote_arena_release (self->arena, p->region);
+          _accel_remote_chunk_read (self, p);
+          return;
         }
+      if (p->region)
+        _accel_remote_arena_release (self->arena, p->region);
       _accel_remote_transfer_release (self, p->xfer, error);
       break;
     case PENDING_SYNC:

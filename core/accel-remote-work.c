@@ -17,7 +17,10 @@
  * chunk into the arena and sends it, and copies the next while the host
  * moves the one before into the device (for CUDA: by DMA, the arena being
  * registered as pinned); a read asks for every chunk the arena has room
- * for, and each is copied out as its answer comes. A transfer whose host
+ * for, and each is copied out as its answer comes. With cores to spare
+ * (8 or more, or $ACCEL_REMOTE_COPY_THREADS), a few copy threads copy
+ * chunks in and out side by side, one memcpy stream being slower than the
+ * DMA it feeds. A transfer whose host
  * side lies in the shared host memory is sent as one request naming that
  * range: the host moves it in place, and this process copies nothing.
  *
@@ -36,6 +39,127 @@ _accel_remote_chunk_size (gsize arena_size)
 {
   gsize chunk = CLAMP (arena_size / 8, MIN_CHUNK, MAX_CHUNK);
   return MAX (MIN (chunk, arena_size / 4) & ~(gsize) 4095, 4096);
+}
+
+/* Copy threads. */
+
+typedef struct {
+  AccelRemoteConnection *self;  /* a reference */
+  Pending *p;
+  AccelChannelKind request;
+  guint64 alloc;
+  guint64 offset;
+} CopyTask;
+
+static void copy_task_run (gpointer data, gpointer unused);
+
+static GThreadPool *
+copy_pool (void)
+{
+  static gsize once = 0;
+  static GThreadPool *pool;
+  if (g_once_init_enter (&once))
+    {
+      const char *env = g_getenv ("ACCEL_REMOTE_COPY_THREADS");
+      guint cores = g_get_num_processors ();
+      gint64 n = env ? g_ascii_strtoll (env, NULL, 10) : (cores >= 8 ? MIN (cores / 2 - 1, 8) : 0);
+      if (n > 0)
+        pool = g_thread_pool_new (copy_task_run, NULL, (gint) MIN (n, 64), FALSE, NULL);
+      g_once_init_leave (&once, 1);
+    }
+  return pool;
+}
+
+static void
+xfer_hold (AccelRemoteConnection *self, Transfer *xfer, gboolean unsent)
+{
+  g_mutex_lock (&self->lock);
+  xfer->remaining++;
+  if (unsent)
+    xfer->unsent++;
+  g_mutex_unlock (&self->lock);
+}
+
+/* Registers and sends a chunk that holds its transfer; on failure (a dead
+ * connection) the chunk's hold is given back with the error. */
+static void
+send_chunk (AccelRemoteConnection *self, Pending *p, AccelChannelKind request, guint64 alloc, guint64 offset)
+{
+  GError *error = NULL;
+  guint64 id;
+  Transfer *xfer = p->xfer;
+  AccelRemoteRegion *region = p->region;
+  gsize length = p->length;
+
+  if (!_accel_remote_connection_register (self, p, &id, &error))
+    {
+      g_free (p);
+      _accel_remote_arena_release (self->arena, region);
+      _accel_remote_transfer_release (self, xfer, error);
+      return;
+    }
+  _accel_remote_connection_send (self, request, id,
+                                 g_variant_new ("(tttt)", alloc, offset, (guint64) length, (guint64) region->offset));
+}
+
+static void
+copy_task_run (gpointer data, gpointer unused)
+{
+  CopyTask *t = data;
+  AccelRemoteConnection *self = t->self;
+  Pending *p = t->p;
+  Transfer *xfer = p->xfer;
+
+  if (xfer->kind == ACCEL_WORK_WRITE)
+    {
+      memcpy (p->region->data, xfer->host + p->host_offset, p->length);
+      /* Held by the sender until every chunk is sent: @xfer stays. */
+      send_chunk (self, p, t->request, t->alloc, t->offset);
+      g_mutex_lock (&self->lock);
+      xfer->unsent--;
+      g_cond_broadcast (&self->cond);
+      g_mutex_unlock (&self->lock);
+    }
+  else
+    {
+      memcpy (xfer->host + p->host_offset, p->region->data, p->length);
+      _accel_remote_arena_release (self->arena, p->region);
+      g_free (p);
+      _accel_remote_transfer_release (self, xfer, NULL);
+    }
+  _accel_remote_connection_unref (self);
+  g_free (t);
+}
+
+static void
+copy_task_push (GThreadPool *pool, AccelRemoteConnection *self, Pending *p, AccelChannelKind request,
+                guint64 alloc, guint64 offset)
+{
+  CopyTask *t = g_new (CopyTask, 1);
+  t->self = _accel_remote_connection_ref (self);
+  t->p = p;
+  t->request = request;
+  t->alloc = alloc;
+  t->offset = offset;
+  g_thread_pool_push (pool, t, NULL);
+}
+
+/* On the reader thread: copies an answered READ chunk out of the arena. */
+void
+_accel_remote_chunk_read (AccelRemoteConnection *self, Pending *p)
+{
+  GThreadPool *pool = copy_pool ();
+
+  if (pool)
+    {
+      copy_task_push (pool, self, p, 0, 0, 0);
+      return;
+    }
+  memcpy (p->xfer->host + p->host_offset, p->region->data, p->length);
+  _accel_remote_arena_release (self->arena, p->region);
+  Transfer *xfer = p->xfer;
+  g_free (p);
+  _accel_remote_transfer_release (self, xfer, NULL);
 }
 
 /* Completes the transfer once its last chunk is answered. Takes @error. */
@@ -266,6 +390,7 @@ send_transfer (AccelRemoteConnection *self, AccelWork *work, gboolean may_declin
     {
       Pending *p = chunk_new (xfer, NULL, 0, size);
       guint64 id;
+      xfer_hold (self, xfer, FALSE);
       if (!_accel_remote_connection_register (self, p, &id, &error))
         {
           g_free (p);
@@ -275,6 +400,7 @@ send_transfer (AccelRemoteConnection *self, AccelWork *work, gboolean may_declin
               g_error_free (error);
               return FALSE;
             }
+          xfer->remaining--;
           _accel_remote_transfer_release (self, xfer, error);
           return TRUE;
         }
@@ -285,20 +411,12 @@ send_transfer (AccelRemoteConnection *self, AccelWork *work, gboolean may_declin
       return TRUE;
     }
 
+  GThreadPool *pool = copy_pool ();
   for (gsize off = 0; off < size;)
     {
       gsize len = MIN (self->chunk_size, size - off);
       AccelRemoteRegion *region = _accel_remote_arena_alloc (self->arena, len, &error);
-      Pending *p = region ? chunk_new (xfer, region, off, len) : NULL;
-      guint64 id;
-      if (region && kind == ACCEL_WORK_WRITE)
-        memcpy (region->data, host + off, len);
-      if (p && !_accel_remote_connection_register (self, p, &id, &error))
-        {
-          g_clear_pointer (&p, g_free);
-          _accel_remote_arena_release (self->arena, region);
-        }
-      if (p == NULL)
+      if (region == NULL)
         {
           if (off == 0 && may_decline)
             {
@@ -310,11 +428,44 @@ send_transfer (AccelRemoteConnection *self, AccelWork *work, gboolean may_declin
           _accel_remote_transfer_release (self, xfer, error);
           return TRUE;
         }
-      _accel_remote_connection_send (self, request, id,
-                                     g_variant_new ("(tttt)", alloc, base + off, (guint64) len,
-                                                    (guint64) region->offset));
+      Pending *p = chunk_new (xfer, region, off, len);
+      /* The first chunk here (a dead connection may still decline the
+       * work), big later ones of a write by the copy threads. */
+      gboolean by_pool = pool && kind == ACCEL_WORK_WRITE && off > 0;
+      xfer_hold (self, xfer, by_pool);
+      if (by_pool)
+        copy_task_push (pool, self, p, request, alloc, base + off);
+      else
+        {
+          if (kind == ACCEL_WORK_WRITE)
+            memcpy (region->data, host + off, len);
+          if (off == 0 && may_decline)
+            {
+              guint64 id;
+              if (!_accel_remote_connection_register (self, p, &id, &error))
+                {
+                  g_free (p);
+                  _accel_remote_arena_release (self->arena, region);
+                  g_free (xfer);
+                  g_error_free (error);
+                  return FALSE;
+                }
+              _accel_remote_connection_send (self, request, id,
+                                             g_variant_new ("(tttt)", alloc, base, (guint64) len,
+                                                            (guint64) region->offset));
+            }
+          else
+            send_chunk (self, p, request, alloc, base + off);
+        }
       off += len;
     }
+  /* Every chunk is in the ring before the work that follows this one. */
+  g_mutex_lock (&self->lock);
+  self->waiters++;
+  while (xfer->unsent > 0)
+    g_cond_wait (&self->cond, &self->lock);
+  self->waiters--;
+  g_mutex_unlock (&self->lock);
   _accel_remote_transfer_release (self, xfer, NULL);
   return TRUE;
 }
