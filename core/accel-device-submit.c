@@ -260,8 +260,16 @@ _accel_device_run_work_sync (AccelDevice *self, AccelWork *work, GError **error)
   _accel_waiter_init (&w);
   work->mode = ACCEL_WORK_MODE_WAIT;
   work->waiter = &w;
+  /* The backend may let us poll for the completion (in-process CUDA: the
+   * lane flag); a remote device's hand-over puts its reply slot here. */
+  work->poll = NULL;
+  w.poll = _accel_work_waiter_poll;
+  w.poll_data = work;
   _accel_device_start_work (self, work);
   _accel_waiter_wait (&w);
+  /* Whoever completed the work, the backend's poll is over. */
+  if (work->poll_destroy)
+    work->poll_destroy (work->poll_data);
   if (w.error)
     {
       g_propagate_error (error, w.error);

@@ -274,11 +274,12 @@ mark_dead (AccelRemoteConnection *self, const GError *reason, gboolean kill)
     }
 }
 
+/* Takes @body: a floating reference, or a full one. */
 void
 _accel_remote_connection_send (AccelRemoteConnection *self, AccelChannelKind kind, guint64 id, GVariant *body)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(GVariant) owned = body ? g_variant_ref_sink (body) : NULL;
+  g_autoptr(GVariant) owned = body ? g_variant_take_ref (body) : NULL;
   guint deadline = g_atomic_int_get (&self->deadline_ms);
 
   g_mutex_lock (&self->send_lock);

@@ -89,17 +89,19 @@ send_chunk (AccelRemoteConnection *self, Pending *p, AccelChannelKind request, g
   guint64 id;
   Transfer *xfer = p->xfer;
   AccelRemoteRegion *region = p->region;
-  gsize length = p->length;
+  /* Read before registering: the answer may free the region at once. */
+  GVariant *body = g_variant_ref_sink (g_variant_new ("(tttt)", alloc, offset, (guint64) p->length,
+                                                      (guint64) region->offset));
 
   if (!_accel_remote_connection_register (self, p, &id, &error))
     {
+      g_variant_unref (body);
       g_free (p);
       _accel_remote_arena_release (self->arena, region);
       _accel_remote_transfer_release (self, xfer, error);
       return;
     }
-  _accel_remote_connection_send (self, request, id,
-                                 g_variant_new ("(tttt)", alloc, offset, (guint64) length, (guint64) region->offset));
+  _accel_remote_connection_send (self, request, id, body);
 }
 
 static void
@@ -311,15 +313,19 @@ send_work (AccelRemoteConnection *self, AccelWork *work, AccelChannelKind kind, 
   Pending *p = g_new0 (Pending, 1);
   guint64 id;
 
+  /* A blocking caller on the straight path waits for its answer itself.
+   * Nothing of @p or @work is read once @p is registered: whoever takes
+   * the entry may complete and free both at once. */
+  int slot = may_decline && work->mode == ACCEL_WORK_MODE_WAIT ? take_slot (self) : -1;
+  AccelWaiter *w = slot >= 0 ? work->waiter : NULL;
   p->type = PENDING_WORK;
   p->work = work;
-  /* A blocking caller on the straight path waits for its answer itself. */
-  p->slot = may_decline && work->mode == ACCEL_WORK_MODE_WAIT ? take_slot (self) : -1;
-  if (p->slot >= 0)
-    _accel_channel_slot_arm (self->channel, p->slot);
+  p->slot = slot;
+  if (slot >= 0)
+    _accel_channel_slot_arm (self->channel, slot);
   if (!_accel_remote_connection_register (self, p, &id, &error))
     {
-      give_slot (self, p->slot);
+      give_slot (self, slot);
       g_free (p);
       if (may_decline)
         {
@@ -329,13 +335,13 @@ send_work (AccelRemoteConnection *self, AccelWork *work, AccelChannelKind kind, 
       accel_device_complete_work (self->device, work, error);
       return TRUE;
     }
-  if (p->slot >= 0)
+  if (w != NULL)
     {
-      AccelWaiter *w = work->waiter;
+      /* The waiter is the caller's, on this thread: it waits after this. */
       w->poll_data = _accel_remote_connection_ref (self);
       w->poll_destroy = (GDestroyNotify) _accel_remote_connection_unref;
       w->poll_id = id;
-      w->poll_slot = p->slot;
+      w->poll_slot = slot;
       w->poll = slot_poll;
     }
   /* From here the work belongs to the table: it may already be complete. */
@@ -442,17 +448,18 @@ send_transfer (AccelRemoteConnection *self, AccelWork *work, gboolean may_declin
           if (off == 0 && may_decline)
             {
               guint64 id;
+              GVariant *body = g_variant_ref_sink (g_variant_new ("(tttt)", alloc, base, (guint64) len,
+                                                                  (guint64) region->offset));
               if (!_accel_remote_connection_register (self, p, &id, &error))
                 {
+                  g_variant_unref (body);
                   g_free (p);
                   _accel_remote_arena_release (self->arena, region);
                   g_free (xfer);
                   g_error_free (error);
                   return FALSE;
                 }
-              _accel_remote_connection_send (self, request, id,
-                                             g_variant_new ("(tttt)", alloc, base, (guint64) len,
-                                                            (guint64) region->offset));
+              _accel_remote_connection_send (self, request, id, body);
             }
           else
             send_chunk (self, p, request, alloc, base + off);

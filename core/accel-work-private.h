@@ -78,6 +78,10 @@ struct _AccelWork {
   AccelWaiter *waiter;
   AccelWorkCallback callback;
   gpointer callback_data;
+  AccelWorkPoll poll;        /* atomic: set by the backend for a waiting caller */
+  gpointer poll_data;
+  guint64 poll_arg;
+  GDestroyNotify poll_destroy;
 };
 
 AccelWork *_accel_work_new (AccelDevice *device, AccelWorkKind kind);
@@ -87,6 +91,9 @@ void _accel_work_set_task (AccelWork *work, GTask *task);
 void _accel_work_deliver (AccelWork *work, GError *error);
 /* For the delivery queue, on the task's main context. */
 void _accel_work_return_task (AccelWork *work);
+
+/* A waiter's poll that asks its work's backend (accel_work_set_poll()). */
+gboolean _accel_work_waiter_poll (AccelWaiter *waiter, gboolean parking);
 
 void _accel_waiter_init (AccelWaiter *waiter);
 /* Spins briefly (calling its poll), then parks; clears the waiter. */

@@ -278,6 +278,45 @@ accel_work_get_host_data (AccelWork *work, gsize *size)
 }
 
 /**
+ * accel_work_set_poll: (skip)
+ * @work: work given to the backend's execute
+ * @poll: (scope notified): see #AccelWorkPoll
+ * @data: (closure poll): for @poll
+ * @arg: for @poll
+ * @destroy: (destroy data) (nullable): frees @data once the caller has
+ *   stopped waiting
+ *
+ * For backends, on the device thread, in execute and before anything can
+ * complete @work: lets a caller blocked on @work poll for its completion
+ * (see #AccelWorkPoll). Nothing is set for work that no caller blocks on.
+ *
+ * Returns: %TRUE if @poll was set (then @destroy will be called); %FALSE
+ *   if no caller blocks on @work (nothing is kept, nothing is called)
+ */
+gboolean
+accel_work_set_poll (AccelWork *work, AccelWorkPoll poll, gpointer data, guint64 arg, GDestroyNotify destroy)
+{
+  g_return_val_if_fail (work != NULL && poll != NULL, FALSE);
+  if (work->mode != ACCEL_WORK_MODE_WAIT)
+    return FALSE;
+  work->poll_data = data;
+  work->poll_arg = arg;
+  work->poll_destroy = destroy;
+  __atomic_store_n (&work->poll, poll, __ATOMIC_RELEASE);
+  return TRUE;
+}
+
+/* On the waiting caller's thread: its work is on its stack until the wait
+ * is over. */
+gboolean
+_accel_work_waiter_poll (AccelWaiter *w, gboolean parking)
+{
+  AccelWork *work = w->poll_data;
+  AccelWorkPoll poll = __atomic_load_n (&work->poll, __ATOMIC_ACQUIRE);
+  return poll != NULL && poll (work, work->poll_data, work->poll_arg);
+}
+
+/**
  * accel_work_get_lane: (skip)
  * @work: a work item
  *

@@ -23,6 +23,13 @@
  *   must not call CUDA, and completing work can free memory).
  * - sync: cudaEventSynchronize on the oldest entry in flight.
  *
+ * A caller blocked on an op (accel_device_submit()) polls its entry
+ * itself with lane flags (accel_work_set_poll()): once the flag says the
+ * work ran, it claims the entry and completes the work on its own thread,
+ * without waiting for this thread to hand it over. An entry is claimed by
+ * one compare-and-swap of its position, by the caller or by the completion
+ * thread; the completion thread still pops a claimed entry, in order.
+ *
  * A sticky error seen on an event poisons the context: that entry and all
  * others fail with %ACCEL_ERROR_CONTEXT_POISONED, each exactly once.
  *
@@ -38,6 +45,7 @@
 #include "accel-cuda-private.h"
 
 #define REAP_BATCH 256
+#define CLAIMED (G_GUINT64_CONSTANT (1) << 63)
 #define MAX_SLEEP_US 200
 #define CALLBACK_CHECK_US 2000
 
@@ -178,6 +186,58 @@ accel_cuda_lane_wait_for_room (AccelCudaLane *lane)
     }
 }
 
+static gboolean
+claim (AccelCudaEntry *entry, guint64 position)
+{
+  guint64 expected = position;
+  return __atomic_compare_exchange_n (&entry->claim, &expected, position | CLAIMED, FALSE, __ATOMIC_ACQ_REL,
+                                      __ATOMIC_ACQUIRE);
+}
+
+/* The caller's own poll for the entry at @position of the lane @data. The
+ * entry's fields are read before it is claimed: once claimed, the
+ * completion thread may pop it and the device thread reuse its slot. A
+ * stale position cannot claim a reused slot (the position differs). */
+static gboolean
+waiter_poll (AccelWork *work, gpointer data, guint64 position)
+{
+  AccelCudaLane *lane = data;
+  AccelCudaContext *ctx = lane->ctx;
+
+  if (ring_tail (lane) <= position)
+    return FALSE;   /* not pushed yet */
+  AccelCudaEntry *entry = &lane->ring[position % ACCEL_CUDA_RING_SIZE];
+  AccelWork *entry_work = entry->work;
+  AccelCudaMark mark = entry->mark;
+  GObject *keep = entry->keep;
+  if (entry_work != work || mark.event != NULL || entry->check != NULL || entry->trace_start != 0
+      || __atomic_load_n (&entry->claim, __ATOMIC_ACQUIRE) != position
+      || !accel_cuda_mark_reached (ctx, &mark) || g_atomic_int_get (&ctx->poisoned))
+    return FALSE;
+  if (!claim (entry, position))
+    return FALSE;
+  accel_device_complete_work (ACCEL_DEVICE (ctx->device), work, NULL);
+  /* Not the last reference: the caller holds the op (or buffer). */
+  g_object_unref (keep);
+  return TRUE;
+}
+
+static void
+waiter_poll_done (gpointer data)
+{
+  AccelCudaLane *lane = data;
+  accel_cuda_context_unref (lane->ctx);
+}
+
+static gboolean
+waiter_poll_wanted (void)
+{
+  static gsize once = 0;
+  if (g_once_init_enter (&once))
+    g_once_init_leave (&once, g_strcmp0 (g_getenv ("ACCEL_CUDA_WAITER_POLL"), "0") == 0 ? 2 : 1);
+  return once == 1;
+}
+
 /* On the device thread: hands @work, whose GPU work ends at @mark, to the
  * completion thread. Takes @mark's event. */
 void
@@ -192,6 +252,7 @@ accel_cuda_completer_push (AccelCudaCompleter *self, AccelCudaLane *lane, AccelW
   entry->work = work;
   entry->mark = *mark;
   mark->event = NULL;
+  __atomic_store_n (&entry->claim, tail, __ATOMIC_RELAXED);
   entry->seq = lane->ctx->next_seq++;
   entry->done = 0;
   entry->completer = self;
@@ -220,6 +281,12 @@ accel_cuda_completer_push (AccelCudaCompleter *self, AccelCudaLane *lane, AccelW
         }
     }
 
+  /* A blocking caller watches the lane flag itself (not with checks, whose
+   * codes this thread reads, nor while tracing). */
+  if (entry->mark.event == NULL && entry->check == NULL && entry->trace_start == 0 && waiter_poll_wanted ()
+      && accel_work_set_poll (work, waiter_poll, lane, tail, waiter_poll_done))
+    accel_cuda_context_ref (lane->ctx);
+
   __atomic_store_n (&lane->tail, tail + 1, __ATOMIC_SEQ_CST);
   if (__atomic_load_n (&self->sleeping, __ATOMIC_SEQ_CST))
     {
@@ -236,6 +303,16 @@ complete_head (AccelCudaCompleter *self, AccelCudaLane *lane, cudaError_t status
   AccelCudaContext *ctx = self->ctx;
   guint64 head = lane->head;
   AccelCudaEntry *entry = &lane->ring[head % ACCEL_CUDA_RING_SIZE];
+
+  if (!claim (entry, head))
+    {
+      /* Its waiting caller completed it and let go of what it held. */
+      entry->work = NULL;
+      entry->mark.event = NULL;
+      entry->keep = NULL;
+      __atomic_store_n (&lane->head, head + 1, __ATOMIC_RELEASE);
+      return;
+    }
   AccelWork *work = entry->work;
   AccelCudaMark mark = entry->mark;
   GObject *keep = entry->keep;

@@ -49,6 +49,9 @@ typedef struct {
 typedef struct {
   AccelWork *work;
   AccelCudaMark mark;        /* the end of the entry's work */
+  guint64 claim;             /* its ring position while unclaimed; with
+                                CLAIMED once the completion thread or the
+                                waiting caller took it (atomic) */
   guint64 seq;
   gint done;                 /* callback strategy: 1 once the host function
                                 ran, 2 when there is none (watch the event) */
