@@ -6,6 +6,7 @@ typedef struct {
   AccelSystem *system;     /* weak: the system owns its backends */
   char *unavailable_reason;
   GMutex lock;
+  AccelRegistry *registry;   /* the system's: outlives the system while devices live */
 } AccelBackendPrivate;
 
 /**
@@ -32,6 +33,7 @@ accel_backend_finalize (GObject *object)
 
   if (priv->system)
     g_object_remove_weak_pointer (G_OBJECT (priv->system), (gpointer *) &priv->system);
+  g_clear_object (&priv->registry);
   g_free (priv->name);
   g_free (priv->unavailable_reason);
   g_mutex_clear (&priv->lock);
@@ -85,6 +87,16 @@ _accel_backend_setup (AccelBackend *self, AccelSystem *system, const char *name)
   priv->name = g_strdup (name);
   priv->system = system;
   g_object_add_weak_pointer (G_OBJECT (system), (gpointer *) &priv->system);
+  priv->registry = g_object_ref (accel_system_get_registry (system));
+}
+
+/* The registry the backend's devices find kernels in: the system's, held
+ * so that a device keeps working after the application let its system go. */
+AccelRegistry *
+_accel_backend_get_registry (AccelBackend *self)
+{
+  AccelBackendPrivate *priv = accel_backend_get_instance_private (self);
+  return priv->registry;
 }
 
 /**

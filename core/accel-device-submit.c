@@ -295,8 +295,7 @@ prepare_op (AccelDevice *self, AccelOp *op, AccelWork *storage, gboolean *across
     return NULL;
   if (!priv->runs_elsewhere)
     {
-      AccelSystem *system = accel_device_get_system (self);
-      kernel = accel_registry_find_kernel (accel_system_get_registry (system), op, self, error);
+      kernel = accel_registry_find_kernel (_accel_backend_get_registry (priv->backend), op, self, error);
       if (kernel == NULL)
         return NULL;
     }

@@ -2,7 +2,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include "accel-private.h"
+#include "accel-op-private.h"
 
 typedef struct {
   int lane;
@@ -35,14 +35,6 @@ enum {
 
 static GParamSpec *properties[N_PROPS];
 
-/* What the runtime knows of an op class, kept as qdata on its GType. */
-typedef struct {
-  char *name;
-  char *description;
-  GParamSpec **buffers;   /* NULL until first listed */
-  guint n_buffers;
-} OpClassInfo;
-
 G_LOCK_DEFINE_STATIC (op_types);
 static GHashTable *op_types_by_name;   /* name -> GType */
 
@@ -56,25 +48,25 @@ info_quark (void)
 }
 
 static GQuark
-access_quark (void)
+slot_quark (void)
 {
   static GQuark q;
   if (G_UNLIKELY (q == 0))
-    q = g_quark_from_static_string ("accel-op-buffer-access");
+    q = g_quark_from_static_string ("accel-op-slot");
   return q;
 }
 
-static OpClassInfo *
-class_info (GType type)
+AccelOpClassInfo *
+_accel_op_class_info (GType type)
 {
-  OpClassInfo *info = g_type_get_qdata (type, info_quark ());
+  AccelOpClassInfo *info = g_type_get_qdata (type, info_quark ());
   if (info == NULL)
     {
       G_LOCK (op_types);
       info = g_type_get_qdata (type, info_quark ());
       if (info == NULL)
         {
-          info = g_new0 (OpClassInfo, 1);
+          info = g_new0 (AccelOpClassInfo, 1);
           g_type_set_qdata (type, info_quark (), info);
         }
       G_UNLOCK (op_types);
@@ -82,41 +74,81 @@ class_info (GType type)
   return info;
 }
 
-static GParamSpec **
-class_buffers (GType type, guint *n)
+const AccelOpSlot *
+_accel_op_slot_of_pspec (GParamSpec *pspec)
 {
-  OpClassInfo *info = class_info (type);
-
-  if (g_atomic_pointer_get (&info->buffers) == NULL)
-    {
-      GObjectClass *klass = g_type_class_ref (type);
-      guint n_props;
-      GParamSpec **props = g_object_class_list_properties (klass, &n_props);
-      GPtrArray *bufs = g_ptr_array_new ();
-      for (guint i = 0; i < n_props; i++)
-        if (g_param_spec_get_qdata (props[i], access_quark ()) != NULL)
-          g_ptr_array_add (bufs, props[i]);
-      g_free (props);
-      G_LOCK (op_types);
-      if (info->buffers == NULL)
-        {
-          info->n_buffers = bufs->len;
-          g_ptr_array_add (bufs, NULL);
-          g_atomic_pointer_set (&info->buffers, (GParamSpec **) g_ptr_array_free (bufs, FALSE));
-        }
-      else
-        g_ptr_array_free (bufs, TRUE);
-      G_UNLOCK (op_types);
-      g_type_class_unref (klass);
-    }
-  *n = info->n_buffers;
-  return info->buffers;
+  return g_param_spec_get_qdata (pspec, slot_quark ());
 }
 
-GParamSpec **
-_accel_op_class_list_buffer_pspecs (AccelOpClass *klass, guint *n)
+AccelOpSlot *
+_accel_op_slot_new_buffer (GParamSpec *pspec, AccelAccess access, gboolean required)
 {
-  return class_buffers (G_TYPE_FROM_CLASS (klass), n);
+  AccelOpSlot *slot = g_new0 (AccelOpSlot, 1);
+  slot->pspec = pspec;
+  slot->kind = ACCEL_OP_PARAM_BUFFER;
+  slot->offset = -1;
+  slot->access = access;
+  slot->flags = required ? ACCEL_OP_PARAM_REQUIRED : 0;
+  g_param_spec_set_qdata (pspec, slot_quark (), slot);
+  return slot;
+}
+
+/* The flat lists of a class: its table slots and those of its ancestors
+ * (the order their properties were installed in), and every buffer slot in
+ * the order of g_object_class_list_properties(), which serialisation uses
+ * too. A class's properties are all installed in its class_init, so the
+ * lists are made once and kept for the life of the process. */
+const AccelOpClassInfo *
+_accel_op_class_info_flat (GType type)
+{
+  AccelOpClassInfo *info = _accel_op_class_info (type);
+  if (G_LIKELY (g_atomic_int_get (&info->flat)))
+    return info;
+
+  GObjectClass *klass = g_type_class_ref (type);
+  GPtrArray *params = g_ptr_array_new ();
+  GPtrArray *buffers = g_ptr_array_new ();
+
+  guint depth = g_type_depth (type), op_depth = g_type_depth (ACCEL_TYPE_OP);
+  for (guint d = op_depth + 1; d <= depth; d++)
+    {
+      GType t = type;
+      while (g_type_depth (t) > d)
+        t = g_type_parent (t);
+      AccelOpClassInfo *ti = _accel_op_class_info (t);
+      if (ti->own != NULL)
+        for (guint i = 0; i < ti->own->len; i++)
+          g_ptr_array_add (params, g_ptr_array_index (ti->own, i));
+    }
+
+  guint n_props;
+  g_autofree GParamSpec **props = g_object_class_list_properties (klass, &n_props);
+  for (guint i = 0; i < n_props; i++)
+    {
+      const AccelOpSlot *slot = _accel_op_slot_of_pspec (props[i]);
+      if (slot != NULL && slot->kind == ACCEL_OP_PARAM_BUFFER)
+        g_ptr_array_add (buffers, (gpointer) slot);
+    }
+
+  G_LOCK (op_types);
+  if (!info->flat)
+    {
+      info->n_params = params->len;
+      g_ptr_array_add (params, NULL);
+      info->params = (const AccelOpSlot **) g_ptr_array_free (params, FALSE);
+      info->n_buffers = buffers->len;
+      g_ptr_array_add (buffers, NULL);
+      info->buffers = (const AccelOpSlot **) g_ptr_array_free (buffers, FALSE);
+      g_atomic_int_set (&info->flat, TRUE);
+    }
+  else
+    {
+      g_ptr_array_free (params, TRUE);
+      g_ptr_array_free (buffers, TRUE);
+    }
+  G_UNLOCK (op_types);
+  g_type_class_unref (klass);
+  return info;
 }
 
 static void
@@ -145,22 +177,82 @@ _accel_op_type_from_name (const char *name)
   return type;
 }
 
-static GType
-lookup_type (const char *type_name, GError **error)
+static GPtrArray *type_sources;   /* GWeakRef to AccelRegistry; under op_types */
+
+void
+_accel_op_add_type_source (AccelRegistry *registry)
 {
+  GWeakRef *ref = g_new0 (GWeakRef, 1);
+  g_weak_ref_init (ref, registry);
+  G_LOCK (op_types);
+  if (type_sources == NULL)
+    type_sources = g_ptr_array_new ();
+  g_ptr_array_add (type_sources, ref);
+  G_UNLOCK (op_types);
+}
+
+/* Drops @registry, and any source already gone. */
+void
+_accel_op_remove_type_source (AccelRegistry *registry)
+{
+  G_LOCK (op_types);
+  for (guint i = 0; type_sources != NULL && i < type_sources->len;)
+    {
+      GWeakRef *ref = type_sources->pdata[i];
+      gpointer r = g_weak_ref_get (ref);
+      if (r == NULL || r == (gpointer) registry)
+        {
+          g_ptr_array_remove_index_fast (type_sources, i);
+          g_weak_ref_clear (ref);
+          g_free (ref);
+        }
+      else
+        i++;
+      if (r != NULL)
+        g_object_unref (r);
+    }
+  G_UNLOCK (op_types);
+}
+
+/* The op type named @type_name: a core type, one already registered, or
+ * one a plugin registers, which an open registry loads. Nothing here
+ * makes a system or scans plugins as a side effect. */
+GType
+_accel_op_lookup_type (const char *type_name, GError **error)
+{
+  _accel_ops_ensure_core ();
   GType type = _accel_op_type_from_name (type_name);
   if (type != 0)
     return type;
 
-  /* Maybe a plugin registers it: ask the process's registry. */
-  AccelSystem *system = accel_system_get_default ();
-  if (system == NULL)
+  g_autoptr(GPtrArray) sources = g_ptr_array_new_with_free_func (g_object_unref);
+  G_LOCK (op_types);
+  for (guint i = 0; type_sources != NULL && i < type_sources->len; i++)
     {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_UNKNOWN_TYPE,
-                   "No op type is named “%s”", type_name);
-      return 0;
+      gpointer r = g_weak_ref_get (type_sources->pdata[i]);
+      if (r != NULL)
+        g_ptr_array_add (sources, r);
     }
-  return accel_registry_lookup_op_type (accel_system_get_registry (system), type_name, error);
+  G_UNLOCK (op_types);
+
+  for (guint i = 0; i < sources->len; i++)
+    {
+      g_autoptr(GError) local = NULL;
+      type = accel_registry_lookup_op_type (sources->pdata[i], type_name, &local);
+      if (type != 0)
+        return type;
+      if (!g_error_matches (local, ACCEL_ERROR, ACCEL_ERROR_UNKNOWN_TYPE))
+        {
+          /* Its plugin is known but failed to load: say why. */
+          g_propagate_error (error, g_steal_pointer (&local));
+          return 0;
+        }
+    }
+  g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_UNKNOWN_TYPE,
+               sources->len ? "No op type is named “%s”"
+                            : "No op type is named “%s” (plugin op types are known once an AccelSystem exists)",
+               type_name);
+  return 0;
 }
 
 static void
@@ -191,6 +283,30 @@ accel_op_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec
     }
 }
 
+/* The table defaults are set once the op is made and before the properties
+ * given to g_object_new() are: the table is the one place a default is
+ * written. */
+static void
+accel_op_constructed (GObject *object)
+{
+  _accel_op_params_set_defaults (ACCEL_OP (object));
+  G_OBJECT_CLASS (accel_op_parent_class)->constructed (object);
+}
+
+static void
+accel_op_dispose (GObject *object)
+{
+  _accel_op_params_dispose (ACCEL_OP (object));
+  G_OBJECT_CLASS (accel_op_parent_class)->dispose (object);
+}
+
+static void
+accel_op_finalize (GObject *object)
+{
+  _accel_op_params_finalize (ACCEL_OP (object));
+  G_OBJECT_CLASS (accel_op_parent_class)->finalize (object);
+}
+
 static void
 accel_op_class_init (AccelOpClass *klass)
 {
@@ -198,6 +314,9 @@ accel_op_class_init (AccelOpClass *klass)
 
   object_class->set_property = accel_op_set_property;
   object_class->get_property = accel_op_get_property;
+  object_class->constructed = accel_op_constructed;
+  object_class->dispose = accel_op_dispose;
+  object_class->finalize = accel_op_finalize;
 
   /**
    * AccelOp:lane:
@@ -231,7 +350,7 @@ accel_op_class_set_metadata (AccelOpClass *klass, const char *name, const char *
   g_return_if_fail (ACCEL_IS_OP_CLASS (klass));
   g_return_if_fail (name != NULL);
 
-  OpClassInfo *info = class_info (G_TYPE_FROM_CLASS (klass));
+  AccelOpClassInfo *info = _accel_op_class_info (G_TYPE_FROM_CLASS (klass));
   g_free (info->name);
   g_free (info->description);
   info->name = g_strdup (name);
@@ -248,8 +367,10 @@ accel_op_class_set_metadata (AccelOpClass *klass, const char *name, const char *
  * @access: how the op uses it
  * @required: whether validation fails without it
  *
- * Installs a buffer property (of type #AccelBuffer) and records its access,
- * so the runtime can order work and check generations and devices.
+ * Installs a buffer property (of type #AccelBuffer) that the subclass gets
+ * and sets itself, and records its access, so the runtime can order work
+ * and check generations and devices. An op class with a parameter table
+ * (accel_op_class_install_params()) lists its buffers there instead.
  */
 void
 accel_op_class_install_buffer (AccelOpClass *klass,
@@ -264,8 +385,7 @@ accel_op_class_install_buffer (AccelOpClass *klass,
 
   GParamSpec *pspec = g_param_spec_object (name, NULL, blurb, ACCEL_TYPE_BUFFER,
                                            G_PARAM_READWRITE | G_PARAM_STATIC_NAME | G_PARAM_STATIC_BLURB);
-  g_param_spec_set_qdata (pspec, access_quark (),
-                          GUINT_TO_POINTER ((guint) access | (required ? 0x100u : 0u)));
+  _accel_op_slot_new_buffer (pspec, access, required);
   g_object_class_install_property (G_OBJECT_CLASS (klass), property_id, pspec);
 }
 
@@ -279,7 +399,7 @@ const char *
 accel_op_class_get_name (AccelOpClass *klass)
 {
   g_return_val_if_fail (ACCEL_IS_OP_CLASS (klass), NULL);
-  return class_info (G_TYPE_FROM_CLASS (klass))->name;
+  return _accel_op_class_info (G_TYPE_FROM_CLASS (klass))->name;
 }
 
 /**
@@ -292,7 +412,7 @@ const char *
 accel_op_class_get_description (AccelOpClass *klass)
 {
   g_return_val_if_fail (ACCEL_IS_OP_CLASS (klass), NULL);
-  return class_info (G_TYPE_FROM_CLASS (klass))->description;
+  return _accel_op_class_info (G_TYPE_FROM_CLASS (klass))->description;
 }
 
 /**
@@ -309,19 +429,8 @@ accel_op_class_get_buffer_access (AccelOpClass *klass, const char *property)
   GParamSpec *pspec = g_object_class_find_property (G_OBJECT_CLASS (klass), property);
   if (pspec == NULL)
     return 0;
-  return GPOINTER_TO_UINT (g_param_spec_get_qdata (pspec, access_quark ())) & 0xff;
-}
-
-static gboolean
-pspec_required (GParamSpec *pspec)
-{
-  return (GPOINTER_TO_UINT (g_param_spec_get_qdata (pspec, access_quark ())) & 0x100u) != 0;
-}
-
-static AccelAccess
-pspec_access (GParamSpec *pspec)
-{
-  return GPOINTER_TO_UINT (g_param_spec_get_qdata (pspec, access_quark ())) & 0xffu;
+  const AccelOpSlot *slot = _accel_op_slot_of_pspec (pspec);
+  return slot != NULL && slot->kind == ACCEL_OP_PARAM_BUFFER ? slot->access : 0;
 }
 
 /**
@@ -341,7 +450,7 @@ accel_op_new (const char *type_name, const char *first_property_name, ...)
 {
   g_return_val_if_fail (type_name != NULL, NULL);
   g_autoptr(GError) error = NULL;
-  GType type = lookup_type (type_name, &error);
+  GType type = _accel_op_lookup_type (type_name, &error);
   if (type == 0)
     {
       g_critical ("%s", error->message);
@@ -389,7 +498,7 @@ accel_op_new_with_properties (const char *type_name,
 {
   g_return_val_if_fail (type_name != NULL, NULL);
 
-  GType type = lookup_type (type_name, error);
+  GType type = _accel_op_lookup_type (type_name, error);
   if (type == 0)
     return NULL;
 
@@ -427,7 +536,7 @@ const char *
 accel_op_get_type_name (AccelOp *self)
 {
   g_return_val_if_fail (ACCEL_IS_OP (self), NULL);
-  const char *name = class_info (G_OBJECT_TYPE (self))->name;
+  const char *name = _accel_op_class_info (G_OBJECT_TYPE (self))->name;
   return name ? name : G_OBJECT_TYPE_NAME (self);
 }
 
@@ -460,6 +569,16 @@ accel_op_set_lane (AccelOp *self, int lane)
   priv->lane = lane;
 }
 
+static const AccelOpSlot *
+find_buffer_slot (AccelOp *self, const char *property)
+{
+  const AccelOpClassInfo *info = _accel_op_class_info_flat (G_OBJECT_TYPE (self));
+  for (guint i = 0; i < info->n_buffers; i++)
+    if (strcmp (info->buffers[i]->pspec->name, property) == 0)
+      return info->buffers[i];
+  return NULL;
+}
+
 /**
  * accel_op_peek_buffer: (skip)
  * @self: an op
@@ -471,15 +590,51 @@ AccelBuffer *
 accel_op_peek_buffer (AccelOp *self, const char *property)
 {
   g_return_val_if_fail (ACCEL_IS_OP (self), NULL);
-  GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (self), property);
-  g_return_val_if_fail (pspec != NULL && pspec->value_type == ACCEL_TYPE_BUFFER, NULL);
+  const AccelOpSlot *slot = find_buffer_slot (self, property);
+  g_return_val_if_fail (slot != NULL, NULL);
+  return _accel_op_slot_peek_buffer (self, slot);
+}
 
-  GValue v = G_VALUE_INIT;
-  g_value_init (&v, ACCEL_TYPE_BUFFER);
-  g_object_get_property (G_OBJECT (self), property, &v);
-  AccelBuffer *buffer = g_value_get_object (&v);
-  g_value_unset (&v);   /* the op keeps its own reference */
-  return buffer;
+/**
+ * accel_op_get_n_buffer_slots:
+ * @self: an op
+ *
+ * How many buffer properties the op's class has, set or not: the slots
+ * accel_op_peek_buffer_slot() reads. The same for every op of a class.
+ *
+ * Returns: the number of buffer properties
+ */
+guint
+accel_op_get_n_buffer_slots (AccelOp *self)
+{
+  g_return_val_if_fail (ACCEL_IS_OP (self), 0);
+  return _accel_op_class_info_flat (G_OBJECT_TYPE (self))->n_buffers;
+}
+
+/**
+ * accel_op_peek_buffer_slot: (skip)
+ * @self: an op
+ * @slot: a slot index, below accel_op_get_n_buffer_slots()
+ * @access: (out) (optional): how the op uses the buffer
+ * @property: (out) (optional) (transfer none): the property's name
+ *
+ * Reads one buffer property by its index, without a lookup by name: the
+ * walk over an op's buffers that backends make on every op.
+ *
+ * Returns: (transfer none) (nullable): the buffer, or %NULL if it is unset
+ */
+AccelBuffer *
+accel_op_peek_buffer_slot (AccelOp *self, guint slot, AccelAccess *access, const char **property)
+{
+  g_return_val_if_fail (ACCEL_IS_OP (self), NULL);
+  const AccelOpClassInfo *info = _accel_op_class_info_flat (G_OBJECT_TYPE (self));
+  g_return_val_if_fail (slot < info->n_buffers, NULL);
+  const AccelOpSlot *s = info->buffers[slot];
+  if (access)
+    *access = s->access;
+  if (property)
+    *property = s->pspec->name;
+  return _accel_op_slot_peek_buffer (self, s);
 }
 
 /**
@@ -494,14 +649,13 @@ GPtrArray *
 accel_op_get_buffers (AccelOp *self, AccelAccess access)
 {
   g_return_val_if_fail (ACCEL_IS_OP (self), NULL);
-  guint n;
-  GParamSpec **pspecs = class_buffers (G_OBJECT_TYPE (self), &n);
+  const AccelOpClassInfo *info = _accel_op_class_info_flat (G_OBJECT_TYPE (self));
   GPtrArray *out = g_ptr_array_new_with_free_func (g_object_unref);
-  for (guint i = 0; i < n; i++)
+  for (guint i = 0; i < info->n_buffers; i++)
     {
-      if ((pspec_access (pspecs[i]) & access) == 0)
+      if ((info->buffers[i]->access & access) == 0)
         continue;
-      AccelBuffer *b = accel_op_peek_buffer (self, pspecs[i]->name);
+      AccelBuffer *b = _accel_op_slot_peek_buffer (self, info->buffers[i]);
       if (b)
         g_ptr_array_add (out, g_object_ref (b));
     }
@@ -514,14 +668,52 @@ _accel_op_foreach_buffer (AccelOp *self,
                           void (*func) (AccelOp *, GParamSpec *, AccelBuffer *, AccelAccess, gpointer),
                           gpointer data)
 {
-  guint n;
-  GParamSpec **pspecs = class_buffers (G_OBJECT_TYPE (self), &n);
-  for (guint i = 0; i < n; i++)
+  const AccelOpClassInfo *info = _accel_op_class_info_flat (G_OBJECT_TYPE (self));
+  for (guint i = 0; i < info->n_buffers; i++)
     {
-      AccelBuffer *b = accel_op_peek_buffer (self, pspecs[i]->name);
+      AccelBuffer *b = _accel_op_slot_peek_buffer (self, info->buffers[i]);
       if (b)
-        func (self, pspecs[i], b, pspec_access (pspecs[i]), data);
+        func (self, info->buffers[i]->pspec, b, info->buffers[i]->access, data);
     }
+}
+
+gboolean
+_accel_buffers_alias (AccelBuffer *a, AccelBuffer *b)
+{
+  AccelBuffer *ra = accel_buffer_get_base (a), *rb = accel_buffer_get_base (b);
+  if ((ra != NULL ? ra : a) != (rb != NULL ? rb : b))
+    return FALSE;
+  gsize a0 = accel_buffer_get_offset (a), a1 = a0 + accel_buffer_get_size (a);
+  gsize b0 = accel_buffer_get_offset (b), b1 = b0 + accel_buffer_get_size (b);
+  return a0 < b1 && b0 < a1;
+}
+
+/* Results must not alias any other buffer of the op, nor each other: the
+ * check of every op whose kernels cannot work in place. */
+gboolean
+_accel_op_check_results_alias (AccelOp *self, GError **error)
+{
+  const AccelOpClassInfo *info = _accel_op_class_info_flat (G_OBJECT_TYPE (self));
+  for (guint r = 0; r < info->n_buffers; r++)
+    {
+      if ((info->buffers[r]->access & ACCEL_ACCESS_WRITE) == 0)
+        continue;
+      AccelBuffer *result = _accel_op_slot_peek_buffer (self, info->buffers[r]);
+      if (result == NULL)
+        continue;
+      for (guint i = 0; i < info->n_buffers; i++)
+        {
+          AccelBuffer *other = i != r ? _accel_op_slot_peek_buffer (self, info->buffers[i]) : NULL;
+          if (other == NULL || !_accel_buffers_alias (result, other))
+            continue;
+          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                       "%s: “%s” overlaps “%s”; results must not alias other buffers",
+                       accel_op_get_type_name (self), info->buffers[r]->pspec->name,
+                       info->buffers[i]->pspec->name);
+          return FALSE;
+        }
+    }
+  return TRUE;
 }
 
 /**
@@ -529,8 +721,10 @@ _accel_op_foreach_buffer (AccelOp *self,
  * @self: an op
  * @error: return location for a #GError
  *
- * Checks that every required buffer is set, then runs the class's own
- * checks. Submission calls this; nothing is launched for an op that fails.
+ * Checks that every required buffer is set and every parameter is within
+ * its declared range (an error names the property), then runs the class's
+ * own checks. Submission calls this; nothing is launched for an op that
+ * fails.
  *
  * Returns: %TRUE if the op is well-formed
  */
@@ -539,314 +733,14 @@ accel_op_validate (AccelOp *self, GError **error)
 {
   g_return_val_if_fail (ACCEL_IS_OP (self), FALSE);
 
-  guint n;
-  GParamSpec **pspecs = class_buffers (G_OBJECT_TYPE (self), &n);
-  for (guint i = 0; i < n; i++)
-    if (pspec_required (pspecs[i]) && accel_op_peek_buffer (self, pspecs[i]->name) == NULL)
-      {
-        g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                     "Op “%s” needs a buffer in property “%s”",
-                     accel_op_get_type_name (self), pspecs[i]->name);
-        return FALSE;
-      }
+  const AccelOpClassInfo *info = _accel_op_class_info_flat (G_OBJECT_TYPE (self));
+  if (!_accel_op_params_check (self, info, error))
+    return FALSE;
 
   AccelOpClass *klass = ACCEL_OP_GET_CLASS (self);
   if (klass->validate)
     return klass->validate (self, error);
   return TRUE;
-}
-
-/* Serialisation: (type name, {property: value}), buffers as handles. */
-
-static GVariant *
-value_to_variant (const GValue *value, GParamSpec *pspec)
-{
-  GType t = G_VALUE_TYPE (value);
-
-  if (t == ACCEL_TYPE_BUFFER)
-    {
-      AccelBuffer *b = g_value_get_object (value);
-      return b ? g_variant_new_uint64 (accel_buffer_get_handle (b)) : NULL;
-    }
-  if (t == ACCEL_TYPE_SHAPE)
-    {
-      const AccelShape *s = g_value_get_boxed (value);
-      if (s == NULL)
-        return NULL;
-      guint rank;
-      const gint64 *dims = accel_shape_get_dims (s, &rank);
-      const gint64 *strides = accel_shape_get_strides (s, &rank);
-      return g_variant_new ("(@ax@ax)",
-                            g_variant_new_fixed_array (G_VARIANT_TYPE_INT64, dims, rank, sizeof (gint64)),
-                            g_variant_new_fixed_array (G_VARIANT_TYPE_INT64, strides, rank, sizeof (gint64)));
-    }
-  if (G_TYPE_IS_ENUM (t))
-    return g_variant_new_int32 (g_value_get_enum (value));
-  if (G_TYPE_IS_FLAGS (t))
-    return g_variant_new_uint32 (g_value_get_flags (value));
-
-  switch (G_TYPE_FUNDAMENTAL (t))
-    {
-    case G_TYPE_BOOLEAN: return g_variant_new_boolean (g_value_get_boolean (value));
-    case G_TYPE_INT: return g_variant_new_int32 (g_value_get_int (value));
-    case G_TYPE_UINT: return g_variant_new_uint32 (g_value_get_uint (value));
-    case G_TYPE_INT64: return g_variant_new_int64 (g_value_get_int64 (value));
-    case G_TYPE_UINT64: return g_variant_new_uint64 (g_value_get_uint64 (value));
-    case G_TYPE_LONG: return g_variant_new_int64 (g_value_get_long (value));
-    case G_TYPE_ULONG: return g_variant_new_uint64 (g_value_get_ulong (value));
-    case G_TYPE_FLOAT: return g_variant_new_double (g_value_get_float (value));
-    case G_TYPE_DOUBLE: return g_variant_new_double (g_value_get_double (value));
-    case G_TYPE_STRING:
-      return g_value_get_string (value) ? g_variant_new_string (g_value_get_string (value)) : NULL;
-    case G_TYPE_VARIANT:
-      return g_value_get_variant (value) ? g_variant_new_variant (g_value_get_variant (value)) : NULL;
-    default:
-      g_warning ("Property “%s” of type %s cannot be serialised", pspec->name, g_type_name (t));
-      return NULL;
-    }
-}
-
-/* What serialising an op of one class needs, made once per class:
- * serialising is on every op's path to a device host, and listing a
- * class's properties allocates and walks its whole ancestry. A class's
- * properties are all installed in its class_init, so the list never
- * changes; it is kept as qdata of the type for the life of the process
- * (op types are never unregistered), with the dictionary keys and the type
- * name already made as (trusted, sunk) variants. */
-typedef struct {
-  GVariant *type_name;
-  guint n;
-  GParamSpec **pspecs;          /* the readable and writable properties */
-  GVariant **keys;              /* their names */
-} SerializeInfo;
-
-static const SerializeInfo *
-serialize_info (AccelOp *op)
-{
-  static GMutex lock;
-  static gsize quark_once = 0;
-  GObjectClass *klass = G_OBJECT_GET_CLASS (op);
-  GType type = G_OBJECT_CLASS_TYPE (klass);
-
-  if (g_once_init_enter (&quark_once))
-    g_once_init_leave (&quark_once, g_quark_from_static_string ("accel-op-serialize-info"));
-  GQuark quark = (GQuark) quark_once;
-  SerializeInfo *info = g_type_get_qdata (type, quark);
-  if (G_LIKELY (info != NULL))
-    return info;
-
-  g_mutex_lock (&lock);
-  info = g_type_get_qdata (type, quark);
-  if (info == NULL)
-    {
-      guint n;
-      g_autofree GParamSpec **all = g_object_class_list_properties (klass, &n);
-      info = g_new0 (SerializeInfo, 1);
-      info->type_name = g_variant_ref_sink (g_variant_new_string (accel_op_get_type_name (op)));
-      info->pspecs = g_new0 (GParamSpec *, n + 1);
-      info->keys = g_new0 (GVariant *, n + 1);
-      for (guint i = 0; i < n; i++)
-        if ((all[i]->flags & G_PARAM_READWRITE) == G_PARAM_READWRITE)
-          {
-            info->pspecs[info->n] = all[i];
-            info->keys[info->n] = g_variant_ref_sink (g_variant_new_string (all[i]->name));
-            info->n++;
-          }
-      g_type_set_qdata (type, quark, info);
-    }
-  g_mutex_unlock (&lock);
-  return info;
-}
-
-/**
- * accel_op_serialize:
- * @self: an op
- *
- * Writes the op as a #GVariant of type `(sa{sv})`: its type name and every
- * readable and writable property, buffers as their handles
- * (accel_buffer_get_handle()). accel_op_deserialize() reads it back exactly.
- *
- * Returns: (transfer full): a new, non-floating variant
- */
-GVariant *
-accel_op_serialize (AccelOp *self)
-{
-  g_return_val_if_fail (ACCEL_IS_OP (self), NULL);
-
-  const SerializeInfo *info = serialize_info (self);
-  /* Built from values, without format strings or a builder: this is on
-   * every remote op's path. */
-  GVariant *stack_entries[32];
-  g_autofree GVariant **heap_entries = info->n > G_N_ELEMENTS (stack_entries) ? g_new (GVariant *, info->n) : NULL;
-  GVariant **entries = heap_entries ? heap_entries : stack_entries;
-  guint n = 0;
-
-  for (guint i = 0; i < info->n; i++)
-    {
-      GParamSpec *pspec = info->pspecs[i];
-      GValue v = G_VALUE_INIT;
-      g_value_init (&v, pspec->value_type);
-      g_object_get_property (G_OBJECT (self), pspec->name, &v);
-      GVariant *var = value_to_variant (&v, pspec);
-      g_value_unset (&v);
-      if (var)
-        entries[n++] = g_variant_new_dict_entry (info->keys[i], g_variant_new_variant (var));
-    }
-  GVariant *fields[2] = { info->type_name, g_variant_new_array (G_VARIANT_TYPE ("{sv}"), entries, n) };
-  return g_variant_ref_sink (g_variant_new_tuple (fields, 2));
-}
-
-static gboolean
-variant_to_value (GVariant *var, GParamSpec *pspec, GValue *value,
-                  AccelBufferResolveFunc resolve, gpointer user_data, GError **error)
-{
-  GType t = pspec->value_type;
-  const GVariantType *want = NULL;
-
-#define EXPECT(vt) G_STMT_START { want = (vt); if (!g_variant_is_of_type (var, want)) goto bad_type; } G_STMT_END
-
-  g_value_init (value, t);
-  if (t == ACCEL_TYPE_BUFFER)
-    {
-      EXPECT (G_VARIANT_TYPE_UINT64);
-      guint64 handle = g_variant_get_uint64 (var);
-      AccelBuffer *b = resolve ? resolve (handle, user_data) : NULL;
-      if (b == NULL)
-        {
-          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_STALE_BUFFER,
-                       "Property “%s” names buffer handle %" G_GUINT64_FORMAT ", which is not known here",
-                       pspec->name, handle);
-          return FALSE;
-        }
-      g_value_take_object (value, b);
-      return TRUE;
-    }
-  if (t == ACCEL_TYPE_SHAPE)
-    {
-      EXPECT (G_VARIANT_TYPE ("(axax)"));
-      g_autoptr(GVariant) dv = g_variant_get_child_value (var, 0);
-      g_autoptr(GVariant) sv = g_variant_get_child_value (var, 1);
-      gsize nd, ns;
-      const gint64 *dims = g_variant_get_fixed_array (dv, &nd, sizeof (gint64));
-      const gint64 *strides = g_variant_get_fixed_array (sv, &ns, sizeof (gint64));
-      if (nd != ns || nd > ACCEL_SHAPE_MAX_RANK)
-        goto bad_type;
-      for (gsize i = 0; i < nd; i++)
-        if (dims[i] < 0)
-          goto bad_type;
-      g_value_take_boxed (value, accel_shape_new_strided (dims, strides, nd));
-      return TRUE;
-    }
-  if (G_TYPE_IS_ENUM (t))
-    {
-      EXPECT (G_VARIANT_TYPE_INT32);
-      g_value_set_enum (value, g_variant_get_int32 (var));
-    }
-  else if (G_TYPE_IS_FLAGS (t))
-    {
-      EXPECT (G_VARIANT_TYPE_UINT32);
-      g_value_set_flags (value, g_variant_get_uint32 (var));
-    }
-  else
-    switch (G_TYPE_FUNDAMENTAL (t))
-      {
-      case G_TYPE_BOOLEAN: EXPECT (G_VARIANT_TYPE_BOOLEAN); g_value_set_boolean (value, g_variant_get_boolean (var)); break;
-      case G_TYPE_INT: EXPECT (G_VARIANT_TYPE_INT32); g_value_set_int (value, g_variant_get_int32 (var)); break;
-      case G_TYPE_UINT: EXPECT (G_VARIANT_TYPE_UINT32); g_value_set_uint (value, g_variant_get_uint32 (var)); break;
-      case G_TYPE_INT64: EXPECT (G_VARIANT_TYPE_INT64); g_value_set_int64 (value, g_variant_get_int64 (var)); break;
-      case G_TYPE_UINT64: EXPECT (G_VARIANT_TYPE_UINT64); g_value_set_uint64 (value, g_variant_get_uint64 (var)); break;
-      case G_TYPE_LONG: EXPECT (G_VARIANT_TYPE_INT64); g_value_set_long (value, g_variant_get_int64 (var)); break;
-      case G_TYPE_ULONG: EXPECT (G_VARIANT_TYPE_UINT64); g_value_set_ulong (value, g_variant_get_uint64 (var)); break;
-      case G_TYPE_FLOAT: EXPECT (G_VARIANT_TYPE_DOUBLE); g_value_set_float (value, g_variant_get_double (var)); break;
-      case G_TYPE_DOUBLE: EXPECT (G_VARIANT_TYPE_DOUBLE); g_value_set_double (value, g_variant_get_double (var)); break;
-      case G_TYPE_STRING: EXPECT (G_VARIANT_TYPE_STRING); g_value_set_string (value, g_variant_get_string (var, NULL)); break;
-      case G_TYPE_VARIANT: EXPECT (G_VARIANT_TYPE_VARIANT); g_value_take_variant (value, g_variant_get_variant (var)); break;
-      default:
-        goto bad_type;
-      }
-
-  /* Values out of the property's range are refused, not clamped. */
-  if (g_param_value_validate (pspec, value))
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "Serialised value of property “%s” is out of its range", pspec->name);
-      return FALSE;
-    }
-  return TRUE;
-
-bad_type:
-  g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-               "Serialised property “%s” has type “%s”, expected “%s”", pspec->name,
-               g_variant_get_type_string (var), want ? (const char *) want : "a valid value");
-  return FALSE;
-#undef EXPECT
-}
-
-/**
- * accel_op_deserialize:
- * @variant: a `(sa{sv})` variant made by accel_op_serialize()
- * @resolve: (scope call) (nullable): maps buffer handles to buffers
- * @user_data: data for @resolve
- * @error: return location for a #GError
- *
- * Rebuilds an op. Nothing in @variant is trusted: an unknown type, property,
- * value type or buffer handle is an error.
- *
- * Returns: (transfer full): the op, or %NULL with @error set
- */
-AccelOp *
-accel_op_deserialize (GVariant *variant,
-                      AccelBufferResolveFunc resolve,
-                      gpointer user_data,
-                      GError **error)
-{
-  g_return_val_if_fail (variant != NULL, NULL);
-
-  if (!g_variant_is_of_type (variant, G_VARIANT_TYPE ("(sa{sv})")))
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "A serialised op has type (sa{sv}), not %s", g_variant_get_type_string (variant));
-      return NULL;
-    }
-
-  const char *type_name;
-  g_autoptr(GVariantIter) iter = NULL;
-  g_variant_get (variant, "(&sa{sv})", &type_name, &iter);
-
-  GType type = lookup_type (type_name, error);
-  if (type == 0)
-    return NULL;
-  if (!g_type_is_a (type, ACCEL_TYPE_OP))
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_UNKNOWN_TYPE, "“%s” is not an op type", type_name);
-      return NULL;
-    }
-
-  g_autoptr(AccelOp) op = g_object_new (type, NULL);
-  GObjectClass *klass = G_OBJECT_GET_CLASS (op);
-  const char *name;
-  GVariant *value;
-  while (g_variant_iter_next (iter, "{&sv}", &name, &value))
-    {
-      g_autoptr(GVariant) owned = value;
-      GParamSpec *pspec = g_object_class_find_property (klass, name);
-      if (pspec == NULL || (pspec->flags & G_PARAM_READWRITE) != G_PARAM_READWRITE)
-        {
-          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                       "Op type “%s” has no writable property “%s”", type_name, name);
-          return NULL;
-        }
-      GValue v = G_VALUE_INIT;
-      if (!variant_to_value (value, pspec, &v, resolve, user_data, error))
-        {
-          if (G_IS_VALUE (&v))
-            g_value_unset (&v);
-          return NULL;
-        }
-      g_object_set_property (G_OBJECT (op), name, &v);
-      g_value_unset (&v);
-    }
-  return g_steal_pointer (&op);
 }
 
 /* Validation helpers. */

@@ -20,6 +20,307 @@ typedef enum /*< flags >*/ {
   ACCEL_ACCESS_READ_WRITE = ACCEL_ACCESS_READ | ACCEL_ACCESS_WRITE,
 } AccelAccess;
 
+/**
+ * AccelOpParamKind:
+ * @ACCEL_OP_PARAM_BUFFER: an #AccelBuffer field (`AccelBuffer *`), a
+ *   property of type #AccelBuffer with an #AccelAccess
+ * @ACCEL_OP_PARAM_BOOLEAN: a `gboolean` field
+ * @ACCEL_OP_PARAM_INT: an `int` field
+ * @ACCEL_OP_PARAM_UINT: a `guint` field
+ * @ACCEL_OP_PARAM_INT64: a `gint64` field
+ * @ACCEL_OP_PARAM_UINT64: a `guint64` field
+ * @ACCEL_OP_PARAM_DOUBLE: a `double` field
+ * @ACCEL_OP_PARAM_ENUM: a field of a registered enum type (stored as an `int`)
+ * @ACCEL_OP_PARAM_FLAGS: a field of a registered flags type (stored as a `guint`)
+ * @ACCEL_OP_PARAM_STRING: a `char *` field the op owns
+ *
+ * What one entry of an op's parameter table (#AccelOpParam) holds.
+ */
+typedef enum {
+  ACCEL_OP_PARAM_BUFFER = 1,
+  ACCEL_OP_PARAM_BOOLEAN,
+  ACCEL_OP_PARAM_INT,
+  ACCEL_OP_PARAM_UINT,
+  ACCEL_OP_PARAM_INT64,
+  ACCEL_OP_PARAM_UINT64,
+  ACCEL_OP_PARAM_DOUBLE,
+  ACCEL_OP_PARAM_ENUM,
+  ACCEL_OP_PARAM_FLAGS,
+  ACCEL_OP_PARAM_STRING,
+} AccelOpParamKind;
+
+/**
+ * AccelOpParamFlags:
+ * @ACCEL_OP_PARAM_DEFAULT: nothing special
+ * @ACCEL_OP_PARAM_REQUIRED: a buffer the op cannot run without
+ *   (accel_op_validate() fails while it is unset)
+ * @ACCEL_OP_PARAM_ALLOW_NAN: a double that may be NaN; its range bounds
+ *   every other value (a range of `-INFINITY` to `INFINITY` with this flag
+ *   takes every binary64 value)
+ *
+ * How an entry of a parameter table is checked.
+ */
+typedef enum /*< flags >*/ {
+  ACCEL_OP_PARAM_DEFAULT = 0,
+  ACCEL_OP_PARAM_REQUIRED = 1 << 0,
+  ACCEL_OP_PARAM_ALLOW_NAN = 1 << 1,
+} AccelOpParamFlags;
+
+/**
+ * AccelOpParam: (skip)
+ * @name: the property name (kebab-case)
+ * @blurb: one line for `accel-inspect`
+ * @kind: what the field holds
+ * @offset: the field's offset in the instance struct (G_STRUCT_OFFSET())
+ * @access: for buffers, how the op uses it
+ * @flags: checks
+ * @get_type: for enums and flags, the type's `get_type` function
+ * @min: the smallest value of an integer field
+ * @max: the largest value of an integer field (for
+ *   %ACCEL_OP_PARAM_UINT64, the bits of a #guint64)
+ * @def: the default of an integer, boolean, enum or flags field
+ * @dmin: the smallest value of a double field
+ * @dmax: the largest value of a double field
+ * @ddef: the default of a double field
+ *
+ * One parameter of an op type. An op class declares its parameters as a
+ * static table of these (best written with ACCEL_OP_BUFFER(),
+ * ACCEL_OP_INT(), ACCEL_OP_DOUBLE() and friends) and installs it with
+ * accel_op_class_install_params(): #AccelOp then makes the properties and
+ * does their get, set, defaults, dispose, range checks, serialisation and
+ * buffer walking from the table. Values outside an entry's range can be
+ * set; accel_op_validate() refuses them with an error that names the
+ * property, so a wrong value is never replaced by a silent default.
+ */
+typedef struct {
+  const char *name;
+  const char *blurb;
+  AccelOpParamKind kind;
+  guint offset;
+  AccelAccess access;
+  AccelOpParamFlags flags;
+  GType (*get_type) (void);
+  gint64 min;
+  gint64 max;
+  gint64 def;
+  double dmin;
+  double dmax;
+  double ddef;
+} AccelOpParam;
+
+/* The offset of @field in @Type, refused at compile time unless the field
+ * has the C type @CType (or, without GNU C, its size). */
+#if defined(__GNUC__) && !defined(__cplusplus)
+#define ACCEL_OP_FIELD_OFFSET_(Type, field, CType)                                        \
+  ((guint) (G_STRUCT_OFFSET (Type, field)                                                \
+            + 0 * sizeof (char[__builtin_types_compatible_p (__typeof__ (((Type *) 0)->field), CType) ? 1 : -1])))
+#else
+#define ACCEL_OP_FIELD_OFFSET_(Type, field, CType)                                        \
+  ((guint) (G_STRUCT_OFFSET (Type, field) + 0 * sizeof (char[sizeof (((Type *) 0)->field) == sizeof (CType) ? 1 : -1])))
+#endif
+#define ACCEL_OP_FIELD_SIZED_(Type, field, CType)                                         \
+  ((guint) (G_STRUCT_OFFSET (Type, field) + 0 * sizeof (char[sizeof (((Type *) 0)->field) == sizeof (CType) ? 1 : -1])))
+
+/**
+ * ACCEL_OP_BUFFER: (skip)
+ * @Type: the instance struct
+ * @field: its `AccelBuffer *` field
+ * @name: the property name
+ * @blurb: what the buffer is
+ * @access: an #AccelAccess
+ * @flags: #AccelOpParamFlags, such as %ACCEL_OP_PARAM_REQUIRED
+ *
+ * A buffer entry of a parameter table.
+ */
+#define ACCEL_OP_BUFFER(Type, field, name, blurb, access, flags)                          \
+  { (name), (blurb), ACCEL_OP_PARAM_BUFFER, ACCEL_OP_FIELD_OFFSET_ (Type, field, AccelBuffer *), \
+    (access), (AccelOpParamFlags) (flags), NULL, 0, 0, 0, 0.0, 0.0, 0.0 }
+
+/**
+ * ACCEL_OP_BOOLEAN: (skip)
+ * @Type: the instance struct
+ * @field: its `gboolean` field
+ * @name: the property name
+ * @blurb: what it means
+ * @def: the default
+ *
+ * A boolean entry of a parameter table.
+ */
+#define ACCEL_OP_BOOLEAN(Type, field, name, blurb, def)                                   \
+  { (name), (blurb), ACCEL_OP_PARAM_BOOLEAN, ACCEL_OP_FIELD_OFFSET_ (Type, field, gboolean), \
+    0, 0, NULL, 0, 1, (def) ? 1 : 0, 0.0, 0.0, 0.0 }
+
+/**
+ * ACCEL_OP_INT: (skip)
+ * @Type: the instance struct
+ * @field: its `int` field
+ * @name: the property name
+ * @blurb: what it means
+ * @min: the smallest value accepted
+ * @max: the largest value accepted
+ * @def: the default
+ *
+ * An `int` entry of a parameter table.
+ */
+#define ACCEL_OP_INT(Type, field, name, blurb, min, max, def)                             \
+  { (name), (blurb), ACCEL_OP_PARAM_INT, ACCEL_OP_FIELD_OFFSET_ (Type, field, int),     \
+    0, 0, NULL, (min), (max), (def), 0.0, 0.0, 0.0 }
+
+/**
+ * ACCEL_OP_UINT: (skip)
+ * @Type: the instance struct
+ * @field: its `guint` field
+ * @name: the property name
+ * @blurb: what it means
+ * @min: the smallest value accepted
+ * @max: the largest value accepted
+ * @def: the default
+ *
+ * A `guint` entry of a parameter table.
+ */
+#define ACCEL_OP_UINT(Type, field, name, blurb, min, max, def)                            \
+  { (name), (blurb), ACCEL_OP_PARAM_UINT, ACCEL_OP_FIELD_OFFSET_ (Type, field, guint),  \
+    0, 0, NULL, (min), (max), (def), 0.0, 0.0, 0.0 }
+
+/**
+ * ACCEL_OP_INT64: (skip)
+ * @Type: the instance struct
+ * @field: its `gint64` field
+ * @name: the property name
+ * @blurb: what it means
+ * @min: the smallest value accepted
+ * @max: the largest value accepted
+ * @def: the default
+ *
+ * A `gint64` entry of a parameter table.
+ */
+#define ACCEL_OP_INT64(Type, field, name, blurb, min, max, def)                           \
+  { (name), (blurb), ACCEL_OP_PARAM_INT64, ACCEL_OP_FIELD_SIZED_ (Type, field, gint64), \
+    0, 0, NULL, (min), (max), (def), 0.0, 0.0, 0.0 }
+
+/**
+ * ACCEL_OP_UINT64: (skip)
+ * @Type: the instance struct
+ * @field: its `guint64` field
+ * @name: the property name
+ * @blurb: what it means
+ * @min: the smallest value accepted
+ * @max: the largest value accepted
+ * @def: the default
+ *
+ * A `guint64` entry of a parameter table.
+ */
+#define ACCEL_OP_UINT64(Type, field, name, blurb, min, max, def)                          \
+  { (name), (blurb), ACCEL_OP_PARAM_UINT64, ACCEL_OP_FIELD_SIZED_ (Type, field, guint64), \
+    0, 0, NULL, (gint64) (guint64) (min), (gint64) (guint64) (max), (gint64) (guint64) (def), 0.0, 0.0, 0.0 }
+
+/**
+ * ACCEL_OP_DOUBLE: (skip)
+ * @Type: the instance struct
+ * @field: its `double` field
+ * @name: the property name
+ * @blurb: what it means
+ * @min: the smallest value accepted
+ * @max: the largest value accepted
+ * @def: the default
+ * @flags: #AccelOpParamFlags, such as %ACCEL_OP_PARAM_ALLOW_NAN
+ *
+ * A `double` entry of a parameter table.
+ */
+#define ACCEL_OP_DOUBLE(Type, field, name, blurb, min, max, def, flags)                   \
+  { (name), (blurb), ACCEL_OP_PARAM_DOUBLE, ACCEL_OP_FIELD_OFFSET_ (Type, field, double), \
+    0, (AccelOpParamFlags) (flags), NULL, 0, 0, 0, (min), (max), (def) }
+
+/**
+ * ACCEL_OP_ENUM: (skip)
+ * @Type: the instance struct
+ * @field: its enum field
+ * @name: the property name
+ * @blurb: what it means
+ * @get_type: the enum type's `get_type` function
+ * @def: the default
+ *
+ * An enum entry of a parameter table.
+ */
+#define ACCEL_OP_ENUM(Type, field, name, blurb, get_type, def)                            \
+  { (name), (blurb), ACCEL_OP_PARAM_ENUM, ACCEL_OP_FIELD_SIZED_ (Type, field, int),     \
+    0, 0, (get_type), 0, 0, (def), 0.0, 0.0, 0.0 }
+
+/**
+ * ACCEL_OP_FLAGS: (skip)
+ * @Type: the instance struct
+ * @field: its flags field
+ * @name: the property name
+ * @blurb: what it means
+ * @get_type: the flags type's `get_type` function
+ * @def: the default
+ *
+ * A flags entry of a parameter table.
+ */
+#define ACCEL_OP_FLAGS(Type, field, name, blurb, get_type, def)                           \
+  { (name), (blurb), ACCEL_OP_PARAM_FLAGS, ACCEL_OP_FIELD_SIZED_ (Type, field, guint),  \
+    0, 0, (get_type), 0, 0, (def), 0.0, 0.0, 0.0 }
+
+/**
+ * ACCEL_OP_STRING: (skip)
+ * @Type: the instance struct
+ * @field: its `char *` field
+ * @name: the property name
+ * @blurb: what it means
+ *
+ * A string entry of a parameter table (default %NULL; the op owns a copy).
+ */
+#define ACCEL_OP_STRING(Type, field, name, blurb)                                         \
+  { (name), (blurb), ACCEL_OP_PARAM_STRING, ACCEL_OP_FIELD_OFFSET_ (Type, field, char *), \
+    0, 0, NULL, 0, 0, 0, 0.0, 0.0, 0.0 }
+
+/**
+ * ACCEL_DEFINE_OP_TYPE: (skip)
+ * @TN: the type name, `AccelGemm`
+ * @t_n: its lower-case prefix, `accel_gemm`
+ * @op_name: the op type name users write, `"gemm"`
+ * @description: one line for `accel-inspect`
+ * @params: the static #AccelOpParam table (an array, not a pointer)
+ * @validate_func: the class's #AccelOpClass.validate, or %NULL
+ *
+ * Defines a final op type declared by its parameter table, with
+ * G_DECLARE_FINAL_TYPE (@TN, @t_n, …, #AccelOp) in its header: the GType,
+ * a class_init that names the type, installs @params and sets @validate_func,
+ * and an empty instance init (the table sets the defaults). Place it after
+ * the table and the validate function.
+ */
+#define ACCEL_DEFINE_OP_TYPE(TN, t_n, op_name, description, params, validate_func) \
+  ACCEL_DEFINE_OP_TYPE_WITH_CODE (TN, t_n, op_name, description, params, validate_func, {})
+
+/**
+ * ACCEL_DEFINE_OP_TYPE_WITH_CODE: (skip)
+ * @TN: the type name
+ * @t_n: its lower-case prefix
+ * @op_name: the op type name users write
+ * @description: one line for `accel-inspect`
+ * @params: the static #AccelOpParam table
+ * @validate_func: the class's validate, or %NULL
+ * @_C_: more code for class_init, where `op_class` is the #AccelOpClass;
+ *   an op family installs its shared tables here
+ *
+ * As ACCEL_DEFINE_OP_TYPE(), with code added to class_init.
+ */
+#define ACCEL_DEFINE_OP_TYPE_WITH_CODE(TN, t_n, op_name, description, params, validate_func, _C_) \
+  G_DEFINE_FINAL_TYPE (TN, t_n, ACCEL_TYPE_OP)                                                 \
+  static void                                                                                  \
+  t_n##_class_init (TN##Class *klass)                                                          \
+  {                                                                                            \
+    AccelOpClass *op_class = ACCEL_OP_CLASS (klass);                                           \
+    op_class->validate = (validate_func);                                                      \
+    accel_op_class_set_metadata (op_class, (op_name), (description));                          \
+    accel_op_class_install_params (op_class, (params), G_N_ELEMENTS (params));                 \
+    { _C_; }                                                                                   \
+  }                                                                                            \
+  static void                                                                                  \
+  t_n##_init (TN *self)                                                                        \
+  {                                                                                            \
+  }
+
 #define ACCEL_TYPE_OP (accel_op_get_type ())
 ACCEL_API
 G_DECLARE_DERIVABLE_TYPE (AccelOp, accel_op, ACCEL, OP, GObject)
@@ -60,6 +361,13 @@ void accel_op_class_install_buffer (AccelOpClass *klass,
                                     AccelAccess access,
                                     gboolean required);
 ACCEL_API
+void accel_op_class_install_params (AccelOpClass *klass, const AccelOpParam *params, guint n_params);
+ACCEL_API
+void accel_op_class_install_params_at (AccelOpClass *klass,
+                                       gsize base_offset,
+                                       const AccelOpParam *params,
+                                       guint n_params);
+ACCEL_API
 const char *accel_op_class_get_name (AccelOpClass *klass);
 ACCEL_API
 const char *accel_op_class_get_description (AccelOpClass *klass);
@@ -97,6 +405,10 @@ AccelOp *accel_op_deserialize (GVariant *variant,
 /* Helpers for validate implementations: each names the property in its error. */
 ACCEL_API
 AccelBuffer *accel_op_peek_buffer (AccelOp *self, const char *property);
+ACCEL_API
+guint accel_op_get_n_buffer_slots (AccelOp *self);
+ACCEL_API
+AccelBuffer *accel_op_peek_buffer_slot (AccelOp *self, guint slot, AccelAccess *access, const char **property);
 ACCEL_API
 gboolean accel_op_check_dtype (AccelOp *self, const char *property, const AccelDType *allowed, guint n_allowed, GError **error);
 ACCEL_API

@@ -31,10 +31,16 @@ void _accel_kernel_free (AccelKernel *kernel);
 
 /* ops/accel-ops.c: registers the portable op set with a registry. */
 void _accel_ops_register_core (AccelRegistry *registry);
+/* Makes the core op classes, so that their names are known. */
+void _accel_ops_ensure_core (void);
+
+/* accel-op.c: the registries that can load a plugin's op type by name;
+ * each registry adds itself while it lives (held weakly). */
+void _accel_op_add_type_source (AccelRegistry *registry);
+void _accel_op_remove_type_source (AccelRegistry *registry);
 
 /* accel-registry.c */
 void _accel_registry_register_core_op_type (AccelRegistry *self, GType op_type);
-void _accel_registry_register_core_backend (AccelRegistry *self, const char *name, GType backend_type);
 GType _accel_op_type_from_name (const char *name);   /* already-registered types only */
 
 /* accel-plugin.c: the registration calls a plugin makes while it is being
@@ -84,6 +90,12 @@ char *_accel_plugin_name_from_filename (const char *filename);
 
 /* accel-registry.c: told by accel_plugin_load() once a plugin registered. */
 void _accel_registry_plugin_loaded (AccelRegistry *self, AccelPlugin *plugin);
+
+/* accel-registry-search.c: every `*.so` file on ACCEL_PLUGIN_PATH, then
+ * ACCEL_PLUGIN_SYSTEM_PATH; and the duplicate rule and allow/deny policy
+ * applied to a registry's plugins (statuses set in place). */
+GPtrArray *_accel_registry_list_plugin_files (void);
+void _accel_registry_apply_policy (GPtrArray *plugins);
 
 /* accel-registry-cache.c: the metadata cache file. */
 typedef struct {
@@ -158,9 +170,13 @@ void _accel_actor_count_restart (AccelActor *self, const GError *reason);
 
 /* accel-backend.c */
 void _accel_backend_setup (AccelBackend *self, AccelSystem *system, const char *name);
+AccelRegistry *_accel_backend_get_registry (AccelBackend *self);
 
 /* accel-op.c */
 GParamSpec **_accel_op_class_list_buffer_pspecs (AccelOpClass *klass, guint *n);
+gboolean _accel_op_check_results_alias (AccelOp *self, GError **error);
+/* Whether two buffers' storage overlaps. */
+gboolean _accel_buffers_alias (AccelBuffer *a, AccelBuffer *b);
 void _accel_op_foreach_buffer (AccelOp *self,
                                void (*func) (AccelOp *, GParamSpec *, AccelBuffer *, AccelAccess, gpointer),
                                gpointer data);

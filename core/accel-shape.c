@@ -251,12 +251,17 @@ accel_shape_get_extent (const AccelShape *shape)
  * accel_shape_is_contiguous:
  * @shape: a shape
  *
- * Returns: %TRUE if the strides are the row-major ones of the dimensions
+ * Returns: %TRUE if the strides are the row-major ones of the dimensions,
+ *   or the shape has no elements (as numpy counts an empty array
+ *   contiguous, whatever its strides)
  */
 gboolean
 accel_shape_is_contiguous (const AccelShape *shape)
 {
   g_return_val_if_fail (shape != NULL, FALSE);
+  for (guint i = 0; i < shape->rank; i++)
+    if (shape->dims[i] == 0)
+      return TRUE;
   gint64 stride = 1;
   for (int i = (int) shape->rank - 1; i >= 0; i--)
     {

@@ -27,8 +27,11 @@ struct _AccelSystem {
  * dev = system.get_device("default")
  * ```
  *
- * Thread-safe. Disposing the system (or accel_system_shutdown()) closes
- * every device.
+ * Thread-safe. A device keeps what it needs alive: the application may
+ * let the system go and go on using a device it holds
+ * (`Accel.System.new ().get_device ("cpu:0")` is a working device); each
+ * device closes when its last reference goes. accel_system_shutdown()
+ * closes every device of the system at once.
  */
 G_DEFINE_FINAL_TYPE (AccelSystem, accel_system, G_TYPE_OBJECT)
 
@@ -40,7 +43,9 @@ accel_system_dispose (GObject *object)
 {
   AccelSystem *self = ACCEL_SYSTEM (object);
 
-  accel_system_shutdown (self);
+  /* No shutdown here: a device the application still holds keeps working
+   * (its backend holds the registry); the others end as their last
+   * reference, the system's, goes in finalize. */
   G_LOCK (default_system);
   if (default_system == self)
     default_system = NULL;
@@ -423,8 +428,9 @@ accel_system_spawn (AccelSystem *self,
  * @self: a system
  *
  * Closes every device: queued work fails with %ACCEL_ERROR_DEVICE_FAILED,
- * contexts are released, device threads end. Idempotent; also done when
- * the system is disposed.
+ * contexts are released, device threads end, also for devices the
+ * application still holds. Idempotent. Without it, each device closes when
+ * its last reference goes, which may be after the system's.
  */
 void
 accel_system_shutdown (AccelSystem *self)

@@ -14,84 +14,16 @@
  * Op name: `axpy`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelAxpy, accel_axpy, ACCEL_TYPE_OP)
-
-enum {
-  PROP_0,
-  PROP_X,
-  PROP_Y,
-  PROP_ALPHA,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
-
 static const AccelDType axpy_dtypes[] = {
   ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_C64, ACCEL_DTYPE_C128,
   ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16,
 };
-
-static void
-accel_axpy_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelAxpy *self = ACCEL_AXPY (object);
-
-  switch (prop_id)
-    {
-    case PROP_X:
-      accel_op_set_buffer_ (object, &self->x, value, pspec);
-      break;
-    case PROP_Y:
-      accel_op_set_buffer_ (object, &self->y, value, pspec);
-      break;
-    case PROP_ALPHA:
-      accel_op_set_double_ (object, &self->alpha, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_axpy_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelAxpy *self = ACCEL_AXPY (object);
-
-  switch (prop_id)
-    {
-    case PROP_X:
-      g_value_set_object (value, self->x);
-      break;
-    case PROP_Y:
-      g_value_set_object (value, self->y);
-      break;
-    case PROP_ALPHA:
-      g_value_set_double (value, self->alpha);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_axpy_dispose (GObject *object)
-{
-  AccelAxpy *self = ACCEL_AXPY (object);
-
-  g_clear_object (&self->x);
-  g_clear_object (&self->y);
-
-  G_OBJECT_CLASS (accel_axpy_parent_class)->dispose (object);
-}
 
 static gboolean
 accel_axpy_validate (AccelOp *op, GError **error)
 {
   AccelAxpy *self = ACCEL_AXPY (op);
 
-  if (!accel_op_require_ ("axpy", "x", self->x, error)
-      || !accel_op_require_ ("axpy", "y", self->y, error))
-    return FALSE;
   if (!accel_op_check_dtype (op, "x", axpy_dtypes, G_N_ELEMENTS (axpy_dtypes), error)
       || !accel_op_check_same_dtype (op, "x", "y", error))
     return FALSE;
@@ -109,40 +41,22 @@ accel_axpy_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
-static void
-accel_axpy_class_init (AccelAxpyClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  object_class->set_property = accel_axpy_set_property;
-  object_class->get_property = accel_axpy_get_property;
-  object_class->dispose = accel_axpy_dispose;
-  op_class->validate = accel_axpy_validate;
-
-  accel_op_class_set_metadata (op_class, "axpy", "y = alpha x + y");
-  accel_op_class_install_buffer (op_class, PROP_X, "x",
-                                 "Vector x (contiguous)", ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_Y, "y",
-                                 "Vector y, updated in place; same dtype and element count as x",
-                                 ACCEL_ACCESS_READ_WRITE, TRUE);
-
+static const AccelOpParam axpy_params[] = {
+  ACCEL_OP_BUFFER (AccelAxpy, x, "x", "Vector x (contiguous)", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelAxpy, y, "y", "Vector y, updated in place; same dtype and element count as x",
+                   ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**
    * AccelAxpy:alpha:
    *
    * The scale of `x` (real, also for complex types).
    */
-  properties[PROP_ALPHA] =
-    g_param_spec_double ("alpha", NULL, "Scale of x",
-                         -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, ACCEL_OP_PARAM_FLAGS);
-  g_object_class_install_property (object_class, PROP_ALPHA, properties[PROP_ALPHA]);
-}
+  ACCEL_OP_DOUBLE (AccelAxpy, alpha, "alpha", "Scale of x",
+                   -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
+};
 
-static void
-accel_axpy_init (AccelAxpy *self)
-{
-  self->alpha = 1.0;
-}
+ACCEL_DEFINE_OP_TYPE (AccelAxpy, accel_axpy, "axpy",
+                      "y = alpha x + y",
+                      axpy_params, accel_axpy_validate)
 
 /**
  * accel_axpy_new:
@@ -157,8 +71,5 @@ accel_axpy_init (AccelAxpy *self)
 AccelOp *
 accel_axpy_new (double alpha, AccelBuffer *x, AccelBuffer *y)
 {
-  g_return_val_if_fail (x == NULL || ACCEL_IS_BUFFER (x), NULL);
-  g_return_val_if_fail (y == NULL || ACCEL_IS_BUFFER (y), NULL);
-
   return g_object_new (ACCEL_TYPE_AXPY, "alpha", alpha, "x", x, "y", y, NULL);
 }

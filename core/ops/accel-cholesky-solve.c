@@ -17,90 +17,12 @@
  * Op name: `cholesky-solve`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelCholeskySolve, accel_cholesky_solve, ACCEL_TYPE_OP)
-
-enum {
-  PROP_0,
-  PROP_L,
-  PROP_B,
-  PROP_X,
-  PROP_LOWER,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
-
 static const AccelDType linalg_dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F64 };
-
-static void
-accel_cholesky_solve_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelCholeskySolve *self = ACCEL_CHOLESKY_SOLVE (object);
-
-  switch (prop_id)
-    {
-    case PROP_L:
-      accel_op_set_buffer_ (object, &self->l, value, pspec);
-      break;
-    case PROP_B:
-      accel_op_set_buffer_ (object, &self->b, value, pspec);
-      break;
-    case PROP_X:
-      accel_op_set_buffer_ (object, &self->x, value, pspec);
-      break;
-    case PROP_LOWER:
-      accel_op_set_boolean_ (object, &self->lower, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_cholesky_solve_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelCholeskySolve *self = ACCEL_CHOLESKY_SOLVE (object);
-
-  switch (prop_id)
-    {
-    case PROP_L:
-      g_value_set_object (value, self->l);
-      break;
-    case PROP_B:
-      g_value_set_object (value, self->b);
-      break;
-    case PROP_X:
-      g_value_set_object (value, self->x);
-      break;
-    case PROP_LOWER:
-      g_value_set_boolean (value, self->lower);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_cholesky_solve_dispose (GObject *object)
-{
-  AccelCholeskySolve *self = ACCEL_CHOLESKY_SOLVE (object);
-
-  g_clear_object (&self->l);
-  g_clear_object (&self->b);
-  g_clear_object (&self->x);
-
-  G_OBJECT_CLASS (accel_cholesky_solve_parent_class)->dispose (object);
-}
 
 static gboolean
 accel_cholesky_solve_validate (AccelOp *op, GError **error)
 {
   AccelCholeskySolve *self = ACCEL_CHOLESKY_SOLVE (op);
-
-  if (!accel_op_require_ ("cholesky-solve", "l", self->l, error)
-      || !accel_op_require_ ("cholesky-solve", "b", self->b, error)
-      || !accel_op_require_ ("cholesky-solve", "x", self->x, error))
-    return FALSE;
 
   AccelOpMatrixDims d;
   if (!accel_op_check_dtype (op, "l", linalg_dtypes, G_N_ELEMENTS (linalg_dtypes), error)
@@ -111,49 +33,25 @@ accel_cholesky_solve_validate (AccelOp *op, GError **error)
   return accel_op_check_rhs_ (op, "l", &d, self->b, self->x, error);
 }
 
-static void
-accel_cholesky_solve_class_init (AccelCholeskySolveClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  object_class->set_property = accel_cholesky_solve_set_property;
-  object_class->get_property = accel_cholesky_solve_get_property;
-  object_class->dispose = accel_cholesky_solve_dispose;
-  op_class->validate = accel_cholesky_solve_validate;
-
-  accel_op_class_set_metadata (op_class, "cholesky-solve",
-                               "Solves a x = b from the Cholesky factor of a (LAPACK potrs)");
-
-  accel_op_class_install_buffer (op_class, PROP_L, "l",
-                                 "The Cholesky factor [n, n] (or [b, n, n]) as written by cholesky",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_B, "b",
-                                 "Right-hand side [n] or [n, nrhs] (batched like l)",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_X, "x",
-                                 "The solution, shape of b; may be b",
-                                 ACCEL_ACCESS_WRITE, TRUE);
-
+static const AccelOpParam cholesky_solve_params[] = {
+  ACCEL_OP_BUFFER (AccelCholeskySolve, l, "l", "The Cholesky factor [n, n] (or [b, n, n]) as written by cholesky",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelCholeskySolve, b, "b", "Right-hand side [n] or [n, nrhs] (batched like l)",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelCholeskySolve, x, "x", "The solution, shape of b; may be b",
+                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**
    * AccelCholeskySolve:lower:
    *
    * Whether `l` is the lower factor (`a = l lᵀ`) or the upper one (`a = uᵀ
    * u`); only that triangle is read.
    */
-  properties[PROP_LOWER] =
-    g_param_spec_boolean ("lower", NULL, "Whether l is the lower factor (else upper)",
-                          TRUE, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_BOOLEAN (AccelCholeskySolve, lower, "lower", "Whether l is the lower factor (else upper)", TRUE),
+};
 
-  for (guint i = PROP_LOWER; i < N_PROPS; i++)
-    g_object_class_install_property (object_class, i, properties[i]);
-}
-
-static void
-accel_cholesky_solve_init (AccelCholeskySolve *self)
-{
-  self->lower = TRUE;
-}
+ACCEL_DEFINE_OP_TYPE (AccelCholeskySolve, accel_cholesky_solve, "cholesky-solve",
+                      "Solves a x = b from the Cholesky factor of a (LAPACK potrs)",
+                      cholesky_solve_params, accel_cholesky_solve_validate)
 
 /**
  * accel_cholesky_solve_new:
@@ -168,10 +66,6 @@ accel_cholesky_solve_init (AccelCholeskySolve *self)
 AccelOp *
 accel_cholesky_solve_new (AccelBuffer *l, AccelBuffer *b, AccelBuffer *x)
 {
-  g_return_val_if_fail (l == NULL || ACCEL_IS_BUFFER (l), NULL);
-  g_return_val_if_fail (b == NULL || ACCEL_IS_BUFFER (b), NULL);
-  g_return_val_if_fail (x == NULL || ACCEL_IS_BUFFER (x), NULL);
-
   return g_object_new (ACCEL_TYPE_CHOLESKY_SOLVE, "l", l,
                        "b", b,
                        "x", x, NULL);

@@ -21,81 +21,12 @@
  * Op name: `cholesky`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelCholesky, accel_cholesky, ACCEL_TYPE_OP)
-
-enum {
-  PROP_0,
-  PROP_A,
-  PROP_L,
-  PROP_LOWER,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
-
 static const AccelDType linalg_dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F64 };
-
-static void
-accel_cholesky_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelCholesky *self = ACCEL_CHOLESKY (object);
-
-  switch (prop_id)
-    {
-    case PROP_A:
-      accel_op_set_buffer_ (object, &self->a, value, pspec);
-      break;
-    case PROP_L:
-      accel_op_set_buffer_ (object, &self->l, value, pspec);
-      break;
-    case PROP_LOWER:
-      accel_op_set_boolean_ (object, &self->lower, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_cholesky_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelCholesky *self = ACCEL_CHOLESKY (object);
-
-  switch (prop_id)
-    {
-    case PROP_A:
-      g_value_set_object (value, self->a);
-      break;
-    case PROP_L:
-      g_value_set_object (value, self->l);
-      break;
-    case PROP_LOWER:
-      g_value_set_boolean (value, self->lower);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_cholesky_dispose (GObject *object)
-{
-  AccelCholesky *self = ACCEL_CHOLESKY (object);
-
-  g_clear_object (&self->a);
-  g_clear_object (&self->l);
-
-  G_OBJECT_CLASS (accel_cholesky_parent_class)->dispose (object);
-}
 
 static gboolean
 accel_cholesky_validate (AccelOp *op, GError **error)
 {
   AccelCholesky *self = ACCEL_CHOLESKY (op);
-
-  if (!accel_op_require_ ("cholesky", "a", self->a, error)
-      || !accel_op_require_ ("cholesky", "l", self->l, error))
-    return FALSE;
 
   AccelOpMatrixDims d;
   if (!accel_op_check_dtype (op, "a", linalg_dtypes, G_N_ELEMENTS (linalg_dtypes), error)
@@ -109,27 +40,11 @@ accel_cholesky_validate (AccelOp *op, GError **error)
          && accel_op_check_in_place_ (error, "cholesky", "l", self->l, "a", self->a);
 }
 
-static void
-accel_cholesky_class_init (AccelCholeskyClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  object_class->set_property = accel_cholesky_set_property;
-  object_class->get_property = accel_cholesky_get_property;
-  object_class->dispose = accel_cholesky_dispose;
-  op_class->validate = accel_cholesky_validate;
-
-  accel_op_class_set_metadata (op_class, "cholesky",
-                               "Cholesky factorisation of a symmetric positive definite matrix (LAPACK potrf)");
-
-  accel_op_class_install_buffer (op_class, PROP_A, "a",
-                                 "Symmetric positive definite [n, n] (or [b, n, n]); f32 or f64",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_L, "l",
-                                 "The triangular factor, shape of a; may be a",
-                                 ACCEL_ACCESS_WRITE, TRUE);
-
+static const AccelOpParam cholesky_params[] = {
+  ACCEL_OP_BUFFER (AccelCholesky, a, "a", "Symmetric positive definite [n, n] (or [b, n, n]); f32 or f64",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelCholesky, l, "l", "The triangular factor, shape of a; may be a",
+                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**
    * AccelCholesky:lower:
    *
@@ -137,19 +52,12 @@ accel_cholesky_class_init (AccelCholeskyClass *klass)
    * triangle of `a`) or upper triangular (`a = uᵀ u`, reading the upper
    * triangle).
    */
-  properties[PROP_LOWER] =
-    g_param_spec_boolean ("lower", NULL, "Lower factor a = l lT (else upper a = uT u)",
-                          TRUE, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_BOOLEAN (AccelCholesky, lower, "lower", "Lower factor a = l lT (else upper a = uT u)", TRUE),
+};
 
-  for (guint i = PROP_LOWER; i < N_PROPS; i++)
-    g_object_class_install_property (object_class, i, properties[i]);
-}
-
-static void
-accel_cholesky_init (AccelCholesky *self)
-{
-  self->lower = TRUE;
-}
+ACCEL_DEFINE_OP_TYPE (AccelCholesky, accel_cholesky, "cholesky",
+                      "Cholesky factorisation of a symmetric positive definite matrix (LAPACK potrf)",
+                      cholesky_params, accel_cholesky_validate)
 
 /**
  * accel_cholesky_new:
@@ -163,9 +71,6 @@ accel_cholesky_init (AccelCholesky *self)
 AccelOp *
 accel_cholesky_new (AccelBuffer *a, AccelBuffer *l)
 {
-  g_return_val_if_fail (a == NULL || ACCEL_IS_BUFFER (a), NULL);
-  g_return_val_if_fail (l == NULL || ACCEL_IS_BUFFER (l), NULL);
-
   return g_object_new (ACCEL_TYPE_CHOLESKY, "a", a,
                        "l", l, NULL);
 }

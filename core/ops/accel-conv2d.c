@@ -23,27 +23,6 @@
  * Op name: `conv2d`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelConv2d, accel_conv2d, ACCEL_TYPE_OP)
-
-enum {
-  PROP_0,
-  PROP_X,
-  PROP_W,
-  PROP_BIAS,
-  PROP_Y,
-  PROP_LAYOUT,
-  PROP_STRIDE_H,
-  PROP_STRIDE_W,
-  PROP_PAD_H,
-  PROP_PAD_W,
-  PROP_DILATION_H,
-  PROP_DILATION_W,
-  PROP_GROUPS,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
-
 static const AccelDType conv_dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16 };
 
 /* The output length of one axis, or -1 where the dilated window does not
@@ -54,34 +33,6 @@ conv_out_len (gint64 in, gint64 window, int stride, int pad, int dilation)
   gint64 span = (gint64) dilation * (window - 1) + 1;
   gint64 room = in + 2 * (gint64) pad - span;
   return room < 0 ? -1 : room / stride + 1;
-}
-
-static gboolean
-check_params (AccelOp *op, const AccelConv2dParams *p, GError **error)
-{
-  const char *name = accel_op_get_type_name (op);
-  const struct { const char *prop; int value; int min; } fields[] = {
-    { "stride-h", p->stride_h, 1 }, { "stride-w", p->stride_w, 1 },
-    { "pad-h", p->pad_h, 0 }, { "pad-w", p->pad_w, 0 },
-    { "dilation-h", p->dilation_h, 1 }, { "dilation-w", p->dilation_w, 1 },
-    { "groups", p->groups, 1 },
-  };
-
-  if (p->layout != ACCEL_CONV_LAYOUT_NCHW && p->layout != ACCEL_CONV_LAYOUT_NHWC)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "%s: property “layout” has the unknown value %d", name, p->layout);
-      return FALSE;
-    }
-  for (guint i = 0; i < G_N_ELEMENTS (fields); i++)
-    if (fields[i].value < fields[i].min)
-      {
-        g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                     "%s: property “%s” is %d; it must be at least %d",
-                     name, fields[i].prop, fields[i].value, fields[i].min);
-        return FALSE;
-      }
-  return TRUE;
 }
 
 /* Dims in the layout's order from logical (n, c, h, w). */
@@ -112,13 +63,13 @@ _accel_conv2d_check_geometry (AccelOp *op,
                               AccelBuffer *w,
                               const char *y_name,
                               AccelBuffer *y,
+                              AccelConv2dRole result,
                               GError **error)
 {
   const char *name = accel_op_get_type_name (op);
   const char *names[3] = { x_name, w_name, y_name };
 
-  if (!check_params (op, p, error)
-      || !accel_op_check_dtype (op, x_name, conv_dtypes, G_N_ELEMENTS (conv_dtypes), error)
+  if (!accel_op_check_dtype (op, x_name, conv_dtypes, G_N_ELEMENTS (conv_dtypes), error)
       || !accel_op_check_same_dtype (op, x_name, w_name, error)
       || !accel_op_check_same_dtype (op, x_name, y_name, error))
     return FALSE;
@@ -138,6 +89,27 @@ _accel_conv2d_check_geometry (AccelOp *op,
   gint64 r = accel_shape_get_dim (sw, nhwc ? 1 : 2);
   gint64 s = accel_shape_get_dim (sw, nhwc ? 2 : 3);
 
+  /* The result is judged against the inputs, never the other way round:
+   * a wrong `dw` or `dx` is named, not the `dy` it fails to match. */
+  const AccelShape *sy = accel_buffer_get_shape (y);
+  if (result == ACCEL_CONV2D_ROLE_W && accel_shape_get_dim (sy, nhwc ? 3 : 1) != k)
+    {
+      g_autofree char *why = g_strdup_printf ("one filter per channel of “%s”", y_name);
+      gint64 want[4];
+      layout_dims (p->layout, accel_shape_get_dim (sy, nhwc ? 3 : 1), c / MAX (p->groups, 1), r, s, want);
+      return accel_op_expect_dims_ (error, name, w_name, w, want, 4, why);
+    }
+  if (result == ACCEL_CONV2D_ROLE_X)
+    {
+      gint64 want_c = accel_shape_get_dim (sw, nhwc ? 3 : 1) * p->groups;
+      if (n != accel_shape_get_dim (sy, 0) || c != want_c)
+        {
+          g_autofree char *want = g_strdup_printf ("%" G_GINT64_FORMAT " images (as “%s”) of %" G_GINT64_FORMAT
+                                                   " channels (“%s” in %d groups)",
+                                                   accel_shape_get_dim (sy, 0), y_name, want_c, w_name, p->groups);
+          return accel_op_shape_error_ (error, name, x_name, x, want);
+        }
+    }
   if (c % p->groups != 0 || k % p->groups != 0)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
@@ -165,8 +137,20 @@ _accel_conv2d_check_geometry (AccelOp *op,
     }
   gint64 want_y[4];
   layout_dims (p->layout, n, k, ph, pw, want_y);
-  if (!accel_op_expect_dims_ (error, name, y_name, y, want_y, 4,
-                              "from the image, filter, stride, padding and dilation"))
+  if (result != ACCEL_CONV2D_ROLE_Y)
+    {
+      g_autoptr(AccelShape) want = accel_shape_new (want_y, 4);
+      if (!accel_shape_same_dims (sy, want))
+        {
+          const char *res_name = result == ACCEL_CONV2D_ROLE_W ? w_name : x_name;
+          AccelBuffer *res = result == ACCEL_CONV2D_ROLE_W ? w : x;
+          g_autofree char *ys = accel_shape_to_string (sy), *gives = accel_shape_to_string (want);
+          g_autofree char *why = g_strdup_printf ("one whose convolution gives “%s” %s, not %s", y_name, ys, gives);
+          return accel_op_shape_error_ (error, name, res_name, res, why);
+        }
+    }
+  else if (!accel_op_expect_dims_ (error, name, y_name, y, want_y, 4,
+                                   "from the image, filter, stride, padding and dilation"))
     return FALSE;
 
   gint64 all[] = { n, c, h, wd, k, r, s };
@@ -180,126 +164,13 @@ _accel_conv2d_check_geometry (AccelOp *op,
   return TRUE;
 }
 
-static void
-accel_conv2d_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelConv2d *self = ACCEL_CONV2D (object);
-
-  switch (prop_id)
-    {
-    case PROP_X:
-      accel_op_set_buffer_ (object, &self->x, value, pspec);
-      break;
-    case PROP_W:
-      accel_op_set_buffer_ (object, &self->w, value, pspec);
-      break;
-    case PROP_BIAS:
-      accel_op_set_buffer_ (object, &self->bias, value, pspec);
-      break;
-    case PROP_Y:
-      accel_op_set_buffer_ (object, &self->y, value, pspec);
-      break;
-    case PROP_LAYOUT:
-      accel_op_set_enum_ (object, (int *) &self->params.layout, value, pspec);
-      break;
-    case PROP_STRIDE_H:
-      accel_op_set_int_ (object, &self->params.stride_h, value, pspec);
-      break;
-    case PROP_STRIDE_W:
-      accel_op_set_int_ (object, &self->params.stride_w, value, pspec);
-      break;
-    case PROP_PAD_H:
-      accel_op_set_int_ (object, &self->params.pad_h, value, pspec);
-      break;
-    case PROP_PAD_W:
-      accel_op_set_int_ (object, &self->params.pad_w, value, pspec);
-      break;
-    case PROP_DILATION_H:
-      accel_op_set_int_ (object, &self->params.dilation_h, value, pspec);
-      break;
-    case PROP_DILATION_W:
-      accel_op_set_int_ (object, &self->params.dilation_w, value, pspec);
-      break;
-    case PROP_GROUPS:
-      accel_op_set_int_ (object, &self->params.groups, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_conv2d_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelConv2d *self = ACCEL_CONV2D (object);
-
-  switch (prop_id)
-    {
-    case PROP_X:
-      g_value_set_object (value, self->x);
-      break;
-    case PROP_W:
-      g_value_set_object (value, self->w);
-      break;
-    case PROP_BIAS:
-      g_value_set_object (value, self->bias);
-      break;
-    case PROP_Y:
-      g_value_set_object (value, self->y);
-      break;
-    case PROP_LAYOUT:
-      g_value_set_enum (value, self->params.layout);
-      break;
-    case PROP_STRIDE_H:
-      g_value_set_int (value, self->params.stride_h);
-      break;
-    case PROP_STRIDE_W:
-      g_value_set_int (value, self->params.stride_w);
-      break;
-    case PROP_PAD_H:
-      g_value_set_int (value, self->params.pad_h);
-      break;
-    case PROP_PAD_W:
-      g_value_set_int (value, self->params.pad_w);
-      break;
-    case PROP_DILATION_H:
-      g_value_set_int (value, self->params.dilation_h);
-      break;
-    case PROP_DILATION_W:
-      g_value_set_int (value, self->params.dilation_w);
-      break;
-    case PROP_GROUPS:
-      g_value_set_int (value, self->params.groups);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_conv2d_dispose (GObject *object)
-{
-  AccelConv2d *self = ACCEL_CONV2D (object);
-
-  g_clear_object (&self->x);
-  g_clear_object (&self->w);
-  g_clear_object (&self->bias);
-  g_clear_object (&self->y);
-
-  G_OBJECT_CLASS (accel_conv2d_parent_class)->dispose (object);
-}
-
 static gboolean
 accel_conv2d_validate (AccelOp *op, GError **error)
 {
   AccelConv2d *self = ACCEL_CONV2D (op);
 
-  if (!accel_op_require_ ("conv2d", "x", self->x, error)
-      || !accel_op_require_ ("conv2d", "w", self->w, error)
-      || !accel_op_require_ ("conv2d", "y", self->y, error))
-    return FALSE;
-
-  if (!_accel_conv2d_check_geometry (op, &self->params, "x", self->x, "w", self->w, "y", self->y, error))
+  if (!_accel_conv2d_check_geometry (op, &self->params, "x", self->x, "w", self->w, "y", self->y,
+                                     ACCEL_CONV2D_ROLE_Y, error))
     return FALSE;
   if (self->bias != NULL)
     {
@@ -314,113 +185,169 @@ accel_conv2d_validate (AccelOp *op, GError **error)
          && accel_op_check_no_alias_ (error, "conv2d", "y", self->y, "bias", self->bias);
 }
 
-static void
-accel_conv2d_class_init (AccelConv2dClass *klass)
+/* The geometry of conv2d and its backward ops, installed at each op's
+ * `params` member. */
+static const AccelOpParam geometry_params[] = {
+  ACCEL_OP_ENUM (AccelConv2dParams, layout, "layout", "nchw or nhwc",
+                 accel_conv_layout_get_type, ACCEL_CONV_LAYOUT_NCHW),
+  ACCEL_OP_INT (AccelConv2dParams, stride_h, "stride-h", "Vertical stride",
+                1, G_MAXINT, 1),
+  ACCEL_OP_INT (AccelConv2dParams, stride_w, "stride-w", "Horizontal stride",
+                1, G_MAXINT, 1),
+  ACCEL_OP_INT (AccelConv2dParams, pad_h, "pad-h", "Zero padding above and below",
+                0, G_MAXINT, 0),
+  ACCEL_OP_INT (AccelConv2dParams, pad_w, "pad-w", "Zero padding left and right",
+                0, G_MAXINT, 0),
+  ACCEL_OP_INT (AccelConv2dParams, dilation_h, "dilation-h", "Vertical filter dilation",
+                1, G_MAXINT, 1),
+  ACCEL_OP_INT (AccelConv2dParams, dilation_w, "dilation-w", "Horizontal filter dilation",
+                1, G_MAXINT, 1),
+  ACCEL_OP_INT (AccelConv2dParams, groups, "groups", "Number of channel groups",
+                1, G_MAXINT, 1),
+};
+
+/**
+ * AccelConv2d:layout:
+ *
+ * The layout of the images and filters.
+ */
+/**
+ * AccelConv2d:stride-h:
+ *
+ * The vertical stride.
+ */
+/**
+ * AccelConv2d:stride-w:
+ *
+ * The horizontal stride.
+ */
+/**
+ * AccelConv2d:pad-h:
+ *
+ * Rows of zeros added above and below the input.
+ */
+/**
+ * AccelConv2d:pad-w:
+ *
+ * Columns of zeros added left and right of the input.
+ */
+/**
+ * AccelConv2d:dilation-h:
+ *
+ * The vertical spacing of filter taps (1: dense).
+ */
+/**
+ * AccelConv2d:dilation-w:
+ *
+ * The horizontal spacing of filter taps (1: dense).
+ */
+/**
+ * AccelConv2d:groups:
+ *
+ * The number of groups: input channels and filters are split into this
+ * many groups, each convolved on its own (depthwise: groups = channels).
+ */
+/**
+ * AccelConv2dBackwardData:layout:
+ *
+ * As #AccelConv2d:layout.
+ */
+/**
+ * AccelConv2dBackwardData:stride-h:
+ *
+ * As #AccelConv2d:stride-h.
+ */
+/**
+ * AccelConv2dBackwardData:stride-w:
+ *
+ * As #AccelConv2d:stride-w.
+ */
+/**
+ * AccelConv2dBackwardData:pad-h:
+ *
+ * As #AccelConv2d:pad-h.
+ */
+/**
+ * AccelConv2dBackwardData:pad-w:
+ *
+ * As #AccelConv2d:pad-w.
+ */
+/**
+ * AccelConv2dBackwardData:dilation-h:
+ *
+ * As #AccelConv2d:dilation-h.
+ */
+/**
+ * AccelConv2dBackwardData:dilation-w:
+ *
+ * As #AccelConv2d:dilation-w.
+ */
+/**
+ * AccelConv2dBackwardData:groups:
+ *
+ * As #AccelConv2d:groups.
+ */
+/**
+ * AccelConv2dBackwardFilter:layout:
+ *
+ * As #AccelConv2d:layout.
+ */
+/**
+ * AccelConv2dBackwardFilter:stride-h:
+ *
+ * As #AccelConv2d:stride-h.
+ */
+/**
+ * AccelConv2dBackwardFilter:stride-w:
+ *
+ * As #AccelConv2d:stride-w.
+ */
+/**
+ * AccelConv2dBackwardFilter:pad-h:
+ *
+ * As #AccelConv2d:pad-h.
+ */
+/**
+ * AccelConv2dBackwardFilter:pad-w:
+ *
+ * As #AccelConv2d:pad-w.
+ */
+/**
+ * AccelConv2dBackwardFilter:dilation-h:
+ *
+ * As #AccelConv2d:dilation-h.
+ */
+/**
+ * AccelConv2dBackwardFilter:dilation-w:
+ *
+ * As #AccelConv2d:dilation-w.
+ */
+/**
+ * AccelConv2dBackwardFilter:groups:
+ *
+ * As #AccelConv2d:groups.
+ */
+
+void
+_accel_conv2d_install_geometry (AccelOpClass *klass, gsize params_offset)
 {
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  object_class->set_property = accel_conv2d_set_property;
-  object_class->get_property = accel_conv2d_get_property;
-  object_class->dispose = accel_conv2d_dispose;
-  op_class->validate = accel_conv2d_validate;
-
-  accel_op_class_set_metadata (op_class, "conv2d",
-                               "2-D convolution (cross-correlation) with stride, padding, dilation, groups and bias");
-
-  accel_op_class_install_buffer (op_class, PROP_X, "x",
-                                 "Images [n, c, h, w] (nchw) or [n, h, w, c] (nhwc)",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_W, "w",
-                                 "Filters [k, c / groups, r, s] (nchw) or [k, r, s, c / groups] (nhwc)",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_BIAS, "bias",
-                                 "Optional bias [k], one per filter",
-                                 ACCEL_ACCESS_READ, FALSE);
-  accel_op_class_install_buffer (op_class, PROP_Y, "y",
-                                 "Result [n, k, p, q] (nchw) or [n, p, q, k] (nhwc)",
-                                 ACCEL_ACCESS_WRITE, TRUE);
-
-  /**
-   * AccelConv2d:layout:
-   *
-   * The layout of the images and filters.
-   */
-  properties[PROP_LAYOUT] =
-    g_param_spec_enum ("layout", NULL, "nchw or nhwc",
-                       ACCEL_TYPE_CONV_LAYOUT, ACCEL_CONV_LAYOUT_NCHW, ACCEL_OP_PARAM_FLAGS);
-  /**
-   * AccelConv2d:stride-h:
-   *
-   * The vertical stride.
-   */
-  properties[PROP_STRIDE_H] =
-    g_param_spec_int ("stride-h", NULL, "Vertical stride",
-                      1, G_MAXINT, 1, ACCEL_OP_PARAM_FLAGS);
-  /**
-   * AccelConv2d:stride-w:
-   *
-   * The horizontal stride.
-   */
-  properties[PROP_STRIDE_W] =
-    g_param_spec_int ("stride-w", NULL, "Horizontal stride",
-                      1, G_MAXINT, 1, ACCEL_OP_PARAM_FLAGS);
-  /**
-   * AccelConv2d:pad-h:
-   *
-   * Rows of zeros added above and below the input.
-   */
-  properties[PROP_PAD_H] =
-    g_param_spec_int ("pad-h", NULL, "Zero padding above and below",
-                      0, G_MAXINT, 0, ACCEL_OP_PARAM_FLAGS);
-  /**
-   * AccelConv2d:pad-w:
-   *
-   * Columns of zeros added left and right of the input.
-   */
-  properties[PROP_PAD_W] =
-    g_param_spec_int ("pad-w", NULL, "Zero padding left and right",
-                      0, G_MAXINT, 0, ACCEL_OP_PARAM_FLAGS);
-  /**
-   * AccelConv2d:dilation-h:
-   *
-   * The vertical spacing of filter taps (1: dense).
-   */
-  properties[PROP_DILATION_H] =
-    g_param_spec_int ("dilation-h", NULL, "Vertical filter dilation",
-                      1, G_MAXINT, 1, ACCEL_OP_PARAM_FLAGS);
-  /**
-   * AccelConv2d:dilation-w:
-   *
-   * The horizontal spacing of filter taps (1: dense).
-   */
-  properties[PROP_DILATION_W] =
-    g_param_spec_int ("dilation-w", NULL, "Horizontal filter dilation",
-                      1, G_MAXINT, 1, ACCEL_OP_PARAM_FLAGS);
-  /**
-   * AccelConv2d:groups:
-   *
-   * The number of groups: input channels and filters are split into this
-   * many groups, each convolved on its own (depthwise: groups = channels).
-   */
-  properties[PROP_GROUPS] =
-    g_param_spec_int ("groups", NULL, "Number of channel groups",
-                      1, G_MAXINT, 1, ACCEL_OP_PARAM_FLAGS);
-
-  for (guint i = PROP_LAYOUT; i < N_PROPS; i++)
-    g_object_class_install_property (object_class, i, properties[i]);
+  accel_op_class_install_params_at (klass, params_offset, geometry_params, G_N_ELEMENTS (geometry_params));
 }
 
-static void
-accel_conv2d_init (AccelConv2d *self)
-{
-  self->params.layout = ACCEL_CONV_LAYOUT_NCHW;
-  self->params.stride_h = 1;
-  self->params.stride_w = 1;
-  self->params.dilation_h = 1;
-  self->params.dilation_w = 1;
-  self->params.groups = 1;
-}
+static const AccelOpParam conv2d_params[] = {
+  ACCEL_OP_BUFFER (AccelConv2d, x, "x", "Images [n, c, h, w] (nchw) or [n, h, w, c] (nhwc)",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelConv2d, w, "w", "Filters [k, c / groups, r, s] (nchw) or [k, r, s, c / groups] (nhwc)",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelConv2d, bias, "bias", "Optional bias [k], one per filter", ACCEL_ACCESS_READ, 0),
+  ACCEL_OP_BUFFER (AccelConv2d, y, "y", "Result [n, k, p, q] (nchw) or [n, p, q, k] (nhwc)",
+                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+};
+
+ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelConv2d, accel_conv2d, "conv2d",
+                                "2-D convolution (cross-correlation) with stride, padding, dilation, groups and bias",
+                                conv2d_params, accel_conv2d_validate,
+                                _accel_conv2d_install_geometry (op_class, G_STRUCT_OFFSET (AccelConv2d, params)))
 
 /**
  * accel_conv2d_new:
@@ -436,10 +363,6 @@ accel_conv2d_init (AccelConv2d *self)
 AccelOp *
 accel_conv2d_new (AccelBuffer *x, AccelBuffer *w, AccelBuffer *y)
 {
-  g_return_val_if_fail (x == NULL || ACCEL_IS_BUFFER (x), NULL);
-  g_return_val_if_fail (w == NULL || ACCEL_IS_BUFFER (w), NULL);
-  g_return_val_if_fail (y == NULL || ACCEL_IS_BUFFER (y), NULL);
-
   return g_object_new (ACCEL_TYPE_CONV2D, "x", x,
                        "w", w,
                        "y", y, NULL);

@@ -20,90 +20,12 @@
  * Op name: `eigh`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelEigh, accel_eigh, ACCEL_TYPE_OP)
-
-enum {
-  PROP_0,
-  PROP_A,
-  PROP_W,
-  PROP_V,
-  PROP_LOWER,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
-
 static const AccelDType linalg_dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F64 };
-
-static void
-accel_eigh_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelEigh *self = ACCEL_EIGH (object);
-
-  switch (prop_id)
-    {
-    case PROP_A:
-      accel_op_set_buffer_ (object, &self->a, value, pspec);
-      break;
-    case PROP_W:
-      accel_op_set_buffer_ (object, &self->w, value, pspec);
-      break;
-    case PROP_V:
-      accel_op_set_buffer_ (object, &self->v, value, pspec);
-      break;
-    case PROP_LOWER:
-      accel_op_set_boolean_ (object, &self->lower, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_eigh_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelEigh *self = ACCEL_EIGH (object);
-
-  switch (prop_id)
-    {
-    case PROP_A:
-      g_value_set_object (value, self->a);
-      break;
-    case PROP_W:
-      g_value_set_object (value, self->w);
-      break;
-    case PROP_V:
-      g_value_set_object (value, self->v);
-      break;
-    case PROP_LOWER:
-      g_value_set_boolean (value, self->lower);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_eigh_dispose (GObject *object)
-{
-  AccelEigh *self = ACCEL_EIGH (object);
-
-  g_clear_object (&self->a);
-  g_clear_object (&self->w);
-  g_clear_object (&self->v);
-
-  G_OBJECT_CLASS (accel_eigh_parent_class)->dispose (object);
-}
 
 static gboolean
 accel_eigh_validate (AccelOp *op, GError **error)
 {
   AccelEigh *self = ACCEL_EIGH (op);
-
-  if (!accel_op_require_ ("eigh", "a", self->a, error)
-      || !accel_op_require_ ("eigh", "w", self->w, error)
-      || !accel_op_require_ ("eigh", "v", self->v, error))
-    return FALSE;
 
   AccelOpMatrixDims d;
   if (!accel_op_check_dtype (op, "a", linalg_dtypes, G_N_ELEMENTS (linalg_dtypes), error)
@@ -124,48 +46,23 @@ accel_eigh_validate (AccelOp *op, GError **error)
          && accel_op_check_no_alias_ (error, "eigh", "w", self->w, "v", self->v);
 }
 
-static void
-accel_eigh_class_init (AccelEighClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  object_class->set_property = accel_eigh_set_property;
-  object_class->get_property = accel_eigh_get_property;
-  object_class->dispose = accel_eigh_dispose;
-  op_class->validate = accel_eigh_validate;
-
-  accel_op_class_set_metadata (op_class, "eigh",
-                               "Eigenvalues and eigenvectors of a symmetric matrix (LAPACK syevd)");
-
-  accel_op_class_install_buffer (op_class, PROP_A, "a",
-                                 "Symmetric matrix [n, n] (or [b, n, n]); f32 or f64",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_W, "w",
-                                 "Eigenvalues [n], ascending",
-                                 ACCEL_ACCESS_WRITE, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_V, "v",
-                                 "Eigenvectors as columns [n, n]; may be a",
-                                 ACCEL_ACCESS_WRITE, TRUE);
-
+static const AccelOpParam eigh_params[] = {
+  ACCEL_OP_BUFFER (AccelEigh, a, "a", "Symmetric matrix [n, n] (or [b, n, n]); f32 or f64",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelEigh, w, "w", "Eigenvalues [n], ascending", ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelEigh, v, "v", "Eigenvectors as columns [n, n]; may be a",
+                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**
    * AccelEigh:lower:
    *
    * Whether the lower triangle of `a` is read (else the upper one).
    */
-  properties[PROP_LOWER] =
-    g_param_spec_boolean ("lower", NULL, "Read the lower triangle of a (else the upper)",
-                          TRUE, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_BOOLEAN (AccelEigh, lower, "lower", "Read the lower triangle of a (else the upper)", TRUE),
+};
 
-  for (guint i = PROP_LOWER; i < N_PROPS; i++)
-    g_object_class_install_property (object_class, i, properties[i]);
-}
-
-static void
-accel_eigh_init (AccelEigh *self)
-{
-  self->lower = TRUE;
-}
+ACCEL_DEFINE_OP_TYPE (AccelEigh, accel_eigh, "eigh",
+                      "Eigenvalues and eigenvectors of a symmetric matrix (LAPACK syevd)",
+                      eigh_params, accel_eigh_validate)
 
 /**
  * accel_eigh_new:
@@ -180,10 +77,6 @@ accel_eigh_init (AccelEigh *self)
 AccelOp *
 accel_eigh_new (AccelBuffer *a, AccelBuffer *w, AccelBuffer *v)
 {
-  g_return_val_if_fail (a == NULL || ACCEL_IS_BUFFER (a), NULL);
-  g_return_val_if_fail (w == NULL || ACCEL_IS_BUFFER (w), NULL);
-  g_return_val_if_fail (v == NULL || ACCEL_IS_BUFFER (v), NULL);
-
   return g_object_new (ACCEL_TYPE_EIGH, "a", a,
                        "w", w,
                        "v", v, NULL);

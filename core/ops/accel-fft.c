@@ -13,7 +13,8 @@
  * Discrete Fourier transform of the last @n_axes dimensions of contiguous
  * buffers; the leading dimensions are a batch. The inverse is unnormalised,
  * as in FFTW and cuFFT (a forward then inverse pass scales by the product of
- * the transformed lengths).
+ * the transformed lengths): `numpy.fft.ifft (x)` is this inverse divided by
+ * the length, `numpy.fft.ifft (x, norm="forward")` this inverse itself.
  *
  * - C2C: c64 to c64 or c128 to c128, same shape, either direction; in place
  *   when @input and @output are the same buffer.
@@ -24,85 +25,6 @@
  *
  * Op name: `fft`.
  */
-
-G_DEFINE_FINAL_TYPE (AccelFft, accel_fft, ACCEL_TYPE_OP)
-
-enum {
-  PROP_0,
-  PROP_INPUT,
-  PROP_OUTPUT,
-  PROP_KIND,
-  PROP_DIRECTION,
-  PROP_N_AXES,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
-
-static void
-accel_fft_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelFft *self = ACCEL_FFT (object);
-
-  switch (prop_id)
-    {
-    case PROP_INPUT:
-      accel_op_set_buffer_ (object, &self->input, value, pspec);
-      break;
-    case PROP_OUTPUT:
-      accel_op_set_buffer_ (object, &self->output, value, pspec);
-      break;
-    case PROP_KIND:
-      accel_op_set_enum_ (object, (int *) &self->kind, value, pspec);
-      break;
-    case PROP_DIRECTION:
-      accel_op_set_enum_ (object, (int *) &self->direction, value, pspec);
-      break;
-    case PROP_N_AXES:
-      accel_op_set_uint_ (object, &self->n_axes, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_fft_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelFft *self = ACCEL_FFT (object);
-
-  switch (prop_id)
-    {
-    case PROP_INPUT:
-      g_value_set_object (value, self->input);
-      break;
-    case PROP_OUTPUT:
-      g_value_set_object (value, self->output);
-      break;
-    case PROP_KIND:
-      g_value_set_enum (value, self->kind);
-      break;
-    case PROP_DIRECTION:
-      g_value_set_enum (value, self->direction);
-      break;
-    case PROP_N_AXES:
-      g_value_set_uint (value, self->n_axes);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_fft_dispose (GObject *object)
-{
-  AccelFft *self = ACCEL_FFT (object);
-
-  g_clear_object (&self->input);
-  g_clear_object (&self->output);
-
-  G_OBJECT_CLASS (accel_fft_parent_class)->dispose (object);
-}
 
 static gboolean
 accel_fft_check_types (AccelFft *self, GError **error)
@@ -148,9 +70,6 @@ accel_fft_validate (AccelOp *op, GError **error)
 {
   AccelFft *self = ACCEL_FFT (op);
 
-  if (!accel_op_require_ ("fft", "input", self->input, error)
-      || !accel_op_require_ ("fft", "output", self->output, error))
-    return FALSE;
   if (self->n_axes < 1 || self->n_axes > 3)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
@@ -243,62 +162,37 @@ accel_fft_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
-static void
-accel_fft_class_init (AccelFftClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  object_class->set_property = accel_fft_set_property;
-  object_class->get_property = accel_fft_get_property;
-  object_class->dispose = accel_fft_dispose;
-  op_class->validate = accel_fft_validate;
-
-  accel_op_class_set_metadata (op_class, "fft",
-                               "Batched 1-3 dimensional FFT (c2c, r2c, c2r; unnormalised inverse)");
-  accel_op_class_install_buffer (op_class, PROP_INPUT, "input",
-                                 "Input: c64/c128 (c2c, c2r) or f32/f64 (r2c), contiguous",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_OUTPUT, "output",
-                                 "Output: c64/c128 (c2c, r2c) or f32/f64 (c2r), contiguous",
-                                 ACCEL_ACCESS_WRITE, TRUE);
-
+static const AccelOpParam fft_params[] = {
+  ACCEL_OP_BUFFER (AccelFft, input, "input", "Input: c64/c128 (c2c, c2r) or f32/f64 (r2c), contiguous",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelFft, output, "output", "Output: c64/c128 (c2c, r2c) or f32/f64 (c2r), contiguous",
+                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**
    * AccelFft:kind:
    *
    * Complex to complex, real to complex or complex to real.
    */
-  properties[PROP_KIND] =
-    g_param_spec_enum ("kind", NULL, "c2c, r2c or c2r",
-                       ACCEL_TYPE_FFT_KIND, ACCEL_FFT_C2C, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_ENUM (AccelFft, kind, "kind", "c2c, r2c or c2r",
+                 accel_fft_kind_get_type, ACCEL_FFT_C2C),
   /**
    * AccelFft:direction:
    *
    * Forward (`exp(-2πi jk/n)`) or inverse (unnormalised).
    */
-  properties[PROP_DIRECTION] =
-    g_param_spec_enum ("direction", NULL, "Forward or inverse (unnormalised)",
-                       ACCEL_TYPE_FFT_DIRECTION, ACCEL_FFT_FORWARD, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_ENUM (AccelFft, direction, "direction", "Forward or inverse (unnormalised)",
+                 accel_fft_direction_get_type, ACCEL_FFT_FORWARD),
   /**
    * AccelFft:n-axes:
    *
    * How many trailing dimensions are transformed; the others are a batch.
    */
-  properties[PROP_N_AXES] =
-    g_param_spec_uint ("n-axes", NULL, "Number of trailing dimensions transformed (1-3)",
-                       1, 3, 1, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_UINT (AccelFft, n_axes, "n-axes", "Number of trailing dimensions transformed (1-3)",
+                 1, 3, 1),
+};
 
-  for (guint i = PROP_KIND; i < N_PROPS; i++)
-    g_object_class_install_property (object_class, i, properties[i]);
-}
-
-static void
-accel_fft_init (AccelFft *self)
-{
-  self->kind = ACCEL_FFT_C2C;
-  self->direction = ACCEL_FFT_FORWARD;
-  self->n_axes = 1;
-}
+ACCEL_DEFINE_OP_TYPE (AccelFft, accel_fft, "fft",
+                      "Batched 1-3 dimensional FFT (c2c, r2c, c2r; unnormalised inverse)",
+                      fft_params, accel_fft_validate)
 
 /**
  * accel_fft_new:

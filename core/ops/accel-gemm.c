@@ -21,187 +21,109 @@
  * Op name: `gemm`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelGemm, accel_gemm, ACCEL_TYPE_OP)
-
-enum {
-  PROP_0,
-  PROP_A,
-  PROP_B,
-  PROP_C,
-  PROP_TRANSA,
-  PROP_TRANSB,
-  PROP_ALPHA,
-  PROP_BETA,
-  PROP_COMPUTE,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
-
 static const AccelDType gemm_dtypes[] = {
   ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_C64, ACCEL_DTYPE_C128,
   ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16,
 };
 
-static void
-accel_gemm_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+/**
+ * accel_gemm_dims:
+ * @op: the op whose buffers these are (its name goes in errors)
+ * @a: the left matrix, `[m, k]` (`[k, m]` with @transa) or a batch of them
+ * @transa: whether @a is stored transposed
+ * @b: the right matrix, `[k, n]` (`[n, k]` with @transb) or a batch
+ * @transb: whether @b is stored transposed
+ * @c: the result, `[m, n]` or a batch
+ * @dims: (out caller-allocates): the sizes
+ * @error: return location for a #GError
+ *
+ * Reads and checks the sizes of `c = op(a) op(b)` on contiguous row-major
+ * buffers of rank 2, or rank 3 with equal batch sizes: the one reading of
+ * a GEMM's dimensions that `gemm` and `matmul` validate with and every
+ * GEMM kernel sizes its call with. Each size is at most %G_MAXINT, the
+ * limit of the BLAS interfaces.
+ *
+ * Returns: %TRUE if the shapes agree; else an error naming the buffer
+ */
+gboolean
+accel_gemm_dims (AccelOp *op,
+                 AccelBuffer *a,
+                 gboolean transa,
+                 AccelBuffer *b,
+                 gboolean transb,
+                 AccelBuffer *c,
+                 AccelGemmDims *dims,
+                 GError **error)
 {
-  AccelGemm *self = ACCEL_GEMM (object);
+  g_return_val_if_fail (ACCEL_IS_OP (op), FALSE);
+  g_return_val_if_fail (ACCEL_IS_BUFFER (a) && ACCEL_IS_BUFFER (b) && ACCEL_IS_BUFFER (c), FALSE);
+  g_return_val_if_fail (dims != NULL, FALSE);
 
-  switch (prop_id)
+  const char *name = accel_op_get_type_name (op);
+  static const char *const names[] = { "a", "b", "c" };
+  for (guint i = 0; i < G_N_ELEMENTS (names); i++)
+    if (!accel_op_check_rank (op, names[i], 2, 3, error) || !accel_op_check_contiguous (op, names[i], error))
+      return FALSE;
+
+  const AccelShape *sa = accel_buffer_get_shape (a);
+  const AccelShape *sb = accel_buffer_get_shape (b);
+  const AccelShape *sc = accel_buffer_get_shape (c);
+  guint rank = accel_shape_get_rank (sa);
+  if (accel_shape_get_rank (sb) != rank || accel_shape_get_rank (sc) != rank)
     {
-    case PROP_A:
-      accel_op_set_buffer_ (object, &self->a, value, pspec);
-      break;
-    case PROP_B:
-      accel_op_set_buffer_ (object, &self->b, value, pspec);
-      break;
-    case PROP_C:
-      accel_op_set_buffer_ (object, &self->c, value, pspec);
-      break;
-    case PROP_TRANSA:
-      accel_op_set_boolean_ (object, &self->transa, value, pspec);
-      break;
-    case PROP_TRANSB:
-      accel_op_set_boolean_ (object, &self->transb, value, pspec);
-      break;
-    case PROP_ALPHA:
-      accel_op_set_double_ (object, &self->alpha, value, pspec);
-      break;
-    case PROP_BETA:
-      accel_op_set_double_ (object, &self->beta, value, pspec);
-      break;
-    case PROP_COMPUTE:
-      accel_op_set_enum_ (object, (int *) &self->compute, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH,
+                   "%s: “a”, “b” and “c” must have the same rank (got %u, %u and %u)",
+                   name, rank, accel_shape_get_rank (sb), accel_shape_get_rank (sc));
+      return FALSE;
     }
-}
 
-static void
-accel_gemm_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelGemm *self = ACCEL_GEMM (object);
+  guint r = rank - 2;
+  gint64 m = accel_shape_get_dim (sa, transa ? r + 1 : r);
+  gint64 k = accel_shape_get_dim (sa, transa ? r : r + 1);
+  gint64 kb = accel_shape_get_dim (sb, transb ? r + 1 : r);
+  gint64 n = accel_shape_get_dim (sb, transb ? r : r + 1);
+  gint64 batch = rank == 3 ? accel_shape_get_dim (sa, 0) : 1;
 
-  switch (prop_id)
+  if (kb != k)
     {
-    case PROP_A:
-      g_value_set_object (value, self->a);
-      break;
-    case PROP_B:
-      g_value_set_object (value, self->b);
-      break;
-    case PROP_C:
-      g_value_set_object (value, self->c);
-      break;
-    case PROP_TRANSA:
-      g_value_set_boolean (value, self->transa);
-      break;
-    case PROP_TRANSB:
-      g_value_set_boolean (value, self->transb);
-      break;
-    case PROP_ALPHA:
-      g_value_set_double (value, self->alpha);
-      break;
-    case PROP_BETA:
-      g_value_set_double (value, self->beta);
-      break;
-    case PROP_COMPUTE:
-      g_value_set_enum (value, self->compute);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      g_autofree char *expected = g_strdup_printf (transb ? "[n, %" G_GINT64_FORMAT "] (transb)"
+                                                          : "[%" G_GINT64_FORMAT ", n]", k);
+      return accel_op_shape_error_ (error, name, "b", b, expected);
     }
-}
-
-static void
-accel_gemm_dispose (GObject *object)
-{
-  AccelGemm *self = ACCEL_GEMM (object);
-
-  g_clear_object (&self->a);
-  g_clear_object (&self->b);
-  g_clear_object (&self->c);
-
-  G_OBJECT_CLASS (accel_gemm_parent_class)->dispose (object);
+  if (accel_shape_get_dim (sc, r) != m || accel_shape_get_dim (sc, r + 1) != n)
+    {
+      g_autofree char *expected = g_strdup_printf ("[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]", m, n);
+      return accel_op_shape_error_ (error, name, "c", c, expected);
+    }
+  if (rank == 3 && (accel_shape_get_dim (sb, 0) != batch || accel_shape_get_dim (sc, 0) != batch))
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH,
+                   "%s: batch sizes differ: “a” %" G_GINT64_FORMAT ", “b” %" G_GINT64_FORMAT
+                   ", “c” %" G_GINT64_FORMAT, name, batch, accel_shape_get_dim (sb, 0), accel_shape_get_dim (sc, 0));
+      return FALSE;
+    }
+  if (m > G_MAXINT || n > G_MAXINT || k > G_MAXINT)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "%s: m=%" G_GINT64_FORMAT ", n=%" G_GINT64_FORMAT ", k=%" G_GINT64_FORMAT
+                   " exceeds the BLAS limit of %d per dimension", name, m, n, k, G_MAXINT);
+      return FALSE;
+    }
+  dims->batch = batch, dims->m = m, dims->n = n, dims->k = k;
+  return TRUE;
 }
 
 static gboolean
 accel_gemm_validate (AccelOp *op, GError **error)
 {
   AccelGemm *self = ACCEL_GEMM (op);
-
-  if (!accel_op_require_ ("gemm", "a", self->a, error)
-      || !accel_op_require_ ("gemm", "b", self->b, error)
-      || !accel_op_require_ ("gemm", "c", self->c, error))
-    return FALSE;
+  AccelGemmDims dims;
 
   if (!accel_op_check_dtype (op, "a", gemm_dtypes, G_N_ELEMENTS (gemm_dtypes), error)
       || !accel_op_check_same_dtype (op, "a", "b", error)
-      || !accel_op_check_same_dtype (op, "a", "c", error))
+      || !accel_op_check_same_dtype (op, "a", "c", error)
+      || !accel_gemm_dims (op, self->a, self->transa, self->b, self->transb, self->c, &dims, error))
     return FALSE;
-
-  if (!accel_op_check_rank (op, "a", 2, 3, error)
-      || !accel_op_check_rank (op, "b", 2, 3, error)
-      || !accel_op_check_rank (op, "c", 2, 3, error))
-    return FALSE;
-
-  if (!accel_op_check_contiguous (op, "a", error)
-      || !accel_op_check_contiguous (op, "b", error)
-      || !accel_op_check_contiguous (op, "c", error))
-    return FALSE;
-
-  const AccelShape *sa = accel_buffer_get_shape (self->a);
-  const AccelShape *sb = accel_buffer_get_shape (self->b);
-  const AccelShape *sc = accel_buffer_get_shape (self->c);
-  guint rank = accel_shape_get_rank (sa);
-
-  if (accel_shape_get_rank (sb) != rank || accel_shape_get_rank (sc) != rank)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH,
-                   "gemm: “a”, “b” and “c” must have the same rank (got %u, %u and %u)",
-                   rank, accel_shape_get_rank (sb), accel_shape_get_rank (sc));
-      return FALSE;
-    }
-
-  guint r = rank - 2;
-  gint64 m = accel_shape_get_dim (sa, self->transa ? r + 1 : r);
-  gint64 k = accel_shape_get_dim (sa, self->transa ? r : r + 1);
-  gint64 kb = accel_shape_get_dim (sb, self->transb ? r + 1 : r);
-  gint64 n = accel_shape_get_dim (sb, self->transb ? r : r + 1);
-
-  if (kb != k)
-    {
-      g_autofree char *expected = g_strdup_printf (self->transb ? "[n, %" G_GINT64_FORMAT "] (transb)"
-                                                                : "[%" G_GINT64_FORMAT ", n]", k);
-      return accel_op_shape_error_ (error, "gemm", "b", self->b, expected);
-    }
-  if (accel_shape_get_dim (sc, r) != m || accel_shape_get_dim (sc, r + 1) != n)
-    {
-      g_autofree char *expected = g_strdup_printf ("[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]", m, n);
-      return accel_op_shape_error_ (error, "gemm", "c", self->c, expected);
-    }
-  if (rank == 3)
-    {
-      gint64 batch = accel_shape_get_dim (sa, 0);
-      if (accel_shape_get_dim (sb, 0) != batch || accel_shape_get_dim (sc, 0) != batch)
-        {
-          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH,
-                       "gemm: batch sizes differ: “a” %" G_GINT64_FORMAT ", “b” %" G_GINT64_FORMAT
-                       ", “c” %" G_GINT64_FORMAT, batch, accel_shape_get_dim (sb, 0),
-                       accel_shape_get_dim (sc, 0));
-          return FALSE;
-        }
-    }
-  if (m > G_MAXINT || n > G_MAXINT || k > G_MAXINT)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "gemm: m=%" G_GINT64_FORMAT ", n=%" G_GINT64_FORMAT ", k=%" G_GINT64_FORMAT
-                   " exceeds the BLAS limit of %d per dimension", m, n, k, G_MAXINT);
-      return FALSE;
-    }
-
   if (self->compute == ACCEL_GEMM_COMPUTE_TF32 && accel_buffer_get_dtype (self->a) != ACCEL_DTYPE_F32)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
@@ -209,99 +131,55 @@ accel_gemm_validate (AccelOp *op, GError **error)
                    accel_dtype_get_name (accel_buffer_get_dtype (self->a)));
       return FALSE;
     }
-  if (!isfinite (self->alpha) || !isfinite (self->beta))
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "gemm: “alpha” (%g) and “beta” (%g) must be finite", self->alpha, self->beta);
-      return FALSE;
-    }
-  if (accel_op_buffers_alias_ (self->c, self->a) || accel_op_buffers_alias_ (self->c, self->b))
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "gemm: “c” overlaps “%s”; the result must not alias an input",
-                   accel_op_buffers_alias_ (self->c, self->a) ? "a" : "b");
-      return FALSE;
-    }
-  return TRUE;
+  return _accel_op_check_results_alias (op, error);
 }
 
-static void
-accel_gemm_class_init (AccelGemmClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  object_class->set_property = accel_gemm_set_property;
-  object_class->get_property = accel_gemm_get_property;
-  object_class->dispose = accel_gemm_dispose;
-  op_class->validate = accel_gemm_validate;
-
-  accel_op_class_set_metadata (op_class, "gemm",
-                               "General matrix multiply c = alpha op(a) op(b) + beta c, optionally batched");
-
-  accel_op_class_install_buffer (op_class, PROP_A, "a",
-                                 "Left matrix [m, k] ([k, m] if transa), or a batch [b, m, k]",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_B, "b",
-                                 "Right matrix [k, n] ([n, k] if transb), or a batch [b, k, n]",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_C, "c",
-                                 "Result [m, n], or a batch [b, m, n]; read when beta is not 0",
-                                 ACCEL_ACCESS_READ_WRITE, TRUE);
-
+static const AccelOpParam gemm_params[] = {
+  ACCEL_OP_BUFFER (AccelGemm, a, "a", "Left matrix [m, k] ([k, m] if transa), or a batch [b, m, k]",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelGemm, b, "b", "Right matrix [k, n] ([n, k] if transb), or a batch [b, k, n]",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelGemm, c, "c", "Result [m, n], or a batch [b, m, n]; read when beta is not 0",
+                   ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**
    * AccelGemm:transa:
    *
    * Whether `a` is stored transposed (`[k, m]`).
    */
-  properties[PROP_TRANSA] =
-    g_param_spec_boolean ("transa", NULL, "Whether a is stored transposed",
-                          FALSE, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_BOOLEAN (AccelGemm, transa, "transa", "Whether a is stored transposed", FALSE),
   /**
    * AccelGemm:transb:
    *
    * Whether `b` is stored transposed (`[n, k]`).
    */
-  properties[PROP_TRANSB] =
-    g_param_spec_boolean ("transb", NULL, "Whether b is stored transposed",
-                          FALSE, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_BOOLEAN (AccelGemm, transb, "transb", "Whether b is stored transposed", FALSE),
   /**
    * AccelGemm:alpha:
    *
    * Scale of the product (real, also for complex types).
    */
-  properties[PROP_ALPHA] =
-    g_param_spec_double ("alpha", NULL, "Scale of the product op(a) op(b)",
-                         -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_DOUBLE (AccelGemm, alpha, "alpha", "Scale of the product op(a) op(b)",
+                   -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
   /**
    * AccelGemm:beta:
    *
    * Scale of the old contents of `c`; with 0, `c` is not read (so NaNs
    * there do not propagate).
    */
-  properties[PROP_BETA] =
-    g_param_spec_double ("beta", NULL, "Scale of the old c (0: c is not read)",
-                         -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_DOUBLE (AccelGemm, beta, "beta", "Scale of the old c (0: c is not read)",
+                   -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, 0),
   /**
    * AccelGemm:compute:
    *
    * The arithmetic the kernel may use.
    */
-  properties[PROP_COMPUTE] =
-    g_param_spec_enum ("compute", NULL, "Arithmetic the kernel may use",
-                       ACCEL_TYPE_GEMM_COMPUTE, ACCEL_GEMM_COMPUTE_DEFAULT, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_ENUM (AccelGemm, compute, "compute", "Arithmetic the kernel may use",
+                 accel_gemm_compute_get_type, ACCEL_GEMM_COMPUTE_DEFAULT),
+};
 
-  for (guint i = PROP_TRANSA; i < N_PROPS; i++)
-    g_object_class_install_property (object_class, i, properties[i]);
-}
-
-static void
-accel_gemm_init (AccelGemm *self)
-{
-  self->alpha = 1.0;
-  self->beta = 0.0;
-  self->compute = ACCEL_GEMM_COMPUTE_DEFAULT;
-}
+ACCEL_DEFINE_OP_TYPE (AccelGemm, accel_gemm, "gemm",
+                      "General matrix multiply c = alpha op(a) op(b) + beta c, optionally batched",
+                      gemm_params, accel_gemm_validate)
 
 /**
  * accel_gemm_new:
@@ -317,9 +195,5 @@ accel_gemm_init (AccelGemm *self)
 AccelOp *
 accel_gemm_new (AccelBuffer *a, AccelBuffer *b, AccelBuffer *c)
 {
-  g_return_val_if_fail (a == NULL || ACCEL_IS_BUFFER (a), NULL);
-  g_return_val_if_fail (b == NULL || ACCEL_IS_BUFFER (b), NULL);
-  g_return_val_if_fail (c == NULL || ACCEL_IS_BUFFER (c), NULL);
-
   return g_object_new (ACCEL_TYPE_GEMM, "a", a, "b", b, "c", c, NULL);
 }

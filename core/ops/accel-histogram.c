@@ -7,12 +7,16 @@
  * @samples: the samples
  * @bins: the counts, i32 `[n_bins]`
  * @lower: the lower edge of the first bin (inclusive)
- * @upper: the upper edge of the last bin (exclusive)
+ * @upper: the upper edge of the last bin
  * @n_bins: the number of bins
+ * @include_upper: whether a sample equal to @upper counts in the last bin
  *
- * Counts the samples into @n_bins bins of equal width over `[lower, upper)`:
- * sample `v` falls in bin `floor ((v − lower) · n_bins / (upper − lower))`;
- * samples outside the range (and NaNs) are not counted. @bins is overwritten.
+ * Counts the samples into @n_bins bins of equal width over `[lower, upper]`:
+ * sample `v` falls in bin `floor ((v − lower) · n_bins / (upper − lower))`,
+ * and a sample equal to @upper in the last bin, as `numpy.histogram`
+ * counts it (with @include_upper %FALSE the range is `[lower, upper)`, as
+ * CUB's `HistogramEven` counts); samples outside the range (and NaNs) are
+ * not counted. @bins is overwritten.
  * Sample types: u8, i32, f32, f64 (any shape, all elements counted); for the
  * integer types @lower and @upper must be whole numbers and the bin is
  * computed exactly. Float samples within rounding of a bin edge may land on
@@ -21,98 +25,15 @@
  * Op name: `histogram`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelHistogram, accel_histogram, ACCEL_TYPE_OP)
-
-enum {
-  PROP_0,
-  PROP_SAMPLES,
-  PROP_BINS,
-  PROP_LOWER,
-  PROP_UPPER,
-  PROP_N_BINS,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
-
 static const AccelDType sample_dtypes[] = {
   ACCEL_DTYPE_U8, ACCEL_DTYPE_I32, ACCEL_DTYPE_F32, ACCEL_DTYPE_F64,
 };
 static const AccelDType bin_dtypes[] = { ACCEL_DTYPE_I32 };
 
-static void
-accel_histogram_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelHistogram *self = ACCEL_HISTOGRAM (object);
-
-  switch (prop_id)
-    {
-    case PROP_SAMPLES:
-      accel_op_set_buffer_ (object, &self->samples, value, pspec);
-      break;
-    case PROP_BINS:
-      accel_op_set_buffer_ (object, &self->bins, value, pspec);
-      break;
-    case PROP_LOWER:
-      accel_op_set_double_ (object, &self->lower, value, pspec);
-      break;
-    case PROP_UPPER:
-      accel_op_set_double_ (object, &self->upper, value, pspec);
-      break;
-    case PROP_N_BINS:
-      accel_op_set_int_ (object, &self->n_bins, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_histogram_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelHistogram *self = ACCEL_HISTOGRAM (object);
-
-  switch (prop_id)
-    {
-    case PROP_SAMPLES:
-      g_value_set_object (value, self->samples);
-      break;
-    case PROP_BINS:
-      g_value_set_object (value, self->bins);
-      break;
-    case PROP_LOWER:
-      g_value_set_double (value, self->lower);
-      break;
-    case PROP_UPPER:
-      g_value_set_double (value, self->upper);
-      break;
-    case PROP_N_BINS:
-      g_value_set_int (value, self->n_bins);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_histogram_dispose (GObject *object)
-{
-  AccelHistogram *self = ACCEL_HISTOGRAM (object);
-
-  g_clear_object (&self->samples);
-  g_clear_object (&self->bins);
-
-  G_OBJECT_CLASS (accel_histogram_parent_class)->dispose (object);
-}
-
 static gboolean
 accel_histogram_validate (AccelOp *op, GError **error)
 {
   AccelHistogram *self = ACCEL_HISTOGRAM (op);
-
-  if (!accel_op_require_ ("histogram", "samples", self->samples, error)
-      || !accel_op_require_ ("histogram", "bins", self->bins, error))
-    return FALSE;
 
   if (!accel_op_check_dtype (op, "samples", sample_dtypes, G_N_ELEMENTS (sample_dtypes), error)
       || !accel_op_check_dtype (op, "bins", bin_dtypes, G_N_ELEMENTS (bin_dtypes), error)
@@ -154,62 +75,45 @@ accel_histogram_validate (AccelOp *op, GError **error)
          && accel_op_check_no_alias_ (error, "histogram", "bins", self->bins, "samples", self->samples);
 }
 
-static void
-accel_histogram_class_init (AccelHistogramClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  object_class->set_property = accel_histogram_set_property;
-  object_class->get_property = accel_histogram_get_property;
-  object_class->dispose = accel_histogram_dispose;
-  op_class->validate = accel_histogram_validate;
-
-  accel_op_class_set_metadata (op_class, "histogram",
-                               "Histogram of samples into n-bins equal bins over [lower, upper)");
-
-  accel_op_class_install_buffer (op_class, PROP_SAMPLES, "samples",
-                                 "Samples of any shape: u8, i32, f32 or f64",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_BINS, "bins",
-                                 "Counts, i32 [n-bins]",
-                                 ACCEL_ACCESS_WRITE, TRUE);
-
+static const AccelOpParam histogram_params[] = {
+  ACCEL_OP_BUFFER (AccelHistogram, samples, "samples", "Samples of any shape: u8, i32, f32 or f64",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelHistogram, bins, "bins", "Counts, i32 [n-bins]", ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**
    * AccelHistogram:lower:
    *
    * The lower edge of the first bin, inclusive.
    */
-  properties[PROP_LOWER] =
-    g_param_spec_double ("lower", NULL, "Lower edge of the first bin (inclusive)",
-                         -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_DOUBLE (AccelHistogram, lower, "lower", "Lower edge of the first bin (inclusive)",
+                   -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, 0),
   /**
    * AccelHistogram:upper:
    *
-   * The upper edge of the last bin, exclusive.
+   * The upper edge of the last bin: inclusive (numpy) unless
+   * #AccelHistogram:include-upper is off.
    */
-  properties[PROP_UPPER] =
-    g_param_spec_double ("upper", NULL, "Upper edge of the last bin (exclusive)",
-                         -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_DOUBLE (AccelHistogram, upper, "upper", "Upper edge of the last bin (inclusive unless include-upper is off)",
+                   -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
   /**
    * AccelHistogram:n-bins:
    *
    * The number of bins; `bins` has this many entries.
    */
-  properties[PROP_N_BINS] =
-    g_param_spec_int ("n-bins", NULL, "Number of bins",
-                      1, G_MAXINT, 1, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_INT (AccelHistogram, n_bins, "n-bins", "Number of bins",
+                1, G_MAXINT, 1),
+  /**
+   * AccelHistogram:include-upper:
+   *
+   * Whether a sample equal to #AccelHistogram:upper counts in the last bin,
+   * as `numpy.histogram` counts it (the default); off, the range is
+   * half-open, `[lower, upper)`.
+   */
+  ACCEL_OP_BOOLEAN (AccelHistogram, include_upper, "include-upper", "Count samples equal to upper in the last bin (numpy)", TRUE),
+};
 
-  for (guint i = PROP_LOWER; i < N_PROPS; i++)
-    g_object_class_install_property (object_class, i, properties[i]);
-}
-
-static void
-accel_histogram_init (AccelHistogram *self)
-{
-  self->upper = 1.0;
-  self->n_bins = 1;
-}
+ACCEL_DEFINE_OP_TYPE (AccelHistogram, accel_histogram, "histogram",
+                      "Histogram of samples into n-bins equal bins over [lower, upper)",
+                      histogram_params, accel_histogram_validate)
 
 /**
  * accel_histogram_new:
@@ -226,9 +130,6 @@ accel_histogram_init (AccelHistogram *self)
 AccelOp *
 accel_histogram_new (AccelBuffer *samples, AccelBuffer *bins, double lower, double upper, int n_bins)
 {
-  g_return_val_if_fail (samples == NULL || ACCEL_IS_BUFFER (samples), NULL);
-  g_return_val_if_fail (bins == NULL || ACCEL_IS_BUFFER (bins), NULL);
-
   return g_object_new (ACCEL_TYPE_HISTOGRAM, "samples", samples,
                        "bins", bins,
                        "lower", lower,

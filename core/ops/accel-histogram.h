@@ -18,6 +18,7 @@ struct _AccelHistogram {
   double lower;
   double upper;
   int n_bins;
+  gboolean include_upper;
 };
 
 ACCEL_API

@@ -21,90 +21,12 @@
  * Op name: `lu-solve`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelLuSolve, accel_lu_solve, ACCEL_TYPE_OP)
-
-enum {
-  PROP_0,
-  PROP_LU,
-  PROP_PIVOTS,
-  PROP_B,
-  PROP_X,
-  N_PROPS
-};
-
 static const AccelDType linalg_dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F64 };
-
-static void
-accel_lu_solve_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelLuSolve *self = ACCEL_LU_SOLVE (object);
-
-  switch (prop_id)
-    {
-    case PROP_LU:
-      accel_op_set_buffer_ (object, &self->lu, value, pspec);
-      break;
-    case PROP_PIVOTS:
-      accel_op_set_buffer_ (object, &self->pivots, value, pspec);
-      break;
-    case PROP_B:
-      accel_op_set_buffer_ (object, &self->b, value, pspec);
-      break;
-    case PROP_X:
-      accel_op_set_buffer_ (object, &self->x, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_lu_solve_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelLuSolve *self = ACCEL_LU_SOLVE (object);
-
-  switch (prop_id)
-    {
-    case PROP_LU:
-      g_value_set_object (value, self->lu);
-      break;
-    case PROP_PIVOTS:
-      g_value_set_object (value, self->pivots);
-      break;
-    case PROP_B:
-      g_value_set_object (value, self->b);
-      break;
-    case PROP_X:
-      g_value_set_object (value, self->x);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_lu_solve_dispose (GObject *object)
-{
-  AccelLuSolve *self = ACCEL_LU_SOLVE (object);
-
-  g_clear_object (&self->lu);
-  g_clear_object (&self->pivots);
-  g_clear_object (&self->b);
-  g_clear_object (&self->x);
-
-  G_OBJECT_CLASS (accel_lu_solve_parent_class)->dispose (object);
-}
 
 static gboolean
 accel_lu_solve_validate (AccelOp *op, GError **error)
 {
   AccelLuSolve *self = ACCEL_LU_SOLVE (op);
-
-  if (!accel_op_require_ ("lu-solve", "lu", self->lu, error)
-      || !accel_op_require_ ("lu-solve", "pivots", self->pivots, error)
-      || !accel_op_require_ ("lu-solve", "b", self->b, error)
-      || !accel_op_require_ ("lu-solve", "x", self->x, error))
-    return FALSE;
 
   static const AccelDType pivot_dtypes[] = { ACCEL_DTYPE_I32 };
   AccelOpMatrixDims d;
@@ -122,39 +44,20 @@ accel_lu_solve_validate (AccelOp *op, GError **error)
          && accel_op_check_no_alias_ (error, "lu-solve", "x", self->x, "pivots", self->pivots);
 }
 
-static void
-accel_lu_solve_class_init (AccelLuSolveClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
+static const AccelOpParam lu_solve_params[] = {
+  ACCEL_OP_BUFFER (AccelLuSolve, lu, "lu", "LU factors [n, n] (or [b, n, n]) as written by lu",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelLuSolve, pivots, "pivots", "i32 [n] (or [b, n]): the pivots written by lu",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelLuSolve, b, "b", "Right-hand side [n] or [n, nrhs] (batched like lu)",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelLuSolve, x, "x", "The solution, shape of b; may be b",
+                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+};
 
-  object_class->set_property = accel_lu_solve_set_property;
-  object_class->get_property = accel_lu_solve_get_property;
-  object_class->dispose = accel_lu_solve_dispose;
-  op_class->validate = accel_lu_solve_validate;
-
-  accel_op_class_set_metadata (op_class, "lu-solve",
-                               "Solves a x = b from the LU factors of a square a (LAPACK getrs)");
-
-  accel_op_class_install_buffer (op_class, PROP_LU, "lu",
-                                 "LU factors [n, n] (or [b, n, n]) as written by lu",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_PIVOTS, "pivots",
-                                 "i32 [n] (or [b, n]): the pivots written by lu",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_B, "b",
-                                 "Right-hand side [n] or [n, nrhs] (batched like lu)",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_X, "x",
-                                 "The solution, shape of b; may be b",
-                                 ACCEL_ACCESS_WRITE, TRUE);
-
-}
-
-static void
-accel_lu_solve_init (AccelLuSolve *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelLuSolve, accel_lu_solve, "lu-solve",
+                      "Solves a x = b from the LU factors of a square a (LAPACK getrs)",
+                      lu_solve_params, accel_lu_solve_validate)
 
 /**
  * accel_lu_solve_new:
@@ -170,11 +73,6 @@ accel_lu_solve_init (AccelLuSolve *self)
 AccelOp *
 accel_lu_solve_new (AccelBuffer *lu, AccelBuffer *pivots, AccelBuffer *b, AccelBuffer *x)
 {
-  g_return_val_if_fail (lu == NULL || ACCEL_IS_BUFFER (lu), NULL);
-  g_return_val_if_fail (pivots == NULL || ACCEL_IS_BUFFER (pivots), NULL);
-  g_return_val_if_fail (b == NULL || ACCEL_IS_BUFFER (b), NULL);
-  g_return_val_if_fail (x == NULL || ACCEL_IS_BUFFER (x), NULL);
-
   return g_object_new (ACCEL_TYPE_LU_SOLVE, "lu", lu,
                        "pivots", pivots,
                        "b", b,

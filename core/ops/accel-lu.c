@@ -12,7 +12,9 @@
  * `a = p l u` with `l` unit lower triangular and `u` upper triangular, both
  * stored in @lu (the unit diagonal of `l` is not stored). @pivots holds, for
  * each `i`, the 1-based row that row `i + 1` was interchanged with, as LAPACK
- * and cuSOLVER write it. Row-major contiguous f32 or f64 buffers, `[m, n]`
+ * and cuSOLVER write it (`scipy.linalg.lu_factor` returns the same
+ * interchanges 0-based: subtract 1; `torch.linalg.lu_factor` returns them
+ * 1-based, as here). Row-major contiguous f32 or f64 buffers, `[m, n]`
  * or a batch `[batch, m, n]`; @lu may be @a itself (in place).
  *
  * A matrix with an exactly zero pivot fails with %ACCEL_ERROR_INVALID_ARGUMENT
@@ -21,81 +23,12 @@
  * Op name: `lu`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelLu, accel_lu, ACCEL_TYPE_OP)
-
-enum {
-  PROP_0,
-  PROP_A,
-  PROP_LU,
-  PROP_PIVOTS,
-  N_PROPS
-};
-
 static const AccelDType linalg_dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F64 };
-
-static void
-accel_lu_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelLu *self = ACCEL_LU (object);
-
-  switch (prop_id)
-    {
-    case PROP_A:
-      accel_op_set_buffer_ (object, &self->a, value, pspec);
-      break;
-    case PROP_LU:
-      accel_op_set_buffer_ (object, &self->lu, value, pspec);
-      break;
-    case PROP_PIVOTS:
-      accel_op_set_buffer_ (object, &self->pivots, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_lu_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelLu *self = ACCEL_LU (object);
-
-  switch (prop_id)
-    {
-    case PROP_A:
-      g_value_set_object (value, self->a);
-      break;
-    case PROP_LU:
-      g_value_set_object (value, self->lu);
-      break;
-    case PROP_PIVOTS:
-      g_value_set_object (value, self->pivots);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_lu_dispose (GObject *object)
-{
-  AccelLu *self = ACCEL_LU (object);
-
-  g_clear_object (&self->a);
-  g_clear_object (&self->lu);
-  g_clear_object (&self->pivots);
-
-  G_OBJECT_CLASS (accel_lu_parent_class)->dispose (object);
-}
 
 static gboolean
 accel_lu_validate (AccelOp *op, GError **error)
 {
   AccelLu *self = ACCEL_LU (op);
-
-  if (!accel_op_require_ ("lu", "a", self->a, error)
-      || !accel_op_require_ ("lu", "lu", self->lu, error)
-      || !accel_op_require_ ("lu", "pivots", self->pivots, error))
-    return FALSE;
 
   static const AccelDType pivot_dtypes[] = { ACCEL_DTYPE_I32 };
   AccelOpMatrixDims d;
@@ -116,36 +49,18 @@ accel_lu_validate (AccelOp *op, GError **error)
          && accel_op_check_no_alias_ (error, "lu", "pivots", self->pivots, "lu", self->lu);
 }
 
-static void
-accel_lu_class_init (AccelLuClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
+static const AccelOpParam lu_params[] = {
+  ACCEL_OP_BUFFER (AccelLu, a, "a", "The matrix [m, n], or a batch [b, m, n]; f32 or f64",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelLu, lu, "lu", "l (unit diagonal not stored) and u in one matrix, shape of a; may be a",
+                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelLu, pivots, "pivots", "i32 [min(m, n)]: 1-based row interchanges (LAPACK ipiv)",
+                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+};
 
-  object_class->set_property = accel_lu_set_property;
-  object_class->get_property = accel_lu_get_property;
-  object_class->dispose = accel_lu_dispose;
-  op_class->validate = accel_lu_validate;
-
-  accel_op_class_set_metadata (op_class, "lu",
-                               "LU factorisation with partial pivoting, p a = l u (LAPACK getrf)");
-
-  accel_op_class_install_buffer (op_class, PROP_A, "a",
-                                 "The matrix [m, n], or a batch [b, m, n]; f32 or f64",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_LU, "lu",
-                                 "l (unit diagonal not stored) and u in one matrix, shape of a; may be a",
-                                 ACCEL_ACCESS_WRITE, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_PIVOTS, "pivots",
-                                 "i32 [min(m, n)]: 1-based row interchanges (LAPACK ipiv)",
-                                 ACCEL_ACCESS_WRITE, TRUE);
-
-}
-
-static void
-accel_lu_init (AccelLu *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelLu, accel_lu, "lu",
+                      "LU factorisation with partial pivoting, p a = l u (LAPACK getrf)",
+                      lu_params, accel_lu_validate)
 
 /**
  * accel_lu_new:
@@ -160,10 +75,6 @@ accel_lu_init (AccelLu *self)
 AccelOp *
 accel_lu_new (AccelBuffer *a, AccelBuffer *lu, AccelBuffer *pivots)
 {
-  g_return_val_if_fail (a == NULL || ACCEL_IS_BUFFER (a), NULL);
-  g_return_val_if_fail (lu == NULL || ACCEL_IS_BUFFER (lu), NULL);
-  g_return_val_if_fail (pivots == NULL || ACCEL_IS_BUFFER (pivots), NULL);
-
   return g_object_new (ACCEL_TYPE_LU, "a", a,
                        "lu", lu,
                        "pivots", pivots, NULL);

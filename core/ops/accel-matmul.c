@@ -38,28 +38,6 @@
  * Op name: `matmul`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelMatmul, accel_matmul, ACCEL_TYPE_OP)
-
-enum {
-  PROP_0,
-  PROP_A,
-  PROP_B,
-  PROP_C,
-  PROP_BIAS,
-  PROP_EPILOGUE,
-  PROP_TRANSA,
-  PROP_TRANSB,
-  PROP_ALPHA,
-  PROP_BETA,
-  PROP_A_SCALE,
-  PROP_B_SCALE,
-  PROP_C_SCALE,
-  PROP_COMPUTE,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
-
 static const AccelDType matmul_dtypes[] = {
   ACCEL_DTYPE_F32, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16, ACCEL_DTYPE_FP8_E4M3, ACCEL_DTYPE_FP8_E5M2,
 };
@@ -127,7 +105,7 @@ check_bias (AccelMatmul *self, gint64 n, GError **error)
   AccelOp *op = ACCEL_OP (self);
   AccelMatmulEpilogue e = self->epilogue;
   gboolean wants = e == ACCEL_MATMUL_EPILOGUE_BIAS || e == ACCEL_MATMUL_EPILOGUE_BIAS_RELU
-                   || e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU;
+                   || e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU || e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF;
 
   if (wants != (self->bias != NULL))
     {
@@ -161,123 +139,7 @@ check_bias (AccelMatmul *self, gint64 n, GError **error)
     }
   gint64 dims[1] = { n };
   return accel_op_check_contiguous (op, "bias", error)
-         && accel_op_expect_dims_ (error, "matmul", "bias", self->bias, dims, 1, "one per column of “c”")
-         && accel_op_check_no_alias_ (error, "matmul", "c", self->c, "bias", self->bias);
-}
-
-static void
-accel_matmul_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelMatmul *self = ACCEL_MATMUL (object);
-
-  switch (prop_id)
-    {
-    case PROP_A:
-      accel_op_set_buffer_ (object, &self->a, value, pspec);
-      break;
-    case PROP_B:
-      accel_op_set_buffer_ (object, &self->b, value, pspec);
-      break;
-    case PROP_C:
-      accel_op_set_buffer_ (object, &self->c, value, pspec);
-      break;
-    case PROP_BIAS:
-      accel_op_set_buffer_ (object, &self->bias, value, pspec);
-      break;
-    case PROP_EPILOGUE:
-      accel_op_set_enum_ (object, (int *) &self->epilogue, value, pspec);
-      break;
-    case PROP_TRANSA:
-      accel_op_set_boolean_ (object, &self->transa, value, pspec);
-      break;
-    case PROP_TRANSB:
-      accel_op_set_boolean_ (object, &self->transb, value, pspec);
-      break;
-    case PROP_ALPHA:
-      accel_op_set_double_ (object, &self->alpha, value, pspec);
-      break;
-    case PROP_BETA:
-      accel_op_set_double_ (object, &self->beta, value, pspec);
-      break;
-    case PROP_A_SCALE:
-      accel_op_set_double_ (object, &self->a_scale, value, pspec);
-      break;
-    case PROP_B_SCALE:
-      accel_op_set_double_ (object, &self->b_scale, value, pspec);
-      break;
-    case PROP_C_SCALE:
-      accel_op_set_double_ (object, &self->c_scale, value, pspec);
-      break;
-    case PROP_COMPUTE:
-      accel_op_set_enum_ (object, (int *) &self->compute, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_matmul_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelMatmul *self = ACCEL_MATMUL (object);
-
-  switch (prop_id)
-    {
-    case PROP_A:
-      g_value_set_object (value, self->a);
-      break;
-    case PROP_B:
-      g_value_set_object (value, self->b);
-      break;
-    case PROP_C:
-      g_value_set_object (value, self->c);
-      break;
-    case PROP_BIAS:
-      g_value_set_object (value, self->bias);
-      break;
-    case PROP_EPILOGUE:
-      g_value_set_enum (value, self->epilogue);
-      break;
-    case PROP_TRANSA:
-      g_value_set_boolean (value, self->transa);
-      break;
-    case PROP_TRANSB:
-      g_value_set_boolean (value, self->transb);
-      break;
-    case PROP_ALPHA:
-      g_value_set_double (value, self->alpha);
-      break;
-    case PROP_BETA:
-      g_value_set_double (value, self->beta);
-      break;
-    case PROP_A_SCALE:
-      g_value_set_double (value, self->a_scale);
-      break;
-    case PROP_B_SCALE:
-      g_value_set_double (value, self->b_scale);
-      break;
-    case PROP_C_SCALE:
-      g_value_set_double (value, self->c_scale);
-      break;
-    case PROP_COMPUTE:
-      g_value_set_enum (value, self->compute);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_matmul_dispose (GObject *object)
-{
-  AccelMatmul *self = ACCEL_MATMUL (object);
-
-  g_clear_object (&self->a);
-  g_clear_object (&self->b);
-  g_clear_object (&self->c);
-  g_clear_object (&self->bias);
-
-  G_OBJECT_CLASS (accel_matmul_parent_class)->dispose (object);
+         && accel_op_expect_dims_ (error, "matmul", "bias", self->bias, dims, 1, "one per column of “c”");
 }
 
 static gboolean
@@ -285,73 +147,10 @@ accel_matmul_validate (AccelOp *op, GError **error)
 {
   AccelMatmul *self = ACCEL_MATMUL (op);
 
-  if (!accel_op_require_ ("matmul", "a", self->a, error)
-      || !accel_op_require_ ("matmul", "b", self->b, error)
-      || !accel_op_require_ ("matmul", "c", self->c, error))
+  AccelGemmDims dims;
+  if (!check_types (self, error)
+      || !accel_gemm_dims (op, self->a, self->transa, self->b, self->transb, self->c, &dims, error))
     return FALSE;
-
-  if ((guint) self->epilogue > ACCEL_MATMUL_EPILOGUE_BIAS_GELU)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "matmul: property “epilogue” has the unknown value %d", self->epilogue);
-      return FALSE;
-    }
-  if (!check_types (self, error))
-    return FALSE;
-  if (!accel_op_check_rank (op, "a", 2, 3, error)
-      || !accel_op_check_rank (op, "b", 2, 3, error)
-      || !accel_op_check_rank (op, "c", 2, 3, error)
-      || !accel_op_check_contiguous (op, "a", error)
-      || !accel_op_check_contiguous (op, "b", error)
-      || !accel_op_check_contiguous (op, "c", error))
-    return FALSE;
-
-  const AccelShape *sa = accel_buffer_get_shape (self->a);
-  const AccelShape *sb = accel_buffer_get_shape (self->b);
-  const AccelShape *sc = accel_buffer_get_shape (self->c);
-  guint rank = accel_shape_get_rank (sa);
-  if (accel_shape_get_rank (sb) != rank || accel_shape_get_rank (sc) != rank)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH,
-                   "matmul: “a”, “b” and “c” must have the same rank (got %u, %u and %u)",
-                   rank, accel_shape_get_rank (sb), accel_shape_get_rank (sc));
-      return FALSE;
-    }
-  guint r = rank - 2;
-  gint64 m = accel_shape_get_dim (sa, self->transa ? r + 1 : r);
-  gint64 k = accel_shape_get_dim (sa, self->transa ? r : r + 1);
-  gint64 kb = accel_shape_get_dim (sb, self->transb ? r + 1 : r);
-  gint64 n = accel_shape_get_dim (sb, self->transb ? r : r + 1);
-  if (kb != k)
-    {
-      g_autofree char *expected = g_strdup_printf (self->transb ? "[n, %" G_GINT64_FORMAT "] (transb)"
-                                                                : "[%" G_GINT64_FORMAT ", n]", k);
-      return accel_op_shape_error_ (error, "matmul", "b", self->b, expected);
-    }
-  if (accel_shape_get_dim (sc, r) != m || accel_shape_get_dim (sc, r + 1) != n)
-    {
-      g_autofree char *expected = g_strdup_printf ("[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]", m, n);
-      return accel_op_shape_error_ (error, "matmul", "c", self->c, expected);
-    }
-  if (rank == 3)
-    {
-      gint64 batch = accel_shape_get_dim (sa, 0);
-      if (accel_shape_get_dim (sb, 0) != batch || accel_shape_get_dim (sc, 0) != batch)
-        {
-          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH,
-                       "matmul: batch sizes differ: “a” %" G_GINT64_FORMAT ", “b” %" G_GINT64_FORMAT
-                       ", “c” %" G_GINT64_FORMAT, batch, accel_shape_get_dim (sb, 0),
-                       accel_shape_get_dim (sc, 0));
-          return FALSE;
-        }
-    }
-  if (m > G_MAXINT || n > G_MAXINT || k > G_MAXINT)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "matmul: m=%" G_GINT64_FORMAT ", n=%" G_GINT64_FORMAT ", k=%" G_GINT64_FORMAT
-                   " exceeds the limit of %d per dimension", m, n, k, G_MAXINT);
-      return FALSE;
-    }
   if (self->compute == ACCEL_GEMM_COMPUTE_TF32 && accel_buffer_get_dtype (self->a) != ACCEL_DTYPE_F32)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
@@ -359,12 +158,6 @@ accel_matmul_validate (AccelOp *op, GError **error)
                    accel_dtype_get_name (accel_buffer_get_dtype (self->a)));
       return FALSE;
     }
-  if (!accel_op_check_finite_ (error, "matmul", "alpha", self->alpha)
-      || !accel_op_check_finite_ (error, "matmul", "beta", self->beta)
-      || !accel_op_check_finite_ (error, "matmul", "a-scale", self->a_scale)
-      || !accel_op_check_finite_ (error, "matmul", "b-scale", self->b_scale)
-      || !accel_op_check_finite_ (error, "matmul", "c-scale", self->c_scale))
-    return FALSE;
   if (self->c_scale != 1.0 && !is_fp8 (accel_buffer_get_dtype (self->c)))
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
@@ -372,97 +165,67 @@ accel_matmul_validate (AccelOp *op, GError **error)
                    self->c_scale, accel_dtype_get_name (accel_buffer_get_dtype (self->c)));
       return FALSE;
     }
-  return check_bias (self, n, error)
-         && accel_op_check_no_alias_ (error, "matmul", "c", self->c, "a", self->a)
-         && accel_op_check_no_alias_ (error, "matmul", "c", self->c, "b", self->b);
+  return check_bias (self, dims.n, error) && _accel_op_check_results_alias (op, error);
 }
 
-static void
-accel_matmul_class_init (AccelMatmulClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  object_class->set_property = accel_matmul_set_property;
-  object_class->get_property = accel_matmul_get_property;
-  object_class->dispose = accel_matmul_dispose;
-  op_class->validate = accel_matmul_validate;
-
-  accel_op_class_set_metadata (op_class, "matmul",
-                               "Matrix multiply with a fused epilogue (bias, ReLU, GELU) and fp8 scaling");
-
-  accel_op_class_install_buffer (op_class, PROP_A, "a",
-                                 "Left matrix [m, k] ([k, m] if transa), or a batch [b, m, k]",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_B, "b",
-                                 "Right matrix [k, n] ([n, k] if transb), or a batch [b, k, n]",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_C, "c",
-                                 "Result [m, n], or a batch [b, m, n]; read when beta is not 0",
-                                 ACCEL_ACCESS_READ_WRITE, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_BIAS, "bias",
-                                 "Row vector [n] added by the bias epilogues",
-                                 ACCEL_ACCESS_READ, FALSE);
-
+static const AccelOpParam matmul_params[] = {
+  ACCEL_OP_BUFFER (AccelMatmul, a, "a", "Left matrix [m, k] ([k, m] if transa), or a batch [b, m, k]",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelMatmul, b, "b", "Right matrix [k, n] ([n, k] if transb), or a batch [b, k, n]",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelMatmul, c, "c", "Result [m, n], or a batch [b, m, n]; read when beta is not 0",
+                   ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelMatmul, bias, "bias", "Row vector [n] added by the bias epilogues", ACCEL_ACCESS_READ, 0),
   /**
    * AccelMatmul:epilogue:
    *
    * What is applied to the product before it is stored.
    */
-  properties[PROP_EPILOGUE] =
-    g_param_spec_enum ("epilogue", NULL, "none, bias, relu, gelu, bias-relu or bias-gelu",
-                       ACCEL_TYPE_MATMUL_EPILOGUE, ACCEL_MATMUL_EPILOGUE_NONE, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_ENUM (AccelMatmul, epilogue, "epilogue", "none, bias, relu, gelu, bias-relu or bias-gelu",
+                 accel_matmul_epilogue_get_type, ACCEL_MATMUL_EPILOGUE_NONE),
   /**
    * AccelMatmul:transa:
    *
    * Whether `a` is stored transposed (`[k, m]`).
    */
-  properties[PROP_TRANSA] =
-    g_param_spec_boolean ("transa", NULL, "Whether a is stored transposed",
-                          FALSE, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_BOOLEAN (AccelMatmul, transa, "transa", "Whether a is stored transposed", FALSE),
   /**
    * AccelMatmul:transb:
    *
    * Whether `b` is stored transposed (`[n, k]`).
    */
-  properties[PROP_TRANSB] =
-    g_param_spec_boolean ("transb", NULL, "Whether b is stored transposed",
-                          FALSE, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_BOOLEAN (AccelMatmul, transb, "transb", "Whether b is stored transposed", FALSE),
   /**
    * AccelMatmul:alpha:
    *
    * Scale of the product op(a) op(b).
    */
-  properties[PROP_ALPHA] =
-    g_param_spec_double ("alpha", NULL, "Scale of the product",
-                         -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_DOUBLE (AccelMatmul, alpha, "alpha", "Scale of the product",
+                   -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
   /**
    * AccelMatmul:beta:
    *
    * Scale of the old contents of `c`; with 0, `c` is not read (so NaNs there
    * do not propagate).
    */
-  properties[PROP_BETA] =
-    g_param_spec_double ("beta", NULL, "Scale of the old c (0: c is not read)",
-                         -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_DOUBLE (AccelMatmul, beta, "beta", "Scale of the old c (0: c is not read)",
+                   -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, 0),
   /**
    * AccelMatmul:a-scale:
    *
    * A further factor of the product, the per-tensor dequantisation scale of
    * an fp8 `a`.
    */
-  properties[PROP_A_SCALE] =
-    g_param_spec_double ("a-scale", NULL, "Dequantisation scale of a (fp8)",
-                         -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_DOUBLE (AccelMatmul, a_scale, "a-scale", "Dequantisation scale of a (fp8)",
+                   -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
   /**
    * AccelMatmul:b-scale:
    *
    * A further factor of the product, the per-tensor dequantisation scale of
    * an fp8 `b`.
    */
-  properties[PROP_B_SCALE] =
-    g_param_spec_double ("b-scale", NULL, "Dequantisation scale of b (fp8)",
-                         -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_DOUBLE (AccelMatmul, b_scale, "b-scale", "Dequantisation scale of b (fp8)",
+                   -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
   /**
    * AccelMatmul:c-scale:
    *
@@ -470,32 +233,20 @@ accel_matmul_class_init (AccelMatmulClass *klass)
    * (the per-tensor quantisation scale); it must be 1 for other types of
    * `c`.
    */
-  properties[PROP_C_SCALE] =
-    g_param_spec_double ("c-scale", NULL, "Quantisation scale of an fp8 c (1 otherwise)",
-                         -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_DOUBLE (AccelMatmul, c_scale, "c-scale", "Quantisation scale of an fp8 c (1 otherwise)",
+                   -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
   /**
    * AccelMatmul:compute:
    *
    * The arithmetic the kernel may use; tf32 applies to f32 only.
    */
-  properties[PROP_COMPUTE] =
-    g_param_spec_enum ("compute", NULL, "Arithmetic the kernel may use",
-                       ACCEL_TYPE_GEMM_COMPUTE, ACCEL_GEMM_COMPUTE_DEFAULT, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_ENUM (AccelMatmul, compute, "compute", "Arithmetic the kernel may use",
+                 accel_gemm_compute_get_type, ACCEL_GEMM_COMPUTE_DEFAULT),
+};
 
-  for (guint i = PROP_EPILOGUE; i < N_PROPS; i++)
-    g_object_class_install_property (object_class, i, properties[i]);
-}
-
-static void
-accel_matmul_init (AccelMatmul *self)
-{
-  self->epilogue = ACCEL_MATMUL_EPILOGUE_NONE;
-  self->alpha = 1.0;
-  self->a_scale = 1.0;
-  self->b_scale = 1.0;
-  self->c_scale = 1.0;
-  self->compute = ACCEL_GEMM_COMPUTE_DEFAULT;
-}
+ACCEL_DEFINE_OP_TYPE (AccelMatmul, accel_matmul, "matmul",
+                      "Matrix multiply with a fused epilogue (bias, ReLU, GELU) and fp8 scaling",
+                      matmul_params, accel_matmul_validate)
 
 /**
  * accel_matmul_new:
@@ -513,10 +264,6 @@ accel_matmul_init (AccelMatmul *self)
 AccelOp *
 accel_matmul_new (AccelBuffer *a, AccelBuffer *b, AccelBuffer *c, AccelMatmulEpilogue epilogue)
 {
-  g_return_val_if_fail (a == NULL || ACCEL_IS_BUFFER (a), NULL);
-  g_return_val_if_fail (b == NULL || ACCEL_IS_BUFFER (b), NULL);
-  g_return_val_if_fail (c == NULL || ACCEL_IS_BUFFER (c), NULL);
-
   return g_object_new (ACCEL_TYPE_MATMUL, "a", a,
                        "b", b,
                        "c", c,

@@ -14,10 +14,15 @@ G_BEGIN_DECLS
  * @ACCEL_MATMUL_EPILOGUE_GELU: `c = gelu (t)`
  * @ACCEL_MATMUL_EPILOGUE_BIAS_RELU: `c = max (t + bias, 0)`
  * @ACCEL_MATMUL_EPILOGUE_BIAS_GELU: `c = gelu (t + bias)`
+ * @ACCEL_MATMUL_EPILOGUE_GELU_ERF: `c = gelu_erf (t)`
+ * @ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF: `c = gelu_erf (t + bias)`
  *
  * What `matmul` applies to `t = alpha op(a) op(b) + beta c` before storing
- * it; `bias` is a row vector added to every row. GELU is the tanh
- * approximation, `x / 2 · (1 + tanh (√(2/π) (x + 0.044715 x³)))`.
+ * it; `bias` is a row vector added to every row. `gelu` is the tanh
+ * approximation, `x / 2 · (1 + tanh (√(2/π) (x + 0.044715 x³)))`, as
+ * cuBLASLt's GELU epilogue and PyTorch's `gelu (x, approximate="tanh")`;
+ * `gelu_erf` is the exact form, `x / 2 · (1 + erf (x / √2))`, PyTorch's
+ * default `torch.nn.functional.gelu`.
  */
 typedef enum {
   ACCEL_MATMUL_EPILOGUE_NONE,
@@ -26,6 +31,8 @@ typedef enum {
   ACCEL_MATMUL_EPILOGUE_GELU,
   ACCEL_MATMUL_EPILOGUE_BIAS_RELU,
   ACCEL_MATMUL_EPILOGUE_BIAS_GELU,
+  ACCEL_MATMUL_EPILOGUE_GELU_ERF,
+  ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF,
 } AccelMatmulEpilogue;
 
 #define ACCEL_TYPE_MATMUL (accel_matmul_get_type ())

@@ -9,17 +9,6 @@
 
 G_BEGIN_DECLS
 
-static inline void
-accel_op_set_int64_ (GObject *object, gint64 *field, const GValue *value, GParamSpec *pspec)
-{
-  gint64 v = g_value_get_int64 (value);
-  if (*field != v)
-    {
-      *field = v;
-      accel_op_notify_ (object, pspec);
-    }
-}
-
 /* Checks that @buffer has exactly the dims @dims; @why (nullable) says
  * where the expectation comes from. */
 static inline gboolean
@@ -238,6 +227,43 @@ accel_op_check_csr_ (AccelOp *op,
  * The names are the properties of the calling op that play the roles of
  * the input `x`, the filter `w` and the output `y`. */
 typedef struct _AccelConv2dParams AccelConv2dParams;
+/* layernorm and rmsnorm: the same fields, laid out alike (accel-norm-family.c). */
+typedef struct {
+  AccelOp parent_instance;
+  AccelBuffer *x;
+  AccelBuffer *gamma;
+  AccelBuffer *beta;
+  AccelBuffer *y;
+  double eps;
+} AccelNormFields;
+extern const AccelOpParam _accel_norm_params[5];
+gboolean _accel_norm_validate (AccelOp *op, GError **error);
+
+/* spmv and spmm: the same fields, laid out alike (accel-csr-family.c). */
+typedef struct {
+  AccelOp parent_instance;
+  AccelBuffer *row_ptr;
+  AccelBuffer *col_ind;
+  AccelBuffer *values;
+  AccelBuffer *dense_in;
+  AccelBuffer *dense_out;
+  gint64 n_cols;
+  double alpha;
+  double beta;
+  gboolean check_structure;
+} AccelCsrFields;
+extern const AccelOpParam _accel_csr_params[7];
+gboolean _accel_csr_check (AccelOp *op, const char *in, const char *out, gint64 *m, GError **error);
+
+void _accel_conv2d_install_geometry (AccelOpClass *klass, gsize params_offset);
+/* Which of the three conv2d roles an op writes: y (conv2d), x
+ * (backward-data's dx) or w (backward-filter's dw). */
+typedef enum {
+  ACCEL_CONV2D_ROLE_X,
+  ACCEL_CONV2D_ROLE_W,
+  ACCEL_CONV2D_ROLE_Y,
+} AccelConv2dRole;
+
 gboolean _accel_conv2d_check_geometry (AccelOp *op,
                                        const AccelConv2dParams *params,
                                        const char *x_name,
@@ -246,6 +272,7 @@ gboolean _accel_conv2d_check_geometry (AccelOp *op,
                                        AccelBuffer *w,
                                        const char *y_name,
                                        AccelBuffer *y,
+                                       AccelConv2dRole result,
                                        GError **error);
 
 G_END_DECLS

@@ -4,10 +4,17 @@
  */
 #include "accel-private.h"
 
-void
-_accel_ops_register_core (AccelRegistry *registry)
+/* The core op types, their classes made (which names them) once. */
+static const GType *
+core_types (guint *n)
 {
-  GType types[] = {
+  static GType types[64];
+  static guint n_types;
+  static gsize once = 0;
+
+  if (g_once_init_enter (&once))
+    {
+      const GType all[] = {
     ACCEL_TYPE_COPY, ACCEL_TYPE_FILL, ACCEL_TYPE_CAST, ACCEL_TYPE_GEMM,
     ACCEL_TYPE_AXPY, ACCEL_TYPE_SCAL, ACCEL_TYPE_RNG_FILL, ACCEL_TYPE_FFT,
     ACCEL_TYPE_REDUCE, ACCEL_TYPE_SOFTMAX, ACCEL_TYPE_ATTENTION,
@@ -19,13 +26,34 @@ _accel_ops_register_core (AccelRegistry *registry)
     ACCEL_TYPE_CONV2D_BACKWARD_DATA, ACCEL_TYPE_CONV2D_BACKWARD_FILTER,
     ACCEL_TYPE_POOL2D, ACCEL_TYPE_LAYERNORM, ACCEL_TYPE_RMSNORM,
     ACCEL_TYPE_SORT, ACCEL_TYPE_SCAN, ACCEL_TYPE_HISTOGRAM, ACCEL_TYPE_SELECT,
-    ACCEL_TYPE_SEGMENTED_REDUCE,
-  };
-
-  for (guint i = 0; i < G_N_ELEMENTS (types); i++)
-    {
-      /* Class init names the op type; the class then stays for the process. */
-      g_type_class_ref (types[i]);
-      _accel_registry_register_core_op_type (registry, types[i]);
+    ACCEL_TYPE_SEGMENTED_REDUCE, ACCEL_TYPE_GROUPED_GEMM, ACCEL_TYPE_QUANT_MATMUL,
+      };
+      G_STATIC_ASSERT (G_N_ELEMENTS (all) <= G_N_ELEMENTS (types));
+      for (guint i = 0; i < G_N_ELEMENTS (all); i++)
+        {
+          /* Class init names the op type; the class then stays for the process. */
+          g_type_class_ref (all[i]);
+          types[i] = all[i];
+        }
+      n_types = G_N_ELEMENTS (all);
+      g_once_init_leave (&once, 1);
     }
+  *n = n_types;
+  return types;
+}
+
+void
+_accel_ops_ensure_core (void)
+{
+  guint n;
+  core_types (&n);
+}
+
+void
+_accel_ops_register_core (AccelRegistry *registry)
+{
+  guint n;
+  const GType *types = core_types (&n);
+  for (guint i = 0; i < n; i++)
+    _accel_registry_register_core_op_type (registry, types[i]);
 }

@@ -37,4 +37,6 @@
 #include "accel-histogram.h"
 #include "accel-select.h"
 #include "accel-segmented-reduce.h"
+#include "accel-grouped-gemm.h"
+#include "accel-quant-matmul.h"
 

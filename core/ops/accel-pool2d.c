@@ -26,137 +26,12 @@
  * Op name: `pool2d`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelPool2d, accel_pool2d, ACCEL_TYPE_OP)
-
-enum {
-  PROP_0,
-  PROP_X,
-  PROP_Y,
-  PROP_MODE,
-  PROP_LAYOUT,
-  PROP_WINDOW_H,
-  PROP_WINDOW_W,
-  PROP_STRIDE_H,
-  PROP_STRIDE_W,
-  PROP_PAD_H,
-  PROP_PAD_W,
-  PROP_COUNT_INCLUDE_PAD,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
-
 static const AccelDType pool_dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16 };
-
-static void
-accel_pool2d_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelPool2d *self = ACCEL_POOL2D (object);
-
-  switch (prop_id)
-    {
-    case PROP_X:
-      accel_op_set_buffer_ (object, &self->x, value, pspec);
-      break;
-    case PROP_Y:
-      accel_op_set_buffer_ (object, &self->y, value, pspec);
-      break;
-    case PROP_MODE:
-      accel_op_set_enum_ (object, (int *) &self->mode, value, pspec);
-      break;
-    case PROP_LAYOUT:
-      accel_op_set_enum_ (object, (int *) &self->layout, value, pspec);
-      break;
-    case PROP_WINDOW_H:
-      accel_op_set_int_ (object, &self->window_h, value, pspec);
-      break;
-    case PROP_WINDOW_W:
-      accel_op_set_int_ (object, &self->window_w, value, pspec);
-      break;
-    case PROP_STRIDE_H:
-      accel_op_set_int_ (object, &self->stride_h, value, pspec);
-      break;
-    case PROP_STRIDE_W:
-      accel_op_set_int_ (object, &self->stride_w, value, pspec);
-      break;
-    case PROP_PAD_H:
-      accel_op_set_int_ (object, &self->pad_h, value, pspec);
-      break;
-    case PROP_PAD_W:
-      accel_op_set_int_ (object, &self->pad_w, value, pspec);
-      break;
-    case PROP_COUNT_INCLUDE_PAD:
-      accel_op_set_boolean_ (object, &self->count_include_pad, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_pool2d_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelPool2d *self = ACCEL_POOL2D (object);
-
-  switch (prop_id)
-    {
-    case PROP_X:
-      g_value_set_object (value, self->x);
-      break;
-    case PROP_Y:
-      g_value_set_object (value, self->y);
-      break;
-    case PROP_MODE:
-      g_value_set_enum (value, self->mode);
-      break;
-    case PROP_LAYOUT:
-      g_value_set_enum (value, self->layout);
-      break;
-    case PROP_WINDOW_H:
-      g_value_set_int (value, self->window_h);
-      break;
-    case PROP_WINDOW_W:
-      g_value_set_int (value, self->window_w);
-      break;
-    case PROP_STRIDE_H:
-      g_value_set_int (value, self->stride_h);
-      break;
-    case PROP_STRIDE_W:
-      g_value_set_int (value, self->stride_w);
-      break;
-    case PROP_PAD_H:
-      g_value_set_int (value, self->pad_h);
-      break;
-    case PROP_PAD_W:
-      g_value_set_int (value, self->pad_w);
-      break;
-    case PROP_COUNT_INCLUDE_PAD:
-      g_value_set_boolean (value, self->count_include_pad);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_pool2d_dispose (GObject *object)
-{
-  AccelPool2d *self = ACCEL_POOL2D (object);
-
-  g_clear_object (&self->x);
-  g_clear_object (&self->y);
-
-  G_OBJECT_CLASS (accel_pool2d_parent_class)->dispose (object);
-}
 
 static gboolean
 accel_pool2d_validate (AccelOp *op, GError **error)
 {
   AccelPool2d *self = ACCEL_POOL2D (op);
-
-  if (!accel_op_require_ ("pool2d", "x", self->x, error)
-      || !accel_op_require_ ("pool2d", "y", self->y, error))
-    return FALSE;
 
   if (self->mode != ACCEL_POOL_MAX && self->mode != ACCEL_POOL_AVG)
     {
@@ -219,116 +94,79 @@ accel_pool2d_validate (AccelOp *op, GError **error)
          && accel_op_check_no_alias_ (error, "pool2d", "y", self->y, "x", self->x);
 }
 
-static void
-accel_pool2d_class_init (AccelPool2dClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  object_class->set_property = accel_pool2d_set_property;
-  object_class->get_property = accel_pool2d_get_property;
-  object_class->dispose = accel_pool2d_dispose;
-  op_class->validate = accel_pool2d_validate;
-
-  accel_op_class_set_metadata (op_class, "pool2d",
-                               "2-D max or average pooling with window, stride and padding");
-
-  accel_op_class_install_buffer (op_class, PROP_X, "x",
-                                 "Images [n, c, h, w] (nchw) or [n, h, w, c] (nhwc)",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_Y, "y",
-                                 "Result [n, c, p, q] (nchw) or [n, p, q, c] (nhwc)",
-                                 ACCEL_ACCESS_WRITE, TRUE);
-
+static const AccelOpParam pool2d_params[] = {
+  ACCEL_OP_BUFFER (AccelPool2d, x, "x", "Images [n, c, h, w] (nchw) or [n, h, w, c] (nhwc)",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelPool2d, y, "y", "Result [n, c, p, q] (nchw) or [n, p, q, c] (nhwc)",
+                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**
    * AccelPool2d:mode:
    *
    * Maximum or average.
    */
-  properties[PROP_MODE] =
-    g_param_spec_enum ("mode", NULL, "max or avg",
-                       ACCEL_TYPE_POOL_MODE, ACCEL_POOL_MAX, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_ENUM (AccelPool2d, mode, "mode", "max or avg",
+                 accel_pool_mode_get_type, ACCEL_POOL_MAX),
   /**
    * AccelPool2d:layout:
    *
    * The layout of the images.
    */
-  properties[PROP_LAYOUT] =
-    g_param_spec_enum ("layout", NULL, "nchw or nhwc",
-                       ACCEL_TYPE_CONV_LAYOUT, ACCEL_CONV_LAYOUT_NCHW, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_ENUM (AccelPool2d, layout, "layout", "nchw or nhwc",
+                 accel_conv_layout_get_type, ACCEL_CONV_LAYOUT_NCHW),
   /**
    * AccelPool2d:window-h:
    *
    * The height of the window.
    */
-  properties[PROP_WINDOW_H] =
-    g_param_spec_int ("window-h", NULL, "Window height",
-                      1, G_MAXINT, 2, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_INT (AccelPool2d, window_h, "window-h", "Window height",
+                1, G_MAXINT, 2),
   /**
    * AccelPool2d:window-w:
    *
    * The width of the window.
    */
-  properties[PROP_WINDOW_W] =
-    g_param_spec_int ("window-w", NULL, "Window width",
-                      1, G_MAXINT, 2, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_INT (AccelPool2d, window_w, "window-w", "Window width",
+                1, G_MAXINT, 2),
   /**
    * AccelPool2d:stride-h:
    *
    * The vertical stride.
    */
-  properties[PROP_STRIDE_H] =
-    g_param_spec_int ("stride-h", NULL, "Vertical stride",
-                      1, G_MAXINT, 2, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_INT (AccelPool2d, stride_h, "stride-h", "Vertical stride",
+                1, G_MAXINT, 2),
   /**
    * AccelPool2d:stride-w:
    *
    * The horizontal stride.
    */
-  properties[PROP_STRIDE_W] =
-    g_param_spec_int ("stride-w", NULL, "Horizontal stride",
-                      1, G_MAXINT, 2, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_INT (AccelPool2d, stride_w, "stride-w", "Horizontal stride",
+                1, G_MAXINT, 2),
   /**
    * AccelPool2d:pad-h:
    *
    * Padding rows above and below, less than `window-h`.
    */
-  properties[PROP_PAD_H] =
-    g_param_spec_int ("pad-h", NULL, "Padding above and below (less than window-h)",
-                      0, G_MAXINT, 0, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_INT (AccelPool2d, pad_h, "pad-h", "Padding above and below (less than window-h)",
+                0, G_MAXINT, 0),
   /**
    * AccelPool2d:pad-w:
    *
    * Padding columns left and right, less than `window-w`.
    */
-  properties[PROP_PAD_W] =
-    g_param_spec_int ("pad-w", NULL, "Padding left and right (less than window-w)",
-                      0, G_MAXINT, 0, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_INT (AccelPool2d, pad_w, "pad-w", "Padding left and right (less than window-w)",
+                0, G_MAXINT, 0),
   /**
    * AccelPool2d:count-include-pad:
    *
    * For average pooling: whether the divisor is the whole window, padding
    * included (as PyTorch by default), or only the image elements in it.
    */
-  properties[PROP_COUNT_INCLUDE_PAD] =
-    g_param_spec_boolean ("count-include-pad", NULL, "avg: divide by the whole window, padding included",
-                          TRUE, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_BOOLEAN (AccelPool2d, count_include_pad, "count-include-pad", "avg: divide by the whole window, padding included", TRUE),
+};
 
-  for (guint i = PROP_MODE; i < N_PROPS; i++)
-    g_object_class_install_property (object_class, i, properties[i]);
-}
-
-static void
-accel_pool2d_init (AccelPool2d *self)
-{
-  self->mode = ACCEL_POOL_MAX;
-  self->layout = ACCEL_CONV_LAYOUT_NCHW;
-  self->window_h = 2;
-  self->window_w = 2;
-  self->stride_h = 2;
-  self->stride_w = 2;
-  self->count_include_pad = TRUE;
-}
+ACCEL_DEFINE_OP_TYPE (AccelPool2d, accel_pool2d, "pool2d",
+                      "2-D max or average pooling with window, stride and padding",
+                      pool2d_params, accel_pool2d_validate)
 
 /**
  * accel_pool2d_new:
@@ -344,9 +182,6 @@ accel_pool2d_init (AccelPool2d *self)
 AccelOp *
 accel_pool2d_new (AccelBuffer *x, AccelBuffer *y, AccelPoolMode mode)
 {
-  g_return_val_if_fail (x == NULL || ACCEL_IS_BUFFER (x), NULL);
-  g_return_val_if_fail (y == NULL || ACCEL_IS_BUFFER (y), NULL);
-
   return g_object_new (ACCEL_TYPE_POOL2D, "x", x,
                        "y", y,
                        "mode", mode, NULL);

@@ -17,81 +17,12 @@
  * Op name: `qr`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelQr, accel_qr, ACCEL_TYPE_OP)
-
-enum {
-  PROP_0,
-  PROP_A,
-  PROP_Q,
-  PROP_R,
-  N_PROPS
-};
-
 static const AccelDType linalg_dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F64 };
-
-static void
-accel_qr_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelQr *self = ACCEL_QR (object);
-
-  switch (prop_id)
-    {
-    case PROP_A:
-      accel_op_set_buffer_ (object, &self->a, value, pspec);
-      break;
-    case PROP_Q:
-      accel_op_set_buffer_ (object, &self->q, value, pspec);
-      break;
-    case PROP_R:
-      accel_op_set_buffer_ (object, &self->r, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_qr_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelQr *self = ACCEL_QR (object);
-
-  switch (prop_id)
-    {
-    case PROP_A:
-      g_value_set_object (value, self->a);
-      break;
-    case PROP_Q:
-      g_value_set_object (value, self->q);
-      break;
-    case PROP_R:
-      g_value_set_object (value, self->r);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_qr_dispose (GObject *object)
-{
-  AccelQr *self = ACCEL_QR (object);
-
-  g_clear_object (&self->a);
-  g_clear_object (&self->q);
-  g_clear_object (&self->r);
-
-  G_OBJECT_CLASS (accel_qr_parent_class)->dispose (object);
-}
 
 static gboolean
 accel_qr_validate (AccelOp *op, GError **error)
 {
   AccelQr *self = ACCEL_QR (op);
-
-  if (!accel_op_require_ ("qr", "a", self->a, error)
-      || !accel_op_require_ ("qr", "q", self->q, error)
-      || !accel_op_require_ ("qr", "r", self->r, error))
-    return FALSE;
 
   AccelOpMatrixDims d;
   if (!accel_op_check_dtype (op, "a", linalg_dtypes, G_N_ELEMENTS (linalg_dtypes), error)
@@ -112,36 +43,18 @@ accel_qr_validate (AccelOp *op, GError **error)
          && accel_op_check_no_alias_ (error, "qr", "r", self->r, "q", self->q);
 }
 
-static void
-accel_qr_class_init (AccelQrClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
+static const AccelOpParam qr_params[] = {
+  ACCEL_OP_BUFFER (AccelQr, a, "a", "The matrix [m, n], or a batch [b, m, n]; f32 or f64",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelQr, q, "q", "Orthonormal columns [m, min(m, n)]",
+                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelQr, r, "r", "Upper triangular factor [min(m, n), n]",
+                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+};
 
-  object_class->set_property = accel_qr_set_property;
-  object_class->get_property = accel_qr_get_property;
-  object_class->dispose = accel_qr_dispose;
-  op_class->validate = accel_qr_validate;
-
-  accel_op_class_set_metadata (op_class, "qr",
-                               "Reduced QR factorisation a = q r of a matrix or a batch of matrices");
-
-  accel_op_class_install_buffer (op_class, PROP_A, "a",
-                                 "The matrix [m, n], or a batch [b, m, n]; f32 or f64",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_Q, "q",
-                                 "Orthonormal columns [m, min(m, n)]",
-                                 ACCEL_ACCESS_WRITE, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_R, "r",
-                                 "Upper triangular factor [min(m, n), n]",
-                                 ACCEL_ACCESS_WRITE, TRUE);
-
-}
-
-static void
-accel_qr_init (AccelQr *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelQr, accel_qr, "qr",
+                      "Reduced QR factorisation a = q r of a matrix or a batch of matrices",
+                      qr_params, accel_qr_validate)
 
 /**
  * accel_qr_new:
@@ -156,10 +69,6 @@ accel_qr_init (AccelQr *self)
 AccelOp *
 accel_qr_new (AccelBuffer *a, AccelBuffer *q, AccelBuffer *r)
 {
-  g_return_val_if_fail (a == NULL || ACCEL_IS_BUFFER (a), NULL);
-  g_return_val_if_fail (q == NULL || ACCEL_IS_BUFFER (q), NULL);
-  g_return_val_if_fail (r == NULL || ACCEL_IS_BUFFER (r), NULL);
-
   return g_object_new (ACCEL_TYPE_QR, "a", a,
                        "q", q,
                        "r", r, NULL);

@@ -18,90 +18,15 @@
  * Op name: `reduce`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelReduce, accel_reduce, ACCEL_TYPE_OP)
-
-enum {
-  PROP_0,
-  PROP_SRC,
-  PROP_DST,
-  PROP_REDUCTION,
-  PROP_AXIS,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
-
 static const AccelDType reduce_dtypes[] = {
   ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16,
 };
-
-static void
-accel_reduce_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelReduce *self = ACCEL_REDUCE (object);
-
-  switch (prop_id)
-    {
-    case PROP_SRC:
-      accel_op_set_buffer_ (object, &self->src, value, pspec);
-      break;
-    case PROP_DST:
-      accel_op_set_buffer_ (object, &self->dst, value, pspec);
-      break;
-    case PROP_REDUCTION:
-      accel_op_set_enum_ (object, (int *) &self->reduction, value, pspec);
-      break;
-    case PROP_AXIS:
-      accel_op_set_int_ (object, &self->axis, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_reduce_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelReduce *self = ACCEL_REDUCE (object);
-
-  switch (prop_id)
-    {
-    case PROP_SRC:
-      g_value_set_object (value, self->src);
-      break;
-    case PROP_DST:
-      g_value_set_object (value, self->dst);
-      break;
-    case PROP_REDUCTION:
-      g_value_set_enum (value, self->reduction);
-      break;
-    case PROP_AXIS:
-      g_value_set_int (value, self->axis);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_reduce_dispose (GObject *object)
-{
-  AccelReduce *self = ACCEL_REDUCE (object);
-
-  g_clear_object (&self->src);
-  g_clear_object (&self->dst);
-
-  G_OBJECT_CLASS (accel_reduce_parent_class)->dispose (object);
-}
 
 static gboolean
 accel_reduce_validate (AccelOp *op, GError **error)
 {
   AccelReduce *self = ACCEL_REDUCE (op);
 
-  if (!accel_op_require_ ("reduce", "src", self->src, error)
-      || !accel_op_require_ ("reduce", "dst", self->dst, error))
-    return FALSE;
   if (!accel_op_check_dtype (op, "src", reduce_dtypes, G_N_ELEMENTS (reduce_dtypes), error)
       || !accel_op_check_same_dtype (op, "src", "dst", error)
       || !accel_op_check_rank (op, "src", 1, ACCEL_SHAPE_MAX_RANK, error)
@@ -148,52 +73,30 @@ accel_reduce_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
-static void
-accel_reduce_class_init (AccelReduceClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  object_class->set_property = accel_reduce_set_property;
-  object_class->get_property = accel_reduce_get_property;
-  object_class->dispose = accel_reduce_dispose;
-  op_class->validate = accel_reduce_validate;
-
-  accel_op_class_set_metadata (op_class, "reduce", "Sum, max, min or mean of src along one axis");
-  accel_op_class_install_buffer (op_class, PROP_SRC, "src",
-                                 "Input: f32, f64, f16 or bf16, contiguous",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_DST, "dst",
-                                 "Result: src's shape with the axis removed or kept as 1",
-                                 ACCEL_ACCESS_WRITE, TRUE);
-
+static const AccelOpParam reduce_params[] = {
+  ACCEL_OP_BUFFER (AccelReduce, src, "src", "Input: f32, f64, f16 or bf16, contiguous",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelReduce, dst, "dst", "Result: src's shape with the axis removed or kept as 1",
+                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**
    * AccelReduce:reduction:
    *
    * The reduction.
    */
-  properties[PROP_REDUCTION] =
-    g_param_spec_enum ("reduction", NULL, "sum, max, min or mean",
-                       ACCEL_TYPE_REDUCE_OP, ACCEL_REDUCE_SUM, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_ENUM (AccelReduce, reduction, "reduction", "sum, max, min or mean",
+                 accel_reduce_op_get_type, ACCEL_REDUCE_SUM),
   /**
    * AccelReduce:axis:
    *
    * The reduced axis; negative values count from the end (-1 is the last).
    */
-  properties[PROP_AXIS] =
-    g_param_spec_int ("axis", NULL, "Reduced axis (negative counts from the end)",
-                      -ACCEL_SHAPE_MAX_RANK, ACCEL_SHAPE_MAX_RANK - 1, -1, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_INT (AccelReduce, axis, "axis", "Reduced axis (negative counts from the end)",
+                -ACCEL_SHAPE_MAX_RANK, ACCEL_SHAPE_MAX_RANK - 1, -1),
+};
 
-  for (guint i = PROP_REDUCTION; i < N_PROPS; i++)
-    g_object_class_install_property (object_class, i, properties[i]);
-}
-
-static void
-accel_reduce_init (AccelReduce *self)
-{
-  self->reduction = ACCEL_REDUCE_SUM;
-  self->axis = -1;
-}
+ACCEL_DEFINE_OP_TYPE (AccelReduce, accel_reduce, "reduce",
+                      "Sum, max, min or mean of src along one axis",
+                      reduce_params, accel_reduce_validate)
 
 /**
  * accel_reduce_new:

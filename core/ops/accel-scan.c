@@ -17,83 +17,14 @@
  * Op name: `scan`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelScan, accel_scan, ACCEL_TYPE_OP)
-
-enum {
-  PROP_0,
-  PROP_INPUT,
-  PROP_OUTPUT,
-  PROP_KIND,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
-
 static const AccelDType scan_dtypes[] = {
   ACCEL_DTYPE_I32, ACCEL_DTYPE_U32, ACCEL_DTYPE_I64, ACCEL_DTYPE_F32, ACCEL_DTYPE_F64,
 };
-
-static void
-accel_scan_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelScan *self = ACCEL_SCAN (object);
-
-  switch (prop_id)
-    {
-    case PROP_INPUT:
-      accel_op_set_buffer_ (object, &self->input, value, pspec);
-      break;
-    case PROP_OUTPUT:
-      accel_op_set_buffer_ (object, &self->output, value, pspec);
-      break;
-    case PROP_KIND:
-      accel_op_set_enum_ (object, (int *) &self->kind, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_scan_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelScan *self = ACCEL_SCAN (object);
-
-  switch (prop_id)
-    {
-    case PROP_INPUT:
-      g_value_set_object (value, self->input);
-      break;
-    case PROP_OUTPUT:
-      g_value_set_object (value, self->output);
-      break;
-    case PROP_KIND:
-      g_value_set_enum (value, self->kind);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_scan_dispose (GObject *object)
-{
-  AccelScan *self = ACCEL_SCAN (object);
-
-  g_clear_object (&self->input);
-  g_clear_object (&self->output);
-
-  G_OBJECT_CLASS (accel_scan_parent_class)->dispose (object);
-}
 
 static gboolean
 accel_scan_validate (AccelOp *op, GError **error)
 {
   AccelScan *self = ACCEL_SCAN (op);
-
-  if (!accel_op_require_ ("scan", "input", self->input, error)
-      || !accel_op_require_ ("scan", "output", self->output, error))
-    return FALSE;
 
   if (self->kind != ACCEL_SCAN_INCLUSIVE && self->kind != ACCEL_SCAN_EXCLUSIVE)
     {
@@ -110,45 +41,23 @@ accel_scan_validate (AccelOp *op, GError **error)
          && accel_op_check_in_place_ (error, "scan", "output", self->output, "input", self->input);
 }
 
-static void
-accel_scan_class_init (AccelScanClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  object_class->set_property = accel_scan_set_property;
-  object_class->get_property = accel_scan_get_property;
-  object_class->dispose = accel_scan_dispose;
-  op_class->validate = accel_scan_validate;
-
-  accel_op_class_set_metadata (op_class, "scan",
-                               "Inclusive or exclusive prefix sum along the last axis");
-
-  accel_op_class_install_buffer (op_class, PROP_INPUT, "input",
-                                 "Input [..., n]: i32, u32, i64, f32 or f64",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_OUTPUT, "output",
-                                 "Prefix sums, type and dims of input; may be input",
-                                 ACCEL_ACCESS_WRITE, TRUE);
-
+static const AccelOpParam scan_params[] = {
+  ACCEL_OP_BUFFER (AccelScan, input, "input", "Input [..., n]: i32, u32, i64, f32 or f64",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelScan, output, "output", "Prefix sums, type and dims of input; may be input",
+                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**
    * AccelScan:kind:
    *
    * Inclusive or exclusive sums.
    */
-  properties[PROP_KIND] =
-    g_param_spec_enum ("kind", NULL, "inclusive or exclusive",
-                       ACCEL_TYPE_SCAN_KIND, ACCEL_SCAN_INCLUSIVE, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_ENUM (AccelScan, kind, "kind", "inclusive or exclusive",
+                 accel_scan_kind_get_type, ACCEL_SCAN_INCLUSIVE),
+};
 
-  for (guint i = PROP_KIND; i < N_PROPS; i++)
-    g_object_class_install_property (object_class, i, properties[i]);
-}
-
-static void
-accel_scan_init (AccelScan *self)
-{
-  self->kind = ACCEL_SCAN_INCLUSIVE;
-}
+ACCEL_DEFINE_OP_TYPE (AccelScan, accel_scan, "scan",
+                      "Inclusive or exclusive prefix sum along the last axis",
+                      scan_params, accel_scan_validate)
 
 /**
  * accel_scan_new:
@@ -163,9 +72,6 @@ accel_scan_init (AccelScan *self)
 AccelOp *
 accel_scan_new (AccelBuffer *input, AccelBuffer *output, AccelScanKind kind)
 {
-  g_return_val_if_fail (input == NULL || ACCEL_IS_BUFFER (input), NULL);
-  g_return_val_if_fail (output == NULL || ACCEL_IS_BUFFER (output), NULL);
-
   return g_object_new (ACCEL_TYPE_SCAN, "input", input,
                        "output", output,
                        "kind", kind, NULL);

@@ -19,93 +19,15 @@
  * Op name: `segmented-reduce`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelSegmentedReduce, accel_segmented_reduce, ACCEL_TYPE_OP)
-
-enum {
-  PROP_0,
-  PROP_INPUT,
-  PROP_OFFSETS,
-  PROP_OUTPUT,
-  PROP_REDUCTION,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
-
 static const AccelDType segment_dtypes[] = {
   ACCEL_DTYPE_I32, ACCEL_DTYPE_U32, ACCEL_DTYPE_I64, ACCEL_DTYPE_F32, ACCEL_DTYPE_F64,
 };
 static const AccelDType offset_dtypes[] = { ACCEL_DTYPE_I32, ACCEL_DTYPE_I64 };
 
-static void
-accel_segmented_reduce_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelSegmentedReduce *self = ACCEL_SEGMENTED_REDUCE (object);
-
-  switch (prop_id)
-    {
-    case PROP_INPUT:
-      accel_op_set_buffer_ (object, &self->input, value, pspec);
-      break;
-    case PROP_OFFSETS:
-      accel_op_set_buffer_ (object, &self->offsets, value, pspec);
-      break;
-    case PROP_OUTPUT:
-      accel_op_set_buffer_ (object, &self->output, value, pspec);
-      break;
-    case PROP_REDUCTION:
-      accel_op_set_enum_ (object, (int *) &self->reduction, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_segmented_reduce_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelSegmentedReduce *self = ACCEL_SEGMENTED_REDUCE (object);
-
-  switch (prop_id)
-    {
-    case PROP_INPUT:
-      g_value_set_object (value, self->input);
-      break;
-    case PROP_OFFSETS:
-      g_value_set_object (value, self->offsets);
-      break;
-    case PROP_OUTPUT:
-      g_value_set_object (value, self->output);
-      break;
-    case PROP_REDUCTION:
-      g_value_set_enum (value, self->reduction);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_segmented_reduce_dispose (GObject *object)
-{
-  AccelSegmentedReduce *self = ACCEL_SEGMENTED_REDUCE (object);
-
-  g_clear_object (&self->input);
-  g_clear_object (&self->offsets);
-  g_clear_object (&self->output);
-
-  G_OBJECT_CLASS (accel_segmented_reduce_parent_class)->dispose (object);
-}
-
 static gboolean
 accel_segmented_reduce_validate (AccelOp *op, GError **error)
 {
   AccelSegmentedReduce *self = ACCEL_SEGMENTED_REDUCE (op);
-
-  if (!accel_op_require_ ("segmented-reduce", "input", self->input, error)
-      || !accel_op_require_ ("segmented-reduce", "offsets", self->offsets, error)
-      || !accel_op_require_ ("segmented-reduce", "output", self->output, error))
-    return FALSE;
 
   if (self->reduction > ACCEL_REDUCE_MEAN || (int) self->reduction < 0)
     {
@@ -145,48 +67,25 @@ accel_segmented_reduce_validate (AccelOp *op, GError **error)
          && accel_op_check_no_alias_ (error, "segmented-reduce", "output", self->output, "offsets", self->offsets);
 }
 
-static void
-accel_segmented_reduce_class_init (AccelSegmentedReduceClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  object_class->set_property = accel_segmented_reduce_set_property;
-  object_class->get_property = accel_segmented_reduce_get_property;
-  object_class->dispose = accel_segmented_reduce_dispose;
-  op_class->validate = accel_segmented_reduce_validate;
-
-  accel_op_class_set_metadata (op_class, "segmented-reduce",
-                               "Sum, max, min or mean of each segment of a vector, segments given by offsets");
-
-  accel_op_class_install_buffer (op_class, PROP_INPUT, "input",
-                                 "Values [n]: i32, u32, i64, f32 or f64",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_OFFSETS, "offsets",
-                                 "Segment boundaries, i32 or i64 [n-segments + 1]",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_OUTPUT, "output",
-                                 "One result per segment [n-segments], type of input",
-                                 ACCEL_ACCESS_WRITE, TRUE);
-
+static const AccelOpParam segmented_reduce_params[] = {
+  ACCEL_OP_BUFFER (AccelSegmentedReduce, input, "input", "Values [n]: i32, u32, i64, f32 or f64",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelSegmentedReduce, offsets, "offsets", "Segment boundaries, i32 or i64 [n-segments + 1]",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelSegmentedReduce, output, "output", "One result per segment [n-segments], type of input",
+                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**
    * AccelSegmentedReduce:reduction:
    *
    * The reduction.
    */
-  properties[PROP_REDUCTION] =
-    g_param_spec_enum ("reduction", NULL, "sum, max, min or mean",
-                       ACCEL_TYPE_REDUCE_OP, ACCEL_REDUCE_SUM, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_ENUM (AccelSegmentedReduce, reduction, "reduction", "sum, max, min or mean",
+                 accel_reduce_op_get_type, ACCEL_REDUCE_SUM),
+};
 
-  for (guint i = PROP_REDUCTION; i < N_PROPS; i++)
-    g_object_class_install_property (object_class, i, properties[i]);
-}
-
-static void
-accel_segmented_reduce_init (AccelSegmentedReduce *self)
-{
-  self->reduction = ACCEL_REDUCE_SUM;
-}
+ACCEL_DEFINE_OP_TYPE (AccelSegmentedReduce, accel_segmented_reduce, "segmented-reduce",
+                      "Sum, max, min or mean of each segment of a vector, segments given by offsets",
+                      segmented_reduce_params, accel_segmented_reduce_validate)
 
 /**
  * accel_segmented_reduce_new:
@@ -202,10 +101,6 @@ accel_segmented_reduce_init (AccelSegmentedReduce *self)
 AccelOp *
 accel_segmented_reduce_new (AccelBuffer *input, AccelBuffer *offsets, AccelBuffer *output, AccelReduceOp reduction)
 {
-  g_return_val_if_fail (input == NULL || ACCEL_IS_BUFFER (input), NULL);
-  g_return_val_if_fail (offsets == NULL || ACCEL_IS_BUFFER (offsets), NULL);
-  g_return_val_if_fail (output == NULL || ACCEL_IS_BUFFER (output), NULL);
-
   return g_object_new (ACCEL_TYPE_SEGMENTED_REDUCE, "input", input,
                        "offsets", offsets,
                        "output", output,

@@ -18,93 +18,15 @@
  * Op name: `select`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelSelect, accel_select, ACCEL_TYPE_OP)
-
-enum {
-  PROP_0,
-  PROP_INPUT,
-  PROP_FLAGS,
-  PROP_OUTPUT,
-  PROP_COUNT,
-  N_PROPS
-};
-
 static const AccelDType flag_dtypes[] = {
   ACCEL_DTYPE_U8, ACCEL_DTYPE_I8, ACCEL_DTYPE_I32, ACCEL_DTYPE_U32,
 };
 static const AccelDType count_dtypes[] = { ACCEL_DTYPE_I32, ACCEL_DTYPE_I64 };
 
-static void
-accel_select_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelSelect *self = ACCEL_SELECT (object);
-
-  switch (prop_id)
-    {
-    case PROP_INPUT:
-      accel_op_set_buffer_ (object, &self->input, value, pspec);
-      break;
-    case PROP_FLAGS:
-      accel_op_set_buffer_ (object, &self->flags, value, pspec);
-      break;
-    case PROP_OUTPUT:
-      accel_op_set_buffer_ (object, &self->output, value, pspec);
-      break;
-    case PROP_COUNT:
-      accel_op_set_buffer_ (object, &self->count, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_select_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelSelect *self = ACCEL_SELECT (object);
-
-  switch (prop_id)
-    {
-    case PROP_INPUT:
-      g_value_set_object (value, self->input);
-      break;
-    case PROP_FLAGS:
-      g_value_set_object (value, self->flags);
-      break;
-    case PROP_OUTPUT:
-      g_value_set_object (value, self->output);
-      break;
-    case PROP_COUNT:
-      g_value_set_object (value, self->count);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_select_dispose (GObject *object)
-{
-  AccelSelect *self = ACCEL_SELECT (object);
-
-  g_clear_object (&self->input);
-  g_clear_object (&self->flags);
-  g_clear_object (&self->output);
-  g_clear_object (&self->count);
-
-  G_OBJECT_CLASS (accel_select_parent_class)->dispose (object);
-}
-
 static gboolean
 accel_select_validate (AccelOp *op, GError **error)
 {
   AccelSelect *self = ACCEL_SELECT (op);
-
-  if (!accel_op_require_ ("select", "input", self->input, error)
-      || !accel_op_require_ ("select", "flags", self->flags, error)
-      || !accel_op_require_ ("select", "output", self->output, error)
-      || !accel_op_require_ ("select", "count", self->count, error))
-    return FALSE;
 
   if (!accel_op_check_dtype (op, "flags", flag_dtypes, G_N_ELEMENTS (flag_dtypes), error)
       || !accel_op_check_dtype (op, "count", count_dtypes, G_N_ELEMENTS (count_dtypes), error)
@@ -135,40 +57,20 @@ accel_select_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
-static void
-accel_select_class_init (AccelSelectClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
+static const AccelOpParam select_params[] = {
+  ACCEL_OP_BUFFER (AccelSelect, input, "input", "Elements [n] of any type",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelSelect, flags, "flags", "Flags [n]: u8, i8, i32 or u32; non-zero selects",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelSelect, output, "output", "Selected elements first [n], type of input; the rest is kept",
+                   ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelSelect, count, "count", "Number selected, [1] of i32 or i64",
+                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+};
 
-  object_class->set_property = accel_select_set_property;
-  object_class->get_property = accel_select_get_property;
-  object_class->dispose = accel_select_dispose;
-  op_class->validate = accel_select_validate;
-
-  accel_op_class_set_metadata (op_class, "select",
-                               "Stream compaction: copies the elements whose flag is non-zero, in order");
-
-  accel_op_class_install_buffer (op_class, PROP_INPUT, "input",
-                                 "Elements [n] of any type",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_FLAGS, "flags",
-                                 "Flags [n]: u8, i8, i32 or u32; non-zero selects",
-                                 ACCEL_ACCESS_READ, TRUE);
-  /* Read-write: the elements past the count keep their old values. */
-  accel_op_class_install_buffer (op_class, PROP_OUTPUT, "output",
-                                 "Selected elements first [n], type of input; the rest is kept",
-                                 ACCEL_ACCESS_READ_WRITE, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_COUNT, "count",
-                                 "Number selected, [1] of i32 or i64",
-                                 ACCEL_ACCESS_WRITE, TRUE);
-
-}
-
-static void
-accel_select_init (AccelSelect *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelSelect, accel_select, "select",
+                      "Stream compaction: copies the elements whose flag is non-zero, in order",
+                      select_params, accel_select_validate)
 
 /**
  * accel_select_new:
@@ -184,11 +86,6 @@ accel_select_init (AccelSelect *self)
 AccelOp *
 accel_select_new (AccelBuffer *input, AccelBuffer *flags, AccelBuffer *output, AccelBuffer *count)
 {
-  g_return_val_if_fail (input == NULL || ACCEL_IS_BUFFER (input), NULL);
-  g_return_val_if_fail (flags == NULL || ACCEL_IS_BUFFER (flags), NULL);
-  g_return_val_if_fail (output == NULL || ACCEL_IS_BUFFER (output), NULL);
-  g_return_val_if_fail (count == NULL || ACCEL_IS_BUFFER (count), NULL);
-
   return g_object_new (ACCEL_TYPE_SELECT, "input", input,
                        "flags", flags,
                        "output", output,

@@ -13,74 +13,15 @@
  * Op name: `softmax`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelSoftmax, accel_softmax, ACCEL_TYPE_OP)
-
-enum {
-  PROP_0,
-  PROP_SRC,
-  PROP_DST,
-  N_PROPS
-};
-
 static const AccelDType softmax_dtypes[] = {
   ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16,
 };
-
-static void
-accel_softmax_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelSoftmax *self = ACCEL_SOFTMAX (object);
-
-  switch (prop_id)
-    {
-    case PROP_SRC:
-      accel_op_set_buffer_ (object, &self->src, value, pspec);
-      break;
-    case PROP_DST:
-      accel_op_set_buffer_ (object, &self->dst, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_softmax_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelSoftmax *self = ACCEL_SOFTMAX (object);
-
-  switch (prop_id)
-    {
-    case PROP_SRC:
-      g_value_set_object (value, self->src);
-      break;
-    case PROP_DST:
-      g_value_set_object (value, self->dst);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_softmax_dispose (GObject *object)
-{
-  AccelSoftmax *self = ACCEL_SOFTMAX (object);
-
-  g_clear_object (&self->src);
-  g_clear_object (&self->dst);
-
-  G_OBJECT_CLASS (accel_softmax_parent_class)->dispose (object);
-}
 
 static gboolean
 accel_softmax_validate (AccelOp *op, GError **error)
 {
   AccelSoftmax *self = ACCEL_SOFTMAX (op);
 
-  if (!accel_op_require_ ("softmax", "src", self->src, error)
-      || !accel_op_require_ ("softmax", "dst", self->dst, error))
-    return FALSE;
   if (!accel_op_check_dtype (op, "src", softmax_dtypes, G_N_ELEMENTS (softmax_dtypes), error)
       || !accel_op_check_same_dtype (op, "src", "dst", error)
       || !accel_op_check_rank (op, "src", 1, ACCEL_SHAPE_MAX_RANK, error)
@@ -98,30 +39,16 @@ accel_softmax_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
-static void
-accel_softmax_class_init (AccelSoftmaxClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
+static const AccelOpParam softmax_params[] = {
+  ACCEL_OP_BUFFER (AccelSoftmax, src, "src", "Input: f32, f64, f16 or bf16, contiguous",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelSoftmax, dst, "dst", "Result, same shape and dtype as src (may be src)",
+                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+};
 
-  object_class->set_property = accel_softmax_set_property;
-  object_class->get_property = accel_softmax_get_property;
-  object_class->dispose = accel_softmax_dispose;
-  op_class->validate = accel_softmax_validate;
-
-  accel_op_class_set_metadata (op_class, "softmax", "Softmax along the last axis");
-  accel_op_class_install_buffer (op_class, PROP_SRC, "src",
-                                 "Input: f32, f64, f16 or bf16, contiguous",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_DST, "dst",
-                                 "Result, same shape and dtype as src (may be src)",
-                                 ACCEL_ACCESS_WRITE, TRUE);
-}
-
-static void
-accel_softmax_init (AccelSoftmax *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelSoftmax, accel_softmax, "softmax",
+                      "Softmax along the last axis",
+                      softmax_params, accel_softmax_validate)
 
 /**
  * accel_softmax_new:
@@ -135,8 +62,5 @@ accel_softmax_init (AccelSoftmax *self)
 AccelOp *
 accel_softmax_new (AccelBuffer *src, AccelBuffer *dst)
 {
-  g_return_val_if_fail (src == NULL || ACCEL_IS_BUFFER (src), NULL);
-  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
-
   return g_object_new (ACCEL_TYPE_SOFTMAX, "src", src, "dst", dst, NULL);
 }

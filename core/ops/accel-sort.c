@@ -11,91 +11,25 @@
  * Stable sort of @keys in place along the last axis (each row of a rank 2+
  * buffer on its own), ascending or descending, carrying @values along when it
  * is set. The order is that of a radix sort: integers by value; floats by
- * value with `-0.0` and `+0.0` equal (kept in input order), NaNs with the
- * sign bit clear after `+inf` and those with it set before `-inf`. Key types:
+ * value with `-0.0` and `+0.0` equal (kept in input order), and every NaN,
+ * whatever its sign bit, after `+inf`, as numpy's `sort` and PyTorch's
+ * `sort` order them (descending puts the NaNs first, as PyTorch's does;
+ * cuda may clear the sign bit of a NaN key). Key types:
  * i8, u8, i32, u32, i64, f16, bf16, f32, f64; @values may have any type and
  * has the dims of @keys.
  *
  * Op name: `sort`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelSort, accel_sort, ACCEL_TYPE_OP)
-
-enum {
-  PROP_0,
-  PROP_KEYS,
-  PROP_VALUES,
-  PROP_DESCENDING,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
-
 static const AccelDType sort_key_dtypes[] = {
   ACCEL_DTYPE_I8, ACCEL_DTYPE_U8, ACCEL_DTYPE_I32, ACCEL_DTYPE_U32, ACCEL_DTYPE_I64,
   ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16, ACCEL_DTYPE_F32, ACCEL_DTYPE_F64,
 };
 
-static void
-accel_sort_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelSort *self = ACCEL_SORT (object);
-
-  switch (prop_id)
-    {
-    case PROP_KEYS:
-      accel_op_set_buffer_ (object, &self->keys, value, pspec);
-      break;
-    case PROP_VALUES:
-      accel_op_set_buffer_ (object, &self->values, value, pspec);
-      break;
-    case PROP_DESCENDING:
-      accel_op_set_boolean_ (object, &self->descending, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_sort_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelSort *self = ACCEL_SORT (object);
-
-  switch (prop_id)
-    {
-    case PROP_KEYS:
-      g_value_set_object (value, self->keys);
-      break;
-    case PROP_VALUES:
-      g_value_set_object (value, self->values);
-      break;
-    case PROP_DESCENDING:
-      g_value_set_boolean (value, self->descending);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_sort_dispose (GObject *object)
-{
-  AccelSort *self = ACCEL_SORT (object);
-
-  g_clear_object (&self->keys);
-  g_clear_object (&self->values);
-
-  G_OBJECT_CLASS (accel_sort_parent_class)->dispose (object);
-}
-
 static gboolean
 accel_sort_validate (AccelOp *op, GError **error)
 {
   AccelSort *self = ACCEL_SORT (op);
-
-  if (!accel_op_require_ ("sort", "keys", self->keys, error))
-    return FALSE;
 
   if (!accel_op_check_dtype (op, "keys", sort_key_dtypes, G_N_ELEMENTS (sort_key_dtypes), error)
       || !accel_op_check_rank (op, "keys", 1, ACCEL_SHAPE_MAX_RANK, error)
@@ -117,45 +51,23 @@ accel_sort_validate (AccelOp *op, GError **error)
   return accel_op_check_no_alias_ (error, "sort", "values", self->values, "keys", self->keys);
 }
 
-static void
-accel_sort_class_init (AccelSortClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  object_class->set_property = accel_sort_set_property;
-  object_class->get_property = accel_sort_get_property;
-  object_class->dispose = accel_sort_dispose;
-  op_class->validate = accel_sort_validate;
-
-  accel_op_class_set_metadata (op_class, "sort",
-                               "Stable sort along the last axis, in place, of keys or key-value pairs");
-
-  accel_op_class_install_buffer (op_class, PROP_KEYS, "keys",
-                                 "Keys [..., n], sorted in place along the last axis",
-                                 ACCEL_ACCESS_READ_WRITE, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_VALUES, "values",
-                                 "Optional values of any type, the dims of keys, permuted with them",
-                                 ACCEL_ACCESS_READ_WRITE, FALSE);
-
+static const AccelOpParam sort_params[] = {
+  ACCEL_OP_BUFFER (AccelSort, keys, "keys", "Keys [..., n], sorted in place along the last axis",
+                   ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelSort, values, "values", "Optional values of any type, the dims of keys, permuted with them",
+                   ACCEL_ACCESS_READ_WRITE, 0),
   /**
    * AccelSort:descending:
    *
    * Whether the order is descending (still stable: equal keys keep their
    * order).
    */
-  properties[PROP_DESCENDING] =
-    g_param_spec_boolean ("descending", NULL, "Sort in descending order",
-                          FALSE, ACCEL_OP_PARAM_FLAGS);
+  ACCEL_OP_BOOLEAN (AccelSort, descending, "descending", "Sort in descending order", FALSE),
+};
 
-  for (guint i = PROP_DESCENDING; i < N_PROPS; i++)
-    g_object_class_install_property (object_class, i, properties[i]);
-}
-
-static void
-accel_sort_init (AccelSort *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelSort, accel_sort, "sort",
+                      "Stable sort along the last axis, in place, of keys or key-value pairs",
+                      sort_params, accel_sort_validate)
 
 /**
  * accel_sort_new:
@@ -169,9 +81,6 @@ accel_sort_init (AccelSort *self)
 AccelOp *
 accel_sort_new (AccelBuffer *keys, AccelBuffer *values)
 {
-  g_return_val_if_fail (keys == NULL || ACCEL_IS_BUFFER (keys), NULL);
-  g_return_val_if_fail (values == NULL || ACCEL_IS_BUFFER (values), NULL);
-
   return g_object_new (ACCEL_TYPE_SORT, "keys", keys,
                        "values", values, NULL);
 }

@@ -24,230 +24,31 @@
  * Op name: `spmv`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelSpmv, accel_spmv, ACCEL_TYPE_OP)
-
-enum {
-  PROP_0,
-  PROP_ROW_PTR,
-  PROP_COL_IND,
-  PROP_VALUES,
-  PROP_X,
-  PROP_Y,
-  PROP_N_COLS,
-  PROP_ALPHA,
-  PROP_BETA,
-  PROP_CHECK_STRUCTURE,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
-
-static void
-accel_spmv_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelSpmv *self = ACCEL_SPMV (object);
-
-  switch (prop_id)
-    {
-    case PROP_ROW_PTR:
-      accel_op_set_buffer_ (object, &self->row_ptr, value, pspec);
-      break;
-    case PROP_COL_IND:
-      accel_op_set_buffer_ (object, &self->col_ind, value, pspec);
-      break;
-    case PROP_VALUES:
-      accel_op_set_buffer_ (object, &self->values, value, pspec);
-      break;
-    case PROP_X:
-      accel_op_set_buffer_ (object, &self->x, value, pspec);
-      break;
-    case PROP_Y:
-      accel_op_set_buffer_ (object, &self->y, value, pspec);
-      break;
-    case PROP_N_COLS:
-      accel_op_set_int64_ (object, &self->n_cols, value, pspec);
-      break;
-    case PROP_ALPHA:
-      accel_op_set_double_ (object, &self->alpha, value, pspec);
-      break;
-    case PROP_BETA:
-      accel_op_set_double_ (object, &self->beta, value, pspec);
-      break;
-    case PROP_CHECK_STRUCTURE:
-      accel_op_set_boolean_ (object, &self->check_structure, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_spmv_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelSpmv *self = ACCEL_SPMV (object);
-
-  switch (prop_id)
-    {
-    case PROP_ROW_PTR:
-      g_value_set_object (value, self->row_ptr);
-      break;
-    case PROP_COL_IND:
-      g_value_set_object (value, self->col_ind);
-      break;
-    case PROP_VALUES:
-      g_value_set_object (value, self->values);
-      break;
-    case PROP_X:
-      g_value_set_object (value, self->x);
-      break;
-    case PROP_Y:
-      g_value_set_object (value, self->y);
-      break;
-    case PROP_N_COLS:
-      g_value_set_int64 (value, self->n_cols);
-      break;
-    case PROP_ALPHA:
-      g_value_set_double (value, self->alpha);
-      break;
-    case PROP_BETA:
-      g_value_set_double (value, self->beta);
-      break;
-    case PROP_CHECK_STRUCTURE:
-      g_value_set_boolean (value, self->check_structure);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_spmv_dispose (GObject *object)
-{
-  AccelSpmv *self = ACCEL_SPMV (object);
-
-  g_clear_object (&self->row_ptr);
-  g_clear_object (&self->col_ind);
-  g_clear_object (&self->values);
-  g_clear_object (&self->x);
-  g_clear_object (&self->y);
-
-  G_OBJECT_CLASS (accel_spmv_parent_class)->dispose (object);
-}
-
 static gboolean
 accel_spmv_validate (AccelOp *op, GError **error)
 {
   AccelSpmv *self = ACCEL_SPMV (op);
-
-  if (!accel_op_require_ ("spmv", "row-ptr", self->row_ptr, error)
-      || !accel_op_require_ ("spmv", "col-ind", self->col_ind, error)
-      || !accel_op_require_ ("spmv", "values", self->values, error)
-      || !accel_op_require_ ("spmv", "x", self->x, error)
-      || !accel_op_require_ ("spmv", "y", self->y, error))
-    return FALSE;
-
   gint64 m = 0;
-  if (!accel_op_check_csr_ (op, self->row_ptr, self->col_ind, self->values, self->n_cols, &m, error)
-      || !accel_op_check_same_dtype (op, "values", "x", error)
-      || !accel_op_check_same_dtype (op, "values", "y", error)
-      || !accel_op_check_contiguous (op, "x", error)
-      || !accel_op_check_contiguous (op, "y", error))
+
+  if (!_accel_csr_check (op, "x", "y", &m, error))
     return FALSE;
-
-  gint64 x_dims[1] = { self->n_cols };
-  gint64 y_dims[1] = { m };
-  if (!accel_op_expect_dims_ (error, "spmv", "x", self->x, x_dims, 1, "“n-cols”")
-      || !accel_op_expect_dims_ (error, "spmv", "y", self->y, y_dims, 1, "one per row of “row-ptr”")
-      || !accel_op_check_finite_ (error, "spmv", "alpha", self->alpha)
-      || !accel_op_check_finite_ (error, "spmv", "beta", self->beta))
-    return FALSE;
-  return accel_op_check_no_alias_ (error, "spmv", "y", self->y, "x", self->x)
-         && accel_op_check_no_alias_ (error, "spmv", "y", self->y, "values", self->values)
-         && accel_op_check_no_alias_ (error, "spmv", "y", self->y, "row-ptr", self->row_ptr)
-         && accel_op_check_no_alias_ (error, "spmv", "y", self->y, "col-ind", self->col_ind);
+  gint64 x_dims[1] = { self->n_cols }, y_dims[1] = { m };
+  return accel_op_expect_dims_ (error, "spmv", "x", self->x, x_dims, 1, "“n-cols”")
+         && accel_op_expect_dims_ (error, "spmv", "y", self->y, y_dims, 1, "one per row of “row-ptr”")
+         && _accel_op_check_results_alias (op, error);
 }
 
-static void
-accel_spmv_class_init (AccelSpmvClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
+static const AccelOpParam spmv_params[] = {
+  ACCEL_OP_BUFFER (AccelSpmv, x, "x", "Dense vector [n-cols]", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelSpmv, y, "y", "Result [m]; read when beta is not 0",
+                   ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
+};
 
-  object_class->set_property = accel_spmv_set_property;
-  object_class->get_property = accel_spmv_get_property;
-  object_class->dispose = accel_spmv_dispose;
-  op_class->validate = accel_spmv_validate;
-
-  accel_op_class_set_metadata (op_class, "spmv",
-                               "Sparse (CSR) matrix times dense vector: y = alpha s x + beta y");
-
-  accel_op_class_install_buffer (op_class, PROP_ROW_PTR, "row-ptr",
-                                 "CSR row offsets, i32 [m + 1]: row i holds entries row-ptr[i] to row-ptr[i + 1] - 1",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_COL_IND, "col-ind",
-                                 "CSR column indices, i32 [nnz], ascending within each row, each in [0, n-cols)",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_VALUES, "values",
-                                 "CSR values [nnz]: f32 or f64",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_X, "x",
-                                 "Dense vector [n-cols]",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_Y, "y",
-                                 "Result [m]; read when beta is not 0",
-                                 ACCEL_ACCESS_READ_WRITE, TRUE);
-
-  /**
-   * AccelSpmv:n-cols:
-   *
-   * The number of columns of the sparse matrix; its rows are the entries of
-   * `row-ptr` less one.
-   */
-  properties[PROP_N_COLS] =
-    g_param_spec_int64 ("n-cols", NULL, "Number of columns of the sparse matrix",
-                        0, G_MAXINT64, 0, ACCEL_OP_PARAM_FLAGS);
-  /**
-   * AccelSpmv:alpha:
-   *
-   * Scale of the product of the sparse matrix and `x`.
-   */
-  properties[PROP_ALPHA] =
-    g_param_spec_double ("alpha", NULL, "Scale of the product",
-                         -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, ACCEL_OP_PARAM_FLAGS);
-  /**
-   * AccelSpmv:beta:
-   *
-   * Scale of the old contents of the output; with 0 the output is not read
-   * (so NaNs there do not propagate).
-   */
-  properties[PROP_BETA] =
-    g_param_spec_double ("beta", NULL, "Scale of the old output (0: it is not read)",
-                         -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, ACCEL_OP_PARAM_FLAGS);
-  /**
-   * AccelSpmv:check-structure:
-   *
-   * Whether the kernel verifies the CSR structure first (row offsets
-   * non-decreasing from 0 to nnz, column indices ascending within each row and
-   * below `n-cols`) and fails with %ACCEL_ERROR_INVALID_ARGUMENT naming the
-   * first bad entry. On cuda this costs a pass over the indices and one
-   * stream synchronisation; set it to %FALSE for a structure already
-   * checked, which is then trusted (a malformed one gives undefined results
-   * or a device fault there). The cpu backend always checks.
-   */
-  properties[PROP_CHECK_STRUCTURE] =
-    g_param_spec_boolean ("check-structure", NULL, "Verify that column indices are sorted and in range first",
-                          TRUE, ACCEL_OP_PARAM_FLAGS);
-
-  for (guint i = PROP_N_COLS; i < N_PROPS; i++)
-    g_object_class_install_property (object_class, i, properties[i]);
-}
-
-static void
-accel_spmv_init (AccelSpmv *self)
-{
-  self->alpha = 1.0;
-  self->check_structure = TRUE;
-}
+ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelSpmv, accel_spmv, "spmv",
+                                "Sparse (CSR) matrix times dense vector: y = alpha s x + beta y",
+                                spmv_params, accel_spmv_validate,
+                                accel_op_class_install_params (op_class, _accel_csr_params,
+                                                               G_N_ELEMENTS (_accel_csr_params)))
 
 /**
  * accel_spmv_new:
@@ -265,12 +66,6 @@ accel_spmv_init (AccelSpmv *self)
 AccelOp *
 accel_spmv_new (AccelBuffer *row_ptr, AccelBuffer *col_ind, AccelBuffer *values, AccelBuffer *x, AccelBuffer *y, gint64 n_cols)
 {
-  g_return_val_if_fail (row_ptr == NULL || ACCEL_IS_BUFFER (row_ptr), NULL);
-  g_return_val_if_fail (col_ind == NULL || ACCEL_IS_BUFFER (col_ind), NULL);
-  g_return_val_if_fail (values == NULL || ACCEL_IS_BUFFER (values), NULL);
-  g_return_val_if_fail (x == NULL || ACCEL_IS_BUFFER (x), NULL);
-  g_return_val_if_fail (y == NULL || ACCEL_IS_BUFFER (y), NULL);
-
   return g_object_new (ACCEL_TYPE_SPMV, "row-ptr", row_ptr,
                        "col-ind", col_ind,
                        "values", values,

@@ -19,90 +19,12 @@
  * Op name: `svd`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelSvd, accel_svd, ACCEL_TYPE_OP)
-
-enum {
-  PROP_0,
-  PROP_A,
-  PROP_S,
-  PROP_U,
-  PROP_VT,
-  N_PROPS
-};
-
 static const AccelDType linalg_dtypes[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F64 };
-
-static void
-accel_svd_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelSvd *self = ACCEL_SVD (object);
-
-  switch (prop_id)
-    {
-    case PROP_A:
-      accel_op_set_buffer_ (object, &self->a, value, pspec);
-      break;
-    case PROP_S:
-      accel_op_set_buffer_ (object, &self->s, value, pspec);
-      break;
-    case PROP_U:
-      accel_op_set_buffer_ (object, &self->u, value, pspec);
-      break;
-    case PROP_VT:
-      accel_op_set_buffer_ (object, &self->vt, value, pspec);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_svd_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelSvd *self = ACCEL_SVD (object);
-
-  switch (prop_id)
-    {
-    case PROP_A:
-      g_value_set_object (value, self->a);
-      break;
-    case PROP_S:
-      g_value_set_object (value, self->s);
-      break;
-    case PROP_U:
-      g_value_set_object (value, self->u);
-      break;
-    case PROP_VT:
-      g_value_set_object (value, self->vt);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_svd_dispose (GObject *object)
-{
-  AccelSvd *self = ACCEL_SVD (object);
-
-  g_clear_object (&self->a);
-  g_clear_object (&self->s);
-  g_clear_object (&self->u);
-  g_clear_object (&self->vt);
-
-  G_OBJECT_CLASS (accel_svd_parent_class)->dispose (object);
-}
 
 static gboolean
 accel_svd_validate (AccelOp *op, GError **error)
 {
   AccelSvd *self = ACCEL_SVD (op);
-
-  if (!accel_op_require_ ("svd", "a", self->a, error)
-      || !accel_op_require_ ("svd", "s", self->s, error)
-      || !accel_op_require_ ("svd", "u", self->u, error)
-      || !accel_op_require_ ("svd", "vt", self->vt, error))
-    return FALSE;
 
   AccelOpMatrixDims d;
   if (!accel_op_check_dtype (op, "a", linalg_dtypes, G_N_ELEMENTS (linalg_dtypes), error)
@@ -136,39 +58,20 @@ accel_svd_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
-static void
-accel_svd_class_init (AccelSvdClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
+static const AccelOpParam svd_params[] = {
+  ACCEL_OP_BUFFER (AccelSvd, a, "a", "The matrix [m, n] (or [b, m, n]); f32 or f64",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelSvd, s, "s", "Singular values [min(m, n)], descending",
+                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelSvd, u, "u", "Left singular vectors as columns [m, min(m, n)]",
+                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelSvd, vt, "vt", "Right singular vectors as rows [min(m, n), n]",
+                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+};
 
-  object_class->set_property = accel_svd_set_property;
-  object_class->get_property = accel_svd_get_property;
-  object_class->dispose = accel_svd_dispose;
-  op_class->validate = accel_svd_validate;
-
-  accel_op_class_set_metadata (op_class, "svd",
-                               "Reduced singular value decomposition a = u diag(s) vt");
-
-  accel_op_class_install_buffer (op_class, PROP_A, "a",
-                                 "The matrix [m, n] (or [b, m, n]); f32 or f64",
-                                 ACCEL_ACCESS_READ, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_S, "s",
-                                 "Singular values [min(m, n)], descending",
-                                 ACCEL_ACCESS_WRITE, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_U, "u",
-                                 "Left singular vectors as columns [m, min(m, n)]",
-                                 ACCEL_ACCESS_WRITE, TRUE);
-  accel_op_class_install_buffer (op_class, PROP_VT, "vt",
-                                 "Right singular vectors as rows [min(m, n), n]",
-                                 ACCEL_ACCESS_WRITE, TRUE);
-
-}
-
-static void
-accel_svd_init (AccelSvd *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelSvd, accel_svd, "svd",
+                      "Reduced singular value decomposition a = u diag(s) vt",
+                      svd_params, accel_svd_validate)
 
 /**
  * accel_svd_new:
@@ -184,11 +87,6 @@ accel_svd_init (AccelSvd *self)
 AccelOp *
 accel_svd_new (AccelBuffer *a, AccelBuffer *s, AccelBuffer *u, AccelBuffer *vt)
 {
-  g_return_val_if_fail (a == NULL || ACCEL_IS_BUFFER (a), NULL);
-  g_return_val_if_fail (s == NULL || ACCEL_IS_BUFFER (s), NULL);
-  g_return_val_if_fail (u == NULL || ACCEL_IS_BUFFER (u), NULL);
-  g_return_val_if_fail (vt == NULL || ACCEL_IS_BUFFER (vt), NULL);
-
   return g_object_new (ACCEL_TYPE_SVD, "a", a,
                        "s", s,
                        "u", u,

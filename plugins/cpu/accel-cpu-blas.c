@@ -21,24 +21,20 @@ typedef struct {
 static void
 gemm_dims (AccelGemm *self, GemmDims *g)
 {
-  const AccelShape *sa = accel_buffer_get_shape (self->a);
-  const AccelShape *sb = accel_buffer_get_shape (self->b);
-  guint rank = accel_shape_get_rank (sa);
-  guint r = rank - 2;
-  gint64 a0 = accel_shape_get_dim (sa, r), a1 = accel_shape_get_dim (sa, r + 1);
-  gint64 b0 = accel_shape_get_dim (sb, r), b1 = accel_shape_get_dim (sb, r + 1);
+  AccelGemmDims d;
+  accel_gemm_dims (ACCEL_OP (self), self->a, self->transa, self->b, self->transb, self->c, &d, NULL);
 
-  g->batch = rank == 3 ? accel_shape_get_dim (sa, 0) : 1;
-  g->m = self->transa ? a1 : a0;
-  g->k = self->transa ? a0 : a1;
-  g->n = self->transb ? b0 : b1;
+  g->batch = d.batch;
+  g->m = d.m;
+  g->k = d.k;
+  g->n = d.n;
   /* Row-major leading dimensions are the stored row lengths. */
-  g->lda = (int) MAX (a1, 1);
-  g->ldb = (int) MAX (b1, 1);
-  g->ldc = (int) MAX (g->n, 1);
-  g->stride_a = a0 * a1;
-  g->stride_b = b0 * b1;
-  g->stride_c = g->m * g->n;
+  g->lda = (int) MAX (self->transa ? d.m : d.k, 1);
+  g->ldb = (int) MAX (self->transb ? d.k : d.n, 1);
+  g->ldc = (int) MAX (d.n, 1);
+  g->stride_a = d.m * d.k;
+  g->stride_b = d.k * d.n;
+  g->stride_c = d.m * d.n;
   g->ta = self->transa ? CblasTrans : CblasNoTrans;
   g->tb = self->transb ? CblasTrans : CblasNoTrans;
 }

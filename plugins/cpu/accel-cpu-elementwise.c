@@ -419,6 +419,23 @@ accel_cpu_from_f32 (const AccelCpuExec *exec, AccelDType dtype, const float *src
   accel_cpu_parallel_for (exec, n, 64 * 1024, convert_range, &job);
 }
 
+/* The buffer's elements as f32: the buffer itself when it is f32 (not
+ * owned), else a converted copy in scratch (owned). */
+float *
+accel_cpu_widen (const AccelCpuExec *exec, AccelBuffer *buffer, gboolean *owned, GError **error)
+{
+  AccelDType dt = accel_buffer_get_dtype (buffer);
+  gint64 n = accel_buffer_get_n_elements (buffer);
+
+  *owned = dt != ACCEL_DTYPE_F32;
+  if (!*owned)
+    return accel_buffer_get_data (buffer);
+  float *f = accel_cpu_scratch_alloc (MAX (n, 1) * sizeof (float), error);
+  if (f != NULL)
+    accel_cpu_to_f32 (exec, dt, accel_buffer_get_data (buffer), f, n);
+  return f;
+}
+
 /* cast */
 
 typedef struct {

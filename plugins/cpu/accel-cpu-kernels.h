@@ -28,6 +28,7 @@ void accel_cpu_register_attention_kvcache (AccelPlugin *plugin);
  * arrays. Narrowing rounds to nearest even. */
 void accel_cpu_to_f32 (const AccelCpuExec *exec, AccelDType dtype, const void *src, float *dst, gint64 n);
 void accel_cpu_from_f32 (const AccelCpuExec *exec, AccelDType dtype, const float *src, void *dst, gint64 n);
+float *accel_cpu_widen (const AccelCpuExec *exec, AccelBuffer *buffer, gboolean *owned, GError **error);
 
 /* Scratch memory aligned for SIMD; free with accel_cpu_scratch_free(). */
 gpointer accel_cpu_scratch_alloc (gsize size, GError **error);

@@ -16,5 +16,7 @@ void accel_cpu_register_conv (AccelPlugin *plugin);
 void accel_cpu_register_norm (AccelPlugin *plugin);
 void accel_cpu_register_primitives (AccelPlugin *plugin);
 void accel_cpu_register_matmul (AccelPlugin *plugin);
+void accel_cpu_register_grouped_gemm (AccelPlugin *plugin);
+void accel_cpu_register_quant_matmul (AccelPlugin *plugin);
 
 G_END_DECLS

@@ -14,21 +14,6 @@
 #include "accel-cpu-kernels.h"
 #include "accel-cpu-lib-kernels.h"
 
-static float *
-widen (gpointer context, AccelBuffer *buffer, gboolean *owned, GError **error)
-{
-  AccelDType dt = accel_buffer_get_dtype (buffer);
-  gint64 n = accel_buffer_get_n_elements (buffer);
-
-  *owned = dt != ACCEL_DTYPE_F32;
-  if (!*owned)
-    return accel_buffer_get_data (buffer);
-  float *f = accel_cpu_scratch_alloc (MAX (n, 1) * sizeof (float), error);
-  if (f != NULL)
-    accel_cpu_to_f32 (context, dt, accel_buffer_get_data (buffer), f, n);
-  return f;
-}
-
 static inline float
 gelu (float x)
 {
@@ -36,6 +21,13 @@ gelu (float x)
   const double k = 0.7978845608028654;   /* sqrt (2 / pi) */
   double xd = x;
   return (float) (0.5 * xd * (1.0 + tanh (k * (xd + 0.044715 * xd * xd * xd))));
+}
+
+static inline float
+gelu_erf (float x)
+{
+  double xd = x;
+  return (float) (0.5 * xd * (1.0 + erf (xd * 0.7071067811865476)));
 }
 
 static inline void
@@ -88,6 +80,8 @@ epilogue_rows (gint64 begin, gint64 end, gpointer data)
           v = v > 0.0f ? v : (isnan (v) ? v : 0.0f);
         else if (e == ACCEL_MATMUL_EPILOGUE_GELU || e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU)
           v = gelu (v);
+        else if (e == ACCEL_MATMUL_EPILOGUE_GELU_ERF || e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF)
+          v = gelu_erf (v);
         store (job->c_dtype, job->c, i, v * job->c_scale);
       }
 }
@@ -96,13 +90,10 @@ static gboolean
 matmul_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelMatmul *self = ACCEL_MATMUL (op);
-  const AccelShape *sa = accel_buffer_get_shape (self->a);
-  const AccelShape *sb = accel_buffer_get_shape (self->b);
-  guint rank = accel_shape_get_rank (sa), r = rank - 2;
-  gint64 a0 = accel_shape_get_dim (sa, r), a1 = accel_shape_get_dim (sa, r + 1);
-  gint64 b0 = accel_shape_get_dim (sb, r), b1 = accel_shape_get_dim (sb, r + 1);
-  gint64 batch = rank == 3 ? accel_shape_get_dim (sa, 0) : 1;
-  gint64 m = self->transa ? a1 : a0, k = self->transa ? a0 : a1, n = self->transb ? b0 : b1;
+  AccelGemmDims d;
+  if (!accel_gemm_dims (op, self->a, self->transa, self->b, self->transb, self->c, &d, error))
+    return FALSE;
+  gint64 batch = d.batch, m = d.m, k = d.k, n = d.n;
   AccelDType c_dtype = accel_buffer_get_dtype (self->c);
   gboolean own_a = FALSE, own_b = FALSE, own_bias = FALSE;
   float *fa = NULL, *fb = NULL, *fbias = NULL, *t = NULL;
@@ -110,9 +101,9 @@ matmul_run (AccelOp *op, gpointer context, GError **error)
 
   if (batch == 0 || m == 0 || n == 0)
     return TRUE;
-  if ((fa = widen (context, self->a, &own_a, error)) == NULL
-      || (fb = widen (context, self->b, &own_b, error)) == NULL
-      || (self->bias && (fbias = widen (context, self->bias, &own_bias, error)) == NULL))
+  if ((fa = accel_cpu_widen (context, self->a, &own_a, error)) == NULL
+      || (fb = accel_cpu_widen (context, self->b, &own_b, error)) == NULL
+      || (self->bias && (fbias = accel_cpu_widen (context, self->bias, &own_bias, error)) == NULL))
     goto out;
 
   gint64 nc = batch * m * n;
@@ -127,7 +118,8 @@ matmul_run (AccelOp *op, gpointer context, GError **error)
   for (gint64 i = 0; i < batch; i++)
     cblas_sgemm (CblasRowMajor, self->transa ? CblasTrans : CblasNoTrans,
                  self->transb ? CblasTrans : CblasNoTrans, (int) m, (int) n, (int) k,
-                 alpha, fa + i * a0 * a1, (int) MAX (a1, 1), fb + i * b0 * b1, (int) MAX (b1, 1),
+                 alpha, fa + i * m * k, (int) MAX (self->transa ? m : k, 1),
+                 fb + i * k * n, (int) MAX (self->transb ? k : n, 1),
                  (float) self->beta, t + i * m * n, (int) n);
 
   EpilogueJob job = {

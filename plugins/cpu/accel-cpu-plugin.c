@@ -27,6 +27,8 @@ accel_cpu_plugin_init (AccelPlugin *plugin, GError **error)
   accel_cpu_register_norm (plugin);
   accel_cpu_register_primitives (plugin);
   accel_cpu_register_matmul (plugin);
+  accel_cpu_register_grouped_gemm (plugin);
+  accel_cpu_register_quant_matmul (plugin);
   return TRUE;
 }
 

@@ -1,7 +1,7 @@
 /* accel-cpu-primitives.c: sort, scan, histogram, select and
  * segmented-reduce, written from the definitions so that they give what
  * CUB gives: the sort orders keys as a radix sort does (-0.0 equal to
- * +0.0, NaNs by their bits), histogram bins float samples with CUB's
+ * +0.0, every NaN after +inf), histogram bins float samples with CUB's
  * formula in the sample's precision and integer samples exactly, empty
  * segments reduce to CUB's identities.
  *
@@ -19,14 +19,15 @@
 
 /* A key as an unsigned integer that orders like a radix sort's digits:
  * integers by value, floats by value with the sign handled by flipping
- * (and -0.0 mapped to +0.0, as CUB does), NaNs beyond the infinities. */
+ * (and -0.0 mapped to +0.0, as CUB does), every NaN, whatever its sign,
+ * beyond +inf (numpy's and PyTorch's rule). @inf: the bits of +inf. */
 static inline guint64
-float_bits_key (guint64 bits, guint width)
+float_bits_key (guint64 bits, guint width, guint64 inf)
 {
   guint64 sign = (guint64) 1 << (width - 1);
   guint64 mask = width == 64 ? G_MAXUINT64 : (((guint64) 1 << width) - 1);
-  if (bits == sign)
-    bits = 0;
+  if (bits == sign || (bits & ~sign & mask) > inf)
+    bits &= ~sign;
   return (bits & sign) ? (~bits & mask) : (bits | sign);
 }
 
@@ -46,12 +47,13 @@ radix_key (AccelDType dtype, const guint8 *p)
     case ACCEL_DTYPE_I64:
       return *(const guint64 *) p ^ G_GUINT64_CONSTANT (0x8000000000000000);
     case ACCEL_DTYPE_F16:
+      return float_bits_key (*(const guint16 *) p, 16, 0x7c00u);
     case ACCEL_DTYPE_BF16:
-      return float_bits_key (*(const guint16 *) p, 16);
+      return float_bits_key (*(const guint16 *) p, 16, 0x7f80u);
     case ACCEL_DTYPE_F32:
-      return float_bits_key (*(const guint32 *) p, 32);
+      return float_bits_key (*(const guint32 *) p, 32, 0x7f800000u);
     default:
-      return float_bits_key (*(const guint64 *) p, 64);
+      return float_bits_key (*(const guint64 *) p, 64, G_GUINT64_CONSTANT (0x7ff0000000000000));
     }
 }
 
@@ -237,6 +239,7 @@ histogram_run (AccelOp *op, gpointer context, GError **error)
   int nb = self->n_bins;
 
   memset (bins, 0, nb * sizeof (gint32));
+  gint64 at_upper = 0;   /* samples equal to upper, for numpy's closed last bin */
   if (dt == ACCEL_DTYPE_F32)
     {
       /* CUB's arithmetic: the scale and the bin in the sample's precision. */
@@ -247,6 +250,7 @@ histogram_run (AccelOp *op, gpointer context, GError **error)
           float v = ((const float *) samples)[i];
           if (v >= lo && v < hi)
             bins[MIN ((int) ((v - lo) * scale), nb - 1)]++;
+          at_upper += v == hi;
         }
     }
   else if (dt == ACCEL_DTYPE_F64)
@@ -258,6 +262,7 @@ histogram_run (AccelOp *op, gpointer context, GError **error)
           double v = ((const double *) samples)[i];
           if (v >= lo && v < hi)
             bins[MIN ((int) ((v - lo) * scale), nb - 1)]++;
+          at_upper += v == hi;
         }
     }
   else
@@ -269,8 +274,11 @@ histogram_run (AccelOp *op, gpointer context, GError **error)
           gint64 v = dt == ACCEL_DTYPE_U8 ? ((const guint8 *) samples)[i] : ((const gint32 *) samples)[i];
           if (v >= lo && v < hi)
             bins[(v - lo) * nb / (hi - lo)]++;
+          at_upper += v == hi;
         }
     }
+  if (self->include_upper)
+    bins[nb - 1] += (gint32) at_upper;
   return TRUE;
 }
 

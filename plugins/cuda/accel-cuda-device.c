@@ -47,8 +47,6 @@ struct _AccelCudaDevice {
    * context lock held for writing; read by mem_alloc/mem_free under it for
    * reading. */
   AccelCudaContext *ctx;
-
-  GHashTable *op_buffers;   /* GType -> BufferSpecs; device thread only */
 };
 
 G_DEFINE_FINAL_TYPE (AccelCudaDevice, accel_cuda_device, ACCEL_TYPE_DEVICE)
@@ -67,49 +65,6 @@ enum {
 };
 
 static GParamSpec *properties[N_PROPS];
-
-/* The buffer properties of an op type, with their access. */
-typedef struct {
-  guint n;
-  const char **names;
-  AccelAccess *access;
-} BufferSpecs;
-
-static void
-buffer_specs_free (gpointer data)
-{
-  BufferSpecs *specs = data;
-  g_free (specs->names);
-  g_free (specs->access);
-  g_free (specs);
-}
-
-static const BufferSpecs *
-op_buffer_specs (AccelCudaDevice *self, AccelOp *op)
-{
-  GType type = G_OBJECT_TYPE (op);
-  BufferSpecs *specs = g_hash_table_lookup (self->op_buffers, GSIZE_TO_POINTER (type));
-  if (G_LIKELY (specs != NULL))
-    return specs;
-
-  AccelOpClass *klass = ACCEL_OP_GET_CLASS (op);
-  guint n_pspecs = 0;
-  g_autofree GParamSpec **pspecs = g_object_class_list_properties (G_OBJECT_CLASS (klass), &n_pspecs);
-  specs = g_new0 (BufferSpecs, 1);
-  specs->names = g_new0 (const char *, n_pspecs + 1);
-  specs->access = g_new0 (AccelAccess, n_pspecs + 1);
-  for (guint i = 0; i < n_pspecs; i++)
-    {
-      AccelAccess access = accel_op_class_get_buffer_access (klass, pspecs[i]->name);
-      if (access == 0)
-        continue;
-      specs->names[specs->n] = g_intern_string (pspecs[i]->name);
-      specs->access[specs->n] = access;
-      specs->n++;
-    }
-  g_hash_table_insert (self->op_buffers, GSIZE_TO_POINTER (type), specs);
-  return specs;
-}
 
 static AccelBuffer *
 root_buffer (AccelBuffer *buffer)
@@ -407,7 +362,7 @@ execute_op (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work)
 {
   AccelOp *op = accel_work_get_op (work);
   const AccelKernel *kernel = accel_work_get_kernel (work);
-  const BufferSpecs *specs = op_buffer_specs (self, op);
+  guint n_slots = accel_op_get_n_buffer_slots (op);
   AccelBuffer *roots[16];
   gboolean writes[16];
   guint n = 0;
@@ -426,16 +381,18 @@ execute_op (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work)
     }
 
   AccelBuffer *hint = NULL, *write_hint = NULL;
-  for (guint i = 0; i < specs->n && n < G_N_ELEMENTS (roots); i++)
+  /* The op's own buffer slots, by index: no lookup by name. */
+  for (guint i = 0; i < n_slots && n < G_N_ELEMENTS (roots); i++)
     {
-      AccelBuffer *b = accel_op_peek_buffer (op, specs->names[i]);
+      AccelAccess access = 0;
+      AccelBuffer *b = accel_op_peek_buffer_slot (op, i, &access, NULL);
       if (b == NULL)
         continue;
       roots[n] = root_buffer (b);
-      writes[n] = (specs->access[i] & ACCEL_ACCESS_WRITE) != 0;
+      writes[n] = (access & ACCEL_ACCESS_WRITE) != 0;
       if (accel_cuda_track_peek (ctx, roots[n]) != NULL)
         {
-          if (hint == NULL && (specs->access[i] & ACCEL_ACCESS_READ))
+          if (hint == NULL && (access & ACCEL_ACCESS_READ))
             hint = roots[n];
           if (write_hint == NULL)
             write_hint = roots[n];
@@ -631,7 +588,6 @@ accel_cuda_device_finalize (GObject *object)
 
   g_free (self->device_name);
   g_free (self->compute_capability);
-  g_hash_table_unref (self->op_buffers);
   G_OBJECT_CLASS (accel_cuda_device_parent_class)->finalize (object);
 }
 
@@ -766,7 +722,6 @@ accel_cuda_device_class_init (AccelCudaDeviceClass *klass)
 static void
 accel_cuda_device_init (AccelCudaDevice *self)
 {
-  self->op_buffers = g_hash_table_new_full (NULL, NULL, NULL, buffer_specs_free);
 }
 
 /**

@@ -32,6 +32,7 @@
 #include "accel-cuda-enum-types.h"
 #include "accel-cuda-error.h"
 #include "accel-cuda-lane.h"
+#include "accel-cuda-plan-cache.h"
 #include "accel-cuda-device.h"
 #include "accel-cuda-remote-device.h"
 #include "accel-cuda-backend.h"

@@ -13,6 +13,12 @@ gelu (double x)
   return 0.5 * x * (1 + tanh (0.7978845608028654 * (x + 0.044715 * x * x * x)));
 }
 
+static double
+gelu_erf (double x)
+{
+  return 0.5 * x * (1 + erf (x / sqrt (2.0)));
+}
+
 typedef struct {
   AccelDType a_dtype, b_dtype, c_dtype, bias_dtype;
   gint64 batch, m, n, k;
@@ -30,7 +36,8 @@ run_case (const Case *t)
   gint64 dc[3] = { t->batch, t->m, t->n }, dbias[1] = { t->n };
   gint64 na = t->batch * t->m * t->k, nb = t->batch * t->k * t->n, nc = t->batch * t->m * t->n;
   gboolean has_bias = t->epilogue == ACCEL_MATMUL_EPILOGUE_BIAS || t->epilogue == ACCEL_MATMUL_EPILOGUE_BIAS_RELU
-                      || t->epilogue == ACCEL_MATMUL_EPILOGUE_BIAS_GELU;
+                      || t->epilogue == ACCEL_MATMUL_EPILOGUE_BIAS_GELU
+                      || t->epilogue == ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF;
 
   g_autofree double *a = lt_random (t->a_dtype, na, -1, 1);
   g_autofree double *b = lt_random (t->b_dtype, nb, -1, 1);
@@ -87,6 +94,8 @@ run_case (const Case *t)
             v = MAX (v, 0);
           else if (t->epilogue == ACCEL_MATMUL_EPILOGUE_GELU || t->epilogue == ACCEL_MATMUL_EPILOGUE_BIAS_GELU)
             v = gelu (v);
+          else if (t->epilogue == ACCEL_MATMUL_EPILOGUE_GELU_ERF || t->epilogue == ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF)
+            v = gelu_erf (v);
           want[p * t->m * t->n + i * t->n + j] = v * t->c_scale;
         }
   /* The stored result is within half a unit of the output type, plus the
@@ -119,7 +128,7 @@ test_epilogues (void)
     return;
   const AccelDType dts[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16 };
   for (guint d = 0; d < G_N_ELEMENTS (dts); d++)
-    for (AccelMatmulEpilogue e = ACCEL_MATMUL_EPILOGUE_NONE; e <= ACCEL_MATMUL_EPILOGUE_BIAS_GELU; e++)
+    for (AccelMatmulEpilogue e = ACCEL_MATMUL_EPILOGUE_NONE; e <= ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF; e++)
       for (guint v = 0; v < 3; v++)
         {
           AccelDType dt = dts[d];

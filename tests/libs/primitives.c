@@ -19,7 +19,7 @@ typedef struct {
   gboolean descending;
 } Item;
 
-/* The documented order: by value (-0 = +0), NaN (positive) after all. */
+/* The documented order: by value (-0 = +0), every NaN after all. */
 static int
 item_cmp (const void *pa, const void *pb)
 {
@@ -61,7 +61,9 @@ test_sort (void)
             for (gint64 i = 0; i < total; i++)
               {
                 int r = g_test_rand_int_range (0, 20);
-                keys[i] = r == 0 ? NAN : r == 1 ? -0.0 : r == 2 ? 0.0 : lt_round (dt, floor (keys[i]) / 4);
+                /* NaNs of both signs: every NaN sorts after +inf. */
+                keys[i] = r == 0 ? (g_test_rand_bit () ? NAN : -NAN) : r == 1 ? -0.0 : r == 2 ? 0.0
+                          : r == 3 ? -INFINITY : r == 4 ? INFINITY : lt_round (dt, floor (keys[i]) / 4);
               }
           g_autofree double *values = g_new (double, total);
           for (gint64 i = 0; i < total; i++)
@@ -172,21 +174,30 @@ test_histogram (void)
     { ACCEL_DTYPE_F32, 0, 1, -0.5, 1.5, 8, 40000 },     /* exact binary arithmetic */
     { ACCEL_DTYPE_F64, -2, 2, -3, 3, 64, 9999 },
   };
-  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+  for (guint c = 0; c < 2 * G_N_ELEMENTS (cases); c++)
     {
-      gint64 ds[1] = { cases[c].n }, db[1] = { cases[c].bins };
-      g_autofree double *x = lt_random (cases[c].dt, cases[c].n, cases[c].sample_lo, cases[c].sample_hi);
-      g_autoptr(AccelBuffer) bx = lt_new (cases[c].dt, ds, 1, x);
+      /* Each case twice: numpy's closed last bin (the default), then half-open. */
+      gboolean include_upper = c < G_N_ELEMENTS (cases);
+      guint k = c % G_N_ELEMENTS (cases);
+      gint64 ds[1] = { cases[k].n }, db[1] = { cases[k].bins };
+      g_autofree double *x = lt_random (cases[k].dt, cases[k].n, cases[k].sample_lo, cases[k].sample_hi);
+      /* Samples on the edges, the upper one where the type holds it. */
+      for (gint64 i = 0; i < cases[k].n; i += g_test_rand_int_range (5, 40))
+        x[i] = g_test_rand_bit () || (cases[k].dt == ACCEL_DTYPE_U8 && cases[k].hi > 255) ? cases[k].lo : cases[k].hi;
+      g_autoptr(AccelBuffer) bx = lt_new (cases[k].dt, ds, 1, x);
       g_autoptr(AccelBuffer) bh = lt_new (ACCEL_DTYPE_I32, db, 1, x);   /* garbage to overwrite */
-      g_autoptr(AccelOp) op = accel_histogram_new (bx, bh, cases[c].lo, cases[c].hi, cases[c].bins);
+      g_autoptr(AccelOp) op = accel_histogram_new (bx, bh, cases[k].lo, cases[k].hi, cases[k].bins);
+      g_object_set (op, "include-upper", include_upper, NULL);
 
-      lt_submit_compare (op, 0, cases[c].dt == ACCEL_DTYPE_F64 ? 2 : 0, "*", NULL);
+      lt_submit_compare (op, 0, cases[k].dt == ACCEL_DTYPE_F64 ? 2 : 0, "*", NULL);
       g_autofree double *h = lt_read (bh);
-      g_autofree double *want = g_new0 (double, cases[c].bins);
-      for (gint64 i = 0; i < cases[c].n; i++)
-        if (x[i] >= cases[c].lo && x[i] < cases[c].hi)
-          want[(int) floor ((x[i] - cases[c].lo) * cases[c].bins / (cases[c].hi - cases[c].lo))]++;
-      lt_assert_close ("histogram", h, want, cases[c].bins, 0, cases[c].dt == ACCEL_DTYPE_F64 ? 2 : 0);
+      g_autofree double *want = g_new0 (double, cases[k].bins);
+      for (gint64 i = 0; i < cases[k].n; i++)
+        if (x[i] >= cases[k].lo && x[i] < cases[k].hi)
+          want[(int) floor ((x[i] - cases[k].lo) * cases[k].bins / (cases[k].hi - cases[k].lo))]++;
+        else if (include_upper && x[i] == cases[k].hi)
+          want[cases[k].bins - 1]++;
+      lt_assert_close ("histogram", h, want, cases[k].bins, 0, cases[k].dt == ACCEL_DTYPE_F64 ? 2 : 0);
     }
 }
 

@@ -50,14 +50,17 @@ round_up (size_t v)
 
 /* sort */
 
+/* @inf: the bits of +infinity of the type. A NaN of either sign orders
+ * after +inf (numpy's and PyTorch's rule: NaN is the largest), so its sign
+ * bit is cleared first. */
 template <typename Bits>
 __device__ __forceinline__ Bits
-float_order (Bits bits, int width)
+float_order (Bits bits, int width, Bits inf)
 {
   Bits sign = (Bits) 1 << (width - 1);
   Bits mask = width == (int) (8 * sizeof (Bits)) ? ~(Bits) 0 : (((Bits) 1 << width) - 1);
-  if (bits == sign)
-    bits = 0;
+  if (bits == sign || (bits & ~sign & mask) > inf)
+    bits &= ~sign;
   return (bits & sign) ? (~bits & mask) : (bits | sign);
 }
 
@@ -79,10 +82,10 @@ to_order_kernel (AccelCubType type, const void *keys, Bits *bits, unsigned *inde
         case ACCEL_CUB_I32: b = ((const uint32_t *) keys)[i] ^ 0x80000000u; break;
         case ACCEL_CUB_U64: b = (Bits) ((const uint64_t *) keys)[i]; break;
         case ACCEL_CUB_I64: b = (Bits) (((const uint64_t *) keys)[i] ^ 0x8000000000000000ull); break;
-        case ACCEL_CUB_F16:
-        case ACCEL_CUB_BF16: b = float_order<Bits> (((const uint16_t *) keys)[i], 16); break;
-        case ACCEL_CUB_F32: b = float_order<Bits> (((const uint32_t *) keys)[i], 32); break;
-        default: b = float_order<Bits> ((Bits) ((const uint64_t *) keys)[i], 64); break;
+        case ACCEL_CUB_F16: b = float_order<Bits> (((const uint16_t *) keys)[i], 16, 0x7c00u); break;
+        case ACCEL_CUB_BF16: b = float_order<Bits> (((const uint16_t *) keys)[i], 16, 0x7f80u); break;
+        case ACCEL_CUB_F32: b = float_order<Bits> (((const uint32_t *) keys)[i], 32, 0x7f800000u); break;
+        default: b = float_order<Bits> ((Bits) ((const uint64_t *) keys)[i], 64, (Bits) 0x7ff0000000000000ull); break;
         }
       bits[i] = descending ? (~b & mask) : b;
       index[i] = (unsigned) (i % n);
@@ -208,9 +211,21 @@ sort_bits (AccelCubType key_type, void *keys, void *values, size_t value_size, l
   return cudaSuccess;
 }
 
+/* Clears the sign of every NaN key in place, so that CUB's typed float sort
+ * puts them all after +inf as the op defines. */
+template <typename K, typename Bits>
+__global__ void
+unsign_nan_kernel (Bits *keys, long long n, Bits inf)
+{
+  const Bits sign = (Bits) 1 << (8 * sizeof (Bits) - 1);
+  for (long long i = blockIdx.x * (long long) blockDim.x + threadIdx.x; i < n; i += (long long) gridDim.x * blockDim.x)
+    if ((keys[i] & ~sign) > inf)
+      keys[i] &= ~sign;
+}
+
 /* Keys alone, one row, of a type CUB sorts natively: CUB's own typed sort
- * (the same order), in place through a DoubleBuffer whose other half is
- * scratch. */
+ * (the same order, once NaNs have lost their sign), in place through a
+ * DoubleBuffer whose other half is scratch. */
 template <typename K>
 static cudaError_t
 sort_keys_typed (K *keys, long long n, int descending, void *temp, size_t *temp_bytes, cudaStream_t stream)
@@ -227,6 +242,11 @@ sort_keys_typed (K *keys, long long n, int descending, void *temp, size_t *temp_
       return status;
     }
   void *cub_temp = (char *) temp + head;
+  if (sizeof (K) == 4 && (K) 0.5 != (K) 0)
+    unsign_nan_kernel<K, uint32_t><<<blocks_for (n), THREADS, 0, stream>>> ((uint32_t *) keys, n, 0x7f800000u);
+  else if (sizeof (K) == 8 && (K) 0.5 != (K) 0)
+    unsign_nan_kernel<K, uint64_t><<<blocks_for (n), THREADS, 0, stream>>> ((uint64_t *) keys, n,
+                                                                          0x7ff0000000000000ull);
   status = descending
     ? cub::DeviceRadixSort::SortKeysDescending (cub_temp, cub_bytes, d_keys, n, 0, (int) (8 * sizeof (K)), stream)
     : cub::DeviceRadixSort::SortKeys (cub_temp, cub_bytes, d_keys, n, 0, (int) (8 * sizeof (K)), stream);
@@ -299,6 +319,44 @@ accel_cub_scan (AccelCubType type, const void *in, void *out, long long rows, lo
 }
 
 /* histogram */
+
+/* Adds the samples equal to @upper to the last bin (numpy's closed last
+ * bin); few samples match, so an atomic per match is cheap. */
+template <typename T>
+__global__ void
+count_upper_kernel (const T *samples, long long n, T upper, int *last_bin)
+{
+  for (long long i = blockIdx.x * (long long) blockDim.x + threadIdx.x; i < n; i += (long long) gridDim.x * blockDim.x)
+    if (samples[i] == upper)
+      atomicAdd (last_bin, 1);
+}
+
+extern "C" cudaError_t
+accel_cub_histogram_count_upper (AccelCubType type, const void *samples, long long n, double upper, int *last_bin,
+                                 cudaStream_t stream)
+{
+  if (n == 0)
+    return cudaSuccess;
+  unsigned blocks = blocks_for (n);
+  switch (type)
+    {
+    case ACCEL_CUB_U8:
+      count_upper_kernel<<<blocks, THREADS, 0, stream>>> ((const uint8_t *) samples, n, (uint8_t) upper, last_bin);
+      break;
+    case ACCEL_CUB_I32:
+      count_upper_kernel<<<blocks, THREADS, 0, stream>>> ((const int *) samples, n, (int) upper, last_bin);
+      break;
+    case ACCEL_CUB_F32:
+      count_upper_kernel<<<blocks, THREADS, 0, stream>>> ((const float *) samples, n, (float) upper, last_bin);
+      break;
+    case ACCEL_CUB_F64:
+      count_upper_kernel<<<blocks, THREADS, 0, stream>>> ((const double *) samples, n, upper, last_bin);
+      break;
+    default:
+      return cudaErrorInvalidValue;
+    }
+  return cudaGetLastError ();
+}
 
 extern "C" cudaError_t
 accel_cub_histogram (AccelCubType type, const void *samples, int *bins, int n_bins, double lower, double upper,

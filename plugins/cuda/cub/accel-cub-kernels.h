@@ -45,6 +45,10 @@ cudaError_t accel_cub_sort (AccelCubType key_type, void *keys, void *values, siz
 cudaError_t accel_cub_scan (AccelCubType type, const void *in, void *out, long long rows, long long n,
                             int exclusive, void *temp, size_t *temp_bytes, cudaStream_t stream);
 
+/* Adds to *last_bin the samples equal to @upper (numpy's closed last bin). */
+cudaError_t accel_cub_histogram_count_upper (AccelCubType type, const void *samples, long long n, double upper,
+                                             int *last_bin, cudaStream_t stream);
+
 /* Counts @n samples (U8, I32, F32, F64) into @n_bins even bins of [lower, upper). */
 cudaError_t accel_cub_histogram (AccelCubType type, const void *samples, int *bins, int n_bins,
                                  double lower, double upper, long long n,

@@ -164,7 +164,10 @@ histogram_run (AccelOp *op, gpointer context, GError **error)
   void *temp = accel_cuda_lane_alloc_workspace (context, bytes, error);
   return temp != NULL
          && check (accel_cub_histogram (type, samples, bins, self->n_bins, self->lower, self->upper, n, temp, &bytes,
-                                        stream), "cub histogram", error);
+                                        stream), "cub histogram", error)
+         && (!self->include_upper
+             || check (accel_cub_histogram_count_upper (type, samples, n, self->upper, bins + self->n_bins - 1, stream),
+                       "histogram upper edge", error));
 }
 
 /* select */

@@ -31,6 +31,7 @@
 #include <cublasLt.h>
 #include "accel-config.h"
 #include "accel-cuda.h"
+#include "accel-cublaslt-epilogue.h"
 
 #define MATMUL_RANK 100
 /* Below cuBLAS's gemm (100) until accel-bench (`libs-matmul`, matmul with
@@ -49,18 +50,15 @@ typedef struct {
 } PlanKey;
 
 typedef struct {
-  PlanKey key;
   cublasLtMatmulDesc_t desc;
   cublasLtMatrixLayout_t la, lb, lc, ld;
   cublasLtMatmulAlgo_t algo;
   gsize workspace;
-  GList link;
 } Plan;
 
 typedef struct {
   cublasLtHandle_t handle;
-  GHashTable *plans;       /* PlanKey * -> Plan * */
-  GQueue lru;
+  AccelCudaPlanCache *plans;   /* host-side objects only: dropping one does not disturb queued work */
 } Lt;
 
 static gboolean
@@ -70,25 +68,10 @@ check_lt (cublasStatus_t status, const char *what, GError **error)
                                    status == CUBLAS_STATUS_ALLOC_FAILED, what, error);
 }
 
-static guint
-plan_key_hash (gconstpointer p)
-{
-  const guint8 *b = p;
-  guint h = 5381;
-  for (gsize i = 0; i < sizeof (PlanKey); i++)
-    h = h * 33 + b[i];
-  return h;
-}
-
-static gboolean
-plan_key_equal (gconstpointer a, gconstpointer b)
-{
-  return memcmp (a, b, sizeof (PlanKey)) == 0;
-}
-
 static void
-plan_free (Plan *p)
+plan_free (gpointer data)
 {
+  Plan *p = data;
   if (p->la)
     (void) cublasLtMatrixLayoutDestroy (p->la);
   if (p->lb)
@@ -106,22 +89,19 @@ static void
 lt_destroy (gpointer data)
 {
   Lt *lt = data;
-  GList *l;
-  while ((l = g_queue_pop_head_link (&lt->lru)) != NULL)
-    plan_free (l->data);
-  if (lt->plans)
-    g_hash_table_unref (lt->plans);
+  accel_cuda_plan_cache_free (lt->plans);
   if (lt->handle)
     (void) cublasLtDestroy (lt->handle);
   g_free (lt);
 }
 
+static gpointer plan_make (gconstpointer key, gpointer user_data, GError **error);
+
 static gpointer
 lt_create (AccelCudaLane *lane, GError **error)
 {
   Lt *lt = g_new0 (Lt, 1);
-  g_queue_init (&lt->lru);
-  lt->plans = g_hash_table_new (plan_key_hash, plan_key_equal);
+  lt->plans = accel_cuda_plan_cache_new (sizeof (PlanKey), PLAN_CACHE_SIZE, plan_make, plan_free);
   if (!check_lt (cublasLtCreate (&lt->handle), "cublasLtCreate", error))
     {
       lt_destroy (lt);
@@ -188,9 +168,11 @@ desc_set (cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, const 
                    error);
 }
 
-static Plan *
-plan_make (Lt *lt, const PlanKey *key, GError **error)
+static gpointer
+plan_make (gconstpointer k, gpointer user_data, GError **error)
 {
+  const PlanKey *key = k;
+  Lt *lt = user_data;
   Plan *p = g_new0 (Plan, 1);
   cublasLtMatmulPreference_t pref = NULL;
   cublasOperation_t op_a = key->transb ? CUBLAS_OP_T : CUBLAS_OP_N;   /* cuBLASLt's A is our b */
@@ -201,8 +183,6 @@ plan_make (Lt *lt, const PlanKey *key, GError **error)
   cublasLtMatmulHeuristicResult_t result;
   int returned = 0;
 
-  p->key = *key;
-  p->link.data = p;
   if (!check_lt (cublasLtMatmulDescCreate (&p->desc, (cublasComputeType_t) key->compute, CUDA_R_32F),
                  "cublasLtMatmulDescCreate", error)
       || !desc_set (p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof op_a, error)
@@ -254,30 +234,6 @@ fail:
   return NULL;
 }
 
-static Plan *
-plan_get (Lt *lt, const PlanKey *key, GError **error)
-{
-  Plan *p = g_hash_table_lookup (lt->plans, key);
-  if (p != NULL)
-    {
-      g_queue_unlink (&lt->lru, &p->link);
-      g_queue_push_head_link (&lt->lru, &p->link);
-      return p;
-    }
-  if ((p = plan_make (lt, key, error)) == NULL)
-    return NULL;
-  while (g_queue_get_length (&lt->lru) >= PLAN_CACHE_SIZE)
-    {
-      /* Host-side objects only: dropping one does not disturb queued work. */
-      Plan *old = g_queue_pop_tail_link (&lt->lru)->data;
-      g_hash_table_remove (lt->plans, &old->key);
-      plan_free (old);
-    }
-  g_hash_table_insert (lt->plans, &p->key, p);
-  g_queue_push_head_link (&lt->lru, &p->link);
-  return p;
-}
-
 /* What one run needs beyond the key. */
 typedef struct {
   const void *a, *b, *bias;
@@ -290,7 +246,7 @@ run_plan (AccelCudaLane *lane, const PlanKey *key, const Operands *o, GError **e
 {
   cudaStream_t stream = accel_cuda_lane_get_stream (lane);
   Lt *lt = accel_cuda_lane_get_handle (lane, "cublaslt", lt_create, lt_destroy, error);
-  Plan *p = lt ? plan_get (lt, key, error) : NULL;
+  Plan *p = lt ? accel_cuda_plan_cache_get (lt->plans, key, lt, error) : NULL;
   if (p == NULL)
     return FALSE;
 
@@ -327,22 +283,56 @@ epilogue_for (AccelMatmulEpilogue e)
     case ACCEL_MATMUL_EPILOGUE_GELU: return CUBLASLT_EPILOGUE_GELU;
     case ACCEL_MATMUL_EPILOGUE_BIAS_RELU: return CUBLASLT_EPILOGUE_RELU_BIAS;
     case ACCEL_MATMUL_EPILOGUE_BIAS_GELU: return CUBLASLT_EPILOGUE_GELU_BIAS;
-    default: return CUBLASLT_EPILOGUE_DEFAULT;
+    default: return CUBLASLT_EPILOGUE_DEFAULT;   /* none, and the erf GELUs (run after) */
     }
 }
 
-/* Sizes from row-major buffers, as the ops define them. */
-static void
-dims_of (AccelBuffer *a, AccelBuffer *b, gboolean transa, gboolean transb, PlanKey *key)
+/* Sizes from row-major buffers, as the ops define them (validated). */
+static gboolean
+dims_of (AccelOp *op, AccelBuffer *a, AccelBuffer *b, AccelBuffer *c, gboolean transa, gboolean transb,
+         PlanKey *key, GError **error)
 {
-  const AccelShape *sa = accel_buffer_get_shape (a), *sb = accel_buffer_get_shape (b);
-  guint rank = accel_shape_get_rank (sa), r = rank - 2;
-  key->batch = rank == 3 ? accel_shape_get_dim (sa, 0) : 1;
-  key->m = accel_shape_get_dim (sa, transa ? r + 1 : r);
-  key->k = accel_shape_get_dim (sa, transa ? r : r + 1);
-  key->n = accel_shape_get_dim (sb, transb ? r : r + 1);
+  AccelGemmDims d;
+  if (!accel_gemm_dims (op, a, transa, b, transb, c, &d, error))
+    return FALSE;
+  key->batch = d.batch, key->m = d.m, key->k = d.k, key->n = d.n;
   key->transa = transa;
   key->transb = transb;
+  return TRUE;
+}
+
+/* The exact GELU, which cuBLASLt does not fuse: the product (with beta C)
+ * into an f32 result, then bias and GELU in one pass storing c. An f32 c is
+ * that result itself; a 16-bit one is widened into scratch first when beta
+ * reads it. */
+static gboolean
+run_gelu_erf (AccelCudaLane *lane, AccelMatmul *self, PlanKey *key, const Operands *o, GError **error)
+{
+  cudaStream_t stream = accel_cuda_lane_get_stream (lane);
+  AccelDType tc = accel_buffer_get_dtype (self->c);
+  AccelCublasltType type = tc == ACCEL_DTYPE_F16 ? ACCEL_CUBLASLT_F16
+                           : tc == ACCEL_DTYPE_BF16 ? ACCEL_CUBLASLT_BF16 : ACCEL_CUBLASLT_F32;
+  long long total = key->batch * key->m * key->n;
+  float *t = o->c;
+
+  if (type != ACCEL_CUBLASLT_F32)
+    {
+      t = accel_cuda_lane_alloc_workspace (lane, total * sizeof (float), error);
+      if (t == NULL
+          || (o->beta != 0.0f
+              && !accel_cuda_check (accel_cublaslt_widen (type, o->c, t, total, stream), "widen c", error)))
+        return FALSE;
+    }
+  key->c_type = key->d_type = CUDA_R_32F;
+  key->bias_type = -1;
+  key->epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  key->alignment = MIN (MIN (alignment_of (o->a), alignment_of (o->b)), alignment_of (t));
+  Operands product = *o;
+  product.bias = NULL;
+  product.c = t;
+  return run_plan (lane, key, &product, error)
+         && accel_cuda_check (accel_cublaslt_gelu_erf (type, t, o->bias, o->c, total, key->n, stream),
+                              "gelu-erf epilogue", error);
 }
 
 static gboolean
@@ -350,6 +340,15 @@ matmul_supports (AccelOp *op, AccelDevice *device, GError **error)
 {
   AccelMatmul *self = ACCEL_MATMUL (op);
   int major = 0, minor = 0;
+
+  if ((self->epilogue == ACCEL_MATMUL_EPILOGUE_GELU_ERF || self->epilogue == ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF)
+      && is_fp8 (accel_buffer_get_dtype (self->c)))
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NOT_SUPPORTED,
+                   "cublaslt: the gelu-erf epilogues take an f32, f16 or bf16 “c”, not fp8; "
+                   "gelu (tanh) fuses with fp8 outputs");
+      return FALSE;
+    }
 
   if (!is_fp8 (accel_buffer_get_dtype (self->a)))
     return TRUE;
@@ -363,7 +362,8 @@ matmul_supports (AccelOp *op, AccelDevice *device, GError **error)
   /* cuBLASLt's fp8 kernels read 16-byte rows: k and n (the leading
    * dimensions of a, b and c) must be multiples of 16. */
   PlanKey key;
-  dims_of (self->a, self->b, self->transa, self->transb, &key);
+  if (!dims_of (op, self->a, self->b, self->c, self->transa, self->transb, &key, error))
+    return FALSE;
   if (key.k % 16 != 0 || key.n % 16 != 0)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NOT_SUPPORTED,
@@ -387,7 +387,8 @@ matmul_run (AccelOp *op, gpointer context, GError **error)
   };
 
   memset (&key, 0, sizeof key);
-  dims_of (self->a, self->b, self->transa, self->transb, &key);
+  if (!dims_of (op, self->a, self->b, self->c, self->transa, self->transb, &key, error))
+    return FALSE;
   if (key.m == 0 || key.n == 0 || key.batch == 0)
     return TRUE;
   key.a_type = cuda_type (ta);
@@ -408,6 +409,8 @@ matmul_run (AccelOp *op, gpointer context, GError **error)
                    "cublaslt: matmul with k = 0 is not supported; use the cpu backend");
       return FALSE;
     }
+  if (self->epilogue == ACCEL_MATMUL_EPILOGUE_GELU_ERF || self->epilogue == ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF)
+    return run_gelu_erf (context, self, &key, &o, error);
   return run_plan (context, &key, &o, error);
 }
 
@@ -437,7 +440,8 @@ gemm_run (AccelOp *op, gpointer context, GError **error)
   if (!gemm_supports (op, NULL, error))
     return FALSE;
   memset (&key, 0, sizeof key);
-  dims_of (self->a, self->b, self->transa, self->transb, &key);
+  if (!dims_of (op, self->a, self->b, self->c, self->transa, self->transb, &key, error))
+    return FALSE;
   if (key.m == 0 || key.n == 0 || key.batch == 0)
     return TRUE;
   key.a_type = key.b_type = key.c_type = key.d_type = cuda_type (accel_buffer_get_dtype (self->a));

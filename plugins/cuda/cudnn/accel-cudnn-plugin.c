@@ -47,13 +47,11 @@ typedef struct {
   cudnnConvolutionDescriptor_t conv;
   int algo;                  /* of the direction's algorithm enum */
   gsize workspace;
-  GList link;
 } Plan;
 
 typedef struct {
   cudnnHandle_t handle;
-  GHashTable *plans;
-  GQueue lru;
+  AccelCudaPlanCache *plans;
 } Dnn;
 
 static gboolean
@@ -63,25 +61,10 @@ check_cudnn (cudnnStatus_t status, const char *what, GError **error)
                                    status == CUDNN_STATUS_ALLOC_FAILED, what, error);
 }
 
-static guint
-plan_key_hash (gconstpointer p)
-{
-  const guint8 *b = p;
-  guint h = 5381;
-  for (gsize i = 0; i < sizeof (PlanKey); i++)
-    h = h * 33 + b[i];
-  return h;
-}
-
-static gboolean
-plan_key_equal (gconstpointer a, gconstpointer b)
-{
-  return memcmp (a, b, sizeof (PlanKey)) == 0;
-}
-
 static void
-plan_free (Plan *p)
+plan_free (gpointer data)
 {
+  Plan *p = data;
   if (p->x)
     (void) cudnnDestroyTensorDescriptor (p->x);
   if (p->y)
@@ -97,21 +80,19 @@ static void
 dnn_destroy (gpointer data)
 {
   Dnn *d = data;
-  GList *l;
-  while ((l = g_queue_pop_head_link (&d->lru)) != NULL)
-    plan_free (l->data);
-  g_hash_table_unref (d->plans);
+  accel_cuda_plan_cache_free (d->plans);
   if (d->handle)
     (void) cudnnDestroy (d->handle);
   g_free (d);
 }
 
+static gpointer plan_make (gconstpointer key, gpointer user_data, GError **error);
+
 static gpointer
 dnn_create (AccelCudaLane *lane, GError **error)
 {
   Dnn *d = g_new0 (Dnn, 1);
-  d->plans = g_hash_table_new (plan_key_hash, plan_key_equal);
-  g_queue_init (&d->lru);
+  d->plans = accel_cuda_plan_cache_new (sizeof (PlanKey), PLAN_CACHE_SIZE, plan_make, plan_free);
   if (!check_cudnn (cudnnCreate (&d->handle), "cudnnCreate", error)
       || !check_cudnn (cudnnSetStream (d->handle, accel_cuda_lane_get_stream (lane)), "cudnnSetStream", error))
     {
@@ -251,32 +232,18 @@ plan_choose (Dnn *d, Plan *pl, GError **error)
   return TRUE;
 }
 
-static Plan *
-plan_get (Dnn *d, const PlanKey *key, GError **error)
+/* The descriptors and algorithm of a plan, chosen with the lane's handle
+ * (the Dnn in @user_data). */
+static gpointer
+plan_make (gconstpointer key, gpointer user_data, GError **error)
 {
-  Plan *pl = g_hash_table_lookup (d->plans, key);
-  if (pl != NULL)
-    {
-      g_queue_unlink (&d->lru, &pl->link);
-      g_queue_push_head_link (&d->lru, &pl->link);
-      return pl;
-    }
-  pl = g_new0 (Plan, 1);
-  pl->key = *key;
-  pl->link.data = pl;
-  if (!plan_descriptors (pl, error) || !plan_choose (d, pl, error))
+  Plan *pl = g_new0 (Plan, 1);
+  pl->key = *(const PlanKey *) key;
+  if (!plan_descriptors (pl, error) || !plan_choose (user_data, pl, error))
     {
       plan_free (pl);
       return NULL;
     }
-  while (g_queue_get_length (&d->lru) >= PLAN_CACHE_SIZE)
-    {
-      Plan *old = g_queue_pop_tail_link (&d->lru)->data;
-      g_hash_table_remove (d->plans, &old->key);
-      plan_free (old);
-    }
-  g_hash_table_insert (d->plans, &pl->key, pl);
-  g_queue_push_head_link (&d->lru, &pl->link);
   return pl;
 }
 
@@ -291,7 +258,7 @@ conv_run (AccelCudaLane *lane, Direction dir, const AccelConv2dParams *params,
   if (key.n == 0 || key.k == 0 || key.c == 0)
     return TRUE;
   Dnn *d = accel_cuda_lane_get_handle (lane, "cudnn", dnn_create, dnn_destroy, error);
-  Plan *pl = d ? plan_get (d, &key, error) : NULL;
+  Plan *pl = d ? accel_cuda_plan_cache_get (d->plans, &key, d, error) : NULL;
   if (pl == NULL)
     return FALSE;
   void *work = NULL;

@@ -30,18 +30,9 @@ typedef struct {
 } PlanKey;
 
 typedef struct {
-  PlanKey key;
   cufftHandle plan;
   gsize work_size;
-  GList link;            /* in the cache's lru, data = the Plan */
 } Plan;
-
-/* A lane's plans; touched only on the device thread. */
-typedef struct {
-  GHashTable *plans;     /* PlanKey * -> Plan * */
-  GQueue lru;            /* most recent first */
-  cudaStream_t stream;
-} PlanCache;
 
 static const char *
 result_name (cufftResult r)
@@ -72,71 +63,20 @@ check_cufft (cufftResult r, const char *what, GError **error)
   return accel_cuda_check_library ((int) r, "cuFFT", result_name (r), r == CUFFT_ALLOC_FAILED, what, error);
 }
 
-static guint
-plan_key_hash (gconstpointer p)
-{
-  const guint8 *b = p;
-  guint h = 5381;
-  for (gsize i = 0; i < sizeof (PlanKey); i++)
-    h = h * 33 + b[i];
-  return h;
-}
-
-static gboolean
-plan_key_equal (gconstpointer a, gconstpointer b)
-{
-  return memcmp (a, b, sizeof (PlanKey)) == 0;
-}
-
 static void
-plan_free (Plan *p)
+plan_free (gpointer data)
 {
+  Plan *p = data;
   (void) cufftDestroy (p->plan);
   g_free (p);
 }
 
-static void
-cache_destroy (gpointer data)
-{
-  PlanCache *cache = data;
-  GList *l;
-  while ((l = g_queue_pop_head_link (&cache->lru)) != NULL)
-    plan_free (l->data);
-  g_hash_table_unref (cache->plans);
-  g_free (cache);
-}
-
+/* A plan on the lane's stream (@user_data), without its own work area. */
 static gpointer
-cache_create (AccelCudaLane *lane, GError **error)
+plan_make (gconstpointer k, gpointer user_data, GError **error)
 {
-  PlanCache *cache = g_new0 (PlanCache, 1);
-  cache->plans = g_hash_table_new (plan_key_hash, plan_key_equal);
-  g_queue_init (&cache->lru);
-  cache->stream = accel_cuda_lane_get_stream (lane);
-  return cache;
-}
-
-static Plan *
-plan_get (PlanCache *cache, const PlanKey *key, GError **error)
-{
-  Plan *p = g_hash_table_lookup (cache->plans, key);
-  if (p != NULL)
-    {
-      g_queue_unlink (&cache->lru, &p->link);
-      g_queue_push_head_link (&cache->lru, &p->link);
-      return p;
-    }
-
-  while (g_queue_get_length (&cache->lru) >= PLAN_CACHE_SIZE)
-    {
-      Plan *old = g_queue_pop_tail_link (&cache->lru)->data;
-      g_hash_table_remove (cache->plans, &old->key);
-      plan_free (old);
-    }
-
-  p = g_new0 (Plan, 1);
-  p->key = *key;
-  p->link.data = p;
+  const PlanKey *key = k;
+  Plan *p = g_new0 (Plan, 1);
   long long n[3] = { key->n[0], key->n[1], key->n[2] };
   size_t work_size = 0;
   if (!check_cufft (cufftCreate (&p->plan), "cufftCreate", error))
@@ -148,15 +88,25 @@ plan_get (PlanCache *cache, const PlanKey *key, GError **error)
       || !check_cufft (cufftMakePlanMany64 (p->plan, key->rank, n, NULL, 1, 0, NULL, 1, 0,
                                             (cufftType) key->type, key->batch, &work_size),
                        "cufftMakePlanMany64", error)
-      || !check_cufft (cufftSetStream (p->plan, cache->stream), "cufftSetStream", error))
+      || !check_cufft (cufftSetStream (p->plan, (cudaStream_t) user_data), "cufftSetStream", error))
     {
       plan_free (p);
       return NULL;
     }
   p->work_size = work_size;
-  g_hash_table_insert (cache->plans, &p->key, p);
-  g_queue_push_head_link (&cache->lru, &p->link);
   return p;
+}
+
+static void
+cache_destroy (gpointer data)
+{
+  accel_cuda_plan_cache_free (data);
+}
+
+static gpointer
+cache_create (AccelCudaLane *lane, GError **error)
+{
+  return accel_cuda_plan_cache_new (sizeof (PlanKey), PLAN_CACHE_SIZE, plan_make, plan_free);
 }
 
 static gboolean
@@ -197,8 +147,8 @@ fft_run (AccelOp *op, gpointer context, GError **error)
       break;
     }
 
-  PlanCache *cache = accel_cuda_lane_get_handle (lane, "cufft-plans", cache_create, cache_destroy, error);
-  Plan *plan = cache ? plan_get (cache, &key, error) : NULL;
+  AccelCudaPlanCache *cache = accel_cuda_lane_get_handle (lane, "cufft-plans", cache_create, cache_destroy, error);
+  Plan *plan = cache ? accel_cuda_plan_cache_get (cache, &key, stream, error) : NULL;
   if (plan == NULL)
     return FALSE;
   void *work = accel_cuda_lane_alloc_workspace (lane, MAX (plan->work_size, 1), error);

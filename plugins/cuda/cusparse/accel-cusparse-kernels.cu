@@ -8,40 +8,49 @@
 #include <cuda_runtime.h>
 #include "accel-cusparse-kernels.h"
 
-/* One thread per row; a row is bad if its offsets are out of order or out
- * of [0, nnz], or its columns are out of range or not ascending. */
+/* One thread per row. bad[0] gets the lowest row whose offsets are wrong
+ * (not from 0 to nnz, decreasing, or outside [0, nnz]); bad[1] the lowest
+ * row whose columns are out of range or not ascending. A row's columns are
+ * read only once its own offsets are known to lie within [0, nnz], so no
+ * thread reads out of bounds whatever the offsets hold. */
 __global__ void
 check_csr_kernel (const int *__restrict__ row_ptr, const int *__restrict__ col_ind, long long m,
-                  long long nnz, long long n_cols, int *bad_row)
+                  long long nnz, long long n_cols, int *bad)
 {
   long long i = blockIdx.x * (long long) blockDim.x + threadIdx.x;
   if (m == 0)
     {
       if (i == 0 && (row_ptr[0] != 0 || nnz != 0))
-        atomicMin (bad_row, 0);
+        atomicMin (&bad[0], 0);
       return;
     }
   if (i >= m)
     return;
 
   long long b = row_ptr[i], e = row_ptr[i + 1];
-  bool bad = (i == 0 && b != 0) || (i == m - 1 && e != nnz) || e < b || b < 0 || e > nnz;
-  for (long long k = b; !bad && k < e; k++)
+  if ((i == 0 && b != 0) || (i == m - 1 && e != nnz) || e < b || b < 0 || e > nnz)
+    {
+      atomicMin (&bad[0], (int) i);
+      return;
+    }
+  for (long long k = b; k < e; k++)
     {
       int c = col_ind[k];
-      bad = c < 0 || c >= n_cols || (k > b && c <= col_ind[k - 1]);
+      if (c < 0 || c >= n_cols || (k > b && c <= col_ind[k - 1]))
+        {
+          atomicMin (&bad[1], (int) i);
+          return;
+        }
     }
-  if (bad)
-    atomicMin (bad_row, (int) i);
 }
 
 extern "C" cudaError_t
 accel_cusparse_check_csr (const int *row_ptr, const int *col_ind, long long m, long long nnz,
-                          long long n_cols, int *bad_row, cudaStream_t stream)
+                          long long n_cols, int *bad, cudaStream_t stream)
 {
   long long threads = m > 0 ? m : 1;
   unsigned blocks = (unsigned) ((threads + 255) / 256);
-  check_csr_kernel<<<blocks, 256, 0, stream>>> (row_ptr, col_ind, m, nnz, n_cols, bad_row);
+  check_csr_kernel<<<blocks, 256, 0, stream>>> (row_ptr, col_ind, m, nnz, n_cols, bad);
   return cudaGetLastError ();
 }
 

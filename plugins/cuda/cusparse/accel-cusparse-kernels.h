@@ -13,11 +13,12 @@
 extern "C" {
 #endif
 
-/* Writes to *bad_row the lowest row whose CSR structure is wrong (offsets
- * not from 0 to nnz or decreasing, a column outside [0, n_cols), columns not
- * ascending), or leaves it alone; *bad_row must hold INT_MAX-ish before. */
+/* Lowers bad[0] to the lowest row whose offsets are wrong (not from 0 to
+ * nnz, decreasing, outside [0, nnz]) and bad[1] to the lowest row whose
+ * columns are outside [0, n_cols) or not ascending; both must hold
+ * INT_MAX-ish before. Offsets are judged before columns are read. */
 cudaError_t accel_cusparse_check_csr (const int *row_ptr, const int *col_ind, long long m, long long nnz,
-                                      long long n_cols, int *bad_row, cudaStream_t stream);
+                                      long long n_cols, int *bad, cudaStream_t stream);
 
 /* y[i] *= beta for n elements of f32 (element_size 4) or f64. */
 cudaError_t accel_cusparse_scale (void *y, long long n, double beta, size_t element_size, cudaStream_t stream);

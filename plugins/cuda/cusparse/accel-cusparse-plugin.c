@@ -136,11 +136,17 @@ describe_bad_row (const char *op, Sparse *s, cudaStream_t stream, const int *row
     return FALSE;
   begin = p[0];
   end = p[1];
-  if (end < begin || begin < 0 || end > nnz)
+  if (end > nnz || begin < 0)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "%s: “row-ptr” decreases after row %d (%d, then %d)", op, end < begin ? r : r - 1,
-                   begin, end);
+                   "%s: “row-ptr”[%d] is %d, outside the %" G_GINT64_FORMAT " entries",
+                   op, end > nnz ? r + 1 : r, end > nnz ? end : begin, nnz);
+      return FALSE;
+    }
+  if (end < begin)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "%s: “row-ptr” decreases after row %d (%d, then %d)", op, r, begin, end);
       return FALSE;
     }
   if (end > begin && (p = fetch (s, stream, col_ind + begin, end - begin, error)) == NULL)
@@ -186,21 +192,24 @@ check_structure (const char *op, AccelCudaLane *lane, Sparse *s, AccelBuffer *ro
       if (memcmp (&s->checked[i], &key, sizeof key) == 0)
         return TRUE;
 
-  int *bad = accel_cuda_lane_alloc_workspace (lane, sizeof (int), error);
+  /* bad[0]: the first row with wrong offsets; bad[1]: with wrong columns.
+   * Offsets are named first, as the cpu kernel names them. */
+  int *bad = accel_cuda_lane_alloc_workspace (lane, 2 * sizeof (int), error);
   if (bad == NULL
-      || !ACCEL_CUDA_CHECK (cudaMemsetAsync (bad, 0x7f, sizeof (int), stream), error)
+      || !ACCEL_CUDA_CHECK (cudaMemsetAsync (bad, 0x7f, 2 * sizeof (int), stream), error)
       || !accel_cuda_check (accel_cusparse_check_csr (rp, ci, m, nnz, n_cols, bad, stream), "check_csr", error))
     return FALSE;
-  const int *row = fetch (s, stream, bad, 1, error);
-  if (row == NULL)
+  const int *rows = fetch (s, stream, bad, 2, error);
+  if (rows == NULL)
     return FALSE;
-  if (row[0] >= MAX (m, 1))
+  int row = rows[0] < MAX (m, 1) ? rows[0] : rows[1];
+  if (row >= MAX (m, 1))
     {
       if (key.row_ptr_serial != 0 && key.col_ind_serial != 0)
         s->checked[s->next_checked++ % N_CHECKED] = key;
       return TRUE;
     }
-  return describe_bad_row (op, s, stream, rp, ci, m, nnz, n_cols, row[0], error);
+  return describe_bad_row (op, s, stream, rp, ci, m, nnz, n_cols, row, error);
 }
 
 typedef union {

@@ -137,15 +137,12 @@ static gboolean
 gemm_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelGemm *self = ACCEL_GEMM (op);
-  const AccelShape *sa = accel_buffer_get_shape (self->a);
-  const AccelShape *sb = accel_buffer_get_shape (self->b);
-  guint rank = accel_shape_get_rank (sa);
-  guint r = rank - 2;
-  gint64 m = accel_shape_get_dim (sa, self->transa ? r + 1 : r);
-  gint64 k = accel_shape_get_dim (sa, self->transa ? r : r + 1);
-  gint64 n = accel_shape_get_dim (sb, self->transb ? r : r + 1);
-  gint64 batch = rank == 3 ? accel_shape_get_dim (sa, 0) : 1;
+  AccelGemmDims d;
   Types t;
+
+  if (!accel_gemm_dims (op, self->a, self->transa, self->b, self->transb, self->c, &d, error))
+    return FALSE;
+  gint64 m = d.m, k = d.k, n = d.n, batch = d.batch;
 
   if (!types_for (accel_buffer_get_dtype (self->a), self->compute, &t))
     return gemm_supports (op, NULL, error);

@@ -1,0 +1,72 @@
+/* accel-attention-family-private.h: what the attention op types share:
+ * the mask and scale parameters and the checks of heads, slopes and
+ * results. Not installed.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "accel-op-check-private.h"
+
+G_BEGIN_DECLS
+
+/* The mask and scale fields that `attention`, `attention-backward` and
+ * `attention-varlen` lay out alike, `causal` to `sinks`: one parameter
+ * table serves the three, installed at each op's `causal` member. */
+typedef struct {
+  gboolean causal;
+  int window_left;
+  int window_right;
+  double scale;
+  double softcap;
+  AccelBuffer *alibi_slopes;
+  int sinks;
+} AccelAttentionMaskFields;
+
+#define ACCEL_ATTENTION_MASK_FIELD_AT_(T, f) \
+  (G_STRUCT_OFFSET (T, f) - G_STRUCT_OFFSET (T, causal) == G_STRUCT_OFFSET (AccelAttentionMaskFields, f))
+/* Refuses to compile unless @T lays the mask fields out as
+ * AccelAttentionMaskFields does. */
+#define ACCEL_ATTENTION_MASK_LAYOUT_CHECK(T)                                                    \
+  G_STATIC_ASSERT (ACCEL_ATTENTION_MASK_FIELD_AT_ (T, window_left)                            \
+                   && ACCEL_ATTENTION_MASK_FIELD_AT_ (T, window_right)                        \
+                   && ACCEL_ATTENTION_MASK_FIELD_AT_ (T, scale)                               \
+                   && ACCEL_ATTENTION_MASK_FIELD_AT_ (T, softcap)                             \
+                   && ACCEL_ATTENTION_MASK_FIELD_AT_ (T, alibi_slopes)                        \
+                   && ACCEL_ATTENTION_MASK_FIELD_AT_ (T, sinks))
+
+/* Installs the mask and scale parameters on @klass, whose instance struct
+ * has them from its member `causal` at @causal_offset. */
+void _accel_attention_install_mask_params (AccelOpClass *klass, gsize causal_offset);
+
+/* `q` has @hq heads and the keys @hkv: grouped-query needs hq % hkv == 0. */
+gboolean _accel_attention_check_heads (AccelOp *op, gint64 hq, gint64 hkv, GError **error);
+
+/* Optional f32 ALiBi slopes, `[hq]` or `[batch, hq]`. */
+gboolean _accel_attention_check_slopes (AccelOp *op, AccelBuffer *slopes, gint64 batch, gint64 hq, GError **error);
+
+/* Optional f32 `lse` of the dims given. */
+gboolean _accel_attention_check_lse (AccelOp *op, AccelBuffer *lse, const gint64 *dims, guint rank, GError **error);
+
+/* @names (NULL-terminated) all have @rank dims, are contiguous and have the
+ * dtype of the first one, which is one of @dtypes. */
+gboolean _accel_attention_check_tensors (AccelOp *op,
+                                         const char *const *names,
+                                         guint rank,
+                                         const AccelDType *dtypes,
+                                         guint n_dtypes,
+                                         GError **error);
+
+/* Dense q `[B, Hq, Sq, D]`, k `[B, Hkv, Sk, D]`, v `[B, Hkv, Sk, Dv]`, out
+ * `[B, Hq, Sq, Dv]`, all rank 4 already; gives B, Hq and Sq. */
+gboolean _accel_attention_check_dense_dims (AccelOp *op,
+                                            AccelBuffer *q,
+                                            AccelBuffer *k,
+                                            AccelBuffer *v,
+                                            AccelBuffer *out,
+                                            gint64 *batch,
+                                            gint64 *hq,
+                                            gint64 *sq,
+                                            GError **error);
+
+G_END_DECLS

@@ -1,0 +1,257 @@
+/* accel-attention-family.c: the parameters and checks that the attention
+ * op types share.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "accel-attention-family-private.h"
+
+static const AccelOpParam mask_params[] = {
+  ACCEL_OP_BOOLEAN (AccelAttentionMaskFields, causal, "causal",
+                    "Causal mask, bottom-right aligned (per sequence for varlen)", FALSE),
+  ACCEL_OP_INT (AccelAttentionMaskFields, window_left, "window-left",
+                "Keys visible before the aligned position (-1: all)", -1, G_MAXINT, -1),
+  ACCEL_OP_INT (AccelAttentionMaskFields, window_right, "window-right",
+                "Keys visible after the aligned position (-1: all)", -1, G_MAXINT, -1),
+  ACCEL_OP_DOUBLE (AccelAttentionMaskFields, scale, "scale", "Logit scale (0: 1/sqrt(head dim))",
+                   0.0, G_MAXDOUBLE, 0.0, 0),
+  ACCEL_OP_DOUBLE (AccelAttentionMaskFields, softcap, "softcap", "Logit soft cap c: s -> c tanh(s/c) (0: off)",
+                   0.0, G_MAXDOUBLE, 0.0, 0),
+  ACCEL_OP_BUFFER (AccelAttentionMaskFields, alibi_slopes, "alibi-slopes",
+                   "Optional ALiBi slope of each query head [Hq] or [B, Hq], f32", ACCEL_ACCESS_READ, 0),
+  ACCEL_OP_INT (AccelAttentionMaskFields, sinks, "sinks", "Leading keys (of each sequence) exempt from the left window",
+                0, G_MAXINT, 0),
+};
+
+/**
+ * AccelAttention:causal:
+ *
+ * Mask keys after each query's aligned position (bottom-right aligned:
+ * query `i` sees key `j` iff `j <= i + Sk - Sq`).
+ */
+/**
+ * AccelAttention:window-left:
+ *
+ * If >= 0, a query sees at most this many keys before its aligned
+ * position; -1 is unbounded.
+ */
+/**
+ * AccelAttention:window-right:
+ *
+ * If >= 0, a query sees at most this many keys after its aligned
+ * position; -1 is unbounded.
+ */
+/**
+ * AccelAttention:scale:
+ *
+ * The logit scale; 0 means `1 / sqrt (D)`.
+ */
+/**
+ * AccelAttention:softcap:
+ *
+ * If > 0, each scaled logit `s` becomes `softcap tanh (s / softcap)`.
+ */
+/**
+ * AccelAttention:alibi-slopes:
+ *
+ * Optional ALiBi slopes, f32 `[Hq]` or `[B, Hq]`: the logit of query `i`
+ * and key `j` in head `h` gains `-slope[h] |i + Sk - Sq - j|` after
+ * scaling and soft-capping.
+ */
+/**
+ * AccelAttention:sinks:
+ *
+ * Keys `j < sinks` are exempt from the left window.
+ */
+/**
+ * AccelAttentionBackward:causal:
+ *
+ * As #AccelAttention:causal.
+ */
+/**
+ * AccelAttentionBackward:window-left:
+ *
+ * As #AccelAttention:window-left.
+ */
+/**
+ * AccelAttentionBackward:window-right:
+ *
+ * As #AccelAttention:window-right.
+ */
+/**
+ * AccelAttentionBackward:scale:
+ *
+ * As #AccelAttention:scale.
+ */
+/**
+ * AccelAttentionBackward:softcap:
+ *
+ * As #AccelAttention:softcap.
+ */
+/**
+ * AccelAttentionBackward:alibi-slopes:
+ *
+ * As #AccelAttention:alibi-slopes.
+ */
+/**
+ * AccelAttentionBackward:sinks:
+ *
+ * As #AccelAttention:sinks.
+ */
+/**
+ * AccelAttentionVarlen:causal:
+ *
+ * As #AccelAttention:causal, within each sequence.
+ */
+/**
+ * AccelAttentionVarlen:window-left:
+ *
+ * As #AccelAttention:window-left, within each sequence.
+ */
+/**
+ * AccelAttentionVarlen:window-right:
+ *
+ * As #AccelAttention:window-right, within each sequence.
+ */
+/**
+ * AccelAttentionVarlen:scale:
+ *
+ * As #AccelAttention:scale.
+ */
+/**
+ * AccelAttentionVarlen:softcap:
+ *
+ * As #AccelAttention:softcap.
+ */
+/**
+ * AccelAttentionVarlen:alibi-slopes:
+ *
+ * As #AccelAttention:alibi-slopes, with positions counted within each
+ * sequence.
+ */
+/**
+ * AccelAttentionVarlen:sinks:
+ *
+ * The leading keys of each sequence exempt from the left window.
+ */
+
+void
+_accel_attention_install_mask_params (AccelOpClass *klass, gsize causal_offset)
+{
+  accel_op_class_install_params_at (klass, causal_offset, mask_params, G_N_ELEMENTS (mask_params));
+}
+
+gboolean
+_accel_attention_check_heads (AccelOp *op, gint64 hq, gint64 hkv, GError **error)
+{
+  if (hkv >= 1 && hq % hkv == 0)
+    return TRUE;
+  g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH,
+               "%s: “q” has %" G_GINT64_FORMAT " heads, not a multiple of the %" G_GINT64_FORMAT " heads of the keys",
+               accel_op_get_type_name (op), hq, hkv);
+  return FALSE;
+}
+
+static gboolean
+dims_are (AccelBuffer *buffer, const gint64 *dims, guint rank)
+{
+  const AccelShape *shape = accel_buffer_get_shape (buffer);
+  if (accel_shape_get_rank (shape) != rank)
+    return FALSE;
+  for (guint i = 0; i < rank; i++)
+    if (accel_shape_get_dim (shape, i) != dims[i])
+      return FALSE;
+  return TRUE;
+}
+
+static const AccelDType f32_only[] = { ACCEL_DTYPE_F32 };
+
+gboolean
+_accel_attention_check_slopes (AccelOp *op, AccelBuffer *slopes, gint64 batch, gint64 hq, GError **error)
+{
+  if (slopes == NULL)
+    return TRUE;
+  if (!accel_op_check_dtype (op, "alibi-slopes", f32_only, 1, error)
+      || !accel_op_check_contiguous (op, "alibi-slopes", error))
+    return FALSE;
+  const gint64 per_head[1] = { hq }, per_batch[2] = { batch, hq };
+  if (dims_are (slopes, per_head, 1) || dims_are (slopes, per_batch, 2))
+    return TRUE;
+  char expected[96];
+  g_snprintf (expected, sizeof expected, "[%" G_GINT64_FORMAT "] or [%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT "]",
+              hq, batch, hq);
+  return accel_op_shape_error_ (error, accel_op_get_type_name (op), "alibi-slopes", slopes, expected);
+}
+
+gboolean
+_accel_attention_check_lse (AccelOp *op, AccelBuffer *lse, const gint64 *dims, guint rank, GError **error)
+{
+  if (lse == NULL)
+    return TRUE;
+  if (!accel_op_check_dtype (op, "lse", f32_only, 1, error) || !accel_op_check_contiguous (op, "lse", error))
+    return FALSE;
+  if (dims_are (lse, dims, rank))
+    return TRUE;
+  g_autoptr(AccelShape) want = accel_shape_new (dims, rank);
+  g_autofree char *expected = accel_shape_to_string (want);
+  return accel_op_shape_error_ (error, accel_op_get_type_name (op), "lse", lse, expected);
+}
+
+gboolean
+_accel_attention_check_tensors (AccelOp *op,
+                                const char *const *names,
+                                guint rank,
+                                const AccelDType *dtypes,
+                                guint n_dtypes,
+                                GError **error)
+{
+  if (!accel_op_check_dtype (op, names[0], dtypes, n_dtypes, error))
+    return FALSE;
+  for (guint i = 0; names[i] != NULL; i++)
+    if ((i > 0 && !accel_op_check_same_dtype (op, names[0], names[i], error))
+        || !accel_op_check_rank (op, names[i], rank, rank, error)
+        || !accel_op_check_contiguous (op, names[i], error))
+      return FALSE;
+  return TRUE;
+}
+
+gboolean
+_accel_attention_check_dense_dims (AccelOp *op,
+                                   AccelBuffer *q,
+                                   AccelBuffer *k,
+                                   AccelBuffer *v,
+                                   AccelBuffer *out,
+                                   gint64 *batch,
+                                   gint64 *hq,
+                                   gint64 *sq,
+                                   GError **error)
+{
+  const char *name = accel_op_get_type_name (op);
+  const AccelShape *s_q = accel_buffer_get_shape (q);
+  const AccelShape *s_k = accel_buffer_get_shape (k);
+  const AccelShape *s_v = accel_buffer_get_shape (v);
+  gint64 B = accel_shape_get_dim (s_q, 0), Hq = accel_shape_get_dim (s_q, 1);
+  gint64 Sq = accel_shape_get_dim (s_q, 2), D = accel_shape_get_dim (s_q, 3);
+  gint64 Hkv = accel_shape_get_dim (s_k, 1), Sk = accel_shape_get_dim (s_k, 2);
+  gint64 Dv = accel_shape_get_dim (s_v, 3);
+  char expected[160];
+
+  if (accel_shape_get_dim (s_k, 0) != B || accel_shape_get_dim (s_k, 3) != D)
+    {
+      g_snprintf (expected, sizeof expected, "[%" G_GINT64_FORMAT ", Hkv, Sk, %" G_GINT64_FORMAT "] (batch and head dim of q)", B, D);
+      return accel_op_shape_error_ (error, name, "k", k, expected);
+    }
+  if (!_accel_attention_check_heads (op, Hq, Hkv, error))
+    return FALSE;
+  const gint64 want_v[4] = { B, Hkv, Sk, Dv };
+  if (!dims_are (v, want_v, 4))
+    {
+      g_snprintf (expected, sizeof expected, "[%" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT ", Dv] (as k)",
+                  B, Hkv, Sk);
+      return accel_op_shape_error_ (error, name, "v", v, expected);
+    }
+  const gint64 want_out[4] = { B, Hq, Sq, Dv };
+  if (!dims_are (out, want_out, 4))
+    return accel_op_expect_dims_ (error, name, "out", out, want_out, 4, NULL);
+  *batch = B, *hq = Hq, *sq = Sq;
+  return TRUE;
+}
