@@ -40,6 +40,7 @@ struct _AccelDispatcher {
   const AccelDispatcherPoller *poller;   /* set once, on the thread */
   gpointer poller_data;
   guint poller_turns;
+  gint64 poller_sources_at;   /* when the context's sources were last served */
 };
 
 #define POLLER_PARK_US (100 * 1000)
@@ -111,7 +112,14 @@ park_in_poller (AccelDispatcher *self)
   g_atomic_int_set (&self->parked, 1);
   if (g_atomic_int_get (&self->pending) == 0 && g_atomic_int_get (&self->running))
     {
-      g_main_context_iteration (self->context, FALSE);
+      /* The context's sources (a system call to look) at most every
+       * millisecond: the poller may go idle between any two requests. */
+      gint64 now = g_get_monotonic_time ();
+      if (now - self->poller_sources_at >= 1000)
+        {
+          self->poller_sources_at = now;
+          g_main_context_iteration (self->context, FALSE);
+        }
       if (g_atomic_int_get (&self->pending) == 0)
         self->poller->park (self->poller_data, POLLER_PARK_US);
     }
