@@ -187,12 +187,26 @@ _accel_delivery_unref (AccelDelivery *self)
 void
 _accel_delivery_push (AccelDelivery *self, AccelWork *work)
 {
+  GMainContext *context = NULL;
+
   g_mutex_lock (&self->lock);
   gboolean first = self->queue->len == 0;
+  /* Once @work is queued, the context's thread may return it at once (it
+   * may be spinning in prepare), and with it drop the last references to
+   * this delivery and to the context: the wake-up below holds its own. */
+  if (first)
+    {
+      g_source_ref ((GSource *) self);
+      context = g_main_context_ref (g_task_get_context (work->task));
+    }
   g_ptr_array_add (self->queue, work);
   g_atomic_int_set (&self->queued, self->queue->len);
   g_mutex_unlock (&self->lock);
   /* Only the first of a batch wakes the context up. */
   if (first)
-    g_source_set_ready_time ((GSource *) self, 0);
+    {
+      g_source_set_ready_time ((GSource *) self, 0);
+      g_main_context_unref (context);
+      g_source_unref ((GSource *) self);
+    }
 }
