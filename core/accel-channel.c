@@ -366,9 +366,14 @@ _accel_channel_send (AccelChannel *self,
    * path): the u at 0, the t at 8, and from 16 the v: its value's bytes, a
    * nul and its type string (the last member of a tuple has no framing
    * offset). */
-  g_autoptr(GVariant) unit = NULL;
   if (body == NULL)
-    body = unit = g_variant_ref_sink (g_variant_new_tuple (NULL, 0));
+    {
+      /* Most answers carry nothing: one unit for them all. */
+      static gsize unit;
+      if (g_once_init_enter (&unit))
+        g_once_init_leave (&unit, (gsize) g_variant_ref_sink (g_variant_new_tuple (NULL, 0)));
+      body = (GVariant *) unit;
+    }
   gsize body_size = g_variant_get_size (body);
   gconstpointer body_data = g_variant_get_data (body);
   const char *type = g_variant_get_type_string (body);

@@ -219,6 +219,11 @@ _accel_device_maybe_restart (AccelDevice *self)
   AccelDevicePrivate *priv = accel_device_get_instance_private (self);
   AccelDeviceClass *klass = ACCEL_DEVICE_GET_CLASS (self);
 
+  /* Served before every work item: no lock unless a restart was asked for
+   * (note_restart() sets the word under the lock, on this thread too when
+   * it restarts at once). */
+  if (G_LIKELY (g_atomic_int_get (&priv->restart_gen) == 0))
+    return;
   g_mutex_lock (&priv->fail_lock);
   guint gen_plus_one = priv->restart_gen;
   GError *reason = g_steal_pointer (&priv->restart_reason);
