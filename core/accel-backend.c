@@ -103,6 +103,8 @@ _accel_backend_get_registry (AccelBackend *self)
  * accel_backend_get_name:
  * @self: a backend
  *
+ * Gets its name.
+ *
  * Returns: its name
  */
 const char *
@@ -117,6 +119,8 @@ accel_backend_get_name (AccelBackend *self)
  * accel_backend_get_system:
  * @self: a backend
  *
+ * Gets the system it belongs to.
+ *
  * Returns: (transfer none) (nullable): the system it belongs to
  */
 AccelSystem *
@@ -130,6 +134,8 @@ accel_backend_get_system (AccelBackend *self)
 /**
  * accel_backend_get_unavailable_reason:
  * @self: a backend
+ *
+ * Gets why the backend found no device.
  *
  * Returns: (nullable): why the backend found no device (no driver, no GPU),
  *   or %NULL if it found some or has not looked yet

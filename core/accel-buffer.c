@@ -25,6 +25,15 @@ struct _AccelBuffer {
 
   gpointer backend_data;
   GDestroyNotify backend_destroy;
+
+  /* Base buffers only. Memory of another library (a DLPack import) is
+   * released by owner_free (owner); memory lent to another library
+   * (accel_buffer_to_dlpack()) is detached from the device's context
+   * and freed by the backend's free_detached_memory. */
+  GDestroyNotify owner_free;
+  gpointer owner;
+  gint detached;            /* atomic; set under bit 0 of detach_lock */
+  gint detach_lock;
 };
 
 /**
@@ -62,6 +71,11 @@ accel_buffer_finalize (GObject *object)
     self->backend_destroy (self->backend_data);
   if (self->base)
     g_object_unref (self->base);
+  else if (self->owner_free)
+    self->owner_free (self->owner);
+  else if (g_atomic_int_get (&self->detached))
+    ACCEL_DEVICE_GET_CLASS (self->device)->free_detached_memory (self->device, self->memory,
+                                                                 self->size ? self->size : 1);
   else if (self->memory)
     _accel_device_release_memory (self->device, self->memory, self->size, self->generation);
   accel_shape_free (self->shape);
@@ -161,9 +175,61 @@ _accel_buffer_new (AccelDevice *device,
   return self;
 }
 
+AccelBuffer *
+_accel_buffer_new_external (AccelDevice *device,
+                            AccelDType dtype,
+                            const AccelShape *shape,
+                            gpointer memory,
+                            gsize size,
+                            GDestroyNotify owner_free,
+                            gpointer owner)
+{
+  AccelBuffer *self = _accel_buffer_new (device, dtype, shape, memory, size,
+                                         accel_device_get_generation (device),
+                                         _accel_device_next_handle (device));
+  self->owner_free = owner_free;
+  self->owner = owner;
+  return self;
+}
+
+gboolean
+_accel_buffer_detach_memory (AccelBuffer *self, GError **error)
+{
+  g_return_val_if_fail (ACCEL_IS_BUFFER (self), FALSE);
+  AccelBuffer *base = self->base ? self->base : self;
+  AccelDeviceClass *klass = ACCEL_DEVICE_GET_CLASS (base->device);
+  gboolean ok = TRUE;
+
+  if (base->owner_free != NULL || g_atomic_int_get (&base->detached))
+    return TRUE;
+  if (klass->detach_memory == NULL || klass->free_detached_memory == NULL)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NOT_SUPPORTED,
+                   "The backend of “%s” cannot keep buffer memory alive past its context, so it "
+                   "cannot lend it", accel_device_get_name (base->device));
+      return FALSE;
+    }
+  g_bit_lock (&base->detach_lock, 0);
+  if (!g_atomic_int_get (&base->detached))
+    {
+      ok = _accel_device_detach_memory (base->device, base->memory, base->size, base->generation);
+      if (ok)
+        g_atomic_int_set (&base->detached, 1);
+    }
+  g_bit_unlock (&base->detach_lock, 0);
+  if (!ok)
+    g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_STALE_BUFFER,
+                 "The memory of the buffer went with generation %u of “%s” (the device restarted "
+                 "or shut down)",
+                 base->generation, accel_device_get_name (base->device));
+  return ok;
+}
+
 /**
  * accel_buffer_get_device:
  * @self: a buffer
+ *
+ * Gets the device holding it.
  *
  * Returns: (transfer none): the device holding it
  */
@@ -178,6 +244,8 @@ accel_buffer_get_device (AccelBuffer *self)
  * accel_buffer_get_dtype:
  * @self: a buffer
  *
+ * Gets the element type.
+ *
  * Returns: the element type
  */
 AccelDType
@@ -190,6 +258,8 @@ accel_buffer_get_dtype (AccelBuffer *self)
 /**
  * accel_buffer_get_shape:
  * @self: a buffer
+ *
+ * Gets the shape.
  *
  * Returns: (transfer none): the shape
  */
@@ -204,6 +274,8 @@ accel_buffer_get_shape (AccelBuffer *self)
  * accel_buffer_get_size:
  * @self: a buffer
  *
+ * Gets the size in bytes (for a strided shape: the bytes it spans).
+ *
  * Returns: the size in bytes (for a strided shape: the bytes it spans)
  */
 gsize
@@ -216,6 +288,8 @@ accel_buffer_get_size (AccelBuffer *self)
 /**
  * accel_buffer_get_n_elements:
  * @self: a buffer
+ *
+ * Gets the number of elements.
  *
  * Returns: the number of elements
  */
@@ -230,6 +304,8 @@ accel_buffer_get_n_elements (AccelBuffer *self)
  * accel_buffer_get_generation:
  * @self: a buffer
  *
+ * Gets the device generation its memory belongs to.
+ *
  * Returns: the device generation its memory belongs to
  */
 guint
@@ -242,6 +318,9 @@ accel_buffer_get_generation (AccelBuffer *self)
 /**
  * accel_buffer_get_handle:
  * @self: a buffer
+ *
+ * Gets a number naming this buffer on its device, unique in the process for
+ * the device's life.
  *
  * Returns: a number naming this buffer on its device, unique in the
  *   process for the device's life; used when ops are serialised
@@ -257,6 +336,8 @@ accel_buffer_get_handle (AccelBuffer *self)
  * accel_buffer_get_offset:
  * @self: a buffer
  *
+ * Gets the byte offset of a view into its base buffer (0 otherwise).
+ *
  * Returns: the byte offset of a view into its base buffer (0 otherwise)
  */
 gsize
@@ -270,6 +351,8 @@ accel_buffer_get_offset (AccelBuffer *self)
  * accel_buffer_get_base:
  * @self: a buffer
  *
+ * Gets the buffer a view was made of.
+ *
  * Returns: (transfer none) (nullable): the buffer a view was made of
  */
 AccelBuffer *
@@ -282,6 +365,9 @@ accel_buffer_get_base (AccelBuffer *self)
 /**
  * accel_buffer_is_stale:
  * @self: a buffer
+ *
+ * Whether the buffer's memory went with an older context of its device; every
+ * use of a stale buffer fails with %ACCEL_ERROR_STALE_BUFFER.
  *
  * Returns: %TRUE if its device has been rebuilt since the buffer was made
  */
@@ -326,6 +412,8 @@ accel_buffer_get_data (AccelBuffer *self)
 /**
  * accel_buffer_get_backend_data: (skip)
  * @self: a buffer
+ *
+ * For backends: gets the state the backend attached to the buffer.
  *
  * Returns: what the backend attached with accel_buffer_set_backend_data()
  */
@@ -571,6 +659,8 @@ accel_buffer_upload_async (AccelBuffer *self,
  * @result: the result
  * @error: return location for a #GError
  *
+ * Finishes accel_buffer_upload_async().
+ *
  * Returns: %TRUE on success
  */
 gboolean
@@ -607,6 +697,8 @@ accel_buffer_download_async (AccelBuffer *self,
  * @self: a buffer
  * @result: the result
  * @error: return location for a #GError
+ *
+ * Finishes accel_buffer_download_async().
  *
  * Returns: (transfer full): the bytes, or %NULL with @error set
  */

@@ -8,8 +8,41 @@
 #pragma once
 
 #include "accel-work-private.h"
+#include "accel-module-private.h"
 
 G_BEGIN_DECLS
+
+/* accel-device-stats.c */
+typedef struct {
+  guint64 ops;
+  guint64 transfers;
+  guint64 errors;
+  guint64 bytes_written;
+  guint64 bytes_read;
+  guint64 busy_us;
+  gint64 busy_since;
+} AccelDeviceStats;
+
+void _accel_device_stats_busy (AccelDeviceStats *stats);
+void _accel_device_stats_done (AccelDeviceStats *stats,
+                               AccelWorkKind kind,
+                               gsize bytes,
+                               gboolean failed,
+                               gboolean idle);
+void _accel_device_stats_refused (AccelDeviceStats *stats);
+GVariant *_accel_device_stats_to_variant (AccelDeviceStats *stats, gboolean busy_now);
+
+/* accel-device-resources.c */
+typedef struct {
+  GMutex lock;
+  GArray *entries;
+} AccelContextResources;
+
+void _accel_context_resources_init (AccelContextResources *self);
+void _accel_context_resources_clear (AccelContextResources *self);
+void _accel_context_resources_add (AccelContextResources *self, GObject *resource, AccelContextOpsFunc make_ops);
+void _accel_context_resources_remove (AccelContextResources *self, GObject *resource);
+GPtrArray *_accel_context_resources_ops (AccelContextResources *self);
 
 /* Hands @work over from the submitting thread, when the device's thread
  * has nothing queued or running (an AccelRemoteDevice writes it straight
@@ -34,6 +67,8 @@ typedef struct {
 
   gint in_flight;            /* atomic */
   guint64 next_handle;       /* atomic */
+  AccelDeviceStats stats;
+  AccelContextResources resources;
 
   AccelDeviceHandOver hand_over;
   gboolean runs_elsewhere;   /* ops are matched with kernels where they run */
@@ -48,6 +83,10 @@ gboolean _accel_device_ensure_open (AccelDevice *self, GError **error);
 void _accel_device_open_on_device (AccelDevice *self, GError **error);
 void _accel_device_maybe_restart (AccelDevice *self);
 void _accel_device_request_restart (AccelDevice *self, guint generation, const GError *reason);
+
+/* accel-device-submit.c: what lived in the old context is made again in a
+ * rebuilt one, before anything queued is served. On the device thread. */
+void _accel_device_restore_resources (AccelDevice *self);
 
 /* accel-device-submit.c */
 void _accel_device_run_work (gpointer work);

@@ -76,7 +76,8 @@ check_op_buffer (AccelOp *op, GParamSpec *pspec, AccelBuffer *buffer, AccelAcces
       check->foreign = TRUE;
       return;
     }
-  g_autofree char *what = g_strdup_printf ("Property “%s” of “%s”", pspec->name, accel_op_get_type_name (op));
+  g_autofree char *what = pspec ? g_strdup_printf ("Property “%s” of “%s”", pspec->name, accel_op_get_type_name (op))
+                                : g_strdup_printf ("A buffer argument of “%s”", accel_op_get_type_name (op));
   check->ok = _accel_device_check_buffer (check->self, buffer, what, check->error);
 }
 
@@ -148,7 +149,13 @@ accel_device_complete_work (AccelDevice *self, AccelWork *work, GError *error)
       return;
     }
   if (work->counted)
-    g_atomic_int_add (&priv->in_flight, -1);
+    {
+      gboolean idle = g_atomic_int_dec_and_test (&priv->in_flight);
+      gsize bytes = work->kind == ACCEL_WORK_WRITE || work->kind == ACCEL_WORK_READ ? work->size : 0;
+      _accel_device_stats_done (&priv->stats, work->kind, bytes, error != NULL, idle);
+    }
+  else if (error)
+    _accel_device_stats_refused (&priv->stats);
   if (error && g_error_matches (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED) && work->counted)
     {
       /* The op that poisoned the context is answered only once the new
@@ -208,7 +215,8 @@ _accel_device_run_work (gpointer data)
 
   work->generation = g_atomic_int_get (&priv->generation);
   work->counted = TRUE;
-  g_atomic_int_inc (&priv->in_flight);
+  if (g_atomic_int_add (&priv->in_flight, 1) == 0)
+    _accel_device_stats_busy (&priv->stats);
   g_object_ref (self);
   ACCEL_DEVICE_GET_CLASS (self)->execute (self, work);
   _accel_device_maybe_restart (self);
@@ -232,9 +240,12 @@ try_hand_over (AccelDevice *self, AccelDevicePrivate *priv, AccelWork *work)
     return FALSE;
 
   work->counted = TRUE;
-  g_atomic_int_inc (&priv->in_flight);
+  if (g_atomic_int_add (&priv->in_flight, 1) == 0)
+    _accel_device_stats_busy (&priv->stats);
   if (priv->hand_over (self, work))
     return TRUE;   /* @work may be complete and gone already */
+  /* Not handed over: as if it had never been counted (the busy time
+   * started is ended by the mailbox's own count, or the next idle). */
   work->counted = FALSE;
   g_atomic_int_add (&priv->in_flight, -1);
   return FALSE;
@@ -371,6 +382,8 @@ accel_device_submit_async (AccelDevice *self,
  * @self: a device
  * @result: the result given to the callback
  * @error: return location for a #GError
+ *
+ * Finishes accel_device_submit_async(): whether the op ran.
  *
  * Returns: %TRUE if the op ran; else %FALSE with @error in %ACCEL_ERROR
  */
@@ -523,4 +536,70 @@ _accel_device_transfer_with_callback (AccelDevice *self,
   work->size = size;
   work->generation = accel_buffer_get_generation (buffer);
   start_callback_work (self, work, callback, data);
+}
+
+/* Work nobody waits for. */
+
+static void
+restored (AccelWork *work, GError *error, gpointer data)
+{
+  if (error)
+    g_warning ("%s: could not make “%s” again in the new context: %s", accel_device_get_name (work->device),
+               accel_op_get_type_name (work->op), error->message);
+  g_clear_error (&error);
+}
+
+static void
+detached_done (AccelWork *work, GError *error, gpointer data)
+{
+  if (error)
+    g_debug ("%s: “%s” failed: %s", accel_device_get_name (work->device), accel_op_get_type_name (work->op),
+             error->message);
+  g_clear_error (&error);
+}
+
+/* Queues @op with nobody waiting for it (a module's unload, submitted when
+ * the module goes, on whatever thread that is): no main context needs to
+ * run for it to complete. Failures are only logged. Any thread. */
+void
+_accel_device_submit_detached (AccelDevice *self, AccelOp *op)
+{
+  AccelDevicePrivate *priv = _accel_device_get_private (self);
+  GError *error = NULL;
+  gboolean across;
+  AccelWork *work = prepare_op (self, op, NULL, &across, &error);
+  if (work == NULL)
+    {
+      g_debug ("%s: “%s” not queued: %s", accel_device_get_name (self), accel_op_get_type_name (op),
+               error ? error->message : "its buffers are on another device");
+      g_clear_error (&error);
+      return;
+    }
+  work->mode = ACCEL_WORK_MODE_CALLBACK;
+  work->callback = detached_done;
+  accel_dispatcher_post (priv->dispatcher, _accel_device_run_work, work);
+}
+
+void
+_accel_device_restore_resources (AccelDevice *self)
+{
+  AccelDevicePrivate *priv = _accel_device_get_private (self);
+  g_autoptr(GPtrArray) ops = _accel_context_resources_ops (&priv->resources);
+
+  for (guint i = 0; i < ops->len; i++)
+    {
+      GError *error = NULL;
+      gboolean across;
+      AccelWork *work = prepare_op (self, ops->pdata[i], NULL, &across, &error);
+      if (work == NULL)
+        {
+          g_warning ("%s: could not make “%s” again in the new context: %s", accel_device_get_name (self),
+                     accel_op_get_type_name (ops->pdata[i]), error ? error->message : "a buffer of another device");
+          g_clear_error (&error);
+          continue;
+        }
+      work->mode = ACCEL_WORK_MODE_CALLBACK;
+      work->callback = restored;
+      _accel_device_run_work (work);
+    }
 }

@@ -46,6 +46,7 @@ enum {
   PROP_LANES,
   PROP_MEMORY_TOTAL,
   PROP_MEMORY_FREE,
+  PROP_STATS,
   N_PROPS
 };
 
@@ -278,6 +279,7 @@ _accel_device_maybe_restart (AccelDevice *self)
   set_state (self, ACCEL_DEVICE_STATE_READY);
   _accel_actor_count_restart (actor, reason);
   g_clear_error (&reason);
+  _accel_device_restore_resources (self);
 }
 
 /**
@@ -448,6 +450,38 @@ _accel_device_release_memory (AccelDevice *self, gpointer memory, gsize size, gu
   g_rw_lock_reader_unlock (&priv->ctx_lock);
 }
 
+/* Under the context lock, as release_memory: memory of an older
+ * generation, or of a closed context, is gone and cannot be detached. */
+gboolean
+_accel_device_detach_memory (AccelDevice *self, gpointer memory, gsize size, guint generation)
+{
+  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+  AccelDeviceClass *klass = ACCEL_DEVICE_GET_CLASS (self);
+  gboolean ok = FALSE;
+
+  g_rw_lock_reader_lock (&priv->ctx_lock);
+  if (generation == (guint) g_atomic_int_get (&priv->generation) && g_atomic_int_get (&priv->open))
+    ok = klass->detach_memory (self, memory, size ? size : 1);
+  g_rw_lock_reader_unlock (&priv->ctx_lock);
+  return ok;
+}
+
+/* Context resources (modules): made again in each new context. */
+
+void
+_accel_device_add_context_resource (AccelDevice *self, GObject *resource, AccelContextOpsFunc make_ops)
+{
+  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+  _accel_context_resources_add (&priv->resources, resource, make_ops);
+}
+
+void
+_accel_device_remove_context_resource (AccelDevice *self, GObject *resource)
+{
+  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+  _accel_context_resources_remove (&priv->resources, resource);
+}
+
 guint64
 _accel_device_next_handle (AccelDevice *self)
 {
@@ -521,6 +555,7 @@ accel_device_finalize (GObject *object)
   g_clear_error (&priv->restart_reason);
   g_rw_lock_clear (&priv->ctx_lock);
   g_mutex_clear (&priv->fail_lock);
+  _accel_context_resources_clear (&priv->resources);
   G_OBJECT_CLASS (accel_device_parent_class)->finalize (object);
 }
 
@@ -555,6 +590,7 @@ accel_device_get_property (GObject *object, guint prop_id, GValue *value, GParam
     case PROP_LANES: g_value_set_uint (value, priv->lanes); break;
     case PROP_MEMORY_TOTAL: g_value_set_uint64 (value, accel_device_get_memory_total (self)); break;
     case PROP_MEMORY_FREE: g_value_set_uint64 (value, accel_device_get_memory_free (self)); break;
+    case PROP_STATS: g_value_take_variant (value, accel_device_get_stats (self)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -628,6 +664,14 @@ accel_device_class_init (AccelDeviceClass *klass)
   properties[PROP_MEMORY_FREE] =
     g_param_spec_uint64 ("memory-free", NULL, "Free memory in bytes", 0, G_MAXUINT64, 0,
                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AccelDevice:stats:
+   *
+   * What the device has done since it was made (accel_device_get_stats()).
+   */
+  properties[PROP_STATS] =
+    g_param_spec_variant ("stats", NULL, "Ops, transfers, errors, bytes moved and busy time",
+                          G_VARIANT_TYPE_VARDICT, NULL, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -637,6 +681,7 @@ accel_device_init (AccelDevice *self)
   AccelDevicePrivate *priv = accel_device_get_instance_private (self);
   g_rw_lock_init (&priv->ctx_lock);
   g_mutex_init (&priv->fail_lock);
+  _accel_context_resources_init (&priv->resources);
   priv->lanes = 1;
   priv->state = ACCEL_DEVICE_STATE_READY;
 }
@@ -644,6 +689,8 @@ accel_device_init (AccelDevice *self)
 /**
  * accel_device_get_name:
  * @self: a device
+ *
+ * Gets its name, such as `cpu:0` or `cuda:1`.
  *
  * Returns: its name, such as `cpu:0` or `cuda:1`
  */
@@ -657,6 +704,8 @@ accel_device_get_name (AccelDevice *self)
 /**
  * accel_device_get_backend:
  * @self: a device
+ *
+ * Gets its backend.
  *
  * Returns: (transfer none): its backend
  */
@@ -672,6 +721,8 @@ accel_device_get_backend (AccelDevice *self)
  * accel_device_get_backend_name:
  * @self: a device
  *
+ * Gets the backend's name.
+ *
  * Returns: the backend's name
  */
 const char *
@@ -685,6 +736,8 @@ accel_device_get_backend_name (AccelDevice *self)
 /**
  * accel_device_get_system:
  * @self: a device
+ *
+ * Gets the system it belongs to.
  *
  * Returns: (transfer none) (nullable): the system it belongs to
  */
@@ -700,6 +753,8 @@ accel_device_get_system (AccelDevice *self)
  * accel_device_get_generation:
  * @self: a device
  *
+ * Gets the current context generation.
+ *
  * Returns: the current context generation
  */
 guint
@@ -713,6 +768,8 @@ accel_device_get_generation (AccelDevice *self)
 /**
  * accel_device_get_state:
  * @self: a device
+ *
+ * Gets its state.
  *
  * Returns: its state
  */
@@ -728,6 +785,8 @@ accel_device_get_state (AccelDevice *self)
  * accel_device_get_failure:
  * @self: a device
  *
+ * Gets why the device failed, or %NULL.
+ *
  * Returns: (transfer none) (nullable): why the device failed, or %NULL
  */
 const GError *
@@ -741,6 +800,8 @@ accel_device_get_failure (AccelDevice *self)
 /**
  * accel_device_get_lanes:
  * @self: a device
+ *
+ * Gets the number of lanes.
  *
  * Returns: the number of lanes
  */
@@ -765,6 +826,8 @@ query_memory (AccelDevice *self, guint64 *total, guint64 *free_bytes)
  * accel_device_get_memory_total:
  * @self: a device
  *
+ * Gets device memory in bytes (0 if unknown).
+ *
  * Returns: device memory in bytes (0 if unknown)
  */
 guint64
@@ -780,6 +843,8 @@ accel_device_get_memory_total (AccelDevice *self)
  * accel_device_get_memory_free:
  * @self: a device
  *
+ * Gets free device memory in bytes (0 if unknown).
+ *
  * Returns: free device memory in bytes (0 if unknown)
  */
 guint64
@@ -789,4 +854,28 @@ accel_device_get_memory_free (AccelDevice *self)
   guint64 total, free_bytes;
   query_memory (self, &total, &free_bytes);
   return free_bytes;
+}
+
+/**
+ * accel_device_get_stats:
+ * @self: a device
+ *
+ * What the device has done since it was made, as an `a{sv}` of `uint64`s:
+ * `ops-completed` and `transfers-completed` (work its backend ran, with
+ * or without an error), `errors` (work that completed with an error, also
+ * work refused on the device's thread: a stale buffer, a cancellation;
+ * ops refused by validation when submitted are not counted),
+ * `bytes-written` and `bytes-read` (uploaded to and downloaded from the
+ * device), `bytes-moved` (their sum), and `busy-us`: the microseconds
+ * during which the device had work in flight. Counted in this process:
+ * for a device served by a host process, what this process handed it.
+ *
+ * Returns: (transfer full): the figures, a floating reference
+ */
+GVariant *
+accel_device_get_stats (AccelDevice *self)
+{
+  g_return_val_if_fail (ACCEL_IS_DEVICE (self), NULL);
+  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+  return _accel_device_stats_to_variant (&priv->stats, g_atomic_int_get (&priv->in_flight) > 0);
 }

@@ -80,6 +80,19 @@ G_DECLARE_DERIVABLE_TYPE (AccelDevice, accel_device, ACCEL, DEVICE, AccelActor)
  * @execute: runs or enqueues @work on the device thread; completes it, now or
  *   later from any thread, with accel_device_complete_work()
  * @query_memory: reports total and free device memory
+ * @get_dlpack_device: (nullable): where buffer memory is, as DLPack names
+ *   it (a device type such as %ACCEL_DLPACK_DEVICE_CPU and an ordinal),
+ *   for devices whose memory a pointer in this process reaches; leave it
+ *   %NULL otherwise. Any thread.
+ * @detach_memory: (nullable): takes @memory, of the current context, out
+ *   of the context's care, because a buffer over it was lent to another
+ *   library (accel_buffer_to_dlpack()): the context no longer frees it
+ *   when it closes, and @free_detached_memory frees it once the last
+ *   buffer over it is gone. Returns %FALSE when the memory is not the
+ *   current context's (it went with an older one). Any thread; required
+ *   with @get_dlpack_device.
+ * @free_detached_memory: (nullable): frees memory that @detach_memory took;
+ *   any thread, in any generation, also after the device shut down
  *
  * What a backend implements for its devices.
  */
@@ -92,9 +105,12 @@ struct _AccelDeviceClass {
   void (*mem_free) (AccelDevice *self, gpointer memory, gsize size);
   void (*execute) (AccelDevice *self, AccelWork *work);
   void (*query_memory) (AccelDevice *self, guint64 *total, guint64 *free_bytes);
+  gboolean (*get_dlpack_device) (AccelDevice *self, gint32 *device_type, gint32 *device_id);
+  gboolean (*detach_memory) (AccelDevice *self, gpointer memory, gsize size);
+  void (*free_detached_memory) (AccelDevice *self, gpointer memory, gsize size);
 
   /*< private >*/
-  gpointer padding[12];
+  gpointer padding[9];
 };
 
 ACCEL_API
@@ -138,6 +154,8 @@ ACCEL_API
 gboolean accel_device_synchronize (AccelDevice *self, GError **error);
 ACCEL_API
 const GError *accel_device_get_failure (AccelDevice *self);
+ACCEL_API
+GVariant *accel_device_get_stats (AccelDevice *self);
 
 /* For backends. */
 ACCEL_API

@@ -24,6 +24,8 @@ static const struct {
  * accel_dtype_get_name:
  * @dtype: an #AccelDType
  *
+ * Gets the short name (`f32`, `fp8-e4m3`), or "invalid".
+ *
  * Returns: the short name (`f32`, `fp8-e4m3`), or "invalid"
  */
 const char *
@@ -37,6 +39,8 @@ accel_dtype_get_name (AccelDType dtype)
 /**
  * accel_dtype_get_size:
  * @dtype: an #AccelDType
+ *
+ * Gets the size of one element in bytes, or 0 for an invalid value.
  *
  * Returns: the size of one element in bytes, or 0 for an invalid value
  */
@@ -53,6 +57,8 @@ accel_dtype_get_size (AccelDType dtype)
  * @name: a dtype name such as `f32`, `bf16` or `fp8-e4m3` (`float32`,
  *   `float16`, `float64`, `complex64` and `complex128` are accepted too)
  * @dtype: (out): the parsed type
+ *
+ * Looks up a dtype by its short name.
  *
  * Returns: %TRUE if @name names a dtype
  */
@@ -94,6 +100,8 @@ accel_dtype_parse (const char *name, AccelDType *dtype)
  * accel_dtype_is_float:
  * @dtype: an #AccelDType
  *
+ * Whether @dtype is a real floating-point type.
+ *
  * Returns: %TRUE for real floating-point types (fp8 to f64)
  */
 gboolean
@@ -113,6 +121,8 @@ accel_dtype_is_float (AccelDType dtype)
  * accel_dtype_is_complex:
  * @dtype: an #AccelDType
  *
+ * Whether @dtype is a complex type.
+ *
  * Returns: %TRUE for c64 and c128
  */
 gboolean
@@ -124,6 +134,8 @@ accel_dtype_is_complex (AccelDType dtype)
 /**
  * accel_dtype_is_integer:
  * @dtype: an #AccelDType
+ *
+ * Whether @dtype is an integer type.
  *
  * Returns: %TRUE for the integer types
  */

@@ -39,6 +39,11 @@ typedef enum {
   ACCEL_DTYPE_FP8_E5M2,
 } AccelDType;
 
+/**
+ * ACCEL_DTYPE_N_TYPES:
+ *
+ * The number of #AccelDType values, for tables indexed by dtype.
+ */
 #define ACCEL_DTYPE_N_TYPES (ACCEL_DTYPE_FP8_E5M2 + 1)
 
 ACCEL_API

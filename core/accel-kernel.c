@@ -107,6 +107,8 @@ ensure_vtable (const AccelKernel *kernel, GError **error)
  * accel_kernel_get_op_type:
  * @kernel: a kernel
  *
+ * Gets the name of the op type it implements (`gemm`).
+ *
  * Returns: the name of the op type it implements (`gemm`)
  */
 const char *
@@ -119,6 +121,8 @@ accel_kernel_get_op_type (const AccelKernel *kernel)
 /**
  * accel_kernel_get_backend:
  * @kernel: a kernel
+ *
+ * Gets the name of the backend it runs on (`cpu`, `cuda`).
  *
  * Returns: the name of the backend it runs on (`cpu`, `cuda`)
  */
@@ -133,6 +137,9 @@ accel_kernel_get_backend (const AccelKernel *kernel)
  * accel_kernel_get_rank:
  * @kernel: a kernel
  *
+ * Gets its rank; of the kernels for one op type and backend, the highest rank
+ * is tried first.
+ *
  * Returns: its rank; of the kernels for one op type and backend, the highest
  *   rank is tried first
  */
@@ -146,6 +153,8 @@ accel_kernel_get_rank (const AccelKernel *kernel)
 /**
  * accel_kernel_get_plugin_name:
  * @kernel: a kernel
+ *
+ * Gets the name of the plugin that registered it.
  *
  * Returns: (nullable): the name of the plugin that registered it
  */

@@ -11,6 +11,9 @@ G_BEGIN_DECLS
  * @device: the device it would run on
  * @error: return location for the reason it is not supported
  *
+ * Tells whether a kernel can run one op instance on one device; a kernel
+ * whose function says no is skipped for the next one of lower rank.
+ *
  * Returns: %TRUE if the kernel can run this op instance (dtypes, layouts,
  *   compute capability...)
  */

@@ -437,6 +437,10 @@ failed:
  * accel_plugin_is_loaded:
  * @self: a plugin
  *
+ * Whether the plugin's module was loaded and its init function ran in this
+ * process (a plugin known only from the registry cache is not loaded until
+ * something it registered is used).
+ *
  * Returns: whether its init function has run in this process
  */
 gboolean
@@ -449,6 +453,8 @@ accel_plugin_is_loaded (AccelPlugin *self)
 /**
  * accel_plugin_get_name:
  * @self: a plugin
+ *
+ * Gets its name; %NULL for a file that could not be read as a plugin.
  *
  * Returns: (nullable): its name; %NULL for a file that could not be read as
  *   a plugin
@@ -464,6 +470,8 @@ accel_plugin_get_name (AccelPlugin *self)
  * accel_plugin_get_description:
  * @self: a plugin
  *
+ * Gets one line on what it provides.
+ *
  * Returns: (nullable): one line on what it provides
  */
 const char *
@@ -476,6 +484,8 @@ accel_plugin_get_description (AccelPlugin *self)
 /**
  * accel_plugin_get_version:
  * @self: a plugin
+ *
+ * Gets its version string.
  *
  * Returns: (nullable): its version string
  */
@@ -490,6 +500,8 @@ accel_plugin_get_version (AccelPlugin *self)
  * accel_plugin_get_license:
  * @self: a plugin
  *
+ * Gets its licence.
+ *
  * Returns: (nullable): its licence
  */
 const char *
@@ -502,6 +514,8 @@ accel_plugin_get_license (AccelPlugin *self)
 /**
  * accel_plugin_get_filename:
  * @self: a plugin
+ *
+ * Gets its module file, or %NULL for a plugin linked into the program.
  *
  * Returns: (nullable) (type filename): its module file, or %NULL for a
  *   plugin linked into the program
@@ -517,6 +531,8 @@ accel_plugin_get_filename (AccelPlugin *self)
  * accel_plugin_get_status:
  * @self: a plugin
  *
+ * Gets whether it is usable, and if not, why in one word.
+ *
  * Returns: whether it is usable, and if not, why in one word
  */
 AccelPluginStatus
@@ -529,6 +545,9 @@ accel_plugin_get_status (AccelPlugin *self)
 /**
  * accel_plugin_get_reason:
  * @self: a plugin
+ *
+ * Gets why the plugin is blacklisted, disabled or a duplicate, or %NULL for a
+ * usable plugin.
  *
  * Returns: (nullable): why the plugin is blacklisted, disabled or a
  *   duplicate, or %NULL for a usable plugin

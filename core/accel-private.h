@@ -126,6 +126,21 @@ AccelBuffer *_accel_buffer_new (AccelDevice *device,
                                 guint generation,
                                 guint64 handle);
 gboolean _accel_buffer_offer_backend_data (AccelBuffer *self, gpointer data, GDestroyNotify destroy);
+/* A buffer over memory that is not the device's: @owner_free (@owner)
+ * releases it when the buffer goes, in place of the device (a DLPack
+ * import). @size is the bytes the shape spans. */
+AccelBuffer *_accel_buffer_new_external (AccelDevice *device,
+                                         AccelDType dtype,
+                                         const AccelShape *shape,
+                                         gpointer memory,
+                                         gsize size,
+                                         GDestroyNotify owner_free,
+                                         gpointer owner);
+/* Makes the memory under @self outlive its device's context, because it is
+ * lent to another library (accel_buffer_to_dlpack()); done once per base
+ * buffer. %ACCEL_ERROR_STALE_BUFFER when the memory went with an older
+ * context, %ACCEL_ERROR_NOT_SUPPORTED when the backend cannot. */
+gboolean _accel_buffer_detach_memory (AccelBuffer *self, GError **error);
 /* A buffer over @self's memory at @byte_offset (relative to @self), with its
  * own dtype and possibly strided shape; it keeps the base buffer alive and
  * accel_buffer_get_base() returns that base. %NULL with
@@ -149,6 +164,12 @@ void _accel_device_release_memory (AccelDevice *self,
                                    gsize size,
                                    guint generation);
 guint64 _accel_device_next_handle (AccelDevice *self);
+/* Hands @memory of @generation to the backend's detach_memory, under the
+ * context lock; %FALSE if that context is gone or the backend refused. */
+gboolean _accel_device_detach_memory (AccelDevice *self,
+                                      gpointer memory,
+                                      gsize size,
+                                      guint generation);
 
 /* actor/accel-dispatcher.c */
 gboolean _accel_dispatcher_is_idle (AccelDispatcher *self);

@@ -778,6 +778,8 @@ accel_registry_find_kernel (AccelRegistry *self,
  * accel_registry_get_cache_path:
  * @self: a registry
  *
+ * Gets the path of the registry's metadata cache.
+ *
  * Returns: (nullable) (type filename): the cache file it reads and writes
  *   (`$ACCEL_REGISTRY`, else `$XDG_CACHE_HOME/accel-1.0/registry-ARCH.bin`),
  *   or %NULL for a registry made with %ACCEL_REGISTRY_FLAGS_NO_SCAN

@@ -52,6 +52,17 @@ typedef struct {
   GHashTable *host_memory;      /* address -> the AccelRemoteConnection it is in (a reference) */
 } AccelRemoteDevicePrivate;
 
+/**
+ * AccelRemoteDevice:
+ *
+ * A device whose context lives in an `accel-device-host` child process:
+ * ops are validated here and run there, so that a fault that poisons the
+ * context (a sticky CUDA error) costs a new process, not the application.
+ * The generation goes up with each new host; buffers of an older one are
+ * stale. Buffers are memory of the host process: they move in and out by
+ * transfers (in place through accel_remote_device_alloc_host_memory()),
+ * and cannot be lent through DLPack (see accel_buffer_to_dlpack()).
+ */
 G_DEFINE_TYPE_WITH_PRIVATE (AccelRemoteDevice, accel_remote_device, ACCEL_TYPE_DEVICE)
 
 enum {
@@ -511,6 +522,8 @@ accel_remote_device_new (AccelBackend *backend,
  * accel_remote_device_get_hosted_device:
  * @self: a remote device
  *
+ * Gets the name of the device in the host process.
+ *
  * Returns: the name of the device in the host process
  */
 const char *
@@ -549,6 +562,8 @@ accel_remote_device_get_info (AccelRemoteDevice *self)
  * accel_remote_device_get_host_pid:
  * @self: a remote device
  *
+ * Gets the process id of the current host, or 0 when none runs.
+ *
  * Returns: the process id of the current host, or 0 when none runs
  */
 GPid
@@ -562,6 +577,8 @@ accel_remote_device_get_host_pid (AccelRemoteDevice *self)
 /**
  * accel_remote_device_get_deadline_ms:
  * @self: a remote device
+ *
+ * Gets the #AccelRemoteDevice:deadline-ms.
  *
  * Returns: the #AccelRemoteDevice:deadline-ms
  */

@@ -54,6 +54,9 @@ accel_shape_new (const gint64 *dims, guint n_dims)
  * @strides: (array length=n_dims): the stride of each dimension, in elements
  * @n_dims: the rank
  *
+ * Makes a shape with explicit strides (in elements, non-negative), such as a
+ * view of every other column.
+ *
  * Returns: (transfer full): a new shape
  */
 AccelShape *
@@ -71,6 +74,8 @@ accel_shape_new_strided (const gint64 *dims, const gint64 *strides, guint n_dims
  * accel_shape_new_1d:
  * @d0: the length
  *
+ * Makes a contiguous rank-1 shape.
+ *
  * Returns: (transfer full): a new rank-1 shape
  */
 AccelShape *
@@ -83,6 +88,8 @@ accel_shape_new_1d (gint64 d0)
  * accel_shape_new_2d:
  * @d0: rows
  * @d1: columns
+ *
+ * Makes a contiguous row-major rank-2 shape.
  *
  * Returns: (transfer full): a new rank-2 shape
  */
@@ -99,6 +106,8 @@ accel_shape_new_2d (gint64 d0, gint64 d1)
  * @d1: middle dimension
  * @d2: innermost dimension
  *
+ * Makes a contiguous row-major rank-3 shape.
+ *
  * Returns: (transfer full): a new rank-3 shape
  */
 AccelShape *
@@ -111,6 +120,8 @@ accel_shape_new_3d (gint64 d0, gint64 d1, gint64 d2)
 /**
  * accel_shape_copy:
  * @shape: a shape
+ *
+ * Copies a shape.
  *
  * Returns: (transfer full): a copy
  */
@@ -137,6 +148,8 @@ accel_shape_free (AccelShape *shape)
  * accel_shape_get_rank:
  * @shape: a shape
  *
+ * Gets the number of dimensions.
+ *
  * Returns: the number of dimensions
  */
 guint
@@ -150,6 +163,8 @@ accel_shape_get_rank (const AccelShape *shape)
  * accel_shape_get_dim:
  * @shape: a shape
  * @axis: a dimension index, 0 for the outermost
+ *
+ * Gets the size of that dimension, or -1 if @axis is out of range.
  *
  * Returns: the size of that dimension, or -1 if @axis is out of range
  */
@@ -167,6 +182,8 @@ accel_shape_get_dim (const AccelShape *shape, guint axis)
  * @shape: a shape
  * @axis: a dimension index
  *
+ * Gets the stride of that dimension in elements, or 0 if out of range.
+ *
  * Returns: the stride of that dimension in elements, or 0 if out of range
  */
 gint64
@@ -182,6 +199,8 @@ accel_shape_get_stride (const AccelShape *shape, guint axis)
  * accel_shape_get_dims:
  * @shape: a shape
  * @n_dims: (out): the rank
+ *
+ * Gets the dimensions.
  *
  * Returns: (array length=n_dims) (transfer none): the dimensions
  */
@@ -199,6 +218,8 @@ accel_shape_get_dims (const AccelShape *shape, guint *n_dims)
  * @shape: a shape
  * @n_dims: (out): the rank
  *
+ * Gets the strides, in elements.
+ *
  * Returns: (array length=n_dims) (transfer none): the strides, in elements
  */
 const gint64 *
@@ -213,6 +234,8 @@ accel_shape_get_strides (const AccelShape *shape, guint *n_dims)
 /**
  * accel_shape_get_n_elements:
  * @shape: a shape
+ *
+ * Gets the product of the dimensions (1 for a scalar).
  *
  * Returns: the product of the dimensions (1 for a scalar)
  */
@@ -229,6 +252,9 @@ accel_shape_get_n_elements (const AccelShape *shape)
 /**
  * accel_shape_get_extent:
  * @shape: a shape
+ *
+ * Gets how many elements of storage the shape spans: one past the largest
+ * offset it reaches (0 if it has no elements).
  *
  * Returns: how many elements of storage the shape spans: one past the
  *   largest offset it reaches (0 if it has no elements)
@@ -250,6 +276,9 @@ accel_shape_get_extent (const AccelShape *shape)
 /**
  * accel_shape_is_contiguous:
  * @shape: a shape
+ *
+ * Whether the shape is row-major without gaps (a dimension of size 1 may have
+ * any stride).
  *
  * Returns: %TRUE if the strides are the row-major ones of the dimensions,
  *   or the shape has no elements (as numpy counts an empty array
@@ -277,6 +306,8 @@ accel_shape_is_contiguous (const AccelShape *shape)
  * @a: a shape
  * @b: another shape
  *
+ * Compares the dimensions of two shapes, not their strides.
+ *
  * Returns: %TRUE if both have the same rank and dimensions (strides aside)
  */
 gboolean
@@ -296,6 +327,8 @@ accel_shape_same_dims (const AccelShape *a, const AccelShape *b)
  * @a: a shape
  * @b: another shape
  *
+ * Compares two shapes, strides included.
+ *
  * Returns: %TRUE if rank, dimensions and strides are all equal
  */
 gboolean
@@ -313,6 +346,8 @@ accel_shape_equal (const AccelShape *a, const AccelShape *b)
  * accel_shape_hash:
  * @shape: a shape
  *
+ * Hashes a shape, for hash tables keyed by shapes.
+ *
  * Returns: a hash consistent with accel_shape_equal()
  */
 guint
@@ -328,6 +363,8 @@ accel_shape_hash (const AccelShape *shape)
 /**
  * accel_shape_to_string:
  * @shape: a shape
+ *
+ * Formats the shape for messages.
  *
  * Returns: (transfer full): `[64, 32]`, with strides appended as
  *   `[64, 32]/[1, 64]` when the shape is not contiguous

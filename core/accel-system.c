@@ -169,6 +169,8 @@ accel_system_get_default (void)
  * accel_system_get_registry:
  * @self: a system
  *
+ * Gets its registry.
+ *
  * Returns: (transfer none): its registry
  */
 AccelRegistry *
@@ -206,6 +208,8 @@ get_backend_locked (AccelSystem *self, const char *name, GError **error)
  * @self: a system
  * @name: a backend name (`cpu`, `cuda`)
  * @error: return location for a #GError
+ *
+ * Looks up a backend by name (`cpu`, `cuda`).
  *
  * Returns: (transfer none): the backend, loading its plugin if needed, or
  *   %NULL with %ACCEL_ERROR_UNKNOWN_TYPE or %ACCEL_ERROR_PLUGIN
@@ -297,6 +301,9 @@ accel_system_list_devices (AccelSystem *self)
  * @name: a device name (`cpu:0`, `cuda:1`), or `default` for the best device
  *   present (a GPU where there is one, else `cpu:0`)
  * @error: return location for a #GError
+ *
+ * Looks up a device by name (`cpu:0`, `cuda:1`, or `default`: the first
+ * device listed, a GPU where there is one).
  *
  * Returns: (transfer full): the device, or %NULL with %ACCEL_ERROR_NO_DEVICE
  */

@@ -216,6 +216,8 @@ _accel_work_deliver (AccelWork *work, GError *error)
  * accel_work_get_kind: (skip)
  * @work: a work item
  *
+ * For backends: gets what a work item does.
+ *
  * Returns: what it does
  */
 AccelWorkKind
@@ -228,6 +230,8 @@ accel_work_get_kind (AccelWork *work)
  * accel_work_get_op: (skip)
  * @work: a work item
  *
+ * For backends: gets the op of an op work item.
+ *
  * Returns: (transfer none) (nullable): the op of an %ACCEL_WORK_OP item
  */
 AccelOp *
@@ -239,6 +243,8 @@ accel_work_get_op (AccelWork *work)
 /**
  * accel_work_get_kernel: (skip)
  * @work: a work item
+ *
+ * For backends: gets the kernel chosen for an op work item.
  *
  * Returns: (transfer none) (nullable): the kernel chosen for the op; %NULL
  *   for a device that runs its ops elsewhere (an #AccelRemoteDevice: the
@@ -254,6 +260,8 @@ accel_work_get_kernel (AccelWork *work)
  * accel_work_get_buffer: (skip)
  * @work: a work item
  *
+ * For backends: gets the buffer a transfer work item moves data in or out of.
+ *
  * Returns: (transfer none) (nullable): the buffer of a transfer item
  */
 AccelBuffer *
@@ -266,6 +274,8 @@ accel_work_get_buffer (AccelWork *work)
  * accel_work_get_host_data: (skip)
  * @work: a work item
  * @size: (out) (optional): the byte count
+ *
+ * For backends: gets the host memory of a transfer work item.
  *
  * Returns: the host memory a transfer reads from or writes to
  */
@@ -319,6 +329,8 @@ _accel_work_waiter_poll (AccelWaiter *w, gboolean parking)
 /**
  * accel_work_get_lane: (skip)
  * @work: a work item
+ *
+ * For backends: gets the lane an op asked for.
  *
  * Returns: the lane asked for, or -1
  */

@@ -18,8 +18,12 @@
 #include "actor/accel-actor.h"
 #include "accel-buffer.h"
 #include "accel-op.h"
+#include "accel-function.h"
+#include "accel-module.h"
+#include "accel-graph.h"
 #include "accel-device.h"
 #include "accel-remote-device.h"
 #include "accel-system.h"
+#include "accel-dlpack.h"
 #include "ops/accel-ops.h"
 #undef ACCEL_INSIDE

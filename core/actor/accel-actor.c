@@ -294,6 +294,8 @@ accel_actor_init (AccelActor *self)
  * accel_actor_get_name:
  * @self: an actor
  *
+ * Gets its name.
+ *
  * Returns: its name
  */
 const char *
@@ -308,6 +310,8 @@ accel_actor_get_name (AccelActor *self)
  * accel_actor_get_parent:
  * @self: an actor
  *
+ * Gets its supervisor.
+ *
  * Returns: (transfer none) (nullable): its supervisor
  */
 AccelActor *
@@ -321,6 +325,8 @@ accel_actor_get_parent (AccelActor *self)
 /**
  * accel_actor_get_children:
  * @self: an actor
+ *
+ * Gets its children now.
  *
  * Returns: (transfer container) (element-type AccelActor): its children now
  */
@@ -341,6 +347,8 @@ accel_actor_get_children (AccelActor *self)
  * accel_actor_get_dispatcher:
  * @self: an actor
  *
+ * Gets the dispatcher serving its mailbox.
+ *
  * Returns: (transfer none): the dispatcher serving its mailbox
  */
 AccelDispatcher *
@@ -355,6 +363,8 @@ accel_actor_get_dispatcher (AccelActor *self)
  * accel_actor_get_state:
  * @self: an actor
  *
+ * Gets its life-cycle state.
+ *
  * Returns: its life-cycle state
  */
 AccelActorState
@@ -368,6 +378,8 @@ accel_actor_get_state (AccelActor *self)
 /**
  * accel_actor_get_restart_count:
  * @self: an actor
+ *
+ * Gets how many times it was restarted.
  *
  * Returns: how many times it was restarted
  */
@@ -661,6 +673,8 @@ accel_actor_ask_async (AccelActor *self,
  * @self: an actor
  * @result: the result given to the callback
  * @error: return location for a #GError
+ *
+ * Finishes accel_actor_ask_async(): the actor's reply to the message.
  *
  * Returns: (transfer full) (nullable): the reply, which may be %NULL when the
  *   actor replied with nothing; %NULL with @error set on failure

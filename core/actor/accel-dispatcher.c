@@ -246,6 +246,8 @@ accel_dispatcher_new (const char *name)
  * accel_dispatcher_get_name:
  * @self: a dispatcher
  *
+ * Gets its name.
+ *
  * Returns: its name
  */
 const char *
@@ -273,6 +275,8 @@ accel_dispatcher_get_context (AccelDispatcher *self)
 /**
  * accel_dispatcher_is_current:
  * @self: a dispatcher
+ *
+ * Whether the calling thread is the dispatcher's own.
  *
  * Returns: %TRUE when called from @self's thread
  */

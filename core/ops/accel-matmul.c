@@ -17,13 +17,21 @@
  * @b_scale: the per-tensor scale of @b
  * @c_scale: the per-tensor scale of an fp8 @c
  * @compute: the arithmetic the kernel may use
+ * @residual: (nullable): added after the activation, shaped and typed as @c
+ * @row_scales: (nullable): f32 `[m]`, a scale per row of the product
+ * @col_scales: (nullable): f32 `[n]`, a scale per column of the product
+ * @amax: (nullable): f32 `[1]`, receives the largest magnitude of the
+ *   result before @c_scale
  *
  * Matrix multiply with a fused epilogue:
- * `c = c_scale · epilogue (alpha · a_scale · b_scale · op(a) op(b) + beta · c [+ bias])`
+ * `v = epilogue (alpha · a_scale · b_scale · row_scales[i] · col_scales[j] · (op(a) op(b))[i, j] + beta · c [+ bias]) [+ residual]`,
+ * `c = c_scale · v`, and `amax = max |v|` over the whole result,
  * on row-major contiguous buffers, `op(a)` `[m, k]`, `op(b)` `[k, n]`, `c`
  * `[m, n]`; rank 3 buffers are a batch with equal batch sizes, and @bias
- * (`[n]`, added to every row) is shared by the batch. See
- * #AccelMatmulEpilogue.
+ * (`[n]`, added to every row), @row_scales and @col_scales are shared by
+ * the batch. See #AccelMatmulEpilogue. The per-row and per-column scales,
+ * the fp8 result and its amax are what fp8 training and inference need;
+ * the residual add saves a pass over the result.
  *
  * Types, accumulated in f32:
  * - f32, f16, bf16: all of @a, @b and @c the same type; @bias too.
@@ -142,6 +150,35 @@ check_bias (AccelMatmul *self, gint64 n, GError **error)
          && accel_op_expect_dims_ (error, "matmul", "bias", self->bias, dims, 1, "one per column of “c”");
 }
 
+/* The residual, the per-row and per-column scales and the amax. */
+static gboolean
+check_extras (AccelMatmul *self, const AccelGemmDims *dims, GError **error)
+{
+  AccelOp *op = ACCEL_OP (self);
+  static const AccelDType f32[] = { ACCEL_DTYPE_F32 };
+  gint64 rows[1] = { dims->m }, cols[1] = { dims->n }, one[1] = { 1 };
+
+  if (self->residual != NULL
+      && (!accel_op_check_same_dtype (op, "c", "residual", error)
+          || !accel_op_check_contiguous (op, "residual", error)
+          || !accel_op_check_same_dims_ ("matmul", "c", self->c, "residual", self->residual, error)))
+    return FALSE;
+  if (self->row_scales != NULL
+      && (!accel_op_check_dtype (op, "row-scales", f32, 1, error)
+          || !accel_op_check_contiguous (op, "row-scales", error)
+          || !accel_op_expect_dims_ (error, "matmul", "row-scales", self->row_scales, rows, 1, "one per row of “c”")))
+    return FALSE;
+  if (self->col_scales != NULL
+      && (!accel_op_check_dtype (op, "col-scales", f32, 1, error)
+          || !accel_op_check_contiguous (op, "col-scales", error)
+          || !accel_op_expect_dims_ (error, "matmul", "col-scales", self->col_scales, cols, 1,
+                                     "one per column of “c”")))
+    return FALSE;
+  return self->amax == NULL
+         || (accel_op_check_dtype (op, "amax", f32, 1, error)
+             && accel_op_expect_dims_ (error, "matmul", "amax", self->amax, one, 1, NULL));
+}
+
 static gboolean
 accel_matmul_validate (AccelOp *op, GError **error)
 {
@@ -165,16 +202,37 @@ accel_matmul_validate (AccelOp *op, GError **error)
                    self->c_scale, accel_dtype_get_name (accel_buffer_get_dtype (self->c)));
       return FALSE;
     }
-  return check_bias (self, dims.n, error) && _accel_op_check_results_alias (op, error);
+  return check_bias (self, dims.n, error) && check_extras (self, &dims, error)
+         && _accel_op_check_results_alias (op, error);
 }
 
 static const AccelOpParam matmul_params[] = {
+  /**
+   * AccelMatmul:a:
+   *
+   * The left matrix, `[m, k]` (`[k, m]` with @transa).
+   */
   ACCEL_OP_BUFFER (AccelMatmul, a, "a", "Left matrix [m, k] ([k, m] if transa), or a batch [b, m, k]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelMatmul:b:
+   *
+   * The right matrix, `[k, n]` (`[n, k]` with @transb).
+   */
   ACCEL_OP_BUFFER (AccelMatmul, b, "b", "Right matrix [k, n] ([n, k] if transb), or a batch [b, k, n]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelMatmul:c:
+   *
+   * The result, `[m, n]`, read when @beta is not zero.
+   */
   ACCEL_OP_BUFFER (AccelMatmul, c, "c", "Result [m, n], or a batch [b, m, n]; read when beta is not 0",
                    ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelMatmul:bias:
+   *
+   * The row vector `[n]` of the bias epilogues.
+   */
   ACCEL_OP_BUFFER (AccelMatmul, bias, "bias", "Row vector [n] added by the bias epilogues", ACCEL_ACCESS_READ, 0),
   /**
    * AccelMatmul:epilogue:
@@ -242,6 +300,34 @@ static const AccelOpParam matmul_params[] = {
    */
   ACCEL_OP_ENUM (AccelMatmul, compute, "compute", "Arithmetic the kernel may use",
                  accel_gemm_compute_get_type, ACCEL_GEMM_COMPUTE_DEFAULT),
+  /**
+   * AccelMatmul:residual:
+   *
+   * Added after the activation, shaped and typed as @c.
+   */
+  ACCEL_OP_BUFFER (AccelMatmul, residual, "residual", "Optional residual added after the activation, as c",
+                   ACCEL_ACCESS_READ, 0),
+  /**
+   * AccelMatmul:row-scales:
+   *
+   * F32 `[m]`, a scale per row of the product.
+   */
+  ACCEL_OP_BUFFER (AccelMatmul, row_scales, "row-scales", "Optional f32 [m]: a scale per row of the product",
+                   ACCEL_ACCESS_READ, 0),
+  /**
+   * AccelMatmul:col-scales:
+   *
+   * F32 `[n]`, a scale per column of the product.
+   */
+  ACCEL_OP_BUFFER (AccelMatmul, col_scales, "col-scales", "Optional f32 [n]: a scale per column of the product",
+                   ACCEL_ACCESS_READ, 0),
+  /**
+   * AccelMatmul:amax:
+   *
+   * F32 `[1]`, receives the largest magnitude of the result before @c_scale.
+   */
+  ACCEL_OP_BUFFER (AccelMatmul, amax, "amax", "Optional f32 [1]: the largest |result| before c-scale",
+                   ACCEL_ACCESS_WRITE, 0),
 };
 
 ACCEL_DEFINE_OP_TYPE (AccelMatmul, accel_matmul, "matmul",

@@ -56,6 +56,10 @@ struct _AccelMatmul {
   double b_scale;
   double c_scale;
   AccelGemmCompute compute;
+  AccelBuffer *residual;
+  AccelBuffer *row_scales;
+  AccelBuffer *col_scales;
+  AccelBuffer *amax;
 };
 
 ACCEL_API

@@ -6,6 +6,10 @@
  * (bytes; K, M and G suffixes accepted) caps what the device hands out, so
  * out-of-memory handling can be exercised without exhausting the machine.
  *
+ * A block lent to another library (accel_buffer_to_dlpack()) is detached
+ * from its context: it survives the context, still counts towards the
+ * limit, and is freed when its buffer goes.
+ *
  * Kernels run synchronously on the device thread, splitting large work over
  * the shared CPU thread pool.
  *
@@ -37,6 +41,7 @@ struct _AccelCpuDevice {
   GMutex lock;
   CpuContext *ctx;
   guint64 limit;          /* 0: none */
+  guint64 detached;       /* bytes of blocks detached from their context */
   AccelCpuExec exec;      /* what kernels get as their context */
 };
 
@@ -122,12 +127,12 @@ accel_cpu_device_mem_alloc (AccelDevice *device, gsize size, GError **error)
       g_mutex_unlock (&self->lock);
       return NULL;
     }
-  if (self->limit != 0 && (size > self->limit || ctx->used > self->limit - size))
+  if (self->limit != 0 && (size > self->limit || ctx->used + self->detached > self->limit - size))
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_OUT_OF_MEMORY,
                    "%s: allocating %" G_GSIZE_FORMAT " bytes would exceed ACCEL_CPU_MEMORY_LIMIT=%"
                    G_GUINT64_FORMAT " (%" G_GUINT64_FORMAT " bytes in use)",
-                   accel_device_get_name (device), size, self->limit, ctx->used);
+                   accel_device_get_name (device), size, self->limit, ctx->used + self->detached);
       g_mutex_unlock (&self->lock);
       return NULL;
     }
@@ -165,6 +170,44 @@ accel_cpu_device_mem_free (AccelDevice *device, gpointer memory, gsize size)
       free (memory);
     }
   g_mutex_unlock (&self->lock);
+}
+
+static gboolean
+accel_cpu_device_get_dlpack_device (AccelDevice *device, gint32 *device_type, gint32 *device_id)
+{
+  *device_type = ACCEL_DLPACK_DEVICE_CPU;
+  *device_id = 0;
+  return TRUE;
+}
+
+static gboolean
+accel_cpu_device_detach_memory (AccelDevice *device, gpointer memory, gsize size)
+{
+  AccelCpuDevice *self = ACCEL_CPU_DEVICE (device);
+  gpointer stored;
+  gboolean found = FALSE;
+
+  g_mutex_lock (&self->lock);
+  CpuContext *ctx = self->ctx;
+  if (ctx != NULL && g_hash_table_steal_extended (ctx->blocks, memory, NULL, &stored))
+    {
+      ctx->used -= GPOINTER_TO_SIZE (stored);
+      self->detached += GPOINTER_TO_SIZE (stored);
+      found = TRUE;
+    }
+  g_mutex_unlock (&self->lock);
+  return found;
+}
+
+static void
+accel_cpu_device_free_detached_memory (AccelDevice *device, gpointer memory, gsize size)
+{
+  AccelCpuDevice *self = ACCEL_CPU_DEVICE (device);
+
+  g_mutex_lock (&self->lock);
+  self->detached -= size;
+  g_mutex_unlock (&self->lock);
+  free (memory);
 }
 
 static void
@@ -242,8 +285,9 @@ accel_cpu_device_query_memory (AccelDevice *device, guint64 *total, guint64 *fre
 
   guint64 used = 0;
   g_mutex_lock (&self->lock);
+  used = self->detached;
   if (self->ctx != NULL)
-    used = self->ctx->used;
+    used += self->ctx->used;
   g_mutex_unlock (&self->lock);
   *total = self->limit;
   *free_bytes = MIN (self->limit - MIN (used, self->limit), sys_free ? sys_free : G_MAXUINT64);
@@ -317,6 +361,9 @@ accel_cpu_device_class_init (AccelCpuDeviceClass *klass)
   device_class->mem_free = accel_cpu_device_mem_free;
   device_class->execute = accel_cpu_device_execute;
   device_class->query_memory = accel_cpu_device_query_memory;
+  device_class->get_dlpack_device = accel_cpu_device_get_dlpack_device;
+  device_class->detach_memory = accel_cpu_device_detach_memory;
+  device_class->free_detached_memory = accel_cpu_device_free_detached_memory;
 
   /**
    * AccelCpuDevice:n-threads:
@@ -346,4 +393,5 @@ accel_cpu_device_init (AccelCpuDevice *self)
 {
   g_mutex_init (&self->lock);
   self->limit = parse_limit (g_getenv ("ACCEL_CPU_MEMORY_LIMIT"));
+  self->exec.device = self;
 }

@@ -264,6 +264,8 @@ accel_cuda_completer_push (AccelCudaCompleter *self, AccelCudaLane *lane, AccelW
   entry->check_n = lane->check_n;
   entry->trace_start = lane->trace_start;
   lane->trace_start = 0;
+  entry->nvtx_range = lane->nvtx_range;
+  lane->nvtx_range = 0;
   lane->check = NULL;
   lane->check_data = NULL;
   lane->check_destroy = NULL;
@@ -282,8 +284,10 @@ accel_cuda_completer_push (AccelCudaCompleter *self, AccelCudaLane *lane, AccelW
     }
 
   /* A blocking caller watches the lane flag itself (not with checks, whose
-   * codes this thread reads, nor while tracing). */
-  if (entry->mark.event == NULL && entry->check == NULL && entry->trace_start == 0 && waiter_poll_wanted ()
+   * codes this thread reads, nor while tracing or with NVTX ranges, which
+   * this thread ends). */
+  if (entry->mark.event == NULL && entry->check == NULL && entry->trace_start == 0 && entry->nvtx_range == 0
+      && waiter_poll_wanted ()
       && accel_work_set_poll (work, waiter_poll, lane, tail, waiter_poll_done))
     accel_cuda_context_ref (lane->ctx);
 
@@ -320,6 +324,7 @@ complete_head (AccelCudaCompleter *self, AccelCudaLane *lane, cudaError_t status
   gpointer check_data = entry->check_data;
   GDestroyNotify check_destroy = entry->check_destroy;
   gint64 trace_start = entry->trace_start;
+  guint64 nvtx_range = entry->nvtx_range;
   GError *error = NULL;
 
   if (G_UNLIKELY (trace_start))
@@ -343,7 +348,10 @@ complete_head (AccelCudaCompleter *self, AccelCudaLane *lane, cudaError_t status
   entry->check_data = NULL;
   entry->check_destroy = NULL;
   entry->trace_start = 0;
+  entry->nvtx_range = 0;
   __atomic_store_n (&lane->head, head + 1, __ATOMIC_RELEASE);
+  if (G_UNLIKELY (nvtx_range))
+    accel_cuda_nvtx_end (nvtx_range);
 
   if (G_UNLIKELY (g_atomic_int_get (&ctx->poisoned)))
     {

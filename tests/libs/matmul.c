@@ -142,6 +142,76 @@ test_epilogues (void)
         }
 }
 
+/* The epilogues beyond cuBLASLt's: per-row and per-column scales of the
+ * product, a residual added after the activation, an fp8 result with its
+ * amax. */
+static void
+test_extras (void)
+{
+  if (lt_device_for ("matmul", NULL) == NULL)
+    return;
+  const struct { AccelDType in, out; AccelMatmulEpilogue e; gboolean scales, residual; } cases[] = {
+    { ACCEL_DTYPE_BF16, ACCEL_DTYPE_BF16, ACCEL_MATMUL_EPILOGUE_BIAS_GELU, FALSE, TRUE },
+    { ACCEL_DTYPE_F16, ACCEL_DTYPE_F16, ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF, TRUE, TRUE },
+    { ACCEL_DTYPE_F32, ACCEL_DTYPE_F32, ACCEL_MATMUL_EPILOGUE_RELU, TRUE, FALSE },
+    { ACCEL_DTYPE_FP8_E4M3, ACCEL_DTYPE_FP8_E4M3, ACCEL_MATMUL_EPILOGUE_BIAS, TRUE, FALSE },
+  };
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    {
+      gboolean fp8 = cases[c].in == ACCEL_DTYPE_FP8_E4M3;
+      gint64 m = 19 + c, n = 48, k = 64;
+      gint64 da[2] = { m, k }, db[2] = { fp8 ? n : k, fp8 ? k : n }, dc[2] = { m, n };
+      gint64 dn[1] = { n }, dm[1] = { m }, d1[1] = { 1 };
+      AccelDType bias_dt = fp8 ? ACCEL_DTYPE_BF16 : cases[c].out;
+      g_autofree double *a = lt_random (cases[c].in, m * k, -1, 1);
+      g_autofree double *b = lt_random (cases[c].in, n * k, -1, 1);
+      g_autofree double *bias = lt_random (bias_dt, n, -1, 1);
+      g_autofree double *res = lt_random (cases[c].out, m * n, -1, 1);
+      g_autofree double *rows = lt_random (ACCEL_DTYPE_F32, m, 0.5, 2);
+      g_autofree double *cols = lt_random (ACCEL_DTYPE_F32, n, 0.5, 2);
+      double c_scale = fp8 ? 4.0 : 1.0;
+      g_autoptr(AccelBuffer) ba = lt_new (cases[c].in, da, 2, a);
+      g_autoptr(AccelBuffer) bb = lt_new (cases[c].in, db, 2, b);
+      g_autoptr(AccelBuffer) bc = lt_alloc (cases[c].out, dc, 2);
+      g_autoptr(AccelBuffer) bbias = lt_new (bias_dt, dn, 1, bias);
+      g_autoptr(AccelBuffer) bres = cases[c].residual ? lt_new (cases[c].out, dc, 2, res) : NULL;
+      g_autoptr(AccelBuffer) brows = cases[c].scales ? lt_new (ACCEL_DTYPE_F32, dm, 1, rows) : NULL;
+      g_autoptr(AccelBuffer) bcols = cases[c].scales ? lt_new (ACCEL_DTYPE_F32, dn, 1, cols) : NULL;
+      g_autoptr(AccelBuffer) bamax = lt_alloc (ACCEL_DTYPE_F32, d1, 1);
+      gboolean has_bias = cases[c].e == ACCEL_MATMUL_EPILOGUE_BIAS || cases[c].e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU
+                          || cases[c].e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF;
+      g_autoptr(AccelOp) op = accel_matmul_new (ba, bb, bc, cases[c].e);
+      g_object_set (op, "bias", has_bias ? bbias : NULL, "transb", fp8, "residual", bres, "row-scales", brows,
+                    "col-scales", bcols, "amax", bamax, "c-scale", c_scale, NULL);
+
+      g_autofree double *want = g_new (double, m * n);
+      double amax = 0, acc = 1e-6 * sqrt ((double) k) * 16 + (fp8 ? k / 8192.0 * 4 : 0);
+      for (gint64 i = 0; i < m; i++)
+        for (gint64 j = 0; j < n; j++)
+          {
+            double s = 0;
+            for (gint64 l = 0; l < k; l++)
+              s += a[i * k + l] * (fp8 ? b[j * k + l] : b[l * n + j]);
+            double v = s * (cases[c].scales ? rows[i] * cols[j] : 1) + (has_bias ? bias[j] : 0);
+            if (cases[c].e == ACCEL_MATMUL_EPILOGUE_RELU)
+              v = MAX (v, 0);
+            else if (cases[c].e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU)
+              v = gelu (v);
+            else if (cases[c].e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF)
+              v = gelu_erf (v);
+            v += cases[c].residual ? res[i * n + j] : 0;
+            amax = MAX (amax, fabs (v));
+            want[i * n + j] = v * c_scale;
+          }
+      double out_tol = fp8 ? 1.0 / 16 : 2 * lt_eps (cases[c].out);
+      lt_submit_compare (op, out_tol, acc * 4, "c", "amax", NULL);
+      g_autofree double *got = lt_read (bc);
+      g_autofree double *got_amax = lt_read (bamax);
+      lt_assert_close ("matmul extras", got, want, m * n, out_tol, acc * 4 * c_scale);
+      lt_assert_close ("matmul amax", got_amax, &amax, 1, 1e-5, acc * 4);
+    }
+}
+
 static void
 test_fp8 (void)
 {
@@ -232,6 +302,7 @@ main (int argc, char **argv)
 {
   lt_init (&argc, &argv);
   g_test_add_func ("/libs/matmul/epilogues", test_epilogues);
+  g_test_add_func ("/libs/matmul/extras", test_extras);
   g_test_add_func ("/libs/matmul/fp8", test_fp8);
   g_test_add_func ("/libs/matmul/bad-input", test_bad_input);
   return lt_run ();

@@ -341,6 +341,13 @@ matmul_supports (AccelOp *op, AccelDevice *device, GError **error)
   AccelMatmul *self = ACCEL_MATMUL (op);
   int major = 0, minor = 0;
 
+  if (self->residual || self->row_scales || self->col_scales || self->amax)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NOT_SUPPORTED,
+                   "cublaslt: the residual, row-scales, col-scales and amax epilogues are not cuBLASLt's "
+                   "(the cutlass plugin fuses them)");
+      return FALSE;
+    }
   if ((self->epilogue == ACCEL_MATMUL_EPILOGUE_GELU_ERF || self->epilogue == ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF)
       && is_fp8 (accel_buffer_get_dtype (self->c)))
     {
