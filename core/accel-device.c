@@ -404,12 +404,7 @@ accel_device_alloc (AccelDevice *self,
     }
   gsize size = (gsize) extent * esize;
 
-  if (G_UNLIKELY (g_atomic_int_get (&priv->state) == ACCEL_DEVICE_STATE_FAILED))
-    {
-      g_propagate_error (error, _accel_device_failure_error (self));
-      return NULL;
-    }
-  if (!_accel_device_ensure_open (self, error))
+  if (!_accel_device_check_usable (self, error) || !_accel_device_ensure_open (self, error))
     return NULL;
 
   g_rw_lock_reader_lock (&priv->ctx_lock);

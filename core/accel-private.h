@@ -171,6 +171,10 @@ gboolean _accel_device_detach_memory (AccelDevice *self,
                                       gsize size,
                                       guint generation);
 
+/* accel-work.c: how long a waiting thread (a dispatcher, a blocking
+ * caller) spins before it parks ($ACCEL_DISPATCHER_SPIN_US, 50 µs). */
+gint64 _accel_spin_us (void);
+
 /* actor/accel-dispatcher.c */
 gboolean _accel_dispatcher_is_idle (AccelDispatcher *self);
 /* A second source of work for a dispatcher's thread (accel-device-host's

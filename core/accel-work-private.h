@@ -99,8 +99,6 @@ void _accel_waiter_init (AccelWaiter *waiter);
 /* Spins briefly (calling its poll), then parks; clears the waiter. */
 void _accel_waiter_wait (AccelWaiter *waiter);
 void _accel_waiter_signal (AccelWaiter *waiter, GError *error);
-/* How long a waiting thread spins before it parks ($ACCEL_DISPATCHER_SPIN_US). */
-gint64 _accel_spin_us (void);
 
 /* accel-delivery.c: a caller's main context, where its tasks return. */
 AccelDelivery *_accel_delivery_get_for_thread (void);

@@ -55,20 +55,6 @@ G_DEFINE_FINAL_TYPE (AccelDispatcher, accel_dispatcher, G_TYPE_OBJECT)
 
 static GPrivate current_dispatcher;
 
-static gint64
-spin_budget (void)
-{
-  static gsize once = 0;
-  static gint64 budget;
-  if (g_once_init_enter (&once))
-    {
-      const char *env = g_getenv ("ACCEL_DISPATCHER_SPIN_US");
-      gint64 v = env ? g_ascii_strtoll (env, NULL, 10) : 50;
-      budget = CLAMP (v, 0, 10000);
-      g_once_init_leave (&once, 1);
-    }
-  return budget;
-}
 
 static gboolean
 drain (AccelDispatcher *self)
@@ -217,7 +203,7 @@ accel_dispatcher_init (AccelDispatcher *self)
   self->queue = g_array_sized_new (FALSE, FALSE, sizeof (Message), 64);
   self->draining = g_array_sized_new (FALSE, FALSE, sizeof (Message), 64);
   self->context = g_main_context_new ();
-  self->spin_us = spin_budget ();
+  self->spin_us = _accel_spin_us ();
 }
 
 /**
