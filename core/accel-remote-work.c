@@ -31,13 +31,20 @@
 
 #define MIN_CHUNK (64 * 1024)
 #define MAX_CHUNK (2 * 1024 * 1024)
+#define MAX_CHUNK_ALONE (8 * 1024 * 1024)
 
-/* Small enough that several chunks are in flight (one being copied here,
- * one being moved by the host) and stay in the caches between the two. */
+/* With copy threads (many cores), chunks small enough that several are in
+ * flight at once (copied here side by side while the host moves those
+ * before), up to 2 MiB; without, a quarter of the arena up to 8 MiB, so
+ * that fewer round trips (thread wake-ups, on a busy small machine) move
+ * the same bytes. */
+static GThreadPool *copy_pool (void);
+
 gsize
 _accel_remote_chunk_size (gsize arena_size)
 {
-  gsize chunk = CLAMP (arena_size / 8, MIN_CHUNK, MAX_CHUNK);
+  gsize chunk = copy_pool () ? CLAMP (arena_size / 8, MIN_CHUNK, MAX_CHUNK)
+                             : CLAMP (arena_size / 4, MIN_CHUNK, MAX_CHUNK_ALONE);
   return MAX (MIN (chunk, arena_size / 4) & ~(gsize) 4095, 4096);
 }
 
