@@ -51,6 +51,19 @@ read_done (AccelWork *work, GError *error, gpointer data)
                                         written, cc);
 }
 
+/* A backend that moves the bytes between its devices itself. */
+static void
+copied_by_backend (GObject *source, GAsyncResult *result, gpointer data)
+{
+  GTask *task = data;
+  GError *error = NULL;
+  if (ACCEL_BACKEND_GET_CLASS (source)->copy_finish (ACCEL_BACKEND (source), result, &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+  g_object_unref (task);
+}
+
 /* Takes @task. @self is the device @op was submitted to. */
 void
 _accel_cross_device_copy_submit (AccelDevice *self, AccelOp *op, GTask *task)
@@ -87,6 +100,15 @@ _accel_cross_device_copy_submit (AccelDevice *self, AccelOp *op, GTask *task)
                                "A copy submitted to “%s” must have its source or destination there",
                                accel_device_get_name (self));
       g_object_unref (task);
+      return;
+    }
+
+  AccelBackend *backend = accel_device_get_backend (accel_buffer_get_device (copy->src));
+  AccelBackendClass *bk = backend ? ACCEL_BACKEND_GET_CLASS (backend) : NULL;
+  if (bk && backend == accel_device_get_backend (accel_buffer_get_device (copy->dst)) && bk->can_copy
+      && bk->can_copy (backend, copy->src, copy->dst))
+    {
+      bk->copy_async (backend, copy->src, copy->dst, g_task_get_cancellable (task), copied_by_backend, task);
       return;
     }
 

@@ -161,6 +161,9 @@ accel_cuda_backend_class_init (AccelCudaBackendClass *klass)
   /* The nvrtc plugin registers it; without that plugin, modules of source
    * fail with the registry's “unknown actor type”. */
   backend_class->module_compiler = "AccelNvrtcCompiler";
+  backend_class->can_copy = accel_cuda_backend_can_copy_;
+  backend_class->copy_async = accel_cuda_backend_copy_async_;
+  backend_class->copy_finish = accel_cuda_backend_copy_finish_;
 }
 
 static void

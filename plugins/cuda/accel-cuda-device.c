@@ -97,7 +97,8 @@ pick_lane (AccelCudaContext *ctx, int asked, AccelBuffer *hint)
   if (hint)
     {
       AccelCudaBufferTrack *track = accel_cuda_track_peek (ctx, hint);
-      if (track && track->writer.lane >= 0)
+      /* (A peer copy's writer is on no lane.) */
+      if (track && track->writer.lane >= 0 && (guint) track->writer.lane < ctx->n_lanes)
         return &ctx->lanes[track->writer.lane];
       for (guint i = 0; track && i < ctx->n_lanes; i++)
         if (track->readers[i].lane >= 0)
@@ -132,6 +133,20 @@ context_destroy (AccelCudaContext *ctx)
     accel_cuda_completer_free (g_steal_pointer (&ctx->completer));
   for (guint i = 0; i < ctx->n_lanes; i++)
     accel_cuda_lane_clear (&ctx->lanes[i]);
+  if (ctx->peer_stream)
+    {
+      /* A peer copy whose source will not come must not hold the stream. */
+      for (guint i = 0; ctx->peer_flags && i < ACCEL_CUDA_PEER_FLAGS; i++)
+        __atomic_store_n (&ctx->peer_flags[i], 1, __ATOMIC_RELEASE);
+      (void) cudaStreamSynchronize (ctx->peer_stream);
+      (void) cudaStreamDestroy (ctx->peer_stream);
+      ctx->peer_stream = NULL;
+    }
+  if (ctx->peer_flags)
+    {
+      (void) cudaFreeHost (ctx->peer_flags);
+      ctx->peer_flags = NULL;
+    }
   accel_cuda_staging_clear (ctx);
   if (ctx->flags)
     {

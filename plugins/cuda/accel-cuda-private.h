@@ -20,6 +20,8 @@ G_BEGIN_DECLS
 #define ACCEL_CUDA_CHECK_CODES 16
 #define ACCEL_CUDA_STAGING_SLOTS 4
 #define ACCEL_CUDA_STAGING_CHUNK (8 << 20)
+/* Peer copies into one device that may be in flight at once. */
+#define ACCEL_CUDA_PEER_FLAGS 1024
 
 typedef struct _AccelCudaContext AccelCudaContext;
 typedef struct _AccelCudaEvent AccelCudaEvent;
@@ -134,6 +136,17 @@ struct _AccelCudaContext {
   GMutex poison_lock;
   gint poisoned;             /* atomic */
   GError *poison;            /* CONTEXT_POISONED, with the message users see */
+
+  /* accel-cuda-peer.c, device thread: where peer copies into this device
+   * wait for their source (made on first use), the peers this context
+   * has tried to enable access to, and those its pool was opened to (a
+   * bit per ordinal). */
+  cudaStream_t peer_stream;
+  guint64 peers_tried;
+  guint64 pool_peers;        /* peers the pool's memory was opened to */
+  guint32 *peer_flags;       /* ACCEL_CUDA_PEER_FLAGS words, pinned, mapped, portable; lazy */
+  unsigned long long peer_flags_device;
+  guint64 peer_flags_used[ACCEL_CUDA_PEER_FLAGS / 64];
 };
 
 /* Per base buffer: who wrote it last, and who read it since, per lane. */
@@ -312,6 +325,12 @@ AccelDevice *accel_cuda_remote_device_new (AccelBackend *backend,
                                            guint lanes,
                                            AccelCudaCompletion completion,
                                            GError **error);
+
+/* accel-cuda-peer.c: the backend's copies between two devices of this process. */
+gboolean accel_cuda_backend_can_copy_ (AccelBackend *backend, AccelBuffer *src, AccelBuffer *dst);
+void accel_cuda_backend_copy_async_ (AccelBackend *backend, AccelBuffer *src, AccelBuffer *dst,
+                                     GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
+gboolean accel_cuda_backend_copy_finish_ (AccelBackend *backend, GAsyncResult *result, GError **error);
 
 /* accel-cuda-backend.c */
 AccelCudaIsolation accel_cuda_isolation_from_env (void);
