@@ -5,6 +5,7 @@
  */
 #pragma once
 
+#include <string.h>
 #include "accel-config.h"
 #include "accel-cuda.h"
 #include "accel-cutlass-kernels.h"
@@ -14,6 +15,12 @@ G_BEGIN_DECLS
 void accel_cuda_cutlass_register_grouped (AccelPlugin *plugin);   /* accel-cuda-cutlass-grouped.c */
 void accel_cuda_cutlass_register_quant (AccelPlugin *plugin);     /* accel-cuda-cutlass-quant.c */
 void accel_cuda_cutlass_register_matmul (AccelPlugin *plugin);    /* accel-cuda-cutlass-matmul.c */
+
+/* What the C files put for a buffer's address where the device is served by
+ * a host process (the address is only known there): aligned like any
+ * allocation, so that a supports() function judging alignment on this side
+ * says what the host will say of a real buffer. */
+extern const guint8 accel_cuda_cutlass_stand_in[];
 
 /* The kernels' name for @dtype; FALSE for a type they do not take. */
 static inline gboolean

@@ -76,6 +76,43 @@ int accel_cutlass_grouped_sm90_supported (const AccelCutlassGroupedParams *p);
 size_t accel_cutlass_grouped_sm90_workspace (const AccelCutlassGroupedParams *p);
 int accel_cutlass_grouped_sm90 (const AccelCutlassGroupedParams *p, void *workspace, cudaStream_t stream);
 
+/* --- quant-matmul -------------------------------------------------------
+ *
+ * out[m, n] = sum over k of a[m, k] · (q[n, k] − zero[n, g]) · scale[n, g]
+ *             + bias[n],  g = k / group_size,
+ * in f32, rounded once to a's type. */
+
+typedef enum {
+  ACCEL_CUTLASS_QUANT_INT4,   /* u8 [N, K / 2], even k in the low nibble, zero 8 unless given */
+  ACCEL_CUTLASS_QUANT_INT8,   /* i8 [N, K], zero 0 unless given */
+  ACCEL_CUTLASS_QUANT_FP8,    /* e4m3 [N, K], no zero */
+} AccelCutlassQuantFormat;
+
+typedef struct {
+  const void *a;             /* [M, K], act_type (f16 or bf16) */
+  const void *b;             /* the codes */
+  const void *scales;        /* [N, K / group_size], scale_type */
+  const void *zeros;         /* as scales, or NULL */
+  const void *bias;          /* [N], act_type, or NULL */
+  void *out;                 /* [M, N], act_type */
+  int64_t m, n, k;
+  int group_size;
+  AccelCutlassQuantFormat format;
+  AccelCutlassType act_type, scale_type;
+} AccelCutlassQuantParams;
+
+/* Dequantises in f32 inside a tiled kernel: every case (sm_80 on). */
+int accel_cutlass_quant_generic (const AccelCutlassQuantParams *p, cudaStream_t stream);
+
+/* Tensor cores (mma.sync, sm_80 on) fed with codes turned into f16/bf16 in
+ * registers (exactly: the scale applies to each group's f32 partial sum,
+ * and given zero points through the activations' group sums, so the result
+ * is the f32 definition's): K-split warps streaming the weights for M up to
+ * 16, activation tiles in shared memory above. a and b 16-byte aligned. */
+int accel_cutlass_quant_mma_supported (const AccelCutlassQuantParams *p);
+size_t accel_cutlass_quant_mma_workspace (const AccelCutlassQuantParams *p);
+int accel_cutlass_quant_mma (const AccelCutlassQuantParams *p, void *workspace, cudaStream_t stream);
+
 /* --- matmul with the epilogue extras ------------------------------------
  *
  * v = act (alpha · row_scales[i] · col_scales[j] · (op(a) op(b))[i, j]
