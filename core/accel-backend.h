@@ -15,6 +15,9 @@ G_DECLARE_DERIVABLE_TYPE (AccelBackend, accel_backend, ACCEL, BACKEND, GObject)
  * @priority: higher is preferred for the `default` device (CPU 0, GPUs above)
  * @enumerate: makes the devices this backend finds on this machine; on none,
  *   returns an empty array and sets the reason with accel_backend_set_unavailable_reason()
+ * @module_compiler: (nullable): the actor type name (a plugin registers it)
+ *   that compiles the sources of #AccelModule for this backend's devices,
+ *   or %NULL if they run no run-time compiled code; see accel_module_new_from_source()
  *
  * A backend: one instance per #AccelSystem, made when devices are first listed.
  */
@@ -23,9 +26,10 @@ struct _AccelBackendClass {
 
   int priority;
   GPtrArray *(*enumerate) (AccelBackend *self, GError **error);
+  const char *module_compiler;
 
   /*< private >*/
-  gpointer padding[8];
+  gpointer padding[7];
 };
 
 ACCEL_API

@@ -32,6 +32,8 @@ typedef struct {
 
   gint in_flight;            /* atomic */
   guint64 next_handle;       /* atomic */
+  AccelDeviceStats stats;
+  AccelContextResources resources;
 } AccelDevicePrivate;
 
 /**
@@ -59,6 +61,7 @@ enum {
   PROP_LANES,
   PROP_MEMORY_TOTAL,
   PROP_MEMORY_FREE,
+  PROP_STATS,
   N_PROPS
 };
 
@@ -336,6 +339,8 @@ accel_device_set_state_failed (AccelDevice *self, const GError *reason)
   accel_actor_stop (ACCEL_ACTOR (self));
 }
 
+static void restore_resources (AccelDevice *self);
+
 /* Carries out a restart asked for by a poisoned completion, before the next
  * message is served. On the device thread. */
 static void
@@ -398,6 +403,7 @@ maybe_restart (AccelDevice *self)
   set_state (self, ACCEL_DEVICE_STATE_READY);
   _accel_actor_count_restart (actor, reason);
   g_clear_error (&reason);
+  restore_resources (self);
 }
 
 static void request_restart (AccelDevice *self, guint generation, const GError *reason);
@@ -561,12 +567,14 @@ check_op_buffer (AccelOp *op, GParamSpec *pspec, AccelBuffer *buffer, AccelAcces
   if (G_LIKELY (accel_buffer_get_device (buffer) == check->self
                 && accel_buffer_get_generation (buffer) == (guint) g_atomic_int_get (&priv->generation)))
     return;
-  g_autofree char *what = g_strdup_printf ("Property “%s” of “%s”", pspec->name, accel_op_get_type_name (op));
+  g_autofree char *what = pspec ? g_strdup_printf ("Property “%s” of “%s”", pspec->name, accel_op_get_type_name (op))
+                                : g_strdup_printf ("A buffer argument of “%s”", accel_op_get_type_name (op));
   check->ok = check_buffer_cb_error (check->self, buffer, what, check->error);
 }
 
-static gboolean
-check_op_buffers (AccelDevice *self, AccelOp *op, GError **error)
+/* Every buffer of @op belongs to @self, in its current generation. */
+gboolean
+_accel_device_check_op_buffers (AccelDevice *self, AccelOp *op, GError **error)
 {
   BufferCheck check = { self, error, TRUE };
   _accel_op_foreach_buffer (op, check_op_buffer, &check);
@@ -647,7 +655,13 @@ accel_device_complete_work (AccelDevice *self, AccelWork *work, GError *error)
       return;
     }
   if (work->counted)
-    g_atomic_int_add (&priv->in_flight, -1);
+    {
+      gboolean idle = g_atomic_int_dec_and_test (&priv->in_flight);
+      gsize bytes = work->kind == ACCEL_WORK_WRITE || work->kind == ACCEL_WORK_READ ? work->size : 0;
+      _accel_device_stats_done (&priv->stats, work->kind, bytes, error != NULL, idle);
+    }
+  else if (error)
+    _accel_device_stats_refused (&priv->stats);
   if (error && g_error_matches (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED) && work->counted)
     {
       /* The op that poisoned the context is answered only once the new
@@ -672,7 +686,7 @@ static gboolean
 work_buffers_current (AccelDevice *self, AccelWork *work, GError **error)
 {
   if (work->kind == ACCEL_WORK_OP)
-    return check_op_buffers (self, work->op, error);
+    return _accel_device_check_op_buffers (self, work->op, error);
   return _accel_device_check_buffer (self, work->buffer, "The buffer", error);
 }
 
@@ -711,7 +725,8 @@ run_work (gpointer data)
 
   work->generation = g_atomic_int_get (&priv->generation);
   work->counted = TRUE;
-  g_atomic_int_inc (&priv->in_flight);
+  if (g_atomic_int_add (&priv->in_flight, 1) == 0)
+    _accel_device_stats_busy (&priv->stats);
   g_object_ref (self);
   ACCEL_DEVICE_GET_CLASS (self)->execute (self, work);
   maybe_restart (self);
@@ -743,7 +758,7 @@ prepare_op_full (AccelDevice *self, AccelOp *op, AccelWork *storage, GError **er
     }
   if (!accel_op_validate (op, error))
     return NULL;
-  if (!check_op_buffers (self, op, error))
+  if (!_accel_device_check_op_buffers (self, op, error))
     return NULL;
 
   const AccelKernel *kernel = accel_registry_find_kernel (_accel_backend_get_registry (priv->backend), op, self,
@@ -769,6 +784,86 @@ prepare_op_full (AccelDevice *self, AccelOp *op, AccelWork *storage, GError **er
   work->kernel = kernel;
   work->lane = accel_op_get_lane (op);
   return work;
+}
+
+/* Context resources. */
+
+void
+_accel_device_add_context_resource (AccelDevice *self, GObject *resource, AccelContextOpsFunc make_ops)
+{
+  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+  _accel_context_resources_add (&priv->resources, resource, make_ops);
+}
+
+void
+_accel_device_remove_context_resource (AccelDevice *self, GObject *resource)
+{
+  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+  _accel_context_resources_remove (&priv->resources, resource);
+}
+
+static void
+restored (AccelWork *work, GError *error, gpointer data)
+{
+  if (error)
+    g_warning ("%s: could not make “%s” again in the new context: %s", accel_device_get_name (work->device),
+               accel_op_get_type_name (work->op), error->message);
+  g_clear_error (&error);
+}
+
+static void
+detached_done (AccelWork *work, GError *error, gpointer data)
+{
+  if (error)
+    g_debug ("%s: “%s” failed: %s", accel_device_get_name (work->device), accel_op_get_type_name (work->op),
+             error->message);
+  g_clear_error (&error);
+}
+
+/* Queues @op with nobody waiting for it (a module's unload, submitted when
+ * the module goes, on whatever thread that is): no main context needs to
+ * run for it to complete. Failures are only logged. Any thread. */
+void
+_accel_device_submit_detached (AccelDevice *self, AccelOp *op)
+{
+  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+  GError *error = NULL;
+  AccelWork *work = prepare_op (self, op, &error);
+  if (work == NULL)
+    {
+      g_debug ("%s: “%s” not queued: %s", accel_device_get_name (self), accel_op_get_type_name (op),
+               error->message);
+      g_error_free (error);
+      return;
+    }
+  work->mode = MODE_CALLBACK;
+  work->callback = detached_done;
+  accel_dispatcher_post (priv->dispatcher, run_work, work);
+}
+
+/* On the device thread, once a rebuilt context is ready: what lived in the
+ * old one is made again before anything queued is served. */
+static void
+restore_resources (AccelDevice *self)
+{
+  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+  g_autoptr(GPtrArray) ops = _accel_context_resources_ops (&priv->resources);
+
+  for (guint i = 0; i < ops->len; i++)
+    {
+      GError *error = NULL;
+      AccelWork *work = prepare_op (self, ops->pdata[i], &error);
+      if (work == NULL)
+        {
+          g_warning ("%s: could not make “%s” again in the new context: %s", accel_device_get_name (self),
+                     accel_op_get_type_name (ops->pdata[i]), error->message);
+          g_clear_error (&error);
+          continue;
+        }
+      work->mode = MODE_CALLBACK;
+      work->callback = restored;
+      run_work (work);
+    }
 }
 
 /* Copies between two devices: a read on the source device, then a write on
@@ -1384,6 +1479,7 @@ accel_device_finalize (GObject *object)
   g_clear_error (&priv->restart_reason);
   g_rw_lock_clear (&priv->ctx_lock);
   g_mutex_clear (&priv->fail_lock);
+  _accel_context_resources_clear (&priv->resources);
   G_OBJECT_CLASS (accel_device_parent_class)->finalize (object);
 }
 
@@ -1418,6 +1514,7 @@ accel_device_get_property (GObject *object, guint prop_id, GValue *value, GParam
     case PROP_LANES: g_value_set_uint (value, priv->lanes); break;
     case PROP_MEMORY_TOTAL: g_value_set_uint64 (value, accel_device_get_memory_total (self)); break;
     case PROP_MEMORY_FREE: g_value_set_uint64 (value, accel_device_get_memory_free (self)); break;
+    case PROP_STATS: g_value_take_variant (value, accel_device_get_stats (self)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
 }
@@ -1491,6 +1588,14 @@ accel_device_class_init (AccelDeviceClass *klass)
   properties[PROP_MEMORY_FREE] =
     g_param_spec_uint64 ("memory-free", NULL, "Free memory in bytes", 0, G_MAXUINT64, 0,
                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  /**
+   * AccelDevice:stats:
+   *
+   * What the device has done since it was made (accel_device_get_stats()).
+   */
+  properties[PROP_STATS] =
+    g_param_spec_variant ("stats", NULL, "Ops, transfers, errors, bytes moved and busy time",
+                          G_VARIANT_TYPE_VARDICT, NULL, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
@@ -1500,6 +1605,7 @@ accel_device_init (AccelDevice *self)
   AccelDevicePrivate *priv = accel_device_get_instance_private (self);
   g_rw_lock_init (&priv->ctx_lock);
   g_mutex_init (&priv->fail_lock);
+  _accel_context_resources_init (&priv->resources);
   priv->lanes = 1;
   priv->state = ACCEL_DEVICE_STATE_READY;
 }
@@ -1672,4 +1778,28 @@ accel_device_get_memory_free (AccelDevice *self)
   guint64 total, free_bytes;
   query_memory (self, &total, &free_bytes);
   return free_bytes;
+}
+
+/**
+ * accel_device_get_stats:
+ * @self: a device
+ *
+ * What the device has done since it was made, as an `a{sv}` of `uint64`s:
+ * `ops-completed` and `transfers-completed` (work its backend ran, with
+ * or without an error), `errors` (work that completed with an error, also
+ * work refused on the device's thread: a stale buffer, a cancellation;
+ * ops refused by validation when submitted are not counted),
+ * `bytes-written` and `bytes-read` (uploaded to and downloaded from the
+ * device), `bytes-moved` (their sum), and `busy-us`: the microseconds
+ * during which the device had work in flight. Counted in this process:
+ * for a device served by a host process, what this process handed it.
+ *
+ * Returns: (transfer full): the figures, a floating reference
+ */
+GVariant *
+accel_device_get_stats (AccelDevice *self)
+{
+  g_return_val_if_fail (ACCEL_IS_DEVICE (self), NULL);
+  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+  return _accel_device_stats_to_variant (&priv->stats, g_atomic_int_get (&priv->in_flight) > 0);
 }

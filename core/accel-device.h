@@ -137,6 +137,8 @@ ACCEL_API
 gboolean accel_device_synchronize (AccelDevice *self, GError **error);
 ACCEL_API
 const GError *accel_device_get_failure (AccelDevice *self);
+ACCEL_API
+GVariant *accel_device_get_stats (AccelDevice *self);
 
 /* For backends. */
 ACCEL_API

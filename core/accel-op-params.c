@@ -89,6 +89,9 @@ make_pspec (const AccelOpParam *p, gpointer *enum_class)
       return g_param_spec_boolean (p->name, NULL, p->blurb, p->def != 0, PARAM_FLAGS);
     case ACCEL_OP_PARAM_STRING:
       return g_param_spec_string (p->name, NULL, p->blurb, NULL, PARAM_FLAGS);
+    case ACCEL_OP_PARAM_OBJECT:
+      g_return_val_if_fail (p->get_type != NULL, NULL);
+      return g_param_spec_object (p->name, NULL, p->blurb, p->get_type (), PARAM_FLAGS);
     case ACCEL_OP_PARAM_INT:
       {
         GParamSpecInt *s = g_param_spec_internal (t->int_type, p->name, NULL, p->blurb, PARAM_FLAGS);
@@ -193,6 +196,9 @@ params_set_property (GObject *object, guint prop_id, const GValue *value, GParam
     case ACCEL_OP_PARAM_BUFFER:
       changed = g_set_object ((AccelBuffer **) field, g_value_get_object (value));
       break;
+    case ACCEL_OP_PARAM_OBJECT:
+      changed = g_set_object ((GObject **) field, g_value_get_object (value));
+      break;
     case ACCEL_OP_PARAM_BOOLEAN:
       {
         gboolean v = g_value_get_boolean (value) ? TRUE : FALSE;
@@ -243,6 +249,7 @@ params_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *
   switch (slot->kind)
     {
     case ACCEL_OP_PARAM_BUFFER: g_value_set_object (value, *(AccelBuffer * const *) field); break;
+    case ACCEL_OP_PARAM_OBJECT: g_value_set_object (value, *(GObject * const *) field); break;
     case ACCEL_OP_PARAM_BOOLEAN: g_value_set_boolean (value, *(const gboolean *) field); break;
     case ACCEL_OP_PARAM_INT: g_value_set_int (value, *(const int *) field); break;
     case ACCEL_OP_PARAM_UINT: g_value_set_uint (value, *(const guint *) field); break;
@@ -379,8 +386,8 @@ _accel_op_params_dispose (AccelOp *self)
 {
   const AccelOpClassInfo *info = _accel_op_class_info_flat (G_OBJECT_TYPE (self));
   for (guint i = 0; i < info->n_params; i++)
-    if (info->params[i]->kind == ACCEL_OP_PARAM_BUFFER)
-      g_clear_object (&G_STRUCT_MEMBER (AccelBuffer *, self, info->params[i]->offset));
+    if (info->params[i]->kind == ACCEL_OP_PARAM_BUFFER || info->params[i]->kind == ACCEL_OP_PARAM_OBJECT)
+      g_clear_object (&G_STRUCT_MEMBER (GObject *, self, info->params[i]->offset));
 }
 
 void
@@ -519,7 +526,18 @@ _accel_op_params_check (AccelOp *self, const AccelOpClassInfo *info, GError **er
         }
     }
   for (guint i = 0; i < info->n_params; i++)
-    if (!_accel_op_slot_check (self, info->params[i], error))
-      return FALSE;
+    {
+      const AccelOpSlot *slot = info->params[i];
+      if (slot->kind == ACCEL_OP_PARAM_OBJECT && (slot->flags & ACCEL_OP_PARAM_REQUIRED)
+          && G_STRUCT_MEMBER (GObject *, self, slot->offset) == NULL)
+        {
+          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                       "Op “%s” needs a %s in property “%s”", accel_op_get_type_name (self),
+                       g_type_name (slot->pspec->value_type), slot->pspec->name);
+          return FALSE;
+        }
+      if (!_accel_op_slot_check (self, slot, error))
+        return FALSE;
+    }
   return TRUE;
 }

@@ -9,6 +9,10 @@
 
 G_BEGIN_DECLS
 
+/* The key of a serialised op's dictionary under which the class's
+ * serialize_extra state goes: no property name starts with '@'. */
+#define ACCEL_OP_EXTRA_KEY "@extra"
+
 /* One parameter of an op class as the runtime keeps it: an installed table
  * entry (offset >= 0), or a buffer installed by hand with
  * accel_op_class_install_buffer() (offset -1: read through its property).

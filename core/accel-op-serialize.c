@@ -1,7 +1,8 @@
 /* accel-op-serialize.c: an op as a GVariant and back.
  *
  * `(sa{sv})`: the op type name and every readable and writable property,
- * buffers as their handles. This is the form ops cross to a device host
+ * buffers as their handles, and under the key `@extra` (which no property
+ * can have) what the class's serialize_extra adds. This is the form ops cross to a device host
  * in, and the form the replay journal keeps, so the reader treats every
  * byte as hostile. Table parameters are read and written straight from
  * their fields; properties a class handles by hand go through GValues.
@@ -83,6 +84,8 @@ field_to_variant (AccelOp *self, const AccelOpSlot *slot)
         const char *str = *(char * const *) field;
         return str ? g_variant_new_string (str) : NULL;
       }
+    case ACCEL_OP_PARAM_OBJECT:
+      return NULL;   /* the class's serialize_extra says what is needed of it */
     default:
       g_return_val_if_reached (NULL);
     }
@@ -109,6 +112,12 @@ variant_to_field (AccelOp *op, const AccelOpSlot *slot, GVariant *var,
   const char *name = slot->pspec->name;
   gpointer field = G_STRUCT_MEMBER_P (op, slot->offset);
 
+  if (slot->kind >= G_N_ELEMENTS (types) || types[slot->kind] == NULL)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "Property “%s” is not serialised; it cannot be read from a serialised op", name);
+      return FALSE;
+    }
   if (!g_variant_is_of_type (var, types[slot->kind]))
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
@@ -215,7 +224,9 @@ serialize_info (AccelOp *op)
  *
  * Writes the op as a #GVariant of type `(sa{sv})`: its type name and every
  * readable and writable property, buffers as their handles
- * (accel_buffer_get_handle()). accel_op_deserialize() reads it back exactly.
+ * (accel_buffer_get_handle()), and, under the key `@extra`, what the class
+ * adds with #AccelOpClass.serialize_extra. accel_op_deserialize() reads it
+ * back exactly.
  *
  * Returns: (transfer full): a new, non-floating variant
  */
@@ -228,7 +239,8 @@ accel_op_serialize (AccelOp *self)
   /* Built from values, without format strings or a builder: this is on
    * every remote op's path. */
   GVariant *stack_entries[32];
-  g_autofree GVariant **heap_entries = info->n > G_N_ELEMENTS (stack_entries) ? g_new (GVariant *, info->n) : NULL;
+  g_autofree GVariant **heap_entries = info->n + 1 > G_N_ELEMENTS (stack_entries) ? g_new (GVariant *, info->n + 1)
+                                                                                : NULL;
   GVariant **entries = heap_entries ? heap_entries : stack_entries;
   guint n = 0;
 
@@ -248,6 +260,14 @@ accel_op_serialize (AccelOp *self)
         }
       if (var)
         entries[n++] = g_variant_new_dict_entry (info->keys[i], g_variant_new_variant (var));
+    }
+  AccelOpClass *klass = ACCEL_OP_GET_CLASS (self);
+  if (klass->serialize_extra)
+    {
+      GVariant *extra = klass->serialize_extra (self);
+      if (extra)
+        entries[n++] = g_variant_new_dict_entry (g_variant_new_string (ACCEL_OP_EXTRA_KEY),
+                                                 g_variant_new_variant (extra));
     }
   GVariant *fields[2] = { info->type_name, g_variant_new_array (G_VARIANT_TYPE ("{sv}"), entries, n) };
   return g_variant_ref_sink (g_variant_new_tuple (fields, 2));
@@ -383,9 +403,16 @@ accel_op_deserialize (GVariant *variant,
   GObjectClass *klass = G_OBJECT_GET_CLASS (op);
   const char *name;
   GVariant *value;
+  AccelOpClass *op_class = ACCEL_OP_GET_CLASS (op);
   while (g_variant_iter_next (iter, "{&sv}", &name, &value))
     {
       g_autoptr(GVariant) owned = value;
+      if (strcmp (name, ACCEL_OP_EXTRA_KEY) == 0 && op_class->deserialize_extra)
+        {
+          if (!op_class->deserialize_extra (op, value, resolve, user_data, error))
+            return NULL;
+          continue;
+        }
       GParamSpec *pspec = g_object_class_find_property (klass, name);
       if (pspec == NULL || (pspec->flags & G_PARAM_READWRITE) != G_PARAM_READWRITE)
         {

@@ -487,6 +487,11 @@ accel_op_new_by_name (const char *type_name, GError **error)
  * @values: (array length=n_properties): their values
  * @error: return location for a #GError
  *
+ * Makes an op by name with the properties given, loading the plugin that
+ * registers the type if need be; the binding-friendly form of
+ * accel_op_new(). A value out of a property's range is accepted here and
+ * refused by accel_op_validate().
+ *
  * Returns: (transfer full): the op, or %NULL if the type or a property is unknown
  */
 AccelOp *
@@ -530,6 +535,8 @@ accel_op_new_with_properties (const char *type_name,
  * accel_op_get_type_name:
  * @self: an op
  *
+ * The name users write for the op's type, as accel_op_new_by_name() takes it.
+ *
  * Returns: its op type name (`gemm`)
  */
 const char *
@@ -543,6 +550,8 @@ accel_op_get_type_name (AccelOp *self)
 /**
  * accel_op_get_lane:
  * @self: an op
+ *
+ * The lane (stream) the op asks to run on (#AccelOp:lane).
  *
  * Returns: the lane it asks for, or -1
  */
@@ -584,6 +593,9 @@ find_buffer_slot (AccelOp *self, const char *property)
  * @self: an op
  * @property: a buffer property name
  *
+ * Reads a buffer property without taking a reference: for validate
+ * implementations and kernels.
+ *
  * Returns: (transfer none) (nullable): the buffer set on @property
  */
 AccelBuffer *
@@ -595,20 +607,29 @@ accel_op_peek_buffer (AccelOp *self, const char *property)
   return _accel_op_slot_peek_buffer (self, slot);
 }
 
+static guint
+n_extra_buffers (AccelOp *self)
+{
+  AccelOpClass *klass = ACCEL_OP_GET_CLASS (self);
+  return klass->get_n_extra_buffers ? klass->get_n_extra_buffers (self) : 0;
+}
+
 /**
  * accel_op_get_n_buffer_slots:
  * @self: an op
  *
- * How many buffer properties the op's class has, set or not: the slots
- * accel_op_peek_buffer_slot() reads. The same for every op of a class.
+ * How many buffers the op can name: its class's buffer properties, set or
+ * not, then the extra buffers of this instance (the arguments of a
+ * `launch`, the buffers of a recorded graph): the slots
+ * accel_op_peek_buffer_slot() reads.
  *
- * Returns: the number of buffer properties
+ * Returns: the number of buffer slots
  */
 guint
 accel_op_get_n_buffer_slots (AccelOp *self)
 {
   g_return_val_if_fail (ACCEL_IS_OP (self), 0);
-  return _accel_op_class_info_flat (G_OBJECT_TYPE (self))->n_buffers;
+  return _accel_op_class_info_flat (G_OBJECT_TYPE (self))->n_buffers + n_extra_buffers (self);
 }
 
 /**
@@ -616,10 +637,11 @@ accel_op_get_n_buffer_slots (AccelOp *self)
  * @self: an op
  * @slot: a slot index, below accel_op_get_n_buffer_slots()
  * @access: (out) (optional): how the op uses the buffer
- * @property: (out) (optional) (transfer none): the property's name
+ * @property: (out) (optional) (transfer none) (nullable): the property's
+ *   name, %NULL for an extra buffer
  *
- * Reads one buffer property by its index, without a lookup by name: the
- * walk over an op's buffers that backends make on every op.
+ * Reads one buffer by its index, without a lookup by name: the walk over
+ * an op's buffers that backends make on every op.
  *
  * Returns: (transfer none) (nullable): the buffer, or %NULL if it is unset
  */
@@ -628,7 +650,18 @@ accel_op_peek_buffer_slot (AccelOp *self, guint slot, AccelAccess *access, const
 {
   g_return_val_if_fail (ACCEL_IS_OP (self), NULL);
   const AccelOpClassInfo *info = _accel_op_class_info_flat (G_OBJECT_TYPE (self));
-  g_return_val_if_fail (slot < info->n_buffers, NULL);
+  if (slot >= info->n_buffers)
+    {
+      AccelOpClass *klass = ACCEL_OP_GET_CLASS (self);
+      g_return_val_if_fail (slot - info->n_buffers < n_extra_buffers (self), NULL);
+      AccelAccess a = 0;
+      AccelBuffer *b = klass->peek_extra_buffer (self, slot - info->n_buffers, &a);
+      if (access)
+        *access = a;
+      if (property)
+        *property = NULL;
+      return b;
+    }
   const AccelOpSlot *s = info->buffers[slot];
   if (access)
     *access = s->access;
@@ -642,27 +675,31 @@ accel_op_peek_buffer_slot (AccelOp *self, guint slot, AccelAccess *access, const
  * @self: an op
  * @access: which buffers: those read, written, or both (any bit matches)
  *
+ * Lists the buffers set on the op, as the runtime walks them to order work
+ * and check devices and generations.
+ *
  * Returns: (transfer container) (element-type AccelBuffer): the buffers set
- *   on buffer properties whose access shares a bit with @access
+ *   on buffer properties, and the op's extra buffers, whose access shares a
+ *   bit with @access
  */
 GPtrArray *
 accel_op_get_buffers (AccelOp *self, AccelAccess access)
 {
   g_return_val_if_fail (ACCEL_IS_OP (self), NULL);
-  const AccelOpClassInfo *info = _accel_op_class_info_flat (G_OBJECT_TYPE (self));
   GPtrArray *out = g_ptr_array_new_with_free_func (g_object_unref);
-  for (guint i = 0; i < info->n_buffers; i++)
+  guint n = accel_op_get_n_buffer_slots (self);
+  for (guint i = 0; i < n; i++)
     {
-      if ((info->buffers[i]->access & access) == 0)
-        continue;
-      AccelBuffer *b = _accel_op_slot_peek_buffer (self, info->buffers[i]);
-      if (b)
+      AccelAccess a = 0;
+      AccelBuffer *b = accel_op_peek_buffer_slot (self, i, &a, NULL);
+      if (b && (a & access))
         g_ptr_array_add (out, g_object_ref (b));
     }
   return out;
 }
 
-/* Visits every buffer set on @self, with its property. For the runtime. */
+/* Visits every buffer set on @self, with its property (%NULL for extra
+ * buffers). For the runtime. */
 void
 _accel_op_foreach_buffer (AccelOp *self,
                           void (*func) (AccelOp *, GParamSpec *, AccelBuffer *, AccelAccess, gpointer),
@@ -674,6 +711,17 @@ _accel_op_foreach_buffer (AccelOp *self,
       AccelBuffer *b = _accel_op_slot_peek_buffer (self, info->buffers[i]);
       if (b)
         func (self, info->buffers[i]->pspec, b, info->buffers[i]->access, data);
+    }
+  AccelOpClass *klass = ACCEL_OP_GET_CLASS (self);
+  if (G_LIKELY (klass->get_n_extra_buffers == NULL))
+    return;
+  guint n = klass->get_n_extra_buffers (self);
+  for (guint i = 0; i < n; i++)
+    {
+      AccelAccess access = 0;
+      AccelBuffer *b = klass->peek_extra_buffer (self, i, &access);
+      if (b)
+        func (self, NULL, b, access, data);
     }
 }
 
@@ -763,6 +811,9 @@ need_buffer (AccelOp *self, const char *property, GError **error)
  * @n_allowed: how many
  * @error: return location for a #GError
  *
+ * Checks, for a validate implementation, the dtype of the buffer set on
+ * @property.
+ *
  * Returns: %TRUE if the buffer's dtype is one of @allowed; else
  *   %ACCEL_ERROR_DTYPE_UNSUPPORTED naming the property
  */
@@ -793,7 +844,11 @@ accel_op_check_dtype (AccelOp *self, const char *property, const AccelDType *all
  * @property_b: another
  * @error: return location for a #GError
  *
- * Returns: %TRUE if both buffers have the same dtype
+ * Checks, for a validate implementation, that two buffer properties hold
+ * buffers of one dtype.
+ *
+ * Returns: %TRUE if both buffers have the same dtype; else
+ *   %ACCEL_ERROR_DTYPE_UNSUPPORTED naming both properties
  */
 gboolean
 accel_op_check_same_dtype (AccelOp *self, const char *property_a, const char *property_b, GError **error)
@@ -823,6 +878,9 @@ accel_op_check_same_dtype (AccelOp *self, const char *property_a, const char *pr
  * @min_rank: smallest rank accepted
  * @max_rank: largest rank accepted
  * @error: return location for a #GError
+ *
+ * Checks, for a validate implementation, the rank of the buffer set on
+ * @property.
  *
  * Returns: %TRUE if the buffer's rank is within the bounds; else
  *   %ACCEL_ERROR_SHAPE_MISMATCH naming the property and its shape
@@ -856,7 +914,11 @@ accel_op_check_rank (AccelOp *self, const char *property, guint min_rank, guint 
  * @property: a buffer property
  * @error: return location for a #GError
  *
- * Returns: %TRUE if the buffer's shape is contiguous row-major
+ * Checks, for a validate implementation, that the buffer set on @property
+ * is contiguous row-major (an empty one always is).
+ *
+ * Returns: %TRUE if the buffer's shape is contiguous row-major; else
+ *   %ACCEL_ERROR_INVALID_ARGUMENT naming the property and its shape
  */
 gboolean
 accel_op_check_contiguous (AccelOp *self, const char *property, GError **error)

@@ -33,6 +33,9 @@ typedef enum /*< flags >*/ {
  * @ACCEL_OP_PARAM_ENUM: a field of a registered enum type (stored as an `int`)
  * @ACCEL_OP_PARAM_FLAGS: a field of a registered flags type (stored as a `guint`)
  * @ACCEL_OP_PARAM_STRING: a `char *` field the op owns
+ * @ACCEL_OP_PARAM_OBJECT: a #GObject field (of the entry's type) the op
+ *   holds a reference to; not serialised by the table (a class with one
+ *   writes what a device host needs of it in its `serialize_extra`)
  *
  * What one entry of an op's parameter table (#AccelOpParam) holds.
  */
@@ -47,6 +50,7 @@ typedef enum {
   ACCEL_OP_PARAM_ENUM,
   ACCEL_OP_PARAM_FLAGS,
   ACCEL_OP_PARAM_STRING,
+  ACCEL_OP_PARAM_OBJECT,
 } AccelOpParamKind;
 
 /**
@@ -74,7 +78,7 @@ typedef enum /*< flags >*/ {
  * @offset: the field's offset in the instance struct (G_STRUCT_OFFSET())
  * @access: for buffers, how the op uses it
  * @flags: checks
- * @get_type: for enums and flags, the type's `get_type` function
+ * @get_type: for enums, flags and objects, the type's `get_type` function
  * @min: the smallest value of an integer field
  * @max: the largest value of an integer field (for
  *   %ACCEL_OP_PARAM_UINT64, the bits of a #guint64)
@@ -109,7 +113,8 @@ typedef struct {
 } AccelOpParam;
 
 /* The offset of @field in @Type, refused at compile time unless the field
- * has the C type @CType (or, without GNU C, its size). */
+ * has the C type @CType (or, without GNU C, its size). Not for bindings. */
+#ifndef __GI_SCANNER__
 #if defined(__GNUC__) && !defined(__cplusplus)
 #define ACCEL_OP_FIELD_OFFSET_(Type, field, CType)                                        \
   ((guint) (G_STRUCT_OFFSET (Type, field)                                                \
@@ -120,6 +125,7 @@ typedef struct {
 #endif
 #define ACCEL_OP_FIELD_SIZED_(Type, field, CType)                                         \
   ((guint) (G_STRUCT_OFFSET (Type, field) + 0 * sizeof (char[sizeof (((Type *) 0)->field) == sizeof (CType) ? 1 : -1])))
+#endif
 
 /**
  * ACCEL_OP_BUFFER: (skip)
@@ -275,6 +281,23 @@ typedef struct {
     0, 0, NULL, 0, 0, 0, 0.0, 0.0, 0.0 }
 
 /**
+ * ACCEL_OP_OBJECT: (skip)
+ * @Type: the instance struct
+ * @field: its object field (a pointer to a #GObject subtype)
+ * @name: the property name
+ * @blurb: what it is
+ * @get_type: the object type's `get_type` function
+ * @flags: #AccelOpParamFlags, such as %ACCEL_OP_PARAM_REQUIRED
+ *
+ * An object entry of a parameter table (default %NULL; the op holds a
+ * reference). Such a field is not serialised: a class with one writes what
+ * another process needs of it in #AccelOpClass.serialize_extra.
+ */
+#define ACCEL_OP_OBJECT(Type, field, name, blurb, get_type, flags)                        \
+  { (name), (blurb), ACCEL_OP_PARAM_OBJECT, ACCEL_OP_FIELD_SIZED_ (Type, field, gpointer), \
+    0, (AccelOpParamFlags) (flags), (get_type), 0, 0, 0, 0.0, 0.0, 0.0 }
+
+/**
  * ACCEL_DEFINE_OP_TYPE: (skip)
  * @TN: the type name, `AccelGemm`
  * @t_n: its lower-case prefix, `accel_gemm`
@@ -326,30 +349,57 @@ ACCEL_API
 G_DECLARE_DERIVABLE_TYPE (AccelOp, accel_op, ACCEL, OP, GObject)
 
 /**
+ * AccelBufferResolveFunc:
+ * @handle: a buffer handle as written by accel_op_serialize()
+ * @user_data: closure data
+ *
+ * Maps the handle of a serialised buffer property to the buffer it names,
+ * for accel_op_deserialize(): a device host resolves the handles of the
+ * application's buffers to its own.
+ *
+ * Returns: (transfer full) (nullable): the buffer, or %NULL if unknown
+ */
+typedef AccelBuffer *(*AccelBufferResolveFunc) (guint64 handle, gpointer user_data);
+
+/**
  * AccelOpClass:
  * @parent_class: the parent class
  * @validate: checks the op's parameters and buffers together (shapes,
  *   dtypes); the required buffers are checked before it runs
+ * @get_n_extra_buffers: (nullable): for an op whose buffers are not all
+ *   properties (the arguments of a `launch`, the buffers of a recorded
+ *   graph): how many more this instance has
+ * @peek_extra_buffer: (nullable): the extra buffer @index (below what
+ *   @get_n_extra_buffers says) and how the op uses it; transfer none
+ * @serialize_extra: (nullable): what accel_op_serialize() cannot read from
+ *   the properties (extra buffers as their handles, objects as what the
+ *   other process needs of them), or %NULL for nothing; a new floating or
+ *   full reference
+ * @deserialize_extra: (nullable): reads back what @serialize_extra wrote,
+ *   resolving buffer handles with @resolve; it must treat every byte as
+ *   hostile
  *
- * The class of every op type. Parameters and buffers are properties.
+ * The class of every op type. Parameters and buffers are properties; an
+ * op with a variable number of buffers (each with its own access) declares
+ * them with the four `extra` functions, and the runtime then checks,
+ * orders and serialises them like property buffers.
  */
 struct _AccelOpClass {
   GObjectClass parent_class;
 
   gboolean (*validate) (AccelOp *self, GError **error);
+  guint (*get_n_extra_buffers) (AccelOp *self);
+  AccelBuffer *(*peek_extra_buffer) (AccelOp *self, guint index, AccelAccess *access);
+  GVariant *(*serialize_extra) (AccelOp *self);
+  gboolean (*deserialize_extra) (AccelOp *self,
+                                 GVariant *extra,
+                                 AccelBufferResolveFunc resolve,
+                                 gpointer user_data,
+                                 GError **error);
 
   /*< private >*/
-  gpointer padding[8];
+  gpointer padding[4];
 };
-
-/**
- * AccelBufferResolveFunc:
- * @handle: a buffer handle as written by accel_op_serialize()
- * @user_data: closure data
- *
- * Returns: (transfer full) (nullable): the buffer, or %NULL if unknown
- */
-typedef AccelBuffer *(*AccelBufferResolveFunc) (guint64 handle, gpointer user_data);
 
 ACCEL_API
 void accel_op_class_set_metadata (AccelOpClass *klass, const char *name, const char *description);

@@ -25,5 +25,8 @@ typedef struct _AccelKernel AccelKernel;
 typedef struct _AccelActor AccelActor;
 typedef struct _AccelDispatcher AccelDispatcher;
 typedef struct _AccelShape AccelShape;
+typedef struct _AccelModule AccelModule;
+typedef struct _AccelFunction AccelFunction;
+typedef struct _AccelGraph AccelGraph;
 
 G_END_DECLS

@@ -36,6 +36,7 @@ struct _AccelBench {
 
 #ifdef ACCEL_BENCH_CUDA_GROUPS
 extern const AccelBenchGroup accel_bench_cuda_groups[];
+extern const AccelBenchGroup accel_bench_cuda_graph_groups[];
 #endif
 #ifdef ACCEL_BENCH_LIBS_GROUPS
 extern const AccelBenchGroup accel_bench_libs_groups[];
@@ -51,6 +52,7 @@ static const AccelBenchGroup *const group_tables[] = {
   accel_bench_interop_groups,
 #ifdef ACCEL_BENCH_CUDA_GROUPS
   accel_bench_cuda_groups,
+  accel_bench_cuda_graph_groups,
 #endif
 #ifdef ACCEL_BENCH_LIBS_GROUPS
   accel_bench_libs_groups,

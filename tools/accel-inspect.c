@@ -395,6 +395,73 @@ print_actor_type (AccelRegistry *registry, const char *name, GError **error)
   return TRUE;
 }
 
+static void
+print_variant_entries (GVariant *dict)
+{
+  GVariantIter iter;
+  const char *key;
+  GVariant *value;
+  g_variant_iter_init (&iter, dict);
+  while (g_variant_iter_next (&iter, "{&sv}", &key, &value))
+    {
+      g_autofree char *text = g_variant_print (value, FALSE);
+      g_print ("      %-24s %s\n", key, text);
+      g_variant_unref (value);
+    }
+}
+
+/* What the backend's device type adds to every device (for CUDA, the
+ * GPU's description and NVML's readings), and what the device has done. */
+static void
+print_device_properties (AccelDevice *device)
+{
+  guint n;
+  g_autofree GParamSpec **pspecs = g_object_class_list_properties (G_OBJECT_GET_CLASS (device), &n);
+
+  for (guint i = 0; i < n; i++)
+    {
+      GParamSpec *pspec = pspecs[i];
+      if (!(pspec->flags & G_PARAM_READABLE) || g_type_is_a (ACCEL_TYPE_REMOTE_DEVICE, pspec->owner_type))
+        continue;
+      GValue value = G_VALUE_INIT;
+      g_value_init (&value, pspec->value_type);
+      g_object_get_property (G_OBJECT (device), pspec->name, &value);
+      if (G_VALUE_HOLDS_VARIANT (&value))
+        {
+          GVariant *v = g_value_get_variant (&value);
+          g_print ("    %s:%s\n", pspec->name, v && g_variant_n_children (v) > 0 ? "" : " none");
+          if (v && g_variant_is_of_type (v, G_VARIANT_TYPE_VARDICT))
+            print_variant_entries (v);
+        }
+      else if (!G_VALUE_HOLDS_OBJECT (&value))
+        {
+          g_autofree char *text = NULL;
+          if (G_VALUE_HOLDS_ENUM (&value))
+            {
+              GEnumValue *ev = g_enum_get_value (G_PARAM_SPEC_ENUM (pspec)->enum_class, g_value_get_enum (&value));
+              text = g_strdup (ev ? ev->value_nick : "?");
+            }
+          else if (G_VALUE_HOLDS_FLAGS (&value))
+            {
+              GFlagsClass *fc = G_PARAM_SPEC_FLAGS (pspec)->flags_class;
+              guint bits = g_value_get_flags (&value);
+              g_autoptr(GString) list = g_string_new (NULL);
+              for (guint k = 0; k < fc->n_values; k++)
+                if (fc->values[k].value != 0 && (bits & fc->values[k].value) == fc->values[k].value)
+                  g_string_append_printf (list, "%s%s", list->len ? ", " : "", fc->values[k].value_nick);
+              text = g_strdup (list->len ? list->str : "none");
+            }
+          else
+            text = g_strdup_value_contents (&value);
+          g_print ("    %-26s %s\n", pspec->name, text);
+        }
+      g_value_unset (&value);
+    }
+  g_autoptr(GVariant) stats = g_variant_ref_sink (accel_device_get_stats (device));
+  g_print ("    stats:\n");
+  print_variant_entries (stats);
+}
+
 static gboolean
 print_backend (AccelRegistry *registry, const char *name, GError **error)
 {
@@ -423,6 +490,7 @@ print_backend (AccelRegistry *registry, const char *name, GError **error)
       g_print ("  %-10s lanes %u, memory %" G_GUINT64_FORMAT " MiB (%" G_GUINT64_FORMAT " MiB free)\n",
                accel_device_get_name (device), accel_device_get_lanes (device),
                accel_device_get_memory_total (device) >> 20, accel_device_get_memory_free (device) >> 20);
+      print_device_properties (device);
     }
   if (n == 0)
     g_print ("  none: %s\n", accel_backend_get_unavailable_reason (backend)

@@ -70,22 +70,68 @@ accel_attention_backward_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam attention_backward_params[] = {
+  /**
+   * AccelAttentionBackward:q:
+   *
+   * Queries `[B, Hq, Sq, D]`.
+   */
   ACCEL_OP_BUFFER (AccelAttentionBackward, q, "q", "Queries [B, Hq, Sq, D]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionBackward:k:
+   *
+   * Keys `[B, Hkv, Sk, D]`.
+   */
   ACCEL_OP_BUFFER (AccelAttentionBackward, k, "k", "Keys [B, Hkv, Sk, D]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionBackward:v:
+   *
+   * Values `[B, Hkv, Sk, Dv]`.
+   */
   ACCEL_OP_BUFFER (AccelAttentionBackward, v, "v", "Values [B, Hkv, Sk, Dv]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionBackward:out:
+   *
+   * The forward result `[B, Hq, Sq, Dv]`.
+   */
   ACCEL_OP_BUFFER (AccelAttentionBackward, out, "out", "Forward result [B, Hq, Sq, Dv]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionBackward:dout:
+   *
+   * The gradient of the loss with respect to @out.
+   */
   ACCEL_OP_BUFFER (AccelAttentionBackward, dout, "dout", "Gradient of the result [B, Hq, Sq, Dv]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionBackward:lse:
+   *
+   * The forward pass's log-sum-exp `[B, Hq, Sq]`, f32.
+   */
   ACCEL_OP_BUFFER (AccelAttentionBackward, lse, "lse", "Forward log-sum-exp [B, Hq, Sq], f32",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionBackward:dq:
+   *
+   * The gradient with respect to @q (written).
+   */
   ACCEL_OP_BUFFER (AccelAttentionBackward, dq, "dq", "Gradient of q [B, Hq, Sq, D]",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionBackward:dk:
+   *
+   * The gradient with respect to @k (written; summed over the query heads of
+   * each group).
+   */
   ACCEL_OP_BUFFER (AccelAttentionBackward, dk, "dk", "Gradient of k [B, Hkv, Sk, D]",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionBackward:dv:
+   *
+   * The gradient with respect to @v (written; likewise).
+   */
   ACCEL_OP_BUFFER (AccelAttentionBackward, dv, "dv", "Gradient of v [B, Hkv, Sk, Dv]",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };

@@ -86,20 +86,61 @@ accel_attention_kvcache_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam attention_kvcache_params[] = {
+  /**
+   * AccelAttentionKvcache:q:
+   *
+   * Queries `[B, Hq, Sq, D]`.
+   */
   ACCEL_OP_BUFFER (AccelAttentionKvcache, q, "q", "Queries [B, Hq, Sq, D]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionKvcache:k-cache:
+   *
+   * The key pages `[P, page, Hkv, D]`.
+   */
   ACCEL_OP_BUFFER (AccelAttentionKvcache, k_cache, "k-cache", "Key pages [P, page, Hkv, D]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionKvcache:v-cache:
+   *
+   * The value pages `[P, page, Hkv, Dv]`.
+   */
   ACCEL_OP_BUFFER (AccelAttentionKvcache, v_cache, "v-cache", "Value pages [P, page, Hkv, Dv]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionKvcache:block-table:
+   *
+   * I32 `[B, max_blocks]`: logical block `n` of sequence `b` is page
+   * `block_table[b, n]`.
+   */
   ACCEL_OP_BUFFER (AccelAttentionKvcache, block_table, "block-table", "Page of each logical block of each sequence [B, max_blocks], i32",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionKvcache:seqlens-k:
+   *
+   * I32 `[B]`: the number of cached keys of each sequence.
+   */
   ACCEL_OP_BUFFER (AccelAttentionKvcache, seqlens_k, "seqlens-k", "Cached keys of each sequence [B], i32",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionKvcache:out:
+   *
+   * The result `[B, Hq, Sq, Dv]`.
+   */
   ACCEL_OP_BUFFER (AccelAttentionKvcache, out, "out", "Result [B, Hq, Sq, Dv]",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionKvcache:lse:
+   *
+   * The log-sum-exp of each row's logits `[B, Hq, Sq]`, f32.
+   */
   ACCEL_OP_BUFFER (AccelAttentionKvcache, lse, "lse", "Optional log-sum-exp of each row's logits [B, Hq, Sq], f32",
                    ACCEL_ACCESS_WRITE, 0),
+  /**
+   * AccelAttentionKvcache:alibi-slopes:
+   *
+   * F32 `[Hq]` or `[B, Hq]`, as #AccelAttention:alibi-slopes.
+   */
   ACCEL_OP_BUFFER (AccelAttentionKvcache, alibi_slopes, "alibi-slopes", "Optional ALiBi slope of each query head [Hq] or [B, Hq], f32",
                    ACCEL_ACCESS_READ, 0),
   /**

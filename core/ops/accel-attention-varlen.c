@@ -84,18 +84,53 @@ accel_attention_varlen_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam attention_varlen_params[] = {
+  /**
+   * AccelAttentionVarlen:q:
+   *
+   * Packed queries `[Tq, Hq, D]`.
+   */
   ACCEL_OP_BUFFER (AccelAttentionVarlen, q, "q", "Packed queries [Tq, Hq, D]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionVarlen:k:
+   *
+   * Packed keys `[Tk, Hkv, D]`.
+   */
   ACCEL_OP_BUFFER (AccelAttentionVarlen, k, "k", "Packed keys [Tk, Hkv, D]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionVarlen:v:
+   *
+   * Packed values `[Tk, Hkv, Dv]`.
+   */
   ACCEL_OP_BUFFER (AccelAttentionVarlen, v, "v", "Packed values [Tk, Hkv, Dv]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionVarlen:out:
+   *
+   * The packed result `[Tq, Hq, Dv]`.
+   */
   ACCEL_OP_BUFFER (AccelAttentionVarlen, out, "out", "Packed result [Tq, Hq, Dv]",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionVarlen:lse:
+   *
+   * If set, the log-sum-exp of each row's final logits `[Hq, Tq]`, f32.
+   */
   ACCEL_OP_BUFFER (AccelAttentionVarlen, lse, "lse", "Optional log-sum-exp of each row's logits [Hq, Tq], f32",
                    ACCEL_ACCESS_WRITE, 0),
+  /**
+   * AccelAttentionVarlen:cu-seqlens-q:
+   *
+   * The query row where each sequence starts, and `Tq` last: i32 `[B + 1]`.
+   */
   ACCEL_OP_BUFFER (AccelAttentionVarlen, cu_seqlens_q, "cu-seqlens-q", "First query row of each sequence, then Tq [B + 1], i32",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttentionVarlen:cu-seqlens-k:
+   *
+   * The key row where each sequence starts, and `Tk` last: i32 `[B + 1]`.
+   */
   ACCEL_OP_BUFFER (AccelAttentionVarlen, cu_seqlens_k, "cu-seqlens-k", "First key row of each sequence, then Tk [B + 1], i32",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
 };

@@ -94,10 +94,35 @@ accel_attention_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam attention_params[] = {
+  /**
+   * AccelAttention:q:
+   *
+   * Queries `[B, Hq, Sq, D]`.
+   */
   ACCEL_OP_BUFFER (AccelAttention, q, "q", "Queries [B, Hq, Sq, D]", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttention:k:
+   *
+   * Keys `[B, Hkv, Sk, D]`.
+   */
   ACCEL_OP_BUFFER (AccelAttention, k, "k", "Keys [B, Hkv, Sk, D]", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttention:v:
+   *
+   * Values `[B, Hkv, Sk, Dv]`.
+   */
   ACCEL_OP_BUFFER (AccelAttention, v, "v", "Values [B, Hkv, Sk, Dv]", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttention:out:
+   *
+   * The result `[B, Hq, Sq, Dv]`.
+   */
   ACCEL_OP_BUFFER (AccelAttention, out, "out", "Result [B, Hq, Sq, Dv]", ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAttention:lse:
+   *
+   * If set, the log-sum-exp of each row's final logits `[B, Hq, Sq]`, f32.
+   */
   ACCEL_OP_BUFFER (AccelAttention, lse, "lse", "Optional log-sum-exp of each row's logits [B, Hq, Sq], f32",
                    ACCEL_ACCESS_WRITE, 0),
   /**

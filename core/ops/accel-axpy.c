@@ -42,7 +42,17 @@ accel_axpy_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam axpy_params[] = {
+  /**
+   * AccelAxpy:x:
+   *
+   * The added vector.
+   */
   ACCEL_OP_BUFFER (AccelAxpy, x, "x", "Vector x (contiguous)", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAxpy:y:
+   *
+   * The accumulated vector, updated in place.
+   */
   ACCEL_OP_BUFFER (AccelAxpy, y, "y", "Vector y, updated in place; same dtype and element count as x",
                    ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**

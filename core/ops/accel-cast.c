@@ -40,7 +40,17 @@ accel_cast_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam cast_params[] = {
+  /**
+   * AccelCast:src:
+   *
+   * The source.
+   */
   ACCEL_OP_BUFFER (AccelCast, src, "src", "Source buffer, any dtype", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelCast:dst:
+   *
+   * The destination.
+   */
   ACCEL_OP_BUFFER (AccelCast, dst, "dst", "Destination buffer, any dtype, same element count as src",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };

@@ -34,10 +34,25 @@ accel_cholesky_solve_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam cholesky_solve_params[] = {
+  /**
+   * AccelCholeskySolve:l:
+   *
+   * The factor written by `cholesky`, `[n, n]` or `[batch, n, n]`.
+   */
   ACCEL_OP_BUFFER (AccelCholeskySolve, l, "l", "The Cholesky factor [n, n] (or [b, n, n]) as written by cholesky",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelCholeskySolve:b:
+   *
+   * The right-hand side, `[n]` or `[n, nrhs]`.
+   */
   ACCEL_OP_BUFFER (AccelCholeskySolve, b, "b", "Right-hand side [n] or [n, nrhs] (batched like l)",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelCholeskySolve:x:
+   *
+   * The solution, the shape of @b.
+   */
   ACCEL_OP_BUFFER (AccelCholeskySolve, x, "x", "The solution, shape of b; may be b",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**

@@ -41,8 +41,18 @@ accel_cholesky_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam cholesky_params[] = {
+  /**
+   * AccelCholesky:a:
+   *
+   * The symmetric positive definite matrix, `[n, n]` or `[batch, n, n]`.
+   */
   ACCEL_OP_BUFFER (AccelCholesky, a, "a", "Symmetric positive definite [n, n] (or [b, n, n]); f32 or f64",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelCholesky:l:
+   *
+   * The triangular factor, the shape of @a.
+   */
   ACCEL_OP_BUFFER (AccelCholesky, l, "l", "The triangular factor, shape of a; may be a",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**

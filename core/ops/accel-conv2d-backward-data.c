@@ -34,10 +34,25 @@ accel_conv2d_backward_data_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam conv2d_backward_data_params[] = {
+  /**
+   * AccelConv2dBackwardData:dy:
+   *
+   * The gradient of the output, shaped as `conv2d`'s `y`.
+   */
   ACCEL_OP_BUFFER (AccelConv2dBackwardData, dy, "dy", "Gradient of the output, shaped as conv2d y",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelConv2dBackwardData:w:
+   *
+   * The filters.
+   */
   ACCEL_OP_BUFFER (AccelConv2dBackwardData, w, "w", "Filters, shaped as conv2d w",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelConv2dBackwardData:dx:
+   *
+   * The gradient of the images, shaped as `conv2d`'s `x`.
+   */
   ACCEL_OP_BUFFER (AccelConv2dBackwardData, dx, "dx", "Gradient of the input, shaped as conv2d x",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };

@@ -31,10 +31,25 @@ accel_conv2d_backward_filter_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam conv2d_backward_filter_params[] = {
+  /**
+   * AccelConv2dBackwardFilter:x:
+   *
+   * The images.
+   */
   ACCEL_OP_BUFFER (AccelConv2dBackwardFilter, x, "x", "Images, shaped as conv2d x",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelConv2dBackwardFilter:dy:
+   *
+   * The gradient of the output.
+   */
   ACCEL_OP_BUFFER (AccelConv2dBackwardFilter, dy, "dy", "Gradient of the output, shaped as conv2d y",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelConv2dBackwardFilter:dw:
+   *
+   * The gradient of the filters, shaped as `conv2d`'s `w`.
+   */
   ACCEL_OP_BUFFER (AccelConv2dBackwardFilter, dw, "dw", "Gradient of the filters, shaped as conv2d w",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };

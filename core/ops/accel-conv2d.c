@@ -335,11 +335,31 @@ _accel_conv2d_install_geometry (AccelOpClass *klass, gsize params_offset)
 }
 
 static const AccelOpParam conv2d_params[] = {
+  /**
+   * AccelConv2d:x:
+   *
+   * The images.
+   */
   ACCEL_OP_BUFFER (AccelConv2d, x, "x", "Images [n, c, h, w] (nchw) or [n, h, w, c] (nhwc)",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelConv2d:w:
+   *
+   * The filters.
+   */
   ACCEL_OP_BUFFER (AccelConv2d, w, "w", "Filters [k, c / groups, r, s] (nchw) or [k, r, s, c / groups] (nhwc)",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelConv2d:bias:
+   *
+   * The optional bias, `[k]`.
+   */
   ACCEL_OP_BUFFER (AccelConv2d, bias, "bias", "Optional bias [k], one per filter", ACCEL_ACCESS_READ, 0),
+  /**
+   * AccelConv2d:y:
+   *
+   * The result.
+   */
   ACCEL_OP_BUFFER (AccelConv2d, y, "y", "Result [n, k, p, q] (nchw) or [n, p, q, k] (nhwc)",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };

@@ -91,3 +91,34 @@ _accel_csr_check (AccelOp *op, const char *in, const char *out, gint64 *m, GErro
          && accel_op_check_contiguous (op, in, error)
          && accel_op_check_contiguous (op, out, error);
 }
+
+/**
+ * AccelSpmv:row-ptr:
+ *
+ * CSR row offsets, i32 [m + 1]: row i holds entries row-ptr[i] to row-ptr[i + 1] - 1.
+ */
+/**
+ * AccelSpmm:row-ptr:
+ *
+ * CSR row offsets, i32 [m + 1]: row i holds entries row-ptr[i] to row-ptr[i + 1] - 1.
+ */
+/**
+ * AccelSpmv:col-ind:
+ *
+ * CSR column indices, i32 [nnz], ascending within each row, each in [0, n-cols).
+ */
+/**
+ * AccelSpmm:col-ind:
+ *
+ * CSR column indices, i32 [nnz], ascending within each row, each in [0, n-cols).
+ */
+/**
+ * AccelSpmv:values:
+ *
+ * CSR values [nnz]: f32 or f64.
+ */
+/**
+ * AccelSpmm:values:
+ *
+ * CSR values [nnz]: f32 or f64.
+ */

@@ -47,9 +47,24 @@ accel_eigh_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam eigh_params[] = {
+  /**
+   * AccelEigh:a:
+   *
+   * The symmetric matrix, `[n, n]` or `[batch, n, n]`.
+   */
   ACCEL_OP_BUFFER (AccelEigh, a, "a", "Symmetric matrix [n, n] (or [b, n, n]); f32 or f64",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelEigh:w:
+   *
+   * The eigenvalues, `[n]`, ascending.
+   */
   ACCEL_OP_BUFFER (AccelEigh, w, "w", "Eigenvalues [n], ascending", ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelEigh:v:
+   *
+   * The eigenvectors as columns, the shape of @a.
+   */
   ACCEL_OP_BUFFER (AccelEigh, v, "v", "Eigenvectors as columns [n, n]; may be a",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**

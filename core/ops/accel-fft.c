@@ -163,8 +163,18 @@ accel_fft_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam fft_params[] = {
+  /**
+   * AccelFft:input:
+   *
+   * The input.
+   */
   ACCEL_OP_BUFFER (AccelFft, input, "input", "Input: c64/c128 (c2c, c2r) or f32/f64 (r2c), contiguous",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelFft:output:
+   *
+   * The output.
+   */
   ACCEL_OP_BUFFER (AccelFft, output, "output", "Output: c64/c128 (c2c, r2c) or f32/f64 (c2r), contiguous",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**

@@ -34,6 +34,11 @@ accel_fill_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam fill_params[] = {
+  /**
+   * AccelFill:dst:
+   *
+   * The buffer to fill.
+   */
   ACCEL_OP_BUFFER (AccelFill, dst, "dst", "Buffer to fill, any dtype", ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**
    * AccelFill:value:

@@ -135,10 +135,25 @@ accel_gemm_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam gemm_params[] = {
+  /**
+   * AccelGemm:a:
+   *
+   * The left matrix, `[m, k]` (`[k, m]` with #AccelGemm:transa).
+   */
   ACCEL_OP_BUFFER (AccelGemm, a, "a", "Left matrix [m, k] ([k, m] if transa), or a batch [b, m, k]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelGemm:b:
+   *
+   * The right matrix, `[k, n]` (`[n, k]` with #AccelGemm:transb).
+   */
   ACCEL_OP_BUFFER (AccelGemm, b, "b", "Right matrix [k, n] ([n, k] if transb), or a batch [b, k, n]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelGemm:c:
+   *
+   * The result, `[m, n]`, read when #AccelGemm:beta is not zero.
+   */
   ACCEL_OP_BUFFER (AccelGemm, c, "c", "Result [m, n], or a batch [b, m, n]; read when beta is not 0",
                    ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**

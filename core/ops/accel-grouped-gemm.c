@@ -87,13 +87,39 @@ accel_grouped_gemm_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam grouped_gemm_params[] = {
+  /**
+   * AccelGroupedGemm:a:
+   *
+   * The packed rows of every group, `[T, K]`.
+   */
   ACCEL_OP_BUFFER (AccelGroupedGemm, a, "a", "Packed rows of all groups [T, K]", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelGroupedGemm:b:
+   *
+   * One matrix per group, `[G, K, N]` (`[G, N, K]` with @transb).
+   */
   ACCEL_OP_BUFFER (AccelGroupedGemm, b, "b", "One matrix per group [G, K, N] ([G, N, K] if transb)",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelGroupedGemm:group-offsets:
+   *
+   * i32 `[G + 1]`: the rows of group `g` are `group_offsets[g]` to
+   * `group_offsets[g + 1] - 1`; from 0, never decreasing, ending at T.
+   */
   ACCEL_OP_BUFFER (AccelGroupedGemm, group_offsets, "group-offsets",
                    "First row of each group, then T: i32 [G + 1], from 0, never decreasing",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelGroupedGemm:bias:
+   *
+   * One row vector per group, `[G, N]`, of @out's dtype.
+   */
   ACCEL_OP_BUFFER (AccelGroupedGemm, bias, "bias", "Optional bias of each group [G, N]", ACCEL_ACCESS_READ, 0),
+  /**
+   * AccelGroupedGemm:out:
+   *
+   * The result, `[T, N]`.
+   */
   ACCEL_OP_BUFFER (AccelGroupedGemm, out, "out", "Result [T, N]", ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**
    * AccelGroupedGemm:transb:

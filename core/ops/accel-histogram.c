@@ -76,8 +76,18 @@ accel_histogram_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam histogram_params[] = {
+  /**
+   * AccelHistogram:samples:
+   *
+   * The samples.
+   */
   ACCEL_OP_BUFFER (AccelHistogram, samples, "samples", "Samples of any shape: u8, i32, f32 or f64",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelHistogram:bins:
+   *
+   * The counts, i32 `[n_bins]`.
+   */
   ACCEL_OP_BUFFER (AccelHistogram, bins, "bins", "Counts, i32 [n-bins]", ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**
    * AccelHistogram:lower:

@@ -45,12 +45,32 @@ accel_lu_solve_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam lu_solve_params[] = {
+  /**
+   * AccelLuSolve:lu:
+   *
+   * The factors written by `lu`, `[n, n]` or `[batch, n, n]`.
+   */
   ACCEL_OP_BUFFER (AccelLuSolve, lu, "lu", "LU factors [n, n] (or [b, n, n]) as written by lu",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelLuSolve:pivots:
+   *
+   * I32 `[n]` or `[batch, n]`: the pivots written by `lu`.
+   */
   ACCEL_OP_BUFFER (AccelLuSolve, pivots, "pivots", "i32 [n] (or [b, n]): the pivots written by lu",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelLuSolve:b:
+   *
+   * The right-hand side, `[n]` or `[n, nrhs]`.
+   */
   ACCEL_OP_BUFFER (AccelLuSolve, b, "b", "Right-hand side [n] or [n, nrhs] (batched like lu)",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelLuSolve:x:
+   *
+   * The solution, the shape of @b.
+   */
   ACCEL_OP_BUFFER (AccelLuSolve, x, "x", "The solution, shape of b; may be b",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };

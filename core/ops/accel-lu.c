@@ -50,10 +50,26 @@ accel_lu_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam lu_params[] = {
+  /**
+   * AccelLu:a:
+   *
+   * The matrix, `[m, n]` or `[batch, m, n]`.
+   */
   ACCEL_OP_BUFFER (AccelLu, a, "a", "The matrix [m, n], or a batch [b, m, n]; f32 or f64",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelLu:lu:
+   *
+   * The factors `l` and `u` in one matrix, the shape of @a.
+   */
   ACCEL_OP_BUFFER (AccelLu, lu, "lu", "l (unit diagonal not stored) and u in one matrix, shape of a; may be a",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelLu:pivots:
+   *
+   * I32 `[min (m, n)]` (or `[batch, min (m, n)]`): the 1-based row
+   * interchanges.
+   */
   ACCEL_OP_BUFFER (AccelLu, pivots, "pivots", "i32 [min(m, n)]: 1-based row interchanges (LAPACK ipiv)",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };

@@ -207,12 +207,32 @@ accel_matmul_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam matmul_params[] = {
+  /**
+   * AccelMatmul:a:
+   *
+   * The left matrix, `[m, k]` (`[k, m]` with @transa).
+   */
   ACCEL_OP_BUFFER (AccelMatmul, a, "a", "Left matrix [m, k] ([k, m] if transa), or a batch [b, m, k]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelMatmul:b:
+   *
+   * The right matrix, `[k, n]` (`[n, k]` with @transb).
+   */
   ACCEL_OP_BUFFER (AccelMatmul, b, "b", "Right matrix [k, n] ([n, k] if transb), or a batch [b, k, n]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelMatmul:c:
+   *
+   * The result, `[m, n]`, read when @beta is not zero.
+   */
   ACCEL_OP_BUFFER (AccelMatmul, c, "c", "Result [m, n], or a batch [b, m, n]; read when beta is not 0",
                    ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelMatmul:bias:
+   *
+   * The row vector `[n]` of the bias epilogues.
+   */
   ACCEL_OP_BUFFER (AccelMatmul, bias, "bias", "Row vector [n] added by the bias epilogues", ACCEL_ACCESS_READ, 0),
   /**
    * AccelMatmul:epilogue:
@@ -280,12 +300,32 @@ static const AccelOpParam matmul_params[] = {
    */
   ACCEL_OP_ENUM (AccelMatmul, compute, "compute", "Arithmetic the kernel may use",
                  accel_gemm_compute_get_type, ACCEL_GEMM_COMPUTE_DEFAULT),
+  /**
+   * AccelMatmul:residual:
+   *
+   * Added after the activation, shaped and typed as @c.
+   */
   ACCEL_OP_BUFFER (AccelMatmul, residual, "residual", "Optional residual added after the activation, as c",
                    ACCEL_ACCESS_READ, 0),
+  /**
+   * AccelMatmul:row-scales:
+   *
+   * F32 `[m]`, a scale per row of the product.
+   */
   ACCEL_OP_BUFFER (AccelMatmul, row_scales, "row-scales", "Optional f32 [m]: a scale per row of the product",
                    ACCEL_ACCESS_READ, 0),
+  /**
+   * AccelMatmul:col-scales:
+   *
+   * F32 `[n]`, a scale per column of the product.
+   */
   ACCEL_OP_BUFFER (AccelMatmul, col_scales, "col-scales", "Optional f32 [n]: a scale per column of the product",
                    ACCEL_ACCESS_READ, 0),
+  /**
+   * AccelMatmul:amax:
+   *
+   * F32 `[1]`, receives the largest magnitude of the result before @c_scale.
+   */
   ACCEL_OP_BUFFER (AccelMatmul, amax, "amax", "Optional f32 [1]: the largest |result| before c-scale",
                    ACCEL_ACCESS_WRITE, 0),
 };

@@ -70,3 +70,44 @@ const AccelOpParam _accel_norm_params[5] = {
  *
  * Added to the mean square before its square root, for stability.
  */
+
+/**
+ * AccelLayernorm:x:
+ *
+ * Input [..., n], normalised over the last axis; f32, f16 or bf16.
+ */
+/**
+ * AccelRmsnorm:x:
+ *
+ * Input [..., n], normalised over the last axis; f32, f16 or bf16.
+ */
+/**
+ * AccelLayernorm:gamma:
+ *
+ * Optional scale [n] (1 when unset).
+ */
+/**
+ * AccelRmsnorm:gamma:
+ *
+ * Optional scale [n] (1 when unset).
+ */
+/**
+ * AccelLayernorm:beta:
+ *
+ * Optional shift [n] (0 when unset).
+ */
+/**
+ * AccelRmsnorm:beta:
+ *
+ * Optional shift [n] (0 when unset).
+ */
+/**
+ * AccelLayernorm:y:
+ *
+ * Result, shape and type of x; may be x.
+ */
+/**
+ * AccelRmsnorm:y:
+ *
+ * Result, shape and type of x; may be x.
+ */

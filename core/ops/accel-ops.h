@@ -39,4 +39,7 @@
 #include "accel-segmented-reduce.h"
 #include "accel-grouped-gemm.h"
 #include "accel-quant-matmul.h"
+#include "accel-launch.h"
+#include "accel-module-load.h"
+#include "accel-replay.h"
 

@@ -95,8 +95,18 @@ accel_pool2d_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam pool2d_params[] = {
+  /**
+   * AccelPool2d:x:
+   *
+   * The images.
+   */
   ACCEL_OP_BUFFER (AccelPool2d, x, "x", "Images [n, c, h, w] (nchw) or [n, h, w, c] (nhwc)",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelPool2d:y:
+   *
+   * The result.
+   */
   ACCEL_OP_BUFFER (AccelPool2d, y, "y", "Result [n, c, p, q] (nchw) or [n, p, q, c] (nhwc)",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**

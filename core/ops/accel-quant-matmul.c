@@ -100,14 +100,46 @@ accel_quant_matmul_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam quant_matmul_params[] = {
+  /**
+   * AccelQuantMatmul:a:
+   *
+   * The activations, `[M, K]`, f16 or bf16.
+   */
   ACCEL_OP_BUFFER (AccelQuantMatmul, a, "a", "Activations [M, K], f16 or bf16", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelQuantMatmul:b:
+   *
+   * The quantised weights, one row per output column, `[N, K]` codes stored
+   * as #AccelQuantMatmul:format says.
+   */
   ACCEL_OP_BUFFER (AccelQuantMatmul, b, "b", "Quantised weights, one row per output column: u8 [N, K/2] (int4), i8 or fp8 [N, K]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelQuantMatmul:scales:
+   *
+   * The scale of each group of @group_size weights along K, `[N, K /
+   * group_size]`, f16, bf16 or f32.
+   */
   ACCEL_OP_BUFFER (AccelQuantMatmul, scales, "scales", "Scale of each group [N, K / group-size]: f16, bf16 or f32",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelQuantMatmul:zeros:
+   *
+   * The zero point of each group, as @scales (int4 and int8 only).
+   */
   ACCEL_OP_BUFFER (AccelQuantMatmul, zeros, "zeros", "Optional zero point of each group, as scales (int4, int8)",
                    ACCEL_ACCESS_READ, 0),
+  /**
+   * AccelQuantMatmul:bias:
+   *
+   * `[N]`, @a's dtype.
+   */
   ACCEL_OP_BUFFER (AccelQuantMatmul, bias, "bias", "Optional bias [N]", ACCEL_ACCESS_READ, 0),
+  /**
+   * AccelQuantMatmul:out:
+   *
+   * The result, `[M, N]`, @a's dtype.
+   */
   ACCEL_OP_BUFFER (AccelQuantMatmul, out, "out", "Result [M, N], dtype of a", ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**
    * AccelQuantMatmul:format:

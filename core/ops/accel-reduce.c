@@ -74,8 +74,18 @@ accel_reduce_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam reduce_params[] = {
+  /**
+   * AccelReduce:src:
+   *
+   * The input.
+   */
   ACCEL_OP_BUFFER (AccelReduce, src, "src", "Input: f32, f64, f16 or bf16, contiguous",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelReduce:dst:
+   *
+   * The result.
+   */
   ACCEL_OP_BUFFER (AccelReduce, dst, "dst", "Result: src's shape with the axis removed or kept as 1",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**

@@ -74,6 +74,11 @@ accel_rng_fill_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam rng_fill_params[] = {
+  /**
+   * AccelRngFill:dst:
+   *
+   * The buffer to fill.
+   */
   ACCEL_OP_BUFFER (AccelRngFill, dst, "dst", "Buffer to fill: f32, f64, f16 or bf16, contiguous",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**

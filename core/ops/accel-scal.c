@@ -25,6 +25,11 @@ accel_scal_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam scal_params[] = {
+  /**
+   * AccelScal:x:
+   *
+   * The vector, scaled in place.
+   */
   ACCEL_OP_BUFFER (AccelScal, x, "x", "Vector x (contiguous), scaled in place",
                    ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**

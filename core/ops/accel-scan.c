@@ -42,8 +42,18 @@ accel_scan_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam scan_params[] = {
+  /**
+   * AccelScan:input:
+   *
+   * The input, `[..., n]`.
+   */
   ACCEL_OP_BUFFER (AccelScan, input, "input", "Input [..., n]: i32, u32, i64, f32 or f64",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelScan:output:
+   *
+   * The prefix sums, the shape of @input.
+   */
   ACCEL_OP_BUFFER (AccelScan, output, "output", "Prefix sums, type and dims of input; may be input",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**

@@ -68,10 +68,25 @@ accel_segmented_reduce_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam segmented_reduce_params[] = {
+  /**
+   * AccelSegmentedReduce:input:
+   *
+   * The values, `[n]`.
+   */
   ACCEL_OP_BUFFER (AccelSegmentedReduce, input, "input", "Values [n]: i32, u32, i64, f32 or f64",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelSegmentedReduce:offsets:
+   *
+   * The segment boundaries, `[n_segments + 1]`.
+   */
   ACCEL_OP_BUFFER (AccelSegmentedReduce, offsets, "offsets", "Segment boundaries, i32 or i64 [n-segments + 1]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelSegmentedReduce:output:
+   *
+   * One result per segment, `[n_segments]`.
+   */
   ACCEL_OP_BUFFER (AccelSegmentedReduce, output, "output", "One result per segment [n-segments], type of input",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
   /**

@@ -58,12 +58,32 @@ accel_select_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam select_params[] = {
+  /**
+   * AccelSelect:input:
+   *
+   * The elements, `[n]`.
+   */
   ACCEL_OP_BUFFER (AccelSelect, input, "input", "Elements [n] of any type",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelSelect:flags:
+   *
+   * The flags, `[n]`; non-zero selects.
+   */
   ACCEL_OP_BUFFER (AccelSelect, flags, "flags", "Flags [n]: u8, i8, i32 or u32; non-zero selects",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelSelect:output:
+   *
+   * Receives the selected elements first, `[n]`.
+   */
   ACCEL_OP_BUFFER (AccelSelect, output, "output", "Selected elements first [n], type of input; the rest is kept",
                    ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelSelect:count:
+   *
+   * Receives the number selected, `[1]`.
+   */
   ACCEL_OP_BUFFER (AccelSelect, count, "count", "Number selected, [1] of i32 or i64",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };

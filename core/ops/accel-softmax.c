@@ -40,8 +40,18 @@ accel_softmax_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam softmax_params[] = {
+  /**
+   * AccelSoftmax:src:
+   *
+   * The input.
+   */
   ACCEL_OP_BUFFER (AccelSoftmax, src, "src", "Input: f32, f64, f16 or bf16, contiguous",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelSoftmax:dst:
+   *
+   * The result, same shape and dtype as @src.
+   */
   ACCEL_OP_BUFFER (AccelSoftmax, dst, "dst", "Result, same shape and dtype as src (may be src)",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };

@@ -52,8 +52,18 @@ accel_sort_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam sort_params[] = {
+  /**
+   * AccelSort:keys:
+   *
+   * The keys, sorted in place along the last axis.
+   */
   ACCEL_OP_BUFFER (AccelSort, keys, "keys", "Keys [..., n], sorted in place along the last axis",
                    ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelSort:values:
+   *
+   * The optional values, permuted with the keys.
+   */
   ACCEL_OP_BUFFER (AccelSort, values, "values", "Optional values of any type, the dims of keys, permuted with them",
                    ACCEL_ACCESS_READ_WRITE, 0),
   /**

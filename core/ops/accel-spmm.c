@@ -47,8 +47,18 @@ accel_spmm_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam spmm_params[] = {
+  /**
+   * AccelSpmm:b:
+   *
+   * The dense matrix, `[n_cols, k]`.
+   */
   ACCEL_OP_BUFFER (AccelSpmm, b, "b", "Dense matrix [n-cols, k], row-major",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelSpmm:c:
+   *
+   * The result, `[m, k]`.
+   */
   ACCEL_OP_BUFFER (AccelSpmm, c, "c", "Result [m, k]; read when beta is not 0",
                    ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };

@@ -39,7 +39,17 @@ accel_spmv_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam spmv_params[] = {
+  /**
+   * AccelSpmv:x:
+   *
+   * The dense vector, `[n_cols]`.
+   */
   ACCEL_OP_BUFFER (AccelSpmv, x, "x", "Dense vector [n-cols]", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelSpmv:y:
+   *
+   * The result, `[m]`.
+   */
   ACCEL_OP_BUFFER (AccelSpmv, y, "y", "Result [m]; read when beta is not 0",
                    ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };

@@ -59,12 +59,32 @@ accel_svd_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam svd_params[] = {
+  /**
+   * AccelSvd:a:
+   *
+   * The matrix, `[m, n]` or `[batch, m, n]`.
+   */
   ACCEL_OP_BUFFER (AccelSvd, a, "a", "The matrix [m, n] (or [b, m, n]); f32 or f64",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelSvd:s:
+   *
+   * The singular values, `[k]`, descending.
+   */
   ACCEL_OP_BUFFER (AccelSvd, s, "s", "Singular values [min(m, n)], descending",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelSvd:u:
+   *
+   * The left singular vectors as columns, `[m, k]`.
+   */
   ACCEL_OP_BUFFER (AccelSvd, u, "u", "Left singular vectors as columns [m, min(m, n)]",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelSvd:vt:
+   *
+   * The right singular vectors as rows, `[k, n]`.
+   */
   ACCEL_OP_BUFFER (AccelSvd, vt, "vt", "Right singular vectors as rows [min(m, n), n]",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };

@@ -1,15 +1,10 @@
 #!/usr/bin/env python3
 # Builds the API reference with gi-docgen, and fails on a missing doc.
 #
-#   build-reference.py GI_DOCGEN CONFIG GIR CONTENT_DIR OUTPUT_DIR UNDOCUMENTED
+#   build-reference.py GI_DOCGEN CONFIG GIR CONTENT_DIR OUTPUT_DIR
 #
 # `gi-docgen check` lists every public symbol of the GIR, and parameter of
-# one, without a doc comment; each one is a build warning, printed, and an
-# error unless it is listed in UNDOCUMENTED. That list holds what the op
-# layer's rewrite onto parameter tables is to document (the ops' buffer
-# properties, a few functions and macros of accel-op.[ch]); it may only
-# shrink: a listed symbol that has
-# gained a doc is an error too, until it is taken off the list. Then
+# one, without a doc comment; each one is printed and fails the build. Then
 # `gi-docgen generate --fatal-warnings` writes the reference (broken links
 # in the doc comments and in the guide pages of docs/ fail it).
 #
@@ -19,7 +14,7 @@ import re
 import subprocess
 import sys
 
-gi_docgen, config, gir, content_dir, output_dir, undocumented_file = sys.argv[1:]
+gi_docgen, config, gir, content_dir, output_dir = sys.argv[1:]
 
 check = subprocess.run([gi_docgen, "check", "--config", config, gir],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -40,16 +35,9 @@ for line in (ansi.sub("", l) for l in check.stdout.splitlines()):
 if check.returncode != 0 and not missing:
     sys.exit(f"gi-docgen check failed:\n{check.stdout}")
 
-allowed = {l.strip() for l in open(undocumented_file) if l.strip() and not l.startswith("#")}
-new = sorted(missing - allowed)
-fixed = sorted(allowed - missing)
-for sym in sorted(missing & allowed):
-    print(f"warning: {sym} is not documented (listed in {undocumented_file})", file=sys.stderr)
-for sym in new:
+for sym in sorted(missing):
     print(f"error: {sym} is not documented: write its doc comment", file=sys.stderr)
-for sym in fixed:
-    print(f"error: {sym} is documented now: take it off {undocumented_file}", file=sys.stderr)
-if new or fixed:
+if missing:
     sys.exit(1)
 
 gen = subprocess.run([gi_docgen, "generate", "--quiet", "--fatal-warnings", "--config", config,

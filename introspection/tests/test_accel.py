@@ -230,6 +230,36 @@ def test_stale_buffer_after_restart(fx):
     system.shutdown()
 
 
+def test_graph(fx):
+    # A chain recorded once and replayed with one submit each time, as
+    # RawKernel users record launches; the CPU runs the same semantics.
+    n = int(rng.integers(1, 5000))
+    x = rng.standard_normal(n)
+    y = rng.standard_normal(n)
+    bx, by = upload(fx.dev, x), upload(fx.dev, y)
+    a = float(rng.uniform(0.5, 1.5))
+    graph = Accel.Graph.new(fx.dev, -1)
+    graph.add(Accel.Scal(x=bx, alpha=a))
+    graph.add(Accel.Axpy(x=bx, y=by, alpha=2.0))
+    graph.instantiate()
+    check(graph.get_n_ops() == 2, "two ops recorded")
+    reps = int(rng.integers(2, 6))
+    for _ in range(reps):
+        graph.replay(None)
+        x = a * x
+        y = 2.0 * x + y
+    check(np.allclose(download(by, np.float64), y, rtol=1e-12), "replays match numpy")
+    replay = graph.new_replay()
+    check(isinstance(replay, Accel.Replay), "the replay is an op")
+    fx.dev.submit(replay, None)
+    stats = fx.dev.get_stats().unpack()
+    check(stats["ops-completed"] >= reps + 1, f"stats count the replays: {stats}")
+    expect_error(Accel.Error.INVALID_ARGUMENT, graph.add, Accel.Scal(x=bx, alpha=1.0))
+    # Modules need a backend with a module compiler: not the CPU's.
+    expect_error(Accel.Error.NOT_SUPPORTED, Accel.Module.new_from_source, fx.dev,
+                 'extern "C" __global__ void k () {}', None, None, None)
+
+
 TESTS = [
     test_list_devices_and_plugins,
     test_gemm_by_name_blocking,
@@ -237,6 +267,7 @@ TESTS = [
     test_submit_async,
     test_errors,
     test_stale_buffer_after_restart,
+    test_graph,
 ]
 
 

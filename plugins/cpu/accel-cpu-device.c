@@ -393,4 +393,5 @@ accel_cpu_device_init (AccelCpuDevice *self)
 {
   g_mutex_init (&self->lock);
   self->limit = parse_limit (g_getenv ("ACCEL_CPU_MEMORY_LIMIT"));
+  self->exec.device = self;
 }

@@ -22,6 +22,7 @@ void accel_cpu_register_reduce_kernels (AccelPlugin *plugin);
 void accel_cpu_register_attention_kernels (AccelPlugin *plugin);
 void accel_cpu_register_attention_backward (AccelPlugin *plugin);
 void accel_cpu_register_attention_kvcache (AccelPlugin *plugin);
+void accel_cpu_register_graph (AccelPlugin *plugin);
 
 /* Whole-array conversions between f16/bf16/f32/f64 storage and binary32 or
  * binary64 working copies (accel-cpu-elementwise.c), in parallel for large

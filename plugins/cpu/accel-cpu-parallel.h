@@ -12,12 +12,15 @@ G_BEGIN_DECLS
  * AccelCpuExec:
  * @n_threads: how many threads a kernel may use, the caller's included;
  *   0 means one per processor (or `ACCEL_CPU_THREADS`)
+ * @device: (nullable): the device running the kernel (unowned), which a
+ *   kernel running other ops' kernels (a graph replay) chooses them for
  *
  * What a CPU kernel receives as its run context. A kernel run with a %NULL
  * context (a direct call, as accel-bench makes) uses the defaults.
  */
 typedef struct {
   gint n_threads;   /* atomic: a device property may change it between ops */
+  gpointer device;  /* AccelDevice */
 } AccelCpuExec;
 
 /**

@@ -29,6 +29,7 @@ accel_cpu_plugin_init (AccelPlugin *plugin, GError **error)
   accel_cpu_register_matmul (plugin);
   accel_cpu_register_grouped_gemm (plugin);
   accel_cpu_register_quant_matmul (plugin);
+  accel_cpu_register_graph (plugin);
   return TRUE;
 }
 

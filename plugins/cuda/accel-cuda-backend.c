@@ -119,6 +119,7 @@ accel_cuda_backend_enumerate (AccelBackend *backend, GError **error)
         }
 
       AccelDevice *device = NULL;
+      g_autofree char *bus_id = accel_cuda_pci_bus_id (&prop);
       if (isolation == ACCEL_CUDA_ISOLATION_PROCESS)
         {
           g_autoptr(GError) local = NULL;
@@ -141,6 +142,7 @@ accel_cuda_backend_enumerate (AccelBackend *backend, GError **error)
                                "sm-count", prop.multiProcessorCount,
                                "isolation", ACCEL_CUDA_ISOLATION_NONE,
                                "completion", completion,
+                               "pci-bus-id", bus_id,
                                NULL);
       g_ptr_array_add (devices, device);
     }
@@ -154,6 +156,9 @@ accel_cuda_backend_class_init (AccelCudaBackendClass *klass)
 
   backend_class->priority = 100;
   backend_class->enumerate = accel_cuda_backend_enumerate;
+  /* The nvrtc plugin registers it; without that plugin, modules of source
+   * fail with the registry's “unknown actor type”. */
+  backend_class->module_compiler = "AccelNvrtcCompiler";
 }
 
 static void

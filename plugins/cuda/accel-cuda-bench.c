@@ -28,7 +28,7 @@
 #include <cublas_v2.h>
 #include <curand.h>
 #include "accel-cuda.h"
-#include "accel-bench.h"
+#include "accel-cuda-bench.h"
 
 cudaError_t accel_bench_raw_launch_empty (cudaStream_t stream);
 
@@ -41,8 +41,8 @@ cuda_ok (cudaError_t status, const char *what, GError **error)
 }
 
 /* The raw side runs in this process on the bench device's GPU. */
-static gboolean
-raw_setup (AccelBench *bench, cudaStream_t *stream, GError **error)
+gboolean
+accel_cuda_bench_raw_setup (AccelBench *bench, cudaStream_t *stream, GError **error)
 {
   AccelDevice *device = accel_bench_get_device (bench);
   const char *name = accel_device_get_name (device);
@@ -206,14 +206,10 @@ raw_round_trip (cudaStream_t stream, guint n)
   return accel_bench_quantile (t, n, 0.5);
 }
 
-static gboolean
-blocking_round_trip (AccelDevice *device, guint n, double *p50, double *p99, GError **error)
+/* The p50 and p99 seconds of @n blocking submits of @op, after a warm-up. */
+gboolean
+accel_cuda_bench_round_trip (AccelDevice *device, AccelOp *op, guint n, double *p50, double *p99, GError **error)
 {
-  g_autoptr(AccelShape) shape = accel_shape_new_1d (1);
-  g_autoptr(AccelBuffer) buf = accel_device_alloc (device, ACCEL_DTYPE_F32, shape, error);
-  if (buf == NULL)
-    return FALSE;
-  g_autoptr(AccelOp) op = accel_fill_new (buf, 1.0);
   g_autofree double *t = g_new (double, n);
   for (guint i = 0; i < n / 10; i++)
     if (!accel_device_submit (device, op, NULL, error))
@@ -228,6 +224,17 @@ blocking_round_trip (AccelDevice *device, guint n, double *p50, double *p99, GEr
   *p50 = accel_bench_quantile (t, n, 0.5);
   *p99 = accel_bench_quantile (t, n, 0.99);
   return TRUE;
+}
+
+static gboolean
+blocking_round_trip (AccelDevice *device, guint n, double *p50, double *p99, GError **error)
+{
+  g_autoptr(AccelShape) shape = accel_shape_new_1d (1);
+  g_autoptr(AccelBuffer) buf = accel_device_alloc (device, ACCEL_DTYPE_F32, shape, error);
+  if (buf == NULL)
+    return FALSE;
+  g_autoptr(AccelOp) op = accel_fill_new (buf, 1.0);
+  return accel_cuda_bench_round_trip (device, op, n, p50, p99, error);
 }
 
 typedef struct {
@@ -257,8 +264,8 @@ flight_done (GObject *source, GAsyncResult *result, gpointer data)
 }
 
 /* Seconds to run @total submissions of @op with up to @in_flight at once. */
-static double
-run_in_flight (AccelDevice *device, AccelOp *op, guint total, guint in_flight, GError **error)
+double
+accel_cuda_bench_run_in_flight (AccelDevice *device, AccelOp *op, guint total, guint in_flight, GError **error)
 {
   g_autoptr(GMainContext) context = g_main_context_new ();
   g_main_context_push_thread_default (context);
@@ -290,7 +297,7 @@ run_dispatch (AccelBench *bench, GError **error)
   const guint n = accel_bench_is_quick (bench) ? 2000 : 20000;
   cudaStream_t stream;
 
-  if (!raw_setup (bench, &stream, error))
+  if (!accel_cuda_bench_raw_setup (bench, &stream, error))
     return FALSE;
   accel_bench_progress (bench, "cuda-dispatch: raw launch + synchronize");
   double raw = raw_round_trip (stream, n) * 1e6;
@@ -313,7 +320,7 @@ run_dispatch (AccelBench *bench, GError **error)
   g_autofree double *t = g_new (double, n);
   for (guint i = 0; i < n; i++)
     {
-      double e = run_in_flight (device, op, 1, 1, error);
+      double e = accel_cuda_bench_run_in_flight (device, op, 1, 1, error);
       if (e < 0)
         return FALSE;
       t[i] = e;
@@ -356,7 +363,7 @@ run_pipeline (AccelBench *bench, GError **error)
   const guint total = accel_bench_is_quick (bench) ? 20000 : 200000;
   cudaStream_t stream;
 
-  if (!raw_setup (bench, &stream, error))
+  if (!accel_cuda_bench_raw_setup (bench, &stream, error))
     return FALSE;
   accel_bench_progress (bench, "cuda-pipeline: raw async launches");
   for (guint i = 0; i < 1000; i++)
@@ -375,9 +382,9 @@ run_pipeline (AccelBench *bench, GError **error)
     return FALSE;
   g_autoptr(AccelOp) op = accel_fill_new (buf, 1.0);
   accel_bench_progress (bench, "cuda-pipeline: 256 in flight");
-  if (run_in_flight (device, op, total / 10, 256, error) < 0)
+  if (accel_cuda_bench_run_in_flight (device, op, total / 10, 256, error) < 0)
     return FALSE;
-  double elapsed = run_in_flight (device, op, total, 256, error);
+  double elapsed = accel_cuda_bench_run_in_flight (device, op, total, 256, error);
   if (elapsed < 0)
     return FALSE;
   accel_bench_report (bench, "cuda-pipeline.256-in-flight", "ops/s", total / elapsed, raw);
@@ -451,7 +458,7 @@ run_gemm_kind (AccelBench *bench, cublasHandle_t handle, cudaStream_t stream, co
   for (int r = -1; ok && r < GEMM_REPS; r++)
     {
       accel_bench_progress (bench, "cuda-gemm %s %" G_GINT64_FORMAT "^3: %d/%d", kind->label, n, r + 1, GEMM_REPS);
-      double e = run_in_flight (device, op, burst, burst, error);
+      double e = accel_cuda_bench_run_in_flight (device, op, burst, burst, error);
       ok = e >= 0;
       if (!ok)
         break;
@@ -495,7 +502,7 @@ run_gemm (AccelBench *bench, GError **error)
   cudaStream_t stream;
   cublasHandle_t handle = NULL;
 
-  if (!raw_setup (bench, &stream, error))
+  if (!accel_cuda_bench_raw_setup (bench, &stream, error))
     return FALSE;
   if (!accel_cuda_check_library (cublasCreate (&handle), "cuBLAS", NULL, FALSE, "cublasCreate", error))
     return FALSE;
@@ -522,16 +529,16 @@ run_rng (AccelBench *bench, GError **error)
   curandGenerator_t gen = NULL;
   float *raw = NULL;
 
-  if (!raw_setup (bench, &stream, error))
+  if (!accel_cuda_bench_raw_setup (bench, &stream, error))
     return FALSE;
   g_autoptr(AccelShape) shape = accel_shape_new_1d (n);
   g_autoptr(AccelBuffer) buf = accel_device_alloc (device, ACCEL_DTYPE_F32, shape, error);
   if (buf == NULL)
     return FALSE;
   g_autoptr(AccelOp) op = accel_rng_fill_new (buf, ACCEL_RNG_UNIFORM, 7);
-  if (run_in_flight (device, op, 2, 2, error) < 0)
+  if (accel_cuda_bench_run_in_flight (device, op, 2, 2, error) < 0)
     return FALSE;
-  double e = run_in_flight (device, op, burst, burst, error);
+  double e = accel_cuda_bench_run_in_flight (device, op, burst, burst, error);
   if (e < 0)
     return FALSE;
 
@@ -566,7 +573,7 @@ run_transfer (AccelBench *bench, GError **error)
   cudaStream_t stream;
   void *pinned = NULL, *raw = NULL;
 
-  if (!raw_setup (bench, &stream, error))
+  if (!accel_cuda_bench_raw_setup (bench, &stream, error))
     return FALSE;
   if (!cuda_ok (cudaMallocHost (&pinned, size), "cudaMallocHost", error)
       || !cuda_ok (cudaMalloc (&raw, size), "cudaMalloc", error))

@@ -223,6 +223,8 @@ accel_cuda_completer_push (AccelCudaCompleter *self, AccelCudaLane *lane, AccelW
   entry->check_n = lane->check_n;
   entry->trace_start = lane->trace_start;
   lane->trace_start = 0;
+  entry->nvtx_range = lane->nvtx_range;
+  lane->nvtx_range = 0;
   lane->check = NULL;
   lane->check_data = NULL;
   lane->check_destroy = NULL;
@@ -268,6 +270,7 @@ complete_head (AccelCudaCompleter *self, AccelCudaLane *lane, cudaError_t status
   gpointer check_data = entry->check_data;
   GDestroyNotify check_destroy = entry->check_destroy;
   gint64 trace_start = entry->trace_start;
+  guint64 nvtx_range = entry->nvtx_range;
   GError *error = NULL;
 
   if (G_UNLIKELY (trace_start))
@@ -291,7 +294,10 @@ complete_head (AccelCudaCompleter *self, AccelCudaLane *lane, cudaError_t status
   entry->check_data = NULL;
   entry->check_destroy = NULL;
   entry->trace_start = 0;
+  entry->nvtx_range = 0;
   __atomic_store_n (&lane->head, head + 1, __ATOMIC_RELEASE);
+  if (G_UNLIKELY (nvtx_range))
+    accel_cuda_nvtx_end (nvtx_range);
 
   if (G_UNLIKELY (g_atomic_int_get (&ctx->poisoned)))
     {

@@ -34,13 +34,7 @@
 struct _AccelCudaDevice {
   AccelDevice parent_instance;
 
-  int ordinal;
-  char *device_name;
-  char *compute_capability;
-  int cc_major, cc_minor;
-  int sm_count;
-  AccelCudaIsolation isolation;
-  AccelCudaCompletion completion;
+  AccelCudaGpuInfo gpu;
   gboolean use_pool;        /* of the last context: how detached memory is freed */
 
   /* Swapped by open/close_context on the device thread, under the runtime's
@@ -48,68 +42,16 @@ struct _AccelCudaDevice {
    * reading. */
   AccelCudaContext *ctx;
 
-  GHashTable *op_buffers;   /* GType -> BufferSpecs; device thread only */
+  /* execute_op's scratch: the roots of an op's buffers and whether it
+   * writes each; device thread only. */
+  GPtrArray *roots;
+  GArray *writes;
 };
 
-G_DEFINE_FINAL_TYPE (AccelCudaDevice, accel_cuda_device, ACCEL_TYPE_DEVICE)
+ACCEL_CUDA_GPU_GLUE (accel_cuda_device, ACCEL_CUDA_DEVICE)
 
-enum {
-  PROP_0,
-  PROP_ORDINAL,
-  PROP_DEVICE_NAME,
-  PROP_COMPUTE_CAPABILITY,
-  PROP_COMPUTE_CAPABILITY_MAJOR,
-  PROP_COMPUTE_CAPABILITY_MINOR,
-  PROP_SM_COUNT,
-  PROP_ISOLATION,
-  PROP_COMPLETION,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
-
-/* The buffer properties of an op type, with their access. */
-typedef struct {
-  guint n;
-  const char **names;
-  AccelAccess *access;
-} BufferSpecs;
-
-static void
-buffer_specs_free (gpointer data)
-{
-  BufferSpecs *specs = data;
-  g_free (specs->names);
-  g_free (specs->access);
-  g_free (specs);
-}
-
-static const BufferSpecs *
-op_buffer_specs (AccelCudaDevice *self, AccelOp *op)
-{
-  GType type = G_OBJECT_TYPE (op);
-  BufferSpecs *specs = g_hash_table_lookup (self->op_buffers, GSIZE_TO_POINTER (type));
-  if (G_LIKELY (specs != NULL))
-    return specs;
-
-  AccelOpClass *klass = ACCEL_OP_GET_CLASS (op);
-  guint n_pspecs = 0;
-  g_autofree GParamSpec **pspecs = g_object_class_list_properties (G_OBJECT_CLASS (klass), &n_pspecs);
-  specs = g_new0 (BufferSpecs, 1);
-  specs->names = g_new0 (const char *, n_pspecs + 1);
-  specs->access = g_new0 (AccelAccess, n_pspecs + 1);
-  for (guint i = 0; i < n_pspecs; i++)
-    {
-      AccelAccess access = accel_op_class_get_buffer_access (klass, pspecs[i]->name);
-      if (access == 0)
-        continue;
-      specs->names[specs->n] = g_intern_string (pspecs[i]->name);
-      specs->access[specs->n] = access;
-      specs->n++;
-    }
-  g_hash_table_insert (self->op_buffers, GSIZE_TO_POINTER (type), specs);
-  return specs;
-}
+G_DEFINE_FINAL_TYPE_WITH_CODE (AccelCudaDevice, accel_cuda_device, ACCEL_TYPE_DEVICE,
+                               G_IMPLEMENT_INTERFACE (ACCEL_CUDA_TYPE_GPU, accel_cuda_device_gpu_init))
 
 static AccelBuffer *
 root_buffer (AccelBuffer *buffer)
@@ -227,15 +169,15 @@ accel_cuda_device_open_context (AccelDevice *device, GError **error)
   ctx->ref_count = 1;
   ctx->alive = 1;
   ctx->device = self;
-  ctx->ordinal = self->ordinal;
+  ctx->ordinal = self->gpu.ordinal;
   ctx->free_events = g_ptr_array_new ();
   ctx->event_flags = cudaEventDisableTiming
-                     | (self->completion == ACCEL_CUDA_COMPLETION_SYNC ? cudaEventBlockingSync : 0);
+                     | (self->gpu.completion == ACCEL_CUDA_COMPLETION_SYNC ? cudaEventBlockingSync : 0);
   g_mutex_init (&ctx->event_lock);
   g_mutex_init (&ctx->poison_lock);
 
   /* The device thread keeps this device current for good. */
-  if (!ACCEL_CUDA_CHECK (cudaSetDevice (self->ordinal), error)
+  if (!ACCEL_CUDA_CHECK (cudaSetDevice (self->gpu.ordinal), error)
       || !ACCEL_CUDA_CHECK (cudaFree (NULL), error))
     goto fail;
 
@@ -243,7 +185,7 @@ accel_cuda_device_open_context (AccelDevice *device, GError **error)
   props.allocType = cudaMemAllocationTypePinned;
   props.handleTypes = cudaMemHandleTypeNone;
   props.location.type = cudaMemLocationTypeDevice;
-  props.location.id = self->ordinal;
+  props.location.id = self->gpu.ordinal;
   if (!ACCEL_CUDA_CHECK (cudaMemPoolCreate (&ctx->pool, &props), error))
     goto fail;
   /* Keep freed memory cached in the pool, as framework allocators do; an
@@ -269,7 +211,7 @@ accel_cuda_device_open_context (AccelDevice *device, GError **error)
 
   /* Poll with flags (ACCEL_CUDA_POLL_FLAGS=1): one cache line of mapped
    * pinned memory per lane. Without stream memory operations, events. */
-  if (self->completion == ACCEL_CUDA_COMPLETION_POLL && g_strcmp0 (g_getenv ("ACCEL_CUDA_POLL_FLAGS"), "1") == 0
+  if (self->gpu.completion == ACCEL_CUDA_COMPLETION_POLL && g_strcmp0 (g_getenv ("ACCEL_CUDA_POLL_FLAGS"), "1") == 0
       && accel_cuda_driver_get ()->have_stream_memops)
     {
       if (!ACCEL_CUDA_CHECK (cudaHostAlloc (&ctx->flags, 64 * ctx->n_lanes, cudaHostAllocMapped | cudaHostAllocPortable),
@@ -287,7 +229,7 @@ accel_cuda_device_open_context (AccelDevice *device, GError **error)
         }
     }
 
-  ctx->completer = accel_cuda_completer_new (ctx, self->completion, error);
+  ctx->completer = accel_cuda_completer_new (ctx, self->gpu.completion, error);
   if (ctx->completer == NULL)
     goto fail;
 
@@ -334,11 +276,11 @@ accel_cuda_device_mem_alloc (AccelDevice *device, gsize size, GError **error)
    * current device is put back afterwards. */
   int previous = -1;
   (void) cudaGetDevice (&previous);
-  cudaError_t status = previous == self->ordinal ? cudaSuccess : cudaSetDevice (self->ordinal);
+  cudaError_t status = previous == self->gpu.ordinal ? cudaSuccess : cudaSetDevice (self->gpu.ordinal);
   if (status == cudaSuccess && !ctx->use_pool)
     {
       status = cudaMalloc (&memory, size);
-      if (previous >= 0 && previous != self->ordinal)
+      if (previous >= 0 && previous != self->gpu.ordinal)
         (void) cudaSetDevice (previous);
       if (status == cudaSuccess)
         return memory;
@@ -355,7 +297,7 @@ accel_cuda_device_mem_alloc (AccelDevice *device, gsize size, GError **error)
     }
   if (status == cudaSuccess && ctx->use_pool)
     status = cudaStreamSynchronize (cudaStreamPerThread);
-  if (previous >= 0 && previous != self->ordinal)
+  if (previous >= 0 && previous != self->gpu.ordinal)
     (void) cudaSetDevice (previous);
   if (status != cudaSuccess)
     {
@@ -391,10 +333,10 @@ free_on_device (AccelCudaDevice *self, gpointer memory, gboolean from_pool)
 {
   int previous = -1;
   (void) cudaGetDevice (&previous);
-  if ((previous != self->ordinal && cudaSetDevice (self->ordinal) != cudaSuccess)
+  if ((previous != self->gpu.ordinal && cudaSetDevice (self->gpu.ordinal) != cudaSuccess)
       || (from_pool ? cudaFreeAsync (memory, cudaStreamPerThread) : cudaFree (memory)) != cudaSuccess)
     (void) cudaGetLastError ();
-  if (previous >= 0 && previous != self->ordinal)
+  if (previous >= 0 && previous != self->gpu.ordinal)
     (void) cudaSetDevice (previous);
 }
 
@@ -413,7 +355,7 @@ static gboolean
 accel_cuda_device_get_dlpack_device (AccelDevice *device, gint32 *device_type, gint32 *device_id)
 {
   *device_type = ACCEL_DLPACK_DEVICE_CUDA;
-  *device_id = ACCEL_CUDA_DEVICE (device)->ordinal;
+  *device_id = ACCEL_CUDA_DEVICE (device)->gpu.ordinal;
   return TRUE;
 }
 
@@ -441,10 +383,6 @@ execute_op (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work)
 {
   AccelOp *op = accel_work_get_op (work);
   const AccelKernel *kernel = accel_work_get_kernel (work);
-  const BufferSpecs *specs = op_buffer_specs (self, op);
-  AccelBuffer *roots[16];
-  gboolean writes[16];
-  guint n = 0;
   GError *error = NULL;
 
   gint64 trace_start = G_UNLIKELY (accel_cuda_trace_enabled ()) ? accel_cuda_trace_now () : 0;
@@ -459,27 +397,39 @@ execute_op (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work)
       return;
     }
 
+  /* The op's buffers, as it lists them: properties, then extra buffers
+   * (the arguments of a launch, the buffers of a graph). */
+  guint n_slots = accel_op_get_n_buffer_slots (op);
+  g_ptr_array_set_size (self->roots, 0);
+  g_array_set_size (self->writes, 0);
   AccelBuffer *hint = NULL, *write_hint = NULL;
-  for (guint i = 0; i < specs->n && n < G_N_ELEMENTS (roots); i++)
+  for (guint i = 0; i < n_slots; i++)
     {
-      AccelBuffer *b = accel_op_peek_buffer (op, specs->names[i]);
+      AccelAccess access = 0;
+      AccelBuffer *b = accel_op_peek_buffer_slot (op, i, &access, NULL);
       if (b == NULL)
         continue;
-      roots[n] = root_buffer (b);
-      writes[n] = (specs->access[i] & ACCEL_ACCESS_WRITE) != 0;
-      if (accel_cuda_track_peek (ctx, roots[n]) != NULL)
+      AccelBuffer *root = root_buffer (b);
+      gboolean writes = (access & ACCEL_ACCESS_WRITE) != 0;
+      g_ptr_array_add (self->roots, root);
+      g_array_append_val (self->writes, writes);
+      if (accel_cuda_track_peek (ctx, root) != NULL)
         {
-          if (hint == NULL && (specs->access[i] & ACCEL_ACCESS_READ))
-            hint = roots[n];
+          if (hint == NULL && (access & ACCEL_ACCESS_READ))
+            hint = root;
           if (write_hint == NULL)
-            write_hint = roots[n];
+            write_hint = root;
         }
-      n++;
     }
+  guint n = self->roots->len;
+  AccelBuffer **roots = (AccelBuffer **) self->roots->pdata;
+  const gboolean *writes = (const gboolean *) self->writes->data;
 
   /* An input's writer first; else whoever touched an output last, so that
    * a run of ops on one buffer stays on one lane. */
   AccelCudaLane *lane = pick_lane (ctx, accel_work_get_lane (work), hint ? hint : write_hint);
+  if (G_UNLIKELY (accel_cuda_nvtx_enabled ()))
+    lane->nvtx_range = accel_cuda_nvtx_start (accel_op_get_type_name (op), lane->index);
   for (guint i = 0; i < n; i++)
     if (!accel_cuda_order_before (ctx, lane, roots[i], writes[i], &error))
       {
@@ -566,6 +516,17 @@ execute_op (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work)
     accel_cuda_trace_record (ACCEL_CUDA_TRACE_PUSHED, trace_start);
 }
 
+/* Work that failed before its entry was pushed ends its range here. */
+static void
+end_unpushed_range (AccelCudaLane *lane)
+{
+  if (G_UNLIKELY (lane->nvtx_range))
+    {
+      accel_cuda_nvtx_end (lane->nvtx_range);
+      lane->nvtx_range = 0;
+    }
+}
+
 static void
 accel_cuda_device_execute (AccelDevice *device, AccelWork *work)
 {
@@ -589,6 +550,9 @@ accel_cuda_device_execute (AccelDevice *device, AccelWork *work)
     {
     case ACCEL_WORK_OP:
       execute_op (self, ctx, work);
+      if (G_UNLIKELY (accel_cuda_nvtx_enabled ()))
+        for (guint i = 0; i < ctx->n_lanes; i++)
+          end_unpushed_range (&ctx->lanes[i]);
       break;
     case ACCEL_WORK_WRITE:
     case ACCEL_WORK_READ:
@@ -596,7 +560,14 @@ accel_cuda_device_execute (AccelDevice *device, AccelWork *work)
       {
         AccelBuffer *root = root_buffer (accel_work_get_buffer (work));
         AccelCudaLane *lane = pick_lane (ctx, accel_work_get_lane (work), root);
+        if (G_UNLIKELY (accel_cuda_nvtx_enabled ()))
+          {
+            AccelWorkKind kind = accel_work_get_kind (work);
+            lane->nvtx_range = accel_cuda_nvtx_start (kind == ACCEL_WORK_WRITE ? "write"
+                                                      : kind == ACCEL_WORK_READ ? "read" : "zero", lane->index);
+          }
         accel_cuda_transfer_execute (self, ctx, lane, work);
+        end_unpushed_range (lane);
       }
       break;
     default:
@@ -617,11 +588,11 @@ accel_cuda_device_query_memory (AccelDevice *device, guint64 *total, guint64 *fr
     return;
   int previous = -1;
   (void) cudaGetDevice (&previous);
-  gboolean ok = (previous == self->ordinal || cudaSetDevice (self->ordinal) == cudaSuccess)
+  gboolean ok = (previous == self->gpu.ordinal || cudaSetDevice (self->gpu.ordinal) == cudaSuccess)
                 && cudaMemGetInfo (&f, &t) == cudaSuccess;
   if (!ok)
     (void) cudaGetLastError ();
-  if (previous >= 0 && previous != self->ordinal)
+  if (previous >= 0 && previous != self->gpu.ordinal)
     (void) cudaSetDevice (previous);
   if (ok)
     {
@@ -649,7 +620,7 @@ accel_cuda_device_receive (AccelActor *actor, GVariant *message, GError **error)
   /* Not being able to pin it only makes transfers slower (they go through
    * the staging chunks), so it is no failure of the device. */
   g_autoptr(GError) local = NULL;
-  if (!ACCEL_CUDA_CHECK (cudaSetDevice (self->ordinal), &local)
+  if (!ACCEL_CUDA_CHECK (cudaSetDevice (self->gpu.ordinal), &local)
       || !ACCEL_CUDA_CHECK (cudaHostRegister (GSIZE_TO_POINTER ((gsize) address), (size_t) size,
                                               cudaHostRegisterDefault), &local))
     {
@@ -667,56 +638,17 @@ accel_cuda_device_finalize (GObject *object)
 {
   AccelCudaDevice *self = ACCEL_CUDA_DEVICE (object);
 
-  g_free (self->device_name);
-  g_free (self->compute_capability);
-  g_hash_table_unref (self->op_buffers);
+  accel_cuda_gpu_info_clear (&self->gpu);
+  g_ptr_array_unref (self->roots);
+  g_array_unref (self->writes);
   G_OBJECT_CLASS (accel_cuda_device_parent_class)->finalize (object);
 }
 
 static void
 accel_cuda_device_constructed (GObject *object)
 {
-  AccelCudaDevice *self = ACCEL_CUDA_DEVICE (object);
-
-  self->compute_capability = g_strdup_printf ("%d.%d", self->cc_major, self->cc_minor);
+  accel_cuda_gpu_info_constructed (&ACCEL_CUDA_DEVICE (object)->gpu);
   G_OBJECT_CLASS (accel_cuda_device_parent_class)->constructed (object);
-}
-
-static void
-accel_cuda_device_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelCudaDevice *self = ACCEL_CUDA_DEVICE (object);
-
-  switch (prop_id)
-    {
-    case PROP_ORDINAL: self->ordinal = g_value_get_int (value); break;
-    case PROP_DEVICE_NAME: g_free (self->device_name); self->device_name = g_value_dup_string (value); break;
-    case PROP_COMPUTE_CAPABILITY_MAJOR: self->cc_major = g_value_get_int (value); break;
-    case PROP_COMPUTE_CAPABILITY_MINOR: self->cc_minor = g_value_get_int (value); break;
-    case PROP_SM_COUNT: self->sm_count = g_value_get_int (value); break;
-    case PROP_ISOLATION: self->isolation = g_value_get_enum (value); break;
-    case PROP_COMPLETION: self->completion = g_value_get_enum (value); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_cuda_device_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelCudaDevice *self = ACCEL_CUDA_DEVICE (object);
-
-  switch (prop_id)
-    {
-    case PROP_ORDINAL: g_value_set_int (value, self->ordinal); break;
-    case PROP_DEVICE_NAME: g_value_set_string (value, self->device_name); break;
-    case PROP_COMPUTE_CAPABILITY: g_value_set_string (value, self->compute_capability); break;
-    case PROP_COMPUTE_CAPABILITY_MAJOR: g_value_set_int (value, self->cc_major); break;
-    case PROP_COMPUTE_CAPABILITY_MINOR: g_value_set_int (value, self->cc_minor); break;
-    case PROP_SM_COUNT: g_value_set_int (value, self->sm_count); break;
-    case PROP_ISOLATION: g_value_set_enum (value, self->isolation); break;
-    case PROP_COMPLETION: g_value_set_enum (value, self->completion); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
 }
 
 static void
@@ -724,8 +656,6 @@ accel_cuda_device_class_init (AccelCudaDeviceClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   AccelDeviceClass *device_class = ACCEL_DEVICE_CLASS (klass);
-  const GParamFlags ro = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
-  const GParamFlags co = G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS;
 
   object_class->constructed = accel_cuda_device_constructed;
   object_class->finalize = accel_cuda_device_finalize;
@@ -744,70 +674,14 @@ accel_cuda_device_class_init (AccelCudaDeviceClass *klass)
   device_class->detach_memory = accel_cuda_device_detach_memory;
   device_class->free_detached_memory = accel_cuda_device_free_detached_memory;
 
-  /**
-   * AccelCudaDevice:ordinal:
-   *
-   * The CUDA device ordinal in this process.
-   */
-  properties[PROP_ORDINAL] = g_param_spec_int ("ordinal", NULL, "CUDA device ordinal", 0, G_MAXINT, 0, co);
-  /**
-   * AccelCudaDevice:device-name:
-   *
-   * The GPU's name (`NVIDIA H100 80GB HBM3`).
-   */
-  properties[PROP_DEVICE_NAME] = g_param_spec_string ("device-name", NULL, "GPU name", NULL, co);
-  /**
-   * AccelCudaDevice:compute-capability:
-   *
-   * The compute capability as `major.minor` (`9.0`).
-   */
-  properties[PROP_COMPUTE_CAPABILITY] =
-    g_param_spec_string ("compute-capability", NULL, "Compute capability", NULL, ro);
-  /**
-   * AccelCudaDevice:compute-capability-major:
-   *
-   * The major compute capability.
-   */
-  properties[PROP_COMPUTE_CAPABILITY_MAJOR] =
-    g_param_spec_int ("compute-capability-major", NULL, "Major compute capability", 0, G_MAXINT, 0, co);
-  /**
-   * AccelCudaDevice:compute-capability-minor:
-   *
-   * The minor compute capability.
-   */
-  properties[PROP_COMPUTE_CAPABILITY_MINOR] =
-    g_param_spec_int ("compute-capability-minor", NULL, "Minor compute capability", 0, G_MAXINT, 0, co);
-  /**
-   * AccelCudaDevice:sm-count:
-   *
-   * The number of streaming multiprocessors.
-   */
-  properties[PROP_SM_COUNT] = g_param_spec_int ("sm-count", NULL, "Multiprocessors", 0, G_MAXINT, 0, co);
-  /**
-   * AccelCudaDevice:isolation:
-   *
-   * Where the context lives; an #AccelCudaDevice always holds it in this
-   * process, so this is %ACCEL_CUDA_ISOLATION_NONE unless the device serves
-   * a host process.
-   */
-  properties[PROP_ISOLATION] =
-    g_param_spec_enum ("isolation", NULL, "Where the context lives", ACCEL_TYPE_CUDA_ISOLATION,
-                       ACCEL_CUDA_ISOLATION_NONE, co);
-  /**
-   * AccelCudaDevice:completion:
-   *
-   * How finished work is noticed; see #AccelCudaCompletion.
-   */
-  properties[PROP_COMPLETION] =
-    g_param_spec_enum ("completion", NULL, "Completion strategy", ACCEL_TYPE_CUDA_COMPLETION,
-                       ACCEL_CUDA_COMPLETION_POLL, co);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  accel_cuda_gpu_override_properties (object_class);
 }
 
 static void
 accel_cuda_device_init (AccelCudaDevice *self)
 {
-  self->op_buffers = g_hash_table_new_full (NULL, NULL, NULL, buffer_specs_free);
+  self->roots = g_ptr_array_new ();
+  self->writes = g_array_new (FALSE, FALSE, sizeof (gboolean));
 }
 
 /**
@@ -820,7 +694,7 @@ int
 accel_cuda_device_get_ordinal (AccelCudaDevice *self)
 {
   g_return_val_if_fail (ACCEL_CUDA_IS_DEVICE (self), -1);
-  return self->ordinal;
+  return self->gpu.ordinal;
 }
 
 /**
@@ -833,7 +707,7 @@ const char *
 accel_cuda_device_get_device_name (AccelCudaDevice *self)
 {
   g_return_val_if_fail (ACCEL_CUDA_IS_DEVICE (self), NULL);
-  return self->device_name;
+  return self->gpu.device_name;
 }
 
 /**
@@ -846,7 +720,7 @@ const char *
 accel_cuda_device_get_compute_capability (AccelCudaDevice *self)
 {
   g_return_val_if_fail (ACCEL_CUDA_IS_DEVICE (self), NULL);
-  return self->compute_capability;
+  return self->gpu.compute_capability;
 }
 
 /**
@@ -859,7 +733,7 @@ int
 accel_cuda_device_get_compute_capability_major (AccelCudaDevice *self)
 {
   g_return_val_if_fail (ACCEL_CUDA_IS_DEVICE (self), 0);
-  return self->cc_major;
+  return self->gpu.cc_major;
 }
 
 /**
@@ -872,7 +746,7 @@ int
 accel_cuda_device_get_compute_capability_minor (AccelCudaDevice *self)
 {
   g_return_val_if_fail (ACCEL_CUDA_IS_DEVICE (self), 0);
-  return self->cc_minor;
+  return self->gpu.cc_minor;
 }
 
 /**
@@ -885,7 +759,7 @@ int
 accel_cuda_device_get_sm_count (AccelCudaDevice *self)
 {
   g_return_val_if_fail (ACCEL_CUDA_IS_DEVICE (self), 0);
-  return self->sm_count;
+  return self->gpu.sm_count;
 }
 
 /**
@@ -898,7 +772,7 @@ AccelCudaIsolation
 accel_cuda_device_get_isolation (AccelCudaDevice *self)
 {
   g_return_val_if_fail (ACCEL_CUDA_IS_DEVICE (self), ACCEL_CUDA_ISOLATION_NONE);
-  return self->isolation;
+  return self->gpu.isolation;
 }
 
 /**
@@ -911,5 +785,5 @@ AccelCudaCompletion
 accel_cuda_device_get_completion (AccelCudaDevice *self)
 {
   g_return_val_if_fail (ACCEL_CUDA_IS_DEVICE (self), ACCEL_CUDA_COMPLETION_POLL);
-  return self->completion;
+  return self->gpu.completion;
 }

@@ -68,4 +68,7 @@ gint32 *accel_cuda_lane_check_after (AccelCudaLane *lane,
                                      GDestroyNotify destroy,
                                      GError **error);
 
+ACCEL_CUDA_API
+gboolean accel_cuda_lane_run_graph (AccelCudaLane *lane, AccelGraph *graph, GError **error);
+
 G_END_DECLS

@@ -24,6 +24,15 @@ G_STATIC_ASSERT ((int) ACCEL_DTYPE_FP8_E5M2 == ACCEL_CUDA_DT_FP8_E5M2);
 G_STATIC_ASSERT ((int) ACCEL_REDUCE_MEAN == ACCEL_CUDA_REDUCE_MEAN);
 G_STATIC_ASSERT ((int) ACCEL_REDUCE_MAX == ACCEL_CUDA_REDUCE_MAX);
 
+/* replay: the graph's CUDA graph, captured at its first replay. */
+static gboolean
+replay_run (AccelOp *op, gpointer context, GError **error)
+{
+  return accel_cuda_lane_run_graph (context, ACCEL_REPLAY (op)->graph, error);
+}
+
+static const AccelKernelVTable replay_kernel = { .run = replay_run };
+
 static gboolean
 check_launch (cudaError_t status, const char *op, GError **error)
 {
@@ -325,6 +334,7 @@ accel_cuda_plugin_init (AccelPlugin *plugin, GError **error)
   accel_plugin_register_kernel (plugin, "layernorm", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &layernorm_kernel);
   accel_plugin_register_kernel (plugin, "rmsnorm", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &rmsnorm_kernel);
   accel_plugin_register_kernel (plugin, "rng-fill", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &rng_fill_kernel);
+  accel_plugin_register_kernel (plugin, "replay", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &replay_kernel);
   return TRUE;
 }
 

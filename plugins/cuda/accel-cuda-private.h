@@ -52,6 +52,7 @@ typedef struct {
   GDestroyNotify check_destroy;
   guint check_n;
   gint64 trace_start;        /* ACCEL_CUDA_TRACE: when execute_op began; 0 off */
+  guint64 nvtx_range;        /* ACCEL_NVTX: the work's range; 0 off */
 } AccelCudaEntry;
 
 struct _AccelCudaLane {
@@ -84,6 +85,7 @@ struct _AccelCudaLane {
   GDestroyNotify check_destroy;
   guint check_n;
   gint64 trace_start;        /* of the op being run, for its entry */
+  guint64 nvtx_range;        /* of the work being run, for its entry */
 };
 
 typedef struct {
@@ -128,6 +130,99 @@ typedef struct {
   AccelCudaEvent *writer;
   AccelCudaEvent *readers[];
 } AccelCudaBufferTrack;
+
+/* accel-cuda-nvml.c: GPU telemetry. */
+typedef enum {
+  ACCEL_CUDA_NVML_TEMPERATURE = 1 << 0,
+  ACCEL_CUDA_NVML_POWER_USAGE = 1 << 1,
+  ACCEL_CUDA_NVML_POWER_LIMIT = 1 << 2,
+  ACCEL_CUDA_NVML_SM_CLOCK = 1 << 3,
+  ACCEL_CUDA_NVML_MEMORY_CLOCK = 1 << 4,
+  ACCEL_CUDA_NVML_UTILIZATION = 1 << 5,
+  ACCEL_CUDA_NVML_MEMORY = 1 << 6,
+  ACCEL_CUDA_NVML_ECC = 1 << 7,
+  ACCEL_CUDA_NVML_THROTTLE = 1 << 8,
+} AccelCudaNvmlHave;
+
+typedef struct {
+  guint have;                   /* AccelCudaNvmlHave: the readings NVML gave */
+  unsigned int temperature;     /* °C */
+  unsigned int power_usage;     /* mW */
+  unsigned int power_limit;     /* mW */
+  unsigned int sm_clock;        /* MHz */
+  unsigned int memory_clock;    /* MHz */
+  unsigned int utilization;     /* % of the last sample period with a kernel running */
+  unsigned int memory_utilization;
+  guint64 memory_used;
+  guint64 memory_total;
+  guint64 ecc_corrected;
+  guint64 ecc_uncorrected;
+  guint throttle_reasons;       /* AccelCudaThrottleReasons */
+} AccelCudaNvmlReadings;
+
+gboolean accel_cuda_nvml_read (const char *bus_id, AccelCudaNvmlReadings *r, char **why);
+
+/* accel-cuda-gpu.c: the description both kinds of CUDA device hold, and
+ * the properties of AccelCudaGpu over it. A class implementing the
+ * interface numbers its properties as the interface does. */
+typedef struct {
+  int ordinal;
+  char *device_name;
+  char *compute_capability;
+  int cc_major, cc_minor;
+  int sm_count;
+  AccelCudaIsolation isolation;
+  AccelCudaCompletion completion;
+  char *pci_bus_id;
+} AccelCudaGpuInfo;
+
+enum {
+  ACCEL_CUDA_GPU_PROP_0,
+  ACCEL_CUDA_GPU_PROP_ORDINAL,
+  ACCEL_CUDA_GPU_PROP_DEVICE_NAME,
+  ACCEL_CUDA_GPU_PROP_COMPUTE_CAPABILITY,
+  ACCEL_CUDA_GPU_PROP_COMPUTE_CAPABILITY_MAJOR,
+  ACCEL_CUDA_GPU_PROP_COMPUTE_CAPABILITY_MINOR,
+  ACCEL_CUDA_GPU_PROP_SM_COUNT,
+  ACCEL_CUDA_GPU_PROP_ISOLATION,
+  ACCEL_CUDA_GPU_PROP_COMPLETION,
+  ACCEL_CUDA_GPU_PROP_PCI_BUS_ID,
+  ACCEL_CUDA_GPU_PROP_TEMPERATURE,
+  ACCEL_CUDA_GPU_PROP_POWER_USAGE,
+  ACCEL_CUDA_GPU_PROP_POWER_LIMIT,
+  ACCEL_CUDA_GPU_PROP_SM_CLOCK,
+  ACCEL_CUDA_GPU_PROP_MEMORY_CLOCK,
+  ACCEL_CUDA_GPU_PROP_UTILIZATION,
+  ACCEL_CUDA_GPU_PROP_MEMORY_UTILIZATION,
+  ACCEL_CUDA_GPU_PROP_MEMORY_USED,
+  ACCEL_CUDA_GPU_PROP_ECC_ERRORS_CORRECTED,
+  ACCEL_CUDA_GPU_PROP_ECC_ERRORS_UNCORRECTED,
+  ACCEL_CUDA_GPU_PROP_THROTTLE_REASONS,
+  ACCEL_CUDA_GPU_PROP_TELEMETRY,
+  ACCEL_CUDA_GPU_N_PROPS
+};
+
+void accel_cuda_gpu_override_properties (GObjectClass *klass);
+
+/* What a class whose instance embeds an AccelCudaGpuInfo named `gpu` needs
+ * to implement AccelCudaGpu: t_n_gpu_init (for G_IMPLEMENT_INTERFACE),
+ * t_n_set_property and t_n_get_property. */
+#define ACCEL_CUDA_GPU_GLUE(t_n, CAST)                                                         \
+  static gpointer t_n##_get_info (AccelCudaGpu *gpu) { return &CAST (gpu)->gpu; }              \
+  static void t_n##_gpu_init (AccelCudaGpuInterface *iface) { iface->get_info = t_n##_get_info; } \
+  static void t_n##_set_property (GObject *object, guint id, const GValue *value, GParamSpec *pspec) \
+  {                                                                                              \
+    accel_cuda_gpu_info_set_property (&CAST (object)->gpu, id, value);                           \
+  }                                                                                              \
+  static void t_n##_get_property (GObject *object, guint id, GValue *value, GParamSpec *pspec)  \
+  {                                                                                              \
+    accel_cuda_gpu_info_get_property (&CAST (object)->gpu, id, value);                           \
+  }
+void accel_cuda_gpu_info_set_property (AccelCudaGpuInfo *info, guint prop_id, const GValue *value);
+void accel_cuda_gpu_info_get_property (AccelCudaGpuInfo *info, guint prop_id, GValue *value);
+void accel_cuda_gpu_info_constructed (AccelCudaGpuInfo *info);
+void accel_cuda_gpu_info_clear (AccelCudaGpuInfo *info);
+char *accel_cuda_pci_bus_id (const struct cudaDeviceProp *prop);
 
 /* accel-cuda-error.c */
 GError *accel_cuda_error_new (cudaError_t status, const char *what);
@@ -220,6 +315,21 @@ extern int accel_cuda_trace_enabled_;
 gboolean accel_cuda_trace_init (void);
 gint64 accel_cuda_trace_now (void);
 void accel_cuda_trace_record (AccelCudaTraceStage stage, gint64 start);
+
+/* accel-cuda-nvtx.c */
+extern int accel_cuda_nvtx_enabled_;
+gboolean accel_cuda_nvtx_init (void);
+guint64 accel_cuda_nvtx_start (const char *what, guint lane);
+void accel_cuda_nvtx_end (guint64 id);
+
+static inline gboolean
+accel_cuda_nvtx_enabled (void)
+{
+  int on = accel_cuda_nvtx_enabled_;
+  if (G_LIKELY (on < 0))
+    return FALSE;
+  return on > 0 || accel_cuda_nvtx_init ();
+}
 
 static inline gboolean
 accel_cuda_trace_enabled (void)

@@ -5,9 +5,10 @@
  * host after a sticky fault or its death. The host runs this same backend
  * with ACCEL_CUDA_ISOLATION=none, so the device it serves is an
  * AccelCudaDevice with the lanes and completion strategy asked for here.
- * This subclass carries the same CUDA properties as AccelCudaDevice: read
- * from the CUDA runtime of this process when the device is enumerated, and
- * refreshed from what each new host reports.
+ * This subclass has the same CUDA properties as AccelCudaDevice (the
+ * AccelCudaGpu interface): read from the CUDA runtime of this process when
+ * the device is enumerated, refreshed from what each new host reports, and
+ * NVML's readings taken here.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -16,47 +17,23 @@
 /**
  * AccelCudaRemoteDevice:
  *
- * A CUDA GPU whose context lives in an `accel-device-host` process. It has
- * the properties of #AccelCudaDevice (`ordinal`, `device-name`,
- * `compute-capability`, `sm-count`, `isolation`, `completion`), so a
- * kernel's `supports` function can read either with g_object_get() or
- * accel_cuda_get_compute_capability().
+ * A CUDA GPU whose context lives in an `accel-device-host` process. It
+ * implements #AccelCudaGpu as #AccelCudaDevice does (`ordinal`,
+ * `device-name`, `compute-capability`, `sm-count`, `isolation`,
+ * `completion`, the NVML readings), so a kernel's `supports` function can
+ * read either with g_object_get() or accel_cuda_get_compute_capability().
  */
 struct _AccelCudaRemoteDevice {
   AccelRemoteDevice parent_instance;
 
-  int ordinal;
-  char *device_name;
-  char *compute_capability;
-  int cc_major, cc_minor;
-  int sm_count;
-  AccelCudaCompletion completion;
+  AccelCudaGpuInfo gpu;
   guint64 memory_total;      /* as this process's CUDA runtime saw it */
 };
 
-G_DEFINE_FINAL_TYPE (AccelCudaRemoteDevice, accel_cuda_remote_device, ACCEL_TYPE_REMOTE_DEVICE)
+ACCEL_CUDA_GPU_GLUE (accel_cuda_remote_device, ACCEL_CUDA_REMOTE_DEVICE)
 
-enum {
-  PROP_0,
-  PROP_ORDINAL,
-  PROP_DEVICE_NAME,
-  PROP_COMPUTE_CAPABILITY,
-  PROP_COMPUTE_CAPABILITY_MAJOR,
-  PROP_COMPUTE_CAPABILITY_MINOR,
-  PROP_SM_COUNT,
-  PROP_ISOLATION,
-  PROP_COMPLETION,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
-
-static void
-update_capability (AccelCudaRemoteDevice *self)
-{
-  g_free (self->compute_capability);
-  self->compute_capability = g_strdup_printf ("%d.%d", self->cc_major, self->cc_minor);
-}
+G_DEFINE_FINAL_TYPE_WITH_CODE (AccelCudaRemoteDevice, accel_cuda_remote_device, ACCEL_TYPE_REMOTE_DEVICE,
+                               G_IMPLEMENT_INTERFACE (ACCEL_CUDA_TYPE_GPU, accel_cuda_remote_device_gpu_init))
 
 /* On the device thread, after each new host has answered. */
 static void
@@ -64,27 +41,27 @@ accel_cuda_remote_device_host_started (AccelRemoteDevice *remote, GVariant *info
 {
   AccelCudaRemoteDevice *self = ACCEL_CUDA_REMOTE_DEVICE (remote);
   const char *name = NULL;
-  int major = self->cc_major, minor = self->cc_minor, sm = self->sm_count;
+  int major = self->gpu.cc_major, minor = self->gpu.cc_minor, sm = self->gpu.sm_count;
 
   if (info == NULL)
     return;
-  if (g_variant_lookup (info, "device-name", "&s", &name) && g_strcmp0 (name, self->device_name) != 0)
+  if (g_variant_lookup (info, "device-name", "&s", &name) && g_strcmp0 (name, self->gpu.device_name) != 0)
     {
-      g_free (self->device_name);
-      self->device_name = g_strdup (name);
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_DEVICE_NAME]);
+      g_free (self->gpu.device_name);
+      self->gpu.device_name = g_strdup (name);
+      g_object_notify (G_OBJECT (self), "device-name");
     }
   g_variant_lookup (info, "compute-capability-major", "i", &major);
   g_variant_lookup (info, "compute-capability-minor", "i", &minor);
   g_variant_lookup (info, "sm-count", "i", &sm);
-  if (major != self->cc_major || minor != self->cc_minor)
+  if (major != self->gpu.cc_major || minor != self->gpu.cc_minor)
     {
-      self->cc_major = major;
-      self->cc_minor = minor;
-      update_capability (self);
-      g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_COMPUTE_CAPABILITY]);
+      self->gpu.cc_major = major;
+      self->gpu.cc_minor = minor;
+      accel_cuda_gpu_info_constructed (&self->gpu);
+      g_object_notify (G_OBJECT (self), "compute-capability");
     }
-  self->sm_count = sm;
+  self->gpu.sm_count = sm;
 }
 
 /* Before the first host has started the core knows no memory figures;
@@ -102,62 +79,21 @@ accel_cuda_remote_device_query_memory (AccelDevice *device, guint64 *total, guin
 static void
 accel_cuda_remote_device_constructed (GObject *object)
 {
-  update_capability (ACCEL_CUDA_REMOTE_DEVICE (object));
+  accel_cuda_gpu_info_constructed (&ACCEL_CUDA_REMOTE_DEVICE (object)->gpu);
   G_OBJECT_CLASS (accel_cuda_remote_device_parent_class)->constructed (object);
 }
 
 static void
 accel_cuda_remote_device_finalize (GObject *object)
 {
-  AccelCudaRemoteDevice *self = ACCEL_CUDA_REMOTE_DEVICE (object);
-
-  g_free (self->device_name);
-  g_free (self->compute_capability);
+  accel_cuda_gpu_info_clear (&ACCEL_CUDA_REMOTE_DEVICE (object)->gpu);
   G_OBJECT_CLASS (accel_cuda_remote_device_parent_class)->finalize (object);
-}
-
-static void
-accel_cuda_remote_device_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelCudaRemoteDevice *self = ACCEL_CUDA_REMOTE_DEVICE (object);
-
-  switch (prop_id)
-    {
-    case PROP_ORDINAL: self->ordinal = g_value_get_int (value); break;
-    case PROP_DEVICE_NAME: g_free (self->device_name); self->device_name = g_value_dup_string (value); break;
-    case PROP_COMPUTE_CAPABILITY_MAJOR: self->cc_major = g_value_get_int (value); break;
-    case PROP_COMPUTE_CAPABILITY_MINOR: self->cc_minor = g_value_get_int (value); break;
-    case PROP_SM_COUNT: self->sm_count = g_value_get_int (value); break;
-    case PROP_COMPLETION: self->completion = g_value_get_enum (value); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_cuda_remote_device_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelCudaRemoteDevice *self = ACCEL_CUDA_REMOTE_DEVICE (object);
-
-  switch (prop_id)
-    {
-    case PROP_ORDINAL: g_value_set_int (value, self->ordinal); break;
-    case PROP_DEVICE_NAME: g_value_set_string (value, self->device_name); break;
-    case PROP_COMPUTE_CAPABILITY: g_value_set_string (value, self->compute_capability); break;
-    case PROP_COMPUTE_CAPABILITY_MAJOR: g_value_set_int (value, self->cc_major); break;
-    case PROP_COMPUTE_CAPABILITY_MINOR: g_value_set_int (value, self->cc_minor); break;
-    case PROP_SM_COUNT: g_value_set_int (value, self->sm_count); break;
-    case PROP_ISOLATION: g_value_set_enum (value, ACCEL_CUDA_ISOLATION_PROCESS); break;
-    case PROP_COMPLETION: g_value_set_enum (value, self->completion); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
 }
 
 static void
 accel_cuda_remote_device_class_init (AccelCudaRemoteDeviceClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  const GParamFlags ro = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
-  const GParamFlags co = G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS;
 
   object_class->constructed = accel_cuda_remote_device_constructed;
   object_class->finalize = accel_cuda_remote_device_finalize;
@@ -166,63 +102,7 @@ accel_cuda_remote_device_class_init (AccelCudaRemoteDeviceClass *klass)
   ACCEL_REMOTE_DEVICE_CLASS (klass)->host_started = accel_cuda_remote_device_host_started;
   ACCEL_DEVICE_CLASS (klass)->query_memory = accel_cuda_remote_device_query_memory;
 
-  /**
-   * AccelCudaRemoteDevice:ordinal:
-   *
-   * The CUDA device ordinal (in this process and in the host).
-   */
-  properties[PROP_ORDINAL] = g_param_spec_int ("ordinal", NULL, "CUDA device ordinal", 0, G_MAXINT, 0, co);
-  /**
-   * AccelCudaRemoteDevice:device-name:
-   *
-   * The GPU's name.
-   */
-  properties[PROP_DEVICE_NAME] =
-    g_param_spec_string ("device-name", NULL, "GPU name", NULL, co | G_PARAM_EXPLICIT_NOTIFY);
-  /**
-   * AccelCudaRemoteDevice:compute-capability:
-   *
-   * The compute capability as `major.minor`.
-   */
-  properties[PROP_COMPUTE_CAPABILITY] =
-    g_param_spec_string ("compute-capability", NULL, "Compute capability", NULL, ro | G_PARAM_EXPLICIT_NOTIFY);
-  /**
-   * AccelCudaRemoteDevice:compute-capability-major:
-   *
-   * The major compute capability.
-   */
-  properties[PROP_COMPUTE_CAPABILITY_MAJOR] =
-    g_param_spec_int ("compute-capability-major", NULL, "Major compute capability", 0, G_MAXINT, 0, co);
-  /**
-   * AccelCudaRemoteDevice:compute-capability-minor:
-   *
-   * The minor compute capability.
-   */
-  properties[PROP_COMPUTE_CAPABILITY_MINOR] =
-    g_param_spec_int ("compute-capability-minor", NULL, "Minor compute capability", 0, G_MAXINT, 0, co);
-  /**
-   * AccelCudaRemoteDevice:sm-count:
-   *
-   * The number of streaming multiprocessors.
-   */
-  properties[PROP_SM_COUNT] = g_param_spec_int ("sm-count", NULL, "Multiprocessors", 0, G_MAXINT, 0, co);
-  /**
-   * AccelCudaRemoteDevice:isolation:
-   *
-   * Always %ACCEL_CUDA_ISOLATION_PROCESS.
-   */
-  properties[PROP_ISOLATION] =
-    g_param_spec_enum ("isolation", NULL, "Where the context lives", ACCEL_TYPE_CUDA_ISOLATION,
-                       ACCEL_CUDA_ISOLATION_PROCESS, ro);
-  /**
-   * AccelCudaRemoteDevice:completion:
-   *
-   * The completion strategy of the device in the host.
-   */
-  properties[PROP_COMPLETION] =
-    g_param_spec_enum ("completion", NULL, "Completion strategy", ACCEL_TYPE_CUDA_COMPLETION,
-                       ACCEL_CUDA_COMPLETION_POLL, co);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  accel_cuda_gpu_override_properties (object_class);
 }
 
 static void
@@ -253,6 +133,7 @@ accel_cuda_remote_device_new (AccelBackend *backend,
   g_autofree char *completion_env = g_strdup_printf ("ACCEL_CUDA_COMPLETION=%s",
                                                      value ? value->value_nick : "poll");
   const char *env[] = { "ACCEL_CUDA_ISOLATION=none", lanes_env, completion_env, NULL };
+  g_autofree char *bus_id = accel_cuda_pci_bus_id (prop);
 
   AccelCudaRemoteDevice *self = g_object_new (ACCEL_CUDA_TYPE_REMOTE_DEVICE,
                                                "name", name,
@@ -265,7 +146,9 @@ accel_cuda_remote_device_new (AccelBackend *backend,
                                                "compute-capability-major", prop->major,
                                                "compute-capability-minor", prop->minor,
                                                "sm-count", prop->multiProcessorCount,
+                                               "isolation", ACCEL_CUDA_ISOLATION_PROCESS,
                                                "completion", completion,
+                                               "pci-bus-id", bus_id,
                                                NULL);
   self->memory_total = prop->totalGlobalMem;
   return ACCEL_DEVICE (self);

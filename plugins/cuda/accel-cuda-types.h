@@ -70,6 +70,35 @@ typedef enum {
 } AccelCudaCompletion;
 
 /**
+ * AccelCudaThrottleReasons:
+ * @ACCEL_CUDA_THROTTLE_NONE: the clocks run as fast as they may
+ * @ACCEL_CUDA_THROTTLE_GPU_IDLE: nothing runs, so the clocks are low
+ * @ACCEL_CUDA_THROTTLE_APPLICATIONS_CLOCKS: held by the applications clock setting
+ * @ACCEL_CUDA_THROTTLE_SW_POWER_CAP: the power draw reached the power limit
+ * @ACCEL_CUDA_THROTTLE_HW_SLOWDOWN: slowed by hardware (heat or power brake)
+ * @ACCEL_CUDA_THROTTLE_SYNC_BOOST: held to match the GPUs of a sync-boost group
+ * @ACCEL_CUDA_THROTTLE_SW_THERMAL: slowed by the driver to keep the GPU below its maximum temperature
+ * @ACCEL_CUDA_THROTTLE_HW_THERMAL: slowed by hardware because the GPU is too hot
+ * @ACCEL_CUDA_THROTTLE_HW_POWER_BRAKE: slowed by an external power brake signal
+ * @ACCEL_CUDA_THROTTLE_DISPLAY_CLOCKS: held by the display clock setting
+ *
+ * Why a GPU's clocks are below their maximum, as NVML reports it (the
+ * #AccelCudaGpu:throttle-reasons property).
+ */
+typedef enum /*< flags >*/ {
+  ACCEL_CUDA_THROTTLE_NONE = 0,
+  ACCEL_CUDA_THROTTLE_GPU_IDLE = 1 << 0,
+  ACCEL_CUDA_THROTTLE_APPLICATIONS_CLOCKS = 1 << 1,
+  ACCEL_CUDA_THROTTLE_SW_POWER_CAP = 1 << 2,
+  ACCEL_CUDA_THROTTLE_HW_SLOWDOWN = 1 << 3,
+  ACCEL_CUDA_THROTTLE_SYNC_BOOST = 1 << 4,
+  ACCEL_CUDA_THROTTLE_SW_THERMAL = 1 << 5,
+  ACCEL_CUDA_THROTTLE_HW_THERMAL = 1 << 6,
+  ACCEL_CUDA_THROTTLE_HW_POWER_BRAKE = 1 << 7,
+  ACCEL_CUDA_THROTTLE_DISPLAY_CLOCKS = 1 << 8,
+} AccelCudaThrottleReasons;
+
+/**
  * AccelCudaLane:
  *
  * One lane of a CUDA device: a stream, with the library handles made for
@@ -79,6 +108,7 @@ typedef enum {
 typedef struct _AccelCudaLane AccelCudaLane;
 
 typedef struct _AccelCudaDevice AccelCudaDevice;
+typedef struct _AccelCudaGpu AccelCudaGpu;
 typedef struct _AccelCudaBackend AccelCudaBackend;
 typedef struct _AccelCudaRemoteDevice AccelCudaRemoteDevice;
 

@@ -33,6 +33,7 @@
 #include "accel-cuda-error.h"
 #include "accel-cuda-lane.h"
 #include "accel-cuda-plan-cache.h"
+#include "accel-cuda-gpu.h"
 #include "accel-cuda-device.h"
 #include "accel-cuda-remote-device.h"
 #include "accel-cuda-backend.h"

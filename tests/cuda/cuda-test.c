@@ -274,3 +274,26 @@ ct_assert_same_bytes (const char *what, AccelBuffer *a, AccelBuffer *b)
         return;
       }
 }
+
+static void
+submitted (GObject *source, GAsyncResult *result, gpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  g_assert_true (accel_device_submit_finish (ACCEL_DEVICE (source), result, &error));
+  g_assert_no_error (error);
+  *(gboolean *) data = TRUE;
+}
+
+void
+ct_submit_async (AccelDevice *device, AccelOp *op, gboolean *done)
+{
+  *done = FALSE;
+  accel_device_submit_async (device, op, NULL, submitted, done);
+}
+
+void
+ct_wait (gboolean *done)
+{
+  while (!*done)
+    g_main_context_iteration (NULL, TRUE);
+}

@@ -37,6 +37,10 @@ void ct_write (AccelBuffer *buffer, const double *values);
 double *ct_read (AccelBuffer *buffer);
 guint8 *ct_read_bytes (AccelBuffer *buffer);
 void ct_submit (AccelDevice *device, AccelOp *op);
+/* Submits @op asynchronously; *@done becomes TRUE once it succeeded
+ * (ct_wait() runs this thread's main context until then). */
+void ct_submit_async (AccelDevice *device, AccelOp *op, gboolean *done);
+void ct_wait (gboolean *done);
 double ct_eps (AccelDType dtype);
 
 /* Runs the same op built by @make on both devices of the pairs. */

@@ -44,7 +44,8 @@ run_grouped (AccelDType in_dt, AccelDType out_dt, gint64 groups, gint64 rows, gi
   g_autoptr(AccelBuffer) ba = lt_new (in_dt, da, 2, a);
   g_autoptr(AccelBuffer) bb = lt_new (in_dt, db, 3, b);
   g_autoptr(AccelBuffer) boff = lt_new (ACCEL_DTYPE_I32, doff, 1, offsets);
-  g_autoptr(AccelBuffer) bout = lt_new (out_dt, dout, 2, a);   /* garbage to overwrite */
+  g_autofree double *garbage = lt_random (out_dt, rows * n, -9, 9);
+  g_autoptr(AccelBuffer) bout = lt_new (out_dt, dout, 2, garbage);   /* to be overwritten */
   g_autoptr(AccelBuffer) bbias = with_bias ? lt_new (out_dt, dbias, 2, bias) : NULL;
   g_autoptr(AccelOp) op = accel_grouped_gemm_new (ba, bb, boff, bout);
   g_object_set (op, "transb", transb, "alpha", alpha, "bias", bbias, NULL);
@@ -184,7 +185,7 @@ test_bad_input (void)
   if (lt_device_for ("grouped-gemm", "quant-matmul", NULL) == NULL)
     return;
   gint64 da[2] = { 10, 16 }, db[3] = { 3, 16, 8 }, doff[1] = { 4 }, dout[2] = { 10, 8 }, db2[3] = { 2, 16, 8 };
-  g_autofree double *a = lt_random (ACCEL_DTYPE_BF16, 160, -1, 1);
+  g_autofree double *a = lt_random (ACCEL_DTYPE_BF16, 384, -1, 1);   /* enough for every buffer below */
   g_autoptr(AccelBuffer) ba = lt_new (ACCEL_DTYPE_BF16, da, 2, a);
   g_autoptr(AccelBuffer) bb = lt_new (ACCEL_DTYPE_BF16, db, 3, a);
   g_autoptr(AccelBuffer) bb2 = lt_new (ACCEL_DTYPE_BF16, db2, 3, a);

@@ -116,6 +116,8 @@ test_round_trip (void)
           {
             if (g_test_rand_bit () && pspecs[j]->value_type == ACCEL_TYPE_BUFFER)
               continue;   /* leave some buffers unset */
+            if (G_IS_PARAM_SPEC_OBJECT (pspecs[j]) && pspecs[j]->value_type != ACCEL_TYPE_BUFFER)
+              continue;   /* a function, a graph: not serialised by the table (see tests of launch, graph) */
             GValue v = G_VALUE_INIT;
             random_value (pspecs[j], &v);
             g_object_set_property (G_OBJECT (op), pspecs[j]->name, &v);

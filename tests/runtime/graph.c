@@ -1,0 +1,432 @@
+/* Tests of AccelGraph on cpu:0, in this process and behind an
+ * `accel-device-host` (the same semantics a CUDA graph has): a recorded
+ * chain replayed several times against a float64 reference on random data
+ * of odd sizes, recorded copies that later changes to an op do not touch,
+ * the order of a replay among other ops, a graph recorded before a context
+ * rebuild (STALE_BUFFER), bad recordings, the serialised replay read by a
+ * device host (one message per replay; the host's cache), and the device
+ * `stats` property.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <accel.h>
+#include <math.h>
+#include <string.h>
+
+static AccelSystem *
+new_system (void)
+{
+  g_autoptr(GError) error = NULL;
+  AccelSystem *system = accel_system_new (&error);
+  g_assert_no_error (error);
+  return system;
+}
+
+/* cpu:0 in this process, or behind a device host. */
+static AccelDevice *
+get_device (AccelSystem *system, gboolean remote)
+{
+  g_autoptr(GError) error = NULL;
+  AccelDevice *dev;
+  if (remote)
+    {
+      AccelBackend *cpu = accel_system_get_backend (system, "cpu", &error);
+      g_assert_no_error (error);
+      dev = accel_remote_device_new (cpu, "remote-cpu:0", "cpu:0", NULL, &error);
+    }
+  else
+    dev = accel_system_get_device (system, "cpu:0", &error);
+  g_assert_no_error (error);
+  return dev;
+}
+
+static AccelBuffer *
+alloc_f64 (AccelDevice *dev, gint64 n, double *host)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AccelShape) s = accel_shape_new_1d (n);
+  AccelBuffer *b = accel_device_alloc (dev, ACCEL_DTYPE_F64, s, &error);
+  g_assert_no_error (error);
+  for (gint64 i = 0; i < n; i++)
+    host[i] = g_test_rand_double_range (-1, 1);
+  accel_buffer_write (b, (guint8 *) host, n * sizeof (double), &error);
+  g_assert_no_error (error);
+  return b;
+}
+
+static void
+assert_buffer_equals (AccelBuffer *b, const double *want, gint64 n)
+{
+  g_autoptr(GError) error = NULL;
+  g_autofree double *got = g_new (double, n);
+  accel_buffer_read (b, (guint8 *) got, n * sizeof (double), &error);
+  g_assert_no_error (error);
+  for (gint64 i = 0; i < n; i++)
+    if (fabs (got[i] - want[i]) > 1e-12 * (1 + fabs (want[i])))
+      g_error ("element %" G_GINT64_FORMAT ": got %.17g, want %.17g", i, got[i], want[i]);
+}
+
+/* x *= a; y += b x; y *= c; x <- y; on the host. */
+static void
+reference_step (double *x, double *y, gint64 n, double a, double b, double c)
+{
+  for (gint64 i = 0; i < n; i++)
+    {
+      x[i] *= a;
+      y[i] += b * x[i];
+      y[i] *= c;
+      x[i] = y[i];
+    }
+}
+
+static AccelGraph *
+record_chain (AccelDevice *dev, AccelBuffer *x, AccelBuffer *y, double a, double b, double c)
+{
+  g_autoptr(GError) error = NULL;
+  AccelGraph *graph = accel_graph_new (dev, -1);
+  g_autoptr(AccelOp) scal_x = accel_scal_new (a, x);
+  g_autoptr(AccelOp) axpy = accel_axpy_new (b, x, y);
+  g_autoptr(AccelOp) scal_y = accel_scal_new (c, y);
+  g_autoptr(AccelOp) copy = accel_copy_new (y, x);
+  AccelOp *ops[] = { scal_x, axpy, scal_y, copy };
+  for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
+    {
+      g_assert_true (accel_graph_add (graph, ops[i], &error));
+      g_assert_no_error (error);
+    }
+  /* The graph holds a copy: changing the op now changes nothing. */
+  g_object_set (scal_x, "alpha", a + 1.0, NULL);
+  g_assert_cmpuint (accel_graph_get_n_ops (graph), ==, 4);
+  g_assert_true (accel_graph_instantiate (graph, &error));
+  g_assert_no_error (error);
+  return graph;
+}
+
+static void
+check_chain (gboolean remote)
+{
+  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelDevice) dev = get_device (system, remote);
+  g_autoptr(GError) error = NULL;
+  gint64 n = g_test_rand_int_range (1, 3000) | 1;
+  g_autofree double *x = g_new (double, n);
+  g_autofree double *y = g_new (double, n);
+  g_autoptr(AccelBuffer) bx = alloc_f64 (dev, n, x);
+  g_autoptr(AccelBuffer) by = alloc_f64 (dev, n, y);
+  double a = g_test_rand_double_range (0.5, 1.5), b = g_test_rand_double_range (-1, 1);
+  double c = g_test_rand_double_range (0.5, 1.0);
+
+  g_autoptr(AccelGraph) graph = record_chain (dev, bx, by, a, b, c);
+  g_autoptr(AccelOp) replay = accel_graph_new_replay (graph);
+  guint reps = g_test_rand_int_range (2, 6);
+  for (guint r = 0; r < reps; r++)
+    {
+      g_assert_true (accel_device_submit (dev, replay, NULL, &error));
+      g_assert_no_error (error);
+      reference_step (x, y, n, a, b, c);
+    }
+  assert_buffer_equals (bx, x, n);
+  assert_buffer_equals (by, y, n);
+
+  /* Ops submitted around a replay see its effects in order. */
+  double v = g_test_rand_double_range (-2, 2);
+  g_autoptr(AccelOp) fill = accel_fill_new (bx, v);
+  g_assert_true (accel_device_submit (dev, fill, NULL, &error));
+  g_assert_true (accel_graph_replay (graph, NULL, &error));
+  g_assert_no_error (error);
+  for (gint64 i = 0; i < n; i++)
+    x[i] = v;
+  reference_step (x, y, n, a, b, c);
+  assert_buffer_equals (by, y, n);
+
+  /* One work item per replay, whatever the graph holds. */
+  g_autoptr(GVariant) before = accel_device_get_stats (dev);
+  guint64 ops_before = 0, ops_after = 0;
+  g_variant_lookup (before, "ops-completed", "t", &ops_before);
+  g_assert_true (accel_graph_replay (graph, NULL, &error));
+  g_autoptr(GVariant) after = accel_device_get_stats (dev);
+  g_variant_lookup (after, "ops-completed", "t", &ops_after);
+  g_assert_cmpuint (ops_after, ==, ops_before + 1);
+  reference_step (x, y, n, a, b, c);
+  assert_buffer_equals (by, y, n);
+}
+
+static void
+test_chain (void)
+{
+  check_chain (FALSE);
+}
+
+static void
+test_chain_remote (void)
+{
+  check_chain (TRUE);
+}
+
+typedef struct {
+  gint pending;
+  GError *error;
+} AsyncState;
+
+static void
+replayed (GObject *source, GAsyncResult *result, gpointer data)
+{
+  AsyncState *state = data;
+  GError *error = NULL;
+  if (!accel_graph_replay_finish (ACCEL_GRAPH (source), result, &error) && state->error == NULL)
+    state->error = error;
+  else
+    g_clear_error (&error);
+  state->pending--;
+}
+
+/* Many replays queued at once run in order. */
+static void
+test_async (void)
+{
+  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelDevice) dev = get_device (system, FALSE);
+  gint64 n = g_test_rand_int_range (1, 500);
+  g_autofree double *x = g_new (double, n);
+  g_autofree double *y = g_new (double, n);
+  g_autoptr(AccelBuffer) bx = alloc_f64 (dev, n, x);
+  g_autoptr(AccelBuffer) by = alloc_f64 (dev, n, y);
+  double a = g_test_rand_double_range (0.9, 1.1), b = g_test_rand_double_range (-0.5, 0.5);
+  double c = g_test_rand_double_range (0.5, 1.0);
+  g_autoptr(AccelGraph) graph = record_chain (dev, bx, by, a, b, c);
+
+  AsyncState state = { 0, NULL };
+  guint reps = g_test_rand_int_range (5, 20);
+  for (guint r = 0; r < reps; r++)
+    {
+      state.pending++;
+      accel_graph_replay_async (graph, NULL, replayed, &state);
+      reference_step (x, y, n, a, b, c);
+    }
+  while (state.pending > 0)
+    g_main_context_iteration (NULL, TRUE);
+  g_assert_no_error (state.error);
+  assert_buffer_equals (by, y, n);
+}
+
+static void
+check_stale (gboolean remote)
+{
+  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelDevice) dev = get_device (system, remote);
+  g_autoptr(GError) error = NULL;
+  accel_actor_set_strategy (ACCEL_ACTOR (dev), 3, 60000, NULL, NULL, NULL);
+  gint64 n = g_test_rand_int_range (1, 100);
+  g_autofree double *x = g_new (double, n);
+  g_autofree double *y = g_new (double, n);
+  g_autoptr(AccelBuffer) bx = alloc_f64 (dev, n, x);
+  g_autoptr(AccelBuffer) by = alloc_f64 (dev, n, y);
+  g_autoptr(AccelGraph) graph = record_chain (dev, bx, by, 1.5, 0.5, 0.75);
+  g_autoptr(AccelGraph) open = accel_graph_new (dev, 0);
+
+  g_autoptr(AccelOp) fault = accel_op_new_by_name ("fault", &error);
+  g_assert_no_error (error);
+  g_assert_false (accel_device_submit (dev, fault, NULL, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED);
+  g_clear_error (&error);
+  g_assert_cmpuint (accel_device_get_generation (dev), ==, 1);
+
+  /* The graph's memory went with the old context: its replay is refused
+   * before anything runs, and so is recording into an old graph. */
+  g_assert_false (accel_graph_replay (graph, NULL, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_STALE_BUFFER);
+  g_clear_error (&error);
+  g_autofree double *z = g_new (double, n);
+  g_autoptr(AccelBuffer) bz = alloc_f64 (dev, n, z);
+  g_autoptr(AccelOp) scal = accel_scal_new (2.0, bz);
+  g_assert_false (accel_graph_add (open, scal, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_STALE_BUFFER);
+  g_clear_error (&error);
+
+  /* A graph of the new generation works. */
+  g_autofree double *w = g_new (double, n);
+  g_autoptr(AccelBuffer) bw = alloc_f64 (dev, n, w);
+  g_autoptr(AccelGraph) fresh = record_chain (dev, bz, bw, 0.5, 2.0, 0.25);
+  g_assert_true (accel_graph_replay (fresh, NULL, &error));
+  g_assert_no_error (error);
+  reference_step (z, w, n, 0.5, 2.0, 0.25);
+  assert_buffer_equals (bw, w, n);
+}
+
+static void
+test_stale (void)
+{
+  check_stale (FALSE);
+}
+
+static void
+test_stale_remote (void)
+{
+  check_stale (TRUE);
+}
+
+static void
+test_bad_input (void)
+{
+  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelDevice) dev = get_device (system, FALSE);
+  g_autoptr(AccelDevice) other = get_device (system, TRUE);
+  g_autoptr(GError) error = NULL;
+  gint64 n = g_test_rand_int_range (2, 50);
+  g_autofree double *x = g_new (double, n);
+  g_autoptr(AccelBuffer) bx = alloc_f64 (dev, n, x);
+  g_autoptr(AccelBuffer) elsewhere = alloc_f64 (other, n, x);
+
+  g_autoptr(AccelGraph) graph = accel_graph_new (dev, -1);
+  /* Nothing recorded: nothing to instantiate. */
+  g_assert_false (accel_graph_instantiate (graph, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+
+  /* An op that would not validate is refused, naming its property. */
+  g_autoptr(AccelOp) bad = accel_op_new_by_name ("axpy", &error);
+  g_assert_no_error (error);
+  g_object_set (bad, "x", bx, NULL);
+  g_assert_false (accel_graph_add (graph, bad, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT);
+  g_assert_nonnull (strstr (error->message, "“y”"));
+  g_clear_error (&error);
+
+  /* A buffer of another device. */
+  g_autoptr(AccelOp) foreign = accel_scal_new (2.0, elsewhere);
+  g_assert_false (accel_graph_add (graph, foreign, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_WRONG_DEVICE);
+  g_clear_error (&error);
+
+  /* A replay cannot be recorded; a graph that is not instantiated cannot
+   * be replayed; an instantiated one takes no more ops. */
+  g_autoptr(AccelOp) scal = accel_scal_new (3.0, bx);
+  g_assert_true (accel_graph_add (graph, scal, &error));
+  g_autoptr(AccelOp) early = accel_graph_new_replay (graph);
+  g_assert_false (accel_device_submit (dev, early, NULL, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_assert_true (accel_graph_instantiate (graph, &error));
+  g_assert_false (accel_graph_add (graph, scal, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_autoptr(AccelGraph) outer = accel_graph_new (dev, -1);
+  g_autoptr(AccelOp) nested = accel_graph_new_replay (graph);
+  g_assert_false (accel_graph_add (outer, nested, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_NOT_SUPPORTED);
+  g_clear_error (&error);
+
+  /* A replay on another device is refused: its buffers are not there. */
+  g_assert_false (accel_device_submit (other, nested, NULL, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_WRONG_DEVICE);
+  g_clear_error (&error);
+}
+
+static AccelBuffer *
+resolve_from_table (guint64 handle, gpointer data)
+{
+  AccelBuffer *b = g_hash_table_lookup (data, &handle);
+  return b ? g_object_ref (b) : NULL;
+}
+
+/* What a device host does with a replay: it reads the graph once and
+ * keeps it while the content under its handle stays the same. */
+static void
+test_serialised (void)
+{
+  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelDevice) dev = get_device (system, FALSE);
+  g_autoptr(GError) error = NULL;
+  gint64 n = g_test_rand_int_range (1, 64);
+  g_autofree double *x = g_new (double, n);
+  g_autofree double *y = g_new (double, n);
+  g_autoptr(AccelBuffer) bx = alloc_f64 (dev, n, x);
+  g_autoptr(AccelBuffer) by = alloc_f64 (dev, n, y);
+  g_autoptr(AccelGraph) graph = record_chain (dev, bx, by, 1.25, -0.5, 0.5);
+  g_autoptr(AccelOp) replay = accel_graph_new_replay (graph);
+
+  g_autoptr(GHashTable) table = g_hash_table_new (g_int64_hash, g_int64_equal);
+  guint64 hx = accel_buffer_get_handle (bx), hy = accel_buffer_get_handle (by);
+  g_hash_table_insert (table, &hx, bx);
+  g_hash_table_insert (table, &hy, by);
+
+  g_autoptr(GVariant) form = accel_op_serialize (replay);
+  g_autoptr(AccelOp) read1 = accel_op_deserialize (form, resolve_from_table, table, &error);
+  g_assert_no_error (error);
+  g_autoptr(AccelOp) read2 = accel_op_deserialize (form, resolve_from_table, table, &error);
+  g_assert_no_error (error);
+  AccelGraph *g1 = ACCEL_REPLAY (read1)->graph, *g2 = ACCEL_REPLAY (read2)->graph;
+  g_assert_true (g1 == g2);
+  g_assert_true (g1 != graph);
+  g_assert_cmpuint (accel_graph_get_n_ops (g1), ==, 4);
+  g_assert_null (accel_graph_get_device (g1));
+  g_assert_cmpuint (accel_op_get_n_buffer_slots (read1), ==, 2);
+  g_autoptr(GVariant) again = accel_op_serialize (read1);
+  g_assert_true (g_variant_equal (form, again));
+
+  /* The graph read back runs like the original. */
+  g_assert_true (accel_device_submit (dev, read1, NULL, &error));
+  g_assert_no_error (error);
+  reference_step (x, y, n, 1.25, -0.5, 0.5);
+  assert_buffer_equals (by, y, n);
+
+  /* A hostile form: an unknown handle. */
+  g_hash_table_remove (table, &hy);
+  g_autoptr(AccelGraph) other = record_chain (dev, bx, by, 2.0, 1.0, 0.5);
+  g_autoptr(AccelOp) other_replay = accel_graph_new_replay (other);
+  g_autoptr(GVariant) other_form = accel_op_serialize (other_replay);
+  g_assert_null (accel_op_deserialize (other_form, resolve_from_table, table, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_STALE_BUFFER);
+}
+
+static void
+test_stats (void)
+{
+  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelDevice) dev = get_device (system, FALSE);
+  g_autoptr(GError) error = NULL;
+  gint64 n = g_test_rand_int_range (1, 1000);
+  g_autofree double *x = g_new (double, n);
+  g_autoptr(AccelBuffer) bx = alloc_f64 (dev, n, x);   /* one write */
+  guint ops = g_test_rand_int_range (1, 10);
+  for (guint i = 0; i < ops; i++)
+    {
+      g_autoptr(AccelOp) scal = accel_scal_new (0.5, bx);
+      g_assert_true (accel_device_submit (dev, scal, NULL, &error));
+    }
+  g_autofree double *back = g_new (double, n);
+  g_assert_true (accel_buffer_read (bx, (guint8 *) back, n * sizeof (double), &error));
+  g_autoptr(AccelOp) fault = accel_op_new_by_name ("fault", &error);
+  g_assert_false (accel_device_submit (dev, fault, NULL, &error));
+  g_clear_error (&error);
+
+  g_autoptr(GVariant) stats = NULL;
+  g_object_get (dev, "stats", &stats, NULL);
+  guint64 v = 0;
+  g_assert_true (g_variant_lookup (stats, "ops-completed", "t", &v));
+  g_assert_cmpuint (v, ==, ops + 1);
+  g_assert_true (g_variant_lookup (stats, "transfers-completed", "t", &v));
+  g_assert_cmpuint (v, ==, 2);
+  g_assert_true (g_variant_lookup (stats, "errors", "t", &v));
+  g_assert_cmpuint (v, ==, 1);
+  g_assert_true (g_variant_lookup (stats, "bytes-written", "t", &v));
+  g_assert_cmpuint (v, ==, n * sizeof (double));
+  g_assert_true (g_variant_lookup (stats, "bytes-moved", "t", &v));
+  g_assert_cmpuint (v, ==, 2 * n * sizeof (double));
+  g_assert_true (g_variant_lookup (stats, "busy-us", "t", &v));
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/graph/chain", test_chain);
+  g_test_add_func ("/graph/chain-remote", test_chain_remote);
+  g_test_add_func ("/graph/async", test_async);
+  g_test_add_func ("/graph/stale", test_stale);
+  g_test_add_func ("/graph/stale-remote", test_stale_remote);
+  g_test_add_func ("/graph/bad-input", test_bad_input);
+  g_test_add_func ("/graph/serialised", test_serialised);
+  g_test_add_func ("/graph/stats", test_stats);
+  return g_test_run ();
+}
