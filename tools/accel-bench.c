@@ -40,6 +40,7 @@ extern const AccelBenchGroup accel_bench_cuda_graph_groups[];
 #endif
 #ifdef ACCEL_BENCH_LIBS_GROUPS
 extern const AccelBenchGroup accel_bench_libs_groups[];
+extern const AccelBenchGroup accel_bench_libs_cutlass_groups[];
 #endif
 #ifdef ACCEL_BENCH_FLASHATTN_GROUPS
 extern const AccelBenchGroup accel_bench_flashattn_groups[];
@@ -56,6 +57,7 @@ static const AccelBenchGroup *const group_tables[] = {
 #endif
 #ifdef ACCEL_BENCH_LIBS_GROUPS
   accel_bench_libs_groups,
+  accel_bench_libs_cutlass_groups,
 #endif
 #ifdef ACCEL_BENCH_FLASHATTN_GROUPS
   accel_bench_flashattn_groups,
