@@ -63,8 +63,12 @@ struct Grouped {
   static constexpr int kAlignD = 16 / sizeof (ElementD);
   static constexpr bool kFp8 = sizeof (ElementAB) == 1;
 
-  using TileShape = Shape<_128, _128, Int<kFp8 ? 128 : 64>>;
-  using ClusterShape = Shape<_1, _1, _1>;
+  /* PyTorch's tile for large groups (GroupMM.cu): 128 x 256, clusters of
+   * two along M sharing B through TMA multicast; 128 x 128 for fp8, whose
+   * accumulators are kept twice (the promoted sums beside the MMA's) and
+   * would spill at 128 x 256. */
+  using TileShape = cute::conditional_t<kFp8, Shape<_128, _128, _128>, Shape<_128, _256, _64>>;
+  using ClusterShape = Shape<_2, _1, _1>;
   /* fp8 too: the plain schedule promotes the partial sums to f32 every few
    * k-blocks (the fast-accumulation one would not). */
   using KernelSchedule = cutlass::gemm::KernelPtrArrayTmaWarpSpecializedCooperative;

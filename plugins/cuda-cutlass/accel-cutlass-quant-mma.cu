@@ -23,10 +23,12 @@
  * (16-byte loads), and a chunk lies inside one quantisation group when
  * 4R divides the group size.
  *
- * Two kernels: stream (M ≤ 16: 4 warps split K over the same 16 rows,
- * activations read through L1, the partial sums added in shared memory)
- * and tiled (M > 16: 8 warps over 128 rows share 64 tokens of activations
- * staged in shared memory by cp.async, two stages).
+ * Two kernels: stream (M ≤ 16: 8 warps, 4 over 64 rows times 2 halves of
+ * K, several chunks of codes in flight per warp, activations read through
+ * L1, the halves added in shared memory) and tiled (M > 16: 8 warps over
+ * 128 rows share 64 tokens of activations staged in shared memory by
+ * cp.async, two stages). Each code word is decoded once, and the scales
+ * of a chunk's group are loaded with its codes.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -211,26 +213,6 @@ struct Run {
     else
       w[0] = __ldg ((const uint32_t *) p);
   }
-
-  /* The A registers of step s for this row: pairs (4s, 4s + 1), (4s + 2, 4s + 3). */
-  __device__ __forceinline__ void
-  step (int s, bool given_zeros, uint32_t &p01, uint32_t &p23) const
-  {
-    if constexpr (FMT == ACCEL_CUTLASS_QUANT_INT4)
-      {
-        uint32_t pr[4];   /* a word holds 8 codes: steps 2j and 2j + 1 */
-        Codes<FMT, BF16>::pairs (w[s / 2], given_zeros, pr);
-        p01 = pr[(s % 2) * 2];
-        p23 = pr[(s % 2) * 2 + 1];
-      }
-    else
-      {
-        uint32_t pr[2];   /* a word holds 4 codes: one step */
-        Codes<FMT, BF16>::pairs (w[s], given_zeros, pr);
-        p01 = pr[0];
-        p23 = pr[1];
-      }
-  }
 };
 
 /* R activations of one token as 32-bit words (pairs of halves), zeros past M. */
@@ -250,40 +232,94 @@ struct Acts {
   }
 };
 
-/* Adds a finished group's partial sums, scaled, to the results: rows
- * (g, g + 8) of the warp's 16, tokens (2c, 2c + 1) of each 8. */
-template <int NT>
+/* The MMAs of one chunk: each code word of both rows decoded once, its
+ * steps (two a word for int4, one for 8-bit codes) multiplied against every
+ * token tile; bfrag (t, s, b0, b1) gives the B registers of tile t, step s.
+ * A registers: (row g, slots 2c, 2c + 1), (row g + 8, same), (row g, slots
+ * 2c + 8, 2c + 9), (row g + 8, same). */
+template <int FMT, bool BF16, int R, int NT, class BFrag>
 __device__ __forceinline__ void
-finish_group (const QParams &p, float (&out)[NT][4], float (&acc)[NT][4], int64_t row0, int64_t row1,
-              int64_t tok0, int gi)
+multiply_chunk (const Run<FMT, BF16, R> &r0, const Run<FMT, BF16, R> &r1, bool given_zeros, float (&acc)[NT][4],
+                const BFrag &bfrag)
 {
-  float s0 = load_scale (p.scales, row0 * p.groups + gi, p.scale_type);
-  float s1 = load_scale (p.scales, row1 * p.groups + gi, p.scale_type);
-  float z0 = 0.0f, z1 = 0.0f;
-  if (p.zeros)
-    {
-      z0 = load_scale (p.zeros, row0 * p.groups + gi, p.scale_type);
-      z1 = load_scale (p.zeros, row1 * p.groups + gi, p.scale_type);
-    }
+  constexpr int kSteps = FMT == ACCEL_CUTLASS_QUANT_INT4 ? 2 : 1;
 #pragma unroll
-  for (int t = 0; t < NT; t++)
+  for (int w = 0; w < Run<FMT, BF16, R>::kWords; w++)
     {
-      float sa0 = 0.0f, sa1 = 0.0f;
-      if (p.zeros)
+      uint32_t p0[2 * kSteps], p1[2 * kSteps];
+      Codes<FMT, BF16>::pairs (r0.w[w], given_zeros, p0);
+      Codes<FMT, BF16>::pairs (r1.w[w], given_zeros, p1);
+#pragma unroll
+      for (int h = 0; h < kSteps; h++)
         {
-          int64_t ta = tok0 + 8 * t, tb = ta + 1;
-          sa0 = ta < p.m ? p.asum[ta * p.groups + gi] : 0.0f;
-          sa1 = tb < p.m ? p.asum[tb * p.groups + gi] : 0.0f;
-        }
-      out[t][0] += s0 * (acc[t][0] - z0 * sa0);
-      out[t][1] += s0 * (acc[t][1] - z0 * sa1);
-      out[t][2] += s1 * (acc[t][2] - z1 * sa0);
-      out[t][3] += s1 * (acc[t][3] - z1 * sa1);
+          const uint32_t a[4] = { p0[2 * h], p1[2 * h], p0[2 * h + 1], p1[2 * h + 1] };
 #pragma unroll
-      for (int i = 0; i < 4; i++)
-        acc[t][i] = 0.0f;
+          for (int t = 0; t < NT; t++)
+            {
+              uint32_t b0, b1;
+              bfrag (t, w * kSteps + h, b0, b1);
+              mma<BF16> (acc[t], a, b0, b1);
+            }
+        }
     }
 }
+
+/* One chunk's codes for rows g and g + 8, with what finishing its group
+ * needs (the scales, and with zero points the zeros and the activations'
+ * group sums of the lane's D tokens), all loaded together so that no load
+ * waits on another. */
+template <int FMT, bool BF16, int R, int NT>
+struct Slot {
+  Run<FMT, BF16, R> w0, w1;
+  float s0, s1, z0, z1;
+  float sa[NT][2];
+
+  __device__ __forceinline__ void
+  fetch (const QParams &p, const uint8_t *row0_codes, const uint8_t *row1_codes, int64_t row0, int64_t row1,
+         int64_t tok0, int ch, int chunks_per_group, int c)
+  {
+    int64_t k = (int64_t) ch * 4 * R + R * c;
+    int64_t off = FMT == ACCEL_CUTLASS_QUANT_INT4 ? k / 2 : k;
+    int gi = ch / chunks_per_group;
+    w0.load (row0_codes + off);
+    w1.load (row1_codes + off);
+    s0 = load_scale (p.scales, row0 * p.groups + gi, p.scale_type);
+    s1 = load_scale (p.scales, row1 * p.groups + gi, p.scale_type);
+    if (p.zeros)
+      {
+        z0 = load_scale (p.zeros, row0 * p.groups + gi, p.scale_type);
+        z1 = load_scale (p.zeros, row1 * p.groups + gi, p.scale_type);
+#pragma unroll
+        for (int t = 0; t < NT; t++)
+#pragma unroll
+          for (int i = 0; i < 2; i++)
+            {
+              int64_t tok = tok0 + 8 * t + i;
+              sa[t][i] = tok < p.m ? p.asum[tok * p.groups + gi] : 0.0f;
+            }
+      }
+  }
+
+  /* Adds the finished group's partial sums, scaled, to the results: rows
+   * (g, g + 8), tokens (2c, 2c + 1) of each tile of 8. */
+  __device__ __forceinline__ void
+  finish_group (bool given_zeros, float (&out)[NT][4], float (&acc)[NT][4]) const
+  {
+#pragma unroll
+    for (int t = 0; t < NT; t++)
+      {
+        float sa0 = given_zeros ? sa[t][0] : 0.0f, sa1 = given_zeros ? sa[t][1] : 0.0f;
+        float zz0 = given_zeros ? z0 : 0.0f, zz1 = given_zeros ? z1 : 0.0f;
+        out[t][0] += s0 * (acc[t][0] - zz0 * sa0);
+        out[t][1] += s0 * (acc[t][1] - zz0 * sa1);
+        out[t][2] += s1 * (acc[t][2] - zz1 * sa0);
+        out[t][3] += s1 * (acc[t][3] - zz1 * sa1);
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+          acc[t][i] = 0.0f;
+      }
+  }
+};
 
 template <bool BF16>
 __device__ __forceinline__ void
@@ -305,22 +341,32 @@ store_out (const QParams &p, int64_t tok, int64_t row, float v)
     }
 }
 
-constexpr int kStreamWarps = 4;
+/* The streaming kernel's block: 4 warps over 64 rows, times 2 halves of K. */
+constexpr int kRowWarps = 4;
+constexpr int kKSplit = 2;
 
-/* M ≤ 8 NT: block (16 rows, 8 NT tokens); its 4 warps split the groups. */
+/* M ≤ 8 NT: block (64 rows, 8 NT tokens), one per multiprocessor at
+ * N = 8192. Each warp keeps kDepth chunks of codes in flight in a register
+ * ring (loop unrolled by the ring's depth, so that it is indexed by
+ * constants), and the next chunk's activations, read through L1 (the four
+ * warps of a K half read the same ones). The two halves' sums meet in
+ * shared memory. */
 template <int FMT, bool BF16, int R, int NT>
-__global__ void __launch_bounds__ (kStreamWarps * 32)
+__global__ void __launch_bounds__ (kRowWarps * kKSplit * 32, 1)
 quant_stream (QParams p)
 {
-  __shared__ float partial[kStreamWarps][NT][4][32];
   using RunT = Run<FMT, BF16, R>;
+  using SlotT = Slot<FMT, BF16, R, NT>;
+  constexpr int kDepth = RunT::kBytes >= 16 ? 3 : RunT::kBytes >= 8 ? 4 : 6;
+  __shared__ float partial[kKSplit - 1][kRowWarps][NT][4][32];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, c = lane % 4;
-  const int64_t row0 = (int64_t) blockIdx.x * 16 + g, row1 = row0 + 8;
-  const int64_t tok_b = (int64_t) blockIdx.y * 8 * NT + g;   /* this lane's B token, tile 0 */
+  const int rw = warp % kRowWarps, ks = warp / kRowWarps;
+  const int64_t row0 = (int64_t) blockIdx.x * 16 * kRowWarps + rw * 16 + g, row1 = row0 + 8;
+  const int64_t row0c = min (row0, p.n - 1), row1c = min (row1, p.n - 1);
+  const int64_t tok_b = (int64_t) blockIdx.y * 8 * NT + g;     /* this lane's B token, tile 0 */
   const int64_t tok_d = (int64_t) blockIdx.y * 8 * NT + 2 * c; /* its first D token, tile 0 */
   const int64_t bytes_per_row = FMT == ACCEL_CUTLASS_QUANT_INT4 ? p.k / 2 : p.k;
-  const uint8_t *w0 = p.b + min (row0, p.n - 1) * bytes_per_row;
-  const uint8_t *w1 = p.b + min (row1, p.n - 1) * bytes_per_row;
+  const uint8_t *w0 = p.b + row0c * bytes_per_row, *w1 = p.b + row1c * bytes_per_row;
   const uint16_t *act[NT];
   bool act_ok[NT];
 #pragma unroll
@@ -331,64 +377,69 @@ quant_stream (QParams p)
     }
 
   const int chunks_per_group = p.group_size / (4 * R);
-  const int g_begin = (int) ((int64_t) p.groups * warp / kStreamWarps);
-  const int g_end = (int) ((int64_t) p.groups * (warp + 1) / kStreamWarps);
+  const int g_begin = (int) ((int64_t) p.groups * ks / kKSplit);
+  const int g_end = (int) ((int64_t) p.groups * (ks + 1) / kKSplit);
   const int c_begin = g_begin * chunks_per_group, c_end = g_end * chunks_per_group;
   const bool given_zeros = p.zeros != nullptr;
 
   float out[NT][4] = {}, acc[NT][4] = {};
-  RunT cur0, cur1, nxt0, nxt1;
+  SlotT slots[kDepth];
   Acts<R> a_cur[NT], a_nxt[NT];
-  auto fetch = [&] (int ch, RunT &r0, RunT &r1, Acts<R> (&x)[NT]) {
+  auto load_acts = [&] (int ch, Acts<R> (&x)[NT]) {
     int64_t k = (int64_t) ch * 4 * R + R * c;
-    int64_t off = FMT == ACCEL_CUTLASS_QUANT_INT4 ? k / 2 : k;
-    r0.load (w0 + off);
-    r1.load (w1 + off);
 #pragma unroll
     for (int t = 0; t < NT; t++)
       x[t].load (act[t] + k, act_ok[t]);
   };
-  if (c_begin < c_end)
-    fetch (c_begin, cur0, cur1, a_cur);
-  for (int ch = c_begin; ch < c_end; ch++)
-    {
-      if (ch + 1 < c_end)
-        fetch (ch + 1, nxt0, nxt1, a_nxt);
 #pragma unroll
-      for (int s = 0; s < R / 4; s++)
+  for (int j = 0; j < kDepth; j++)
+    if (c_begin + j < c_end)
+      slots[j].fetch (p, w0, w1, row0c, row1c, tok_d, c_begin + j, chunks_per_group, c);
+  if (c_begin < c_end)
+    load_acts (c_begin, a_cur);
+  for (int base = c_begin; base < c_end; base += kDepth)
+    {
+#pragma unroll
+      for (int j = 0; j < kDepth; j++)
         {
-          uint32_t a[4];
-          cur0.step (s, given_zeros, a[0], a[2]);
-          cur1.step (s, given_zeros, a[1], a[3]);
+          int ch = base + j;
+          if (ch >= c_end)
+            break;
+          if (ch + 1 < c_end)
+            load_acts (ch + 1, a_nxt);
+          multiply_chunk<FMT, BF16, R, NT> (slots[j].w0, slots[j].w1, given_zeros, acc,
+                                            [&] (int t, int s, uint32_t &b0, uint32_t &b1) {
+                                              b0 = a_cur[t].w[2 * s];
+                                              b1 = a_cur[t].w[2 * s + 1];
+                                            });
+          if ((ch + 1) % chunks_per_group == 0)
+            slots[j].finish_group (given_zeros, out, acc);
+          if (ch + kDepth < c_end)
+            slots[j].fetch (p, w0, w1, row0c, row1c, tok_d, ch + kDepth, chunks_per_group, c);
 #pragma unroll
           for (int t = 0; t < NT; t++)
-            mma<BF16> (acc[t], a, a_cur[t].w[2 * s], a_cur[t].w[2 * s + 1]);
+            a_cur[t] = a_nxt[t];
         }
-      if ((ch + 1) % chunks_per_group == 0)
-        finish_group<NT> (p, out, acc, min (row0, p.n - 1), min (row1, p.n - 1), tok_d, ch / chunks_per_group);
-      cur0 = nxt0, cur1 = nxt1;
-#pragma unroll
-      for (int t = 0; t < NT; t++)
-        a_cur[t] = a_nxt[t];
     }
 
+  if (ks > 0)
 #pragma unroll
-  for (int t = 0; t < NT; t++)
+    for (int t = 0; t < NT; t++)
 #pragma unroll
-    for (int i = 0; i < 4; i++)
-      partial[warp][t][i][lane] = out[t][i];
+      for (int i = 0; i < 4; i++)
+        partial[ks - 1][rw][t][i][lane] = out[t][i];
   __syncthreads ();
-  if (warp != 0)
+  if (ks > 0)
     return;
 #pragma unroll
   for (int t = 0; t < NT; t++)
 #pragma unroll
     for (int i = 0; i < 4; i++)
       {
-        float v = 0.0f;
+        float v = out[t][i];
 #pragma unroll
-        for (int w = 0; w < kStreamWarps; w++)
-          v += partial[w][t][i][lane];
+        for (int h = 0; h < kKSplit - 1; h++)
+          v += partial[h][rw][t][i][lane];
         store_out<BF16> (p, tok_d + 8 * t + (i & 1), i < 2 ? row0 : row1, v);
       }
 }
@@ -405,7 +456,6 @@ quant_tiled (QParams p)
   constexpr int NT = kTiledTokens / 8;
   constexpr int kRow = 4 * R + 8;   /* halves per token row of a stage, padded against bank conflicts */
   extern __shared__ uint16_t stage[];   /* [2][kTiledTokens][kRow] */
-  using RunT = Run<FMT, BF16, R>;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, c = lane % 4;
   const int64_t row0 = (int64_t) blockIdx.x * 128 + warp * 16 + g, row1 = row0 + 8;
   const int64_t tok_base = (int64_t) blockIdx.y * kTiledTokens;
@@ -433,17 +483,12 @@ quant_tiled (QParams p)
   };
 
   float out[NT][4] = {}, acc[NT][4] = {};
-  RunT cur0, cur1, nxt0, nxt1;
-  auto fetch = [&] (int ch, RunT &r0, RunT &r1) {
-    int64_t k = (int64_t) ch * 4 * R + R * c;
-    int64_t off = FMT == ACCEL_CUTLASS_QUANT_INT4 ? k / 2 : k;
-    r0.load (w0 + off);
-    r1.load (w1 + off);
-  };
+  const int64_t row0c = min (row0, p.n - 1), row1c = min (row1, p.n - 1);
+  Slot<FMT, BF16, R, NT> cur, nxt;
   if (chunks > 0)
     {
       stage_chunk (0, 0);
-      fetch (0, cur0, cur1);
+      cur.fetch (p, w0, w1, row0c, row1c, tok_base + 2 * c, 0, chunks_per_group, c);
     }
   for (int ch = 0; ch < chunks; ch++)
     {
@@ -451,30 +496,22 @@ quant_tiled (QParams p)
       if (ch + 1 < chunks)
         {
           stage_chunk (ch + 1, buf ^ 1);
-          fetch (ch + 1, nxt0, nxt1);
+          nxt.fetch (p, w0, w1, row0c, row1c, tok_base + 2 * c, ch + 1, chunks_per_group, c);
           asm volatile ("cp.async.wait_group 1;\n" ::);
         }
       else
         asm volatile ("cp.async.wait_group 0;\n" ::);
       __syncthreads ();
       const uint16_t *base = stage + (buf * kTiledTokens + g) * kRow + R * c;
-#pragma unroll
-      for (int s = 0; s < R / 4; s++)
-        {
-          uint32_t a[4];
-          cur0.step (s, given_zeros, a[0], a[2]);
-          cur1.step (s, given_zeros, a[1], a[3]);
-#pragma unroll
-          for (int t = 0; t < NT; t++)
-            {
-              uint2 bv = *(const uint2 *) (base + t * 8 * kRow + 4 * s);
-              mma<BF16> (acc[t], a, bv.x, bv.y);
-            }
-        }
+      multiply_chunk<FMT, BF16, R, NT> (cur.w0, cur.w1, given_zeros, acc,
+                                        [&] (int t, int s, uint32_t &b0, uint32_t &b1) {
+                                          uint2 bv = *(const uint2 *) (base + t * 8 * kRow + 4 * s);
+                                          b0 = bv.x;
+                                          b1 = bv.y;
+                                        });
       if ((ch + 1) % chunks_per_group == 0)
-        finish_group<NT> (p, out, acc, min (row0, p.n - 1), min (row1, p.n - 1), tok_base + 2 * c,
-                          ch / chunks_per_group);
-      cur0 = nxt0, cur1 = nxt1;
+        cur.finish_group (given_zeros, out, acc);
+      cur = nxt;
       __syncthreads ();   /* the stage this chunk read is refilled next */
     }
 
@@ -530,9 +567,11 @@ cudaError_t
 launch_fmt (const QParams &q, cudaStream_t stream)
 {
   if (q.m <= 8)
-    quant_stream<FMT, BF16, R, 1><<<dim3 ((unsigned) ((q.n + 15) / 16), 1), kStreamWarps * 32, 0, stream>>> (q);
+    quant_stream<FMT, BF16, R, 1><<<dim3 ((unsigned) ((q.n + 16 * kRowWarps - 1) / (16 * kRowWarps)), 1),
+                                    kRowWarps * kKSplit * 32, 0, stream>>> (q);
   else if (q.m <= 16)
-    quant_stream<FMT, BF16, R, 2><<<dim3 ((unsigned) ((q.n + 15) / 16), 1), kStreamWarps * 32, 0, stream>>> (q);
+    quant_stream<FMT, BF16, R, 2><<<dim3 ((unsigned) ((q.n + 16 * kRowWarps - 1) / (16 * kRowWarps)), 1),
+                                    kRowWarps * kKSplit * 32, 0, stream>>> (q);
   else
     {
       auto kernel = quant_tiled<FMT, BF16, R>;
@@ -552,12 +591,11 @@ launch_act (const QParams &q, int r, cudaStream_t stream)
 {
   if (r == 8)
     return launch_fmt<FMT, BF16, 8> (q, stream);
+  if (r == 16)
+    return launch_fmt<FMT, BF16, 16> (q, stream);
   if constexpr (FMT == ACCEL_CUTLASS_QUANT_INT4)
     if (r == 32)
       return launch_fmt<FMT, BF16, 32> (q, stream);
-  if constexpr (FMT != ACCEL_CUTLASS_QUANT_INT4)
-    if (r == 16)
-      return launch_fmt<FMT, BF16, 16> (q, stream);
   return cudaErrorInvalidValue;
 }
 
@@ -580,9 +618,6 @@ extern "C" int
 accel_cutlass_quant_mma_supported (const AccelCutlassQuantParams *p)
 {
   int r = run_length (p);
-  /* int4 runs of 16 are not instantiated: a group of 64 takes runs of 8. */
-  if (p->format == ACCEL_CUTLASS_QUANT_INT4 && r == 16)
-    r = 8;
   return (p->act_type == ACCEL_CUTLASS_F16 || p->act_type == ACCEL_CUTLASS_BF16) && r != 0
          && p->k % p->group_size == 0 && p->k / p->group_size < (1LL << 30) && (p->n + 15) / 16 < (1LL << 31)
          && (p->m + kTiledTokens - 1) / kTiledTokens <= 65535 && aligned (p->a) && aligned (p->b)
@@ -603,8 +638,6 @@ accel_cutlass_quant_mma (const AccelCutlassQuantParams *p, void *workspace, cuda
   if (p->m == 0 || p->n == 0)
     return cudaSuccess;
   int r = run_length (p);
-  if (p->format == ACCEL_CUTLASS_QUANT_INT4 && r == 16)
-    r = 8;
   bool bf16 = p->act_type == ACCEL_CUTLASS_BF16;
   QParams q = { (const uint8_t *) p->b, p->a, p->scales, p->zeros, p->bias, (const float *) workspace, p->out,
                 p->m, p->n, p->k, p->group_size, (int) (p->k / p->group_size), p->scale_type };
