@@ -75,8 +75,8 @@ judge (const gint32 *codes, guint n_codes, gpointer user_data, GError **error)
                  OP_NAME ": “group-offsets”[0] is %d; it must be 0", codes[1]);
   else if (codes[1] < codes[2])
     g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                 OP_NAME ": “group-offsets”[%" G_GINT64_FORMAT "] is %d, below “group-offsets”[%" G_GINT64_FORMAT
-                 "] = %d (the offsets must not decrease)", i, codes[1], i - 1, codes[2]);
+                 OP_NAME ": “group-offsets”[%" G_GINT64_FORMAT "] is %d, below “group-offsets”[%"
+                 G_GINT64_FORMAT "] = %d (the offsets must not decrease)", i, codes[1], i - 1, codes[2]);
   else
     g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
                  OP_NAME ": “group-offsets”[%" G_GINT64_FORMAT "] is %d; it must be the %" G_GINT64_FORMAT
@@ -102,15 +102,8 @@ static gboolean
 generic_supports (AccelOp *op, AccelDevice *device, GError **error)
 {
   AccelCutlassGroupedParams p;
-  if (!accel_cuda_cutlass_needs_cc (device, 8, 0, OP_NAME, error) || !params_fill (op, device, &p, error))
-    return FALSE;
-  if ((p.n + 63) / 64 > 65535)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   OP_NAME " (cuda_cutlass): N = %" G_GINT64_FORMAT " is above 4194240", p.n);
-      return FALSE;
-    }
-  return TRUE;
+  return accel_cuda_cutlass_needs_cc (device, 8, 0, OP_NAME, error) && params_fill (op, device, &p, error)
+         && accel_cuda_cutlass_general_fits (p.n, 1, OP_NAME, error);
 }
 
 static gboolean
@@ -128,13 +121,8 @@ static gboolean
 sm90_supports (AccelOp *op, AccelDevice *device, GError **error)
 {
   AccelCutlassGroupedParams p;
-  int major = 0, minor = 0;
-  if (!accel_cuda_get_compute_capability (device, &major, &minor) || major != 9 || minor != 0)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NO_KERNEL,
-                   OP_NAME " (cuda_cutlass sm90): needs compute capability 9.0 (device has %d.%d)", major, minor);
-      return FALSE;
-    }
+  if (!accel_cuda_cutlass_is_sm90 (device, OP_NAME, error))
+    return FALSE;
   if (!params_fill (op, device, &p, error))
     return FALSE;
   if (!accel_cutlass_grouped_sm90_supported (&p))

@@ -72,7 +72,8 @@ params_fill (AccelOp *op, AccelDevice *device, AccelCutlassMatmulParams *p, GErr
   p->beta = (float) self->beta;
   p->c_scale = (float) self->c_scale;
   p->act = act_of (self->epilogue);
-#define PTR(buffer) ((buffer) == NULL ? NULL : local ? accel_buffer_get_data (buffer) : (gpointer) accel_cuda_cutlass_stand_in)
+#define PTR(buffer) \
+  ((buffer) == NULL ? NULL : local ? accel_buffer_get_data (buffer) : (gpointer) accel_cuda_cutlass_stand_in)
   p->a = PTR (self->a);
   p->b = PTR (self->b);
   p->c = PTR (self->c);
@@ -103,16 +104,8 @@ static gboolean
 generic_supports (AccelOp *op, AccelDevice *device, GError **error)
 {
   AccelCutlassMatmulParams p;
-  if (!accel_cuda_cutlass_needs_cc (device, 8, 0, OP_NAME, error) || !params_fill (op, device, &p, error)
-      || !beyond_cublaslt (op, &p, error))
-    return FALSE;
-  if ((p.n + 63) / 64 > 65535 || p.batch > 65535)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   OP_NAME " (cuda_cutlass): n = %" G_GINT64_FORMAT " above 4194240 or a batch above 65535", p.n);
-      return FALSE;
-    }
-  return TRUE;
+  return accel_cuda_cutlass_needs_cc (device, 8, 0, OP_NAME, error) && params_fill (op, device, &p, error)
+         && beyond_cublaslt (op, &p, error) && accel_cuda_cutlass_general_fits (p.n, p.batch, OP_NAME, error);
 }
 
 static gboolean
@@ -129,13 +122,8 @@ static gboolean
 sm90_supports (AccelOp *op, AccelDevice *device, GError **error)
 {
   AccelCutlassMatmulParams p;
-  int major = 0, minor = 0;
-  if (!accel_cuda_get_compute_capability (device, &major, &minor) || major != 9 || minor != 0)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NO_KERNEL,
-                   OP_NAME " (cuda_cutlass sm90): needs compute capability 9.0 (device has %d.%d)", major, minor);
-      return FALSE;
-    }
+  if (!accel_cuda_cutlass_is_sm90 (device, OP_NAME, error))
+    return FALSE;
   if (!params_fill (op, device, &p, error) || !beyond_cublaslt (op, &p, error))
     return FALSE;
   if (!accel_cutlass_matmul_sm90_supported (&p))

@@ -51,6 +51,33 @@ accel_cuda_cutlass_needs_cc (AccelDevice *device, int major, int minor, const ch
   return FALSE;
 }
 
+/* Whether the device is an sm_90 one (H100, H200), the only one the
+ * sm_90a instances run on; sets ACCEL_ERROR_NO_KERNEL naming @what
+ * otherwise. */
+static inline gboolean
+accel_cuda_cutlass_is_sm90 (AccelDevice *device, const char *what, GError **error)
+{
+  int ma = 0, mi = 0;
+  if (accel_cuda_get_compute_capability (device, &ma, &mi) && ma == 9 && mi == 0)
+    return TRUE;
+  g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NO_KERNEL,
+               "%s (cuda_cutlass sm90): needs compute capability 9.0 (device has %d.%d)", what, ma, mi);
+  return FALSE;
+}
+
+/* Whether the general tiled kernels' grid holds the op: 64-wide column
+ * tiles and batches in a grid dimension of at most 65535. */
+static inline gboolean
+accel_cuda_cutlass_general_fits (gint64 n, gint64 batch, const char *what, GError **error)
+{
+  if ((n + 63) / 64 <= 65535 && batch <= 65535)
+    return TRUE;
+  g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+               "%s (cuda_cutlass): %" G_GINT64_FORMAT " columns (at most 4194240) or a batch of %" G_GINT64_FORMAT
+               " (at most 65535)", what, n, batch);
+  return FALSE;
+}
+
 /* A kernel entry point's status: cudaError_t, or ACCEL_CUTLASS_UNSUPPORTED. */
 static inline gboolean
 accel_cuda_cutlass_check (int status, const char *what, GError **error)

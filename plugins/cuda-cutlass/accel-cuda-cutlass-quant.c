@@ -58,15 +58,8 @@ static gboolean
 generic_supports (AccelOp *op, AccelDevice *device, GError **error)
 {
   AccelCutlassQuantParams p;
-  if (!accel_cuda_cutlass_needs_cc (device, 8, 0, OP_NAME, error) || !params_fill (op, device, &p, error))
-    return FALSE;
-  if ((p.n + 63) / 64 > 65535)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   OP_NAME " (cuda_cutlass): N = %" G_GINT64_FORMAT " is above 4194240", p.n);
-      return FALSE;
-    }
-  return TRUE;
+  return accel_cuda_cutlass_needs_cc (device, 8, 0, OP_NAME, error) && params_fill (op, device, &p, error)
+         && accel_cuda_cutlass_general_fits (p.n, 1, OP_NAME, error);
 }
 
 static gboolean

@@ -17,6 +17,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "accel-cutlass-kernels.h"
+#include "accel-cutlass-act.cuh"
 
 #include <cutlass/cutlass.h>
 #include <cute/tensor.hpp>
@@ -30,22 +31,6 @@ using namespace cute;
 namespace matmul_sm90 {
 
 /* The activation, picked by an argument rather than a template. */
-__device__ __forceinline__ float
-activate (float v, int act)
-{
-  switch (act)
-    {
-    case ACCEL_CUTLASS_ACT_RELU:
-      return v > 0.0f || isnan (v) ? v : 0.0f;
-    case ACCEL_CUTLASS_ACT_GELU_TANH:
-      return 0.5f * v * (1.0f + tanhf (0.7978845608028654f * (v + 0.044715f * v * v * v)));
-    case ACCEL_CUTLASS_ACT_GELU_ERF:
-      return 0.5f * v * (1.0f + erff (v * 0.7071067811865476f));
-    default:
-      return v;
-    }
-}
-
 template <class T>
 struct RuntimeAct {
   struct Arguments {
@@ -55,7 +40,7 @@ struct RuntimeAct {
   operator() (T const &x, Arguments const &args) const
   {
 #ifdef __CUDA_ARCH__
-    return T (activate (float (x), args.act));
+    return T (accel_cutlass::activate (float (x), args.act));
 #else
     return x;
 #endif
@@ -72,7 +57,7 @@ struct RuntimeAct<cutlass::Array<float, N>> {
 #ifdef __CUDA_ARCH__
     CUTLASS_PRAGMA_UNROLL
     for (int i = 0; i < N; i++)
-      y[i] = activate (x[i], args.act);
+      y[i] = accel_cutlass::activate (x[i], args.act);
 #endif
     return y;
   }
@@ -100,7 +85,8 @@ struct Fused {
   template <class... T>
   using EVT = cutlass::epilogue::fusion::Sm90EVT<T...>;
 
-  using Scaled = EVT<Compute<cutlass::multiplies, float>, EVT<Compute<cutlass::multiplies, float>, Alpha, Acc>, RowScales>;
+  using Scaled = EVT<Compute<cutlass::multiplies, float>, EVT<Compute<cutlass::multiplies, float>, Alpha, Acc>,
+                     RowScales>;
   using PreAct = EVT<Compute<cutlass::homogeneous_multiply_add, float>, Scaled, ColScales, Bias>;
   using Epilogue = EVT<Compute<cutlass::plus, Element>, EVT<Compute<RuntimeAct, float>, PreAct>, Residual>;
 

@@ -1,6 +1,5 @@
 /* accel-cutlass-simt.cuh: what the plugin's general kernels share: element
- * loads and stores by run-time type, the activations of the matmul
- * epilogue, and a 64 x 64 tile of a product accumulated in f32 by 256
+ * loads and stores by run-time type, and a 64 x 64 tile of a product accumulated in f32 by 256
  * threads through shared memory (any sizes, any layout the loaders give).
  * These kernels serve every case the tensor-core paths do not take; they
  * favour reach over speed.
@@ -13,6 +12,7 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 #include "accel-cutlass-kernels.h"
+#include "accel-cutlass-act.cuh"
 
 namespace accel_cutlass {
 
@@ -49,22 +49,6 @@ store (void *p, int64_t i, float v, AccelCutlassType t)
     default:
       ((__nv_fp8_storage_t *) p)[i] = __nv_cvt_float_to_fp8 (v, __NV_NOSAT, __NV_E5M2);
       break;
-    }
-}
-
-__device__ __forceinline__ float
-activate (float v, int act)
-{
-  switch (act)
-    {
-    case ACCEL_CUTLASS_ACT_RELU:
-      return v > 0.0f || isnan (v) ? v : 0.0f;
-    case ACCEL_CUTLASS_ACT_GELU_TANH:
-      return 0.5f * v * (1.0f + tanhf (0.7978845608028654f * (v + 0.044715f * v * v * v)));
-    case ACCEL_CUTLASS_ACT_GELU_ERF:
-      return 0.5f * v * (1.0f + erff (v * 0.7071067811865476f));
-    default:
-      return v;
     }
 }
 
