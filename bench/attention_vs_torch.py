@@ -59,6 +59,7 @@ class FwdParams(ctypes.Structure):
         ("alibi_slopes", ctypes.c_void_p), ("alibi_batch_stride", ctypes.c_int32), ("sinks", ctypes.c_int32),
         ("cu_seqlens_q", ctypes.c_void_p), ("cu_seqlens_k", ctypes.c_void_p), ("codes", ctypes.c_void_p),
         ("q_descale", ctypes.c_float), ("k_descale", ctypes.c_float), ("v_descale", ctypes.c_float),
+        ("head_dim_v", ctypes.c_int32),  # 0: head_dim
     ]
 
 

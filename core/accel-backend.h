@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <gio/gio.h>
 #include "accel-types.h"
 
 G_BEGIN_DECLS
@@ -18,6 +19,14 @@ G_DECLARE_DERIVABLE_TYPE (AccelBackend, accel_backend, ACCEL, BACKEND, GObject)
  * @module_compiler: (nullable): the actor type name (a plugin registers it)
  *   that compiles the sources of #AccelModule for this backend's devices,
  *   or %NULL if they run no run-time compiled code; see accel_module_new_from_source()
+ * @can_copy: (nullable): whether the backend copies @src into @dst (two
+ *   devices of it, valid, contiguous, of one size) itself, device to device
+ *   (CUDA: peer copies); otherwise the runtime stages the copy through host
+ *   memory. Any thread.
+ * @copy_async: copies @src into @dst when @can_copy said so, each buffer
+ *   in its own device's order (after the last writer of @src, after the
+ *   last writer and readers of @dst); completes from any thread
+ * @copy_finish: finishes @copy_async
  *
  * A backend: one instance per #AccelSystem, made when devices are first listed.
  */
@@ -27,9 +36,17 @@ struct _AccelBackendClass {
   int priority;
   GPtrArray *(*enumerate) (AccelBackend *self, GError **error);
   const char *module_compiler;
+  gboolean (*can_copy) (AccelBackend *self, AccelBuffer *src, AccelBuffer *dst);
+  void (*copy_async) (AccelBackend *self,
+                      AccelBuffer *src,
+                      AccelBuffer *dst,
+                      GCancellable *cancellable,
+                      GAsyncReadyCallback callback,
+                      gpointer user_data);
+  gboolean (*copy_finish) (AccelBackend *self, GAsyncResult *result, GError **error);
 
   /*< private >*/
-  gpointer padding[7];
+  gpointer padding[4];
 };
 
 ACCEL_API

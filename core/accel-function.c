@@ -45,6 +45,9 @@ static const struct {
  * accel_arg_kind_get_name:
  * @kind: an argument kind
  *
+ * Its name in signatures (`buffer`, `int32`, `int64`, `float32`, `float64`),
+ * or %NULL for a value that is no kind.
+ *
  * Returns: its name in signatures (`buffer`, `int32`, `int64`, `float32`,
  *   `float64`), or %NULL for a value that is no kind
  */
@@ -157,6 +160,9 @@ accel_function_init (AccelFunction *self)
  * accel_function_get_module:
  * @self: a function
  *
+ * Its module; %NULL in a device host process, which knows the module by its
+ * handle only.
+ *
  * Returns: (transfer none) (nullable): its module; %NULL in a device host
  *   process, which knows the module by its handle only
  */
@@ -171,6 +177,8 @@ accel_function_get_module (AccelFunction *self)
  * accel_function_get_module_handle:
  * @self: a function
  *
+ * The handle of its module (accel_module_get_handle()).
+ *
  * Returns: the handle of its module (accel_module_get_handle())
  */
 guint64
@@ -183,6 +191,9 @@ accel_function_get_module_handle (AccelFunction *self)
 /**
  * accel_function_get_name:
  * @self: a function
+ *
+ * The name it was asked for by (a kernel name or a name expression such as
+ * `scale<float>`).
  *
  * Returns: the name it was asked for by (a kernel name or a name
  *   expression such as `scale<float>`)
@@ -198,6 +209,9 @@ accel_function_get_name (AccelFunction *self)
  * accel_function_get_symbol:
  * @self: a function
  *
+ * The symbol the kernel has in the module's image (the lowered, mangled name
+ * of a name expression; else the name).
+ *
  * Returns: the symbol the kernel has in the module's image (the lowered,
  *   mangled name of a name expression; else the name)
  */
@@ -211,6 +225,8 @@ accel_function_get_symbol (AccelFunction *self)
 /**
  * accel_function_get_n_args:
  * @self: a function
+ *
+ * How many arguments its signature declares.
  *
  * Returns: how many arguments its signature declares
  */
@@ -226,6 +242,8 @@ accel_function_get_n_args (AccelFunction *self)
  * @self: a function
  * @index: an argument index, below accel_function_get_n_args()
  *
+ * The declared kind of argument @index.
+ *
  * Returns: the declared kind of argument @index
  */
 AccelArgKind
@@ -239,6 +257,8 @@ accel_function_get_arg_kind (AccelFunction *self, guint index)
 /**
  * accel_function_get_signature:
  * @self: a function
+ *
+ * Its signature in normal form, such as `buffer, buffer, float32, int32`.
  *
  * Returns: (transfer full): its signature in normal form, such as
  *   `buffer, buffer, float32, int32`

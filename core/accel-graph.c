@@ -268,6 +268,8 @@ accel_graph_instantiate (AccelGraph *self, GError **error)
  * accel_graph_is_instantiated:
  * @self: a graph
  *
+ * Whether accel_graph_instantiate() has ended its recording.
+ *
  * Returns: whether accel_graph_instantiate() has ended its recording
  */
 gboolean
@@ -280,6 +282,9 @@ accel_graph_is_instantiated (AccelGraph *self)
 /**
  * accel_graph_get_device:
  * @self: a graph
+ *
+ * The device it was made for; %NULL for a graph a device host read from a
+ * replay.
  *
  * Returns: (transfer none) (nullable): the device it was made for; %NULL
  *   for a graph a device host read from a replay
@@ -295,6 +300,8 @@ accel_graph_get_device (AccelGraph *self)
  * accel_graph_get_lane:
  * @self: a graph
  *
+ * The lane its replays run on, or -1 for any.
+ *
  * Returns: the lane its replays run on, or -1 for any
  */
 int
@@ -307,6 +314,8 @@ accel_graph_get_lane (AccelGraph *self)
 /**
  * accel_graph_get_generation:
  * @self: a graph
+ *
+ * The generation of its device it was made in.
  *
  * Returns: the generation of its device it was made in
  */
@@ -321,6 +330,8 @@ accel_graph_get_generation (AccelGraph *self)
  * accel_graph_get_n_ops:
  * @self: a graph
  *
+ * How many ops it holds.
+ *
  * Returns: how many ops it holds
  */
 guint
@@ -334,6 +345,8 @@ accel_graph_get_n_ops (AccelGraph *self)
  * accel_graph_get_op:
  * @self: a graph
  * @index: below accel_graph_get_n_ops()
+ *
+ * The graph's copy of op @index; do not change it.
  *
  * Returns: (transfer none): the graph's copy of op @index; do not change it
  */
@@ -573,6 +586,8 @@ accel_graph_replay_async (AccelGraph *self, GCancellable *cancellable, GAsyncRea
  * @self: a graph
  * @result: the result given to the callback
  * @error: return location for a #GError
+ *
+ * Finishes accel_graph_replay_async().
  *
  * Returns: %TRUE if every op ran
  */

@@ -413,6 +413,8 @@ accel_module_new_from_source_async (AccelDevice *device,
  * @result: the result given to the callback
  * @error: return location for a #GError
  *
+ * Finishes accel_module_new_from_source_async().
+ *
  * Returns: (transfer full): the module, or %NULL with @error set as
  *   accel_module_new_from_source() would
  */
@@ -633,6 +635,8 @@ accel_module_init (AccelModule *self)
  * accel_module_get_device:
  * @self: a module
  *
+ * The device it runs on.
+ *
  * Returns: (transfer none): the device it runs on
  */
 AccelDevice *
@@ -645,6 +649,9 @@ accel_module_get_device (AccelModule *self)
 /**
  * accel_module_get_handle:
  * @self: a module
+ *
+ * The number that names the module to its device's context, in this process
+ * and in a device host; unique in this process.
  *
  * Returns: the number that names the module to its device's context, in
  *   this process and in a device host; unique in this process
@@ -660,6 +667,8 @@ accel_module_get_handle (AccelModule *self)
  * accel_module_get_image:
  * @self: a module
  *
+ * The compiled image that was loaded.
+ *
  * Returns: (transfer none): the compiled image that was loaded
  */
 GBytes *
@@ -673,6 +682,8 @@ accel_module_get_image (AccelModule *self)
  * accel_module_get_image_kind:
  * @self: a module
  *
+ * What the image holds.
+ *
  * Returns: what the image holds
  */
 AccelModuleImageKind
@@ -685,6 +696,9 @@ accel_module_get_image_kind (AccelModule *self)
 /**
  * accel_module_get_log:
  * @self: a module
+ *
+ * What the compiler said (warnings), or %NULL for a module made from an
+ * image.
  *
  * Returns: (nullable): what the compiler said (warnings), or %NULL for a
  *   module made from an image
@@ -700,6 +714,9 @@ accel_module_get_log (AccelModule *self)
  * accel_module_get_target:
  * @self: a module
  *
+ * The architecture its source was compiled for (`sm_90a`), or %NULL for a
+ * module made from an image.
+ *
  * Returns: (nullable): the architecture its source was compiled for
  *   (`sm_90a`), or %NULL for a module made from an image
  */
@@ -713,6 +730,9 @@ accel_module_get_target (AccelModule *self)
 /**
  * accel_module_get_compiled:
  * @self: a module
+ *
+ * %TRUE if the compiler ran to make the module, %FALSE when its image came
+ * from the disk cache or was given.
  *
  * Returns: %TRUE if the compiler ran to make the module, %FALSE when its
  *   image came from the disk cache or was given
@@ -728,6 +748,8 @@ accel_module_get_compiled (AccelModule *self)
  * accel_module_get_lowered_name:
  * @self: a module
  * @name_expression: one of the name expressions it was compiled with
+ *
+ * The symbol the expression lowered to, or %NULL.
  *
  * Returns: (nullable): the symbol the expression lowered to, or %NULL
  */

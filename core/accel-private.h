@@ -125,6 +125,7 @@ AccelBuffer *_accel_buffer_new (AccelDevice *device,
                                 gsize size,
                                 guint generation,
                                 guint64 handle);
+gboolean _accel_buffer_offer_backend_data (AccelBuffer *self, gpointer data, GDestroyNotify destroy);
 /* A buffer over memory that is not the device's: @owner_free (@owner)
  * releases it when the buffer goes, in place of the device (a DLPack
  * import). @size is the bytes the shape spans. */
@@ -152,7 +153,7 @@ AccelBuffer *_accel_buffer_new_alias (AccelBuffer *self,
                                       const AccelShape *shape,
                                       GError **error);
 
-/* accel-device.c */
+/* accel-device.c, accel-device-submit.c */
 void _accel_device_shutdown (AccelDevice *self);
 gboolean _accel_device_check_buffer (AccelDevice *self,
                                      AccelBuffer *buffer,
@@ -169,6 +170,24 @@ gboolean _accel_device_detach_memory (AccelDevice *self,
                                       gpointer memory,
                                       gsize size,
                                       guint generation);
+
+/* accel-work.c: how long a waiting thread (a dispatcher, a blocking
+ * caller) spins before it parks ($ACCEL_DISPATCHER_SPIN_US, 50 µs). */
+gint64 _accel_spin_us (void);
+
+/* actor/accel-dispatcher.c */
+gboolean _accel_dispatcher_is_idle (AccelDispatcher *self);
+/* A second source of work for a dispatcher's thread (accel-device-host's
+ * channel): @poll serves what is there without waiting and says whether it
+ * did anything; @park waits until there may be something, @wake is called
+ * (from any thread) or @timeout_us passes; @wake ends a park. */
+typedef struct {
+  gboolean (*poll) (gpointer data);
+  void (*park) (gpointer data, gint64 timeout_us);
+  void (*wake) (gpointer data);
+} AccelDispatcherPoller;
+ACCEL_API
+void _accel_dispatcher_set_poller (AccelDispatcher *self, const AccelDispatcherPoller *poller, gpointer data);
 
 /* actor/accel-actor.c */
 void _accel_actor_set_dispatcher (AccelActor *self, AccelDispatcher *dispatcher);

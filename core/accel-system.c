@@ -13,7 +13,16 @@ struct _AccelSystem {
   GHashTable *backends;      /* name -> AccelBackend */
   GPtrArray *devices;        /* AccelDevice, best first; NULL until listed */
   gboolean shut_down;
+  gint cpu_devices;          /* atomic; 0: ACCEL_CPU_DEVICES, else 1 */
 };
+
+enum {
+  PROP_0,
+  PROP_CPU_DEVICES,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
 
 /**
  * AccelSystem:
@@ -66,11 +75,52 @@ accel_system_finalize (GObject *object)
 }
 
 static void
+accel_system_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  switch (prop_id)
+    {
+    case PROP_CPU_DEVICES:
+      g_value_set_uint (value, accel_system_get_cpu_devices (ACCEL_SYSTEM (object)));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+accel_system_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  switch (prop_id)
+    {
+    case PROP_CPU_DEVICES:
+      accel_system_set_cpu_devices (ACCEL_SYSTEM (object), g_value_get_uint (value));
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
 accel_system_class_init (AccelSystemClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   object_class->dispose = accel_system_dispose;
   object_class->finalize = accel_system_finalize;
+  object_class->get_property = accel_system_get_property;
+  object_class->set_property = accel_system_set_property;
+
+  /**
+   * AccelSystem:cpu-devices:
+   *
+   * How many CPU devices (`cpu:0`, `cpu:1`, …) the CPU backend makes, as
+   * XLA's host device count: several ranks of a communicator on one
+   * machine without a GPU. 0 (the default) means `ACCEL_CPU_DEVICES`, or
+   * 1. It counts when devices are first listed; set it before.
+   */
+  properties[PROP_CPU_DEVICES] =
+    g_param_spec_uint ("cpu-devices", NULL, "How many CPU devices (0: ACCEL_CPU_DEVICES, else 1)", 0, 256, 0,
+                       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
+  g_object_class_install_properties (object_class, N_PROPS, properties);
 }
 
 static void
@@ -455,4 +505,60 @@ accel_system_shutdown (AccelSystem *self)
         _accel_device_shutdown (devices->pdata[i]);
       g_ptr_array_unref (devices);
     }
+}
+
+/**
+ * accel_system_get_cpu_devices:
+ * @self: a system
+ *
+ * How many CPU devices the CPU backend makes: the #AccelSystem:cpu-devices
+ * property, else `ACCEL_CPU_DEVICES`, else 1.
+ *
+ * Returns: how many CPU devices the CPU backend makes: the
+ *   #AccelSystem:cpu-devices property, else `ACCEL_CPU_DEVICES`, else 1
+ */
+guint
+accel_system_get_cpu_devices (AccelSystem *self)
+{
+  g_return_val_if_fail (ACCEL_IS_SYSTEM (self), 1);
+
+  /* No lock: backends ask while the system lists devices under it. */
+  guint n = (guint) g_atomic_int_get (&self->cpu_devices);
+  if (n)
+    return n;
+  const char *env = g_getenv ("ACCEL_CPU_DEVICES");
+  if (env == NULL || *env == '\0')
+    return 1;
+  char *end = NULL;
+  guint64 v = g_ascii_strtoull (env, &end, 10);
+  if (end == env || *end != '\0' || v < 1 || v > 256)
+    {
+      g_warning ("Ignoring ACCEL_CPU_DEVICES=“%s”: not a count from 1 to 256", env);
+      return 1;
+    }
+  return (guint) v;
+}
+
+/**
+ * accel_system_set_cpu_devices:
+ * @self: a system
+ * @n: how many CPU devices, 1 to 256, or 0 for `ACCEL_CPU_DEVICES`
+ *
+ * Sets #AccelSystem:cpu-devices. Devices already listed stay as they are.
+ */
+void
+accel_system_set_cpu_devices (AccelSystem *self, guint n)
+{
+  g_return_if_fail (ACCEL_IS_SYSTEM (self));
+  g_return_if_fail (n <= 256);
+
+  g_mutex_lock (&self->lock);
+  gboolean changed = (guint) g_atomic_int_get (&self->cpu_devices) != n;
+  gboolean listed = self->devices != NULL;
+  g_atomic_int_set (&self->cpu_devices, n);
+  g_mutex_unlock (&self->lock);
+  if (listed && changed)
+    g_warning ("AccelSystem:cpu-devices set to %u after the devices were listed; it counts for none of them", n);
+  if (changed)
+    g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_CPU_DEVICES]);
 }

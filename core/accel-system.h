@@ -39,5 +39,9 @@ AccelActor *accel_system_spawn_with_properties (AccelSystem *self,
                                                 GError **error);
 ACCEL_API
 void accel_system_shutdown (AccelSystem *self);
+ACCEL_API
+guint accel_system_get_cpu_devices (AccelSystem *self);
+ACCEL_API
+void accel_system_set_cpu_devices (AccelSystem *self, guint n);
 
 G_END_DECLS

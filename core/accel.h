@@ -25,5 +25,8 @@
 #include "accel-remote-device.h"
 #include "accel-system.h"
 #include "accel-dlpack.h"
+#include "accel-rendezvous-store.h"
+#include "accel-rendezvous.h"
+#include "accel-communicator.h"
 #include "ops/accel-ops.h"
 #undef ACCEL_INSIDE

@@ -45,6 +45,11 @@ extern const AccelBenchGroup accel_bench_libs_cutlass_groups[];
 #ifdef ACCEL_BENCH_FLASHATTN_GROUPS
 extern const AccelBenchGroup accel_bench_flashattn_groups[];
 #endif
+#ifdef ACCEL_BENCH_MEDIA_GROUPS
+/* accel-bench-media: runs all of its groups when none is named. */
+extern const AccelBenchGroup accel_bench_media_groups[];
+#define DEFAULT_GROUPS accel_bench_media_groups
+#endif
 
 /* The group tables accel-bench knows; add yours here. */
 static const AccelBenchGroup *const group_tables[] = {
@@ -61,6 +66,9 @@ static const AccelBenchGroup *const group_tables[] = {
 #endif
 #ifdef ACCEL_BENCH_FLASHATTN_GROUPS
   accel_bench_flashattn_groups,
+#endif
+#ifdef ACCEL_BENCH_MEDIA_GROUPS
+  accel_bench_media_groups,
 #endif
 };
 
@@ -127,6 +135,56 @@ accel_bench_quantile (double *samples, gsize n, double q)
   qsort (samples, n, sizeof (double), compare_doubles);
   gsize i = (gsize) floor (q * (double) (n - 1) + 0.5);
   return samples[MIN (i, n - 1)];
+}
+
+typedef struct {
+  guint completed;
+  guint submitted;
+  guint total;
+  AccelDevice *device;
+  AccelOp *op;
+  GError *error;
+} Flight;
+
+static void
+flight_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  Flight *f = data;
+  GError *error = NULL;
+  if (!accel_device_submit_finish (ACCEL_DEVICE (source), result, &error) && f->error == NULL)
+    f->error = error;
+  else
+    g_clear_error (&error);
+  f->completed++;
+  if (f->submitted < f->total)
+    {
+      f->submitted++;
+      accel_device_submit_async (f->device, f->op, NULL, flight_done, f);
+    }
+}
+
+double
+accel_bench_run_in_flight (AccelDevice *device, AccelOp *op, guint total, guint in_flight, GError **error)
+{
+  g_autoptr(GMainContext) context = g_main_context_new ();
+  g_main_context_push_thread_default (context);
+  Flight f = { 0, 0, total, device, op, NULL };
+  double t0 = accel_bench_now ();
+  for (guint i = 0; i < in_flight && f.submitted < total; i++)
+    {
+      f.submitted++;
+      accel_device_submit_async (device, op, NULL, flight_done, &f);
+    }
+  while (f.completed < total)
+    g_main_context_iteration (context, TRUE);
+  double elapsed = accel_bench_now () - t0;
+  g_main_context_pop_thread_default (context);
+  if (f.error)
+    {
+      g_propagate_error (error, f.error);
+      return -1.0;
+    }
+  return elapsed;
 }
 
 /* dispatch */
@@ -505,6 +563,17 @@ main (int argc, char **argv)
       return 2;
     }
 
+#ifdef DEFAULT_GROUPS
+  g_autoptr(GPtrArray) all = g_ptr_array_new ();
+  if (!list && argc < 2)
+    {
+      g_ptr_array_add (all, argv[0]);
+      for (const AccelBenchGroup *g = DEFAULT_GROUPS; g->name; g++)
+        g_ptr_array_add (all, (gpointer) g->name);
+      argc = (int) all->len;
+      argv = (char **) all->pdata;
+    }
+#endif
   if (list || argc < 2)
     {
       for (guint t = 0; t < G_N_ELEMENTS (group_tables); t++)

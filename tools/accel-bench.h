@@ -53,4 +53,8 @@ double accel_bench_now (void);
 /* The @q quantile (0..1) of @n samples; sorts them. */
 double accel_bench_quantile (double *samples, gsize n, double q);
 
+/* Seconds to run @total submissions of @op on @device, up to @in_flight
+ * at once through submit_async; negative with @error set on failure. */
+double accel_bench_run_in_flight (AccelDevice *device, AccelOp *op, guint total, guint in_flight, GError **error);
+
 G_END_DECLS

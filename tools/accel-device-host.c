@@ -5,15 +5,23 @@
  * It makes an AccelSystem with the normal registry (plugins from
  * ACCEL_PLUGIN_PATH), takes the device named by --device, tells it where
  * the shared arena is (ACCEL_REMOTE_DEVICE_HOST_MEMORY_MESSAGE), describes
- * it in a HELLO message, and then serves requests:
+ * it in a HELLO message, and then serves requests on the device's own
+ * thread, which reads the channel between the messages of its mailbox (a
+ * poller of its dispatcher):
  *
- * - the main thread reads requests. It serves allocations, frees, reads
- *   and zeroes itself (blocking, in order) and hands ops and writes to the
- *   device's own thread, which submits them with the asynchronous API, so
- *   that several run at once on the device's lanes;
- * - their results then arrive in the device thread's main context, where
- *   they are answered: no thread hop between a completion and its answer
- *   beyond the one the device itself makes.
+ * - a request is read, checked and turned into an op (or a transfer of a
+ *   byte range) right there, and submitted with a callback through the
+ *   core's private path; being on the device thread, it runs at once:
+ *   validated, its kernel chosen, executed;
+ * - the callback runs on the thread that completes the work (the device
+ *   thread for cpu, the completion thread for CUDA) and writes the answer
+ *   from there: success into the request's reply slot when it names one
+ *   (the application's caller spins on it), else through the reply ring.
+ *
+ * So the path of an op is: the application's thread writes it into the
+ * ring; the device thread reads and launches it; the completing thread
+ * answers. Allocations, frees and memory queries are served on the device
+ * thread too, in request order. See docs/device-host.md.
  *
  * A lost context (an answer of CONTEXT_POISONED, the device FAILED, or its
  * generation moved) cannot be rebuilt here: the host answers that request
@@ -38,31 +46,27 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#include "accel-private.h"
+#include "accel-device-private.h"
 #include "accel-channel.h"
 
 typedef struct {
   AccelChannel *channel;
   AccelSystem *system;
   AccelDevice *device;
-  AccelDispatcher *dispatcher;  /* the device's thread */
   guint generation;           /* of the device when this host started */
   guint8 *arena;
   gsize arena_size;
-  GHashTable *allocs;         /* id -> AccelBuffer; main thread only */
+  GHashTable *allocs;         /* id -> AccelBuffer; device thread only */
   guint64 next_alloc;
-  GHashTable *views;          /* buffer handle -> View; main thread only */
+  GHashTable *views;          /* buffer handle -> View; device thread only */
 
-  guint jobs_posted;          /* main thread only */
-  guint jobs_run;             /* atomic: written by the device thread */
-  gint fence_waiting;         /* atomic */
-  GMutex fence_lock;
-  GCond fence_cond;
-
-  GMutex reply_lock;          /* serialises the main and the device thread */
+  GMutex reply_lock;          /* serialises the threads that answer */
   gboolean dying;             /* under reply_lock */
   gint hung;                  /* atomic: tests asked us to stop answering */
 } Host;
+
+/* A request's id travels as the callback data of its work. */
+G_STATIC_ASSERT (sizeof (gpointer) >= sizeof (guint64));
 
 static Host host;
 
@@ -125,13 +129,30 @@ die (guint64 id, const GError *error)
   _exit (0);
 }
 
+/* Success without a body: into the request's reply slot if it names one;
+ * through the ring too if its caller parked (or it names none). */
+static void
+answer_done (guint64 id)
+{
+  guint slot = ACCEL_CHANNEL_ID_SLOT (id);
+
+  if (g_atomic_int_get (&host.hung))
+    return;
+  if (slot != 0 && !_accel_channel_slot_answer (host.channel, slot - 1, id))
+    return;
+  reply (ACCEL_CHANNEL_REPLY, id, NULL);
+}
+
 /* Answers @id with success (@body, or nothing) or @error, which it takes. */
 static void
 finish (guint64 id, GVariant *body, GError *error)
 {
   if (error == NULL)
     {
-      reply (ACCEL_CHANNEL_REPLY, id, body);
+      if (body)
+        reply (ACCEL_CHANNEL_REPLY, id, body);
+      else
+        answer_done (id);
       return;
     }
   if (body)
@@ -219,78 +240,16 @@ do_alloc (guint64 id, GVariant *body)
   finish (id, g_variant_new_uint64 (*key), NULL);
 }
 
+/* On the thread that completed the work. */
 static void
-write_done (GObject *source, GAsyncResult *result, gpointer data)
+work_answered (AccelWork *work, GError *error, gpointer data)
 {
-  GError *error = NULL;
-  accel_buffer_upload_finish (ACCEL_BUFFER (source), result, &error);
   finish (GPOINTER_TO_SIZE (data), NULL, error);
 }
 
-static void
-op_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-  GError *error = NULL;
-  accel_device_submit_finish (ACCEL_DEVICE (source), result, &error);
-  finish (GPOINTER_TO_SIZE (data), NULL, error);
-}
-
-/* An op or a write, submitted from the device's thread: its GTask then
- * completes in that thread's main context, which the device thread runs. */
-typedef struct {
-  guint64 id;
-  AccelOp *op;
-  AccelBuffer *buffer;
-  GBytes *bytes;
-} Job;
-
-static void
-run_job (gpointer data)
-{
-  Job *job = data;
-  if (job->op)
-    accel_device_submit_async (host.device, job->op, NULL, op_done, GSIZE_TO_POINTER (job->id));
-  else
-    accel_buffer_upload_async (job->buffer, job->bytes, NULL, write_done, GSIZE_TO_POINTER (job->id));
-  g_clear_object (&job->op);
-  g_clear_object (&job->buffer);
-  g_clear_pointer (&job->bytes, g_bytes_unref);
-  g_free (job);
-  g_atomic_int_inc (&host.jobs_run);
-  if (g_atomic_int_get (&host.fence_waiting))
-    {
-      g_mutex_lock (&host.fence_lock);
-      g_cond_signal (&host.fence_cond);
-      g_mutex_unlock (&host.fence_lock);
-    }
-}
-
-static void
-post_job (Job *job)
-{
-  host.jobs_posted++;
-  accel_dispatcher_post (host.dispatcher, run_job, job);
-}
-
-/* Reads and zeroes are served here with the blocking API, which queues
- * them on the device when called: every job posted before must have
- * queued its own work first, or the order of requests would be lost. */
-static void
-wait_for_jobs (void)
-{
-  guint target = host.jobs_posted;
-
-  for (guint spins = 0; spins < 2000; spins++)
-    if ((guint) g_atomic_int_get (&host.jobs_run) == target)
-      return;
-  g_mutex_lock (&host.fence_lock);
-  g_atomic_int_set (&host.fence_waiting, 1);
-  while ((guint) g_atomic_int_get (&host.jobs_run) != target)
-    g_cond_wait (&host.fence_cond, &host.fence_lock);
-  g_atomic_int_set (&host.fence_waiting, 0);
-  g_mutex_unlock (&host.fence_lock);
-}
-
+/* The device moves the bytes straight from or to the arena (for CUDA: by
+ * DMA, the arena being pinned); the application does not touch this range
+ * until it has the answer. */
 static void
 do_transfer (guint32 kind, guint64 id, GVariant *body)
 {
@@ -310,21 +269,8 @@ do_transfer (guint32 kind, guint64 id, GVariant *body)
       finish (id, NULL, error);
       return;
     }
-
-  if (kind == ACCEL_CHANNEL_WRITE)
-    {
-      /* The device copies (or DMAs) straight from the arena; the application
-       * does not touch this range until it has the answer. */
-      Job *job = g_new0 (Job, 1);
-      job->id = id;
-      job->buffer = g_steal_pointer (&range);
-      job->bytes = g_bytes_new_static (data, length);
-      post_job (job);
-      return;
-    }
-  wait_for_jobs ();
-  accel_buffer_read (range, data, length, &error);
-  finish (id, NULL, error);
+  _accel_device_transfer_with_callback (host.device, kind == ACCEL_CHANNEL_WRITE ? ACCEL_WORK_WRITE : ACCEL_WORK_READ,
+                                        range, data, length, work_answered, GSIZE_TO_POINTER (id));
 }
 
 static void
@@ -340,12 +286,13 @@ do_zero (guint64 id, GVariant *body)
     }
   g_variant_get (body, "(ttt)", &alloc, &offset, &length);
   g_autoptr(AccelBuffer) range = byte_range (alloc, offset, length, &error);
-  if (range)
+  if (range == NULL)
     {
-      wait_for_jobs ();
-      accel_buffer_zero (range, &error);
+      finish (id, NULL, error);
+      return;
     }
-  finish (id, NULL, error);
+  _accel_device_transfer_with_callback (host.device, ACCEL_WORK_ZERO, range, NULL, length, work_answered,
+                                        GSIZE_TO_POINTER (id));
 }
 
 /* Ops: each buffer handle the op names becomes a view of an allocation,
@@ -507,10 +454,7 @@ do_op (guint64 id, GVariant *body)
       finish (id, NULL, error);
       return;
     }
-  Job *job = g_new0 (Job, 1);
-  job->id = id;
-  job->op = g_steal_pointer (&op);
-  post_job (job);
+  _accel_device_submit_with_callback (host.device, op, work_answered, GSIZE_TO_POINTER (id));
 }
 
 static void
@@ -560,9 +504,52 @@ handle_request (GVariant *msg)
     }
 }
 
+/* The channel, polled by the device thread (see accel-private.h). */
+
+static gboolean
+poll_channel (gpointer data)
+{
+  gboolean did = FALSE;
+
+  /* A bounded batch: the mailbox gets its turn in between. */
+  for (guint i = 0; i < 64; i++)
+    {
+      g_autoptr(GError) read_error = NULL;
+      g_autoptr(GVariant) msg = _accel_channel_receive (host.channel, &read_error);
+      if (read_error)
+        {
+          g_printerr ("accel-device-host: %s\n", read_error->message);
+          _exit (4);
+        }
+      if (msg == NULL)
+        break;
+      handle_request (msg);
+      did = TRUE;
+    }
+  return did;
+}
+
+static void
+park_on_channel (gpointer data, gint64 timeout_us)
+{
+  _accel_channel_wait (host.channel, timeout_us);
+}
+
+static void
+wake_channel (gpointer data)
+{
+  _accel_channel_wake (host.channel);
+}
+
+static const AccelDispatcherPoller channel_poller = {
+  poll_channel,
+  park_on_channel,
+  wake_channel,
+};
+
 /* The application's end of the socket closes when it goes. */
-static gpointer
-parent_watch_thread (gpointer data)
+G_GNUC_NORETURN static void
+watch_parent (void)
 {
   struct pollfd pfd = { ACCEL_CHANNEL_FD_SOCKET, POLLIN, 0 };
   for (;;)
@@ -575,7 +562,6 @@ parent_watch_thread (gpointer data)
         continue;
       _exit (0);
     }
-  return NULL;
 }
 
 static void
@@ -679,15 +665,6 @@ main (int argc, char **argv)
     return 1;
   signal (SIGPIPE, SIG_IGN);
 
-  /* A blocking round trip passes two threads here; when each stays
-   * spinning for longer than the round trip takes, no hop needs a
-   * wake-up, and the round trip stays short. The core's default (50 µs) is
-   * below the round trip of a parked chain, which then never gets out of
-   * it. With cores to spare, spin longer (still bounded: an idle host
-   * parks 200 µs after its last message); the environment still decides. */
-  if (g_get_num_processors () >= 8)
-    g_setenv ("ACCEL_DISPATCHER_SPIN_US", "200", FALSE);
-
   g_autoptr(GOptionContext) options = g_option_context_new ("— serve one Accel device to the process that started this one");
   g_option_context_add_main_entries (options, entries, NULL);
   if (!g_option_context_parse (options, &argc, &argv, &error) || device_name == NULL)
@@ -712,9 +689,6 @@ main (int argc, char **argv)
     }
   host.arena = _accel_channel_get_arena (host.channel, &host.arena_size);
   g_mutex_init (&host.reply_lock);
-  g_mutex_init (&host.fence_lock);
-  g_cond_init (&host.fence_cond);
-  g_thread_unref (g_thread_new ("host-parent-watch", parent_watch_thread, NULL));
 
   host.system = accel_system_new (&error);
   if (host.system == NULL)
@@ -729,7 +703,6 @@ main (int argc, char **argv)
                    "in accel-device-host (for CUDA: ACCEL_CUDA_ISOLATION=none)", device_name);
       fail_start (error);
     }
-  host.dispatcher = accel_actor_get_dispatcher (ACCEL_ACTOR (host.device));
   host.generation = accel_device_get_generation (host.device);
   host.allocs = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_object_unref);
   host.views = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, view_free);
@@ -756,19 +729,8 @@ main (int argc, char **argv)
 
   reply (ACCEL_CHANNEL_HELLO, 0, describe_device (host.device));
 
-  for (;;)
-    {
-      g_autoptr(GError) read_error = NULL;
-      g_autoptr(GVariant) msg = _accel_channel_receive (host.channel, &read_error);
-      if (read_error)
-        {
-          g_printerr ("accel-device-host: %s\n", read_error->message);
-          _exit (4);
-        }
-      if (msg)
-        handle_request (msg);
-      else
-        _accel_channel_wait (host.channel, -1);
-    }
-  return 0;
+  /* From here on the device thread serves the channel; this one waits for
+   * the application to go. */
+  _accel_dispatcher_set_poller (accel_actor_get_dispatcher (ACCEL_ACTOR (host.device)), &channel_poller, NULL);
+  watch_parent ();
 }

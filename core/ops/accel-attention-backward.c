@@ -54,18 +54,8 @@ accel_attention_backward_validate (AccelOp *op, GError **error)
   if (!_accel_attention_check_lse (op, self->lse, lse_dims, 3, error)
       || !_accel_attention_check_slopes (op, self->alibi_slopes, B, Hq, error))
     return FALSE;
-  /* Each gradient has the shape of what it is the gradient of. */
-  const char *const pairs[][2] = { { "dout", "out" }, { "dq", "q" }, { "dk", "k" }, { "dv", "v" } };
-  for (guint i = 0; i < G_N_ELEMENTS (pairs); i++)
-    {
-      AccelBuffer *grad = accel_op_peek_buffer (op, pairs[i][0]), *of = accel_op_peek_buffer (op, pairs[i][1]);
-      if (!accel_shape_same_dims (accel_buffer_get_shape (grad), accel_buffer_get_shape (of)))
-        {
-          g_autofree char *want = accel_op_describe_shape_ (of);
-          g_autofree char *expected = g_strdup_printf ("%s (as “%s”)", want, pairs[i][1]);
-          return accel_op_shape_error_ (error, "attention-backward", pairs[i][0], grad, expected);
-        }
-    }
+  if (!_accel_attention_check_grads (op, error))
+    return FALSE;
   return _accel_op_check_results_alias (op, error);
 }
 

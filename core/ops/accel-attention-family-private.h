@@ -10,9 +10,10 @@
 
 G_BEGIN_DECLS
 
-/* The mask and scale fields that `attention`, `attention-backward` and
- * `attention-varlen` lay out alike, `causal` to `sinks`: one parameter
- * table serves the three, installed at each op's `causal` member. */
+/* The mask and scale fields that `attention`, `attention-backward`,
+ * `attention-varlen` and `attention-varlen-backward` lay out alike,
+ * `causal` to `sinks`: one parameter table serves the four, installed at
+ * each op's `causal` member. */
 typedef struct {
   gboolean causal;
   int window_left;
@@ -68,5 +69,24 @@ gboolean _accel_attention_check_dense_dims (AccelOp *op,
                                             gint64 *hq,
                                             gint64 *sq,
                                             GError **error);
+
+/* Packed q `[Tq, Hq, D]`, k `[Tk, Hkv, D]`, v `[Tk, Hkv, Dv]`, out
+ * `[Tq, Hq, Dv]` and the two cu-seqlens `[B + 1]` of a varlen op (ranks and
+ * dtypes checked already); then its optional @lse `[Hq, Tq]` and ALiBi
+ * slopes. */
+gboolean _accel_attention_check_varlen_dims (AccelOp *op,
+                                             AccelBuffer *q,
+                                             AccelBuffer *k,
+                                             AccelBuffer *v,
+                                             AccelBuffer *out,
+                                             AccelBuffer *cu_seqlens_q,
+                                             AccelBuffer *cu_seqlens_k,
+                                             AccelBuffer *lse,
+                                             AccelBuffer *alibi_slopes,
+                                             GError **error);
+
+/* A backward op's gradients each have the shape of what they are the
+ * gradient of: dout as out, dq as q, dk as k, dv as v. */
+gboolean _accel_attention_check_grads (AccelOp *op, GError **error);
 
 G_END_DECLS

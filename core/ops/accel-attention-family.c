@@ -134,6 +134,42 @@ static const AccelOpParam mask_params[] = {
  * The leading keys of each sequence exempt from the left window.
  */
 
+/**
+ * AccelAttentionVarlenBackward:causal:
+ *
+ * As #AccelAttentionVarlen:causal.
+ */
+/**
+ * AccelAttentionVarlenBackward:window-left:
+ *
+ * As #AccelAttentionVarlen:window-left.
+ */
+/**
+ * AccelAttentionVarlenBackward:window-right:
+ *
+ * As #AccelAttentionVarlen:window-right.
+ */
+/**
+ * AccelAttentionVarlenBackward:scale:
+ *
+ * As #AccelAttentionVarlen:scale.
+ */
+/**
+ * AccelAttentionVarlenBackward:softcap:
+ *
+ * As #AccelAttentionVarlen:softcap.
+ */
+/**
+ * AccelAttentionVarlenBackward:alibi-slopes:
+ *
+ * As #AccelAttentionVarlen:alibi-slopes.
+ */
+/**
+ * AccelAttentionVarlenBackward:sinks:
+ *
+ * As #AccelAttentionVarlen:sinks.
+ */
+
 void
 _accel_attention_install_mask_params (AccelOpClass *klass, gsize causal_offset)
 {
@@ -253,5 +289,62 @@ _accel_attention_check_dense_dims (AccelOp *op,
   if (!dims_are (out, want_out, 4))
     return accel_op_expect_dims_ (error, name, "out", out, want_out, 4, NULL);
   *batch = B, *hq = Hq, *sq = Sq;
+  return TRUE;
+}
+
+gboolean
+_accel_attention_check_varlen_dims (AccelOp *op,
+                                    AccelBuffer *q,
+                                    AccelBuffer *k,
+                                    AccelBuffer *v,
+                                    AccelBuffer *out,
+                                    AccelBuffer *cu_seqlens_q,
+                                    AccelBuffer *cu_seqlens_k,
+                                    AccelBuffer *lse,
+                                    AccelBuffer *alibi_slopes,
+                                    GError **error)
+{
+  const char *name = accel_op_get_type_name (op);
+  const AccelShape *sq = accel_buffer_get_shape (q);
+  const AccelShape *sk = accel_buffer_get_shape (k);
+  gint64 Tq = accel_shape_get_dim (sq, 0), Hq = accel_shape_get_dim (sq, 1), D = accel_shape_get_dim (sq, 2);
+  gint64 Tk = accel_shape_get_dim (sk, 0), Hkv = accel_shape_get_dim (sk, 1);
+  gint64 Dv = accel_shape_get_dim (accel_buffer_get_shape (v), 2);
+  gint64 n_cu = accel_shape_get_dim (accel_buffer_get_shape (cu_seqlens_q), 0);
+  char expected[160];
+
+  if (accel_shape_get_dim (sk, 2) != D)
+    {
+      g_snprintf (expected, sizeof expected, "[Tk, Hkv, %" G_GINT64_FORMAT "] (head dim of q)", D);
+      return accel_op_shape_error_ (error, name, "k", k, expected);
+    }
+  if (!_accel_attention_check_heads (op, Hq, Hkv, error))
+    return FALSE;
+  const gint64 want_v[3] = { Tk, Hkv, Dv }, want_out[3] = { Tq, Hq, Dv };
+  if (!accel_op_expect_dims_ (error, name, "v", v, want_v, 3, "as k")
+      || !accel_op_expect_dims_ (error, name, "out", out, want_out, 3, NULL))
+    return FALSE;
+  if (n_cu < 2)
+    return accel_op_shape_error_ (error, name, "cu-seqlens-q", cu_seqlens_q, "[B + 1] with B >= 1");
+  const gint64 want_cu[1] = { n_cu }, lse_dims[2] = { Hq, Tq };
+  return accel_op_expect_dims_ (error, name, "cu-seqlens-k", cu_seqlens_k, want_cu, 1, "as cu-seqlens-q")
+         && _accel_attention_check_lse (op, lse, lse_dims, 2, error)
+         && _accel_attention_check_slopes (op, alibi_slopes, n_cu - 1, Hq, error);
+}
+
+gboolean
+_accel_attention_check_grads (AccelOp *op, GError **error)
+{
+  const char *const pairs[][2] = { { "dout", "out" }, { "dq", "q" }, { "dk", "k" }, { "dv", "v" } };
+  for (guint i = 0; i < G_N_ELEMENTS (pairs); i++)
+    {
+      AccelBuffer *grad = accel_op_peek_buffer (op, pairs[i][0]), *of = accel_op_peek_buffer (op, pairs[i][1]);
+      if (!accel_shape_same_dims (accel_buffer_get_shape (grad), accel_buffer_get_shape (of)))
+        {
+          g_autofree char *want = accel_op_describe_shape_ (of);
+          g_autofree char *expected = g_strdup_printf ("%s (as “%s”)", want, pairs[i][1]);
+          return accel_op_shape_error_ (error, accel_op_get_type_name (op), pairs[i][0], grad, expected);
+        }
+    }
   return TRUE;
 }

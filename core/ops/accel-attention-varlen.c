@@ -52,33 +52,8 @@ accel_attention_varlen_validate (AccelOp *op, GError **error)
       || !_accel_attention_check_tensors (op, offsets, 1, i32, 1, error))
     return FALSE;
 
-  const AccelShape *sq = accel_buffer_get_shape (self->q);
-  const AccelShape *sk = accel_buffer_get_shape (self->k);
-  const AccelShape *sv = accel_buffer_get_shape (self->v);
-  gint64 Tq = accel_shape_get_dim (sq, 0), Hq = accel_shape_get_dim (sq, 1), D = accel_shape_get_dim (sq, 2);
-  gint64 Tk = accel_shape_get_dim (sk, 0), Hkv = accel_shape_get_dim (sk, 1);
-  gint64 Dv = accel_shape_get_dim (sv, 2);
-  gint64 n_cu = accel_shape_get_dim (accel_buffer_get_shape (self->cu_seqlens_q), 0);
-  char expected[160];
-
-  if (accel_shape_get_dim (sk, 2) != D)
-    {
-      g_snprintf (expected, sizeof expected, "[Tk, Hkv, %" G_GINT64_FORMAT "] (head dim of q)", D);
-      return accel_op_shape_error_ (error, "attention-varlen", "k", self->k, expected);
-    }
-  if (!_accel_attention_check_heads (op, Hq, Hkv, error))
-    return FALSE;
-  const gint64 want_v[3] = { Tk, Hkv, Dv }, want_out[3] = { Tq, Hq, Dv };
-  if (!accel_op_expect_dims_ (error, "attention-varlen", "v", self->v, want_v, 3, "as k")
-      || !accel_op_expect_dims_ (error, "attention-varlen", "out", self->out, want_out, 3, NULL))
-    return FALSE;
-  if (n_cu < 2)
-    return accel_op_shape_error_ (error, "attention-varlen", "cu-seqlens-q", self->cu_seqlens_q, "[B + 1] with B >= 1");
-  const gint64 want_cu[1] = { n_cu }, lse_dims[2] = { Hq, Tq };
-  if (!accel_op_expect_dims_ (error, "attention-varlen", "cu-seqlens-k", self->cu_seqlens_k, want_cu, 1,
-                              "as cu-seqlens-q")
-      || !_accel_attention_check_lse (op, self->lse, lse_dims, 2, error)
-      || !_accel_attention_check_slopes (op, self->alibi_slopes, n_cu - 1, Hq, error))
+  if (!_accel_attention_check_varlen_dims (op, self->q, self->k, self->v, self->out, self->cu_seqlens_q,
+                                           self->cu_seqlens_k, self->lse, self->alibi_slopes, error))
     return FALSE;
   return _accel_op_check_results_alias (op, error);
 }

@@ -14,10 +14,27 @@ CSR_LAYOUT_CHECK (AccelSpmv, x, y);
 CSR_LAYOUT_CHECK (AccelSpmm, b, c);
 
 const AccelOpParam _accel_csr_params[7] = {
+  /**
+   * AccelCsrFields:row-ptr:
+   *
+   * CSR row offsets, i32 [m + 1]: row i holds entries row-ptr[i] to row-ptr[i
+   * + 1] - 1.
+   */
   ACCEL_OP_BUFFER (AccelCsrFields, row_ptr, "row-ptr", "CSR row offsets, i32 [m + 1]: row i holds entries row-ptr[i] to row-ptr[i + 1] - 1",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelCsrFields:col-ind:
+   *
+   * CSR column indices, i32 [nnz], ascending within each row, each in [0,
+   * n-cols).
+   */
   ACCEL_OP_BUFFER (AccelCsrFields, col_ind, "col-ind", "CSR column indices, i32 [nnz], ascending within each row, each in [0, n-cols)",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelCsrFields:values:
+   *
+   * CSR values [nnz]: f32 or f64.
+   */
   ACCEL_OP_BUFFER (AccelCsrFields, values, "values", "CSR values [nnz]: f32 or f64",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
   ACCEL_OP_INT64 (AccelCsrFields, n_cols, "n-cols", "Number of columns of the sparse matrix",

@@ -477,6 +477,8 @@ accel_launch_clear_args (AccelLaunch *self)
  * accel_launch_get_n_args:
  * @self: a launch
  *
+ * How many arguments were added.
+ *
  * Returns: how many arguments were added
  */
 guint
@@ -490,6 +492,8 @@ accel_launch_get_n_args (AccelLaunch *self)
  * accel_launch_get_arg_kind:
  * @self: a launch
  * @index: an argument index
+ *
+ * The kind of argument @index.
  *
  * Returns: the kind of argument @index
  */

@@ -114,6 +114,8 @@ accel_module_load_finalize (GObject *object)
  * @chunk: (nullable) (transfer none): at most %ACCEL_MODULE_LOAD_CHUNK
  *   bytes of the image
  *
+ * A new `module-load` op.
+ *
  * Returns: (transfer full): a new `module-load` op
  */
 AccelOp *

@@ -281,29 +281,42 @@ attention_run (AccelOp *op, gpointer context, GError **error)
   return attention_compute (context, &job, job.B * job.Hq * job.Sq, self->q, self->k, self->v, self->out, error);
 }
 
-/* cu[0] == 0, non-decreasing, cu[B] == total. */
-static gboolean
-check_cu_seqlens (const gint32 *cu, gint64 n, gint64 total, const char *name, GError **error)
+/**
+ * accel_cpu_check_cu_seqlens:
+ * @op_name: the op, for the message
+ * @cu: the @n values of a cu-seqlens buffer
+ * @n: how many (B + 1, at least 1)
+ * @total: the packed rows they must end at
+ * @name: the buffer's property name
+ * @error: return location for a #GError
+ *
+ * Checks cu[0] == 0, cu non-decreasing and cu[n - 1] == @total.
+ *
+ * Returns: %TRUE if they hold; else an error naming the first bad index
+ */
+gboolean
+accel_cpu_check_cu_seqlens (const char *op_name, const gint32 *cu, gint64 n, gint64 total, const char *name,
+                            GError **error)
 {
   if (cu[0] != 0)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "attention-varlen: “%s”[0] is %d, expected 0", name, cu[0]);
+                   "%s: “%s”[0] is %d, expected 0", op_name, name, cu[0]);
       return FALSE;
     }
   for (gint64 b = 1; b < n; b++)
     if (cu[b] < cu[b - 1])
       {
         g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                     "attention-varlen: “%s”[%" G_GINT64_FORMAT "] is %d, below “%s”[%" G_GINT64_FORMAT "] = %d;"
-                     " the offsets must not decrease", name, b, cu[b], name, b - 1, cu[b - 1]);
+                     "%s: “%s”[%" G_GINT64_FORMAT "] is %d, below “%s”[%" G_GINT64_FORMAT "] = %d;"
+                     " the offsets must not decrease", op_name, name, b, cu[b], name, b - 1, cu[b - 1]);
         return FALSE;
       }
   if (cu[n - 1] != total)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "attention-varlen: “%s”[%" G_GINT64_FORMAT "] is %d, expected the %" G_GINT64_FORMAT
-                   " packed rows", name, n - 1, cu[n - 1], total);
+                   "%s: “%s”[%" G_GINT64_FORMAT "] is %d, expected the %" G_GINT64_FORMAT
+                   " packed rows", op_name, name, n - 1, cu[n - 1], total);
       return FALSE;
     }
   return TRUE;
@@ -339,8 +352,9 @@ attention_varlen_run (AccelOp *op, gpointer context, GError **error)
   if (self->alibi_slopes != NULL && accel_shape_get_rank (accel_buffer_get_shape (self->alibi_slopes)) == 2)
     job.alibi_batch_stride = job.Hq;
 
-  if (!check_cu_seqlens (job.cu_q, n_cu, job.Tq, "cu-seqlens-q", error)
-      || !check_cu_seqlens (job.cu_k, n_cu, accel_shape_get_dim (sk, 0), "cu-seqlens-k", error))
+  if (!accel_cpu_check_cu_seqlens ("attention-varlen", job.cu_q, n_cu, job.Tq, "cu-seqlens-q", error)
+      || !accel_cpu_check_cu_seqlens ("attention-varlen", job.cu_k, n_cu, accel_shape_get_dim (sk, 0), "cu-seqlens-k",
+                                      error))
     return FALSE;
   /* The longest sequence sizes the per-thread work estimate and logit row. */
   job.Sk = 0;

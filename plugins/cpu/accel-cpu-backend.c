@@ -1,4 +1,7 @@
-/* accel-cpu-backend.c: the CPU backend, whose one device is `cpu:0`.
+/* accel-cpu-backend.c: the CPU backend: `cpu:0`, and as many more CPU
+ * devices as the system's cpu-devices property (or ACCEL_CPU_DEVICES)
+ * asks for, so that several ranks of a communicator can run on one
+ * machine without a GPU.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -22,10 +25,17 @@ static GPtrArray *
 accel_cpu_backend_enumerate (AccelBackend *backend, GError **error)
 {
   GPtrArray *devices = g_ptr_array_new_with_free_func (g_object_unref);
-  g_ptr_array_add (devices, g_object_new (ACCEL_TYPE_CPU_DEVICE,
-                                          "name", "cpu:0",
-                                          "backend", backend,
-                                          NULL));
+  AccelSystem *system = accel_backend_get_system (backend);
+  guint n = system ? accel_system_get_cpu_devices (system) : 1;
+
+  for (guint i = 0; i < n; i++)
+    {
+      g_autofree char *name = g_strdup_printf ("cpu:%u", i);
+      g_ptr_array_add (devices, g_object_new (ACCEL_TYPE_CPU_DEVICE,
+                                              "name", name,
+                                              "backend", backend,
+                                              NULL));
+    }
   return devices;
 }
 

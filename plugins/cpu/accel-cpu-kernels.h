@@ -22,7 +22,10 @@ void accel_cpu_register_reduce_kernels (AccelPlugin *plugin);
 void accel_cpu_register_attention_kernels (AccelPlugin *plugin);
 void accel_cpu_register_attention_backward (AccelPlugin *plugin);
 void accel_cpu_register_attention_kvcache (AccelPlugin *plugin);
+gboolean accel_cpu_check_cu_seqlens (const char *op_name, const gint32 *cu, gint64 n, gint64 total, const char *name,
+                                     GError **error);
 void accel_cpu_register_graph (AccelPlugin *plugin);
+void accel_cpu_register_collectives (AccelPlugin *plugin);
 
 /* Whole-array conversions between f16/bf16/f32/f64 storage and binary32 or
  * binary64 working copies (accel-cpu-elementwise.c), in parallel for large

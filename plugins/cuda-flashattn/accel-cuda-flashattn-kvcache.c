@@ -19,9 +19,9 @@
 #include <string.h>
 #include "accel-config.h"
 #include "accel-cuda.h"
+#include "accel-cuda-flashattn-private.h"
 #include "accel-flashattn.h"
 
-void accel_cuda_flashattn_register_kvcache (AccelPlugin *plugin);
 
 #define KERNEL_RANK 500
 #define OP_NAME "attention-kvcache"
@@ -212,12 +212,7 @@ kvcache_run (AccelOp *op, gpointer context, GError **error)
     return FALSE;
 
   int status = accel_flashattn_kvcache (&p, workspace, accel_cuda_lane_get_stream (lane));
-  if (status == ACCEL_FA_UNSUPPORTED)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NO_KERNEL, OP_NAME " (cuda_flashattn): parameters not supported");
-      return FALSE;
-    }
-  return accel_cuda_check ((cudaError_t) status, OP_NAME, error);
+  return accel_cuda_flashattn_report (OP_NAME, status, error);
 }
 
 static const AccelKernelVTable kvcache_kernel = {

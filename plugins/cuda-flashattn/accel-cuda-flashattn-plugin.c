@@ -8,10 +8,11 @@
  * accel-cuda-flashattn-kvcache.c.
  *
  * Rank 500, above every other attention kernel. supports() declines what
- * the kernels do not cover (dtypes other than f16/bf16 and, forward only,
- * fp8 e4m3 inputs with an f16/bf16 output; head dims other than
- * 64/128/256, Dv != D, buffers not 16-byte aligned), so the op then falls
- * to the next kernel or fails with a message naming the reason.
+ * the kernels do not cover (dtypes other than f16, bf16 and f32 and,
+ * forward only, fp8 e4m3 inputs with an f16/bf16 output; head dims D or Dv
+ * that are not multiples of 8 up to 256; buffers not 16-byte aligned), so
+ * the op then falls to the next kernel (the cpu backend's stays available
+ * by name) or fails with a message naming the supported set.
  *
  * The variant fields (alibi_slopes, sinks, the fp8 descales) are read from
  * the ops' public structs.
@@ -21,12 +22,10 @@
 #include <string.h>
 #include "accel-config.h"
 #include "accel-cuda.h"
+#include "accel-cuda-flashattn-private.h"
 #include "accel-flashattn.h"
 
 #define KERNEL_RANK 500
-
-void accel_cuda_flashattn_register_kvcache (AccelPlugin *plugin);   /* accel-cuda-flashattn-kvcache.c */
-void accel_cuda_flashattn_register_varlen (AccelPlugin *plugin);    /* accel-cuda-flashattn-varlen.c */
 
 /* The variant properties of docs/attention-variants.md; buffers borrowed
  * from the op. */
@@ -71,20 +70,32 @@ fill_variants (AccelFlashAttnFwdParams *p, const Variants *v)
   p->sinks = v->sinks;
 }
 
-static gboolean
-alibi_supported (const char *op_name, const Variants *v, GError **error)
+/**
+ * accel_cuda_flashattn_alibi_supported:
+ * @op_name: the op's name, for the message
+ * @alibi_slopes: (nullable): the op's slopes
+ * @sinks: the op's sinks
+ * @error: return location for a #GError
+ *
+ * Whether the kernels take these variant parameters: f32 slopes, sinks
+ * not below 0.
+ *
+ * Returns: %TRUE if they do
+ */
+gboolean
+accel_cuda_flashattn_alibi_supported (const char *op_name, AccelBuffer *alibi_slopes, int sinks, GError **error)
 {
-  if (v->alibi_slopes != NULL && accel_buffer_get_dtype (v->alibi_slopes) != ACCEL_DTYPE_F32)
+  if (alibi_slopes != NULL && accel_buffer_get_dtype (alibi_slopes) != ACCEL_DTYPE_F32)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_DTYPE_UNSUPPORTED,
                    "%s (cuda_flashattn): “alibi-slopes” dtype %s is not supported (f32)", op_name,
-                   accel_dtype_get_name (accel_buffer_get_dtype (v->alibi_slopes)));
+                   accel_dtype_get_name (accel_buffer_get_dtype (alibi_slopes)));
       return FALSE;
     }
-  if (v->sinks < 0)
+  if (sinks < 0)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "%s (cuda_flashattn): “sinks” is %d, below 0", op_name, v->sinks);
+                   "%s (cuda_flashattn): “sinks” is %d, below 0", op_name, sinks);
       return FALSE;
     }
   return TRUE;
@@ -99,6 +110,12 @@ strides_of (AccelBuffer *buffer, int64_t strides[3])
   strides[2] = d;
   strides[1] = S * d;
   strides[0] = H * S * d;
+}
+
+static int32_t
+fa_dtype (AccelDType dtype)
+{
+  return dtype == ACCEL_DTYPE_BF16 ? ACCEL_FA_BF16 : dtype == ACCEL_DTYPE_F32 ? ACCEL_FA_F32 : ACCEL_FA_F16;
 }
 
 static void
@@ -122,10 +139,11 @@ fill_fwd (AccelFlashAttnFwdParams *p, AccelBuffer *q, AccelBuffer *k, AccelBuffe
   p->heads_q = (int32_t) accel_shape_get_dim (sq, 1);
   p->seqlen_q = (int32_t) accel_shape_get_dim (sq, 2);
   p->head_dim = (int32_t) accel_shape_get_dim (sq, 3);
+  p->head_dim_v = (int32_t) accel_shape_get_dim (accel_buffer_get_shape (v), 3);
   p->heads_kv = (int32_t) accel_shape_get_dim (sk, 1);
   p->seqlen_k = (int32_t) accel_shape_get_dim (sk, 2);
   /* The kernels' type is the output's: q, k and v are of it too, or fp8. */
-  p->dtype = accel_buffer_get_dtype (out) == ACCEL_DTYPE_BF16 ? ACCEL_FA_BF16 : ACCEL_FA_F16;
+  p->dtype = fa_dtype (accel_buffer_get_dtype (out));
   p->causal = causal ? 1 : 0;
   p->window_left = window_left;
   p->window_right = window_right;
@@ -159,26 +177,15 @@ shapes_supported (const char *op_name, AccelBuffer *q, AccelBuffer *k, AccelBuff
                    "%s (cuda_flashattn): fp8-e4m3 q needs fp8-e4m3 k and v", op_name);
       return FALSE;
     }
-  if (dtype != ACCEL_DTYPE_F16 && dtype != ACCEL_DTYPE_BF16 && dtype != ACCEL_DTYPE_FP8_E4M3)
+  if (dtype != ACCEL_DTYPE_F16 && dtype != ACCEL_DTYPE_BF16 && dtype != ACCEL_DTYPE_F32 && dtype != ACCEL_DTYPE_FP8_E4M3)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_DTYPE_UNSUPPORTED,
-                   "%s (cuda_flashattn): dtype %s is not supported (f16, bf16%s)", op_name, accel_dtype_get_name (dtype),
-                   allow_fp8 ? ", fp8-e4m3 inputs" : "");
+                   "%s (cuda_flashattn): dtype %s is not supported (" ACCEL_FA_DTYPES_TEXT "%s)", op_name,
+                   accel_dtype_get_name (dtype), allow_fp8 ? ", fp8-e4m3 inputs" : "");
       return FALSE;
     }
-  if (D != 64 && D != 128 && D != 256)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "%s (cuda_flashattn): head dim %" G_GINT64_FORMAT " is not supported (64, 128, 256)", op_name, D);
-      return FALSE;
-    }
-  if (Dv != D)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "%s (cuda_flashattn): value head dim %" G_GINT64_FORMAT " differs from the key head dim %"
-                   G_GINT64_FORMAT, op_name, Dv, D);
-      return FALSE;
-    }
+  if (!accel_cuda_flashattn_head_dims_supported (op_name, D, Dv, error))
+    return FALSE;
   if (accel_shape_get_dim (sq, 0) > 65535 || accel_shape_get_dim (sq, 1) > 65535
       || accel_shape_get_dim (sq, 2) > G_MAXINT32 / 2 || accel_shape_get_dim (sk, 2) > G_MAXINT32 / 2)
     {
@@ -189,8 +196,49 @@ shapes_supported (const char *op_name, AccelBuffer *q, AccelBuffer *k, AccelBuff
   return TRUE;
 }
 
-static gboolean
-report (const char *op_name, int status, GError **error)
+/**
+ * accel_cuda_flashattn_head_dims_supported:
+ * @op_name: the op's name, for the message
+ * @D: the head dim of q and k
+ * @Dv: the head dim of v and out
+ * @error: return location for a #GError
+ *
+ * Whether the kernels take these head dims: multiples of 8 from 8 to 256,
+ * each; otherwise @error names the supported set.
+ *
+ * Returns: %TRUE if they do
+ */
+gboolean
+accel_cuda_flashattn_head_dims_supported (const char *op_name, gint64 D, gint64 Dv, GError **error)
+{
+  const char *which = NULL;
+  gint64 bad = 0;
+
+  if (D < 8 || D > 256 || D % 8 != 0)
+    which = "head dim", bad = D;
+  else if (Dv < 8 || Dv > 256 || Dv % 8 != 0)
+    which = "value head dim", bad = Dv;
+  if (which == NULL)
+    return TRUE;
+  g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+               "%s (cuda_flashattn): %s %" G_GINT64_FORMAT " is not supported (" ACCEL_FA_HEAD_DIMS_TEXT ")",
+               op_name, which, bad);
+  return FALSE;
+}
+
+/**
+ * accel_cuda_flashattn_report:
+ * @op_name: the op's name, for the message
+ * @status: what a kernel entry point returned
+ * @error: return location for a #GError
+ *
+ * Turns the entry points' status into a #GError: %ACCEL_ERROR_NO_KERNEL for
+ * ACCEL_FA_UNSUPPORTED, else the CUDA error's.
+ *
+ * Returns: %TRUE for success
+ */
+gboolean
+accel_cuda_flashattn_report (const char *op_name, int status, GError **error)
 {
   if (status == ACCEL_FA_UNSUPPORTED)
     {
@@ -235,7 +283,7 @@ attention_supports (AccelOp *op, AccelDevice *device, GError **error)
   if (!shapes_supported ("attention", self->q, self->k, self->v, self->out, TRUE, error))
     return FALSE;
   variants_read (op, &v);
-  if (!alibi_supported ("attention", &v, error))
+  if (!accel_cuda_flashattn_alibi_supported ("attention", v.alibi_slopes, v.sinks, error))
     return FALSE;
   if (!attention_is_fp8 (self) && (v.q_descale != 1.0 || v.k_descale != 1.0 || v.v_descale != 1.0))
     {
@@ -275,9 +323,11 @@ attention_run (AccelOp *op, gpointer context, GError **error)
       gpointer workspace = NULL;
       if (size > 0 && (workspace = accel_cuda_lane_alloc_workspace (lane, size, error)) == NULL)
         return FALSE;
-      return report ("attention", accel_flashattn_fwd_fp8 (&p, workspace, accel_cuda_lane_get_stream (lane)), error);
+      return accel_cuda_flashattn_report ("attention",
+                                          accel_flashattn_fwd_fp8 (&p, workspace, accel_cuda_lane_get_stream (lane)),
+                                          error);
     }
-  return report ("attention", accel_flashattn_fwd (&p, accel_cuda_lane_get_stream (lane)), error);
+  return accel_cuda_flashattn_report ("attention", accel_flashattn_fwd (&p, accel_cuda_lane_get_stream (lane)), error);
 }
 
 static const AccelKernelVTable attention_kernel = {
@@ -321,7 +371,7 @@ attention_backward_supports (AccelOp *op, AccelDevice *device, GError **error)
   if (!shapes_supported ("attention-backward", self->q, self->k, self->v, self->dq, FALSE, error))
     return FALSE;
   variants_read (op, &v);
-  if (!alibi_supported ("attention-backward", &v, error))
+  if (!accel_cuda_flashattn_alibi_supported ("attention-backward", v.alibi_slopes, v.sinks, error))
     return FALSE;
   if (!ACCEL_CUDA_IS_DEVICE (device))
     return TRUE;   /* checked again by the host process, with addresses */
@@ -349,7 +399,8 @@ attention_backward_run (AccelOp *op, gpointer context, GError **error)
   gpointer workspace = accel_cuda_lane_alloc_workspace (lane, accel_flashattn_bwd_workspace_size (&p), error);
   if (workspace == NULL)
     return FALSE;
-  return report ("attention-backward", accel_flashattn_bwd (&p, workspace, accel_cuda_lane_get_stream (lane)), error);
+  return accel_cuda_flashattn_report ("attention-backward",
+                                      accel_flashattn_bwd (&p, workspace, accel_cuda_lane_get_stream (lane)), error);
 }
 
 static const AccelKernelVTable attention_backward_kernel = {

@@ -1,92 +1,120 @@
 /* accel-cuda-flashattn-varlen.c: `attention-varlen` (packed ragged
- * sequences) on the cuda backend through the forward kernels of
- * accel-flashattn-fwd.cu (sm_80 path) and accel-flashattn-fwd-sm90.cu
- * (sm_90a path, d = 128 and 256), in their general instances.
+ * sequences) and its backward, `attention-varlen-backward`, on the cuda
+ * backend through the general instances of the kernels
+ * (accel-flashattn-fwd.cu and accel-flashattn-fwd-sm90.cu forward,
+ * accel-flashattn-bwd.cu backward, accel-flashattn-f32.cu for f32).
  *
  * Rank 500. supports() declines what the kernels do not cover (dtypes other
- * than f16/bf16, head dims other than 64/128/256, Dv != D, buffers not
- * 16-byte aligned). The kernels read cu-seqlens-q and cu-seqlens-k on the
- * device, so nothing on the submit path synchronises: the grid covers an
- * upper bound of the query blocks (ceil (Tq / 128) + B per head), each block
- * finds its sequence by walking cu-seqlens-q, and one block checks both
- * arrays (cu[0] == 0, non-decreasing, cu[B] == T) and leaves codes that
+ * than f16, bf16 and f32; head dims that are not multiples of 8 up to 256;
+ * buffers not 16-byte aligned), naming the supported set. The kernels read
+ * cu-seqlens-q and cu-seqlens-k on the device, so nothing on the submit
+ * path synchronises: the grid covers an upper bound of the query blocks
+ * (forward) or key blocks (backward), each block finds its sequence by
+ * walking the cu-seqlens, and one block checks both arrays (cu[0] == 0,
+ * non-decreasing, cu[B] == T) and leaves codes that
  * accel_cuda_lane_check_after() hands back once the op's work has run; the
  * op then fails with ACCEL_ERROR_INVALID_ARGUMENT naming the buffer and the
  * first bad index. Whatever the arrays hold, the kernels stay inside the
  * buffers (a sequence with impossible bounds is taken as empty).
  *
- * The op is read through its properties (the names of
- * docs/attention-variants.md), so this file needs nothing of the op type.
+ * The ops are read through their public structs.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <string.h>
 #include "accel-config.h"
 #include "accel-cuda.h"
+#include "accel-cuda-flashattn-private.h"
 #include "accel-flashattn.h"
 
-void accel_cuda_flashattn_register_varlen (AccelPlugin *plugin);
-
 #define KERNEL_RANK 500
-#define OP_NAME "attention-varlen"
+#define FWD_NAME "attention-varlen"
+#define BWD_NAME "attention-varlen-backward"
 
-/* The op's properties; buffers borrowed from the op. */
+/* The fields of either op; buffers borrowed from the op. */
 typedef struct {
+  const char *name;
   AccelBuffer *q, *k, *v, *out, *lse, *cu_q, *cu_k, *alibi_slopes;
+  AccelBuffer *dout, *dq, *dk, *dv;   /* the backward's; NULL for the forward */
   gboolean causal;
   int window_left, window_right, sinks;
   double scale, softcap;
 } VarlenOp;
 
-/* The op's fields: the kernels read the op through its public struct. */
+/* The mask fields, laid out alike in both ops from `causal` on. */
+#define VARLEN_READ_MASK(o, self)            \
+  G_STMT_START                               \
+  {                                          \
+    (o)->cu_q = (self)->cu_seqlens_q;        \
+    (o)->cu_k = (self)->cu_seqlens_k;        \
+    (o)->alibi_slopes = (self)->alibi_slopes; \
+    (o)->causal = (self)->causal;            \
+    (o)->window_left = (self)->window_left;  \
+    (o)->window_right = (self)->window_right; \
+    (o)->sinks = (self)->sinks;              \
+    (o)->scale = (self)->scale;              \
+    (o)->softcap = (self)->softcap;          \
+  }                                          \
+  G_STMT_END
+
 static void
 varlen_op_read (AccelOp *op, VarlenOp *o)
 {
-  AccelAttentionVarlen *self = ACCEL_ATTENTION_VARLEN (op);
-
-  o->q = self->q;
-  o->k = self->k;
-  o->v = self->v;
-  o->out = self->out;
-  o->lse = self->lse;
-  o->cu_q = self->cu_seqlens_q;
-  o->cu_k = self->cu_seqlens_k;
-  o->alibi_slopes = self->alibi_slopes;
-  o->causal = self->causal;
-  o->window_left = self->window_left;
-  o->window_right = self->window_right;
-  o->sinks = self->sinks;
-  o->scale = self->scale;
-  o->softcap = self->softcap;
+  memset (o, 0, sizeof *o);
+  if (ACCEL_IS_ATTENTION_VARLEN (op))
+    {
+      AccelAttentionVarlen *self = ACCEL_ATTENTION_VARLEN (op);
+      o->name = FWD_NAME;
+      o->q = self->q, o->k = self->k, o->v = self->v, o->out = self->out, o->lse = self->lse;
+      VARLEN_READ_MASK (o, self);
+      return;
+    }
+  AccelAttentionVarlenBackward *self = ACCEL_ATTENTION_VARLEN_BACKWARD (op);
+  o->name = BWD_NAME;
+  o->q = self->q, o->k = self->k, o->v = self->v, o->out = self->out, o->lse = self->lse;
+  o->dout = self->dout, o->dq = self->dq, o->dk = self->dk, o->dv = self->dv;
+  VARLEN_READ_MASK (o, self);
 }
 
-/* q [Tq, Hq, D], k and v [Tk, Hkv, D], out [Tq, Hq, D], lse [Hq, Tq]; all
- * contiguous (the op's rule). */
-static void
-fill_params (AccelFlashAttnFwdParams *p, const VarlenOp *o)
+static int32_t
+fa_dtype (AccelDType dtype)
 {
+  return dtype == ACCEL_DTYPE_BF16 ? ACCEL_FA_BF16 : dtype == ACCEL_DTYPE_F32 ? ACCEL_FA_F32 : ACCEL_FA_F16;
+}
+
+/* q [Tq, Hq, D], k [Tk, Hkv, D], v [Tk, Hkv, Dv], out [Tq, Hq, Dv], lse
+ * [Hq, Tq], the gradients as what they are of; all contiguous (the ops'
+ * rule). */
+static void
+fill_params (AccelFlashAttnBwdParams *bp, const VarlenOp *o)
+{
+  AccelFlashAttnFwdParams *p = &bp->fwd;
   const AccelShape *sq = accel_buffer_get_shape (o->q);
   const AccelShape *sk = accel_buffer_get_shape (o->k);
   const AccelShape *sc = accel_buffer_get_shape (o->cu_q);
   gint64 D = accel_shape_get_dim (sq, 2), Hq = accel_shape_get_dim (sq, 1), Hkv = accel_shape_get_dim (sk, 1);
+  gint64 Dv = accel_shape_get_dim (accel_buffer_get_shape (o->v), 2);
 
-  memset (p, 0, sizeof *p);
+  memset (bp, 0, sizeof *bp);
   p->q = accel_buffer_get_data (o->q);
   p->k = accel_buffer_get_data (o->k);
   p->v = accel_buffer_get_data (o->v);
   p->out = accel_buffer_get_data (o->out);
   p->lse = o->lse ? accel_buffer_get_data (o->lse) : NULL;
-  p->q_strides[1] = p->o_strides[1] = D;
-  p->q_strides[2] = p->o_strides[2] = Hq * D;
-  p->k_strides[1] = p->v_strides[1] = D;
-  p->k_strides[2] = p->v_strides[2] = Hkv * D;
+  p->q_strides[1] = p->k_strides[1] = D;
+  p->q_strides[2] = Hq * D;
+  p->k_strides[2] = Hkv * D;
+  p->o_strides[1] = p->v_strides[1] = Dv;
+  p->o_strides[2] = Hq * Dv;
+  p->v_strides[2] = Hkv * Dv;
   p->batch = (int32_t) (accel_shape_get_dim (sc, 0) - 1);
   p->heads_q = (int32_t) Hq;
   p->heads_kv = (int32_t) Hkv;
   p->seqlen_q = (int32_t) accel_shape_get_dim (sq, 0);
   p->seqlen_k = (int32_t) accel_shape_get_dim (sk, 0);
   p->head_dim = (int32_t) D;
-  p->dtype = accel_buffer_get_dtype (o->q) == ACCEL_DTYPE_BF16 ? ACCEL_FA_BF16 : ACCEL_FA_F16;
+  p->head_dim_v = (int32_t) Dv;
+  p->dtype = fa_dtype (accel_buffer_get_dtype (o->q));
   p->causal = o->causal ? 1 : 0;
   p->window_left = o->window_left;
   p->window_right = o->window_right;
@@ -101,6 +129,17 @@ fill_params (AccelFlashAttnFwdParams *p, const VarlenOp *o)
   p->sinks = o->sinks;
   p->cu_seqlens_q = accel_buffer_get_data (o->cu_q);
   p->cu_seqlens_k = accel_buffer_get_data (o->cu_k);
+  if (o->dout != NULL)
+    {
+      bp->dout = accel_buffer_get_data (o->dout);
+      bp->dq = accel_buffer_get_data (o->dq);
+      bp->dk = accel_buffer_get_data (o->dk);
+      bp->dv = accel_buffer_get_data (o->dv);
+      memcpy (bp->do_strides, p->o_strides, sizeof p->o_strides);
+      memcpy (bp->dq_strides, p->q_strides, sizeof p->q_strides);
+      memcpy (bp->dk_strides, p->k_strides, sizeof p->k_strides);
+      memcpy (bp->dv_strides, p->v_strides, sizeof p->v_strides);
+    }
 }
 
 static gboolean
@@ -109,67 +148,46 @@ varlen_supports (AccelOp *op, AccelDevice *device, GError **error)
   VarlenOp o;
   int major = 0, minor = 0;
 
+  varlen_op_read (op, &o);
   if (!accel_cuda_get_compute_capability (device, &major, &minor) || major < 8)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NO_KERNEL,
-                   OP_NAME " (cuda_flashattn): needs compute capability 8.0 or newer (device has %d.%d)", major, minor);
+                   "%s (cuda_flashattn): needs compute capability 8.0 or newer (device has %d.%d)", o.name, major, minor);
       return FALSE;
     }
-  varlen_op_read (op, &o);
   AccelDType dtype = accel_buffer_get_dtype (o.q);
   const AccelShape *sq = accel_buffer_get_shape (o.q);
   gint64 D = accel_shape_get_dim (sq, 2), Dv = accel_shape_get_dim (accel_buffer_get_shape (o.v), 2);
   gint64 B = accel_shape_get_dim (accel_buffer_get_shape (o.cu_q), 0) - 1;
   gint64 Tq = accel_shape_get_dim (sq, 0), Tk = accel_shape_get_dim (accel_buffer_get_shape (o.k), 0);
-  if (dtype != ACCEL_DTYPE_F16 && dtype != ACCEL_DTYPE_BF16)
+  if (dtype != ACCEL_DTYPE_F16 && dtype != ACCEL_DTYPE_BF16 && dtype != ACCEL_DTYPE_F32)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_DTYPE_UNSUPPORTED,
-                   OP_NAME " (cuda_flashattn): dtype %s is not supported (f16, bf16)", accel_dtype_get_name (dtype));
+                   "%s (cuda_flashattn): dtype %s is not supported (" ACCEL_FA_DTYPES_TEXT ")", o.name,
+                   accel_dtype_get_name (dtype));
       return FALSE;
     }
-  if (D != 64 && D != 128 && D != 256)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   OP_NAME " (cuda_flashattn): head dim %" G_GINT64_FORMAT " is not supported (64, 128, 256)", D);
-      return FALSE;
-    }
-  if (Dv != D)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   OP_NAME " (cuda_flashattn): value head dim %" G_GINT64_FORMAT " differs from the key head dim %"
-                   G_GINT64_FORMAT, Dv, D);
-      return FALSE;
-    }
+  if (!accel_cuda_flashattn_head_dims_supported (o.name, D, Dv, error))
+    return FALSE;
   if (B < 1 || B > 65535 || accel_shape_get_dim (sq, 1) > 65535 || Tq > (1 << 30) || Tk > (1 << 30))
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   OP_NAME " (cuda_flashattn): sequences (%" G_GINT64_FORMAT ") outside [1, 65535], heads above 65535, "
-                   "or more than 2^30 rows", B);
+                   "%s (cuda_flashattn): sequences (%" G_GINT64_FORMAT ") outside [1, 65535], heads above 65535, "
+                   "or more than 2^30 rows", o.name, B);
       return FALSE;
     }
-  if (accel_buffer_get_dtype (o.cu_q) != ACCEL_DTYPE_I32 || accel_buffer_get_dtype (o.cu_k) != ACCEL_DTYPE_I32)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_DTYPE_UNSUPPORTED,
-                   OP_NAME " (cuda_flashattn): “cu-seqlens-q” and “cu-seqlens-k” must be i32");
-      return FALSE;
-    }
-  if (o.alibi_slopes != NULL && accel_buffer_get_dtype (o.alibi_slopes) != ACCEL_DTYPE_F32)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_DTYPE_UNSUPPORTED,
-                   OP_NAME " (cuda_flashattn): “alibi-slopes” dtype %s is not supported (f32)",
-                   accel_dtype_get_name (accel_buffer_get_dtype (o.alibi_slopes)));
-      return FALSE;
-    }
+  if (!accel_cuda_flashattn_alibi_supported (o.name, o.alibi_slopes, o.sinks, error))
+    return FALSE;
   /* A device served by a host process has no addresses on this side; the
    * host checks them when it picks the kernel there. */
   if (!ACCEL_CUDA_IS_DEVICE (device))
     return TRUE;
-  AccelFlashAttnFwdParams p;
+  AccelFlashAttnBwdParams p;
   fill_params (&p, &o);
-  const char *why = accel_flashattn_fwd_check (&p);
+  const char *why = o.dout ? accel_flashattn_bwd_check (&p) : accel_flashattn_fwd_check (&p.fwd);
   if (why != NULL)
     {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT, OP_NAME " (cuda_flashattn): %s", why);
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT, "%s (cuda_flashattn): %s", o.name, why);
       return FALSE;
     }
   return TRUE;
@@ -177,26 +195,27 @@ varlen_supports (AccelOp *op, AccelDevice *device, GError **error)
 
 /* What the completion thread needs to word an error. */
 typedef struct {
+  const char *name;   /* static */
   gint64 batch, total_q, total_k;
 } VarlenJudge;
 
 static gboolean
-judge_one (const char *buffer, const char *rows_of, const gint32 *c, gint64 batch, gint64 total, GError **error)
+judge_one (const char *op_name, const char *buffer, const char *rows_of, const gint32 *c, gint64 batch, gint64 total,
+           GError **error)
 {
   if (c[0] == 0)
     return TRUE;
   gint64 i = (gint64) c[0] - 1;
   if (i == 0)
-    g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                 OP_NAME ": “%s”[0] is %d, not 0", buffer, c[1]);
+    g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT, "%s: “%s”[0] is %d, not 0", op_name, buffer, c[1]);
   else if (c[1] < c[2])
     g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                 OP_NAME ": “%s”[%" G_GINT64_FORMAT "] is %d, below “%s”[%" G_GINT64_FORMAT "] = %d "
-                 "(the offsets must not decrease)", buffer, i, c[1], buffer, i - 1, c[2]);
+                 "%s: “%s”[%" G_GINT64_FORMAT "] is %d, below “%s”[%" G_GINT64_FORMAT "] = %d "
+                 "(the offsets must not decrease)", op_name, buffer, i, c[1], buffer, i - 1, c[2]);
   else
     g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                 OP_NAME ": “%s”[%" G_GINT64_FORMAT "] is %d, not the %" G_GINT64_FORMAT " rows of “%s”",
-                 buffer, batch, c[1], total, rows_of);
+                 "%s: “%s”[%" G_GINT64_FORMAT "] is %d, not the %" G_GINT64_FORMAT " rows of “%s”",
+                 op_name, buffer, batch, c[1], total, rows_of);
   return FALSE;
 }
 
@@ -205,35 +224,41 @@ varlen_judge (const gint32 *codes, guint n_codes, gpointer user_data, GError **e
 {
   const VarlenJudge *j = user_data;
   g_return_val_if_fail (n_codes >= ACCEL_FA_VARLEN_N_CODES, FALSE);
-  return judge_one ("cu-seqlens-q", "q", codes, j->batch, j->total_q, error)
-         && judge_one ("cu-seqlens-k", "k", codes + 3, j->batch, j->total_k, error);
+  return judge_one (j->name, "cu-seqlens-q", "q", codes, j->batch, j->total_q, error)
+         && judge_one (j->name, "cu-seqlens-k", "k", codes + 3, j->batch, j->total_k, error);
 }
 
 static gboolean
 varlen_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelCudaLane *lane = context;
-  AccelFlashAttnFwdParams p;
+  AccelFlashAttnBwdParams p;
   VarlenOp o;
 
   varlen_op_read (op, &o);
   fill_params (&p, &o);
 
   VarlenJudge *judge = g_new (VarlenJudge, 1);
-  judge->batch = p.batch;
-  judge->total_q = p.seqlen_q;
-  judge->total_k = p.seqlen_k;
-  p.codes = accel_cuda_lane_check_after (lane, ACCEL_FA_VARLEN_N_CODES, varlen_judge, judge, g_free, error);
-  if (p.codes == NULL)
+  judge->name = o.name;
+  judge->batch = p.fwd.batch;
+  judge->total_q = p.fwd.seqlen_q;
+  judge->total_k = p.fwd.seqlen_k;
+  p.fwd.codes = accel_cuda_lane_check_after (lane, ACCEL_FA_VARLEN_N_CODES, varlen_judge, judge, g_free, error);
+  if (p.fwd.codes == NULL)
     return FALSE;
 
-  int status = accel_flashattn_fwd (&p, accel_cuda_lane_get_stream (lane));
-  if (status == ACCEL_FA_UNSUPPORTED)
+  cudaStream_t stream = accel_cuda_lane_get_stream (lane);
+  int status;
+  if (o.dout != NULL)
     {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NO_KERNEL, OP_NAME " (cuda_flashattn): parameters not supported");
-      return FALSE;
+      gpointer workspace = accel_cuda_lane_alloc_workspace (lane, accel_flashattn_bwd_workspace_size (&p), error);
+      if (workspace == NULL)
+        return FALSE;
+      status = accel_flashattn_bwd (&p, workspace, stream);
     }
-  return accel_cuda_check ((cudaError_t) status, OP_NAME, error);
+  else
+    status = accel_flashattn_fwd (&p.fwd, stream);
+  return accel_cuda_flashattn_report (o.name, status, error);
 }
 
 static const AccelKernelVTable varlen_kernel = {
@@ -245,10 +270,12 @@ static const AccelKernelVTable varlen_kernel = {
  * accel_cuda_flashattn_register_varlen:
  * @plugin: the cuda_flashattn plugin, in its plugin_init
  *
- * Registers the `attention-varlen` kernel of the cuda backend.
+ * Registers the `attention-varlen` and `attention-varlen-backward` kernels
+ * of the cuda backend.
  */
 void
 accel_cuda_flashattn_register_varlen (AccelPlugin *plugin)
 {
-  accel_plugin_register_kernel (plugin, OP_NAME, ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &varlen_kernel);
+  accel_plugin_register_kernel (plugin, FWD_NAME, ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &varlen_kernel);
+  accel_plugin_register_kernel (plugin, BWD_NAME, ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &varlen_kernel);
 }

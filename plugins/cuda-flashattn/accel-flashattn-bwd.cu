@@ -18,8 +18,16 @@
  *
  * GENERAL instances of the main kernel add ALiBi (a bias on S^T after the
  * soft cap, taken out again where the cap's derivative needs the capped
- * value) and sinks (a key block holding sinks is seen by every query the
- * causal mask and the right window let through, whatever the left window).
+ * value), sinks (a key block holding sinks is seen by every query the
+ * causal mask and the right window let through, whatever the left window),
+ * head dims below the instance's (Dqk for q, k, dq, dk and Dv for v, out,
+ * dout, dv; the k16 steps and 16-column tiles past them are skipped), and
+ * packed ragged sequences (attention-varlen's backward: each block finds
+ * its sequence and key block by walking cu_seqlens_k, the query rows past
+ * the sequence's end are masked, the workspace rows are the packed rows).
+ *
+ * On sm_90a, accel-flashattn-bwd-sm90.cu replaces the main kernel for the
+ * plain cases it covers; the preprocess and the workspace are shared.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -31,40 +39,12 @@
 
 namespace accel_fa {
 
-constexpr int kBwdBM = 64;   /* query rows per step, and the padding of the workspace rows */
+constexpr int kBwdBM = ACCEL_FA_BWD_ROWS;   /* query rows per step, and the padding of the workspace rows */
 
-struct BwdWork {
-  float *dq_accum;   /* [B, Hq, Sq_pad, D] */
-  float *lse2;       /* [B, Hq, Sq_pad] */
-  float *dsum;       /* [B, Hq, Sq_pad] */
-  int sq_pad;
-};
+using BwdWork = AccelFaBwdWork;
 
-static inline size_t
-align256 (size_t n)
-{
-  return (n + 255) & ~(size_t) 255;
-}
-
-static BwdWork
-bwd_work_layout (const AccelFlashAttnBwdParams *p, void *base, size_t *total)
-{
-  BwdWork w;
-  const AccelFlashAttnFwdParams &f = p->fwd;
-  w.sq_pad = (f.seqlen_q + kBwdBM - 1) / kBwdBM * kBwdBM;
-  size_t rows = (size_t) f.batch * f.heads_q * w.sq_pad;
-  size_t a = align256 (rows * f.head_dim * sizeof (float));
-  size_t l = align256 (rows * sizeof (float));
-  char *c = static_cast<char *> (base);
-  w.dq_accum = reinterpret_cast<float *> (c);
-  w.lse2 = reinterpret_cast<float *> (c + a);
-  w.dsum = reinterpret_cast<float *> (c + a + l);
-  if (total)
-    *total = a + 2 * l;
-  return w;
-}
-
-/* One group of D/8 threads per row: 16-byte loads of dO and O. */
+/* One group of D/8 threads per row: 16-byte loads of dO and O (their Dv
+ * columns). varlen runs as one batch of the packed rows. */
 template <typename T, int D>
 __global__ void __launch_bounds__ (256)
 bwd_preprocess_kernel (const AccelFlashAttnBwdParams p, BwdWork w)
@@ -75,6 +55,7 @@ bwd_preprocess_kernel (const AccelFlashAttnBwdParams p, BwdWork w)
   const AccelFlashAttnFwdParams &f = p.fwd;
   const int h = blockIdx.y, b = blockIdx.z;
   const int sub = threadIdx.x % TPR;
+  const bool col_ok = sub * 8 < (f.head_dim_v > 0 ? f.head_dim_v : f.head_dim);
   const int64_t row_base = ((int64_t) b * f.heads_q + h) * w.sq_pad;
   const T *o = static_cast<const T *> (f.out) + b * f.o_strides[0] + h * f.o_strides[1];
   const T *dO = static_cast<const T *> (p.dout) + b * p.do_strides[0] + h * p.do_strides[1];
@@ -83,7 +64,7 @@ bwd_preprocess_kernel (const AccelFlashAttnBwdParams p, BwdWork w)
     {
       const int i = blockIdx.x * kBwdBM + r;
       float acc = 0.f;
-      if (i < f.seqlen_q)
+      if (i < f.seqlen_q && col_ok)
         {
           uint4 a = *reinterpret_cast<const uint4 *> (o + i * f.o_strides[2] + sub * 8);
           uint4 c = *reinterpret_cast<const uint4 *> (dO + i * p.do_strides[2] + sub * 8);
@@ -111,7 +92,9 @@ bwd_preprocess_kernel (const AccelFlashAttnBwdParams p, BwdWork w)
     }
 }
 
-template <typename T, int D>
+/* dQ = scale * the accumulator, rounded. With PERM the accumulator's
+ * query blocks are in the order of the sm_90a kernel (dq_perm_offset). */
+template <typename T, int D, bool PERM>
 __global__ void __launch_bounds__ (256)
 bwd_postprocess_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
 {
@@ -123,14 +106,31 @@ bwd_postprocess_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
   const int sub = threadIdx.x % TPR;
   const int64_t row_base = ((int64_t) b * f.heads_q + h) * w.sq_pad;
   T *dq = static_cast<T *> (p.dq) + b * p.dq_strides[0] + h * p.dq_strides[1];
+  if (sub * 8 >= f.head_dim)
+    return;
 
   for (int r = threadIdx.x / TPR; r < kBwdBM; r += RPP)
     {
       const int i = blockIdx.x * kBwdBM + r;
       if (i >= f.seqlen_q)
         continue;
-      const float4 *a = reinterpret_cast<const float4 *> (w.dq_accum + (row_base + i) * D + sub * 8);
-      float4 x = a[0], y = a[1];
+      float4 x, y;
+      if (PERM)
+        {
+          const float *blk = w.dq_accum + (row_base + blockIdx.x * kBwdBM) * D;
+          float v[8];
+#pragma unroll
+          for (int e = 0; e < 8; e++)
+            v[e] = blk[dq_perm_offset<D> (r, sub * 8 + e)];
+          x = make_float4 (v[0], v[1], v[2], v[3]);
+          y = make_float4 (v[4], v[5], v[6], v[7]);
+        }
+      else
+        {
+          const float4 *a = reinterpret_cast<const float4 *> (w.dq_accum + (row_base + i) * D + sub * 8);
+          x = a[0];
+          y = a[1];
+        }
       uint4 out;
       out.x = TT::pack (x.x * scale, x.y * scale);
       out.y = TT::pack (x.z * scale, x.w * scale);
@@ -147,7 +147,7 @@ struct BwdConfig {
   static constexpr int kSmem = (2 * BN * D + 4 * BM * D + BN * BM) * (int) sizeof (T) + 4 * BM * (int) sizeof (float);
 };
 
-template <typename T, int D, int BM, int BN, int NW, bool DO_DV, bool DO_DKDQ, bool FUSED, bool GENERAL>
+template <typename T, int D, int BM, int BN, int NW, bool DO_DV, bool DO_DKDQ, bool GENERAL>
 __global__ void __launch_bounds__ (NW * 32, 1)
 bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
 {
@@ -171,10 +171,25 @@ bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
 
   const AccelFlashAttnFwdParams &f = p.fwd;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int n_block = blockIdx.x, hk = blockIdx.y, b = blockIdx.z;
+  const int hk = blockIdx.y;
   const int group = f.heads_q / f.heads_kv;
+  const bool varlen = GENERAL && f.cu_seqlens_q != nullptr;
+  /* Head dims of q/k and of v/out (the instance's D in the plain case). */
+  const int dqk = GENERAL ? f.head_dim : D;
+  const int dv = GENERAL ? (f.head_dim_v > 0 ? f.head_dim_v : f.head_dim) : D;
+  int b, n_block, Sq = f.seqlen_q, Sk = f.seqlen_k, q_start = 0, k_start = 0;
+  if (varlen)
+    {
+      if (!varlen_block (f, BN, warp, true, b, n_block, q_start, Sq, k_start, Sk))
+        return;   /* one of the surplus blocks of the grid's upper bound */
+    }
+  else
+    {
+      n_block = blockIdx.x;
+      b = blockIdx.z;
+    }
+  const int bs = varlen ? 0 : b;   /* varlen buffers have no batch stride */
   const int n0 = n_block * BN;
-  const int Sq = f.seqlen_q, Sk = f.seqlen_k;
 
   MaskInfo mi;
   mi.seqlen_q = Sq;
@@ -195,8 +210,8 @@ bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
   const int n_mb = i_hi >= i_lo ? i_hi / BM + 1 - mb_min : 0;
   const int n_iter = n_mb * group;
 
-  const T *gk = static_cast<const T *> (f.k) + b * f.k_strides[0] + hk * f.k_strides[1] + (int64_t) n0 * f.k_strides[2];
-  const T *gv = static_cast<const T *> (f.v) + b * f.v_strides[0] + hk * f.v_strides[1] + (int64_t) n0 * f.v_strides[2];
+  const T *gk = static_cast<const T *> (f.k) + bs * f.k_strides[0] + hk * f.k_strides[1] + (int64_t) (k_start + n0) * f.k_strides[2];
+  const T *gv = static_cast<const T *> (f.v) + bs * f.v_strides[0] + hk * f.v_strides[1] + (int64_t) (k_start + n0) * f.v_strides[2];
 
   const bool capped = f.softcap > 0.f;
   const float sl = capped ? 1.f : scale * kLog2e;
@@ -206,15 +221,30 @@ bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
 
   const uint32_t sK_u = smem_u32 (sK), sV_u = smem_u32 (sV), sdS_u = smem_u32 (sdS);
 
+  /* Workspace rows of (query head, first row of the step's block). */
+  auto work_row = [&] (int hq, int m0) -> int64_t {
+    return varlen ? (int64_t) hq * w.sq_pad + q_start + m0 : ((int64_t) b * f.heads_q + hq) * w.sq_pad + m0;
+  };
+
   auto load_step = [&] (int it, int st) {
     const int hq = hk * group + it / n_mb;
     const int m0 = (mb_min + it % n_mb) * BM;
-    const T *gq = static_cast<const T *> (f.q) + b * f.q_strides[0] + hq * f.q_strides[1] + (int64_t) m0 * f.q_strides[2];
-    const T *gdo = static_cast<const T *> (p.dout) + b * p.do_strides[0] + hq * p.do_strides[1] + (int64_t) m0 * p.do_strides[2];
-    load_tile<T, BM, D, NTH> (sQ + st * BM * D, gq, f.q_strides[2], Sq - m0, tid);
-    load_tile<T, BM, D, NTH> (sdO + st * BM * D, gdo, p.do_strides[2], Sq - m0, tid);
-    const int64_t rb = ((int64_t) b * f.heads_q + hq) * w.sq_pad + m0;
-    if (tid < BM / 4)
+    const T *gq = static_cast<const T *> (f.q) + bs * f.q_strides[0] + hq * f.q_strides[1]
+                  + (int64_t) (q_start + m0) * f.q_strides[2];
+    const T *gdo = static_cast<const T *> (p.dout) + bs * p.do_strides[0] + hq * p.do_strides[1]
+                   + (int64_t) (q_start + m0) * p.do_strides[2];
+    load_tile<T, BM, D, NTH> (sQ + st * BM * D, gq, f.q_strides[2], Sq - m0, tid, dqk);
+    load_tile<T, BM, D, NTH> (sdO + st * BM * D, gdo, p.do_strides[2], Sq - m0, tid, dv);
+    const int64_t rb = work_row (hq, m0);
+    if (varlen)
+      {
+        /* Packed rows start anywhere: 4-byte copies. */
+        if (tid < BM)
+          cp_async_4 (smem_u32 (sL + st * BM + tid), w.lse2 + rb + tid);
+        else if (tid < 2 * BM)
+          cp_async_4 (smem_u32 (sDs + st * BM + tid - BM), w.dsum + rb + tid - BM);
+      }
+    else if (tid < BM / 4)
       cp_async_16 (smem_u32 (sL + st * BM + tid * 4), w.lse2 + rb + tid * 4, 16);
     else if (tid < BM / 2)
       cp_async_16 (smem_u32 (sDs + st * BM + (tid - BM / 4) * 4), w.dsum + rb + (tid - BM / 4) * 4, 16);
@@ -233,8 +263,9 @@ bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
           acc_dk[dt][e] = 0.f;
       }
 
-  load_tile<T, BN, D, NTH> (sK, gk, f.k_strides[2], Sk - n0, tid);
-  load_tile<T, BN, D, NTH> (sV, gv, f.v_strides[2], Sk - n0, tid);
+  load_tile<T, BN, D, NTH> (sK, gk, f.k_strides[2], Sk - n0, tid, dqk);
+  if (DO_DKDQ)
+    load_tile<T, BN, D, NTH> (sV, gv, f.v_strides[2], Sk - n0, tid, dv);
   if (n_iter > 0)
     load_step (0, 0);
   cp_async_commit ();
@@ -260,9 +291,6 @@ bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
       const float *lse2 = sL + st * BM, *dsum = sDs + st * BM;
 
       /* S^T = K_w Q^T: rows are this warp's 16 keys, columns the BM queries. */
-      /* With FUSED, dP^T = V_w dO^T runs in the same loop: two independent
-       * accumulator sets per ldmatrix phase instead of one. */
-      constexpr bool kFuse = FUSED && DO_DKDQ;
       float s[SN][4], dp[SN][4];
 #pragma unroll
       for (int nt = 0; nt < SN; nt++)
@@ -272,24 +300,18 @@ bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
 #pragma unroll 2
       for (int kq = 0; kq < D / 16; kq++)
         {
-          uint32_t a[4], av[4];
+          if (GENERAL && kq * 16 >= dqk)
+            break;
+          uint32_t a[4];
           ldmatrix_x4 (sK_u + 2 * swz<D> (krow + (lane & 15), kq * 16 + (lane >> 4) * 8), a[0], a[1], a[2], a[3]);
-          if (kFuse)
-            ldmatrix_x4 (sV_u + 2 * swz<D> (krow + (lane & 15), kq * 16 + (lane >> 4) * 8), av[0], av[1], av[2], av[3]);
 #pragma unroll
           for (int j = 0; j < SN / 2; j++)
             {
-              const int boff = 2 * swz<D> (j * 16 + (lane >> 4) * 8 + (lane & 7), kq * 16 + ((lane >> 3) & 1) * 8);
               uint32_t b0, b1, b2, b3;
-              ldmatrix_x4 (sQ_u + boff, b0, b1, b2, b3);
+              ldmatrix_x4 (sQ_u + 2 * swz<D> (j * 16 + (lane >> 4) * 8 + (lane & 7), kq * 16 + ((lane >> 3) & 1) * 8),
+                           b0, b1, b2, b3);
               TT::mma (s[2 * j], a, b0, b1);
               TT::mma (s[2 * j + 1], a, b2, b3);
-              if (kFuse)
-                {
-                  ldmatrix_x4 (sdO_u + boff, b0, b1, b2, b3);
-                  TT::mma (dp[2 * j], av, b0, b1);
-                  TT::mma (dp[2 * j + 1], av, b2, b3);
-                }
             }
         }
 
@@ -315,8 +337,9 @@ bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
             for (int e = 0; e < 4; e++)
               s[nt][e] = fmaf (fabsf (alibi_rel + (float) (nt * 8 + (e & 1) - (e >> 1) * 8)), alibi_mul, s[nt][e]);
         }
-      /* P^T = exp2 (S^T * sl - lse2[query]); element (key r, query c). */
-      const bool masked = tile_needs_mask (mi, m0, BM, n0, BN);
+      /* P^T = exp2 (S^T * sl - lse2[query]); element (key r, query c).
+       * varlen: the rows past the sequence are the next one's, masked. */
+      const bool masked = tile_needs_mask (mi, m0, BM, n0, BN) || (varlen && m0 + BM > Sq);
 #pragma unroll
       for (int nt = 0; nt < SN; nt++)
         {
@@ -332,14 +355,14 @@ bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
                   const int key = n0 + krow + (lane >> 2) + (e >> 1) * 8;
                   row_limits (mi, m0 + c + (e & 1), key, lo, hi);
                   /* sinks are exempt from the left window only */
-                  if (0 > hi || (0 < lo && (!GENERAL || key >= sinks)))
+                  if (0 > hi || (0 < lo && (!GENERAL || key >= sinks)) || (varlen && m0 + c + (e & 1) >= Sq))
                     x = -INFINITY;
                 }
               s[nt][e] = fast_exp2 (x);
             }
         }
 
-      if (DO_DV && !kFuse)
+      if (DO_DV)
         {
           /* dV += P^T dO */
 #pragma unroll
@@ -353,6 +376,8 @@ bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
 #pragma unroll
               for (int j = 0; j < ON / 2; j++)
                 {
+                  if (GENERAL && j * 16 >= dv)
+                    break;
                   uint32_t b0, b1, b2, b3;
                   ldmatrix_x4_trans (sdO_u + 2 * swz<D> (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7), j * 16 + (lane >> 4) * 8),
                                      b0, b1, b2, b3);
@@ -366,8 +391,10 @@ bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
         {
           /* dP^T = V_w dO^T */
 #pragma unroll 2
-          for (int kq = 0; kq < (kFuse ? 0 : D / 16); kq++)
+          for (int kq = 0; kq < D / 16; kq++)
             {
+              if (GENERAL && kq * 16 >= dv)
+                break;
               uint32_t a[4];
               ldmatrix_x4 (sV_u + 2 * swz<D> (krow + (lane & 15), kq * 16 + (lane >> 4) * 8), a[0], a[1], a[2], a[3]);
 #pragma unroll
@@ -408,46 +435,37 @@ bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
                 *reinterpret_cast<uint32_t *> (sdS + swz<BM> (krow + (lane >> 2) + hh * 8, c))
                   = TT::pack (dp[nt][2 * hh], dp[nt][2 * hh + 1]);
             }
-          /* dK += dS^T Q (with FUSED, dV += P^T dO beside it) */
+          /* dK += dS^T Q */
 #pragma unroll
           for (int kk = 0; kk < BM / 16; kk++)
             {
-              uint32_t a[4], ap[4];
+              uint32_t a[4];
               a[0] = TT::pack (dp[2 * kk][0], dp[2 * kk][1]);
               a[1] = TT::pack (dp[2 * kk][2], dp[2 * kk][3]);
               a[2] = TT::pack (dp[2 * kk + 1][0], dp[2 * kk + 1][1]);
               a[3] = TT::pack (dp[2 * kk + 1][2], dp[2 * kk + 1][3]);
-              if (kFuse && DO_DV)
-                {
-                  ap[0] = TT::pack (s[2 * kk][0], s[2 * kk][1]);
-                  ap[1] = TT::pack (s[2 * kk][2], s[2 * kk][3]);
-                  ap[2] = TT::pack (s[2 * kk + 1][0], s[2 * kk + 1][1]);
-                  ap[3] = TT::pack (s[2 * kk + 1][2], s[2 * kk + 1][3]);
-                }
 #pragma unroll
               for (int j = 0; j < ON / 2; j++)
                 {
-                  const int boff = 2 * swz<D> (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7), j * 16 + (lane >> 4) * 8);
+                  if (GENERAL && j * 16 >= dqk)
+                    break;
                   uint32_t b0, b1, b2, b3;
-                  ldmatrix_x4_trans (sQ_u + boff, b0, b1, b2, b3);
+                  ldmatrix_x4_trans (sQ_u + 2 * swz<D> (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7), j * 16 + (lane >> 4) * 8),
+                                     b0, b1, b2, b3);
                   TT::mma (acc_dk[DO_DKDQ ? 2 * j : 0], a, b0, b1);
                   TT::mma (acc_dk[DO_DKDQ ? 2 * j + 1 : 0], a, b2, b3);
-                  if (kFuse && DO_DV)
-                    {
-                      ldmatrix_x4_trans (sdO_u + boff, b0, b1, b2, b3);
-                      TT::mma (acc_dv[DO_DV ? 2 * j : 0], ap, b0, b1);
-                      TT::mma (acc_dv[DO_DV ? 2 * j + 1 : 0], ap, b2, b3);
-                    }
                 }
             }
           __syncthreads ();
 
           /* dQ (BM x D) += dS K, in 16 x DQC tiles spread over the warps. */
-          float *dqa = w.dq_accum + (((int64_t) b * f.heads_q + hq) * w.sq_pad + m0) * D;
+          float *dqa = w.dq_accum + work_row (hq, m0) * D;
 #pragma unroll 1
           for (int t = warp; t < DQ_TILES; t += NW)
             {
               const int tm = t % (BM / 16), tn = t / (BM / 16);
+              if (GENERAL && tn * DQC >= dqk)
+                continue;
               float acc[DQC / 8][4];
 #pragma unroll
               for (int dt = 0; dt < DQC / 8; dt++)
@@ -463,6 +481,8 @@ bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
 #pragma unroll
                   for (int j = 0; j < DQC / 16; j++)
                     {
+                      if (GENERAL && tn * DQC + j * 16 >= dqk)
+                        break;
                       uint32_t b0, b1, b2, b3;
                       ldmatrix_x4_trans (sK_u + 2 * swz<D> (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7),
                                                             tn * DQC + j * 16 + (lane >> 4) * 8),
@@ -476,7 +496,10 @@ bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
 #pragma unroll
                 for (int hh = 0; hh < 2; hh++)
                   {
-                    float *dst = dqa + (tm * 16 + (lane >> 2) + hh * 8) * D + tn * DQC + dt * 8 + (lane & 3) * 2;
+                    const int col = tn * DQC + dt * 8 + (lane & 3) * 2;
+                    if (GENERAL && col >= dqk)
+                      continue;
+                    float *dst = dqa + (tm * 16 + (lane >> 2) + hh * 8) * D + col;
                     red_add_f32x2 (dst, acc[dt][2 * hh], acc[dt][2 * hh + 1]);
                   }
             }
@@ -512,26 +535,26 @@ bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
     }
   __syncwarp ();
   constexpr int CH = D / 8;
-  T *gdk = static_cast<T *> (p.dk) + b * p.dk_strides[0] + hk * p.dk_strides[1] + (int64_t) n0 * p.dk_strides[2];
-  T *gdv = static_cast<T *> (p.dv) + b * p.dv_strides[0] + hk * p.dv_strides[1] + (int64_t) n0 * p.dv_strides[2];
+  T *gdk = static_cast<T *> (p.dk) + bs * p.dk_strides[0] + hk * p.dk_strides[1] + (int64_t) (k_start + n0) * p.dk_strides[2];
+  T *gdv = static_cast<T *> (p.dv) + bs * p.dv_strides[0] + hk * p.dv_strides[1] + (int64_t) (k_start + n0) * p.dv_strides[2];
   for (int idx = lane; idx < 16 * CH; idx += 32)
     {
       const int r = krow + idx / CH, c = idx % CH;
       if (n0 + r >= Sk)
         continue;
-      if (DO_DV)
+      if (DO_DV && c * 8 < dv)
         *reinterpret_cast<uint4 *> (gdv + r * p.dv_strides[2] + c * 8) = *reinterpret_cast<const uint4 *> (sV + swz<D> (r, c * 8));
-      if (DO_DKDQ)
+      if (DO_DKDQ && c * 8 < dqk)
         *reinterpret_cast<uint4 *> (gdk + r * p.dk_strides[2] + c * 8) = *reinterpret_cast<const uint4 *> (sK + swz<D> (r, c * 8));
     }
 }
 
-template <typename T, int D, int BN, int NW, bool DO_DV, bool DO_DKDQ, bool FUSED, bool GENERAL>
+template <typename T, int D, int BN, int NW, bool DO_DV, bool DO_DKDQ, bool GENERAL>
 static int
 launch_bwd_kernel (const AccelFlashAttnBwdParams &p, const BwdWork &w, float scale, cudaStream_t stream)
 {
   using Cfg = BwdConfig<T, D, kBwdBM, BN, NW>;
-  auto kernel = bwd_kernel<T, D, kBwdBM, BN, NW, DO_DV, DO_DKDQ, FUSED, GENERAL>;
+  auto kernel = bwd_kernel<T, D, kBwdBM, BN, NW, DO_DV, DO_DKDQ, GENERAL>;
   static bool configured = false;
   if (!configured)
     {
@@ -540,68 +563,69 @@ launch_bwd_kernel (const AccelFlashAttnBwdParams &p, const BwdWork &w, float sca
         return err;
       configured = true;
     }
-  dim3 grid ((p.fwd.seqlen_k + BN - 1) / BN, p.fwd.heads_kv, p.fwd.batch);
+  /* varlen: an upper bound of the key blocks, sum ceil (len_b / BN) <=
+   * ceil (Tk / BN) + B; the blocks past the last one return at once. */
+  dim3 grid = p.fwd.cu_seqlens_q ? dim3 ((p.fwd.seqlen_k + BN - 1) / BN + p.fwd.batch, p.fwd.heads_kv, 1)
+                                 : dim3 ((p.fwd.seqlen_k + BN - 1) / BN, p.fwd.heads_kv, p.fwd.batch);
   kernel<<<grid, Cfg::kThreads, Cfg::kSmem, stream>>> (p, w, scale);
   return cudaGetLastError ();
 }
 
-template <typename T, int D, int BN, int NW, bool DO_DV, bool DO_DKDQ, bool FUSED>
+template <typename T, int D, int BN, int NW, bool DO_DV, bool DO_DKDQ>
 static int
 launch_bwd_main (const AccelFlashAttnBwdParams &p, const BwdWork &w, float scale, cudaStream_t stream)
 {
   if (accel_fa_is_general (&p.fwd))
-    return launch_bwd_kernel<T, D, BN, NW, DO_DV, DO_DKDQ, FUSED, true> (p, w, scale, stream);
-  return launch_bwd_kernel<T, D, BN, NW, DO_DV, DO_DKDQ, FUSED, false> (p, w, scale, stream);
+    return launch_bwd_kernel<T, D, BN, NW, DO_DV, DO_DKDQ, true> (p, w, scale, stream);
+  return launch_bwd_kernel<T, D, BN, NW, DO_DV, DO_DKDQ, false> (p, w, scale, stream);
 }
-
-/* Whether the main kernel at D <= 128 fuses S^T with dP^T and dV with dK
- * (chosen from the H100 measurements in docs/flashattn.md). */
-constexpr bool kBwdFused = false;
-
-#ifdef ACCEL_FA_BWD_VARIANTS
-static int
-bwd_variant ()
-{
-  static int v = -1;
-  if (v < 0)
-    {
-      const char *e = getenv ("ACCEL_FA_BWD_CFG");
-      v = e ? atoi (e) : 0;
-    }
-  return v;
-}
-#endif
 
 template <typename T, int D>
 static int
 launch_bwd (const AccelFlashAttnBwdParams &p, const BwdWork &w, float scale, cudaStream_t stream)
 {
-  dim3 rows (w.sq_pad / kBwdBM, p.fwd.heads_q, p.fwd.batch);
-  bwd_preprocess_kernel<T, D><<<rows, 256, 0, stream>>> (p, w);
+  const bool varlen = p.fwd.cu_seqlens_q != nullptr;
+  dim3 rows (w.sq_pad / kBwdBM, p.fwd.heads_q, varlen ? 1 : p.fwd.batch);
+  /* varlen: the pre- and postprocess see one batch of the packed rows. */
+  AccelFlashAttnBwdParams pp = p;
+  if (varlen)
+    {
+      pp.fwd.batch = 1;
+      pp.fwd.cu_seqlens_q = pp.fwd.cu_seqlens_k = nullptr;
+    }
+  bwd_preprocess_kernel<T, D><<<rows, 256, 0, stream>>> (pp, w);
   int err = cudaGetLastError ();
   if (err != cudaSuccess)
     return err;
-  if (p.fwd.seqlen_k > 0)
+  bool perm = false;
+  if (p.fwd.seqlen_k > 0 || varlen)
     {
-      if constexpr (D <= 128)
+      err = ACCEL_FA_UNSUPPORTED;
+#ifdef ACCEL_FA_HAVE_SM90
+      if (p.fwd.path != ACCEL_FA_PATH_SM80)
         {
-#ifdef ACCEL_FA_BWD_VARIANTS
-          if (bwd_variant () == 1)
-            err = launch_bwd_main<T, D, 128, 8, true, true, true> (p, w, scale, stream);
-          else
-#endif
-          err = launch_bwd_main<T, D, 128, 8, true, true, kBwdFused> (p, w, scale, stream);
+          err = accel_fa_bwd_sm90 (&p, &w, scale, stream);
+          perm = err == cudaSuccess;
         }
-      else
+#endif
+      if (err == ACCEL_FA_UNSUPPORTED)
         {
-          err = launch_bwd_main<T, D, 64, 4, true, false, false> (p, w, scale, stream);
-          if (err == cudaSuccess)
-            err = launch_bwd_main<T, D, 64, 4, false, true, false> (p, w, scale, stream);
+          if constexpr (D <= 128)
+            err = launch_bwd_main<T, D, 128, 8, true, true> (p, w, scale, stream);
+          else
+            {
+              err = launch_bwd_main<T, D, 64, 4, true, false> (p, w, scale, stream);
+              if (err == cudaSuccess)
+                err = launch_bwd_main<T, D, 64, 4, false, true> (p, w, scale, stream);
+            }
         }
       if (err != cudaSuccess)
         return err;
     }
-  bwd_postprocess_kernel<T, D><<<rows, 256, 0, stream>>> (p, w, scale);
+  if (perm)
+    bwd_postprocess_kernel<T, D, true><<<rows, 256, 0, stream>>> (pp, w, scale);
+  else
+    bwd_postprocess_kernel<T, D, false><<<rows, 256, 0, stream>>> (pp, w, scale);
   return cudaGetLastError ();
 }
 
@@ -609,7 +633,7 @@ template <typename T>
 static int
 dispatch_bwd (const AccelFlashAttnBwdParams &p, const BwdWork &w, float scale, cudaStream_t stream)
 {
-  switch (p.fwd.head_dim)
+  switch (accel_fa_dim_class (&p.fwd))
     {
     case 64:
       return launch_bwd<T, 64> (p, w, scale, stream);
@@ -624,13 +648,13 @@ dispatch_bwd (const AccelFlashAttnBwdParams &p, const BwdWork &w, float scale, c
 
 /* Zero-filled dK and dV where there are no queries (Sq = 0). */
 static int
-zero_rows (void *base, const int64_t *strides, int batch, int heads, int rows, int d, cudaStream_t stream)
+zero_rows (void *base, const int64_t *strides, int batch, int heads, int rows, int d, int esize, cudaStream_t stream)
 {
   for (int b = 0; b < batch; b++)
     for (int h = 0; h < heads; h++)
       {
-        char *p = static_cast<char *> (base) + 2 * (b * strides[0] + h * strides[1]);
-        cudaError_t err = cudaMemset2DAsync (p, 2 * strides[2], 0, 2 * d, rows, stream);
+        char *p = static_cast<char *> (base) + esize * (b * strides[0] + h * strides[1]);
+        cudaError_t err = cudaMemset2DAsync (p, esize * strides[2], 0, esize * d, rows, stream);
         if (err != cudaSuccess)
           return err;
       }
@@ -649,12 +673,11 @@ accel_flashattn_bwd_check (const AccelFlashAttnBwdParams *p)
     return why;
   if (p->fwd.lse == nullptr)
     return "the backward pass needs the forward pass's lse";
-  if (p->fwd.cu_seqlens_q || p->fwd.cu_seqlens_k)
-    return "no backward pass for varlen";
   if (!p->dout || !p->dq || !p->dk || !p->dv)
     return "dout, dq, dk and dv must all be set";
-  if (!accel_fa_strides_ok (p->do_strides, p->dout) || !accel_fa_strides_ok (p->dq_strides, p->dq)
-      || !accel_fa_strides_ok (p->dk_strides, p->dk) || !accel_fa_strides_ok (p->dv_strides, p->dv))
+  const int es = accel_fa_elem_size (&p->fwd);
+  if (!accel_fa_strides_ok (p->do_strides, p->dout, es) || !accel_fa_strides_ok (p->dq_strides, p->dq, es)
+      || !accel_fa_strides_ok (p->dk_strides, p->dk, es) || !accel_fa_strides_ok (p->dv_strides, p->dv, es))
     return "a gradient buffer or stride is not 16-byte aligned";
   return nullptr;
 }
@@ -663,7 +686,7 @@ extern "C" size_t
 accel_flashattn_bwd_workspace_size (const AccelFlashAttnBwdParams *p)
 {
   size_t total = 0;
-  bwd_work_layout (p, nullptr, &total);
+  accel_fa_bwd_work_layout (p, nullptr, &total);
   return total;
 }
 
@@ -676,13 +699,19 @@ accel_flashattn_bwd (const AccelFlashAttnBwdParams *p, void *workspace, void *st
   cudaStream_t st = static_cast<cudaStream_t> (stream);
   if (f.batch == 0)
     return cudaSuccess;
-  if (f.seqlen_q == 0)
+  /* varlen runs with no query rows too: its cu_seqlens are checked there,
+   * and its key blocks write the zeros. */
+  if (f.seqlen_q == 0 && f.cu_seqlens_q == nullptr)
     {
-      int err = zero_rows (p->dk, p->dk_strides, f.batch, f.heads_kv, f.seqlen_k, f.head_dim, st);
-      return err != cudaSuccess ? err : zero_rows (p->dv, p->dv_strides, f.batch, f.heads_kv, f.seqlen_k, f.head_dim, st);
+      const int es = accel_fa_elem_size (&f);
+      int err = zero_rows (p->dk, p->dk_strides, f.batch, f.heads_kv, f.seqlen_k, f.head_dim, es, st);
+      return err != cudaSuccess ? err
+                                : zero_rows (p->dv, p->dv_strides, f.batch, f.heads_kv, f.seqlen_k, accel_fa_dv (&f), es, st);
     }
-  BwdWork w = bwd_work_layout (p, workspace, nullptr);
   const float scale = accel_fa_scale (&f);
+  if (f.dtype == ACCEL_FA_F32)
+    return f.path == ACCEL_FA_PATH_SM90 ? ACCEL_FA_UNSUPPORTED : accel_fa_bwd_f32 (p, workspace, scale, st);
+  BwdWork w = accel_fa_bwd_work_layout (p, workspace, nullptr);
 #ifndef ACCEL_FA_ONLY_BF16
   if (f.dtype == ACCEL_FA_F16)
     return dispatch_bwd<__half> (*p, w, scale, st);

@@ -96,6 +96,13 @@ cp_async_16 (uint32_t dst, const void *src, int src_bytes)
                 :: "r"(dst), "l"(src), "r"(src_bytes));
 }
 
+/* 4 bytes global -> shared (both 4-byte aligned). */
+__device__ __forceinline__ void
+cp_async_4 (uint32_t dst, const void *src)
+{
+  asm volatile ("cp.async.ca.shared.global [%0], [%1], 4;\n" :: "r"(dst), "l"(src));
+}
+
 __device__ __forceinline__ void
 cp_async_commit ()
 {
@@ -146,17 +153,30 @@ swz (int row, int col)
   return row * D + ((((col >> 3) ^ (row & 7))) << 3) + (col & 7);
 }
 
+/* The general instances' head dims: @cols of the instance's D columns
+ * hold data; a k16 MMA step reads up to the next multiple of 16, so the
+ * chunks from @cols to there are zeroed, and those past it never read. */
+__device__ __forceinline__ int
+cols_read (int cols)
+{
+  return (cols + 15) & ~15;
+}
+
 /* Copies a ROWS x D tile from global (row stride @stride elements) into a
- * swizzled shared tile; rows at or past @valid are zeroed. Each thread keeps
- * one chunk column, so its addresses advance by constants. */
+ * swizzled shared tile; rows at or past @valid are zeroed, and so are the
+ * columns from @cols to cols_read (@cols). Each thread keeps one chunk
+ * column, so its addresses advance by constants. */
 template <typename T, int ROWS, int D, int NTHREADS>
 __device__ __forceinline__ void
-load_tile (T *smem, const T *gmem, int64_t stride, int valid, int tid)
+load_tile (T *smem, const T *gmem, int64_t stride, int valid, int tid, int cols = D)
 {
   constexpr int CHUNKS = D / 8;
   constexpr int RSTEP = NTHREADS / CHUNKS;
   static_assert (NTHREADS % CHUNKS == 0 && ROWS % RSTEP == 0, "tile not a multiple of the block");
   const int r0 = tid / CHUNKS, c = tid % CHUNKS;
+  if (c * 8 >= cols_read (cols))
+    return;
+  const bool col_ok = c * 8 < cols;
   const T *src = gmem + r0 * stride + c * 8;
   const int64_t step = RSTEP * stride;
   const uint32_t base = smem_u32 (smem);
@@ -164,10 +184,25 @@ load_tile (T *smem, const T *gmem, int64_t stride, int valid, int tid)
 #pragma unroll
   for (int i = 0; i < ROWS / RSTEP; i++)
     {
-      const bool ok = i * RSTEP < left;
+      const bool ok = col_ok && i * RSTEP < left;
       cp_async_16 (base + 2 * swz<D> (r0 + i * RSTEP, c * 8), ok ? src : gmem, ok ? 16 : 0);
       src += step;
     }
+}
+
+/* The position, in floats from the start of its 64-row block, of dQ
+ * accumulator element (@row, @col) as the sm_90a backward kernel leaves it:
+ * per 64 columns, the m64n64 wgmma accumulators of a warpgroup, stored as
+ * 16-byte pieces, thread-minor (conflict-free stores, one bulk reduction
+ * per block). Thread t = 32 (row / 16) + 4 (row % 8) + (col % 8) / 2 holds
+ * register i = 4 ((col % 64) / 8) + 2 ((row / 8) % 2) + col % 2. */
+template <int D>
+__device__ __forceinline__ int
+dq_perm_offset (int row, int col)
+{
+  const int grp = col >> 6, nt = (col & 63) >> 3;
+  const int t = (row >> 4) * 32 + (row & 7) * 4 + ((col & 7) >> 1);
+  return ((grp * 8 + nt) * 128 + t) * 4 + ((row >> 3) & 1) * 2 + (col & 1);
 }
 
 /* The mask rule of the attention op: query i sees key j iff
@@ -323,6 +358,40 @@ varlen_bounds (const int32_t *cu, int b, int total, int &start, int &len)
   const bool ok = 0 <= s && s <= e && e <= total;
   start = ok ? s : 0;
   len = ok ? e - s : 0;
+}
+
+/* attention-varlen, at the start of a kernel whose grid's x covers an
+ * upper bound of the blocks: block (0, 0)'s warp 0 checks both cu_seqlens
+ * arrays into p.codes, and every block finds what blockIdx.x stands for:
+ * with @by_keys false, the sequence @b and its query block @m_block (of
+ * @bm rows, counted down from the last as the forward kernels walk them);
+ * with @by_keys, its key block @m_block (of @bm keys, counted up). @q_start,
+ * @Sq, @k_start, @Sk: the sequence's rows. False for a surplus block. */
+__device__ __forceinline__ void check_cu_seqlens (const int32_t *cu, int batch, int total, int32_t *codes);
+
+__device__ __forceinline__ bool
+varlen_block (const AccelFlashAttnFwdParams &p, int bm, int warp, bool by_keys, int &b, int &m_block, int &q_start,
+              int &Sq, int &k_start, int &Sk)
+{
+  if (p.codes != nullptr && blockIdx.x == 0 && blockIdx.y == 0 && warp == 0)
+    {
+      check_cu_seqlens (p.cu_seqlens_q, p.batch, p.seqlen_q, p.codes);
+      check_cu_seqlens (p.cu_seqlens_k, p.batch, p.seqlen_k, p.codes + 3);
+    }
+  int blk;
+  if (by_keys)
+    {
+      if (!varlen_locate (p.cu_seqlens_k, p.batch, p.seqlen_k, bm, blockIdx.x, b, blk, k_start, Sk))
+        return false;
+      m_block = blk;
+      varlen_bounds (p.cu_seqlens_q, b, p.seqlen_q, q_start, Sq);
+      return true;
+    }
+  if (!varlen_locate (p.cu_seqlens_q, p.batch, p.seqlen_q, bm, blockIdx.x, b, blk, q_start, Sq))
+    return false;
+  m_block = (Sq + bm - 1) / bm - 1 - blk;
+  varlen_bounds (p.cu_seqlens_k, b, p.seqlen_k, k_start, Sk);
+  return true;
 }
 
 /* One warp: the first index i of @cu [0 .. batch] that breaks cu[0] == 0,

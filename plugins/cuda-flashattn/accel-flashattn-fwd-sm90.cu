@@ -1,16 +1,26 @@
 /* accel-flashattn-fwd-sm90.cu: the forward pass on Hopper (sm_90a) with
- * warpgroup MMA, for head dims 64, 128 and 256.
+ * warpgroup MMA, for the instances 64, 128 and 256 (every head dim up to
+ * 256 runs in one of them).
  *
  * A block of two warpgroups takes 128 query rows (64 each) of one (batch,
- * head), against key blocks of 128 (64 at D = 256). S = Q K^T is one wgmma chain per key block with Q and K read from
- * shared memory; O += P V takes P from registers (the S accumulators,
- * rounded, are already the A-operand fragment) and V from shared memory
- * read transposed (MN-major). Q, K and V live in shared memory in the
- * 128-byte-swizzled layout the tensor cores read: per 64-column half,
- * rows of 128 bytes whose 16-byte chunks are XORed with (row % 8).
- * K and V are double-buffered with cp.async; the online softmax, the masks
- * and the soft cap are those of the sm_80 kernel, and so are the GENERAL
- * instances (ALiBi, sinks, varlen) beside the plain ones.
+ * head), against key blocks of 128 (64 at D = 256). S = Q K^T is one
+ * wgmma chain per key block with Q and K read from shared memory; O += P V
+ * takes P from registers (the S accumulators, rounded, are already the
+ * A-operand fragment) and V from shared memory read transposed (MN-major).
+ * Q, K and V live in shared memory in the 128-byte-swizzled layout the
+ * tensor cores read: per 64-column half, rows of 128 bytes whose 16-byte
+ * chunks are XORed with (row % 8). The online softmax, the masks and the
+ * soft cap are those of the sm_80 kernel (Scores), and so are the GENERAL
+ * instances (ALiBi, sinks, varlen, head dims below the instance's: the
+ * k16 steps of Q K^T past Dqk are skipped, P V runs at the instance's
+ * width over V's zero-filled columns and stores Dv of them) beside the
+ * plain ones.
+ *
+ * Two schedules: K and V double-buffered with cp.async, each block's S,
+ * softmax and P V in turn (D = 256); or OVERLAP (D = 64 and 128): three
+ * stages loaded one block ahead, one barrier a block, and the softmax of
+ * block j computed while P V of block j - 1 is in flight (O is rescaled
+ * once that is done).
  *
  * Built only for sm_90a (-gencode=arch=compute_90a,code=sm_90a) with
  * -DACCEL_FA_HAVE_SM90; accel_flashattn_fwd() calls it first on a device of
@@ -24,189 +34,119 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "accel-flashattn-common.cuh"
+#include <type_traits>
 #include "accel-flashattn-private.h"
+#include "accel-flashattn-sm90.cuh"
 
 namespace accel_fa {
 
-/* Wgmma<T, N>: one k16 step of wgmma.mma_async m64nNk16 with f32 accumulators
- * (each thread holds N/2 of them, in the mma.sync C layout of its warp's
- * 16 rows).
- *   ss: D = A (smem, K-major) * B (smem, K-major) (+ D if accumulate)
- *   rs: D += A (registers: the mma.sync A fragment of each warp's 16 rows)
- *           * B (smem, MN-major)
- * Generated text (one specialisation per type and N): the asm operand lists
- * cannot be written with loops. */
-template <typename T, int N> struct Wgmma;
+constexpr int kBM = 128, kThreads = 256;
 
-template <> struct Wgmma<__nv_bfloat16, 64> {
-  static __device__ __forceinline__ void ss (float *d, uint64_t da, uint64_t db, int accumulate)
-  {
-    asm volatile ("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                  "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-                  : "l"(da), "l"(db), "r"(accumulate));
-  }
-  static __device__ __forceinline__ void rs (float *d, const uint32_t *a, uint64_t db)
-  {
-    asm volatile ("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-                  "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, {%32,%33,%34,%35}, %36, p, 1, 1, 1;\n}\n"
-                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
-  }
+template <int D, int BN, int STAGES>
+struct Sm90Config {
+  static constexpr int kTileBytes = BN * D * 2;                               /* one K or V tile */
+  static constexpr int kSmem = kBM * D * 2 + 2 * STAGES * kTileBytes + 1024;  /* Q, stages x (K, V), alignment */
 };
 
-template <> struct Wgmma<__half, 64> {
-  static __device__ __forceinline__ void ss (float *d, uint64_t da, uint64_t db, int accumulate)
-  {
-    asm volatile ("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                  "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, %32, %33, p, 1, 1, 0, 0;\n}\n"
-                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-                  : "l"(da), "l"(db), "r"(accumulate));
-  }
-  static __device__ __forceinline__ void rs (float *d, const uint32_t *a, uint64_t db)
-  {
-    asm volatile ("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"
-                  "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, {%32,%33,%34,%35}, %36, p, 1, 1, 1;\n}\n"
-                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
-  }
-};
+/* The elementwise part of a key block, for the thread's two rows (row0 and
+ * row0 + 8 of the block): soft cap, ALiBi, mask, then the online softmax:
+ * s becomes P (unnormalised, in the max of the rows so far), row_max and
+ * row_sum move on, and corr[hh] is what O must be multiplied by. */
+template <int kBN, bool GENERAL>
+struct Scores {
+  MaskInfo mi;
+  int m0, row0, lane, sinks;
+  bool capped, alibi;
+  float sl, cap_in, cap_out, alibi_mul;
 
-template <> struct Wgmma<__nv_bfloat16, 128> {
-  static __device__ __forceinline__ void ss (float *d, uint64_t da, uint64_t db, int accumulate)
+  __device__ __forceinline__ void
+  scores (float *s, int nb, float *row_max, float *row_sum, float *corr) const
   {
-    asm volatile ("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                  "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-                  : "l"(da), "l"(db), "r"(accumulate));
-  }
-  static __device__ __forceinline__ void rs (float *d, const uint32_t *a, uint64_t db)
-  {
-    asm volatile ("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-                  "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, {%64,%65,%66,%67}, %68, p, 1, 1, 1;\n}\n"
-                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
-  }
-};
-
-template <> struct Wgmma<__half, 128> {
-  static __device__ __forceinline__ void ss (float *d, uint64_t da, uint64_t db, int accumulate)
-  {
-    asm volatile ("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                  "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, %64, %65, p, 1, 1, 0, 0;\n}\n"
-                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-                  : "l"(da), "l"(db), "r"(accumulate));
-  }
-  static __device__ __forceinline__ void rs (float *d, const uint32_t *a, uint64_t db)
-  {
-    asm volatile ("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"
-                  "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, {%64,%65,%66,%67}, %68, p, 1, 1, 1;\n}\n"
-                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
-  }
-};
-
-template <> struct Wgmma<__nv_bfloat16, 256> {
-  static __device__ __forceinline__ void ss (float *d, uint64_t da, uint64_t db, int accumulate)
-  {
-    asm volatile ("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-                  "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
-                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-                  : "l"(da), "l"(db), "r"(accumulate));
-  }
-  static __device__ __forceinline__ void rs (float *d, const uint32_t *a, uint64_t db)
-  {
-    asm volatile ("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
-                  "wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, {%128,%129,%130,%131}, %132, p, 1, 1, 1;\n}\n"
-                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
-  }
-};
-
-template <> struct Wgmma<__half, 256> {
-  static __device__ __forceinline__ void ss (float *d, uint64_t da, uint64_t db, int accumulate)
-  {
-    asm volatile ("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
-                  "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, %128, %129, p, 1, 1, 0, 0;\n}\n"
-                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-                  : "l"(da), "l"(db), "r"(accumulate));
-  }
-  static __device__ __forceinline__ void rs (float *d, const uint32_t *a, uint64_t db)
-  {
-    asm volatile ("{\n.reg .pred p;\nsetp.ne.b32 p, %133, 0;\n"
-                  "wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127}, {%128,%129,%130,%131}, %132, p, 1, 1, 1;\n}\n"
-                  : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(db), "r"(1));
-  }
-};
-
-__device__ __forceinline__ void wgmma_fence () { asm volatile ("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_commit () { asm volatile ("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wgmma_wait0 () { asm volatile ("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); }
-__device__ __forceinline__ void fence_proxy_async () { asm volatile ("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-
-/* Keeps the compiler from moving reads or writes of accumulators across
- * the asynchronous MMA's issue and wait. */
-template <int N>
-__device__ __forceinline__ void
-fence_regs (float *r)
-{
+    constexpr int SN = kBN / 8;
+    if (capped)
+      {
 #pragma unroll
-  for (int i = 0; i < N; i++)
-    asm volatile ("" : "+f"(r[i]) :: "memory");
-}
-
-/* Shared-memory matrix descriptor, 128-byte swizzle. */
-__device__ __forceinline__ uint64_t
-make_desc (uint32_t addr, uint32_t lbo, uint32_t sbo)
-{
-  uint64_t d = (uint64_t) ((addr & 0x3FFFF) >> 4);
-  d |= (uint64_t) ((lbo & 0x3FFFF) >> 4) << 16;
-  d |= (uint64_t) ((sbo & 0x3FFFF) >> 4) << 32;
-  d |= (uint64_t) 1 << 62;
-  return d;
-}
-
-/* Element offset of (row, col) in a ROWS x D tile stored as D/64
- * 64-column slabs of 128-byte swizzled rows. */
-template <int ROWS>
-__device__ __forceinline__ int
-sw128 (int row, int col)
-{
-  return (col >> 6) * ROWS * 64 + row * 64 + ((((col >> 3) & 7) ^ (row & 7)) << 3) + (col & 7);
-}
-
-template <typename T, int ROWS, int D, int NTHREADS>
-__device__ __forceinline__ void
-load_tile_sw128 (T *smem, const T *gmem, int64_t stride, int valid, int tid)
-{
-  constexpr int CHUNKS = D / 8;
-  constexpr int RSTEP = NTHREADS / CHUNKS;
-  static_assert (RSTEP % 8 == 0 && ROWS % RSTEP == 0, "tile not a multiple of the block");
-  const int r0 = tid / CHUNKS, c = tid % CHUNKS;
-  const T *src = gmem + r0 * stride + c * 8;
-  const int64_t step = RSTEP * stride;
-  const uint32_t base = smem_u32 (smem + sw128<ROWS> (r0, c * 8));
-  const int left = valid - r0;
+        for (int i = 0; i < SN * 4; i++)
+          s[i] = fast_tanh (s[i] * cap_in) * cap_out;
+      }
+    if (alibi)
+      {
 #pragma unroll
-  for (int i = 0; i < ROWS / RSTEP; i++)
+        for (int hh = 0; hh < 2; hh++)
+          {
+            /* p - j of the thread's first column */
+            const float rel = (float) (m0 + row0 + hh * 8 + mi.off - nb * kBN - (lane & 3) * 2);
+#pragma unroll
+            for (int nt = 0; nt < SN; nt++)
+#pragma unroll
+              for (int e = 0; e < 2; e++)
+                s[nt * 4 + 2 * hh + e] = fmaf (fabsf (rel - (float) (nt * 8 + e)), alibi_mul, s[nt * 4 + 2 * hh + e]);
+          }
+      }
+    if (tile_needs_mask (mi, m0, kBM, nb * kBN, kBN))
+      {
+        const int sink_rel = sinks - nb * kBN - (lane & 3) * 2;
+#pragma unroll
+        for (int hh = 0; hh < 2; hh++)
+          {
+            int lo, hi;
+            row_limits (mi, m0 + row0 + hh * 8, nb * kBN + (lane & 3) * 2, lo, hi);
+#pragma unroll
+            for (int nt = 0; nt < SN; nt++)
+#pragma unroll
+              for (int e = 0; e < 2; e++)
+                {
+                  const int c = nt * 8 + e;
+                  /* sinks are exempt from the left window only */
+                  if (c > hi || (c < lo && (!GENERAL || c >= sink_rel)))
+                    s[nt * 4 + 2 * hh + e] = -INFINITY;
+                }
+          }
+      }
+#pragma unroll
+    for (int hh = 0; hh < 2; hh++)
+      {
+        float mx = row_max[hh];
+#pragma unroll
+        for (int nt = 0; nt < SN; nt++)
+          mx = fmaxf (mx, fmaxf (s[nt * 4 + 2 * hh], s[nt * 4 + 2 * hh + 1]));
+        mx = fmaxf (mx, __shfl_xor_sync (0xffffffffu, mx, 1));
+        mx = fmaxf (mx, __shfl_xor_sync (0xffffffffu, mx, 2));
+        const float m_use = mx == -INFINITY ? 0.f : mx * sl;
+        corr[hh] = fast_exp2 (row_max[hh] * sl - m_use);
+        row_max[hh] = mx;
+        float sum = 0.f;
+#pragma unroll
+        for (int nt = 0; nt < SN; nt++)
+          {
+            const float p0 = fast_exp2 (fmaf (s[nt * 4 + 2 * hh], sl, -m_use));
+            const float p1 = fast_exp2 (fmaf (s[nt * 4 + 2 * hh + 1], sl, -m_use));
+            s[nt * 4 + 2 * hh] = p0;
+            s[nt * 4 + 2 * hh + 1] = p1;
+            sum += p0 + p1;
+          }
+        row_sum[hh] = row_sum[hh] * corr[hh] + sum;
+      }
+  }
+};
+
+/* The S accumulators, rounded, as the A fragments of P V. */
+template <typename T, int kBN>
+__device__ __forceinline__ void
+pack_p (const float *s, uint32_t (*pa)[4])
+{
+  using TT = TypeTraits<T>;
+#pragma unroll
+  for (int kk = 0; kk < kBN / 16; kk++)
     {
-      const bool ok = i * RSTEP < left;
-      cp_async_16 (base + i * RSTEP * 64 * 2, ok ? src : gmem, ok ? 16 : 0);
-      src += step;
+      pa[kk][0] = TT::pack (s[(2 * kk) * 4 + 0], s[(2 * kk) * 4 + 1]);
+      pa[kk][1] = TT::pack (s[(2 * kk) * 4 + 2], s[(2 * kk) * 4 + 3]);
+      pa[kk][2] = TT::pack (s[(2 * kk + 1) * 4 + 0], s[(2 * kk + 1) * 4 + 1]);
+      pa[kk][3] = TT::pack (s[(2 * kk + 1) * 4 + 2], s[(2 * kk + 1) * 4 + 3]);
     }
 }
 
-constexpr int kBM = 128, kThreads = 256;
-
-template <int D, int BN>
-struct Sm90Config {
-  static constexpr int kTileBytes = BN * D * 2;                      /* one K or V tile */
-  static constexpr int kSmem = kBM * D * 2 + 4 * kTileBytes + 1024;  /* Q, 2 x (K, V), alignment */
-};
-
-template <typename T, int kD, int kBN, bool GENERAL>
+template <typename T, int kD, int kBN, bool GENERAL, bool OVERLAP>
 __global__ void __launch_bounds__ (kThreads, 1)
 fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
 {
@@ -214,7 +154,8 @@ fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
   /* Built for another target than sm_90a: never launched there. */
   __trap ();
 #else
-  constexpr int kTileBytes = Sm90Config<kD, kBN>::kTileBytes;
+  constexpr int kStages = OVERLAP ? 3 : 2;
+  constexpr int kTileBytes = Sm90Config<kD, kBN, kStages>::kTileBytes;
   using TT = TypeTraits<T>;
   constexpr int SN = kBN / 8, ON = kD / 8;
 
@@ -222,27 +163,21 @@ fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
   const uint32_t raw_u = smem_u32 (smem_raw);
   unsigned char *smem = smem_raw + ((1024 - (raw_u & 1023)) & 1023);
   T *sQ = reinterpret_cast<T *> (smem);
-  T *sK = sQ + kBM * kD;                /* [2][kBN * kD] */
-  T *sV = sK + 2 * kBN * kD;            /* [2][kBN * kD] */
+  T *sK = sQ + kBM * kD;                /* [kStages][kBN * kD] */
+  T *sV = sK + kStages * kBN * kD;      /* [kStages][kBN * kD] */
   const uint32_t sQ_u = smem_u32 (sQ), sK_u = smem_u32 (sK), sV_u = smem_u32 (sV);
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
   const int h = blockIdx.y;
   const int hk = h / (p.heads_q / p.heads_kv);
   const bool varlen = GENERAL && p.cu_seqlens_q != nullptr;
+  const int dqk = GENERAL ? p.head_dim : kD;
+  const int dv = GENERAL ? (p.head_dim_v > 0 ? p.head_dim_v : p.head_dim) : kD;
   int b, m_block, Sq = p.seqlen_q, Sk = p.seqlen_k, q_start = 0, k_start = 0;
   if (varlen)
     {
-      if (p.codes != nullptr && blockIdx.x == 0 && blockIdx.y == 0 && warp == 0)
-        {
-          check_cu_seqlens (p.cu_seqlens_q, p.batch, p.seqlen_q, p.codes);
-          check_cu_seqlens (p.cu_seqlens_k, p.batch, p.seqlen_k, p.codes + 3);
-        }
-      int blk;
-      if (!varlen_locate (p.cu_seqlens_q, p.batch, p.seqlen_q, kBM, blockIdx.x, b, blk, q_start, Sq))
+      if (!varlen_block (p, kBM, warp, false, b, m_block, q_start, Sq, k_start, Sk))
         return;   /* one of the surplus blocks of the grid's upper bound */
-      m_block = (Sq + kBM - 1) / kBM - 1 - blk;
-      varlen_bounds (p.cu_seqlens_k, b, p.seqlen_k, k_start, Sk);
     }
   else
     {
@@ -279,7 +214,7 @@ fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
       for (int idx = tid; idx < kBM * (kD / 8); idx += kThreads)
         {
           int r = idx / (kD / 8), c = idx % (kD / 8);
-          if (m0 + r < Sq)
+          if (m0 + r < Sq && c * 8 < dv)
             *reinterpret_cast<uint4 *> (go + r * os + c * 8) = make_uint4 (0, 0, 0, 0);
         }
       if (glse)
@@ -290,162 +225,140 @@ fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
     }
   const int n_iter = blocks.n_iter;
 
-  const bool capped = p.softcap > 0.f;
-  const float sl = capped ? 1.f : scale * kLog2e;
-  const float cap_in = capped ? scale / p.softcap : 0.f;
-  const float cap_out = p.softcap * kLog2e;
+  Scores<kBN, GENERAL> sc;
+  sc.mi = mi;
+  sc.m0 = m0;
+  sc.row0 = row0;
+  sc.lane = lane;
+  sc.sinks = sinks;
+  sc.capped = p.softcap > 0.f;
+  sc.sl = sc.capped ? 1.f : scale * kLog2e;
+  sc.cap_in = sc.capped ? scale / p.softcap : 0.f;
+  sc.cap_out = p.softcap * kLog2e;
   /* ALiBi in the units of S (logit = S * sl / log2 (e) after the cap). */
-  const bool alibi = GENERAL && p.alibi_slopes != nullptr;
-  const float alibi_mul = alibi ? -p.alibi_slopes[(int64_t) b * p.alibi_batch_stride + h] * kLog2e / sl : 0.f;
+  sc.alibi = GENERAL && p.alibi_slopes != nullptr;
+  sc.alibi_mul = sc.alibi ? -p.alibi_slopes[(int64_t) b * p.alibi_batch_stride + h] * kLog2e / sc.sl : 0.f;
+  const float sl = sc.sl;
 
-  /* Prologue: Q with the first K/V block, then the second K/V block. */
-  load_tile_sw128<T, kBM, kD, kThreads> (sQ, gq, p.q_strides[2], Sq - m0, tid);
-#pragma unroll
-  for (int j = 0; j < 2; j++)
-    {
-      if (j < n_iter)
-        {
-          const int nb = blocks.at (j);
-          load_tile_sw128<T, kBN, kD, kThreads> (sK + j * kBN * kD, gk + (int64_t) nb * kBN * ks, ks, Sk - nb * kBN, tid);
-          load_tile_sw128<T, kBN, kD, kThreads> (sV + j * kBN * kD, gv + (int64_t) nb * kBN * vs, vs, Sk - nb * kBN, tid);
-        }
-      cp_async_commit ();
-    }
-
-  float o[ON * 4], s[SN * 4];
+  float o[ON * 4];
   float row_max[2] = { -INFINITY, -INFINITY }, row_sum[2] = { 0.f, 0.f };
 #pragma unroll
   for (int i = 0; i < ON * 4; i++)
     o[i] = 0.f;
 
+  load_tile_sw128<T, kBM, kD, kThreads> (sQ, gq, p.q_strides[2], Sq - m0, tid, dqk);
   /* V is read MN-major: the leading byte offset steps between 64-dim
    * slabs, the stride byte offset between groups of 8 keys (checked on the
    * H100: the other assignment gives wrong results). */
   const uint32_t v_lbo = kBN * 128, v_sbo = 1024;
+  auto load_block = [&] (int it) {
+    const int nb = blocks.at (it), st = it % kStages;
+    load_tile_sw128<T, kBN, kD, kThreads> (sK + st * kBN * kD, gk + (int64_t) nb * kBN * ks, ks, Sk - nb * kBN, tid, dqk);
+    load_tile_sw128<T, kBN, kD, kThreads> (sV + st * kBN * kD, gv + (int64_t) nb * kBN * vs, vs, Sk - nb * kBN, tid, dv);
+  };
+  /* S = Q K^T for block @it into @s (issued, committed, not waited for). */
+  auto issue_s = [&] (int it, float *s) {
+    const uint32_t kb = sK_u + (it % kStages) * kTileBytes;
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; kk++)
+      if (!GENERAL || kk * 16 < dqk)
+        Wgmma<T, kBN>::ss (s, make_desc (sQ_u + (kk >> 2) * kBM * 128 + wg * 64 * 128 + (kk & 3) * 32, 16, 1024),
+                           make_desc (kb + (kk >> 2) * kBN * 128 + (kk & 3) * 32, 16, 1024), kk > 0);
+    wgmma_commit ();
+  };
+  /* O += P V for block @it, P in @pa (issued, committed). */
+  auto issue_pv = [&] (int it, uint32_t (*pa)[4]) {
+    const uint32_t vb = sV_u + (it % kStages) * kTileBytes;
+#pragma unroll
+    for (int kk = 0; kk < kBN / 16; kk++)
+      Wgmma<T, kD>::rs (o, pa[kk], make_desc (vb + kk * 16 * 128, v_lbo, v_sbo));
+    wgmma_commit ();
+  };
+  auto rescale = [&] (const float *corr) {
+#pragma unroll
+    for (int dt = 0; dt < ON; dt++)
+#pragma unroll
+      for (int e = 0; e < 4; e++)
+        o[dt * 4 + e] *= corr[e >> 1];
+  };
 
-  for (int it = 0; it < n_iter; it++)
+  float s[SN * 4], corr[2];
+  uint32_t pa[kBN / 16][4];
+  if constexpr (!OVERLAP)
     {
-      const int nb = blocks.at (it);
-      const int st = it & 1;
-      cp_async_wait<1> ();
-      fence_proxy_async ();
-      __syncthreads ();
-
-      /* S = Q K^T */
-      const uint32_t kb = sK_u + st * kTileBytes, vb = sV_u + st * kTileBytes;
-      wgmma_fence ();
-#pragma unroll
-      for (int kk = 0; kk < kD / 16; kk++)
-        {
-          uint64_t da = make_desc (sQ_u + (kk >> 2) * kBM * 128 + wg * 64 * 128 + (kk & 3) * 32, 16, 1024);
-          uint64_t db = make_desc (kb + (kk >> 2) * kBN * 128 + (kk & 3) * 32, 16, 1024);
-          Wgmma<T, kBN>::ss (s, da, db, kk > 0);
-        }
-      wgmma_commit ();
-      wgmma_wait0 ();
-      fence_regs<SN * 4> (s);
-
-      if (capped)
-        {
-#pragma unroll
-          for (int i = 0; i < SN * 4; i++)
-            s[i] = fast_tanh (s[i] * cap_in) * cap_out;
-        }
-      if (alibi)
-        {
-#pragma unroll
-          for (int hh = 0; hh < 2; hh++)
-            {
-              /* p - j of the thread's first column */
-              const float rel = (float) (m0 + row0 + hh * 8 + mi.off - nb * kBN - (lane & 3) * 2);
-#pragma unroll
-              for (int nt = 0; nt < SN; nt++)
-#pragma unroll
-                for (int e = 0; e < 2; e++)
-                  s[nt * 4 + 2 * hh + e] = fmaf (fabsf (rel - (float) (nt * 8 + e)), alibi_mul, s[nt * 4 + 2 * hh + e]);
-            }
-        }
-      if (tile_needs_mask (mi, m0, kBM, nb * kBN, kBN))
-        {
-          const int sink_rel = sinks - nb * kBN - (lane & 3) * 2;
-#pragma unroll
-          for (int hh = 0; hh < 2; hh++)
-            {
-              int lo, hi;
-              row_limits (mi, m0 + row0 + hh * 8, nb * kBN + (lane & 3) * 2, lo, hi);
-#pragma unroll
-              for (int nt = 0; nt < SN; nt++)
-#pragma unroll
-                for (int e = 0; e < 2; e++)
-                  {
-                    const int c = nt * 8 + e;
-                    /* sinks are exempt from the left window only */
-                    if (c > hi || (c < lo && (!GENERAL || c >= sink_rel)))
-                      s[nt * 4 + 2 * hh + e] = -INFINITY;
-                  }
-            }
-        }
-
-#pragma unroll
-      for (int hh = 0; hh < 2; hh++)
-        {
-          float mx = row_max[hh];
-#pragma unroll
-          for (int nt = 0; nt < SN; nt++)
-            mx = fmaxf (mx, fmaxf (s[nt * 4 + 2 * hh], s[nt * 4 + 2 * hh + 1]));
-          mx = fmaxf (mx, __shfl_xor_sync (0xffffffffu, mx, 1));
-          mx = fmaxf (mx, __shfl_xor_sync (0xffffffffu, mx, 2));
-          const float m_use = mx == -INFINITY ? 0.f : mx * sl;
-          const float corr = fast_exp2 (row_max[hh] * sl - m_use);
-          row_max[hh] = mx;
-          row_sum[hh] *= corr;
-#pragma unroll
-          for (int dt = 0; dt < ON; dt++)
-            {
-              o[dt * 4 + 2 * hh] *= corr;
-              o[dt * 4 + 2 * hh + 1] *= corr;
-            }
-          float sum = 0.f;
-#pragma unroll
-          for (int nt = 0; nt < SN; nt++)
-            {
-              float p0 = fast_exp2 (fmaf (s[nt * 4 + 2 * hh], sl, -m_use));
-              float p1 = fast_exp2 (fmaf (s[nt * 4 + 2 * hh + 1], sl, -m_use));
-              s[nt * 4 + 2 * hh] = p0;
-              s[nt * 4 + 2 * hh + 1] = p1;
-              sum += p0 + p1;
-            }
-          row_sum[hh] += sum;
-        }
-
-      /* O += P V */
-      uint32_t pa[kBN / 16][4];
-#pragma unroll
-      for (int kk = 0; kk < kBN / 16; kk++)
-        {
-          pa[kk][0] = TT::pack (s[(2 * kk) * 4 + 0], s[(2 * kk) * 4 + 1]);
-          pa[kk][1] = TT::pack (s[(2 * kk) * 4 + 2], s[(2 * kk) * 4 + 3]);
-          pa[kk][2] = TT::pack (s[(2 * kk + 1) * 4 + 0], s[(2 * kk + 1) * 4 + 1]);
-          pa[kk][3] = TT::pack (s[(2 * kk + 1) * 4 + 2], s[(2 * kk + 1) * 4 + 3]);
-        }
-      fence_regs<ON * 4> (o);
-      wgmma_fence ();
-#pragma unroll
-      for (int kk = 0; kk < kBN / 16; kk++)
-        Wgmma<T, kD>::rs (o, pa[kk], make_desc (vb + kk * 16 * 128, v_lbo, v_sbo));
-      wgmma_commit ();
-      wgmma_wait0 ();
-      fence_regs<ON * 4> (o);
-
-      /* Everyone is done with this stage: refill it with block it + 2. */
-      __syncthreads ();
-      if (it + 2 < n_iter)
-        {
-          const int nb2 = blocks.at (it + 2);
-          load_tile_sw128<T, kBN, kD, kThreads> (sK + st * kBN * kD, gk + (int64_t) nb2 * kBN * ks, ks, Sk - nb2 * kBN, tid);
-          load_tile_sw128<T, kBN, kD, kThreads> (sV + st * kBN * kD, gv + (int64_t) nb2 * kBN * vs, vs, Sk - nb2 * kBN, tid);
-        }
+      /* Two stages, each refilled two blocks ahead once its P V is done;
+       * per block: S, softmax, P V, each waited for. */
+      load_block (0);
       cp_async_commit ();
+      if (n_iter > 1)
+        load_block (1);
+      cp_async_commit ();
+      for (int it = 0; it < n_iter; it++)
+        {
+          cp_async_wait<1> ();
+          fence_proxy_async ();
+          __syncthreads ();
+          wgmma_fence ();
+          issue_s (it, s);
+          wgmma_wait0 ();
+          fence_regs<SN * 4> (s);
+          sc.scores (s, blocks.at (it), row_max, row_sum, corr);
+          rescale (corr);
+          pack_p<T, kBN> (s, pa);
+          fence_regs<ON * 4> (o);
+          wgmma_fence ();
+          issue_pv (it, pa);
+          wgmma_wait0 ();
+          fence_regs<ON * 4> (o);
+          /* Everyone is done with this stage: refill it with block it + 2. */
+          __syncthreads ();
+          if (it + 2 < n_iter)
+            load_block (it + 2);
+          cp_async_commit ();
+        }
+    }
+  else
+    {
+      /* Three stages, each loaded one block ahead; the softmax of block it
+       * runs while P V of block it - 1 is in flight (o is rescaled once
+       * that is done: O = corr_it (O + P_{it-1} V_{it-1})). One barrier a
+       * block: it publishes block it's K and V and frees the stage of
+       * block it - 2 for block it + 1. */
+      load_block (0);
+      cp_async_commit ();
+      for (int it = 0; it < n_iter; it++)
+        {
+          cp_async_wait<0> ();
+          fence_proxy_async ();
+          __syncthreads ();
+          if (it + 1 < n_iter)
+            load_block (it + 1);
+          cp_async_commit ();
+          wgmma_fence ();
+          issue_s (it, s);
+          if (it > 0)
+            {
+              issue_pv (it - 1, pa);
+              wgmma_wait<1> ();
+            }
+          else
+            wgmma_wait0 ();
+          fence_regs<SN * 4> (s);
+          sc.scores (s, blocks.at (it), row_max, row_sum, corr);
+          wgmma_wait0 ();
+          fence_regs<ON * 4> (o);
+          fence_regs_u32<kBN / 16 * 4> (&pa[0][0]);
+          rescale (corr);
+          pack_p<T, kBN> (s, pa);
+          fence_regs<ON * 4> (o);
+        }
+      if (n_iter > 0)
+        {
+          wgmma_fence ();
+          issue_pv (n_iter - 1, pa);
+          wgmma_wait0 ();
+          fence_regs<ON * 4> (o);
+        }
     }
   cp_async_wait<0> ();
 
@@ -474,18 +387,18 @@ fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
   for (int idx = lane; idx < 16 * CH; idx += 32)
     {
       const int row = wrow + idx / CH, c = idx % CH;
-      if (m0 + row < Sq)
+      if (m0 + row < Sq && c * 8 < dv)
         *reinterpret_cast<uint4 *> (go + row * os + c * 8) = *reinterpret_cast<const uint4 *> (sQ + swz<kD> (row, c * 8));
     }
 #endif
 }
 
-template <typename T, int D, int BN, bool GENERAL>
+template <typename T, int D, int BN, bool GENERAL, bool OVERLAP>
 static int
 launch_sm90_kernel (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t stream)
 {
-  constexpr int smem = Sm90Config<D, BN>::kSmem;
-  auto kernel = fwd_sm90_kernel<T, D, BN, GENERAL>;
+  constexpr int smem = Sm90Config<D, BN, OVERLAP ? 3 : 2>::kSmem;
+  auto kernel = fwd_sm90_kernel<T, D, BN, GENERAL, OVERLAP>;
   static bool configured = false;
   if (!configured)
     {
@@ -501,28 +414,62 @@ launch_sm90_kernel (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t 
   return cudaGetLastError ();
 }
 
-template <typename T, int D, int BN>
+template <typename T, int D, int BN, bool OVERLAP>
 static int
 launch_sm90 (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t stream)
 {
   if (accel_fa_is_general (&p))
-    return launch_sm90_kernel<T, D, BN, true> (p, scale, stream);
-  return launch_sm90_kernel<T, D, BN, false> (p, scale, stream);
+    return launch_sm90_kernel<T, D, BN, true, OVERLAP> (p, scale, stream);
+  return launch_sm90_kernel<T, D, BN, false, OVERLAP> (p, scale, stream);
 }
+
+/* Whether d = 128 runs the overlapped schedule (3 stages; chosen from the
+ * H100 measurements in docs/flashattn.md: 489 against 422 TFLOP/s at
+ * seqlen 4096); d = 256 has no room for a third stage. */
+constexpr bool kOverlap128 = true;
+
+#ifdef ACCEL_FA_FWD90_VARIANTS
+/* Harness builds: ACCEL_FA_FWD90_CFG bit 0 flips the schedule of d = 128
+ * (bf16 only). */
+static int
+fwd90_variant ()
+{
+  static int v = -1;
+  if (v < 0)
+    {
+      const char *e = getenv ("ACCEL_FA_FWD90_CFG");
+      v = e ? atoi (e) : 0;
+    }
+  return v;
+}
+#endif
 
 template <typename T>
 static int
 dispatch_sm90 (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t stream)
 {
-  switch (p.head_dim)
+#ifdef ACCEL_FA_FWD90_VARIANTS
+  if constexpr (std::is_same<T, __nv_bfloat16>::value)
     {
-    /* D = 64 runs correctly here too (launch_sm90<T, 64, 128>) but at 302
-     * TFLOP/s against the sm_80 kernel's 310 on the H100 (seq 4096): it is
-     * left to the sm_80 kernel. */
+      const int v = fwd90_variant ();
+      if ((v & 1) && accel_fa_dim_class (&p) == 128)
+        return launch_sm90<T, 128, 128, !kOverlap128> (p, scale, stream);
+    }
+#endif
+  /* A d = 192 instance for the head dims of (128, 192] (three slabs, keys
+   * by 64, overlapped) was measured slower than the 256 one on the H100
+   * (d 160: 215 against 280 TFLOP/s; 192: 280 against 324): they run at
+   * the width of 256. */
+  switch (accel_fa_dim_class (&p))
+    {
+    /* D = 64: overlapped, 335 against the sm_80 kernel's 302 TFLOP/s at
+     * seqlen 4096 (without the overlap it was 302 against 310). */
+    case 64:
+      return launch_sm90<T, 64, 128, true> (p, scale, stream);
     case 128:
-      return launch_sm90<T, 128, 128> (p, scale, stream);
+      return launch_sm90<T, 128, 128, kOverlap128> (p, scale, stream);
     case 256:
-      return launch_sm90<T, 256, 64> (p, scale, stream);
+      return launch_sm90<T, 256, 64, false> (p, scale, stream);
     default:
       return ACCEL_FA_UNSUPPORTED;
     }
@@ -532,8 +479,8 @@ dispatch_sm90 (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t strea
 
 using namespace accel_fa;
 
-static bool
-device_is_sm90 ()
+bool
+accel_fa_device_is_sm90 ()
 {
   static int cached[64];   /* 0 unknown, 1 yes, 2 no */
   int dev = 0;
@@ -552,7 +499,7 @@ device_is_sm90 ()
 int
 accel_fa_fwd_sm90 (const AccelFlashAttnFwdParams *p, float scale, cudaStream_t stream)
 {
-  if (!device_is_sm90 ())
+  if (!accel_fa_device_is_sm90 ())
     return ACCEL_FA_UNSUPPORTED;
   /* ACCEL_FA_SM90_DIMS (harness only): a comma list of the head dims this
    * path takes, to compare it with the sm_80 kernels dim by dim. */
@@ -560,7 +507,7 @@ accel_fa_fwd_sm90 (const AccelFlashAttnFwdParams *p, float scale, cudaStream_t s
   if (dims != nullptr)
     {
       char want[8];
-      snprintf (want, sizeof want, "%d", p->head_dim);
+      snprintf (want, sizeof want, "%d", accel_fa_dim_class (p));
       if (strstr (dims, want) == nullptr)
         return ACCEL_FA_UNSUPPORTED;
     }

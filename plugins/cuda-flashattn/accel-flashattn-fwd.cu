@@ -13,10 +13,13 @@
  *
  * GENERAL instances add what the plain case must not pay for: ALiBi (a
  * bias on S after the soft cap), attention sinks (the first key blocks are
- * visited even below a left window, see KeyBlocks) and packed ragged
+ * visited even below a left window, see KeyBlocks), packed ragged
  * sequences (attention-varlen: each block finds its sequence and query
  * block by walking cu_seqlens_q on the device; one block checks the
- * cu_seqlens values and leaves codes for the host).
+ * cu_seqlens values and leaves codes for the host), and head dims below the
+ * instance's D: q/k with Dqk columns and v/out with Dv, each a multiple of
+ * 8 (the k16 steps past Dqk and the 16-column O tiles past Dv are skipped,
+ * the columns up to the next multiple of 16 are zero in shared memory).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -58,19 +61,14 @@ fwd_kernel (const AccelFlashAttnFwdParams p, float scale)
   const int h = blockIdx.y;
   const int hk = h / (p.heads_q / p.heads_kv);
   const bool varlen = GENERAL && p.cu_seqlens_q != nullptr;
+  /* Head dims of q/k and of v/out (the instance's D in the plain case). */
+  const int dqk = GENERAL ? p.head_dim : D;
+  const int dv = GENERAL ? (p.head_dim_v > 0 ? p.head_dim_v : p.head_dim) : D;
   int b, m_block, Sq = p.seqlen_q, Sk = p.seqlen_k, q_start = 0, k_start = 0;
   if (varlen)
     {
-      if (p.codes != nullptr && blockIdx.x == 0 && blockIdx.y == 0 && warp == 0)
-        {
-          check_cu_seqlens (p.cu_seqlens_q, p.batch, p.seqlen_q, p.codes);
-          check_cu_seqlens (p.cu_seqlens_k, p.batch, p.seqlen_k, p.codes + 3);
-        }
-      int blk;
-      if (!varlen_locate (p.cu_seqlens_q, p.batch, p.seqlen_q, BM, blockIdx.x, b, blk, q_start, Sq))
+      if (!varlen_block (p, BM, warp, false, b, m_block, q_start, Sq, k_start, Sk))
         return;   /* one of the surplus blocks of the grid's upper bound */
-      m_block = (Sq + BM - 1) / BM - 1 - blk;
-      varlen_bounds (p.cu_seqlens_k, b, p.seqlen_k, k_start, Sk);
     }
   else
     {
@@ -106,7 +104,7 @@ fwd_kernel (const AccelFlashAttnFwdParams p, float scale)
       for (int idx = tid; idx < BM * CH; idx += NTH)
         {
           int r = idx / CH, c = idx % CH;
-          if (m0 + r < Sq)
+          if (m0 + r < Sq && c * 8 < dv)
             *reinterpret_cast<uint4 *> (go + r * os + c * 8) = make_uint4 (0, 0, 0, 0);
         }
       if (glse)
@@ -124,9 +122,9 @@ fwd_kernel (const AccelFlashAttnFwdParams p, float scale)
   const bool alibi = GENERAL && p.alibi_slopes != nullptr;
   const float alibi_mul = alibi ? -p.alibi_slopes[(int64_t) b * p.alibi_batch_stride + h] * kLog2e / sl : 0.f;
 
-  load_tile<T, BM, D, NTH> (sQ, gq, qs, Sq - m0, tid);
+  load_tile<T, BM, D, NTH> (sQ, gq, qs, Sq - m0, tid, dqk);
   int nb = kb.first;
-  load_tile<T, BN, D, NTH> (sK, gk + (int64_t) nb * BN * ks, ks, Sk - nb * BN, tid);
+  load_tile<T, BN, D, NTH> (sK, gk + (int64_t) nb * BN * ks, ks, Sk - nb * BN, tid, dqk);
   cp_async_commit ();
 
   float acc_o[MT][ON][4];
@@ -150,7 +148,7 @@ fwd_kernel (const AccelFlashAttnFwdParams p, float scale)
     {
       cp_async_wait<0> ();
       __syncthreads ();
-      load_tile<T, BN, D, NTH> (sV, gv + (int64_t) nb * BN * vs, vs, Sk - nb * BN, tid);
+      load_tile<T, BN, D, NTH> (sV, gv + (int64_t) nb * BN * vs, vs, Sk - nb * BN, tid, dv);
       cp_async_commit ();
 
       float s[MT][SN][4];
@@ -165,6 +163,8 @@ fwd_kernel (const AccelFlashAttnFwdParams p, float scale)
 #pragma unroll (KQ_UNROLL)
       for (int kq = 0; kq < D / 16; kq++)
         {
+          if (GENERAL && kq * 16 >= dqk)
+            break;
           uint32_t a[MT][4];
 #pragma unroll
           for (int mt = 0; mt < MT; mt++)
@@ -192,7 +192,7 @@ fwd_kernel (const AccelFlashAttnFwdParams p, float scale)
           const int nb1 = kb.next (nb);
           if (nb1 >= kb.stop)
             {
-              load_tile<T, BN, D, NTH> (sK, gk + (int64_t) nb1 * BN * ks, ks, Sk - nb1 * BN, tid);
+              load_tile<T, BN, D, NTH> (sK, gk + (int64_t) nb1 * BN * ks, ks, Sk - nb1 * BN, tid, dqk);
               cp_async_commit ();
             }
         }
@@ -304,6 +304,8 @@ fwd_kernel (const AccelFlashAttnFwdParams p, float scale)
 #pragma unroll
           for (int j = 0; j < ON / 2; j++)
             {
+              if (GENERAL && j * 16 >= dv)
+                break;
               uint32_t b0, b1, b2, b3;
               ldmatrix_x4_trans (sV_u + 2 * swz<D> (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7), j * 16 + (lane >> 4) * 8),
                                  b0, b1, b2, b3);
@@ -342,7 +344,7 @@ fwd_kernel (const AccelFlashAttnFwdParams p, float scale)
   for (int idx = lane; idx < 16 * MT * CH; idx += 32)
     {
       int row = wrow + idx / CH, c = idx % CH;
-      if (m0 + row < Sq)
+      if (m0 + row < Sq && c * 8 < dv)
         *reinterpret_cast<uint4 *> (go + row * os + c * 8) = *reinterpret_cast<const uint4 *> (sQ + swz<D> (row, c * 8));
     }
 }
@@ -396,7 +398,7 @@ template <typename T>
 static int
 dispatch_fwd (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t stream)
 {
-  switch (p.head_dim)
+  switch (accel_fa_dim_class (&p))
     {
     case 64:
       return launch_fwd<T, 64, 128, 64, 4, 2> (p, scale, stream);
@@ -466,10 +468,11 @@ fp8_work_layout (const AccelFlashAttnFwdParams *p, void *base, size_t *total)
 {
   const size_t nq = fp8_align ((size_t) p->batch * p->heads_q * p->seqlen_q * p->head_dim * 2);
   const size_t nk = fp8_align ((size_t) p->batch * p->heads_kv * p->seqlen_k * p->head_dim * 2);
+  const size_t nv = fp8_align ((size_t) p->batch * p->heads_kv * p->seqlen_k * accel_fa_dv (p) * 2);
   char *c = static_cast<char *> (base);
   Fp8Work w = { c, c + nq, c + nq + nk };
   if (total)
-    *total = nq + 2 * nk;
+    *total = nq + nk + nv;
   return w;
 }
 
@@ -495,7 +498,7 @@ fp8_convert_all (const AccelFlashAttnFwdParams &p, const Fp8Work &w, float v_mul
   if (err == cudaSuccess)
     err = fp8_convert<T> (p.k, p.k_strides, p.batch, p.heads_kv, p.seqlen_k, p.head_dim, 1.f, w.k, stream);
   if (err == cudaSuccess)
-    err = fp8_convert<T> (p.v, p.v_strides, p.batch, p.heads_kv, p.seqlen_k, p.head_dim, v_mul, w.v, stream);
+    err = fp8_convert<T> (p.v, p.v_strides, p.batch, p.heads_kv, p.seqlen_k, accel_fa_dv (&p), v_mul, w.v, stream);
   return err;
 }
 
@@ -525,6 +528,8 @@ accel_flashattn_fwd (const AccelFlashAttnFwdParams *p, void *stream)
     return cudaSuccess;
   const float scale = accel_fa_scale (p);
   cudaStream_t st = static_cast<cudaStream_t> (stream);
+  if (p->dtype == ACCEL_FA_F32)
+    return p->path == ACCEL_FA_PATH_SM90 ? ACCEL_FA_UNSUPPORTED : accel_fa_fwd_f32 (p, scale, st);
 
 #ifdef ACCEL_FA_HAVE_SM90
   if (p->path != ACCEL_FA_PATH_SM80)
@@ -553,6 +558,8 @@ accel_flashattn_fwd_fp8_check (const AccelFlashAttnFwdParams *p)
     return why;
   if (p->cu_seqlens_q || p->cu_seqlens_k)
     return "fp8 inputs are not supported with varlen";
+  if (p->dtype == ACCEL_FA_F32)
+    return "fp8 inputs need an f16 or bf16 output";
   if (!(p->q_descale >= 0.f && p->k_descale >= 0.f && p->v_descale >= 0.f)
       || isinf (p->q_descale) || isinf (p->k_descale) || isinf (p->v_descale))
     return "fp8 descales must be finite and positive";
@@ -591,16 +598,19 @@ accel_flashattn_fwd_fp8 (const AccelFlashAttnFwdParams *p, void *workspace, void
    * descales of q and k go into the logit scale, so lse refers to the
    * descaled logits as the op asks. */
   AccelFlashAttnFwdParams c = *p;
-  const int64_t d = p->head_dim;
+  const int64_t d = p->head_dim, dv = accel_fa_dv (p);
   c.q = w.q;
   c.k = w.k;
   c.v = w.v;
   c.q_strides[2] = d;
   c.q_strides[1] = p->seqlen_q * d;
   c.q_strides[0] = (int64_t) p->heads_q * p->seqlen_q * d;
-  c.k_strides[2] = c.v_strides[2] = d;
-  c.k_strides[1] = c.v_strides[1] = p->seqlen_k * d;
-  c.k_strides[0] = c.v_strides[0] = (int64_t) p->heads_kv * p->seqlen_k * d;
+  c.k_strides[2] = d;
+  c.k_strides[1] = p->seqlen_k * d;
+  c.k_strides[0] = (int64_t) p->heads_kv * p->seqlen_k * d;
+  c.v_strides[2] = dv;
+  c.v_strides[1] = p->seqlen_k * dv;
+  c.v_strides[0] = (int64_t) p->heads_kv * p->seqlen_k * dv;
   c.scale = accel_fa_scale (p) * fp8_descale (p->q_descale) * fp8_descale (p->k_descale);
   c.q_descale = c.k_descale = c.v_descale = 0.f;
   return accel_flashattn_fwd (&c, stream);

@@ -6,15 +6,18 @@
  * ACCEL_FA_UNSUPPORTED means the parameters are outside what the kernels
  * cover (accel_flashattn_*_check() says why).
  *
- * Layout: q [B, Hq, Sq, D], k [B, Hkv, Sk, D], v [B, Hkv, Sk, D],
- * out [B, Hq, Sq, D], each with its own batch, head and row strides in
+ * Layout: q [B, Hq, Sq, D], k [B, Hkv, Sk, D], v [B, Hkv, Sk, Dv],
+ * out [B, Hq, Sq, Dv], each with its own batch, head and row strides in
  * elements (the last dimension contiguous, rows 16-byte aligned); lse is
  * [B, Hq, Sq] f32, contiguous. The mask is aligned to the bottom right as in
- * core/ops/accel-attention.h.
+ * core/ops/accel-attention.h. D and Dv are multiples of 8 up to 256
+ * (ACCEL_FA_HEAD_DIMS_TEXT); 64, 128 and 256 with D = Dv have
+ * specialised kernels, every other pair runs in the general instances.
+ * Types f16 and bf16 (tensor cores), f32 (CUDA cores, f32 arithmetic).
  *
  * Variants (docs/attention-variants.md), all off when their fields are zero:
  * ALiBi slopes and attention sinks (forward and backward); packed ragged
- * sequences (cu_seqlens_q set: attention-varlen, forward only); fp8 e4m3
+ * sequences (cu_seqlens_q set: attention-varlen and its backward); fp8 e4m3
  * inputs (accel_flashattn_fwd_fp8, forward only).
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -33,7 +36,13 @@ extern "C" {
 typedef enum {
   ACCEL_FA_F16 = 0,
   ACCEL_FA_BF16 = 1,
+  ACCEL_FA_F32 = 2,
 } AccelFlashAttnDType;
+
+/* What the kernels cover, worded for error messages. */
+#define ACCEL_FA_HEAD_DIMS_TEXT "multiples of 8 from 8 to 256 (q/k and v each)"
+#define ACCEL_FA_DTYPES_TEXT "f16, bf16, f32"
+
 
 /* Which kernel family runs the forward pass. */
 typedef enum {
@@ -66,7 +75,7 @@ typedef struct {
    * still apply); nothing changes without a left window. */
   int32_t sinks;
 
-  /* attention-varlen when cu_seqlens_q is set (forward only): q [Tq, Hq, D],
+  /* attention-varlen when cu_seqlens_q is set: q [Tq, Hq, D],
    * k and v [Tk, Hkv, D], out [Tq, Hq, D], lse [Hq, Tq]; batch = B (the
    * number of sequences), seqlen_q = Tq and seqlen_k = Tk (the totals); the
    * batch strides are unused, the head and row strides as for the padded
@@ -82,6 +91,9 @@ typedef struct {
   /* accel_flashattn_fwd_fp8() only: per-tensor descales of the e4m3
    * inputs (0 means 1). */
   float q_descale, k_descale, v_descale;
+
+  /* The head dim of v and out (and dout, dv); 0: head_dim. */
+  int32_t head_dim_v;
 } AccelFlashAttnFwdParams;
 
 /* The words the varlen forward writes to @codes (zeroed by the caller):
@@ -91,6 +103,10 @@ typedef struct {
  * codes[3..5]: the same for cu_seqlens_k against Tk. */
 #define ACCEL_FA_VARLEN_N_CODES 6
 
+/* The backward pass: dq like q, dk like k, dv like v, dout like out. With
+ * cu_seqlens_q set (attention-varlen's backward) the lse is [Hq, Tq] and
+ * the gradients are packed like their inputs; the cu_seqlens values are
+ * checked as in the forward pass (codes). */
 typedef struct {
   AccelFlashAttnFwdParams fwd;  /* q, k, v, out (the forward result), lse (required) */
   const void *dout;

@@ -14,7 +14,12 @@
  * - cuda-rng: rng-fill (Philox, bit-identical to cpu:0) beside
  *   curandGenerateUniform.
  * - cuda-transfer: upload and download of 256 MiB from pinned and pageable
- *   host memory, each beside cudaMemcpyAsync from the same kind of memory.
+ *   host memory, each beside cudaMemcpyAsync from the same kind of memory;
+ *   for a device in a host process also from the host memory it shares
+ *   (accel_remote_device_alloc_host_memory(); set
+ *   ACCEL_REMOTE_HOST_MEMORY_SIZE to at least the transfer size), beside
+ *   cudaMemcpyAsync from pinned memory. In a host process, "pinned" is
+ *   ordinary memory of this process: it travels through the shared arena.
  * - cuda-fault: time from a sticky fault to the first good op on the new
  *   host process (isolation=process, with the test `fault` plugin on the
  *   path).
@@ -637,6 +642,40 @@ run_transfer (AccelBench *bench, GError **error)
                       gb / accel_bench_quantile (raw_up_g, reps, 0.5));
   accel_bench_report (bench, "cuda-transfer.download-pageable", "GB/s", gb / accel_bench_quantile (down_g, reps, 0.5),
                       gb / accel_bench_quantile (raw_down_g, reps, 0.5));
+
+  if (ACCEL_IS_REMOTE_DEVICE (device))
+    {
+      g_autoptr(GError) local = NULL;
+      guint8 *shared = accel_remote_device_alloc_host_memory (ACCEL_REMOTE_DEVICE (device), size, &local);
+      if (shared == NULL)
+        accel_bench_progress (bench, "cuda-transfer: no shared host memory (%s)", local->message);
+      else
+        {
+          double up_s[reps], down_s[reps];
+          memset (shared, 3, size);
+          for (int r = -1; r < (int) reps; r++)
+            {
+              double t0 = accel_bench_now ();
+              if (!accel_buffer_write (buf, shared, size, error))
+                break;
+              double t1 = accel_bench_now ();
+              if (!accel_buffer_read (buf, shared, size, error))
+                break;
+              double t2 = accel_bench_now ();
+              if (r >= 0)
+                {
+                  up_s[r] = t1 - t0;
+                  down_s[r] = t2 - t1;
+                }
+            }
+          accel_remote_device_free_host_memory (ACCEL_REMOTE_DEVICE (device), shared);
+          if (error && *error)
+            return FALSE;
+          accel_bench_report (bench, "cuda-transfer.upload-shared", "GB/s", gb / accel_bench_quantile (up_s, reps, 0.5), ru);
+          accel_bench_report (bench, "cuda-transfer.download-shared", "GB/s", gb / accel_bench_quantile (down_s, reps, 0.5),
+                              rd);
+        }
+    }
   cudaFreeHost (pinned);
   cudaFree (raw);
   cudaStreamDestroy (stream);

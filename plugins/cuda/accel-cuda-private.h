@@ -20,6 +20,8 @@ G_BEGIN_DECLS
 #define ACCEL_CUDA_CHECK_CODES 16
 #define ACCEL_CUDA_STAGING_SLOTS 4
 #define ACCEL_CUDA_STAGING_CHUNK (8 << 20)
+/* Peer copies into one device that may be in flight at once. */
+#define ACCEL_CUDA_PEER_FLAGS 1024
 
 typedef struct _AccelCudaContext AccelCudaContext;
 typedef struct _AccelCudaEvent AccelCudaEvent;
@@ -34,16 +36,29 @@ struct _AccelCudaEvent {
   guint lane;
 };
 
+/* Where the work enqueued on a lane so far ends: with lane flags (poll
+ * strategy, the default), the value the lane's flag reaches once it ran,
+ * written by the GPU behind it (cuStreamWriteValue32); otherwise an event
+ * recorded behind it. Ring entries and buffer records carry marks. */
+typedef struct {
+  AccelCudaEvent *event;     /* strong; NULL with lane flags */
+  guint32 seq;               /* lane flags: the flag's value; 0 with events */
+  gint lane;                 /* -1: no mark */
+} AccelCudaMark;
+
+#define ACCEL_CUDA_MARK_NONE { NULL, 0, -1 }
+
 typedef struct {
   AccelWork *work;
-  AccelCudaEvent *event;     /* strong */
+  AccelCudaMark mark;        /* the end of the entry's work */
+  guint64 claim;             /* its ring position while unclaimed; with
+                                CLAIMED once the completion thread or the
+                                waiting caller took it (atomic) */
   guint64 seq;
   gint done;                 /* callback strategy: 1 once the host function
                                 ran, 2 when there is none (watch the event) */
   AccelCudaCompleter *completer;
   GObject *keep;             /* the op or buffer, kept alive until reaped */
-  guint32 flag_seq;          /* poll with flags: the value the lane's flag
-                                reaches once this entry's work ran; 0 none */
   /* accel_cuda_lane_check_after(): run on the completion thread once the
    * work is done, on the codes copied to the lane's pinned slot of this
    * entry. */
@@ -69,12 +84,12 @@ struct _AccelCudaLane {
   guint64 head;              /* consumer, atomic */
   guint64 tail;              /* producer, atomic */
 
-  /* Poll with flags: a word of pinned host memory that the GPU sets to the
-   * lane's sequence number after each entry's work (cuStreamWriteValue32). */
+  /* Lane flags: a word of mapped pinned host memory that the GPU sets to
+   * the lane's sequence number behind each entry's work
+   * (cuStreamWriteValue32); NULL when the context uses events. */
   volatile guint32 *flag;
   unsigned long long flag_device;
-  guint32 flag_seq;          /* device thread */
-  guint32 pending_flag_seq;  /* written for the op being run, not yet pushed */
+  guint32 flag_seq;          /* device thread: the last value written */
 
   /* The check of the op being run (accel_cuda_lane_check_after()), moved
    * into its ring entry when the op is pushed. */
@@ -121,14 +136,25 @@ struct _AccelCudaContext {
   GMutex poison_lock;
   gint poisoned;             /* atomic */
   GError *poison;            /* CONTEXT_POISONED, with the message users see */
+
+  /* accel-cuda-peer.c, device thread: where peer copies into this device
+   * wait for their source (made on first use), the peers this context
+   * has tried to enable access to, and those its pool was opened to (a
+   * bit per ordinal). */
+  cudaStream_t peer_stream;
+  guint64 peers_tried;
+  guint64 pool_peers;        /* peers the pool's memory was opened to */
+  guint32 *peer_flags;       /* ACCEL_CUDA_PEER_FLAGS words, pinned, mapped, portable; lazy */
+  unsigned long long peer_flags_device;
+  guint64 peer_flags_used[ACCEL_CUDA_PEER_FLAGS / 64];
 };
 
 /* Per base buffer: who wrote it last, and who read it since, per lane. */
 typedef struct {
   AccelCudaContext *ctx;     /* strong */
   guint64 write_serial;      /* ctx->next_write_serial when last written */
-  AccelCudaEvent *writer;
-  AccelCudaEvent *readers[];
+  AccelCudaMark writer;
+  AccelCudaMark readers[];
 } AccelCudaBufferTrack;
 
 /* accel-cuda-nvml.c: GPU telemetry. */
@@ -247,11 +273,15 @@ void accel_cuda_context_poison (AccelCudaContext *ctx, const GError *cause);
 GError *accel_cuda_context_poison_error (AccelCudaContext *ctx);
 AccelCudaContext *accel_cuda_device_peek_context (AccelCudaDevice *self);
 
+/* accel-cuda-context.c: marks. */
+gboolean accel_cuda_lane_mark (AccelCudaLane *lane, AccelCudaMark *mark, GError **error);
+gboolean accel_cuda_mark_reached (AccelCudaContext *ctx, const AccelCudaMark *mark);
+void accel_cuda_mark_clear (AccelCudaMark *mark);
+
 /* accel-cuda-completion.c */
 AccelCudaCompleter *accel_cuda_completer_new (AccelCudaContext *ctx, AccelCudaCompletion strategy, GError **error);
-void accel_cuda_completer_push (AccelCudaCompleter *self, AccelCudaLane *lane, AccelWork *work, AccelCudaEvent *event);
+void accel_cuda_completer_push (AccelCudaCompleter *self, AccelCudaLane *lane, AccelWork *work, AccelCudaMark *mark);
 void accel_cuda_completer_wake (AccelCudaCompleter *self);
-void accel_cuda_lane_write_flag (AccelCudaLane *lane);
 void accel_cuda_completer_free (AccelCudaCompleter *self);
 guint accel_cuda_lane_pending (AccelCudaLane *lane);
 
@@ -265,7 +295,7 @@ void accel_cuda_transfer_execute (AccelCudaDevice *self, AccelCudaContext *ctx, 
 gboolean accel_cuda_order_before (AccelCudaContext *ctx, AccelCudaLane *lane, AccelBuffer *buffer,
                                   gboolean writes, GError **error);
 void accel_cuda_record_after (AccelCudaContext *ctx, AccelCudaLane *lane, AccelBuffer *buffer,
-                              gboolean writes, AccelCudaEvent *event);
+                              gboolean writes, const AccelCudaMark *mark);
 
 /* accel-cuda-device.c */
 void accel_cuda_device_fail_work (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work, GError *error);
@@ -275,7 +305,8 @@ typedef int AccelCudaDrvResult;   /* CUresult */
 #define ACCEL_CUDA_DRIVER_ENTRY_POINTS(X) \
   X (cuCtxGetId, AccelCudaDrvResult, (void *ctx, unsigned long long *id)) \
   X (cuDevicePrimaryCtxGetState, AccelCudaDrvResult, (int dev, unsigned int *flags, int *active)) \
-  X (cuStreamWriteValue32, AccelCudaDrvResult, (cudaStream_t stream, unsigned long long addr, guint32 value, unsigned int flags))
+  X (cuStreamWriteValue32, AccelCudaDrvResult, (cudaStream_t stream, unsigned long long addr, guint32 value, unsigned int flags)) \
+  X (cuStreamWaitValue32, AccelCudaDrvResult, (cudaStream_t stream, unsigned long long addr, guint32 value, unsigned int flags))
 
 typedef struct {
 #define ACCEL_CUDA_DRIVER_FIELD(name, ret, args) ret (*name) args;
@@ -294,6 +325,12 @@ AccelDevice *accel_cuda_remote_device_new (AccelBackend *backend,
                                            guint lanes,
                                            AccelCudaCompletion completion,
                                            GError **error);
+
+/* accel-cuda-peer.c: the backend's copies between two devices of this process. */
+gboolean accel_cuda_backend_can_copy_ (AccelBackend *backend, AccelBuffer *src, AccelBuffer *dst);
+void accel_cuda_backend_copy_async_ (AccelBackend *backend, AccelBuffer *src, AccelBuffer *dst,
+                                     GCancellable *cancellable, GAsyncReadyCallback callback, gpointer user_data);
+gboolean accel_cuda_backend_copy_finish_ (AccelBackend *backend, GAsyncResult *result, GError **error);
 
 /* accel-cuda-backend.c */
 AccelCudaIsolation accel_cuda_isolation_from_env (void);

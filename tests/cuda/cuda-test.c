@@ -39,7 +39,10 @@ ct_gpu (void)
   if (test_gpu == NULL && gpu_missing == NULL)
     {
       g_autoptr(GError) error = NULL;
-      test_gpu = accel_system_get_device (ct_system (), "cuda:0", &error);
+      /* ACCEL_TEST_GPU_STANDIN=cpu:1 runs a test's logic on a CPU device, to
+       * check the test itself on a machine without a GPU. */
+      const char *standin = g_getenv ("ACCEL_TEST_GPU_STANDIN");
+      test_gpu = accel_system_get_device (ct_system (), standin ? standin : "cuda:0", &error);
       if (test_gpu == NULL)
         {
           AccelBackend *backend = accel_system_get_backend (ct_system (), "cuda", NULL);
@@ -296,4 +299,33 @@ ct_wait (gboolean *done)
 {
   while (!*done)
     g_main_context_iteration (NULL, TRUE);
+}
+
+void
+ct_tally (GObject *source, GAsyncResult *result, gpointer data)
+{
+  CtTally *t = data;
+  g_autoptr(GError) error = NULL;
+  gboolean ok = ACCEL_IS_COMMUNICATOR (source)
+                  ? accel_communicator_submit_finish (ACCEL_COMMUNICATOR (source), result, &error)
+                  : accel_device_submit_finish (ACCEL_DEVICE (source), result, &error);
+  if (!ok)
+    {
+      t->failed++;
+      t->poisoned += g_error_matches (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED);
+      g_test_message ("answer %d: %s", t->done, error->message);
+    }
+  t->done++;
+}
+
+void
+ct_tally_wait (CtTally *t, gint n)
+{
+  while (t->done < n)
+    g_main_context_iteration (NULL, TRUE);
+  /* Nothing answers twice: look for strays. */
+  g_usleep (200 * 1000);
+  while (g_main_context_iteration (NULL, FALSE))
+    ;
+  g_assert_cmpint (t->done, ==, n);
 }

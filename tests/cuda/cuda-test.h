@@ -51,4 +51,17 @@ void ct_assert_close (const char *what, const double *got, const double *want, c
                       gsize n, double rtol, double atol);
 void ct_assert_same_bytes (const char *what, AccelBuffer *a, AccelBuffer *b);
 
+/* Counts the answers of asynchronous submissions (a device's or a
+ * communicator's), and their errors. */
+typedef struct {
+  gint done;
+  gint failed;
+  gint poisoned;    /* of them, CONTEXT_POISONED */
+} CtTally;
+
+void ct_tally (GObject *source, GAsyncResult *result, gpointer tally);
+/* Waits for @n answers, then a little more for any answer that would come
+ * twice, and checks there was none. */
+void ct_tally_wait (CtTally *tally, gint n);
+
 G_END_DECLS

@@ -1,17 +1,21 @@
 /* The cuda_flashattn kernels (attention and attention-backward on cuda:0)
  * against the CPU oracle on cpu:0, on fresh random inputs with odd
- * lengths: every head dim (64, 128, 256), bf16 and f16, causal, sliding
- * windows, grouped and multi-query heads, soft cap, lse; the variants of
- * docs/attention-variants.md: ALiBi slopes ([Hq] and [B, Hq]) and
- * attention sinks under a left window (forward and backward; sinks that
- * span more than one key block, so that the skipped first blocks must come
- * back), fp8 e4m3 inputs with descales (forward); and the errors of what
- * the kernels refuse. The variant cases skip until the op type has their
- * properties.
+ * lengths (1, 7, 129, 1000 among them): the specialised head dims (64, 128,
+ * 256) in bf16 and f16, causal, sliding windows, grouped and multi-query
+ * heads, soft cap, lse; the variants of docs/attention-variants.md: ALiBi
+ * slopes ([Hq] and [B, Hq]) and attention sinks under a left window
+ * (forward and backward; sinks that span more than one key block, so that
+ * the skipped first blocks must come back), fp8 e4m3 inputs with descales
+ * (forward); the general head dims (32, 40, 80, 96, 160, 192, and Dv != D:
+ * 192/128, 64/128) and f32 inputs on a subset of the cases; and the errors
+ * of what the kernels refuse (head dims that are not multiples of 8 up to
+ * 256, f64), which name the supported set. The variant cases skip until
+ * the op type has their properties.
  *
  * Tolerances (relative L2 error of the whole tensor): 1e-2 for bf16, 5e-3
- * for f16 in the forward pass; the gradients, which go through one more
- * rounding of P and dS to the input type, get twice that. No NaN anywhere.
+ * for f16, 1e-5 for f32 (f32 arithmetic on both sides) in the forward
+ * pass; the gradients, which go through one more rounding of P and dS to
+ * the input type, get twice that. No NaN anywhere.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -49,6 +53,14 @@ static const Case cases[] = {
   { "single-query-alibi", 2, 4, 2, 1, 300, TRUE, -1, -1, 0, 0, 2 },
   { "few-queries-sinks", 2, 4, 2, 5, 300, TRUE, 16, -1, 0, 2, 0 },
   { "single-query-sinks-alibi", 2, 4, 2, 1, 300, TRUE, 16, -1, 0, 2, 2 },
+  { "odd-7", 3, 2, 1, 7, 7, TRUE, -1, -1, 0, 0, 0 },
+  { "odd-1000", 1, 2, 2, 1000, 1000, FALSE, -1, -1, 0, 0, 0 },
+};
+
+/* The subset run at the general head dims and in f32. */
+static const char *const general_cases[] = {
+  "plain", "causal-gqa", "causal-mqa-long-q", "causal-window", "softcap", "single-query", "alibi-softcap-sinks",
+  "odd-7", "odd-1000",
 };
 
 /* Whether the attention op types have @property yet; skips otherwise. */
@@ -69,7 +81,7 @@ have_property (const char *property)
 
 typedef struct {
   AccelDType dtype;
-  gint64 D;
+  gint64 D, Dv;
   const Case *c;
 } Param;
 
@@ -179,19 +191,21 @@ test_attention (gconstpointer data)
 
   gint64 dq[4] = { c->B, c->Hq, c->Sq, p->D };
   gint64 dk[4] = { c->B, c->Hkv, c->Sk, p->D };
+  gint64 dv[4] = { c->B, c->Hkv, c->Sk, p->Dv };
+  gint64 dout_dims[4] = { c->B, c->Hq, c->Sq, p->Dv };
   gint64 dl[3] = { c->B, c->Hq, c->Sq };
   g_autoptr(CtPair) q = ct_pair_new (p->dtype, dq, 4, -2, 2);
   g_autoptr(CtPair) k = ct_pair_new (p->dtype, dk, 4, -2, 2);
-  g_autoptr(CtPair) v = ct_pair_new (p->dtype, dk, 4, -1, 1);
-  g_autoptr(CtPair) dout = ct_pair_new (p->dtype, dq, 4, -1, 1);
+  g_autoptr(CtPair) v = ct_pair_new (p->dtype, dv, 4, -1, 1);
+  g_autoptr(CtPair) dout = ct_pair_new (p->dtype, dout_dims, 4, -1, 1);
   /* Outputs start as random garbage, so unwritten elements show. */
-  g_autoptr(CtPair) out = ct_pair_new (p->dtype, dq, 4, -9, 9);
+  g_autoptr(CtPair) out = ct_pair_new (p->dtype, dout_dims, 4, -9, 9);
   g_autoptr(CtPair) lse = ct_pair_new (ACCEL_DTYPE_F32, dl, 3, -9, 9);
   g_autoptr(CtPair) gq = ct_pair_new (p->dtype, dq, 4, -9, 9);
   g_autoptr(CtPair) gk = ct_pair_new (p->dtype, dk, 4, -9, 9);
-  g_autoptr(CtPair) gv = ct_pair_new (p->dtype, dk, 4, -9, 9);
+  g_autoptr(CtPair) gv = ct_pair_new (p->dtype, dv, 4, -9, 9);
   g_autoptr(CtPair) alibi = make_alibi (c);
-  const double tol = p->dtype == ACCEL_DTYPE_BF16 ? 1e-2 : 5e-3;
+  const double tol = p->dtype == ACCEL_DTYPE_BF16 ? 1e-2 : p->dtype == ACCEL_DTYPE_F16 ? 5e-3 : 1e-5;
 
   g_autoptr(AccelOp) fwd_cpu = make_forward (c, q->cpu, k->cpu, v->cpu, out->cpu, lse->cpu, alibi ? alibi->cpu : NULL);
   g_autoptr(AccelOp) fwd_gpu = make_forward (c, q->gpu, k->gpu, v->gpu, out->gpu, lse->gpu, alibi ? alibi->gpu : NULL);
@@ -302,19 +316,24 @@ test_bad_heads (void)
   expect_gpu_error (op, "heads");
 }
 
+/* Head dims with no kernel (not multiples of 8, or above 256, in q/k or
+ * in v): refused, naming the supported set, never a wrong result. */
 static void
 test_bad_head_dim (void)
 {
   if (ct_gpu () == NULL)
     return;
-  /* D = 96 has no kernel here: refused with a reason, never a wrong result. */
-  gint64 dq[4] = { 1, 2, 33, 96 };
-  g_autoptr(AccelBuffer) q = ct_alloc (ct_gpu (), ACCEL_DTYPE_BF16, dq, 4);
-  g_autoptr(AccelBuffer) k = ct_alloc (ct_gpu (), ACCEL_DTYPE_BF16, dq, 4);
-  g_autoptr(AccelBuffer) v = ct_alloc (ct_gpu (), ACCEL_DTYPE_BF16, dq, 4);
-  g_autoptr(AccelBuffer) out = ct_alloc (ct_gpu (), ACCEL_DTYPE_BF16, dq, 4);
-  g_autoptr(AccelOp) op = accel_attention_new (q, k, v, out);
-  expect_gpu_error (op, NULL);
+  static const gint64 bad[][2] = { { 100, 100 }, { 264, 264 }, { 128, 36 }, { 4, 4 } };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      gint64 dq[4] = { 1, 2, 33, bad[i][0] }, dv[4] = { 1, 2, 33, bad[i][1] };
+      g_autoptr(AccelBuffer) q = ct_alloc (ct_gpu (), ACCEL_DTYPE_BF16, dq, 4);
+      g_autoptr(AccelBuffer) k = ct_alloc (ct_gpu (), ACCEL_DTYPE_BF16, dq, 4);
+      g_autoptr(AccelBuffer) v = ct_alloc (ct_gpu (), ACCEL_DTYPE_BF16, dv, 4);
+      g_autoptr(AccelBuffer) out = ct_alloc (ct_gpu (), ACCEL_DTYPE_BF16, dv, 4);
+      g_autoptr(AccelOp) op = accel_attention_new (q, k, v, out);
+      expect_gpu_error (op, "multiples of 8");
+    }
 }
 
 static void
@@ -323,12 +342,12 @@ test_bad_dtype (void)
   if (ct_gpu () == NULL)
     return;
   gint64 dq[4] = { 1, 2, 33, 64 };
-  g_autoptr(AccelBuffer) q = ct_alloc (ct_gpu (), ACCEL_DTYPE_F32, dq, 4);
-  g_autoptr(AccelBuffer) k = ct_alloc (ct_gpu (), ACCEL_DTYPE_F32, dq, 4);
-  g_autoptr(AccelBuffer) v = ct_alloc (ct_gpu (), ACCEL_DTYPE_F32, dq, 4);
-  g_autoptr(AccelBuffer) out = ct_alloc (ct_gpu (), ACCEL_DTYPE_F32, dq, 4);
+  g_autoptr(AccelBuffer) q = ct_alloc (ct_gpu (), ACCEL_DTYPE_F64, dq, 4);
+  g_autoptr(AccelBuffer) k = ct_alloc (ct_gpu (), ACCEL_DTYPE_F64, dq, 4);
+  g_autoptr(AccelBuffer) v = ct_alloc (ct_gpu (), ACCEL_DTYPE_F64, dq, 4);
+  g_autoptr(AccelBuffer) out = ct_alloc (ct_gpu (), ACCEL_DTYPE_F64, dq, 4);
   g_autoptr(AccelOp) op = accel_attention_new (q, k, v, out);
-  expect_gpu_error (op, NULL);
+  expect_gpu_error (op, "f16, bf16, f32");
 }
 
 static void
@@ -350,6 +369,20 @@ test_backward_needs_lse_shape (void)
   expect_gpu_error (op, "lse");
 }
 
+static void
+add_attention_test (AccelDType dtype, gint64 D, gint64 Dv, const Case *c)
+{
+  Param *p = g_new (Param, 1);   /* lives as long as the test list */
+  p->dtype = dtype;
+  p->D = D;
+  p->Dv = Dv;
+  p->c = c;
+  g_autofree char *dims = D == Dv ? g_strdup_printf ("d%" G_GINT64_FORMAT, D)
+                                  : g_strdup_printf ("d%" G_GINT64_FORMAT "-dv%" G_GINT64_FORMAT, D, Dv);
+  g_autofree char *path = g_strdup_printf ("/flashattn/%s/%s/%s", accel_dtype_get_name (dtype), dims, c->name);
+  g_test_add_data_func_full (path, p, test_attention, g_free);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -360,15 +393,25 @@ main (int argc, char **argv)
   for (guint t = 0; t < G_N_ELEMENTS (dtypes); t++)
     for (guint d = 0; d < G_N_ELEMENTS (dims); d++)
       for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
-        {
-          Param *p = g_new (Param, 1);   /* lives as long as the test list */
-          p->dtype = dtypes[t];
-          p->D = dims[d];
-          p->c = &cases[i];
-          g_autofree char *path = g_strdup_printf ("/flashattn/%s/d%" G_GINT64_FORMAT "/%s",
-                                                   accel_dtype_get_name (dtypes[t]), dims[d], cases[i].name);
-          g_test_add_data_func_full (path, p, test_attention, g_free);
-        }
+        add_attention_test (dtypes[t], dims[d], dims[d], &cases[i]);
+  /* The general head dims in bf16 (two in f16 too), f32 at every kind. */
+  static const gint64 general[][2] = { { 32, 32 }, { 40, 40 }, { 80, 80 }, { 96, 96 }, { 160, 160 }, { 192, 192 },
+                                       { 192, 128 }, { 64, 128 } };
+  static const gint64 f32_dims[][2] = { { 64, 64 }, { 80, 80 }, { 128, 128 }, { 192, 128 }, { 256, 256 } };
+  for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+    {
+      gboolean in_subset = FALSE;
+      for (guint j = 0; j < G_N_ELEMENTS (general_cases); j++)
+        in_subset |= strcmp (cases[i].name, general_cases[j]) == 0;
+      if (!in_subset)
+        continue;
+      for (guint d = 0; d < G_N_ELEMENTS (general); d++)
+        add_attention_test (ACCEL_DTYPE_BF16, general[d][0], general[d][1], &cases[i]);
+      add_attention_test (ACCEL_DTYPE_F16, 80, 80, &cases[i]);
+      add_attention_test (ACCEL_DTYPE_F16, 192, 128, &cases[i]);
+      for (guint d = 0; d < G_N_ELEMENTS (f32_dims); d++)
+        add_attention_test (ACCEL_DTYPE_F32, f32_dims[d][0], f32_dims[d][1], &cases[i]);
+    }
   static const AccelDType out_dtypes[] = { ACCEL_DTYPE_BF16, ACCEL_DTYPE_F16 };
   for (guint t = 0; t < G_N_ELEMENTS (out_dtypes); t++)
     for (guint d = 0; d < G_N_ELEMENTS (dims); d++)

@@ -1,17 +1,22 @@
-/* attention-varlen on cuda:0 (the general instances of the cuda_flashattn
- * forward kernels) against the CPU oracle on cpu:0, on fresh random packed
+/* attention-varlen and attention-varlen-backward on cuda:0 (the general
+ * instances of the cuda_flashattn kernels) against the CPU oracle on cpu:0
+ * (each side differentiating its own forward result), on fresh random packed
  * inputs: ragged sequences with lengths 1, odd, on and beside the 128-row
  * query blocks, a zero-length sequence (queries without keys and keys
  * without queries too), causal, sliding windows, sinks, ALiBi ([Hq] and
  * [B, Hq]), soft cap, grouped and multi-query heads, lse; bf16 and f16 at
- * head dims 64, 128 and 256. Then the device-side checks of the
+ * head dims 64, 128 and 256, bf16 at the general head dims (80, 96, 192
+ * with Dv 128), f32 (64, 80, 128). Then the device-side checks of the
  * cu-seqlens: a first offset other than 0, a decreasing offset, a last
  * offset other than the row count, each fails the op with
  * ACCEL_ERROR_INVALID_ARGUMENT naming the buffer and the index, and the
  * device goes on working.
  *
+ * The backward's cu-seqlens are checked on the device as the forward's.
+ *
  * Tolerances (relative L2 error of the whole output): 1e-2 for bf16, 5e-3
- * for f16; lse within 1e-3 (relative above 1); no NaN anywhere.
+ * for f16, 1e-5 for f32; twice that for the gradients (one more rounding
+ * of P and dS); lse within 1e-3 (relative above 1); no NaN anywhere.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -45,7 +50,7 @@ static const Case cases[] = {
 
 typedef struct {
   AccelDType dtype;
-  gint64 D;
+  gint64 D, Dv;
   const Case *c;
 } Param;
 
@@ -146,7 +151,7 @@ inputs_clear (Inputs *in)
 }
 
 static void
-inputs_make (Inputs *in, const Case *c, AccelDType dtype, gint64 D)
+inputs_make (Inputs *in, const Case *c, AccelDType dtype, gint64 D, gint64 Dv)
 {
   double cu_q[MAX_B + 1], cu_k[MAX_B + 1];
   memset (in, 0, sizeof *in);
@@ -161,13 +166,15 @@ inputs_make (Inputs *in, const Case *c, AccelDType dtype, gint64 D)
 
   gint64 dq[3] = { in->Tq, c->Hq, D };
   gint64 dk[3] = { in->Tk, c->Hkv, D };
+  gint64 dv[3] = { in->Tk, c->Hkv, Dv };
+  gint64 dout[3] = { in->Tq, c->Hq, Dv };
   gint64 dl[2] = { c->Hq, in->Tq };
   gint64 dc[1] = { c->B + 1 };
   in->q = ct_pair_new (dtype, dq, 3, -2, 2);
   in->k = ct_pair_new (dtype, dk, 3, -2, 2);
-  in->v = ct_pair_new (dtype, dk, 3, -1, 1);
+  in->v = ct_pair_new (dtype, dv, 3, -1, 1);
   /* Outputs start as garbage, so unwritten elements show. */
-  in->out = ct_pair_new (dtype, dq, 3, -9, 9);
+  in->out = ct_pair_new (dtype, dout, 3, -9, 9);
   in->lse = ct_pair_new (ACCEL_DTYPE_F32, dl, 2, -9, 9);
   if (c->alibi == 1)
     in->alibi = ct_pair_new (ACCEL_DTYPE_F32, &c->Hq, 1, 0.01, 0.5);
@@ -202,6 +209,30 @@ make_op (const Case *c, const Inputs *in, gboolean on_gpu)
   return op;
 }
 
+/* The backward op over the same inputs, each side reading its own forward
+ * result. */
+static AccelOp *
+make_backward (const Case *c, const Inputs *in, CtPair *dout, CtPair *dq, CtPair *dk, CtPair *dv, gboolean on_gpu)
+{
+  int i = on_gpu ? 1 : 0;
+#define SIDE(pair) ((pair) ? (on_gpu ? (pair)->gpu : (pair)->cpu) : NULL)
+  AccelOp *op = accel_attention_varlen_backward_new (SIDE (in->q), SIDE (in->k), SIDE (in->v), SIDE (in->out),
+                                                     SIDE (dout), SIDE (in->lse), in->cu_q[i], in->cu_k[i], SIDE (dq),
+                                                     SIDE (dk), SIDE (dv));
+  g_object_set (op, "causal", c->causal, "window-left", c->window_left, "window-right", c->window_right,
+                "sinks", c->sinks, "softcap", c->softcap, NULL);
+  if (in->alibi)
+    g_object_set (op, "alibi-slopes", SIDE (in->alibi), NULL);
+#undef SIDE
+  return op;
+}
+
+static double
+varlen_tol (AccelDType dtype)
+{
+  return dtype == ACCEL_DTYPE_BF16 ? 1e-2 : dtype == ACCEL_DTYPE_F16 ? 5e-3 : 1e-5;
+}
+
 static void
 test_varlen (gconstpointer data)
 {
@@ -211,14 +242,47 @@ test_varlen (gconstpointer data)
     return;
 
   Inputs in;
-  inputs_make (&in, c, p->dtype, p->D);
+  inputs_make (&in, c, p->dtype, p->D, p->Dv);
   g_test_message ("%" G_GINT64_FORMAT " query rows, %" G_GINT64_FORMAT " key rows", in.Tq, in.Tk);
   g_autoptr(AccelOp) on_cpu = make_op (c, &in, FALSE);
   g_autoptr(AccelOp) on_gpu = make_op (c, &in, TRUE);
   ct_submit (ct_cpu (), on_cpu);
   ct_submit (ct_gpu (), on_gpu);
-  expect_close ("out", in.out->gpu, in.out->cpu, p->dtype == ACCEL_DTYPE_BF16 ? 1e-2 : 5e-3);
+  expect_close ("out", in.out->gpu, in.out->cpu, varlen_tol (p->dtype));
   expect_lse_close (in.lse->gpu, in.lse->cpu);
+  inputs_clear (&in);
+}
+
+static void
+test_varlen_backward (gconstpointer data)
+{
+  const Param *p = data;
+  const Case *c = p->c;
+  if (ct_gpu () == NULL || !have_op ())
+    return;
+
+  Inputs in;
+  inputs_make (&in, c, p->dtype, p->D, p->Dv);
+  g_autoptr(AccelOp) fwd_cpu = make_op (c, &in, FALSE);
+  g_autoptr(AccelOp) fwd_gpu = make_op (c, &in, TRUE);
+  ct_submit (ct_cpu (), fwd_cpu);
+  ct_submit (ct_gpu (), fwd_gpu);
+
+  gint64 dq_dims[3] = { in.Tq, c->Hq, p->D }, dk_dims[3] = { in.Tk, c->Hkv, p->D };
+  gint64 dv_dims[3] = { in.Tk, c->Hkv, p->Dv }, do_dims[3] = { in.Tq, c->Hq, p->Dv };
+  g_autoptr(CtPair) dout = ct_pair_new (p->dtype, do_dims, 3, -1, 1);
+  /* Gradients start as garbage, so unwritten elements show. */
+  g_autoptr(CtPair) dq = ct_pair_new (p->dtype, dq_dims, 3, -9, 9);
+  g_autoptr(CtPair) dk = ct_pair_new (p->dtype, dk_dims, 3, -9, 9);
+  g_autoptr(CtPair) dv = ct_pair_new (p->dtype, dv_dims, 3, -9, 9);
+  g_autoptr(AccelOp) bwd_cpu = make_backward (c, &in, dout, dq, dk, dv, FALSE);
+  g_autoptr(AccelOp) bwd_gpu = make_backward (c, &in, dout, dq, dk, dv, TRUE);
+  ct_submit (ct_cpu (), bwd_cpu);
+  ct_submit (ct_gpu (), bwd_gpu);
+  const double tol = 2 * varlen_tol (p->dtype);
+  expect_close ("dq", dq->gpu, dq->cpu, tol);
+  expect_close ("dk", dk->gpu, dk->cpu, tol);
+  expect_close ("dv", dv->gpu, dv->cpu, tol);
   inputs_clear (&in);
 }
 
@@ -243,7 +307,7 @@ static void
 expect_device_works (void)
 {
   Inputs in;
-  inputs_make (&in, &bad_case, ACCEL_DTYPE_BF16, 128);
+  inputs_make (&in, &bad_case, ACCEL_DTYPE_BF16, 128, 128);
   g_autoptr(AccelOp) on_cpu = make_op (&bad_case, &in, FALSE);
   g_autoptr(AccelOp) on_gpu = make_op (&bad_case, &in, TRUE);
   ct_submit (ct_cpu (), on_cpu);
@@ -258,7 +322,7 @@ static void
 run_bad (gboolean keys, int index, double value, const char *where)
 {
   Inputs in;
-  inputs_make (&in, &bad_case, ACCEL_DTYPE_BF16, 64);
+  inputs_make (&in, &bad_case, ACCEL_DTYPE_BF16, 64, 64);
   AccelBuffer *cu = keys ? in.cu_k[1] : in.cu_q[1];
   g_autofree double *values = ct_read (cu);
   values[index] = value;
@@ -284,25 +348,73 @@ test_bad_cu_seqlens (void)
   expect_device_works ();
 }
 
+/* The backward checks its cu-seqlens on the device too, and names itself. */
+static void
+test_bad_cu_seqlens_backward (void)
+{
+  if (ct_gpu () == NULL || !have_op ())
+    return;
+  static const struct {
+    gboolean keys;
+    int index;
+    double value;
+    const char *where;
+  } bad[] = { { FALSE, 2, 30, "[2]" }, { TRUE, 4, 1000, "[4]" } };
+  for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      Inputs in;
+      inputs_make (&in, &bad_case, ACCEL_DTYPE_BF16, 128, 128);
+      g_autoptr(AccelOp) fwd = make_op (&bad_case, &in, TRUE);
+      ct_submit (ct_gpu (), fwd);
+      gint64 dq_dims[3] = { in.Tq, bad_case.Hq, 128 }, dk_dims[3] = { in.Tk, bad_case.Hkv, 128 };
+      g_autoptr(CtPair) dout = ct_pair_new (ACCEL_DTYPE_BF16, dq_dims, 3, -1, 1);
+      g_autoptr(CtPair) dq = ct_pair_new_empty (ACCEL_DTYPE_BF16, dq_dims, 3);
+      g_autoptr(CtPair) dk = ct_pair_new_empty (ACCEL_DTYPE_BF16, dk_dims, 3);
+      g_autoptr(CtPair) dv = ct_pair_new_empty (ACCEL_DTYPE_BF16, dk_dims, 3);
+      AccelBuffer *cu = bad[i].keys ? in.cu_k[1] : in.cu_q[1];
+      g_autofree double *values = ct_read (cu);
+      values[bad[i].index] = bad[i].value;
+      ct_write (cu, values);
+      g_autoptr(AccelOp) op = make_backward (&bad_case, &in, dout, dq, dk, dv, TRUE);
+      expect_gpu_error (op, "attention-varlen-backward", bad[i].where);
+      inputs_clear (&in);
+    }
+  expect_device_works ();
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
 
-  static const AccelDType dtypes[] = { ACCEL_DTYPE_BF16, ACCEL_DTYPE_F16 };
-  static const gint64 dims[] = { 64, 128, 256 };
-  for (guint t = 0; t < G_N_ELEMENTS (dtypes); t++)
-    for (guint d = 0; d < G_N_ELEMENTS (dims); d++)
-      for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
-        {
-          Param *p = g_new (Param, 1);   /* lives as long as the test list */
-          p->dtype = dtypes[t];
-          p->D = dims[d];
-          p->c = &cases[i];
-          g_autofree char *path = g_strdup_printf ("/flashattn/varlen/%s/d%" G_GINT64_FORMAT "/%s",
-                                                   accel_dtype_get_name (dtypes[t]), dims[d], cases[i].name);
-          g_test_add_data_func_full (path, p, test_varlen, g_free);
-        }
+  static const struct {
+    AccelDType dtype;
+    gint64 D, Dv;
+  } kinds[] = {
+    { ACCEL_DTYPE_BF16, 64, 64 }, { ACCEL_DTYPE_BF16, 128, 128 }, { ACCEL_DTYPE_BF16, 256, 256 },
+    { ACCEL_DTYPE_F16, 64, 64 }, { ACCEL_DTYPE_F16, 128, 128 }, { ACCEL_DTYPE_F16, 256, 256 },
+    { ACCEL_DTYPE_BF16, 80, 80 }, { ACCEL_DTYPE_BF16, 96, 96 }, { ACCEL_DTYPE_BF16, 192, 128 },
+    { ACCEL_DTYPE_F32, 64, 64 }, { ACCEL_DTYPE_F32, 80, 80 }, { ACCEL_DTYPE_F32, 128, 128 },
+  };
+  for (guint t = 0; t < G_N_ELEMENTS (kinds); t++)
+    for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+      {
+        Param *p = g_new (Param, 1);   /* lives as long as the test list */
+        p->dtype = kinds[t].dtype;
+        p->D = kinds[t].D;
+        p->Dv = kinds[t].Dv;
+        p->c = &cases[i];
+        g_autofree char *dims = p->D == p->Dv ? g_strdup_printf ("d%" G_GINT64_FORMAT, p->D)
+                                              : g_strdup_printf ("d%" G_GINT64_FORMAT "-dv%" G_GINT64_FORMAT, p->D, p->Dv);
+        g_autofree char *path = g_strdup_printf ("/flashattn/varlen/%s/%s/%s", accel_dtype_get_name (p->dtype), dims,
+                                                 cases[i].name);
+        g_test_add_data_func_full (path, p, test_varlen, g_free);
+        Param *pb = g_memdup2 (p, sizeof *p);
+        g_autofree char *bpath = g_strdup_printf ("/flashattn/varlen-backward/%s/%s/%s", accel_dtype_get_name (p->dtype),
+                                                  dims, cases[i].name);
+        g_test_add_data_func_full (bpath, pb, test_varlen_backward, g_free);
+      }
   g_test_add_func ("/flashattn/varlen/error/cu-seqlens", test_bad_cu_seqlens);
+  g_test_add_func ("/flashattn/varlen-backward/error/cu-seqlens", test_bad_cu_seqlens_backward);
   return ct_run ();
 }

@@ -72,6 +72,8 @@ random_value (GParamSpec *pspec, GValue *v)
     }
   else if (pspec->value_type == ACCEL_TYPE_BUFFER)
     g_value_set_object (v, random_buffer ());
+  else if (G_IS_PARAM_SPEC_STRING (pspec))
+    g_value_take_string (v, g_strdup_printf ("s%08x/%u", g_test_rand_int (), (guint) g_test_rand_int_range (0, 100)));
   else
     g_assert_not_reached ();
 }

@@ -8,13 +8,15 @@ out=${1:-.}
 arch=${ARCH:-sm_90}
 nvcc=${NVCC:-nvcc}
 case "$arch" in
-  sm_90a) gencode="-gencode=arch=compute_90a,code=sm_90a"; extra_src="$here/../accel-flashattn-fwd-sm90.cu"; defs="-DACCEL_FA_HAVE_SM90" ;;
+  sm_90a) gencode="-gencode=arch=compute_90a,code=sm_90a"
+          extra_src="$here/../accel-flashattn-fwd-sm90.cu $here/../accel-flashattn-bwd-sm90.cu"; defs="-DACCEL_FA_HAVE_SM90" ;;
   *) gencode="-gencode=arch=compute_${arch#sm_},code=$arch"; extra_src=""; defs="" ;;
 esac
 flags="-std=c++17 -O3 $gencode $defs $EXTRA -Xptxas -warn-spills --resource-usage -Xcompiler -fPIC"
 mkdir -p "$out"
 pids=""
-for src in "$here/../accel-flashattn-fwd.cu" "$here/../accel-flashattn-bwd.cu" $extra_src "$here/fa_harness.cu"; do
+for src in "$here/../accel-flashattn-fwd.cu" "$here/../accel-flashattn-bwd.cu" "$here/../accel-flashattn-f32.cu" \
+           $extra_src "$here/fa_harness.cu"; do
   base=$(basename "$src" .cu)
   $nvcc $flags -I"$here/.." -c "$src" -o "$out/$base.o" > "$out/$base.ptxas.txt" 2>&1 &
   pids="$pids $!"

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "accel-private.h"
+#include "accel-collective-private.h"
+
+/**
+ * AccelAllGather:
+ * @src: this rank's block
+ * @dst: every rank's block, rank 0's first; may hold @src as this rank's
+ *   block (in place)
+ *
+ * All-gather: every rank gets the concatenation of all ranks' @src, in
+ * rank order (NCCL's `ncclAllGather`). @dst holds n-ranks times as many
+ * elements as @src, of the same dtype; every rank's @src holds as many.
+ * Any dtype.
+ *
+ * Op name: `all-gather`.
+ */
+
+static gboolean
+accel_all_gather_validate (AccelOp *op, GError **error)
+{
+  AccelAllGather *self = ACCEL_ALL_GATHER (op);
+  AccelCollective *c = ACCEL_COLLECTIVE (op);
+
+  if (!accel_collective_check_binding_ (c, error))
+    return FALSE;
+  gint64 count = accel_buffer_get_n_elements (self->src);
+  if (!accel_collective_check_count_ (c, "src", self->src, count, "contiguous", error)
+      || !accel_collective_check_count_ (c, "dst", self->dst, count * c->n_ranks, "n-ranks × “src”", error)
+      || !accel_op_check_same_dtype (op, "src", "dst", error))
+    return FALSE;
+  return accel_collective_check_alias_ (c, "src", self->src, "dst", self->dst, count * c->rank, error);
+}
+
+static gboolean
+accel_all_gather_check_peer (AccelCollective *c, AccelCollective *first, GError **error)
+{
+  return accel_collective_check_same_ (c, first, "src", ACCEL_ALL_GATHER (c)->src, ACCEL_ALL_GATHER (first)->src,
+                                       error);
+}
+
+static const AccelOpParam all_gather_params[] = {
+  /**
+   * AccelAllGather:src:
+   *
+   * This rank's block.
+   */
+  ACCEL_OP_BUFFER (AccelAllGather, src, "src", "This rank's block", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelAllGather:dst:
+   *
+   * Every rank's block, rank 0's first; may hold @src as this rank's block
+   * (in place).
+   */
+  ACCEL_OP_BUFFER (AccelAllGather, dst, "dst", "Every rank's block in rank order (n-ranks × src)",
+                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+};
+
+ACCEL_DEFINE_COLLECTIVE_TYPE (AccelAllGather, accel_all_gather, "all-gather",
+                              "Every rank gets all ranks' src, concatenated in rank order",
+                              all_gather_params, accel_all_gather_validate, accel_all_gather_check_peer, TRUE)
+
+/**
+ * accel_all_gather_new:
+ * @src: (transfer none) (nullable): this rank's block
+ * @dst: (transfer none) (nullable): every rank's block
+ *
+ * Makes one rank's `all-gather` op.
+ *
+ * Returns: (transfer full): a new #AccelAllGather
+ */
+AccelOp *
+accel_all_gather_new (AccelBuffer *src, AccelBuffer *dst)
+{
+  g_return_val_if_fail (src == NULL || ACCEL_IS_BUFFER (src), NULL);
+  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
+
+  return g_object_new (ACCEL_TYPE_ALL_GATHER, "src", src, "dst", dst, NULL);
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "accel-collective.h"
+
+G_BEGIN_DECLS
+
+#define ACCEL_TYPE_ALL_GATHER (accel_all_gather_get_type ())
+ACCEL_API
+G_DECLARE_FINAL_TYPE (AccelAllGather, accel_all_gather, ACCEL, ALL_GATHER, AccelCollective)
+
+struct _AccelAllGather {
+  AccelCollective parent_instance;
+
+  /*< public >*/
+  AccelBuffer *src;
+  AccelBuffer *dst;
+};
+
+ACCEL_API
+AccelOp *accel_all_gather_new (AccelBuffer *src, AccelBuffer *dst);
+
+G_END_DECLS

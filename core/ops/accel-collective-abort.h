@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "accel-collective.h"
+
+G_BEGIN_DECLS
+
+#define ACCEL_TYPE_COLLECTIVE_ABORT (accel_collective_abort_get_type ())
+ACCEL_API
+G_DECLARE_FINAL_TYPE (AccelCollectiveAbort, accel_collective_abort, ACCEL, COLLECTIVE_ABORT, AccelOp)
+
+struct _AccelCollectiveAbort {
+  AccelOp parent_instance;
+
+  /*< public >*/
+  char *comm_key;
+  char *reason;
+};
+
+G_END_DECLS

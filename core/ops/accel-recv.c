@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "accel-private.h"
+#include "accel-collective-private.h"
+
+/**
+ * AccelRecv:
+ * @dst: where the values arrive
+ * @peer: the rank that sends them with a `send`
+ *
+ * Point-to-point receive (NCCL's `ncclRecv`), the other half of a `send`:
+ * see #AccelSend. Any dtype.
+ *
+ * Op name: `recv`.
+ */
+
+static gboolean
+accel_recv_validate (AccelOp *op, GError **error)
+{
+  AccelRecv *self = ACCEL_RECV (op);
+  AccelCollective *c = ACCEL_COLLECTIVE (op);
+
+  if (!accel_collective_check_binding_ (c, error)
+      || !accel_collective_check_rank_value_ (c, "peer", self->peer, FALSE, error)
+      || !accel_collective_check_count_ (c, "dst", self->dst, accel_buffer_get_n_elements (self->dst),
+                                         "contiguous", error))
+    return FALSE;
+  if (self->peer == c->rank)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "recv: property “peer” is %d, the receiving rank itself; use `copy` within a rank", c->rank);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static const AccelOpParam recv_params[] = {
+  /**
+   * AccelRecv:dst:
+   *
+   * Where the values arrive.
+   */
+  ACCEL_OP_BUFFER (AccelRecv, dst, "dst", "Where the values arrive", ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelRecv:peer:
+   *
+   * The sending rank.
+   */
+  ACCEL_OP_INT (AccelRecv, peer, "peer", "The sending rank", 0, G_MAXINT, 0),
+};
+
+ACCEL_DEFINE_COLLECTIVE_TYPE (AccelRecv, accel_recv, "recv",
+                              "Receive into dst what rank peer sends",
+                              recv_params, accel_recv_validate, NULL, FALSE)
+
+/**
+ * accel_recv_new:
+ * @dst: (transfer none) (nullable): where the values arrive
+ * @peer: the sending rank
+ *
+ * Makes a `recv` op.
+ *
+ * Returns: (transfer full): a new #AccelRecv
+ */
+AccelOp *
+accel_recv_new (AccelBuffer *dst, int peer)
+{
+  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
+
+  return g_object_new (ACCEL_TYPE_RECV, "dst", dst, "peer", peer, NULL);
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "accel-private.h"
+#include "accel-collective-private.h"
+
+/**
+ * AccelSend:
+ * @src: the values to send
+ * @peer: the rank that receives them with a `recv`
+ *
+ * Point-to-point send (NCCL's `ncclSend`): submitted to an
+ * #AccelCommunicator together with the matching `recv` of @peer (same
+ * dtype and element count). A rank may send once and receive once per
+ * submission; it then runs both in one group, so exchanges between two
+ * ranks and ring shifts cannot deadlock. Any dtype.
+ *
+ * Op name: `send`.
+ */
+
+static gboolean
+accel_send_validate (AccelOp *op, GError **error)
+{
+  AccelSend *self = ACCEL_SEND (op);
+  AccelCollective *c = ACCEL_COLLECTIVE (op);
+
+  if (!accel_collective_check_binding_ (c, error)
+      || !accel_collective_check_rank_value_ (c, "peer", self->peer, FALSE, error)
+      || !accel_collective_check_count_ (c, "src", self->src, accel_buffer_get_n_elements (self->src),
+                                         "contiguous", error))
+    return FALSE;
+  if (self->peer == c->rank)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+                   "send: property “peer” is %d, the sending rank itself; use `copy` within a rank", c->rank);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+static const AccelOpParam send_params[] = {
+  /**
+   * AccelSend:src:
+   *
+   * The values to send.
+   */
+  ACCEL_OP_BUFFER (AccelSend, src, "src", "The values to send", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  /**
+   * AccelSend:peer:
+   *
+   * The receiving rank.
+   */
+  ACCEL_OP_INT (AccelSend, peer, "peer", "The receiving rank", 0, G_MAXINT, 0),
+};
+
+ACCEL_DEFINE_COLLECTIVE_TYPE (AccelSend, accel_send, "send",
+                              "Send src to the recv of rank peer",
+                              send_params, accel_send_validate, NULL, FALSE)
+
+/**
+ * accel_send_new:
+ * @src: (transfer none) (nullable): the values to send
+ * @peer: the receiving rank
+ *
+ * Makes a `send` op.
+ *
+ * Returns: (transfer full): a new #AccelSend
+ */
+AccelOp *
+accel_send_new (AccelBuffer *src, int peer)
+{
+  g_return_val_if_fail (src == NULL || ACCEL_IS_BUFFER (src), NULL);
+
+  return g_object_new (ACCEL_TYPE_SEND, "src", src, "peer", peer, NULL);
+}

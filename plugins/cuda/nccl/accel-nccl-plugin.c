@@ -1,0 +1,264 @@
+/* accel-nccl-plugin.c: the collectives on CUDA devices, through NCCL.
+ *
+ * One NCCL rank per CUDA device, in the process that owns the device: the
+ * application's for isolation=none, the device host's otherwise. Each
+ * collective's part is an op on its rank's device like any other: it runs
+ * on a lane, after the last writers of its buffers, and the device records
+ * its event after NCCL's kernel. The kernels here only enqueue; the rank
+ * is made from the incarnation's bootstrap bytes by the first part that
+ * runs (accel-nccl-comm.c). A part that sends and receives runs both in
+ * one NCCL group, so that exchanges and ring shifts cannot deadlock.
+ *
+ * `collective-bootstrap` makes the incarnation's unique id
+ * (ncclGetUniqueId, whose bootstrap root then serves from this process)
+ * and writes it into the op's buffer; `collective-abort` aborts this
+ * device's rank of an incarnation.
+ *
+ * Data movement (all-gather, broadcast, all-to-all, send and receive)
+ * moves bytes, so every dtype goes; reductions use NCCL's types (complex
+ * types as pairs of reals, for sum and avg), fp8 on compute capability 9.0
+ * and later only.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "accel-config.h"
+#include "accel-nccl-comm.h"
+
+#define KERNEL_RANK 100
+
+static gboolean
+nccl_type (AccelDType dtype, ncclDataType_t *type, gsize *per_element)
+{
+  *per_element = 1;
+  switch (dtype)
+    {
+    case ACCEL_DTYPE_F16: *type = ncclFloat16; return TRUE;
+    case ACCEL_DTYPE_BF16: *type = ncclBfloat16; return TRUE;
+    case ACCEL_DTYPE_F32: *type = ncclFloat32; return TRUE;
+    case ACCEL_DTYPE_F64: *type = ncclFloat64; return TRUE;
+    case ACCEL_DTYPE_C64: *type = ncclFloat32, *per_element = 2; return TRUE;
+    case ACCEL_DTYPE_C128: *type = ncclFloat64, *per_element = 2; return TRUE;
+    case ACCEL_DTYPE_I8: *type = ncclInt8; return TRUE;
+    case ACCEL_DTYPE_U8: *type = ncclUint8; return TRUE;
+    case ACCEL_DTYPE_I32: *type = ncclInt32; return TRUE;
+    case ACCEL_DTYPE_U32: *type = ncclUint32; return TRUE;
+    case ACCEL_DTYPE_I64: *type = ncclInt64; return TRUE;
+    case ACCEL_DTYPE_FP8_E4M3: *type = ncclFloat8e4m3; return TRUE;
+    case ACCEL_DTYPE_FP8_E5M2: *type = ncclFloat8e5m2; return TRUE;
+    default: return FALSE;
+    }
+}
+
+static ncclRedOp_t
+nccl_op (AccelReduction reduction)
+{
+  switch (reduction)
+    {
+    case ACCEL_REDUCTION_PROD: return ncclProd;
+    case ACCEL_REDUCTION_MIN: return ncclMin;
+    case ACCEL_REDUCTION_MAX: return ncclMax;
+    case ACCEL_REDUCTION_AVG: return ncclAvg;
+    default: return ncclSum;
+    }
+}
+
+/* Reductions of fp8 need Hopper or later (NCCL's rule). Every reducing
+ * collective names its input `src`. */
+static gboolean
+reduction_supports (AccelOp *op, AccelDevice *device, GError **error)
+{
+  AccelDType dtype = accel_buffer_get_dtype (accel_op_peek_buffer (op, "src"));
+  int major = 0, minor = 0;
+  if (dtype != ACCEL_DTYPE_FP8_E4M3 && dtype != ACCEL_DTYPE_FP8_E5M2)
+    return TRUE;
+  if (accel_cuda_get_compute_capability (device, &major, &minor) && major >= 9)
+    return TRUE;
+  g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_DTYPE_UNSUPPORTED,
+               "%s: NCCL reduces %s on compute capability 9.0 and later; “%s” is %d.%d",
+               accel_op_get_type_name (op), accel_dtype_get_name (dtype), accel_device_get_name (device), major,
+               minor);
+  return FALSE;
+}
+
+/* One part: its rank (made on first use), its NCCL calls with the rank's
+ * lock held, and the check of its completion. */
+typedef ncclResult_t (*EnqueueFunc) (AccelOp *op, ncclComm_t comm, cudaStream_t stream);
+
+static gboolean
+run_part (AccelOp *op, AccelCudaLane *lane, EnqueueFunc enqueue, const char *what, GError **error)
+{
+  AccelCollective *part = ACCEL_COLLECTIVE (op);
+  AccelNcclRank *rank = accel_nccl_rank_get (part, accel_cuda_lane_get_ordinal (lane), error);
+  if (rank == NULL)
+    return FALSE;
+
+  /* The check goes first: it must be asked for before the work it judges. */
+  if (accel_cuda_lane_check_after (lane, 1, accel_nccl_rank_check, accel_nccl_rank_ref (rank),
+                                   (GDestroyNotify) accel_nccl_rank_unref, error) == NULL)
+    {
+      accel_nccl_rank_unref (rank);
+      return FALSE;
+    }
+  ncclComm_t comm = accel_nccl_rank_lock (rank, error);
+  gboolean ok = comm != NULL
+                && accel_nccl_rank_finish (rank, enqueue (op, comm, accel_cuda_lane_get_stream (lane)), what, part,
+                                           error);
+  if (ok)
+    accel_nccl_rank_launched (rank);
+  accel_nccl_rank_unref (rank);
+  return ok;
+}
+
+/* The NCCL type and count of a reduction over @buffer's elements. */
+static size_t
+reduce_count (AccelBuffer *buffer, ncclDataType_t *type)
+{
+  gsize k;
+  nccl_type (accel_buffer_get_dtype (buffer), type, &k);
+  return (size_t) accel_buffer_get_n_elements (buffer) * k;
+}
+
+static ncclResult_t
+enqueue_all_reduce (AccelOp *op, ncclComm_t comm, cudaStream_t stream)
+{
+  AccelAllReduce *self = ACCEL_ALL_REDUCE (op);
+  ncclDataType_t type;
+  size_t count = reduce_count (self->src, &type);
+  return ncclAllReduce (accel_buffer_get_data (self->src), accel_buffer_get_data (self->dst), count, type,
+                        nccl_op (self->reduction), comm, stream);
+}
+
+static ncclResult_t
+enqueue_all_gather (AccelOp *op, ncclComm_t comm, cudaStream_t stream)
+{
+  AccelAllGather *self = ACCEL_ALL_GATHER (op);
+  return ncclAllGather (accel_buffer_get_data (self->src), accel_buffer_get_data (self->dst),
+                        accel_buffer_get_size (self->src), ncclUint8, comm, stream);
+}
+
+static ncclResult_t
+enqueue_reduce_scatter (AccelOp *op, ncclComm_t comm, cudaStream_t stream)
+{
+  AccelReduceScatter *self = ACCEL_REDUCE_SCATTER (op);
+  ncclDataType_t type;
+  size_t count = reduce_count (self->dst, &type);
+  return ncclReduceScatter (accel_buffer_get_data (self->src), accel_buffer_get_data (self->dst), count, type,
+                            nccl_op (self->reduction), comm, stream);
+}
+
+static ncclResult_t
+enqueue_broadcast (AccelOp *op, ncclComm_t comm, cudaStream_t stream)
+{
+  AccelBroadcast *self = ACCEL_BROADCAST (op);
+  gboolean root = ACCEL_COLLECTIVE (op)->rank == self->root;
+  void *dst = accel_buffer_get_data (self->dst);
+  return ncclBroadcast (root ? accel_buffer_get_data (self->src) : dst, dst, accel_buffer_get_size (self->dst),
+                        ncclUint8, self->root, comm, stream);
+}
+
+static ncclResult_t
+enqueue_root_reduce (AccelOp *op, ncclComm_t comm, cudaStream_t stream)
+{
+  AccelRootReduce *self = ACCEL_ROOT_REDUCE (op);
+  ncclDataType_t type;
+  size_t count = reduce_count (self->src, &type);
+  void *src = accel_buffer_get_data (self->src);
+  /* recvbuff is written on the root only. */
+  return ncclReduce (src, self->dst ? accel_buffer_get_data (self->dst) : src, count, type,
+                     nccl_op (self->reduction), self->root, comm, stream);
+}
+
+static ncclResult_t
+enqueue_all_to_all (AccelOp *op, ncclComm_t comm, cudaStream_t stream)
+{
+  AccelAllToAll *self = ACCEL_ALL_TO_ALL (op);
+  return ncclAlltoAll (accel_buffer_get_data (self->src), accel_buffer_get_data (self->dst),
+                       accel_buffer_get_size (self->src) / (gsize) ACCEL_COLLECTIVE (op)->n_ranks, ncclUint8, comm,
+                       stream);
+}
+
+static ncclResult_t
+enqueue_send_recv (AccelOp *op, ncclComm_t comm, cudaStream_t stream)
+{
+  AccelSendRecv *self = ACCEL_SEND_RECV (op);
+  ncclResult_t status = ncclGroupStart ();
+  if (status == ncclSuccess && self->src)
+    status = ncclSend (accel_buffer_get_data (self->src), accel_buffer_get_size (self->src), ncclUint8,
+                       self->send_peer, comm, stream);
+  if (status == ncclSuccess && self->dst)
+    status = ncclRecv (accel_buffer_get_data (self->dst), accel_buffer_get_size (self->dst), ncclUint8,
+                       self->recv_peer, comm, stream);
+  /* The group ends whatever happened inside it. */
+  ncclResult_t end = ncclGroupEnd ();
+  return status != ncclSuccess ? status : end;
+}
+
+#define RUN(name, what)                                                          \
+  static gboolean                                                                \
+  name##_run (AccelOp *op, gpointer context, GError **error)                     \
+  {                                                                              \
+    return run_part (op, context, enqueue_##name, what, error);                  \
+  }
+
+RUN (all_reduce, "ncclAllReduce")
+RUN (all_gather, "ncclAllGather")
+RUN (reduce_scatter, "ncclReduceScatter")
+RUN (broadcast, "ncclBroadcast")
+RUN (root_reduce, "ncclReduce")
+RUN (all_to_all, "ncclAlltoAll")
+RUN (send_recv, "ncclSend/ncclRecv")
+
+static gboolean
+bootstrap_run (AccelOp *op, gpointer context, GError **error)
+{
+  AccelCollectiveBootstrap *self = ACCEL_COLLECTIVE_BOOTSTRAP (op);
+  ncclUniqueId id;
+
+  G_STATIC_ASSERT (sizeof id.internal == ACCEL_COLLECTIVE_ID_SIZE);
+  if (!accel_nccl_check (ncclGetUniqueId (&id), "ncclGetUniqueId", error))
+    return FALSE;
+  /* From pageable memory: the copy is staged before cudaMemcpyAsync returns. */
+  return ACCEL_CUDA_CHECK (cudaMemcpyAsync (accel_buffer_get_data (self->id), id.internal, sizeof id.internal,
+                                            cudaMemcpyHostToDevice, accel_cuda_lane_get_stream (context)),
+                           error);
+}
+
+static gboolean
+abort_run (AccelOp *op, gpointer context, GError **error)
+{
+  AccelCollectiveAbort *self = ACCEL_COLLECTIVE_ABORT (op);
+  accel_nccl_abort (self->comm_key, accel_cuda_lane_get_ordinal (context), self->reason);
+  return TRUE;
+}
+
+static const AccelKernelVTable kernels[] = {
+  { .supports = reduction_supports, .run = all_reduce_run },
+  { .run = all_gather_run },
+  { .supports = reduction_supports, .run = reduce_scatter_run },
+  { .run = broadcast_run },
+  { .supports = reduction_supports, .run = root_reduce_run },
+  { .run = all_to_all_run },
+  { .run = send_recv_run },
+  { .run = bootstrap_run },
+  { .run = abort_run },
+};
+
+static const char *const kernel_ops[] = {
+  "all-reduce", "all-gather", "reduce-scatter", "broadcast", "root-reduce", "all-to-all", "send-recv",
+  "collective-bootstrap", "collective-abort",
+};
+
+static gboolean
+nccl_plugin_init (AccelPlugin *plugin, GError **error)
+{
+  G_STATIC_ASSERT (G_N_ELEMENTS (kernels) == G_N_ELEMENTS (kernel_ops));
+  for (guint i = 0; i < G_N_ELEMENTS (kernels); i++)
+    accel_plugin_register_kernel (plugin, kernel_ops[i], ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &kernels[i]);
+  return TRUE;
+}
+
+ACCEL_PLUGIN_DEFINE (nccl,
+                     "NCCL collectives on CUDA devices: one rank per GPU, in the process that owns it",
+                     nccl_plugin_init,
+                     ACCEL_VERSION,
+                     "LGPL-2.1-or-later")
