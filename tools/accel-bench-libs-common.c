@@ -81,46 +81,6 @@ libs_raw_copy (AccelBuffer *buffer, GError **error)
   return p;
 }
 
-typedef struct {
-  guint completed;
-  GError *error;
-} Flight;
-
-static void
-flight_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-  Flight *f = data;
-  GError *error = NULL;
-  if (!accel_device_submit_finish (ACCEL_DEVICE (source), result, &error) && f->error == NULL)
-    f->error = error;
-  else
-    g_clear_error (&error);
-  f->completed++;
-}
-
-/* Seconds per op of a burst of @n submissions, cycling through @ops, all
- * in flight. */
-static double
-accel_burst (AccelDevice *device, AccelOp **ops, guint n_ops, guint n, GError **error)
-{
-  g_autoptr(GMainContext) context = g_main_context_new ();
-  Flight f = { 0, NULL };
-  g_main_context_push_thread_default (context);
-  double t0 = accel_bench_now ();
-  for (guint i = 0; i < n; i++)
-    accel_device_submit_async (device, ops[i % n_ops], NULL, flight_done, &f);
-  while (f.completed < n)
-    g_main_context_iteration (context, TRUE);
-  double t = (accel_bench_now () - t0) / n;
-  g_main_context_pop_thread_default (context);
-  if (f.error)
-    {
-      g_propagate_error (error, f.error);
-      return -1;
-    }
-  return t;
-}
-
 /* Seconds per call of a burst of @n raw calls, by CUDA events. */
 static double
 raw_burst (Raw *raw, RawCall call, gpointer data, guint n, GError **error)
@@ -145,7 +105,7 @@ libs_compare_ops (Raw *raw, const char *label, AccelOp **ops, guint n_ops, RawCa
   for (int r = -1; r < LIBS_REPS; r++)
     {
       accel_bench_progress (raw->bench, "%s: %d/%d", label, r + 1, LIBS_REPS);
-      double a = accel_burst (raw->device, ops, n_ops, burst, error);
+      double a = accel_bench_run_ops_in_flight (raw->device, ops, n_ops, burst, burst, error) / burst;
       double b = call ? raw_burst (raw, call, data, burst, error) : 0;
       if (a < 0 || b < 0)
         return FALSE;
