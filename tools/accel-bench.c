@@ -40,6 +40,7 @@ extern const AccelBenchGroup accel_bench_cuda_graph_groups[];
 #endif
 #ifdef ACCEL_BENCH_LIBS_GROUPS
 extern const AccelBenchGroup accel_bench_libs_groups[];
+extern const AccelBenchGroup accel_bench_libs_cutlass_groups[];
 #endif
 #ifdef ACCEL_BENCH_FLASHATTN_GROUPS
 extern const AccelBenchGroup accel_bench_flashattn_groups[];
@@ -62,6 +63,7 @@ static const AccelBenchGroup *const group_tables[] = {
 #endif
 #ifdef ACCEL_BENCH_LIBS_GROUPS
   accel_bench_libs_groups,
+  accel_bench_libs_cutlass_groups,
 #endif
 #ifdef ACCEL_BENCH_FLASHATTN_GROUPS
   accel_bench_flashattn_groups,
@@ -141,7 +143,8 @@ typedef struct {
   guint submitted;
   guint total;
   AccelDevice *device;
-  AccelOp *op;
+  AccelOp **ops;
+  guint n_ops;
   GError *error;
 } Flight;
 
@@ -158,21 +161,22 @@ flight_done (GObject *source, GAsyncResult *result, gpointer data)
   if (f->submitted < f->total)
     {
       f->submitted++;
-      accel_device_submit_async (f->device, f->op, NULL, flight_done, f);
+      accel_device_submit_async (f->device, f->ops[(f->submitted - 1) % f->n_ops], NULL, flight_done, f);
     }
 }
 
 double
-accel_bench_run_in_flight (AccelDevice *device, AccelOp *op, guint total, guint in_flight, GError **error)
+accel_bench_run_ops_in_flight (AccelDevice *device, AccelOp **ops, guint n_ops, guint total, guint in_flight,
+                               GError **error)
 {
   g_autoptr(GMainContext) context = g_main_context_new ();
   g_main_context_push_thread_default (context);
-  Flight f = { 0, 0, total, device, op, NULL };
+  Flight f = { 0, 0, total, device, ops, n_ops, NULL };
   double t0 = accel_bench_now ();
   for (guint i = 0; i < in_flight && f.submitted < total; i++)
     {
       f.submitted++;
-      accel_device_submit_async (device, op, NULL, flight_done, &f);
+      accel_device_submit_async (device, ops[(f.submitted - 1) % n_ops], NULL, flight_done, &f);
     }
   while (f.completed < total)
     g_main_context_iteration (context, TRUE);
@@ -184,6 +188,12 @@ accel_bench_run_in_flight (AccelDevice *device, AccelOp *op, guint total, guint 
       return -1.0;
     }
   return elapsed;
+}
+
+double
+accel_bench_run_in_flight (AccelDevice *device, AccelOp *op, guint total, guint in_flight, GError **error)
+{
+  return accel_bench_run_ops_in_flight (device, &op, 1, total, in_flight, error);
 }
 
 /* dispatch */

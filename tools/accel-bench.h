@@ -58,5 +58,9 @@ double accel_bench_quantile (double *samples, gsize n, double q);
 /* Seconds to run @total submissions of @op on @device, up to @in_flight
  * at once through submit_async; negative with @error set on failure. */
 double accel_bench_run_in_flight (AccelDevice *device, AccelOp *op, guint total, guint in_flight, GError **error);
+/* The same cycling through @n_ops ops (submission i runs ops[i % n_ops]),
+ * for inputs that must not stay in the caches between runs. */
+double accel_bench_run_ops_in_flight (AccelDevice *device, AccelOp **ops, guint n_ops, guint total, guint in_flight,
+                                      GError **error);
 
 G_END_DECLS
