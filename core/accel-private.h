@@ -60,6 +60,7 @@ typedef enum {
   ACCEL_PLUGIN_FEATURE_BACKEND,
   ACCEL_PLUGIN_FEATURE_OP_TYPE,
   ACCEL_PLUGIN_FEATURE_ACTOR_TYPE,
+  ACCEL_PLUGIN_FEATURE_MODEL_TYPE,
   ACCEL_PLUGIN_N_FEATURE_KINDS
 } AccelPluginFeatureKind;
 
@@ -72,7 +73,7 @@ GPtrArray *_accel_plugin_peek_kernels (AccelPlugin *self);
 void _accel_plugin_set_registry (AccelPlugin *self, AccelRegistry *registry);
 void _accel_plugin_set_status (AccelPlugin *self, AccelPluginStatus status, const char *reason);
 /* Metadata: what the scanner reports and the cache keeps. */
-#define ACCEL_PLUGIN_METADATA_TYPE "(ssssasasa(ssu)asasas)"
+#define ACCEL_PLUGIN_METADATA_TYPE "(ssssasasa(ssu)asasasas)"
 ACCEL_API
 GVariant *_accel_plugin_to_metadata (AccelPlugin *self);
 AccelPlugin *_accel_plugin_new_from_metadata (const char *filename, GVariant *metadata, GError **error);
@@ -192,6 +193,8 @@ void _accel_dispatcher_set_poller (AccelDispatcher *self, const AccelDispatcherP
 /* actor/accel-actor.c */
 void _accel_actor_set_dispatcher (AccelActor *self, AccelDispatcher *dispatcher);
 void _accel_actor_count_restart (AccelActor *self, const GError *reason);
+/* Marks @self as the root of @system's supervision tree. */
+void _accel_actor_set_system (AccelActor *self, AccelSystem *system);
 
 /* accel-backend.c */
 void _accel_backend_setup (AccelBackend *self, AccelSystem *system, const char *name);

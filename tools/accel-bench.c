@@ -55,6 +55,7 @@ extern const AccelBenchGroup accel_bench_media_groups[];
 static const AccelBenchGroup *const group_tables[] = {
   accel_bench_core_groups,
   accel_bench_remote_groups,
+  accel_bench_patterns_groups,
   accel_bench_interop_groups,
 #ifdef ACCEL_BENCH_CUDA_GROUPS
   accel_bench_cuda_groups,

@@ -29,6 +29,8 @@ typedef struct {
 extern const AccelBenchGroup accel_bench_core_groups[];
 /* accel-bench-remote.c: the same device served by a host process. */
 extern const AccelBenchGroup accel_bench_remote_groups[];
+/* accel-bench-patterns.c: the serving actors of plugins/patterns. */
+extern const AccelBenchGroup accel_bench_patterns_groups[];
 /* accel-bench-interop.c: host arrays borrowed and lent through DLPack. */
 extern const AccelBenchGroup accel_bench_interop_groups[];
 
