@@ -434,6 +434,18 @@ accel_buffer_get_backend_data (AccelBuffer *self)
   return self->backend_data;
 }
 
+/* Sets the backend data of a buffer that has none, from any thread; FALSE
+ * (nothing done) if another thread set some first. */
+gboolean
+_accel_buffer_offer_backend_data (AccelBuffer *self, gpointer data, GDestroyNotify destroy)
+{
+  if (!g_atomic_pointer_compare_and_exchange (&self->backend_data, NULL, data))
+    return FALSE;
+  /* Read only when the buffer is finalised. */
+  self->backend_destroy = destroy;
+  return TRUE;
+}
+
 /**
  * accel_buffer_set_backend_data: (skip)
  * @self: a buffer
@@ -466,6 +478,56 @@ check_host_size (AccelBuffer *self, gsize size, GError **error)
   return TRUE;
 }
 
+/* Transfers: work items of the buffer's device, ordered after the ops
+ * submitted before them. A blocking transfer's work lives on the caller's
+ * stack. */
+
+static gboolean
+transfer_sync (AccelBuffer *self, AccelWorkKind kind, gpointer host, gsize size, GError **error)
+{
+  AccelWork work;
+
+  if (!_accel_device_check_usable (self->device, error)
+      || !_accel_device_check_buffer (self->device, self, "The buffer", error))
+    return FALSE;
+  _accel_work_init_borrowed (&work, self->device, kind);
+  work.buffer = self;
+  work.host = host;
+  work.size = size;
+  work.generation = self->generation;
+  return _accel_device_run_work_sync (self->device, &work, error);
+}
+
+/* Takes @task. */
+static void
+transfer_async (AccelBuffer *self, AccelWorkKind kind, GBytes *bytes, GTask *task)
+{
+  GError *error = NULL;
+
+  if (!_accel_device_check_buffer (self->device, self, "The buffer", &error))
+    {
+      g_task_return_error (task, error);
+      g_object_unref (task);
+      return;
+    }
+  AccelWork *work = _accel_work_new (self->device, kind);
+  work->buffer = g_object_ref (self);
+  work->size = self->size;
+  work->generation = self->generation;
+  if (kind == ACCEL_WORK_WRITE)
+    {
+      work->bytes = g_bytes_ref (bytes);
+      work->host = (gpointer) g_bytes_get_data (bytes, NULL);
+    }
+  else
+    {
+      work->host = g_malloc (work->size ? work->size : 1);
+      work->owns_host = TRUE;
+    }
+  _accel_work_set_task (work, task);
+  _accel_device_start_work (self->device, work);
+}
+
 /**
  * accel_buffer_write:
  * @self: a buffer
@@ -485,7 +547,7 @@ accel_buffer_write (AccelBuffer *self, const guint8 *data, gsize size, GError **
   g_return_val_if_fail (data != NULL || size == 0, FALSE);
   if (!check_host_size (self, size, error))
     return FALSE;
-  return _accel_device_transfer_sync (self->device, ACCEL_WORK_WRITE, self, (gpointer) data, size, error);
+  return transfer_sync (self, ACCEL_WORK_WRITE, (gpointer) data, size, error);
 }
 
 /**
@@ -526,7 +588,7 @@ accel_buffer_read (AccelBuffer *self, guint8 *data, gsize size, GError **error)
   g_return_val_if_fail (data != NULL || size == 0, FALSE);
   if (!check_host_size (self, size, error))
     return FALSE;
-  return _accel_device_transfer_sync (self->device, ACCEL_WORK_READ, self, data, size, error);
+  return transfer_sync (self, ACCEL_WORK_READ, data, size, error);
 }
 
 /**
@@ -543,7 +605,7 @@ accel_buffer_download (AccelBuffer *self, GError **error)
 {
   g_return_val_if_fail (ACCEL_IS_BUFFER (self), NULL);
   guint8 *data = g_malloc (self->size ? self->size : 1);
-  if (!_accel_device_transfer_sync (self->device, ACCEL_WORK_READ, self, data, self->size, error))
+  if (!transfer_sync (self, ACCEL_WORK_READ, data, self->size, error))
     {
       g_free (data);
       return NULL;
@@ -564,7 +626,7 @@ gboolean
 accel_buffer_zero (AccelBuffer *self, GError **error)
 {
   g_return_val_if_fail (ACCEL_IS_BUFFER (self), FALSE);
-  return _accel_device_transfer_sync (self->device, ACCEL_WORK_ZERO, self, NULL, self->size, error);
+  return transfer_sync (self, ACCEL_WORK_ZERO, NULL, self->size, error);
 }
 
 /**
@@ -598,7 +660,7 @@ accel_buffer_upload_async (AccelBuffer *self,
       g_object_unref (task);
       return;
     }
-  _accel_device_transfer_async (self->device, ACCEL_WORK_WRITE, self, bytes, task);
+  transfer_async (self, ACCEL_WORK_WRITE, bytes, task);
 }
 
 /**
@@ -637,7 +699,7 @@ accel_buffer_download_async (AccelBuffer *self,
   GTask *task = g_task_new (self, cancellable, callback, user_data);
   g_task_set_source_tag (task, accel_buffer_download_async);
   g_task_set_check_cancellable (task, FALSE);
-  _accel_device_transfer_async (self->device, ACCEL_WORK_READ, self, NULL, task);
+  transfer_async (self, ACCEL_WORK_READ, NULL, task);
 }
 
 /**

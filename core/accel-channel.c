@@ -44,7 +44,7 @@
 #define MAX_BODY_TYPE_LENGTH 64
 
 #define CHANNEL_MAGIC G_GUINT64_CONSTANT (0x3154534f484c4341)   /* "ACLHOST1" */
-#define CHANNEL_VERSION 1
+#define CHANNEL_VERSION 2
 #define HEADER_SIZE 4096
 #define MIN_RING_SIZE 4096
 #define MAX_RING_SIZE (G_GUINT64_CONSTANT (1) << 28)
@@ -73,8 +73,21 @@ typedef struct {
   Ring rings[2];          /* 0: requests, 1: replies */
 } Shared;
 
+/* A reply slot: the host's answer to one request, for a caller that waits
+ * for it itself (see accel-channel.h). Written by the host: done_id; by
+ * the application: parked. */
+typedef struct {
+  guint64 done_id;
+  guint32 parked;
+  guint8 pad[52];
+} Slot;
+
+#define SLOTS_OFFSET 1024
+
 G_STATIC_ASSERT (sizeof (Ring) == 128);
-G_STATIC_ASSERT (sizeof (Shared) <= HEADER_SIZE);
+G_STATIC_ASSERT (sizeof (Shared) <= SLOTS_OFFSET);
+G_STATIC_ASSERT (sizeof (Slot) == 64);
+G_STATIC_ASSERT (SLOTS_OFFSET + ACCEL_CHANNEL_N_SLOTS * sizeof (Slot) <= HEADER_SIZE);
 
 struct _AccelChannel {
   int fd;
@@ -94,6 +107,7 @@ struct _AccelChannel {
   gint64 spin_us;         /* the receiver's current spin, adapted per wait */
   gint64 spin_cap;
   gboolean few_cores;
+  Slot *slots;
 };
 
 /* The longest a receiver spins before it parks ($ACCEL_CHANNEL_SPIN_US;
@@ -201,6 +215,7 @@ setup_pointers (AccelChannel *self, gboolean host_side)
   self->tx_data = rings + (host_side ? self->ring_size : 0);
   self->rx_data = rings + (host_side ? 0 : self->ring_size);
   self->arena = rings + 2 * self->ring_size;
+  self->slots = (Slot *) (self->map + SLOTS_OFFSET);
   self->spin_cap = spin_cap ();
   self->spin_us = MIN (self->spin_cap, MIN_SPIN_US * 8);
   self->few_cores = have_few_cores ();
@@ -351,9 +366,14 @@ _accel_channel_send (AccelChannel *self,
    * path): the u at 0, the t at 8, and from 16 the v: its value's bytes, a
    * nul and its type string (the last member of a tuple has no framing
    * offset). */
-  g_autoptr(GVariant) unit = NULL;
   if (body == NULL)
-    body = unit = g_variant_ref_sink (g_variant_new_tuple (NULL, 0));
+    {
+      /* Most answers carry nothing: one unit for them all. */
+      static gsize unit;
+      if (g_once_init_enter (&unit))
+        g_once_init_leave (&unit, (gsize) g_variant_ref_sink (g_variant_new_tuple (NULL, 0)));
+      body = (GVariant *) unit;
+    }
   gsize body_size = g_variant_get_size (body);
   gconstpointer body_data = g_variant_get_data (body);
   const char *type = g_variant_get_type_string (body);
@@ -472,6 +492,12 @@ _accel_channel_receive (AccelChannel *self, GError **error)
 
   g_autoptr(GBytes) bytes = g_bytes_new_take (buf, len);
   return g_variant_ref_sink (g_variant_new_from_bytes (ACCEL_CHANNEL_MESSAGE_TYPE, bytes, FALSE));
+}
+
+gboolean
+_accel_channel_has_data (AccelChannel *self)
+{
+  return has_data (self);
 }
 
 void
@@ -665,4 +691,38 @@ _accel_channel_error_from_variant (GVariant *variant)
   if (quark == 0)
     return g_error_new (ACCEL_ERROR, ACCEL_ERROR_FAILED, "%s (%s %d)", message, domain, code);
   return g_error_new_literal (quark, code, message);
+}
+
+/* Reply slots. Dekker style, as parking: the application marks a slot
+ * parked, then looks for the answer; the host writes the answer, then
+ * looks for the mark. At least one sees the other's write, so a parked
+ * caller always gets the answer through the ring as well. */
+
+void
+_accel_channel_slot_arm (AccelChannel *self, guint slot)
+{
+  g_return_if_fail (slot < ACCEL_CHANNEL_N_SLOTS);
+  __atomic_store_n (&self->slots[slot].parked, 0, __ATOMIC_RELAXED);
+}
+
+gboolean
+_accel_channel_slot_answered (AccelChannel *self, guint slot, guint64 id)
+{
+  return __atomic_load_n (&self->slots[slot].done_id, __ATOMIC_ACQUIRE) == id;
+}
+
+gboolean
+_accel_channel_slot_park (AccelChannel *self, guint slot, guint64 id)
+{
+  __atomic_store_n (&self->slots[slot].parked, 1, __ATOMIC_SEQ_CST);
+  return __atomic_load_n (&self->slots[slot].done_id, __ATOMIC_SEQ_CST) == id;
+}
+
+gboolean
+_accel_channel_slot_answer (AccelChannel *self, guint slot, guint64 id)
+{
+  if (slot >= ACCEL_CHANNEL_N_SLOTS)
+    return TRUE;
+  __atomic_store_n (&self->slots[slot].done_id, id, __ATOMIC_SEQ_CST);
+  return __atomic_load_n (&self->slots[slot].parked, __ATOMIC_SEQ_CST) != 0;
 }

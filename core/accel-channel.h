@@ -17,6 +17,13 @@
  * 100 µs or 200 µs with 8 cores or more; a few µs once the peer is idle), and on a machine with fewer than four
  * cores it yields the core on every turn.
  *
+ * Reply slots: a request whose id carries a slot
+ * (ACCEL_CHANNEL_ID_WITH_SLOT()) is answered, when it succeeds, by the host
+ * writing its id into that slot of the shared header, where the waiting
+ * caller spins on it without any thread in between; only if the caller
+ * has marked the slot parked does the answer travel through the ring too.
+ * Failures always travel through the ring.
+ *
  * Neither side trusts what it reads: ring positions and message lengths are
  * checked against the sizes each side computed itself, and messages are
  * copied out of shared memory before they are parsed as untrusted GVariants.
@@ -60,6 +67,11 @@ typedef enum {
 #define ACCEL_CHANNEL_OP_BODY_TYPE ((const GVariantType *) "((sa{sv})a(tttuaxax))")
 #define ACCEL_CHANNEL_ERROR_TYPE ((const GVariantType *) "(sis)")
 
+/* Reply slots in the header; a request id's top byte names one (slot + 1). */
+#define ACCEL_CHANNEL_N_SLOTS 32
+#define ACCEL_CHANNEL_ID_WITH_SLOT(seq, slot) ((seq) | ((guint64) ((slot) + 1) << 56))
+#define ACCEL_CHANNEL_ID_SLOT(id) ((guint) ((id) >> 56))   /* slot + 1, or 0 for none */
+
 typedef struct _AccelChannel AccelChannel;
 
 AccelChannel *_accel_channel_new (gsize ring_size, gsize arena_size, GError **error);
@@ -88,6 +100,9 @@ GVariant *_accel_channel_receive (AccelChannel *self, GError **error);
  * a message is there. */
 gboolean _accel_channel_wait (AccelChannel *self, gint64 timeout_us);
 
+/* Whether a message is there (for the receiver). */
+gboolean _accel_channel_has_data (AccelChannel *self);
+
 /* From any thread: wakes this side's receiver (it returns from
  * _accel_channel_wait() and looks around). */
 void _accel_channel_wake (AccelChannel *self);
@@ -104,6 +119,16 @@ gboolean _accel_channel_is_interrupted (AccelChannel *self);
  * does not fit). */
 void _accel_channel_fuzz_peer_write (AccelChannel *self, const void *bytes, gsize len, guint64 head_advance);
 gboolean _accel_channel_fuzz_peer_send (AccelChannel *self, const void *payload, gsize len);
+
+/* Application: a slot about to be named by a request; TRUE once the host
+ * answered @id there; marks it parked and says whether the answer came
+ * meanwhile (if not, the answer also comes through the ring). */
+void _accel_channel_slot_arm (AccelChannel *self, guint slot);
+gboolean _accel_channel_slot_answered (AccelChannel *self, guint slot, guint64 id);
+gboolean _accel_channel_slot_park (AccelChannel *self, guint slot, guint64 id);
+/* Host: answers @id in @slot; TRUE if the answer must also go through the
+ * ring (the caller parked, or @slot is not one). */
+gboolean _accel_channel_slot_answer (AccelChannel *self, guint slot, guint64 id);
 
 /* Splits a received `(utv)`; @body is a new reference. */
 void _accel_channel_parse (GVariant *message, guint32 *kind, guint64 *id, GVariant **body);

@@ -1,43 +1,20 @@
-/* accel-device.c: the device actor.
+/* accel-device.c: the device actor: its stable address, its backend
+ * context and the restarts that replace it.
  *
  * An AccelDevice is the stable outer actor: its address (the object, its
  * name) never changes, while the backend context inside it is the
- * restartable inner part. Work reaches the device's dispatcher thread as
- * AccelWork items; the backend runs or enqueues each one and completes it,
- * from any thread, exactly once. A completion with
- * ACCEL_ERROR_CONTEXT_POISONED makes the device judge the failure with its
- * supervision strategy, bump its generation, drop the old context (whose
- * in-flight work the backend fails) and open a new one before it serves the
- * next queued message.
+ * restartable inner part. A completion with ACCEL_ERROR_CONTEXT_POISONED
+ * makes the device judge the failure with its supervision strategy, bump
+ * its generation, drop the old context (whose in-flight work the backend
+ * fails) and open a new one before it serves the next queued message.
+ * Work and its completion are in accel-device-submit.c, the work items in
+ * accel-work.c.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "accel-device-private.h"
 #include "accel-journal-private.h"
 #include "accel-remote-private.h"
-
-typedef struct {
-  AccelBackend *backend;
-  AccelDispatcher *dispatcher;
-  guint lanes;
-
-  guint generation;          /* atomic */
-  gint state;                /* AccelDeviceState, atomic */
-  gint open;                 /* atomic: context is open */
-  GRWLock ctx_lock;          /* readers: memory calls; writer: context swaps */
-
-  GMutex fail_lock;
-  guint restart_gen;         /* generation whose poisoning awaits a restart, +1; 0 for none */
-  GError *restart_reason;
-  GError *failure;           /* set once the device is FAILED */
-
-  gint in_flight;            /* atomic */
-  guint64 next_handle;       /* atomic */
-  AccelDeviceStats stats;
-  AccelContextResources resources;
-
-  AccelJournal *journal;     /* atomic pointer; records the work run (accel-journal.c) */
-} AccelDevicePrivate;
 
 /**
  * AccelDevice:
@@ -55,6 +32,12 @@ typedef struct {
  */
 G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (AccelDevice, accel_device, ACCEL_TYPE_ACTOR)
 
+AccelDevicePrivate *
+_accel_device_get_private (AccelDevice *self)
+{
+  return accel_device_get_instance_private (self);
+}
+
 enum {
   PROP_0,
   PROP_BACKEND,
@@ -71,134 +54,10 @@ enum {
 
 static GParamSpec *properties[N_PROPS];
 
-typedef enum {
-  MODE_TASK,
-  MODE_WAIT,
-  MODE_CALLBACK,
-} CompletionMode;
-
-/* A blocking submit's rendezvous with the thread that completes its work.
- * WAITER_PENDING until then; the signaller moves it to WAITER_DONE with one
- * compare-and-swap, and touches the waiter no more, unless the waiter has
- * gone to sleep (WAITER_PARKED): then it sets WAITER_DONE under the lock
- * and signals. A spinning waiter is so never made to take a contended lock
- * (a futex sleep and wake, several microseconds, on the round trip). */
-enum {
-  WAITER_PENDING,
-  WAITER_PARKED,
-  WAITER_DONE,
-};
-
-/* The first cache line holds what the signaller writes and the spinning
- * waiter reads, and nothing else: the work beside it on the caller's stack
- * is written by other threads while the waiter spins. */
-typedef struct {
-  gint state;
-  GError *error;
-  GMutex lock __attribute__ ((aligned (64)));
-  GCond cond;
-} __attribute__ ((aligned (64))) Waiter;
-
-typedef void (*WorkCallback) (AccelWork *work, GError *error, gpointer data);
-
-struct _AccelWork {
-  AccelWorkKind kind;
-  CompletionMode mode;
-  AccelDevice *device;
-  AccelOp *op;
-  const AccelKernel *kernel;
-  AccelBuffer *buffer;
-  gpointer host;
-  gsize size;
-  GBytes *bytes;
-  gboolean owns_host;
-  int lane;
-  guint generation;
-  gboolean counted;
-  gint completed;
-  gboolean borrowed;         /* holds no references: see work_borrow() */
-  GCancellable *cancellable;
-  GTask *task;
-  Waiter *waiter;
-  WorkCallback callback;
-  gpointer callback_data;
-  gpointer done_func;        /* the journal's AccelWorkDoneFunc: it observes this work */
-  gpointer done_data;
-};
-
-static gint64
-spin_us (void)
-{
-  static gsize once = 0;
-  static gint64 value;
-  if (g_once_init_enter (&once))
-    {
-      const char *env = g_getenv ("ACCEL_DISPATCHER_SPIN_US");
-      gint64 v = env ? g_ascii_strtoll (env, NULL, 10) : 50;
-      value = CLAMP (v, 0, 10000);
-      g_once_init_leave (&once, 1);
-    }
-  return value;
-}
-
-static void
-waiter_init (Waiter *w)
-{
-  w->state = WAITER_PENDING;
-  w->error = NULL;
-  g_mutex_init (&w->lock);
-  g_cond_init (&w->cond);
-}
-
-/* Spin briefly, then park. */
-static void
-waiter_wait (Waiter *w)
-{
-  gint64 budget = spin_us ();
-  if (budget > 0)
-    {
-      gint64 deadline = g_get_monotonic_time () + budget;
-      guint n = 0;
-      while (__atomic_load_n (&w->state, __ATOMIC_ACQUIRE) == WAITER_PENDING)
-        {
-          /* The clock only now and then: the spin must notice DONE soon. */
-          if ((++n & 63) == 0 && g_get_monotonic_time () >= deadline)
-            break;
-          _accel_cpu_relax ();
-        }
-    }
-  if (__atomic_load_n (&w->state, __ATOMIC_ACQUIRE) != WAITER_DONE)
-    {
-      g_mutex_lock (&w->lock);
-      gint expected = WAITER_PENDING;
-      if (__atomic_compare_exchange_n (&w->state, &expected, WAITER_PARKED, FALSE, __ATOMIC_ACQ_REL,
-                                       __ATOMIC_ACQUIRE))
-        while (__atomic_load_n (&w->state, __ATOMIC_ACQUIRE) != WAITER_DONE)
-          g_cond_wait (&w->cond, &w->lock);
-      g_mutex_unlock (&w->lock);
-    }
-  g_mutex_clear (&w->lock);
-  g_cond_clear (&w->cond);
-}
-
-static void
-waiter_signal (Waiter *w, GError *error)
-{
-  w->error = error;
-  gint expected = WAITER_PENDING;
-  if (__atomic_compare_exchange_n (&w->state, &expected, WAITER_DONE, FALSE, __ATOMIC_ACQ_REL,
-                                   __ATOMIC_ACQUIRE))
-    return;   /* the waiter may be gone already: touch nothing more */
-  g_mutex_lock (&w->lock);
-  __atomic_store_n (&w->state, WAITER_DONE, __ATOMIC_RELEASE);
-  g_cond_signal (&w->cond);
-  g_mutex_unlock (&w->lock);
-}
-
 typedef struct {
   AccelDispatchFunc func;
   gpointer data;
-  Waiter waiter;
+  AccelWaiter waiter;
 } SyncCall;
 
 static void
@@ -206,12 +65,12 @@ sync_call_trampoline (gpointer data)
 {
   SyncCall *call = data;
   call->func (call->data);
-  waiter_signal (&call->waiter, NULL);
+  _accel_waiter_signal (&call->waiter, NULL);
 }
 
 /* Runs @func on the device thread and waits for it. */
-static void
-run_on_device_sync (AccelDevice *self, AccelDispatchFunc func, gpointer data)
+void
+_accel_device_run_on_thread_sync (AccelDevice *self, AccelDispatchFunc func, gpointer data)
 {
   AccelDevicePrivate *priv = accel_device_get_instance_private (self);
 
@@ -221,13 +80,13 @@ run_on_device_sync (AccelDevice *self, AccelDispatchFunc func, gpointer data)
       return;
     }
   SyncCall call = { func, data };
-  waiter_init (&call.waiter);
+  _accel_waiter_init (&call.waiter);
   accel_dispatcher_post (priv->dispatcher, sync_call_trampoline, &call);
-  waiter_wait (&call.waiter);
+  _accel_waiter_wait (&call.waiter);
 }
 
-static GError *
-failure_error (AccelDevice *self)
+GError *
+_accel_device_failure_error (AccelDevice *self)
 {
   AccelDevicePrivate *priv = accel_device_get_instance_private (self);
   GError *error;
@@ -243,44 +102,54 @@ failure_error (AccelDevice *self)
 
 /* Context life-cycle, on the device thread. */
 
+/* Opens the context if it is not open. On the device thread. */
+void
+_accel_device_open_on_device (AccelDevice *self, GError **error)
+{
+  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+  AccelDeviceClass *klass = ACCEL_DEVICE_GET_CLASS (self);
+  GError *local = NULL;
+
+  if (g_atomic_int_get (&priv->open))
+    return;
+  if (g_atomic_int_get (&priv->state) == ACCEL_DEVICE_STATE_FAILED)
+    {
+      g_propagate_error (error, _accel_device_failure_error (self));
+      return;
+    }
+  g_rw_lock_writer_lock (&priv->ctx_lock);
+  gboolean ok = klass->open_context ? klass->open_context (self, &local) : TRUE;
+  if (ok)
+    g_atomic_int_set (&priv->open, 1);
+  g_rw_lock_writer_unlock (&priv->ctx_lock);
+  if (!ok)
+    {
+      accel_device_set_state_failed (self, local);
+      g_propagate_error (error, local);
+    }
+}
+
 typedef struct {
   AccelDevice *self;
   GError *error;
 } OpenCall;
 
 static void
-open_on_device (gpointer data)
+open_cb (gpointer data)
 {
   OpenCall *call = data;
-  AccelDevice *self = call->self;
-  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
-  AccelDeviceClass *klass = ACCEL_DEVICE_GET_CLASS (self);
-
-  if (g_atomic_int_get (&priv->open))
-    return;
-  if (g_atomic_int_get (&priv->state) == ACCEL_DEVICE_STATE_FAILED)
-    {
-      call->error = failure_error (self);
-      return;
-    }
-  g_rw_lock_writer_lock (&priv->ctx_lock);
-  gboolean ok = klass->open_context ? klass->open_context (self, &call->error) : TRUE;
-  if (ok)
-    g_atomic_int_set (&priv->open, 1);
-  g_rw_lock_writer_unlock (&priv->ctx_lock);
-  if (!ok)
-    accel_device_set_state_failed (self, call->error);
+  _accel_device_open_on_device (call->self, &call->error);
 }
 
-static gboolean
-ensure_open (AccelDevice *self, GError **error)
+gboolean
+_accel_device_ensure_open (AccelDevice *self, GError **error)
 {
   AccelDevicePrivate *priv = accel_device_get_instance_private (self);
 
   if (G_LIKELY (g_atomic_int_get (&priv->open)))
     return TRUE;
   OpenCall call = { self, NULL };
-  run_on_device_sync (self, open_on_device, &call);
+  _accel_device_run_on_thread_sync (self, open_cb, &call);
   if (call.error)
     {
       g_propagate_error (error, call.error);
@@ -288,7 +157,7 @@ ensure_open (AccelDevice *self, GError **error)
     }
   if (!g_atomic_int_get (&priv->open))
     {
-      g_propagate_error (error, failure_error (self));
+      g_propagate_error (error, _accel_device_failure_error (self));
       return FALSE;
     }
   return TRUE;
@@ -345,20 +214,23 @@ accel_device_set_state_failed (AccelDevice *self, const GError *reason)
   accel_actor_stop (ACCEL_ACTOR (self));
 }
 
-static void restore_resources (AccelDevice *self);
-
 /* Carries out a restart asked for by a poisoned completion, before the next
  * message is served. On the device thread. */
-static void
-maybe_restart (AccelDevice *self)
+void
+_accel_device_maybe_restart (AccelDevice *self)
 {
   AccelDevicePrivate *priv = accel_device_get_instance_private (self);
   AccelDeviceClass *klass = ACCEL_DEVICE_GET_CLASS (self);
 
+  /* Served before every work item: no lock unless a restart was asked for
+   * (note_restart() sets the word under the lock, on this thread too when
+   * it restarts at once). */
+  if (G_LIKELY (g_atomic_int_get (&priv->restart_gen) == 0))
+    return;
   g_mutex_lock (&priv->fail_lock);
   guint gen_plus_one = priv->restart_gen;
   GError *reason = g_steal_pointer (&priv->restart_reason);
-  priv->restart_gen = 0;
+  g_atomic_int_set (&priv->restart_gen, 0);
   g_mutex_unlock (&priv->fail_lock);
 
   if (gen_plus_one == 0)
@@ -409,10 +281,8 @@ maybe_restart (AccelDevice *self)
   set_state (self, ACCEL_DEVICE_STATE_READY);
   _accel_actor_count_restart (actor, reason);
   g_clear_error (&reason);
-  restore_resources (self);
+  _accel_device_restore_resources (self);
 }
-
-static void request_restart (AccelDevice *self, guint generation, const GError *reason);
 
 /**
  * accel_device_report_context_lost: (skip)
@@ -429,858 +299,62 @@ accel_device_report_context_lost (AccelDevice *self, const GError *reason)
   g_return_if_fail (ACCEL_IS_DEVICE (self));
   g_return_if_fail (reason != NULL);
   AccelDevicePrivate *priv = accel_device_get_instance_private (self);
-  request_restart (self, g_atomic_int_get (&priv->generation), reason);
+  _accel_device_request_restart (self, g_atomic_int_get (&priv->generation), reason);
   if (accel_dispatcher_is_current (priv->dispatcher))
-    maybe_restart (self);
-}
-
-static void restart_cb (gpointer data);
-
-/* For the remote connection: like accel_device_report_context_lost(), but
- * only if the device still runs @generation, so that the death of a host
- * the device has already replaced (a fault reported by its work got there
- * first) cannot restart the new one. Any thread. */
-void
-_accel_device_report_context_lost_at (AccelDevice *self, guint generation, const GError *reason)
-{
-  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
-  gboolean post = FALSE;
-
-  g_mutex_lock (&priv->fail_lock);
-  if (generation == (guint) g_atomic_int_get (&priv->generation) && priv->restart_gen != generation + 1)
-    {
-      priv->restart_gen = generation + 1;
-      g_clear_error (&priv->restart_reason);
-      priv->restart_reason = g_error_copy (reason);
-      post = TRUE;
-    }
-  g_mutex_unlock (&priv->fail_lock);
-
-  /* Always through the mailbox, even from the device thread: the caller
-   * may hold the context lock (a buffer's memory being released). */
-  if (post)
-    accel_dispatcher_post (priv->dispatcher, restart_cb, g_object_ref (self));
+    _accel_device_maybe_restart (self);
 }
 
 static void
 restart_cb (gpointer data)
 {
   AccelDevice *self = data;
-  maybe_restart (self);
+  _accel_device_maybe_restart (self);
   g_object_unref (self);
 }
 
-static void
-request_restart (AccelDevice *self, guint generation, const GError *reason)
+/* Records that @generation's context is lost, once; TRUE if this call did. */
+static gboolean
+note_restart (AccelDevice *self, guint generation, const GError *reason)
 {
   AccelDevicePrivate *priv = accel_device_get_instance_private (self);
-  gboolean post = FALSE;
+  gboolean noted = FALSE;
 
   g_mutex_lock (&priv->fail_lock);
   if (generation == (guint) g_atomic_int_get (&priv->generation) && priv->restart_gen != generation + 1)
     {
-      priv->restart_gen = generation + 1;
+      g_atomic_int_set (&priv->restart_gen, generation + 1);
       g_clear_error (&priv->restart_reason);
       priv->restart_reason = g_error_copy (reason);
-      post = TRUE;
+      noted = TRUE;
     }
   g_mutex_unlock (&priv->fail_lock);
+  return noted;
+}
 
-  /* On the device thread the restart happens right after execute returns;
-   * from elsewhere it is queued behind what is already waiting. */
-  if (post && !accel_dispatcher_is_current (priv->dispatcher))
+/* For the remote connection: like accel_device_report_context_lost(), but
+ * only if the device still runs @generation, so that the death of a host
+ * the device has already replaced (a fault reported by its work got there
+ * first) cannot restart the new one. Any thread. Always through the
+ * mailbox, even from the device thread: the caller may hold the context
+ * lock (a buffer's memory being released). */
+void
+_accel_device_report_context_lost_at (AccelDevice *self, guint generation, const GError *reason)
+{
+  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+
+  if (note_restart (self, generation, reason))
     accel_dispatcher_post (priv->dispatcher, restart_cb, g_object_ref (self));
 }
 
-/* Work items. */
-
-static AccelWork *
-work_new (AccelDevice *self, AccelWorkKind kind)
-{
-  AccelWork *work = g_new0 (AccelWork, 1);
-  work->kind = kind;
-  work->device = g_object_ref (self);
-  work->lane = -1;
-  return work;
-}
-
-/* A blocking submit's caller holds the op, its buffers and the device
- * until the work is answered, so its work (on the caller's stack) takes no
- * references of its own: see prepare_op_full(). */
-static void
-work_free (AccelWork *work)
-{
-  if (work->borrowed)
-    {
-      g_clear_object (&work->cancellable);
-      return;   /* on its caller's stack */
-    }
-  g_clear_object (&work->op);
-  g_clear_object (&work->buffer);
-  g_clear_pointer (&work->bytes, g_bytes_unref);
-  if (work->owns_host)
-    g_free (work->host);
-  g_clear_object (&work->cancellable);
-  g_clear_object (&work->device);
-  g_free (work);
-}
-
-static gboolean
-check_buffer_cb_error (AccelDevice *self, AccelBuffer *buffer, const char *what, GError **error)
-{
-  return _accel_device_check_buffer (self, buffer, what, error);
-}
-
-gboolean
-_accel_device_check_buffer (AccelDevice *self, AccelBuffer *buffer, const char *what, GError **error)
-{
-  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
-
-  if (accel_buffer_get_device (buffer) != self)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_WRONG_DEVICE,
-                   "%s is a buffer of device “%s”, not of “%s”", what,
-                   accel_device_get_name (accel_buffer_get_device (buffer)),
-                   accel_device_get_name (self));
-      return FALSE;
-    }
-  guint gen = g_atomic_int_get (&priv->generation);
-  if (accel_buffer_get_generation (buffer) != gen)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_STALE_BUFFER,
-                   "%s was made in generation %u of device “%s”, which is now at generation %u; "
-                   "its memory was lost when the device restarted",
-                   what, accel_buffer_get_generation (buffer), accel_device_get_name (self), gen);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-typedef struct {
-  AccelDevice *self;
-  GError **error;
-  gboolean ok;
-} BufferCheck;
-
-static void
-check_op_buffer (AccelOp *op, GParamSpec *pspec, AccelBuffer *buffer, AccelAccess access, gpointer data)
-{
-  BufferCheck *check = data;
-  AccelDevicePrivate *priv = accel_device_get_instance_private (check->self);
-  if (!check->ok)
-    return;
-  /* The common case costs three comparisons; the message is made on failure. */
-  if (G_LIKELY (accel_buffer_get_device (buffer) == check->self
-                && accel_buffer_get_generation (buffer) == (guint) g_atomic_int_get (&priv->generation)
-                && !((access & ACCEL_ACCESS_WRITE) && _accel_buffer_may_overlap (buffer))))
-    return;
-  g_autofree char *what = pspec ? g_strdup_printf ("Property “%s” of “%s”", pspec->name, accel_op_get_type_name (op))
-                                : g_strdup_printf ("A buffer argument of “%s”", accel_op_get_type_name (op));
-  check->ok = check_buffer_cb_error (check->self, buffer, what, check->error);
-  if (check->ok)
-    {
-      g_autofree char *s = accel_shape_to_string (accel_buffer_get_shape (buffer));
-      g_set_error (check->error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "%s is written, but its shape %s has elements that share memory (a broadcast)",
-                   what, s);
-      check->ok = FALSE;
-    }
-}
-
-/* Every buffer of @op belongs to @self, in its current generation. */
-gboolean
-_accel_device_check_op_buffers (AccelDevice *self, AccelOp *op, GError **error)
-{
-  BufferCheck check = { self, error, TRUE };
-  _accel_op_foreach_buffer (op, check_op_buffer, &check);
-  return check.ok;
-}
-
-static void
-deliver (AccelWork *work, GError *error)
-{
-  switch (work->mode)
-    {
-    case MODE_TASK:
-      {
-        GTask *task = g_steal_pointer (&work->task);
-        if (error)
-          g_task_return_error (task, error);
-        else if (work->kind == ACCEL_WORK_READ && work->owns_host)
-          {
-            work->owns_host = FALSE;
-            g_task_return_pointer (task, g_bytes_new_take (work->host, work->size),
-                                   (GDestroyNotify) g_bytes_unref);
-          }
-        else
-          g_task_return_boolean (task, TRUE);
-        work_free (work);
-        g_object_unref (task);
-      }
-      break;
-    case MODE_WAIT:
-      {
-        Waiter *w = work->waiter;
-        work_free (work);
-        waiter_signal (w, error);
-      }
-      break;
-    case MODE_CALLBACK:
-      work->callback (work, error, work->callback_data);
-      work_free (work);
-      break;
-    }
-}
-
-typedef struct {
-  AccelWork *work;
-  GError *error;
-} PendingDelivery;
-
-static void
-deliver_after_restart (gpointer data)
-{
-  PendingDelivery *pd = data;
-  maybe_restart (pd->work->device);
-  deliver (pd->work, pd->error);
-  g_free (pd);
-}
-
-/**
- * accel_device_complete_work: (skip)
- * @self: the device
- * @work: work given to the backend's execute
- * @error: (transfer full) (nullable): the failure, or %NULL for success
- *
- * For backends: completes @work, from any thread, exactly once. A failure
- * with %ACCEL_ERROR_CONTEXT_POISONED makes the device rebuild its context
- * before it serves anything else.
- */
+/* On the device thread the restart happens right after execute returns;
+ * from elsewhere it is queued behind what is already waiting. */
 void
-accel_device_complete_work (AccelDevice *self, AccelWork *work, GError *error)
-{
-  g_return_if_fail (ACCEL_IS_DEVICE (self));
-  g_return_if_fail (work != NULL && work->device == self);
-  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
-
-  if (!g_atomic_int_compare_and_exchange (&work->completed, 0, 1))
-    {
-      g_critical ("Work on device “%s” completed twice", accel_device_get_name (self));
-      g_clear_error (&error);
-      return;
-    }
-  if (G_UNLIKELY (work->done_func != NULL))
-    ((AccelWorkDoneFunc) work->done_func) (work, error, work->done_data);
-  if (work->counted)
-    {
-      gboolean idle = g_atomic_int_dec_and_test (&priv->in_flight);
-      gsize bytes = work->kind == ACCEL_WORK_WRITE || work->kind == ACCEL_WORK_READ ? work->size : 0;
-      _accel_device_stats_done (&priv->stats, work->kind, bytes, error != NULL, idle);
-    }
-  else if (error)
-    _accel_device_stats_refused (&priv->stats);
-  if (error && g_error_matches (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED) && work->counted)
-    {
-      /* The op that poisoned the context is answered only once the new
-       * context is in place: whoever sees its error also sees the new
-       * generation (or the FAILED state). */
-      request_restart (self, work->generation, error);
-      if (accel_dispatcher_is_current (priv->dispatcher))
-        maybe_restart (self);
-      else
-        {
-          PendingDelivery *pd = g_new (PendingDelivery, 1);
-          pd->work = work;
-          pd->error = error;
-          accel_dispatcher_post (priv->dispatcher, deliver_after_restart, pd);
-          return;
-        }
-    }
-  deliver (work, error);
-}
-
-static gboolean
-work_buffers_current (AccelDevice *self, AccelWork *work, GError **error)
-{
-  if (work->kind == ACCEL_WORK_OP)
-    return _accel_device_check_op_buffers (self, work->op, error);
-  return _accel_device_check_buffer (self, work->buffer, "The buffer", error);
-}
-
-/* Serves one work item, on the device thread. */
-static void
-run_work (gpointer data)
-{
-  AccelWork *work = data;
-  AccelDevice *self = work->device;
-  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
-  GError *error = NULL;
-
-  maybe_restart (self);
-
-  if (g_atomic_int_get (&priv->state) == ACCEL_DEVICE_STATE_FAILED)
-    error = failure_error (self);
-  else if (work->cancellable && g_cancellable_is_cancelled (work->cancellable))
-    error = g_error_new (ACCEL_ERROR, ACCEL_ERROR_CANCELLED,
-                         "The %s was cancelled before it ran on “%s”",
-                         work->op ? accel_op_get_type_name (work->op) : "transfer",
-                         accel_device_get_name (self));
-  else if (!work_buffers_current (self, work, &error))
-    ;
-  else if (!g_atomic_int_get (&priv->open))
-    {
-      OpenCall call = { self, NULL };
-      open_on_device (&call);
-      error = call.error;
-    }
-
-  if (error)
-    {
-      accel_device_complete_work (self, work, error);
-      return;
-    }
-
-  work->generation = g_atomic_int_get (&priv->generation);
-  work->counted = TRUE;
-  if (g_atomic_int_add (&priv->in_flight, 1) == 0)
-    _accel_device_stats_busy (&priv->stats);
-  g_object_ref (self);
-  AccelJournal *journal = g_atomic_pointer_get (&priv->journal);
-  if (G_UNLIKELY (journal != NULL))
-    _accel_journal_execute (journal, self, work);
-  else
-    ACCEL_DEVICE_GET_CLASS (self)->execute (self, work);
-  maybe_restart (self);
-  g_object_unref (self);
-}
-
-static AccelWork *
-prepare_op_full (AccelDevice *self, AccelOp *op, AccelWork *storage, GError **error);
-
-static AccelWork *
-prepare_op (AccelDevice *self, AccelOp *op, GError **error)
-{
-  return prepare_op_full (self, op, NULL, error);
-}
-
-/* With @storage (a blocking submit's, on its caller's stack), the work is
- * made there and borrows the caller's references: no allocation, and no
- * free on the completion thread (which, with glibc, ends up taking the
- * arena lock the caller's next allocation wants). */
-static AccelWork *
-prepare_op_full (AccelDevice *self, AccelOp *op, AccelWork *storage, GError **error)
+_accel_device_request_restart (AccelDevice *self, guint generation, const GError *reason)
 {
   AccelDevicePrivate *priv = accel_device_get_instance_private (self);
 
-  if (G_UNLIKELY (g_atomic_int_get (&priv->state) == ACCEL_DEVICE_STATE_FAILED))
-    {
-      g_propagate_error (error, failure_error (self));
-      return NULL;
-    }
-  if (!accel_op_validate (op, error))
-    return NULL;
-  if (!_accel_device_check_op_buffers (self, op, error))
-    return NULL;
-
-  const AccelKernel *kernel = accel_registry_find_kernel (_accel_backend_get_registry (priv->backend), op, self,
-                                                          error);
-  if (kernel == NULL)
-    return NULL;
-
-  AccelWork *work;
-  if (storage != NULL)
-    {
-      work = storage;
-      memset (work, 0, sizeof *work);
-      work->kind = ACCEL_WORK_OP;
-      work->device = self;
-      work->op = op;
-      work->borrowed = TRUE;
-    }
-  else
-    {
-      work = work_new (self, ACCEL_WORK_OP);
-      work->op = g_object_ref (op);
-    }
-  work->kernel = kernel;
-  work->lane = accel_op_get_lane (op);
-  return work;
-}
-
-/* For the journal (accel-journal-record.c), on the device thread: the
- * backend runs @work, and @done sees how it ended (with the work, before
- * it is delivered: its op and buffers are still there). */
-void
-_accel_device_execute_observed (AccelDevice *self, AccelWork *work, AccelWorkDoneFunc done, gpointer data)
-{
-  work->done_func = (gpointer) done;
-  work->done_data = data;
-  ACCEL_DEVICE_GET_CLASS (self)->execute (self, work);
-}
-
-/* For the journal, on the device thread: reads @buffer into @host now, in
- * order with the work run before and after; @done is called once, from
- * any thread, with the outcome. */
-static void
-transfer_done (AccelWork *work, GError *error, gpointer data)
-{
-  g_clear_error (&error);   /* the observer has seen it */
-}
-
-void
-_accel_device_execute_read (AccelDevice *self, AccelBuffer *buffer, gpointer host, gsize size,
-                            AccelWorkDoneFunc done, gpointer data)
-{
-  AccelWork *work = work_new (self, ACCEL_WORK_READ);
-  work->mode = MODE_CALLBACK;
-  work->buffer = g_object_ref (buffer);
-  work->host = host;
-  work->size = size;
-  work->callback = transfer_done;
-  _accel_device_execute_observed (self, work, done, data);
-}
-
-/* Context resources. */
-
-void
-_accel_device_add_context_resource (AccelDevice *self, GObject *resource, AccelContextOpsFunc make_ops)
-{
-  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
-  _accel_context_resources_add (&priv->resources, resource, make_ops);
-}
-
-void
-_accel_device_remove_context_resource (AccelDevice *self, GObject *resource)
-{
-  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
-  _accel_context_resources_remove (&priv->resources, resource);
-}
-
-static void
-restored (AccelWork *work, GError *error, gpointer data)
-{
-  if (error)
-    g_warning ("%s: could not make “%s” again in the new context: %s", accel_device_get_name (work->device),
-               accel_op_get_type_name (work->op), error->message);
-  g_clear_error (&error);
-}
-
-static void
-detached_done (AccelWork *work, GError *error, gpointer data)
-{
-  if (error)
-    g_debug ("%s: “%s” failed: %s", accel_device_get_name (work->device), accel_op_get_type_name (work->op),
-             error->message);
-  g_clear_error (&error);
-}
-
-/* Queues @op with nobody waiting for it (a module's unload, submitted when
- * the module goes, on whatever thread that is): no main context needs to
- * run for it to complete. Failures are only logged. Any thread. */
-void
-_accel_device_submit_detached (AccelDevice *self, AccelOp *op)
-{
-  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
-  GError *error = NULL;
-  AccelWork *work = prepare_op (self, op, &error);
-  if (work == NULL)
-    {
-      g_debug ("%s: “%s” not queued: %s", accel_device_get_name (self), accel_op_get_type_name (op),
-               error->message);
-      g_error_free (error);
-      return;
-    }
-  work->mode = MODE_CALLBACK;
-  work->callback = detached_done;
-  accel_dispatcher_post (priv->dispatcher, run_work, work);
-}
-
-/* On the device thread, once a rebuilt context is ready: what lived in the
- * old one is made again before anything queued is served. */
-static void
-restore_resources (AccelDevice *self)
-{
-  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
-  g_autoptr(GPtrArray) ops = _accel_context_resources_ops (&priv->resources);
-
-  for (guint i = 0; i < ops->len; i++)
-    {
-      GError *error = NULL;
-      AccelWork *work = prepare_op (self, ops->pdata[i], &error);
-      if (work == NULL)
-        {
-          g_warning ("%s: could not make “%s” again in the new context: %s", accel_device_get_name (self),
-                     accel_op_get_type_name (ops->pdata[i]), error->message);
-          g_clear_error (&error);
-          continue;
-        }
-      work->mode = MODE_CALLBACK;
-      work->callback = restored;
-      run_work (work);
-    }
-}
-
-/* Copies between two devices: a read on the source device, then a write on
- * the destination, each ordered on its own device. */
-
-typedef struct {
-  AccelDevice *dst_device;
-  AccelBuffer *dst;
-  guint8 *staging;
-  gsize size;
-  GTask *task;
-} CrossCopy;
-
-static void
-cross_copy_free (CrossCopy *cc)
-{
-  g_clear_object (&cc->dst_device);
-  g_clear_object (&cc->dst);
-  g_free (cc->staging);
-  g_free (cc);
-}
-
-static void
-cross_copy_written (AccelWork *work, GError *error, gpointer data)
-{
-  CrossCopy *cc = data;
-  if (error)
-    g_task_return_error (cc->task, error);
-  else
-    g_task_return_boolean (cc->task, TRUE);
-  g_object_unref (cc->task);
-  cross_copy_free (cc);
-}
-
-static void
-cross_copy_read (AccelWork *work, GError *error, gpointer data)
-{
-  CrossCopy *cc = data;
-  if (error)
-    {
-      g_task_return_error (cc->task, error);
-      g_object_unref (cc->task);
-      cross_copy_free (cc);
-      return;
-    }
-  AccelDevicePrivate *dpriv = accel_device_get_instance_private (cc->dst_device);
-  AccelWork *w = work_new (cc->dst_device, ACCEL_WORK_WRITE);
-  w->mode = MODE_CALLBACK;
-  w->buffer = g_object_ref (cc->dst);
-  w->host = cc->staging;
-  w->size = cc->size;
-  w->callback = cross_copy_written;
-  w->callback_data = cc;
-  accel_dispatcher_post (dpriv->dispatcher, run_work, w);
-}
-
-/* A backend that moves the bytes between its devices itself (CUDA peer
- * copies). */
-static void
-cross_copy_by_backend (GObject *source, GAsyncResult *result, gpointer data)
-{
-  GTask *task = data;
-  GError *error = NULL;
-  if (ACCEL_BACKEND_GET_CLASS (source)->copy_finish (ACCEL_BACKEND (source), result, &error))
-    g_task_return_boolean (task, TRUE);
-  else
-    g_task_return_error (task, error);
-  g_object_unref (task);
-}
-
-static gboolean
-is_cross_device_copy (AccelDevice *self, AccelOp *op)
-{
-  if (!ACCEL_IS_COPY (op))
-    return FALSE;
-  AccelCopy *copy = ACCEL_COPY (op);
-  return copy->src && copy->dst && accel_buffer_get_device (copy->src) != accel_buffer_get_device (copy->dst);
-}
-
-static void
-submit_cross_copy (AccelDevice *self, AccelOp *op, GTask *task)
-{
-  AccelCopy *copy = ACCEL_COPY (op);
-  GError *error = NULL;
-
-  if (!accel_op_validate (op, &error)
-      || !accel_op_check_contiguous (op, "src", &error)
-      || !accel_op_check_contiguous (op, "dst", &error)
-      || !_accel_device_check_buffer (accel_buffer_get_device (copy->src), copy->src, "Property “src” of “copy”", &error)
-      || !_accel_device_check_buffer (accel_buffer_get_device (copy->dst), copy->dst, "Property “dst” of “copy”", &error))
-    {
-      g_task_return_error (task, error);
-      g_object_unref (task);
-      return;
-    }
-  if (accel_buffer_get_device (copy->dst) != self && accel_buffer_get_device (copy->src) != self)
-    {
-      g_task_return_new_error (task, ACCEL_ERROR, ACCEL_ERROR_WRONG_DEVICE,
-                               "A copy submitted to “%s” must have its source or destination there",
-                               accel_device_get_name (self));
-      g_object_unref (task);
-      return;
-    }
-
-  AccelDevice *src_device = accel_buffer_get_device (copy->src);
-  AccelBackend *backend = accel_device_get_backend (src_device);
-  AccelBackendClass *bk = backend ? ACCEL_BACKEND_GET_CLASS (backend) : NULL;
-  if (bk && backend == accel_device_get_backend (accel_buffer_get_device (copy->dst)) && bk->can_copy
-      && bk->can_copy (backend, copy->src, copy->dst))
-    {
-      bk->copy_async (backend, copy->src, copy->dst, g_task_get_cancellable (task), cross_copy_by_backend, task);
-      return;
-    }
-
-  AccelDevicePrivate *spriv = accel_device_get_instance_private (src_device);
-  CrossCopy *cc = g_new0 (CrossCopy, 1);
-  cc->dst_device = g_object_ref (accel_buffer_get_device (copy->dst));
-  cc->dst = g_object_ref (copy->dst);
-  cc->size = accel_buffer_get_size (copy->src);
-  cc->staging = g_malloc (cc->size ? cc->size : 1);
-  cc->task = task;
-
-  AccelWork *w = work_new (src_device, ACCEL_WORK_READ);
-  w->mode = MODE_CALLBACK;
-  w->buffer = g_object_ref (copy->src);
-  w->host = cc->staging;
-  w->size = cc->size;
-  w->callback = cross_copy_read;
-  w->callback_data = cc;
-  accel_dispatcher_post (spriv->dispatcher, run_work, w);
-}
-
-/**
- * accel_device_submit_async:
- * @self: a device
- * @op: the op; its buffers must belong to @self (a `copy` may have its other
- *   end on another device)
- * @cancellable: (nullable): cancels the op while it is queued
- * @callback: (scope async): called on the thread-default main context of
- *   the thread that called this function
- * @user_data: data for @callback
- *
- * Queues @op. Callable from any thread. Validation errors, stale buffers and
- * a missing kernel are reported through @callback without anything being
- * queued. An op that already runs when @cancellable fires completes, and
- * its result is dropped.
- */
-void
-accel_device_submit_async (AccelDevice *self,
-                           AccelOp *op,
-                           GCancellable *cancellable,
-                           GAsyncReadyCallback callback,
-                           gpointer user_data)
-{
-  g_return_if_fail (ACCEL_IS_DEVICE (self));
-  g_return_if_fail (ACCEL_IS_OP (op));
-  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
-
-  GTask *task = g_task_new (self, cancellable, callback, user_data);
-  g_task_set_source_tag (task, accel_device_submit_async);
-  g_task_set_check_cancellable (task, FALSE);
-
-  if (G_UNLIKELY (is_cross_device_copy (self, op)))
-    {
-      submit_cross_copy (self, op, task);
-      return;
-    }
-
-  GError *error = NULL;
-  AccelWork *work = prepare_op (self, op, &error);
-  if (work == NULL)
-    {
-      g_task_return_error (task, error);
-      g_object_unref (task);
-      return;
-    }
-  work->mode = MODE_TASK;
-  work->task = task;
-  work->cancellable = cancellable ? g_object_ref (cancellable) : NULL;
-  accel_dispatcher_post (priv->dispatcher, run_work, work);
-}
-
-/**
- * accel_device_submit_finish:
- * @self: a device
- * @result: the result given to the callback
- * @error: return location for a #GError
- *
- * Finishes accel_device_submit_async(): whether the op ran.
- *
- * Returns: %TRUE if the op ran; else %FALSE with @error in %ACCEL_ERROR
- */
-gboolean
-accel_device_submit_finish (AccelDevice *self, GAsyncResult *result, GError **error)
-{
-  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
-  return g_task_propagate_boolean (G_TASK (result), error);
-}
-
-static void
-sync_task_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-}
-
-/**
- * accel_device_submit:
- * @self: a device
- * @op: the op
- * @cancellable: (nullable): cancels the op while it is queued
- * @error: return location for a #GError
- *
- * Runs @op and waits for it: the blocking form, for scripts and tests.
- * Callable from any thread but the device's own.
- *
- * Returns: %TRUE if the op ran; else %FALSE with @error in %ACCEL_ERROR
- */
-gboolean
-accel_device_submit (AccelDevice *self, AccelOp *op, GCancellable *cancellable, GError **error)
-{
-  g_return_val_if_fail (ACCEL_IS_DEVICE (self), FALSE);
-  g_return_val_if_fail (ACCEL_IS_OP (op), FALSE);
-  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
-  g_return_val_if_fail (!accel_dispatcher_is_current (priv->dispatcher), FALSE);
-
-  if (G_UNLIKELY (is_cross_device_copy (self, op)))
-    {
-      /* Rare: run it through the async path on a private main context. */
-      g_autoptr(GMainContext) ctx = g_main_context_new ();
-      g_main_context_push_thread_default (ctx);
-      GTask *task = g_task_new (self, cancellable, sync_task_done, NULL);
-      g_task_set_check_cancellable (task, FALSE);
-      g_object_ref (task);
-      submit_cross_copy (self, op, task);
-      while (!g_task_get_completed (task))
-        g_main_context_iteration (ctx, TRUE);
-      gboolean ok = g_task_propagate_boolean (task, error);
-      g_object_unref (task);
-      g_main_context_pop_thread_default (ctx);
-      return ok;
-    }
-
-  AccelWork storage;
-  AccelWork *work = prepare_op_full (self, op, &storage, error);
-  if (work == NULL)
-    return FALSE;
-
-  Waiter w;
-  waiter_init (&w);
-  work->mode = MODE_WAIT;
-  work->waiter = &w;
-  work->cancellable = cancellable ? g_object_ref (cancellable) : NULL;
-  accel_dispatcher_post (priv->dispatcher, run_work, work);
-  waiter_wait (&w);
-  if (w.error)
-    {
-      g_propagate_error (error, w.error);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-gboolean
-_accel_device_transfer_sync (AccelDevice *self,
-                             AccelWorkKind kind,
-                             AccelBuffer *buffer,
-                             gpointer host,
-                             gsize size,
-                             GError **error)
-{
-  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
-
-  if (G_UNLIKELY (g_atomic_int_get (&priv->state) == ACCEL_DEVICE_STATE_FAILED))
-    {
-      g_propagate_error (error, failure_error (self));
-      return FALSE;
-    }
-  if (!_accel_device_check_buffer (self, buffer, "The buffer", error))
-    return FALSE;
-  g_return_val_if_fail (!accel_dispatcher_is_current (priv->dispatcher), FALSE);
-
-  AccelWork *work = work_new (self, kind);
-  Waiter w;
-  waiter_init (&w);
-  work->mode = MODE_WAIT;
-  work->waiter = &w;
-  work->buffer = g_object_ref (buffer);
-  work->host = host;
-  work->size = size;
-  accel_dispatcher_post (priv->dispatcher, run_work, work);
-  waiter_wait (&w);
-  if (w.error)
-    {
-      g_propagate_error (error, w.error);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-void
-_accel_device_transfer_async (AccelDevice *self,
-                              AccelWorkKind kind,
-                              AccelBuffer *buffer,
-                              GBytes *bytes,
-                              GTask *task)
-{
-  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
-  GError *error = NULL;
-
-  if (!_accel_device_check_buffer (self, buffer, "The buffer", &error))
-    {
-      g_task_return_error (task, error);
-      g_object_unref (task);
-      return;
-    }
-  AccelWork *work = work_new (self, kind);
-  work->mode = MODE_TASK;
-  work->task = task;
-  work->buffer = g_object_ref (buffer);
-  work->size = accel_buffer_get_size (buffer);
-  GCancellable *cancellable = g_task_get_cancellable (task);
-  work->cancellable = cancellable ? g_object_ref (cancellable) : NULL;
-  if (kind == ACCEL_WORK_WRITE)
-    {
-      work->bytes = g_bytes_ref (bytes);
-      work->host = (gpointer) g_bytes_get_data (bytes, NULL);
-    }
-  else
-    {
-      work->host = g_malloc (work->size ? work->size : 1);
-      work->owns_host = TRUE;
-    }
-  accel_dispatcher_post (priv->dispatcher, run_work, work);
-}
-
-static void
-noop_on_device (gpointer data)
-{
-}
-
-/**
- * accel_device_synchronize:
- * @self: a device
- * @error: return location for a #GError
- *
- * Waits until everything submitted before the call has completed.
- *
- * Returns: %FALSE with %ACCEL_ERROR_DEVICE_FAILED if the device has failed
- */
-gboolean
-accel_device_synchronize (AccelDevice *self, GError **error)
-{
-  g_return_val_if_fail (ACCEL_IS_DEVICE (self), FALSE);
-  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
-
-  run_on_device_sync (self, noop_on_device, NULL);
-  while (g_atomic_int_get (&priv->in_flight) > 0)
-    g_usleep (20);
-  if (g_atomic_int_get (&priv->state) == ACCEL_DEVICE_STATE_FAILED)
-    {
-      g_propagate_error (error, failure_error (self));
-      return FALSE;
-    }
-  return TRUE;
+  if (note_restart (self, generation, reason) && !accel_dispatcher_is_current (priv->dispatcher))
+    accel_dispatcher_post (priv->dispatcher, restart_cb, g_object_ref (self));
 }
 
 /**
@@ -1332,12 +406,7 @@ accel_device_alloc (AccelDevice *self,
     }
   gsize size = (gsize) extent * esize;
 
-  if (G_UNLIKELY (g_atomic_int_get (&priv->state) == ACCEL_DEVICE_STATE_FAILED))
-    {
-      g_propagate_error (error, failure_error (self));
-      return NULL;
-    }
-  if (!ensure_open (self, error))
+  if (!_accel_device_check_usable (self, error) || !_accel_device_ensure_open (self, error))
     return NULL;
 
   g_rw_lock_reader_lock (&priv->ctx_lock);
@@ -1345,7 +414,7 @@ accel_device_alloc (AccelDevice *self,
   gpointer memory = NULL;
   GError *local = NULL;
   if (!g_atomic_int_get (&priv->open))
-    local = failure_error (self);
+    local = _accel_device_failure_error (self);
   else
     memory = klass->mem_alloc (self, size ? size : 1, &local);
   g_rw_lock_reader_unlock (&priv->ctx_lock);
@@ -1394,100 +463,27 @@ _accel_device_detach_memory (AccelDevice *self, gpointer memory, gsize size, gui
   return ok;
 }
 
+/* Context resources (modules): made again in each new context. */
+
+void
+_accel_device_add_context_resource (AccelDevice *self, GObject *resource, AccelContextOpsFunc make_ops)
+{
+  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+  _accel_context_resources_add (&priv->resources, resource, make_ops);
+}
+
+void
+_accel_device_remove_context_resource (AccelDevice *self, GObject *resource)
+{
+  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+  _accel_context_resources_remove (&priv->resources, resource);
+}
+
 guint64
 _accel_device_next_handle (AccelDevice *self)
 {
   AccelDevicePrivate *priv = accel_device_get_instance_private (self);
   return __atomic_add_fetch (&priv->next_handle, 1, __ATOMIC_RELAXED);
-}
-
-/* Accessors for backends. */
-
-/**
- * accel_work_get_kind: (skip)
- * @work: a work item
- *
- * For backends: gets what a work item does.
- *
- * Returns: what it does
- */
-AccelWorkKind
-accel_work_get_kind (AccelWork *work)
-{
-  return work->kind;
-}
-
-/**
- * accel_work_get_op: (skip)
- * @work: a work item
- *
- * For backends: gets the op of an op work item.
- *
- * Returns: (transfer none) (nullable): the op of an %ACCEL_WORK_OP item
- */
-AccelOp *
-accel_work_get_op (AccelWork *work)
-{
-  return work->op;
-}
-
-/**
- * accel_work_get_kernel: (skip)
- * @work: a work item
- *
- * For backends: gets the kernel chosen for an op work item.
- *
- * Returns: (transfer none) (nullable): the kernel chosen for the op
- */
-const AccelKernel *
-accel_work_get_kernel (AccelWork *work)
-{
-  return work->kernel;
-}
-
-/**
- * accel_work_get_buffer: (skip)
- * @work: a work item
- *
- * For backends: gets the buffer a transfer work item moves data in or out of.
- *
- * Returns: (transfer none) (nullable): the buffer of a transfer item
- */
-AccelBuffer *
-accel_work_get_buffer (AccelWork *work)
-{
-  return work->buffer;
-}
-
-/**
- * accel_work_get_host_data: (skip)
- * @work: a work item
- * @size: (out) (optional): the byte count
- *
- * For backends: gets the host memory of a transfer work item.
- *
- * Returns: the host memory a transfer reads from or writes to
- */
-gpointer
-accel_work_get_host_data (AccelWork *work, gsize *size)
-{
-  if (size)
-    *size = work->size;
-  return work->host;
-}
-
-/**
- * accel_work_get_lane: (skip)
- * @work: a work item
- *
- * For backends: gets the lane an op asked for.
- *
- * Returns: the lane asked for, or -1
- */
-int
-accel_work_get_lane (AccelWork *work)
-{
-  return work->lane;
 }
 
 /* GObject */
@@ -1529,7 +525,7 @@ _accel_device_shutdown (AccelDevice *self)
                                                    "the system was shut down");
       accel_device_set_state_failed (self, why);
     }
-  run_on_device_sync (self, close_on_device, self);
+  _accel_device_run_on_thread_sync (self, close_on_device, self);
   accel_dispatcher_stop (priv->dispatcher);
 }
 

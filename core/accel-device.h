@@ -49,6 +49,23 @@ typedef enum {
  */
 typedef struct _AccelWork AccelWork;
 
+/**
+ * AccelWorkPoll:
+ * @work: the work a blocking caller waits for
+ * @data: what was given to accel_work_set_poll()
+ * @arg: what was given to accel_work_set_poll()
+ *
+ * Called by a blocking caller (accel_device_submit()) on its own thread,
+ * over and over while it spins waiting for @work: the backend may see that
+ * the work is done and complete it right there, with
+ * accel_device_complete_work(), sparing the caller a hand-off from the
+ * thread that would otherwise complete it. The backend must make sure the
+ * work is completed exactly once, whichever thread gets there first.
+ *
+ * Returns: %TRUE if it completed @work
+ */
+typedef gboolean (*AccelWorkPoll) (AccelWork *work, gpointer data, guint64 arg);
+
 #define ACCEL_TYPE_DEVICE (accel_device_get_type ())
 ACCEL_API
 G_DECLARE_DERIVABLE_TYPE (AccelDevice, accel_device, ACCEL, DEVICE, AccelActor)
@@ -159,5 +176,7 @@ ACCEL_API
 gpointer accel_work_get_host_data (AccelWork *work, gsize *size);
 ACCEL_API
 int accel_work_get_lane (AccelWork *work);
+ACCEL_API
+gboolean accel_work_set_poll (AccelWork *work, AccelWorkPoll poll, gpointer data, guint64 arg, GDestroyNotify destroy);
 
 G_END_DECLS

@@ -22,6 +22,11 @@
 #include "accel-private.h"
 #include "accel-dlpack.h"
 
+/* The end of the largest user address space of the machines Accel runs on
+ * (57-bit virtual addresses with 5-level paging): a tensor said to reach
+ * past it is malformed, whatever its sizes multiply to. */
+#define ADDRESS_LIMIT ((guint64) 1 << 57)
+
 /* The DLPack type of each dtype, and back. */
 static const AccelDLDataType dtype_codes[ACCEL_DTYPE_N_TYPES] = {
   [ACCEL_DTYPE_F16] = { ACCEL_DLPACK_CODE_FLOAT, 16, 1 },
@@ -339,7 +344,7 @@ tensor_shape (const AccelDLTensor *t, AccelDType dtype, gsize *size, guint8 **fi
   guint64 start, end;
   if (!g_uint64_checked_mul (&bytes, empty ? 0 : last + 1, esize)
       || !g_uint64_checked_add (&start, (guint64) GPOINTER_TO_SIZE (t->data), t->byte_offset)
-      || !g_uint64_checked_add (&end, start, bytes) || end > G_MAXSIZE)
+      || !g_uint64_checked_add (&end, start, bytes) || end > ADDRESS_LIMIT)
     goto too_large;
 
   *first = (guint8 *) GSIZE_TO_POINTER ((gsize) start);

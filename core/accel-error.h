@@ -31,6 +31,7 @@ G_BEGIN_DECLS
  * @ACCEL_ERROR_DEVICE_FAILED: the device stopped (restart budget spent, or a fault it cannot recover from)
  * @ACCEL_ERROR_TIMED_OUT: a deadline passed
  * @ACCEL_ERROR_NOT_SUPPORTED: the request is valid but this device or build cannot do it
+ * @ACCEL_ERROR_BUSY: a queue is full (backpressure); the request may be sent again later
  *
  * Error codes in the %ACCEL_ERROR domain.
  */
@@ -52,6 +53,7 @@ typedef enum {
   ACCEL_ERROR_DEVICE_FAILED,
   ACCEL_ERROR_TIMED_OUT,
   ACCEL_ERROR_NOT_SUPPORTED,
+  ACCEL_ERROR_BUSY,
 } AccelError;
 
 ACCEL_API

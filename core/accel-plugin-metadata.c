@@ -75,7 +75,7 @@ _accel_plugin_to_metadata (AccelPlugin *self)
       g_variant_builder_add (&kernels, "(ssu)", kernel->op_type, kernel->backend, kernel->rank);
     }
   GVariant *metadata =
-    g_variant_new ("(ssss@as@asa(ssu)@as@as@as)",
+    g_variant_new ("(ssss@as@asa(ssu)@as@as@as@as)",
                    self->name ? self->name : "",
                    self->description ? self->description : "",
                    self->version ? self->version : "",
@@ -84,6 +84,7 @@ _accel_plugin_to_metadata (AccelPlugin *self)
                    features_variant (self, ACCEL_PLUGIN_FEATURE_OP_TYPE),
                    &kernels,
                    features_variant (self, ACCEL_PLUGIN_FEATURE_ACTOR_TYPE),
+                   features_variant (self, ACCEL_PLUGIN_FEATURE_MODEL_TYPE),
                    strv_variant (self->dep_env),
                    strv_variant (self->dep_paths));
   _accel_plugin_unlock ();
@@ -140,9 +141,9 @@ _accel_plugin_new_from_metadata (const char *filename, GVariant *metadata, GErro
 
   const char *name, *description, *version, *license;
   g_autoptr(GVariant) backends = NULL, op_types = NULL, kernels = NULL,
-    actor_types = NULL, dep_env = NULL, dep_paths = NULL;
-  g_variant_get (metadata, "(&s&s&s&s@as@as@a(ssu)@as@as@as)", &name, &description, &version,
-                 &license, &backends, &op_types, &kernels, &actor_types, &dep_env, &dep_paths);
+    actor_types = NULL, model_types = NULL, dep_env = NULL, dep_paths = NULL;
+  g_variant_get (metadata, "(&s&s&s&s@as@as@a(ssu)@as@as@as@as)", &name, &description, &version,
+                 &license, &backends, &op_types, &kernels, &actor_types, &model_types, &dep_env, &dep_paths);
 
   if (!valid_name (name))
     {
@@ -158,6 +159,7 @@ _accel_plugin_new_from_metadata (const char *filename, GVariant *metadata, GErro
   if (!read_names (backends, self->features[ACCEL_PLUGIN_FEATURE_BACKEND], NULL, TRUE)
       || !read_names (op_types, self->features[ACCEL_PLUGIN_FEATURE_OP_TYPE], NULL, TRUE)
       || !read_names (actor_types, self->features[ACCEL_PLUGIN_FEATURE_ACTOR_TYPE], NULL, TRUE)
+      || !read_names (model_types, self->features[ACCEL_PLUGIN_FEATURE_MODEL_TYPE], NULL, TRUE)
       || !read_names (dep_env, NULL, self->dep_env, FALSE)
       || !read_names (dep_paths, NULL, self->dep_paths, FALSE))
     {

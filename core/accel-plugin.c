@@ -618,6 +618,21 @@ accel_plugin_list_actor_types (AccelPlugin *self)
 }
 
 /**
+ * accel_plugin_list_model_types:
+ * @self: a plugin
+ *
+ * Lists the model types the plugin registers. Loads nothing.
+ *
+ * Returns: (transfer full) (array zero-terminated=1): model type names
+ */
+char **
+accel_plugin_list_model_types (AccelPlugin *self)
+{
+  g_return_val_if_fail (ACCEL_IS_PLUGIN (self), NULL);
+  return features_to_strv (self, ACCEL_PLUGIN_FEATURE_MODEL_TYPE);
+}
+
+/**
  * accel_plugin_list_kernels:
  * @self: a plugin
  *
@@ -666,7 +681,7 @@ find_feature (AccelPlugin *self, AccelPluginFeatureKind kind, const char *name)
 static void
 add_feature (AccelPlugin *self, AccelPluginFeatureKind kind, const char *name, GType type)
 {
-  static const char *const what[] = { "backend", "op type", "actor type" };
+  static const char *const what[] = { "backend", "op type", "actor type", "model type" };
 
   _accel_plugin_lock ();
   AccelPluginFeature *feature = find_feature (self, kind, name);
@@ -736,8 +751,10 @@ accel_plugin_register_op_type (AccelPlugin *self, GType op_type)
  * @self: the plugin being initialised
  * @actor_type: a concrete #AccelActor subtype
  *
- * Registers an actor type; accel_system_spawn() makes one by its GType
- * name. Called from a plugin's init function.
+ * Registers an actor type under the name its class gave with
+ * accel_actor_class_set_metadata() (`batcher`), or else under its GType
+ * name; accel_system_spawn() makes one by that name. Called from a
+ * plugin's init function.
  */
 void
 accel_plugin_register_actor_type (AccelPlugin *self, GType actor_type)
@@ -746,7 +763,30 @@ accel_plugin_register_actor_type (AccelPlugin *self, GType actor_type)
   g_return_if_fail (self->initialising);
   g_return_if_fail (g_type_is_a (actor_type, ACCEL_TYPE_ACTOR));
 
-  add_feature (self, ACCEL_PLUGIN_FEATURE_ACTOR_TYPE, g_type_name (actor_type), actor_type);
+  /* Class init names the actor type; the class then stays for the process. */
+  AccelActorClass *klass = g_type_class_ref (actor_type);
+  const char *name = accel_actor_class_get_type_name (klass);
+  add_feature (self, ACCEL_PLUGIN_FEATURE_ACTOR_TYPE, name ? name : g_type_name (actor_type), actor_type);
+}
+
+/**
+ * accel_plugin_register_model_type:
+ * @self: the plugin being initialised
+ * @name: the model type name users make (`linear`)
+ * @model_type: a concrete GObject type implementing #AccelModel
+ *
+ * Registers a model type; accel_system_new_model() makes one by @name.
+ * Called from a plugin's init function.
+ */
+void
+accel_plugin_register_model_type (AccelPlugin *self, const char *name, GType model_type)
+{
+  g_return_if_fail (ACCEL_IS_PLUGIN (self));
+  g_return_if_fail (self->initialising);
+  g_return_if_fail (name != NULL && *name != '\0');
+  g_return_if_fail (g_type_is_a (model_type, ACCEL_TYPE_MODEL));
+
+  add_feature (self, ACCEL_PLUGIN_FEATURE_MODEL_TYPE, name, model_type);
 }
 
 /**

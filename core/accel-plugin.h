@@ -125,6 +125,8 @@ ACCEL_API
 char **accel_plugin_list_kernels (AccelPlugin *self);
 ACCEL_API
 char **accel_plugin_list_actor_types (AccelPlugin *self);
+ACCEL_API
+char **accel_plugin_list_model_types (AccelPlugin *self);
 
 /* Called from a plugin's init function. */
 ACCEL_API
@@ -139,6 +141,8 @@ void accel_plugin_register_kernel (AccelPlugin *self,
                                    const AccelKernelVTable *vtable);
 ACCEL_API
 void accel_plugin_register_actor_type (AccelPlugin *self, GType actor_type);
+ACCEL_API
+void accel_plugin_register_model_type (AccelPlugin *self, const char *name, GType model_type);
 ACCEL_API
 void accel_plugin_add_dependency (AccelPlugin *self,
                                   const char *const *env_vars,

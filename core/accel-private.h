@@ -60,6 +60,7 @@ typedef enum {
   ACCEL_PLUGIN_FEATURE_BACKEND,
   ACCEL_PLUGIN_FEATURE_OP_TYPE,
   ACCEL_PLUGIN_FEATURE_ACTOR_TYPE,
+  ACCEL_PLUGIN_FEATURE_MODEL_TYPE,
   ACCEL_PLUGIN_N_FEATURE_KINDS
 } AccelPluginFeatureKind;
 
@@ -72,7 +73,7 @@ GPtrArray *_accel_plugin_peek_kernels (AccelPlugin *self);
 void _accel_plugin_set_registry (AccelPlugin *self, AccelRegistry *registry);
 void _accel_plugin_set_status (AccelPlugin *self, AccelPluginStatus status, const char *reason);
 /* Metadata: what the scanner reports and the cache keeps. */
-#define ACCEL_PLUGIN_METADATA_TYPE "(ssssasasa(ssu)asasas)"
+#define ACCEL_PLUGIN_METADATA_TYPE "(ssssasasa(ssu)asasasas)"
 ACCEL_API
 GVariant *_accel_plugin_to_metadata (AccelPlugin *self);
 AccelPlugin *_accel_plugin_new_from_metadata (const char *filename, GVariant *metadata, GError **error);
@@ -127,6 +128,7 @@ AccelBuffer *_accel_buffer_new (AccelDevice *device,
                                 gsize size,
                                 guint generation,
                                 guint64 handle);
+gboolean _accel_buffer_offer_backend_data (AccelBuffer *self, gpointer data, GDestroyNotify destroy);
 /* A buffer over memory that is not the device's: @owner_free (@owner)
  * releases it when the buffer goes, in place of the device (a DLPack
  * import). @size is the bytes the shape spans. */
@@ -156,7 +158,7 @@ AccelBuffer *_accel_buffer_new_alias (AccelBuffer *self,
 
 gboolean _accel_buffer_may_overlap (AccelBuffer *self);
 
-/* accel-device.c */
+/* accel-device.c, accel-device-submit.c */
 void _accel_device_shutdown (AccelDevice *self);
 gboolean _accel_device_check_buffer (AccelDevice *self,
                                      AccelBuffer *buffer,
@@ -174,9 +176,29 @@ gboolean _accel_device_detach_memory (AccelDevice *self,
                                       gsize size,
                                       guint generation);
 
+/* accel-work.c: how long a waiting thread (a dispatcher, a blocking
+ * caller) spins before it parks ($ACCEL_DISPATCHER_SPIN_US, 50 µs). */
+gint64 _accel_spin_us (void);
+
+/* actor/accel-dispatcher.c */
+gboolean _accel_dispatcher_is_idle (AccelDispatcher *self);
+/* A second source of work for a dispatcher's thread (accel-device-host's
+ * channel): @poll serves what is there without waiting and says whether it
+ * did anything; @park waits until there may be something, @wake is called
+ * (from any thread) or @timeout_us passes; @wake ends a park. */
+typedef struct {
+  gboolean (*poll) (gpointer data);
+  void (*park) (gpointer data, gint64 timeout_us);
+  void (*wake) (gpointer data);
+} AccelDispatcherPoller;
+ACCEL_API
+void _accel_dispatcher_set_poller (AccelDispatcher *self, const AccelDispatcherPoller *poller, gpointer data);
+
 /* actor/accel-actor.c */
 void _accel_actor_set_dispatcher (AccelActor *self, AccelDispatcher *dispatcher);
 void _accel_actor_count_restart (AccelActor *self, const GError *reason);
+/* Marks @self as the root of @system's supervision tree. */
+void _accel_actor_set_system (AccelActor *self, AccelSystem *system);
 
 /* accel-backend.c */
 void _accel_backend_setup (AccelBackend *self, AccelSystem *system, const char *name);

@@ -30,7 +30,7 @@
 #include <glib/gstdio.h>
 
 #define CACHE_MAGIC "accel-registry"
-#define CACHE_FORMAT_VERSION 1
+#define CACHE_FORMAT_VERSION 2
 #define CACHE_HEADER_TYPE "(susv)"
 #define CACHE_ENTRY_TYPE "(stxusm" ACCEL_PLUGIN_METADATA_TYPE "s)"
 #define CACHE_MAX_SIZE (64 * 1024 * 1024)

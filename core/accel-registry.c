@@ -62,7 +62,7 @@ typedef struct {
   const char *backend;
 } KernelKey;
 
-static const char *const feature_what[] = { "backend", "op type", "actor type" };
+static const char *const feature_what[] = { "backend", "op type", "actor type", "model type" };
 
 static guint
 kernel_key_hash (gconstpointer data)
@@ -525,6 +525,21 @@ accel_registry_list_actor_types (AccelRegistry *self)
   return list_table (self, ACCEL_PLUGIN_FEATURE_ACTOR_TYPE);
 }
 
+/**
+ * accel_registry_list_model_types:
+ * @self: a registry
+ *
+ * Lists the model types of every usable plugin, sorted. Loads nothing.
+ *
+ * Returns: (transfer full) (array zero-terminated=1): model type names
+ */
+char **
+accel_registry_list_model_types (AccelRegistry *self)
+{
+  g_return_val_if_fail (ACCEL_IS_REGISTRY (self), NULL);
+  return list_table (self, ACCEL_PLUGIN_FEATURE_MODEL_TYPE);
+}
+
 /* Says why nothing usable provides @name: unknown, or its plugin is
  * blacklisted, disabled or a duplicate. */
 static void
@@ -542,7 +557,8 @@ set_unknown_error (AccelRegistry *self, AccelPluginFeatureKind kind, const char 
         {
         case ACCEL_PLUGIN_FEATURE_BACKEND: names = accel_plugin_list_backends (plugin); break;
         case ACCEL_PLUGIN_FEATURE_OP_TYPE: names = accel_plugin_list_op_types (plugin); break;
-        default: names = accel_plugin_list_actor_types (plugin); break;
+        case ACCEL_PLUGIN_FEATURE_ACTOR_TYPE: names = accel_plugin_list_actor_types (plugin); break;
+        default: names = accel_plugin_list_model_types (plugin); break;
         }
       if (g_strv_contains ((const char *const *) names, name))
         {
@@ -646,6 +662,27 @@ accel_registry_lookup_actor_type (AccelRegistry *self, const char *name, GError 
   g_return_val_if_fail (name != NULL, 0);
   g_return_val_if_fail (error == NULL || *error == NULL, 0);
   return lookup_type (self, ACCEL_PLUGIN_FEATURE_ACTOR_TYPE, name, error);
+}
+
+/**
+ * accel_registry_lookup_model_type:
+ * @self: a registry
+ * @name: a model type name (`linear`)
+ * @error: return location for a #GError
+ *
+ * Finds a model type by name, loading the plugin that registers it if
+ * needed.
+ *
+ * Returns: the GType implementing #AccelModel, or 0 with
+ *   %ACCEL_ERROR_UNKNOWN_TYPE or %ACCEL_ERROR_PLUGIN
+ */
+GType
+accel_registry_lookup_model_type (AccelRegistry *self, const char *name, GError **error)
+{
+  g_return_val_if_fail (ACCEL_IS_REGISTRY (self), 0);
+  g_return_val_if_fail (name != NULL, 0);
+  g_return_val_if_fail (error == NULL || *error == NULL, 0);
+  return lookup_type (self, ACCEL_PLUGIN_FEATURE_MODEL_TYPE, name, error);
 }
 
 /**

@@ -41,9 +41,13 @@ char **accel_registry_list_backends (AccelRegistry *self);
 ACCEL_API
 char **accel_registry_list_actor_types (AccelRegistry *self);
 ACCEL_API
+char **accel_registry_list_model_types (AccelRegistry *self);
+ACCEL_API
 GType accel_registry_lookup_op_type (AccelRegistry *self, const char *name, GError **error);
 ACCEL_API
 GType accel_registry_lookup_actor_type (AccelRegistry *self, const char *name, GError **error);
+ACCEL_API
+GType accel_registry_lookup_model_type (AccelRegistry *self, const char *name, GError **error);
 ACCEL_API
 GType accel_registry_lookup_backend (AccelRegistry *self, const char *name, GError **error);
 ACCEL_API

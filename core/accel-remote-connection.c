@@ -1,25 +1,10 @@
 /* accel-remote-connection.c: the application's side of one
- * `accel-device-host` process.
- *
- * Requests that expect an answer get an id and a Pending entry in a table;
- * the entry leaves the table exactly once, under the lock: taken by the
- * reader thread when the answer comes, or stolen with all the others when
- * the connection dies (host exit, reported lost context, missed deadline,
- * unreadable channel, or close). Whoever takes an entry completes it, so
- * every AccelWork completes exactly once.
- *
- * Bulk data goes through the channel's arena in chunks. The arena is a ring
- * allocated in request order and released as answers come, in any order: a
- * region frees its space once every region before it is free too. A sender
- * that finds the arena full waits for answers, which the reader delivers
- * without needing the sender's thread.
- *
- * Behind the chunk ring, the shared memory may hold a region of host
- * memory handed to the application (accel_remote_device_alloc_host_memory())
- * with a first-fit allocator. A transfer whose host side lies there is
- * sent as one request naming that range: the host reads or writes it in
- * place (for CUDA: DMA, the whole shared memory being pinned), and this
- * process copies nothing.
+ * `accel-device-host` process: starting it, the reader thread that takes
+ * its answers, the watcher that notices its death, and the table of
+ * requests awaiting an answer (see accel-remote-connection-private.h for
+ * how each leaves it exactly once). How work is written into the channel
+ * is in accel-remote-work.c; the shared memory's allocators in
+ * accel-remote-arena.c.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -36,99 +21,11 @@
 #include <unistd.h>
 #include <glib-unix.h>
 
-#include "accel-remote-private.h"
-#include "accel-channel.h"
+#include "accel-remote-connection-private.h"
 
 #define RING_SIZE (1 << 20)
-#define ARENA_ALIGN 256
 #define CLOSE_GRACE_US (200 * 1000)
 #define EXIT_GRACE_US (5 * G_USEC_PER_SEC)
-
-typedef enum {
-  PENDING_WORK,
-  PENDING_CHUNK,
-  PENDING_SYNC,
-} PendingType;
-
-/* A WRITE or READ split into chunks. */
-typedef struct {
-  AccelWork *work;
-  AccelWorkKind kind;
-  guint8 *host;
-  guint remaining;              /* chunks unanswered, +1 while still sending; under lock */
-  GError *error;                /* the first failure */
-} Transfer;
-
-typedef struct {
-  gboolean done;
-  GVariant *reply;
-  GError *error;
-} SyncCall;
-
-typedef struct {
-  guint64 start;
-  guint64 end;
-  gboolean done;
-} Region;
-
-typedef struct {
-  guint64 start;                /* offset in the host memory region */
-  guint64 size;
-} HostBlock;
-
-typedef struct {
-  PendingType type;
-  AccelWork *work;
-  Transfer *xfer;
-  Region *region;               /* NULL: the transfer is in place in host memory */
-  gsize host_offset;
-  gsize length;
-  SyncCall *sync;
-} Pending;
-
-struct _AccelRemoteConnection {
-  gint ref_count;
-  AccelDevice *device;          /* unowned: used only to complete work, which holds it */
-  GWeakRef device_ref;          /* to tell the device of a death while idle */
-  guint generation;             /* the device's, while this host serves it */
-  char *device_name;            /* for messages: the device may be gone before the threads */
-  char *hosted_device;
-  AccelChannel *channel;
-  guint8 *arena;
-  gsize arena_size;             /* the chunk ring's part of the shared memory */
-  guint8 *host_memory;          /* the application's part, after it */
-  gsize host_memory_size;
-  gsize chunk_size;
-  GSubprocess *process;
-  GPid pid;
-  int sock;
-  int stop_pipe[2];
-  GVariant *info;
-  guint deadline_ms;            /* atomic */
-  gint host_gone;               /* atomic: the host's end of the socket closed */
-
-  GMutex send_lock;             /* serialises senders of requests */
-
-  GMutex lock;                  /* guards what follows */
-  GCond cond;                   /* signalled only when someone waits */
-  guint waiters;
-  GHashTable *pending;          /* id -> Pending */
-  guint64 next_id;
-  gboolean dead;
-  gboolean closing;             /* the device itself closes this connection */
-  GError *death;
-  gint64 busy_since;            /* when the table last became non-empty */
-  guint completing;             /* entries taken and not yet completed */
-  guint64 arena_head;
-  guint64 arena_tail;
-  GQueue regions;
-  GList *host_free;             /* HostBlock, by start: free ranges of host memory */
-  GHashTable *host_used;        /* start -> size */
-
-  GPtrArray *table;             /* scratch for buffer tables; device thread only */
-  GThread *reader;
-  GThread *watcher;
-};
 
 static void mark_dead (AccelRemoteConnection *self, const GError *reason, gboolean kill);
 
@@ -187,15 +84,13 @@ _accel_remote_connection_unref (AccelRemoteConnection *self)
     close (self->stop_pipe[0]);
   if (self->stop_pipe[1] >= 0)
     close (self->stop_pipe[1]);
+  _accel_remote_arena_free (self->arena);
+  _accel_remote_host_memory_free (self->host_memory);
   _accel_channel_free (self->channel);
   g_clear_pointer (&self->info, g_variant_unref);
   g_weak_ref_clear (&self->device_ref);
   g_clear_error (&self->death);
   g_hash_table_unref (self->pending);
-  g_ptr_array_unref (self->table);
-  g_queue_clear_full (&self->regions, g_free);
-  g_list_free_full (self->host_free, g_free);
-  g_hash_table_unref (self->host_used);
   g_mutex_clear (&self->send_lock);
   g_mutex_clear (&self->lock);
   g_cond_clear (&self->cond);
@@ -250,65 +145,12 @@ describe_end (AccelRemoteConnection *self)
   return g_strdup ("ended");
 }
 
-/* Arena. */
-
-static Region *
-arena_alloc (AccelRemoteConnection *self, gsize length, GError **error)
-{
-  guint64 len = (length + ARENA_ALIGN - 1) & ~(guint64) (ARENA_ALIGN - 1);
-  guint64 pad;
-
-  g_mutex_lock (&self->lock);
-  for (;;)
-    {
-      if (self->dead)
-        {
-          g_set_error_literal (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED, self->death->message);
-          g_mutex_unlock (&self->lock);
-          return NULL;
-        }
-      guint64 pos = self->arena_head % self->arena_size;
-      /* A region never wraps: skip to the start of the next lap. */
-      pad = pos + len > self->arena_size ? self->arena_size - pos : 0;
-      if (self->arena_head + pad + len - self->arena_tail <= self->arena_size)
-        break;
-      wait_locked (self);
-    }
-  Region *r = g_new (Region, 1);
-  r->start = self->arena_head + pad;
-  r->end = r->start + len;
-  r->done = FALSE;
-  g_queue_push_tail (&self->regions, r);
-  self->arena_head = r->end;
-  g_mutex_unlock (&self->lock);
-  return r;
-}
-
-static void
-arena_release (AccelRemoteConnection *self, Region *region)
-{
-  g_mutex_lock (&self->lock);
-  region->done = TRUE;
-  Region *head;
-  while ((head = g_queue_peek_head (&self->regions)) != NULL && head->done)
-    {
-      self->arena_tail = head->end;
-      g_free (g_queue_pop_head (&self->regions));
-    }
-  wake_waiters (self);
-  g_mutex_unlock (&self->lock);
-}
-
-static guint8 *
-region_data (AccelRemoteConnection *self, Region *region)
-{
-  return self->arena + region->start % self->arena_size;
-}
-
 /* Pending entries. */
 
-static gboolean
-register_pending (AccelRemoteConnection *self, Pending *p, guint64 *id, GError **error)
+/* Enters @p in the table under a new id (naming @p's reply slot, if any).
+ * From here the entry may be completed at any time by whoever takes it. */
+gboolean
+_accel_remote_connection_register (AccelRemoteConnection *self, Pending *p, guint64 *id, GError **error)
 {
   g_mutex_lock (&self->lock);
   if (self->dead)
@@ -317,49 +159,52 @@ register_pending (AccelRemoteConnection *self, Pending *p, guint64 *id, GError *
       g_mutex_unlock (&self->lock);
       return FALSE;
     }
-  *id = ++self->next_id;
+  guint64 seq = ++self->next_id;
+  *id = p->slot >= 0 ? ACCEL_CHANNEL_ID_WITH_SLOT (seq, p->slot) : seq;
   if (g_hash_table_size (self->pending) == 0)
     self->busy_since = g_get_monotonic_time ();
   g_hash_table_insert (self->pending, GSIZE_TO_POINTER (*id), p);
-  if (p->xfer)
-    p->xfer->remaining++;
   g_mutex_unlock (&self->lock);
   return TRUE;
 }
 
-static void
-transfer_release (AccelRemoteConnection *self, Transfer *xfer, GError *error)
+/* Takes the entry of @id out of the table, if it is still there: the
+ * caller then completes it and calls done_completing(). */
+Pending *
+_accel_remote_connection_take (AccelRemoteConnection *self, guint64 id)
 {
+  Pending *p = NULL;
+
   g_mutex_lock (&self->lock);
-  if (error && xfer->error == NULL)
-    xfer->error = g_steal_pointer (&error);
-  gboolean done = --xfer->remaining == 0;
+  if (g_hash_table_steal_extended (self->pending, GSIZE_TO_POINTER (id), NULL, (gpointer *) &p))
+    self->completing++;
   g_mutex_unlock (&self->lock);
-  g_clear_error (&error);
-  if (done)
-    {
-      accel_device_complete_work (self->device, xfer->work, xfer->error);
-      g_free (xfer);
-    }
+  if (p)
+    __atomic_store_n (&self->last_answer, g_get_monotonic_time (), __ATOMIC_RELAXED);
+  return p;
 }
 
 /* Completes an entry taken out of the table. Takes @error. */
-static void
-complete_pending (AccelRemoteConnection *self, Pending *p, GVariant *reply, GError *error)
+void
+_accel_remote_connection_complete (AccelRemoteConnection *self, Pending *p, GVariant *reply, GError *error)
 {
+  /* The slot is free again once its request is answered. */
+  if (p->slot >= 0)
+    __atomic_fetch_or (&self->free_slots, 1u << p->slot, __ATOMIC_RELEASE);
   switch (p->type)
     {
     case PENDING_WORK:
       accel_device_complete_work (self->device, p->work, error);
       break;
     case PENDING_CHUNK:
-      if (p->region)
+      if (p->region && error == NULL && p->xfer->kind == ACCEL_WORK_READ)
         {
-          if (error == NULL && p->xfer->kind == ACCEL_WORK_READ)
-            memcpy (p->xfer->host + p->host_offset, region_data (self, p->region), p->length);
-          arena_release (self, p->region);
+          _accel_remote_chunk_read (self, p);
+          return;
         }
-      transfer_release (self, p->xfer, error);
+      if (p->region)
+        _accel_remote_arena_release (self->arena, p->region);
+      _accel_remote_transfer_release (self, p->xfer, error);
       break;
     case PENDING_SYNC:
       g_mutex_lock (&self->lock);
@@ -373,8 +218,8 @@ complete_pending (AccelRemoteConnection *self, Pending *p, GVariant *reply, GErr
   g_free (p);
 }
 
-static void
-done_completing (AccelRemoteConnection *self, guint n)
+void
+_accel_remote_connection_done_completing (AccelRemoteConnection *self, guint n)
 {
   g_mutex_lock (&self->lock);
   self->completing -= n;
@@ -406,12 +251,13 @@ mark_dead (AccelRemoteConnection *self, const GError *reason, gboolean kill)
 
   g_debug ("%s: host of %s is gone: %s", self->device_name, self->hosted_device, reason->message);
   _accel_channel_interrupt (self->channel);
+  _accel_remote_arena_close (self->arena, reason);
   if (kill)
     g_subprocess_force_exit (self->process);
   for (GList *l = stolen; l; l = l->next)
-    complete_pending (self, l->data, NULL, g_error_copy (reason));
+    _accel_remote_connection_complete (self, l->data, NULL, g_error_copy (reason));
   g_list_free (stolen);
-  done_completing (self, n);
+  _accel_remote_connection_done_completing (self, n);
 
   /* The device learns of the death even if nothing was in flight (with
    * work in flight, the work's CONTEXT_POISONED asks for the same restart,
@@ -428,10 +274,9 @@ mark_dead (AccelRemoteConnection *self, const GError *reason, gboolean kill)
     }
 }
 
-/* Takes @body: a floating reference or a full one (its callers hand on
- * what they sank). */
-static void
-send_request (AccelRemoteConnection *self, AccelChannelKind kind, guint64 id, GVariant *body)
+/* Takes @body: a floating reference, or a full one. */
+void
+_accel_remote_connection_send (AccelRemoteConnection *self, AccelChannelKind kind, guint64 id, GVariant *body)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(GVariant) owned = body ? g_variant_take_ref (body) : NULL;
@@ -459,13 +304,14 @@ call_sync (AccelRemoteConnection *self, AccelChannelKind kind, GVariant *body, G
   guint64 id;
 
   p->type = PENDING_SYNC;
+  p->slot = -1;
   p->sync = &sync;
-  if (!register_pending (self, p, &id, error))
+  if (!_accel_remote_connection_register (self, p, &id, error))
     {
       g_free (p);
       return NULL;
     }
-  send_request (self, kind, id, g_steal_pointer (&owned));
+  _accel_remote_connection_send (self, kind, id, g_steal_pointer (&owned));
   g_mutex_lock (&self->lock);
   while (!sync.done)
     wait_locked (self);
@@ -494,16 +340,12 @@ handle_message (AccelRemoteConnection *self, GVariant *msg)
     case ACCEL_CHANNEL_REPLY:
     case ACCEL_CHANNEL_FAILED:
       {
-        g_mutex_lock (&self->lock);
-        Pending *p = NULL;
-        if (g_hash_table_steal_extended (self->pending, GSIZE_TO_POINTER (id), NULL, (gpointer *) &p))
-          self->completing++;
-        g_mutex_unlock (&self->lock);
+        Pending *p = _accel_remote_connection_take (self, id);
         if (p == NULL)
           return;   /* answered after its connection failed it: dropped */
         GError *error = kind == ACCEL_CHANNEL_FAILED ? _accel_channel_error_from_variant (body) : NULL;
-        complete_pending (self, p, body, error);
-        done_completing (self, 1);
+        _accel_remote_connection_complete (self, p, body, error);
+        _accel_remote_connection_done_completing (self, 1);
       }
       break;
     case ACCEL_CHANNEL_POISONED:
@@ -525,7 +367,6 @@ static gpointer
 reader_thread (gpointer data)
 {
   AccelRemoteConnection *self = data;
-  gint64 last_answer = g_get_monotonic_time ();
 
   for (;;)
     {
@@ -541,7 +382,6 @@ reader_thread (gpointer data)
         }
       if (msg)
         {
-          last_answer = g_get_monotonic_time ();
           handle_message (self, msg);
           continue;
         }
@@ -570,7 +410,7 @@ reader_thread (gpointer data)
       gint64 timeout = deadline > 0 ? deadline : -1;
       if (n > 0 && deadline > 0)
         {
-          gint64 since = MAX (busy_since, last_answer);
+          gint64 since = MAX (busy_since, __atomic_load_n (&self->last_answer, __ATOMIC_RELAXED));
           gint64 left = since + deadline - g_get_monotonic_time ();
           if (left <= 0)
             {
@@ -722,12 +562,10 @@ _accel_remote_connection_open (AccelDevice *device, const AccelRemoteConfig *con
   self->sock = -1;
   self->stop_pipe[0] = self->stop_pipe[1] = -1;
   self->pending = g_hash_table_new (NULL, NULL);
-  self->host_used = g_hash_table_new (NULL, NULL);
-  self->table = g_ptr_array_new ();
+  self->free_slots = (guint32) ((G_GUINT64_CONSTANT (1) << ACCEL_CHANNEL_N_SLOTS) - 1);
   g_mutex_init (&self->send_lock);
   g_mutex_init (&self->lock);
   g_cond_init (&self->cond);
-  g_queue_init (&self->regions);
   g_autoptr(AccelRemoteConnection) owned = self;
 
   /* Both parts whole pages: the host memory is then page-aligned, and the
@@ -738,19 +576,12 @@ _accel_remote_connection_open (AccelDevice *device, const AccelRemoteConfig *con
   self->channel = _accel_channel_new (RING_SIZE, ring_part + host_part, error);
   if (self->channel == NULL)
     return NULL;
-  self->arena = _accel_channel_get_arena (self->channel, &total);
+  self->shared = _accel_channel_get_arena (self->channel, &total);
   /* The channel caps its size: what is left after the ring is host memory. */
-  self->arena_size = MIN (ring_part, total);
-  self->host_memory = self->arena + self->arena_size;
-  self->host_memory_size = total - self->arena_size;
-  if (self->host_memory_size > 0)
-    {
-      HostBlock *all = g_new (HostBlock, 1);
-      all->start = 0;
-      all->size = self->host_memory_size;
-      self->host_free = g_list_append (NULL, all);
-    }
-  self->chunk_size = MAX (self->arena_size / 4, 4096) & ~(gsize) (ARENA_ALIGN - 1);
+  gsize arena_size = MIN (ring_part, total);
+  self->arena = _accel_remote_arena_new (self->shared, arena_size);
+  self->host_memory = _accel_remote_host_memory_new (self->shared + arena_size, total - arena_size);
+  self->chunk_size = _accel_remote_chunk_size (arena_size);
 
   int sv[2];
   if (socketpair (AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
@@ -859,7 +690,7 @@ _accel_remote_connection_free (AccelRemoteConnection *self, gpointer memory)
   gboolean dead = self->dead;
   g_mutex_unlock (&self->lock);
   if (!dead)
-    send_request (self, ACCEL_CHANNEL_FREE, 0, g_variant_new_uint64 (GPOINTER_TO_SIZE (memory)));
+    _accel_remote_connection_send (self, ACCEL_CHANNEL_FREE, 0, g_variant_new_uint64 (GPOINTER_TO_SIZE (memory)));
 }
 
 gboolean
@@ -877,294 +708,33 @@ _accel_remote_connection_query_memory (AccelRemoteConnection *self,
 void
 _accel_remote_connection_hang (AccelRemoteConnection *self)
 {
-  send_request (self, ACCEL_CHANNEL_HANG, 0, NULL);
+  _accel_remote_connection_send (self, ACCEL_CHANNEL_HANG, 0, NULL);
 }
 
-/* Host memory. Blocks are whole pages, so that what the host pins or maps
- * of one never shares a page with another. */
-
-#define HOST_BLOCK_ALIGN 4096
+/* Host memory: stays mapped as long as the connection lives, also after
+ * the host is gone. */
 
 gpointer
 _accel_remote_connection_alloc_host_memory (AccelRemoteConnection *self, gsize size, GError **error)
 {
-  guint64 len = ((guint64) MAX (size, 1) + HOST_BLOCK_ALIGN - 1) & ~(guint64) (HOST_BLOCK_ALIGN - 1);
-
-  g_mutex_lock (&self->lock);
-  for (GList *l = self->host_free; l; l = l->next)
-    {
-      HostBlock *b = l->data;
-      if (b->size < len)
-        continue;
-      guint64 start = b->start;
-      b->start += len;
-      b->size -= len;
-      if (b->size == 0)
-        {
-          g_free (b);
-          self->host_free = g_list_delete_link (self->host_free, l);
-        }
-      g_hash_table_insert (self->host_used, GSIZE_TO_POINTER ((gsize) start), GSIZE_TO_POINTER ((gsize) len));
-      g_mutex_unlock (&self->lock);
-      return self->host_memory + start;
-    }
-  g_mutex_unlock (&self->lock);
-  g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_OUT_OF_MEMORY,
-               "%s: no %" G_GSIZE_FORMAT " bytes of host memory left in the %" G_GSIZE_FORMAT
-               " bytes shared with its device host (property “host-memory-size”)",
-               self->device_name, size, self->host_memory_size);
-  return NULL;
+  gpointer memory = _accel_remote_host_memory_alloc (self->host_memory, size);
+  if (memory == NULL)
+    g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_OUT_OF_MEMORY,
+                 "%s: no %" G_GSIZE_FORMAT " bytes of host memory left in the %" G_GSIZE_FORMAT
+                 " bytes shared with its device host (property “host-memory-size”)",
+                 self->device_name, size, _accel_remote_host_memory_get_size (self->host_memory));
+  return memory;
 }
 
 void
 _accel_remote_connection_free_host_memory (AccelRemoteConnection *self, gpointer memory)
 {
-  guint8 *p = memory;
-  gsize len;
-
-  g_return_if_fail (p >= self->host_memory && p < self->host_memory + self->host_memory_size);
-  guint64 start = p - self->host_memory;
-
-  g_mutex_lock (&self->lock);
-  gpointer value;
-  if (!g_hash_table_steal_extended (self->host_used, GSIZE_TO_POINTER ((gsize) start), NULL, &value))
-    {
-      g_mutex_unlock (&self->lock);
-      g_critical ("%s: %p is not host memory of its device host", self->device_name, memory);
-      return;
-    }
-  len = GPOINTER_TO_SIZE (value);
-
-  /* Back into the sorted free list, merged with its neighbours. */
-  GList *after = self->host_free;
-  while (after && ((HostBlock *) after->data)->start < start)
-    after = after->next;
-  GList *before = after ? after->prev : g_list_last (self->host_free);
-  HostBlock *prev = before ? before->data : NULL;
-  HostBlock *next = after ? after->data : NULL;
-  if (prev && prev->start + prev->size == start)
-    {
-      prev->size += len;
-      if (next && prev->start + prev->size == next->start)
-        {
-          prev->size += next->size;
-          g_free (next);
-          self->host_free = g_list_delete_link (self->host_free, after);
-        }
-    }
-  else if (next && start + len == next->start)
-    {
-      next->start = start;
-      next->size += len;
-    }
-  else
-    {
-      HostBlock *b = g_new (HostBlock, 1);
-      b->start = start;
-      b->size = len;
-      self->host_free = g_list_insert_before (self->host_free, after, b);
-    }
-  g_mutex_unlock (&self->lock);
+  if (!_accel_remote_host_memory_release (self->host_memory, memory))
+    g_critical ("%s: %p is not host memory of its device host", self->device_name, memory);
 }
 
 gboolean
 _accel_remote_connection_owns_host_memory (AccelRemoteConnection *self, gconstpointer memory)
 {
-  const guint8 *p = memory;
-  return self->host_memory_size > 0 && p >= self->host_memory && p < self->host_memory + self->host_memory_size;
-}
-
-/* Work. */
-
-static void
-submit_work (AccelRemoteConnection *self, AccelWork *work, AccelChannelKind kind, GVariant *body)
-{
-  g_autoptr(GVariant) owned = g_variant_ref_sink (body);
-  g_autoptr(GError) error = NULL;
-  Pending *p = g_new0 (Pending, 1);
-  guint64 id;
-
-  p->type = PENDING_WORK;
-  p->work = work;
-  if (!register_pending (self, p, &id, &error))
-    {
-      g_free (p);
-      accel_device_complete_work (self->device, work, g_steal_pointer (&error));
-      return;
-    }
-  /* From here the work belongs to the table: it may already be complete. */
-  send_request (self, kind, id, g_steal_pointer (&owned));
-}
-
-/* The buffer table entry of a buffer never changes: it is made once, on
- * the device thread, and kept as the buffer's backend data. */
-static GVariant *
-buffer_entry (AccelBuffer *b)
-{
-  GVariant *entry = accel_buffer_get_backend_data (b);
-  if (entry)
-    return entry;
-
-  guint rank;
-  const AccelShape *shape = accel_buffer_get_shape (b);
-  const gint64 *dims = accel_shape_get_dims (shape, &rank);
-  const gint64 *strides = accel_shape_get_strides (shape, &rank);
-  entry = g_variant_ref_sink (g_variant_new ("(tttu@ax@ax)",
-                                             accel_buffer_get_handle (b),
-                                             (guint64) GPOINTER_TO_SIZE (accel_buffer_get_memory (b)),
-                                             (guint64) accel_buffer_get_offset (b),
-                                             (guint32) accel_buffer_get_dtype (b),
-                                             g_variant_new_fixed_array (G_VARIANT_TYPE_INT64, dims, rank,
-                                                                        sizeof (gint64)),
-                                             g_variant_new_fixed_array (G_VARIANT_TYPE_INT64, strides, rank,
-                                                                        sizeof (gint64))));
-  accel_buffer_set_backend_data (b, entry, (GDestroyNotify) g_variant_unref);
-  return entry;
-}
-
-static void
-add_buffer (AccelOp *op, GParamSpec *pspec, AccelBuffer *b, AccelAccess access, gpointer data)
-{
-  GPtrArray *entries = data;
-  GVariant *entry = buffer_entry (b);
-
-  /* A buffer named by two properties goes in once: same buffer, same entry. */
-  if (!g_ptr_array_find (entries, entry, NULL))
-    g_ptr_array_add (entries, entry);
-}
-
-/* On the device thread: the scratch array is reused from op to op. */
-static GVariant *
-buffer_table (AccelRemoteConnection *self, AccelOp *op)
-{
-  g_ptr_array_set_size (self->table, 0);
-  _accel_op_foreach_buffer (op, add_buffer, self->table);
-  return g_variant_new_array (G_VARIANT_TYPE ("(tttuaxax)"), (GVariant **) self->table->pdata,
-                              self->table->len);
-}
-
-static void
-execute_op (AccelRemoteConnection *self, AccelWork *work)
-{
-  AccelOp *op = accel_work_get_op (work);
-  g_autoptr(GVariant) serialized = accel_op_serialize (op);
-  GVariant *fields[2] = { serialized, buffer_table (self, op) };
-  GVariant *body = g_variant_new_tuple (fields, 2);
-  submit_work (self, work, ACCEL_CHANNEL_OP, body);
-}
-
-static void
-execute_transfer (AccelRemoteConnection *self, AccelWork *work)
-{
-  AccelWorkKind kind = accel_work_get_kind (work);
-  AccelBuffer *buffer = accel_work_get_buffer (work);
-  guint64 alloc = GPOINTER_TO_SIZE (accel_buffer_get_memory (buffer));
-  guint64 base = accel_buffer_get_offset (buffer);
-  gsize size = 0;
-  guint8 *host = accel_work_get_host_data (work, &size);
-  size = MIN (size, accel_buffer_get_size (buffer));
-
-  if (size == 0)
-    {
-      accel_device_complete_work (self->device, work, NULL);
-      return;
-    }
-
-  Transfer *xfer = g_new0 (Transfer, 1);
-  xfer->work = work;
-  xfer->kind = kind;
-  xfer->host = host;
-  xfer->remaining = 1;   /* held while chunks are being sent */
-
-  /* Host memory in the shared region: one request, moved in place. */
-  if (host >= self->host_memory && host < self->host_memory + self->host_memory_size
-      && size <= (gsize) (self->host_memory + self->host_memory_size - host))
-    {
-      GError *error = NULL;
-      Pending *p = g_new0 (Pending, 1);
-      guint64 id;
-      p->type = PENDING_CHUNK;
-      p->xfer = xfer;
-      p->length = size;
-      if (!register_pending (self, p, &id, &error))
-        {
-          g_free (p);
-          transfer_release (self, xfer, error);
-          return;
-        }
-      send_request (self, kind == ACCEL_WORK_WRITE ? ACCEL_CHANNEL_WRITE : ACCEL_CHANNEL_READ, id,
-                    g_variant_new ("(tttt)", alloc, base, (guint64) size, (guint64) (host - self->arena)));
-      transfer_release (self, xfer, NULL);
-      return;
-    }
-
-  for (gsize off = 0; off < size;)
-    {
-      gsize len = MIN (self->chunk_size, size - off);
-      GError *error = NULL;
-      Region *region = arena_alloc (self, len, &error);
-      if (region == NULL)
-        {
-          transfer_release (self, xfer, error);
-          xfer = NULL;
-          break;
-        }
-      if (kind == ACCEL_WORK_WRITE)
-        memcpy (region_data (self, region), host + off, len);
-
-      Pending *p = g_new0 (Pending, 1);
-      guint64 id;
-      /* Read before the entry is in the table: from there the connection's
-       * death may complete it (and free the region) on another thread. */
-      guint64 arena_offset = region->start % self->arena_size;
-      p->type = PENDING_CHUNK;
-      p->xfer = xfer;
-      p->region = region;
-      p->host_offset = off;
-      p->length = len;
-      if (!register_pending (self, p, &id, &error))
-        {
-          g_free (p);
-          arena_release (self, region);
-          transfer_release (self, xfer, error);
-          xfer = NULL;
-          break;
-        }
-      send_request (self, kind == ACCEL_WORK_WRITE ? ACCEL_CHANNEL_WRITE : ACCEL_CHANNEL_READ, id,
-                    g_variant_new ("(tttt)", alloc, base + off, (guint64) len, arena_offset));
-      off += len;
-    }
-  /* Each early exit above gave the sender's hold back already. */
-  if (xfer)
-    transfer_release (self, xfer, NULL);
-}
-
-void
-_accel_remote_connection_execute (AccelRemoteConnection *self, AccelWork *work)
-{
-  switch (accel_work_get_kind (work))
-    {
-    case ACCEL_WORK_OP:
-      execute_op (self, work);
-      break;
-    case ACCEL_WORK_WRITE:
-    case ACCEL_WORK_READ:
-      execute_transfer (self, work);
-      break;
-    case ACCEL_WORK_ZERO:
-      {
-        AccelBuffer *buffer = accel_work_get_buffer (work);
-        submit_work (self, work, ACCEL_CHANNEL_ZERO,
-                     g_variant_new ("(ttt)", (guint64) GPOINTER_TO_SIZE (accel_buffer_get_memory (buffer)),
-                                    (guint64) accel_buffer_get_offset (buffer),
-                                    (guint64) accel_buffer_get_size (buffer)));
-      }
-      break;
-    default:
-      accel_device_complete_work (self->device, work,
-                                  g_error_new (ACCEL_ERROR, ACCEL_ERROR_NOT_SUPPORTED,
-                                               "%s: unknown kind of work %d",
-                                               accel_device_get_name (self->device),
-                                               accel_work_get_kind (work)));
-    }
+  return _accel_remote_host_memory_owns (self->host_memory, memory);
 }

@@ -2,8 +2,9 @@
  *
  * The application-side AccelRemoteDevice is the stable actor: it validates
  * ops (the core does), serialises each one with its buffer table onto a
- * shared-memory channel, and completes the caller's work when the child
- * answers. Its context is an `accel-device-host` process serving the hosted
+ * shared-memory channel, from the submitting thread when the device's own
+ * thread is idle (accel-device-submit.c), and completes the caller's work
+ * when the child answers. It chooses no kernel: the host does. Its context is an `accel-device-host` process serving the hosted
  * device (`cpu:0`, `cuda:0`, …) with the normal registry and plugins.
  * Buffer memory is a host-side allocation id standing in for a pointer.
  *
@@ -30,6 +31,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "accel-config.h"
+#include "accel-device-private.h"
 #include "accel-remote-private.h"
 
 #define DEFAULT_DEADLINE_MS 30000
@@ -223,6 +225,14 @@ accel_remote_device_execute (AccelDevice *device, AccelWork *work)
       return;
     }
   _accel_remote_connection_execute (conn, work);
+}
+
+/* The straight path: from the submitting thread into the host's channel. */
+static gboolean
+accel_remote_device_hand_over (AccelDevice *device, AccelWork *work)
+{
+  g_autoptr(AccelRemoteConnection) conn = ref_connection (ACCEL_REMOTE_DEVICE (device));
+  return conn != NULL && _accel_remote_connection_hand_over (conn, work);
 }
 
 static void
@@ -462,6 +472,7 @@ accel_remote_device_init (AccelRemoteDevice *self)
   g_mutex_init (&priv->lock);
   priv->deadline_ms = DEFAULT_DEADLINE_MS;
   priv->host_memory = g_hash_table_new_full (NULL, NULL, NULL, (GDestroyNotify) _accel_remote_connection_unref);
+  _accel_device_set_hand_over (ACCEL_DEVICE (self), accel_remote_device_hand_over);
 }
 
 /**

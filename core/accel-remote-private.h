@@ -2,8 +2,9 @@
  * `accel-device-host` process (one generation of the device). Not installed.
  *
  * Threads: _accel_remote_connection_open(), _close() and _execute() run on
- * the device thread; _alloc(), _free(), _query_memory() and _hang() on any
- * thread. A reader thread completes work as answers arrive; a watcher
+ * the device thread; _hand_over() on a submitting thread; _alloc(),
+ * _free(), _query_memory() and _hang() on any thread. A reader thread
+ * completes work as answers arrive; a watcher
  * thread notices the host's death, which is reported to the device (held
  * by a weak reference) even when no work was in flight, so that it starts
  * a new host at once rather than when the next work fails. Every
@@ -21,6 +22,33 @@
 G_BEGIN_DECLS
 
 typedef struct _AccelRemoteConnection AccelRemoteConnection;
+
+/* accel-remote-arena.c: the transfer arena (a ring of regions) and the
+ * host memory handed to the application, inside the shared memory. */
+typedef struct _AccelRemoteArena AccelRemoteArena;
+typedef struct _AccelRemoteHostMemory AccelRemoteHostMemory;
+
+typedef struct {
+  guint64 start;             /* in the ring's unwrapped byte count */
+  guint64 end;
+  gsize offset;              /* in the arena */
+  guint8 *data;
+  gboolean done;
+} AccelRemoteRegion;
+
+AccelRemoteArena *_accel_remote_arena_new (guint8 *base, gsize size);
+void _accel_remote_arena_free (AccelRemoteArena *self);
+gsize _accel_remote_arena_get_size (AccelRemoteArena *self);
+AccelRemoteRegion *_accel_remote_arena_alloc (AccelRemoteArena *self, gsize length, GError **error);
+void _accel_remote_arena_release (AccelRemoteArena *self, AccelRemoteRegion *region);
+void _accel_remote_arena_close (AccelRemoteArena *self, const GError *reason);
+
+AccelRemoteHostMemory *_accel_remote_host_memory_new (guint8 *base, gsize size);
+void _accel_remote_host_memory_free (AccelRemoteHostMemory *self);
+gsize _accel_remote_host_memory_get_size (AccelRemoteHostMemory *self);
+gpointer _accel_remote_host_memory_alloc (AccelRemoteHostMemory *self, gsize size);
+gboolean _accel_remote_host_memory_release (AccelRemoteHostMemory *self, gpointer memory);
+gboolean _accel_remote_host_memory_owns (AccelRemoteHostMemory *self, gconstpointer memory);
 
 typedef struct {
   const char *host_path;
@@ -55,6 +83,7 @@ gboolean _accel_remote_connection_query_memory (AccelRemoteConnection *self,
                                                 guint64 *free_bytes,
                                                 GError **error);
 void _accel_remote_connection_execute (AccelRemoteConnection *self, AccelWork *work);
+gboolean _accel_remote_connection_hand_over (AccelRemoteConnection *self, AccelWork *work);
 void _accel_remote_connection_hang (AccelRemoteConnection *self);
 
 /* Host memory inside the shared memory (any thread). It stays mapped as

@@ -3,6 +3,7 @@
 
 #include "accel-types.h"
 #include "accel-registry.h"
+#include "accel-model.h"
 
 G_BEGIN_DECLS
 
@@ -37,6 +38,23 @@ AccelActor *accel_system_spawn_with_properties (AccelSystem *self,
                                                 const char **names,
                                                 const GValue *values,
                                                 GError **error);
+ACCEL_API
+AccelActor *accel_system_get_root_actor (AccelSystem *self);
+ACCEL_API
+gboolean accel_system_add_device (AccelSystem *self, AccelDevice *device, GError **error);
+ACCEL_API
+AccelModel *accel_system_new_model (AccelSystem *self,
+                                    const char *type_name,
+                                    GError **error,
+                                    const char *first_property_name,
+                                    ...);
+ACCEL_API
+AccelModel *accel_system_new_model_with_properties (AccelSystem *self,
+                                                    const char *type_name,
+                                                    guint n_properties,
+                                                    const char **names,
+                                                    const GValue *values,
+                                                    GError **error);
 ACCEL_API
 void accel_system_shutdown (AccelSystem *self);
 ACCEL_API

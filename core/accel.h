@@ -24,6 +24,8 @@
 #include "accel-graph.h"
 #include "accel-device.h"
 #include "accel-remote-device.h"
+#include "accel-tensor-spec.h"
+#include "accel-model.h"
 #include "accel-system.h"
 #include "accel-dlpack.h"
 #include "accel-rendezvous-store.h"

@@ -21,9 +21,8 @@
  *   and writes as many bytes: the bound of a kernel that reads x once and
  *   writes y once.
  *
- * Each side runs a burst back to back after a warm-up (Accel through
- * submit_async with the burst in flight, the raw side timed with CUDA
- * events on its own stream) and the median of REPS bursts counts.
+ * The timing is accel-bench-libs-common.c's (accel-bench-libs.h); the
+ * libs-cutlass group is in accel-bench-libs-cutlass.c.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -34,203 +33,14 @@
 #include <cufft.h>
 #include <cusolverDn.h>
 #include <cusparse.h>
-#include "accel-cuda.h"
-#include "accel-bench.h"
-
-#define REPS 5
+#include "accel-bench-libs.h"
 
 cudaError_t accel_bench_raw_sort_f32 (float *keys, float *keys_alt, long long n, void *temp, size_t *temp_bytes,
                                       cudaStream_t stream);
 cudaError_t accel_bench_raw_scan_f32 (const float *in, float *out, long long n, void *temp, size_t *temp_bytes,
                                       cudaStream_t stream);
 
-typedef struct {
-  AccelBench *bench;
-  AccelDevice *device;
-  cudaStream_t stream;
-  cudaEvent_t e0, e1;
-} Raw;
-
-static gboolean
-cuda_ok (cudaError_t status, const char *what, GError **error)
-{
-  return accel_cuda_check (status, what, error);
-}
-
-static gboolean
-lib_ok (int status, const char *library, const char *what, GError **error)
-{
-  return accel_cuda_check_library (status, library, NULL, FALSE, what, error);
-}
-
-static gboolean
-raw_open (AccelBench *bench, Raw *raw, GError **error)
-{
-  const char *name = accel_device_get_name (accel_bench_get_device (bench));
-  memset (raw, 0, sizeof *raw);
-  raw->bench = bench;
-  raw->device = accel_bench_get_device (bench);
-  if (!accel_cuda_is_cuda_device (raw->device) || !g_str_has_prefix (name, "cuda:"))
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NO_DEVICE,
-                   "the libs groups need a CUDA device (--device cuda:0), not “%s”", name);
-      return FALSE;
-    }
-  return cuda_ok (cudaSetDevice (atoi (name + 5)), "cudaSetDevice", error)
-         && cuda_ok (cudaStreamCreateWithFlags (&raw->stream, cudaStreamNonBlocking), "cudaStreamCreate", error)
-         && cuda_ok (cudaEventCreate (&raw->e0), "cudaEventCreate", error)
-         && cuda_ok (cudaEventCreate (&raw->e1), "cudaEventCreate", error);
-}
-
-static void
-raw_close (Raw *raw)
-{
-  if (raw->e0)
-    cudaEventDestroy (raw->e0);
-  if (raw->e1)
-    cudaEventDestroy (raw->e1);
-  if (raw->stream)
-    cudaStreamDestroy (raw->stream);
-}
-
-/* A buffer of @dtype filled with uniform values in [lo, hi). */
-static AccelBuffer *
-random_buffer (AccelDevice *device, AccelDType dtype, const gint64 *dims, guint rank, double lo, double hi,
-               guint64 seed, GError **error)
-{
-  g_autoptr(AccelShape) shape = accel_shape_new (dims, rank);
-  AccelBuffer *b = accel_device_alloc (device, dtype, shape, error);
-  if (b == NULL)
-    return NULL;
-  g_autoptr(AccelOp) fill = accel_rng_fill_new (b, ACCEL_RNG_UNIFORM, seed);
-  g_object_set (fill, "low", lo, "high", hi, NULL);
-  if (!accel_device_submit (device, fill, NULL, error))
-    g_clear_object (&b);
-  return b;
-}
-
-/* A raw device copy of @buffer's bytes. */
-static void *
-raw_copy (AccelBuffer *buffer, GError **error)
-{
-  g_autoptr(GBytes) bytes = accel_buffer_download (buffer, error);
-  void *p = NULL;
-  if (bytes == NULL)
-    return NULL;
-  if (!cuda_ok (cudaMalloc (&p, MAX (g_bytes_get_size (bytes), 1)), "cudaMalloc", error)
-      || !cuda_ok (cudaMemcpy (p, g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes), cudaMemcpyHostToDevice),
-                   "cudaMemcpy", error))
-    {
-      cudaFree (p);
-      return NULL;
-    }
-  return p;
-}
-
-typedef struct {
-  guint completed, submitted, total;
-  AccelDevice *device;
-  AccelOp *op;
-  GError *error;
-} Flight;
-
-static void
-flight_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-  Flight *f = data;
-  GError *error = NULL;
-  if (!accel_device_submit_finish (ACCEL_DEVICE (source), result, &error) && f->error == NULL)
-    f->error = error;
-  else
-    g_clear_error (&error);
-  f->completed++;
-}
-
-/* Seconds per op of a burst of @n submissions of @op, all in flight. */
-static double
-accel_burst (AccelDevice *device, AccelOp *op, guint n, GError **error)
-{
-  g_autoptr(GMainContext) context = g_main_context_new ();
-  Flight f = { 0, 0, n, device, op, NULL };
-  g_main_context_push_thread_default (context);
-  double t0 = accel_bench_now ();
-  for (guint i = 0; i < n; i++)
-    accel_device_submit_async (device, op, NULL, flight_done, &f);
-  while (f.completed < n)
-    g_main_context_iteration (context, TRUE);
-  double t = (accel_bench_now () - t0) / n;
-  g_main_context_pop_thread_default (context);
-  if (f.error)
-    {
-      g_propagate_error (error, f.error);
-      return -1;
-    }
-  return t;
-}
-
-typedef gboolean (*RawCall) (Raw *raw, gpointer data, GError **error);
-
-/* Seconds per call of a burst of @n raw calls, by CUDA events. */
-static double
-raw_burst (Raw *raw, RawCall call, gpointer data, guint n, GError **error)
-{
-  float ms = 0;
-  cudaEventRecord (raw->e0, raw->stream);
-  for (guint i = 0; i < n; i++)
-    if (!call (raw, data, error))
-      return -1;
-  cudaEventRecord (raw->e1, raw->stream);
-  if (!cuda_ok (cudaEventSynchronize (raw->e1), "cudaEventSynchronize", error))
-    return -1;
-  cudaEventElapsedTime (&ms, raw->e0, raw->e1);
-  return ms * 1e-3 / n;
-}
-
-/* Median seconds per run of each side over REPS bursts after a warm-up;
- * @call NULL measures the Accel side alone. */
-static gboolean
-compare (Raw *raw, const char *label, AccelOp *op, RawCall call, gpointer data, guint burst,
-         double work, const char *unit, GError **error)
-{
-  double ta[REPS], tr[REPS];
-  for (int r = -1; r < REPS; r++)
-    {
-      accel_bench_progress (raw->bench, "%s: %d/%d", label, r + 1, REPS);
-      double a = accel_burst (raw->device, op, burst, error);
-      double b = call ? raw_burst (raw, call, data, burst, error) : 0;
-      if (a < 0 || b < 0)
-        return FALSE;
-      if (r >= 0)
-        ta[r] = a, tr[r] = b;
-    }
-  double ma = accel_bench_quantile (ta, REPS, 0.5), mr = call ? accel_bench_quantile (tr, REPS, 0.5) : NAN;
-  if (work > 0)
-    accel_bench_report (raw->bench, label, unit, work / ma, work / mr);
-  else
-    accel_bench_report (raw->bench, label, "ms", ma * 1e3, mr * 1e3);
-  return TRUE;
-}
-
 /* libs-matmul */
-
-typedef struct {
-  cublasLtHandle_t handle;
-  cublasLtMatmulDesc_t desc;
-  cublasLtMatrixLayout_t la, lb, lc;
-  cublasLtMatmulAlgo_t algo;
-  void *a, *b, *c, *bias, *work;
-  gsize work_size;
-  float alpha, beta;
-} LtCall;
-
-static gboolean
-lt_call (Raw *raw, gpointer data, GError **error)
-{
-  LtCall *l = data;
-  return lib_ok (cublasLtMatmul (l->handle, l->desc, &l->alpha, l->b, l->la, l->a, l->lb, &l->beta, l->c, l->lc,
-                                 l->c, l->lc, &l->algo, l->work, l->work_size, raw->stream),
-                 "cuBLASLt", "cublasLtMatmul", error);
-}
 
 /* c [n, n] = gelu (a [n, n] bᵀ + bias) with b stored [n, n] (transb). */
 static gboolean
@@ -238,11 +48,11 @@ bench_matmul_kind (Raw *raw, cublasLtHandle_t handle, AccelDType in, AccelDType 
                    cudaDataType cout, gint64 n, GError **error)
 {
   gint64 d2[2] = { n, n }, d1[1] = { n };
-  g_autoptr(AccelBuffer) a = random_buffer (raw->device, in == ACCEL_DTYPE_FP8_E4M3 ? ACCEL_DTYPE_BF16 : in,
+  g_autoptr(AccelBuffer) a = libs_random_buffer (raw->device, in == ACCEL_DTYPE_FP8_E4M3 ? ACCEL_DTYPE_BF16 : in,
                                              d2, 2, -1, 1, 1, error);
-  g_autoptr(AccelBuffer) b = a ? random_buffer (raw->device, in == ACCEL_DTYPE_FP8_E4M3 ? ACCEL_DTYPE_BF16 : in,
+  g_autoptr(AccelBuffer) b = a ? libs_random_buffer (raw->device, in == ACCEL_DTYPE_FP8_E4M3 ? ACCEL_DTYPE_BF16 : in,
                                                 d2, 2, -1, 1, 2, error) : NULL;
-  g_autoptr(AccelBuffer) bias = b ? random_buffer (raw->device, ACCEL_DTYPE_BF16, d1, 1, -1, 1, 3, error) : NULL;
+  g_autoptr(AccelBuffer) bias = b ? libs_random_buffer (raw->device, ACCEL_DTYPE_BF16, d1, 1, -1, 1, 3, error) : NULL;
   g_autoptr(AccelShape) s2 = accel_shape_new_2d (n, n);
   g_autoptr(AccelBuffer) c = bias ? accel_device_alloc (raw->device, out, s2, error) : NULL;
   g_autoptr(AccelBuffer) a8 = NULL, b8 = NULL;
@@ -263,42 +73,17 @@ bench_matmul_kind (Raw *raw, cublasLtHandle_t handle, AccelDType in, AccelDType 
   g_autoptr(AccelOp) op = accel_matmul_new (a, b, c, ACCEL_MATMUL_EPILOGUE_BIAS_GELU);
   g_object_set (op, "bias", bias, "transb", TRUE, NULL);
 
-  LtCall l = { handle, NULL, NULL, NULL, NULL, { { 0 } }, NULL, NULL, NULL, NULL, NULL, 32 << 20, 1.0f, 0.0f };
-  cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
-  cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_GELU_BIAS;
-  cudaDataType bias_type = CUDA_R_16BF;
-  cublasLtMatmulPreference_t pref = NULL;
-  cublasLtMatmulHeuristicResult_t result;
-  int returned = 0;
-  gboolean ok = (l.a = raw_copy (a, error)) && (l.b = raw_copy (b, error)) && (l.bias = raw_copy (bias, error))
-    && cuda_ok (cudaMalloc (&l.c, accel_buffer_get_size (c)), "cudaMalloc", error)
-    && cuda_ok (cudaMalloc (&l.work, l.work_size), "cudaMalloc", error)
-    && lib_ok (cublasLtMatmulDescCreate (&l.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cuBLASLt", "desc", error)
-    && lib_ok (cublasLtMatmulDescSetAttribute (l.desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta), "cuBLASLt", "attr", error)
-    && lib_ok (cublasLtMatmulDescSetAttribute (l.desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb), "cuBLASLt", "attr", error)
-    && lib_ok (cublasLtMatmulDescSetAttribute (l.desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi), "cuBLASLt", "attr", error)
-    && lib_ok (cublasLtMatmulDescSetAttribute (l.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &l.bias, sizeof l.bias), "cuBLASLt", "attr", error)
-    && lib_ok (cublasLtMatmulDescSetAttribute (l.desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type), "cuBLASLt", "attr", error)
-    && lib_ok (cublasLtMatrixLayoutCreate (&l.la, cin, n, n, n), "cuBLASLt", "layout", error)
-    && lib_ok (cublasLtMatrixLayoutCreate (&l.lb, cin, n, n, n), "cuBLASLt", "layout", error)
-    && lib_ok (cublasLtMatrixLayoutCreate (&l.lc, cout, n, n, n), "cuBLASLt", "layout", error)
-    && lib_ok (cublasLtMatmulPreferenceCreate (&pref), "cuBLASLt", "preference", error)
-    && lib_ok (cublasLtMatmulPreferenceSetAttribute (pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &l.work_size,
-                                                     sizeof l.work_size), "cuBLASLt", "preference", error)
-    && lib_ok (cublasLtMatmulAlgoGetHeuristic (handle, l.desc, l.la, l.lb, l.lc, l.lc, pref, 1, &result, &returned),
-               "cuBLASLt", "heuristic", error);
-  if (ok && returned < 1)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NOT_SUPPORTED, "cuBLASLt: no algorithm for the raw baseline");
-      ok = FALSE;
-    }
+  LtCall l = { 0 };
+  gboolean ok = (l.a = libs_raw_copy (a, error)) && (l.b = libs_raw_copy (b, error))
+    && (l.bias = libs_raw_copy (bias, error))
+    && libs_cuda_ok (cudaMalloc (&l.c, accel_buffer_get_size (c)), "cudaMalloc", error)
+    && libs_lt_prepare (&l, handle, CUBLASLT_EPILOGUE_GELU_BIAS, cin, cout, n, n, n, error);
   if (ok)
     {
       double flops = 2.0 * n * n * n;
-      l.algo = result.algo;
       g_autofree char *label = g_strdup_printf ("libs-matmul.bias-gelu.%s.%" G_GINT64_FORMAT,
                                                 accel_dtype_get_name (in), n);
-      ok = compare (raw, label, op, lt_call, &l, 10, flops * 1e-12, "TFLOP/s", error);
+      ok = libs_compare (raw, label, op, libs_lt_call, &l, 10, flops * 1e-12, "TFLOP/s", error);
     }
   if (ok && in == ACCEL_DTYPE_BF16)
     {
@@ -310,24 +95,10 @@ bench_matmul_kind (Raw *raw, cublasLtHandle_t handle, AccelDType in, AccelDType 
       g_autofree char *l1 = g_strdup_printf ("libs-matmul.gemm-alone.bf16.%" G_GINT64_FORMAT, n);
       g_autofree char *l2 = g_strdup_printf ("libs-matmul.none.bf16.%" G_GINT64_FORMAT, n);
       double flops = 2.0 * n * n * n;
-      ok = compare (raw, l1, gemm, NULL, NULL, 10, flops * 1e-12, "TFLOP/s", error)
-           && compare (raw, l2, plain, NULL, NULL, 10, flops * 1e-12, "TFLOP/s", error);
+      ok = libs_compare (raw, l1, gemm, NULL, NULL, 10, flops * 1e-12, "TFLOP/s", error)
+           && libs_compare (raw, l2, plain, NULL, NULL, 10, flops * 1e-12, "TFLOP/s", error);
     }
-  if (pref)
-    cublasLtMatmulPreferenceDestroy (pref);
-  if (l.la)
-    cublasLtMatrixLayoutDestroy (l.la);
-  if (l.lb)
-    cublasLtMatrixLayoutDestroy (l.lb);
-  if (l.lc)
-    cublasLtMatrixLayoutDestroy (l.lc);
-  if (l.desc)
-    cublasLtMatmulDescDestroy (l.desc);
-  cudaFree (l.a);
-  cudaFree (l.b);
-  cudaFree (l.c);
-  cudaFree (l.bias);
-  cudaFree (l.work);
+  libs_lt_release (&l);
   return ok;
 }
 
@@ -337,14 +108,14 @@ run_matmul (AccelBench *bench, GError **error)
   Raw raw;
   cublasLtHandle_t handle = NULL;
   gint64 n = accel_bench_is_quick (bench) ? 4096 : 8192;
-  gboolean ok = raw_open (bench, &raw, error)
-    && lib_ok (cublasLtCreate (&handle), "cuBLASLt", "cublasLtCreate", error)
+  gboolean ok = libs_raw_open (bench, &raw, error)
+    && libs_lib_ok (cublasLtCreate (&handle), "cuBLASLt", "cublasLtCreate", error)
     && bench_matmul_kind (&raw, handle, ACCEL_DTYPE_BF16, ACCEL_DTYPE_BF16, CUDA_R_16BF, CUDA_R_16BF, n, error)
     && bench_matmul_kind (&raw, handle, ACCEL_DTYPE_FP8_E4M3, ACCEL_DTYPE_BF16, CUDA_R_8F_E4M3, CUDA_R_16BF, n,
                           error);
   if (handle)
     cublasLtDestroy (handle);
-  raw_close (&raw);
+  libs_raw_close (&raw);
   return ok;
 }
 
@@ -361,7 +132,7 @@ fft_call (Raw *raw, gpointer data, GError **error)
 {
   FftCall *f = data;
   cufftResult r = f->r2c ? cufftExecR2C (f->plan, f->in, f->out) : cufftExecC2C (f->plan, f->in, f->out, CUFFT_FORWARD);
-  return lib_ok (r, "cuFFT", "cufftExec", error);
+  return libs_lib_ok (r, "cuFFT", "cufftExec", error);
 }
 
 static gboolean
@@ -372,7 +143,7 @@ bench_fft (Raw *raw, gboolean r2c, const gint64 *dims_in, const gint64 *dims_out
   gint64 dims_real[ACCEL_SHAPE_MAX_RANK];
   for (guint i = 0; i < rank; i++)
     dims_real[i] = dims_in[i] * (!r2c && i == rank - 1 ? 2 : 1);
-  g_autoptr(AccelBuffer) real = random_buffer (raw->device, ACCEL_DTYPE_F32, dims_real, rank, -1, 1, 5, error);
+  g_autoptr(AccelBuffer) real = libs_random_buffer (raw->device, ACCEL_DTYPE_F32, dims_real, rank, -1, 1, 5, error);
   g_autoptr(AccelShape) sin = accel_shape_new (dims_in, rank);
   g_autoptr(AccelShape) sout = accel_shape_new (dims_out, rank);
   g_autoptr(AccelBuffer) out = real ? accel_device_alloc (raw->device, ACCEL_DTYPE_C64, sout, error) : NULL;
@@ -397,17 +168,17 @@ bench_fft (Raw *raw, gboolean r2c, const gint64 *dims_in, const gint64 *dims_out
   for (guint i = 0; i < axes; i++)
     n[i] = (r2c ? dims_in : dims_out)[rank - axes + i];
   size_t work = 0;
-  gboolean ok = (f.in = raw_copy (src, error)) && (f.out = raw_copy (out, error))
-    && lib_ok (cufftCreate (&f.plan), "cuFFT", "cufftCreate", error)
-    && lib_ok (cufftMakePlanMany64 (f.plan, axes, n, NULL, 1, 0, NULL, 1, 0, r2c ? CUFFT_R2C : CUFFT_C2C, batch,
+  gboolean ok = (f.in = libs_raw_copy (src, error)) && (f.out = libs_raw_copy (out, error))
+    && libs_lib_ok (cufftCreate (&f.plan), "cuFFT", "cufftCreate", error)
+    && libs_lib_ok (cufftMakePlanMany64 (f.plan, axes, n, NULL, 1, 0, NULL, 1, 0, r2c ? CUFFT_R2C : CUFFT_C2C, batch,
                                     &work), "cuFFT", "cufftMakePlanMany64", error)
-    && lib_ok (cufftSetStream (f.plan, raw->stream), "cuFFT", "cufftSetStream", error);
+    && libs_lib_ok (cufftSetStream (f.plan, raw->stream), "cuFFT", "cufftSetStream", error);
   if (ok)
     {
       double points = (double) accel_buffer_get_n_elements (src);
       g_autofree char *label = g_strdup_printf ("libs-fft.%s.%" G_GINT64_FORMAT "x%u", r2c ? "r2c" : "c2c",
                                                 (gint64) n[axes - 1], axes);
-      ok = compare (raw, label, op, fft_call, &f, 20, points * 1e-9, "Gpoint/s", error);
+      ok = libs_compare (raw, label, op, fft_call, &f, 20, points * 1e-9, "Gpoint/s", error);
     }
   if (f.plan)
     cufftDestroy (f.plan);
@@ -422,10 +193,10 @@ run_fft (AccelBench *bench, GError **error)
   Raw raw;
   const gint64 c1[2] = { 64, 1 << 20 };
   const gint64 r2[2] = { 4096, 4096 }, r2o[2] = { 4096, 2049 };
-  gboolean ok = raw_open (bench, &raw, error)
+  gboolean ok = libs_raw_open (bench, &raw, error)
     && bench_fft (&raw, FALSE, c1, c1, 2, 1, error)
     && bench_fft (&raw, TRUE, r2, r2o, 2, 2, error);
-  raw_close (&raw);
+  libs_raw_close (&raw);
   return ok;
 }
 
@@ -446,7 +217,7 @@ solver_call (Raw *raw, gpointer data, GError **error)
   SolverCall *s = data;
   cusolverStatus_t st;
   /* Each call factors a fresh copy, as the op does. */
-  if (!cuda_ok (cudaMemcpyAsync (s->scratch, s->a, s->size, cudaMemcpyDeviceToDevice, raw->stream), "copy", error))
+  if (!libs_cuda_ok (cudaMemcpyAsync (s->scratch, s->a, s->size, cudaMemcpyDeviceToDevice, raw->stream), "copy", error))
     return FALSE;
   if (s->which == 0)
     st = cusolverDnDpotrf (s->handle, CUBLAS_FILL_MODE_UPPER, s->n, s->scratch, s->n, s->work, s->lwork, s->info);
@@ -455,7 +226,7 @@ solver_call (Raw *raw, gpointer data, GError **error)
   else
     st = cusolverDnSsyevd (s->handle, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, s->n, s->scratch, s->n,
                            s->w, s->work, s->lwork, s->info);
-  return lib_ok (st, "cuSOLVER", "factorisation", error);
+  return libs_lib_ok (st, "cuSOLVER", "factorisation", error);
 }
 
 static gboolean
@@ -464,7 +235,7 @@ bench_solver (Raw *raw, cusolverDnHandle_t handle, int which, gint64 n, GError *
   AccelDType dt = which == 0 ? ACCEL_DTYPE_F64 : ACCEL_DTYPE_F32;
   /* a = m mᵀ with m [n, 2n]: symmetric and well conditioned, so all three run. */
   gint64 dm[2] = { n, 2 * n };
-  g_autoptr(AccelBuffer) m = random_buffer (raw->device, dt, dm, 2, -1, 1, 7, error);
+  g_autoptr(AccelBuffer) m = libs_random_buffer (raw->device, dt, dm, 2, -1, 1, 7, error);
   g_autoptr(AccelShape) s2 = accel_shape_new_2d (n, n);
   g_autoptr(AccelShape) s1 = accel_shape_new_1d (n);
   g_autoptr(AccelBuffer) a = m ? accel_device_alloc (raw->device, dt, s2, error) : NULL;
@@ -481,25 +252,25 @@ bench_solver (Raw *raw, cusolverDnHandle_t handle, int which, gint64 n, GError *
                           : which == 1 ? accel_lu_new (a, out, vec) : accel_eigh_new (a, vec, out);
 
   SolverCall s = { handle, which, (int) n, 0, NULL, NULL, NULL, NULL, NULL, NULL, accel_buffer_get_size (a) };
-  gboolean ok = (s.a = raw_copy (a, error)) && cuda_ok (cudaMalloc (&s.scratch, s.size), "cudaMalloc", error)
-    && cuda_ok (cudaMalloc ((void **) &s.info, sizeof (int)), "cudaMalloc", error)
-    && cuda_ok (cudaMalloc ((void **) &s.ipiv, n * sizeof (int)), "cudaMalloc", error)
-    && cuda_ok (cudaMalloc (&s.w, n * sizeof (double)), "cudaMalloc", error);
+  gboolean ok = (s.a = libs_raw_copy (a, error)) && libs_cuda_ok (cudaMalloc (&s.scratch, s.size), "cudaMalloc", error)
+    && libs_cuda_ok (cudaMalloc ((void **) &s.info, sizeof (int)), "cudaMalloc", error)
+    && libs_cuda_ok (cudaMalloc ((void **) &s.ipiv, n * sizeof (int)), "cudaMalloc", error)
+    && libs_cuda_ok (cudaMalloc (&s.w, n * sizeof (double)), "cudaMalloc", error);
   if (ok)
     {
       cusolverStatus_t st = which == 0 ? cusolverDnDpotrf_bufferSize (handle, CUBLAS_FILL_MODE_UPPER, s.n, s.a, s.n, &s.lwork)
         : which == 1 ? cusolverDnSgetrf_bufferSize (handle, s.n, s.n, s.a, s.n, &s.lwork)
         : cusolverDnSsyevd_bufferSize (handle, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, s.n, s.a, s.n,
                                        s.w, &s.lwork);
-      ok = lib_ok (st, "cuSOLVER", "bufferSize", error)
-           && cuda_ok (cudaMalloc (&s.work, (gsize) MAX (s.lwork, 1) * accel_dtype_get_size (dt)), "cudaMalloc",
+      ok = libs_lib_ok (st, "cuSOLVER", "bufferSize", error)
+           && libs_cuda_ok (cudaMalloc (&s.work, (gsize) MAX (s.lwork, 1) * accel_dtype_get_size (dt)), "cudaMalloc",
                        error);
     }
   if (ok)
     {
       const char *names[] = { "cholesky.f64", "lu.f32", "eigh.f32" };
       g_autofree char *label = g_strdup_printf ("libs-cusolver.%s.%" G_GINT64_FORMAT, names[which], n);
-      ok = compare (raw, label, op, solver_call, &s, which == 2 ? 2 : 5, 0, NULL, error);
+      ok = libs_compare (raw, label, op, solver_call, &s, which == 2 ? 2 : 5, 0, NULL, error);
     }
   cudaFree (s.a);
   cudaFree (s.scratch);
@@ -516,15 +287,15 @@ run_cusolver (AccelBench *bench, GError **error)
   Raw raw;
   cusolverDnHandle_t handle = NULL;
   gint64 n = accel_bench_is_quick (bench) ? 2048 : 8192;
-  gboolean ok = raw_open (bench, &raw, error)
-    && lib_ok (cusolverDnCreate (&handle), "cuSOLVER", "cusolverDnCreate", error)
-    && lib_ok (cusolverDnSetStream (handle, raw.stream), "cuSOLVER", "cusolverDnSetStream", error)
+  gboolean ok = libs_raw_open (bench, &raw, error)
+    && libs_lib_ok (cusolverDnCreate (&handle), "cuSOLVER", "cusolverDnCreate", error)
+    && libs_lib_ok (cusolverDnSetStream (handle, raw.stream), "cuSOLVER", "cusolverDnSetStream", error)
     && bench_solver (&raw, handle, 0, n, error)
     && bench_solver (&raw, handle, 1, n, error)
     && bench_solver (&raw, handle, 2, n / 2, error);
   if (handle)
     cusolverDnDestroy (handle);
-  raw_close (&raw);
+  libs_raw_close (&raw);
   return ok;
 }
 
@@ -542,7 +313,7 @@ sp_call (Raw *raw, gpointer data, GError **error)
 {
   SpCall *s = data;
   const float one = 1.0f, zero = 0.0f;
-  return lib_ok (cusparseSpMV (s->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->a, s->x, &zero, s->y,
+  return libs_lib_ok (cusparseSpMV (s->handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s->a, s->x, &zero, s->y,
                                CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT, s->work), "cuSPARSE", "cusparseSpMV", error);
 }
 
@@ -551,7 +322,7 @@ run_cusparse (AccelBench *bench, GError **error)
 {
   Raw raw;
   gint64 m = accel_bench_is_quick (bench) ? 1 << 20 : 1 << 23, per_row = 16, nnz = m * per_row;
-  if (!raw_open (bench, &raw, error))
+  if (!libs_raw_open (bench, &raw, error))
     return FALSE;
   /* Columns spread evenly, ascending: row i has i * 7919 + j * (m / 16) mod m, sorted. */
   g_autofree gint32 *row_ptr = g_new (gint32, m + 1);
@@ -569,9 +340,9 @@ run_cusparse (AccelBench *bench, GError **error)
   g_autoptr(AccelShape) sn = accel_shape_new (dn, 1);
   g_autoptr(AccelBuffer) rp = accel_device_alloc (raw.device, ACCEL_DTYPE_I32, sr, error);
   g_autoptr(AccelBuffer) ci = rp ? accel_device_alloc (raw.device, ACCEL_DTYPE_I32, sn, error) : NULL;
-  g_autoptr(AccelBuffer) v = ci ? random_buffer (raw.device, ACCEL_DTYPE_F32, dn, 1, -1, 1, 8, error) : NULL;
-  g_autoptr(AccelBuffer) x = v ? random_buffer (raw.device, ACCEL_DTYPE_F32, dm, 1, -1, 1, 9, error) : NULL;
-  g_autoptr(AccelBuffer) y = x ? random_buffer (raw.device, ACCEL_DTYPE_F32, dm, 1, -1, 1, 10, error) : NULL;
+  g_autoptr(AccelBuffer) v = ci ? libs_random_buffer (raw.device, ACCEL_DTYPE_F32, dn, 1, -1, 1, 8, error) : NULL;
+  g_autoptr(AccelBuffer) x = v ? libs_random_buffer (raw.device, ACCEL_DTYPE_F32, dm, 1, -1, 1, 9, error) : NULL;
+  g_autoptr(AccelBuffer) y = x ? libs_random_buffer (raw.device, ACCEL_DTYPE_F32, dm, 1, -1, 1, 10, error) : NULL;
   SpCall s = { NULL, NULL, NULL, NULL, NULL };
   void *rrp = NULL, *rci = NULL, *rv = NULL, *rx = NULL, *ry = NULL;
   size_t size = 0;
@@ -579,24 +350,24 @@ run_cusparse (AccelBench *bench, GError **error)
   gboolean ok = y != NULL
     && accel_buffer_write (rp, (const guint8 *) row_ptr, (m + 1) * 4, error)
     && accel_buffer_write (ci, (const guint8 *) col_ind, nnz * 4, error)
-    && (rrp = raw_copy (rp, error)) && (rci = raw_copy (ci, error)) && (rv = raw_copy (v, error))
-    && (rx = raw_copy (x, error)) && (ry = raw_copy (y, error))
-    && lib_ok (cusparseCreate (&s.handle), "cuSPARSE", "cusparseCreate", error)
-    && lib_ok (cusparseSetStream (s.handle, raw.stream), "cuSPARSE", "cusparseSetStream", error)
-    && lib_ok (cusparseCreateCsr (&s.a, m, m, nnz, rrp, rci, rv, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+    && (rrp = libs_raw_copy (rp, error)) && (rci = libs_raw_copy (ci, error)) && (rv = libs_raw_copy (v, error))
+    && (rx = libs_raw_copy (x, error)) && (ry = libs_raw_copy (y, error))
+    && libs_lib_ok (cusparseCreate (&s.handle), "cuSPARSE", "cusparseCreate", error)
+    && libs_lib_ok (cusparseSetStream (s.handle, raw.stream), "cuSPARSE", "cusparseSetStream", error)
+    && libs_lib_ok (cusparseCreateCsr (&s.a, m, m, nnz, rrp, rci, rv, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
                                   CUSPARSE_INDEX_BASE_ZERO, CUDA_R_32F), "cuSPARSE", "cusparseCreateCsr", error)
-    && lib_ok (cusparseCreateDnVec (&s.x, m, rx, CUDA_R_32F), "cuSPARSE", "cusparseCreateDnVec", error)
-    && lib_ok (cusparseCreateDnVec (&s.y, m, ry, CUDA_R_32F), "cuSPARSE", "cusparseCreateDnVec", error)
-    && lib_ok (cusparseSpMV_bufferSize (s.handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s.a, s.x, &zero, s.y,
+    && libs_lib_ok (cusparseCreateDnVec (&s.x, m, rx, CUDA_R_32F), "cuSPARSE", "cusparseCreateDnVec", error)
+    && libs_lib_ok (cusparseCreateDnVec (&s.y, m, ry, CUDA_R_32F), "cuSPARSE", "cusparseCreateDnVec", error)
+    && libs_lib_ok (cusparseSpMV_bufferSize (s.handle, CUSPARSE_OPERATION_NON_TRANSPOSE, &one, s.a, s.x, &zero, s.y,
                                         CUDA_R_32F, CUSPARSE_SPMV_ALG_DEFAULT, &size), "cuSPARSE", "bufferSize", error)
-    && cuda_ok (cudaMalloc (&s.work, MAX (size, 1)), "cudaMalloc", error);
+    && libs_cuda_ok (cudaMalloc (&s.work, MAX (size, 1)), "cudaMalloc", error);
   if (ok)
     {
       g_autoptr(AccelOp) op = accel_spmv_new (rp, ci, v, x, y, m);
       double bytes = nnz * 8.0 + m * 12.0;
-      ok = compare (&raw, "libs-cusparse.spmv.checked", op, sp_call, &s, 20, bytes * 1e-9, "GB/s", error);
+      ok = libs_compare (&raw, "libs-cusparse.spmv.checked", op, sp_call, &s, 20, bytes * 1e-9, "GB/s", error);
       g_object_set (op, "check-structure", FALSE, NULL);
-      ok = ok && compare (&raw, "libs-cusparse.spmv.trusted", op, sp_call, &s, 20, bytes * 1e-9, "GB/s", error);
+      ok = ok && libs_compare (&raw, "libs-cusparse.spmv.trusted", op, sp_call, &s, 20, bytes * 1e-9, "GB/s", error);
     }
   if (s.a)
     cusparseDestroySpMat (s.a);
@@ -612,7 +383,7 @@ run_cusparse (AccelBench *bench, GError **error)
   cudaFree (rv);
   cudaFree (rx);
   cudaFree (ry);
-  raw_close (&raw);
+  libs_raw_close (&raw);
   return ok;
 }
 
@@ -633,7 +404,7 @@ dnn_call (Raw *raw, gpointer data, GError **error)
 {
   DnnCall *d = data;
   const float one = 1.0f, zero = 0.0f;
-  return lib_ok (cudnnConvolutionForward (d->handle, &one, d->xd, d->x, d->wd, d->w, d->cd, d->algo, d->work,
+  return libs_lib_ok (cudnnConvolutionForward (d->handle, &one, d->xd, d->x, d->wd, d->w, d->cd, d->algo, d->work,
                                           d->work_size, &zero, d->yd, d->y), "cuDNN", "cudnnConvolutionForward", error);
 }
 
@@ -643,41 +414,41 @@ run_cudnn (AccelBench *bench, GError **error)
   Raw raw;
   int n = accel_bench_is_quick (bench) ? 16 : 64, c = 256, h = 56, k = 256;
   gint64 dx[4] = { n, h, h, c }, dw[4] = { k, 3, 3, c }, dy[4] = { n, h, h, k };
-  if (!raw_open (bench, &raw, error))
+  if (!libs_raw_open (bench, &raw, error))
     return FALSE;
-  g_autoptr(AccelBuffer) x = random_buffer (raw.device, ACCEL_DTYPE_F16, dx, 4, -1, 1, 11, error);
-  g_autoptr(AccelBuffer) w = x ? random_buffer (raw.device, ACCEL_DTYPE_F16, dw, 4, -1, 1, 12, error) : NULL;
-  g_autoptr(AccelBuffer) y = w ? random_buffer (raw.device, ACCEL_DTYPE_F16, dy, 4, -1, 1, 13, error) : NULL;
+  g_autoptr(AccelBuffer) x = libs_random_buffer (raw.device, ACCEL_DTYPE_F16, dx, 4, -1, 1, 11, error);
+  g_autoptr(AccelBuffer) w = x ? libs_random_buffer (raw.device, ACCEL_DTYPE_F16, dw, 4, -1, 1, 12, error) : NULL;
+  g_autoptr(AccelBuffer) y = w ? libs_random_buffer (raw.device, ACCEL_DTYPE_F16, dy, 4, -1, 1, 13, error) : NULL;
   DnnCall d = { 0 };
   cudnnConvolutionFwdAlgoPerf_t perf;
   int returned = 0;
-  gboolean ok = y != NULL && (d.x = raw_copy (x, error)) && (d.w = raw_copy (w, error)) && (d.y = raw_copy (y, error))
-    && lib_ok (cudnnCreate (&d.handle), "cuDNN", "cudnnCreate", error)
-    && lib_ok (cudnnSetStream (d.handle, raw.stream), "cuDNN", "cudnnSetStream", error)
-    && lib_ok (cudnnCreateTensorDescriptor (&d.xd), "cuDNN", "descriptor", error)
-    && lib_ok (cudnnCreateTensorDescriptor (&d.yd), "cuDNN", "descriptor", error)
-    && lib_ok (cudnnCreateFilterDescriptor (&d.wd), "cuDNN", "descriptor", error)
-    && lib_ok (cudnnCreateConvolutionDescriptor (&d.cd), "cuDNN", "descriptor", error)
-    && lib_ok (cudnnSetTensor4dDescriptor (d.xd, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, n, c, h, h), "cuDNN", "x", error)
-    && lib_ok (cudnnSetTensor4dDescriptor (d.yd, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, n, k, h, h), "cuDNN", "y", error)
-    && lib_ok (cudnnSetFilter4dDescriptor (d.wd, CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, k, c, 3, 3), "cuDNN", "w", error)
-    && lib_ok (cudnnSetConvolution2dDescriptor (d.cd, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+  gboolean ok = y != NULL && (d.x = libs_raw_copy (x, error)) && (d.w = libs_raw_copy (w, error)) && (d.y = libs_raw_copy (y, error))
+    && libs_lib_ok (cudnnCreate (&d.handle), "cuDNN", "cudnnCreate", error)
+    && libs_lib_ok (cudnnSetStream (d.handle, raw.stream), "cuDNN", "cudnnSetStream", error)
+    && libs_lib_ok (cudnnCreateTensorDescriptor (&d.xd), "cuDNN", "descriptor", error)
+    && libs_lib_ok (cudnnCreateTensorDescriptor (&d.yd), "cuDNN", "descriptor", error)
+    && libs_lib_ok (cudnnCreateFilterDescriptor (&d.wd), "cuDNN", "descriptor", error)
+    && libs_lib_ok (cudnnCreateConvolutionDescriptor (&d.cd), "cuDNN", "descriptor", error)
+    && libs_lib_ok (cudnnSetTensor4dDescriptor (d.xd, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, n, c, h, h), "cuDNN", "x", error)
+    && libs_lib_ok (cudnnSetTensor4dDescriptor (d.yd, CUDNN_TENSOR_NHWC, CUDNN_DATA_HALF, n, k, h, h), "cuDNN", "y", error)
+    && libs_lib_ok (cudnnSetFilter4dDescriptor (d.wd, CUDNN_DATA_HALF, CUDNN_TENSOR_NHWC, k, c, 3, 3), "cuDNN", "w", error)
+    && libs_lib_ok (cudnnSetConvolution2dDescriptor (d.cd, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
                "cuDNN", "conv", error)
-    && lib_ok (cudnnSetConvolutionMathType (d.cd, CUDNN_TENSOR_OP_MATH), "cuDNN", "math", error)
-    && lib_ok (cudnnGetConvolutionForwardAlgorithm_v7 (d.handle, d.xd, d.wd, d.cd, d.yd, 1, &returned, &perf),
+    && libs_lib_ok (cudnnSetConvolutionMathType (d.cd, CUDNN_TENSOR_OP_MATH), "cuDNN", "math", error)
+    && libs_lib_ok (cudnnGetConvolutionForwardAlgorithm_v7 (d.handle, d.xd, d.wd, d.cd, d.yd, 1, &returned, &perf),
                "cuDNN", "heuristics", error);
   if (ok)
     {
       d.algo = perf.algo;
       d.work_size = perf.memory;
-      ok = cuda_ok (cudaMalloc (&d.work, MAX (d.work_size, 1)), "cudaMalloc", error);
+      ok = libs_cuda_ok (cudaMalloc (&d.work, MAX (d.work_size, 1)), "cudaMalloc", error);
     }
   if (ok)
     {
       g_autoptr(AccelOp) op = accel_conv2d_new (x, w, y);
       g_object_set (op, "layout", ACCEL_CONV_LAYOUT_NHWC, "pad-h", 1, "pad-w", 1, NULL);
       double flops = 2.0 * n * h * h * (double) k * c * 9;
-      ok = compare (&raw, "libs-cudnn.conv2d.f16.nhwc.3x3", op, dnn_call, &d, 10, flops * 1e-12, "TFLOP/s", error);
+      ok = libs_compare (&raw, "libs-cudnn.conv2d.f16.nhwc.3x3", op, dnn_call, &d, 10, flops * 1e-12, "TFLOP/s", error);
     }
   if (d.xd)
     cudnnDestroyTensorDescriptor (d.xd);
@@ -693,7 +464,7 @@ run_cudnn (AccelBench *bench, GError **error)
   cudaFree (d.w);
   cudaFree (d.y);
   cudaFree (d.work);
-  raw_close (&raw);
+  libs_raw_close (&raw);
   return ok;
 }
 
@@ -714,9 +485,9 @@ cub_call (Raw *raw, gpointer data, GError **error)
   if (c->which == 0)
     /* Both sides sort the same buffer again and again (radix sort does not
      * care that it is sorted already). */
-    return cuda_ok (accel_bench_raw_sort_f32 (c->copy, c->alt, c->n, c->temp, &c->temp_bytes, raw->stream),
+    return libs_cuda_ok (accel_bench_raw_sort_f32 (c->copy, c->alt, c->n, c->temp, &c->temp_bytes, raw->stream),
                     "cub sort", error);
-  return cuda_ok (accel_bench_raw_scan_f32 (c->in, c->copy, c->n, c->temp, &c->temp_bytes, raw->stream), "cub scan",
+  return libs_cuda_ok (accel_bench_raw_scan_f32 (c->in, c->copy, c->n, c->temp, &c->temp_bytes, raw->stream), "cub scan",
                   error);
 }
 
@@ -726,33 +497,33 @@ run_cub (AccelBench *bench, GError **error)
   Raw raw;
   long long n = accel_bench_is_quick (bench) ? 1 << 24 : 1 << 27;
   gint64 d1[1] = { n };
-  if (!raw_open (bench, &raw, error))
+  if (!libs_raw_open (bench, &raw, error))
     return FALSE;
-  g_autoptr(AccelBuffer) keys = random_buffer (raw.device, ACCEL_DTYPE_F32, d1, 1, -1, 1, 14, error);
-  g_autoptr(AccelBuffer) out = keys ? random_buffer (raw.device, ACCEL_DTYPE_F32, d1, 1, -1, 1, 15, error) : NULL;
+  g_autoptr(AccelBuffer) keys = libs_random_buffer (raw.device, ACCEL_DTYPE_F32, d1, 1, -1, 1, 14, error);
+  g_autoptr(AccelBuffer) out = keys ? libs_random_buffer (raw.device, ACCEL_DTYPE_F32, d1, 1, -1, 1, 15, error) : NULL;
   CubCall c = { 0, NULL, NULL, NULL, n, NULL, 0 };
   size_t sort_bytes = 0, scan_bytes = 0;
-  gboolean ok = out != NULL && (c.in = raw_copy (keys, error))
-    && (c.copy = raw_copy (out, error))
-    && cuda_ok (cudaMalloc ((void **) &c.alt, n * 4), "cudaMalloc", error)
-    && cuda_ok (accel_bench_raw_sort_f32 (c.copy, c.alt, n, NULL, &sort_bytes, raw.stream), "cub sort", error)
-    && cuda_ok (accel_bench_raw_scan_f32 (c.in, c.copy, n, NULL, &scan_bytes, raw.stream), "cub scan", error)
-    && cuda_ok (cudaMalloc (&c.temp, MAX (MAX (sort_bytes, scan_bytes), 1)), "cudaMalloc", error);
+  gboolean ok = out != NULL && (c.in = libs_raw_copy (keys, error))
+    && (c.copy = libs_raw_copy (out, error))
+    && libs_cuda_ok (cudaMalloc ((void **) &c.alt, n * 4), "cudaMalloc", error)
+    && libs_cuda_ok (accel_bench_raw_sort_f32 (c.copy, c.alt, n, NULL, &sort_bytes, raw.stream), "cub sort", error)
+    && libs_cuda_ok (accel_bench_raw_scan_f32 (c.in, c.copy, n, NULL, &scan_bytes, raw.stream), "cub scan", error)
+    && libs_cuda_ok (cudaMalloc (&c.temp, MAX (MAX (sort_bytes, scan_bytes), 1)), "cudaMalloc", error);
   if (ok)
     {
       g_autoptr(AccelOp) sort = accel_sort_new (out, NULL);
       g_autoptr(AccelOp) scan = accel_scan_new (keys, out, ACCEL_SCAN_INCLUSIVE);
       c.temp_bytes = sort_bytes;
-      ok = compare (&raw, "libs-cub.sort.f32", sort, cub_call, &c, 10, n * 1e-9, "Gkey/s", error);
+      ok = libs_compare (&raw, "libs-cub.sort.f32", sort, cub_call, &c, 10, n * 1e-9, "Gkey/s", error);
       c.which = 1;
       c.temp_bytes = scan_bytes;
-      ok = ok && compare (&raw, "libs-cub.scan.f32", scan, cub_call, &c, 20, n * 1e-9, "Gelem/s", error);
+      ok = ok && libs_compare (&raw, "libs-cub.scan.f32", scan, cub_call, &c, 20, n * 1e-9, "Gelem/s", error);
     }
   cudaFree (c.in);
   cudaFree (c.copy);
   cudaFree (c.alt);
   cudaFree (c.temp);
-  raw_close (&raw);
+  libs_raw_close (&raw);
   return ok;
 }
 
@@ -767,7 +538,7 @@ static gboolean
 copy_call (Raw *raw, gpointer data, GError **error)
 {
   CopyCall *c = data;
-  return cuda_ok (cudaMemcpyAsync (c->dst, c->src, c->bytes, cudaMemcpyDeviceToDevice, raw->stream),
+  return libs_cuda_ok (cudaMemcpyAsync (c->dst, c->src, c->bytes, cudaMemcpyDeviceToDevice, raw->stream),
                   "cudaMemcpyAsync", error);
 }
 
@@ -780,15 +551,15 @@ bench_norm (Raw *raw, AccelDType dtype, gint64 rows, gint64 n, GError **error)
   gint64 dims[2] = { rows, n }, dn[1] = { n };
   gsize size = (gsize) rows * n * accel_dtype_get_size (dtype);
   double gb = 2.0 * size * 1e-9;
-  g_autoptr(AccelBuffer) x = random_buffer (raw->device, dtype, dims, 2, -3, 5, 16, error);
-  g_autoptr(AccelBuffer) y = x ? random_buffer (raw->device, dtype, dims, 2, 0, 1, 17, error) : NULL;
-  g_autoptr(AccelBuffer) gamma = y ? random_buffer (raw->device, dtype, dn, 1, 0.5, 1.5, 18, error) : NULL;
-  g_autoptr(AccelBuffer) beta = gamma ? random_buffer (raw->device, dtype, dn, 1, -1, 1, 19, error) : NULL;
+  g_autoptr(AccelBuffer) x = libs_random_buffer (raw->device, dtype, dims, 2, -3, 5, 16, error);
+  g_autoptr(AccelBuffer) y = x ? libs_random_buffer (raw->device, dtype, dims, 2, 0, 1, 17, error) : NULL;
+  g_autoptr(AccelBuffer) gamma = y ? libs_random_buffer (raw->device, dtype, dn, 1, 0.5, 1.5, 18, error) : NULL;
+  g_autoptr(AccelBuffer) beta = gamma ? libs_random_buffer (raw->device, dtype, dn, 1, -1, 1, 19, error) : NULL;
   CopyCall c = { NULL, NULL, size };
   gboolean ok = beta != NULL
-    && cuda_ok (cudaMalloc (&c.src, size), "cudaMalloc", error)
-    && cuda_ok (cudaMalloc (&c.dst, size), "cudaMalloc", error)
-    && cuda_ok (cudaMemsetAsync (c.src, 0, size, raw->stream), "cudaMemsetAsync", error);
+    && libs_cuda_ok (cudaMalloc (&c.src, size), "cudaMalloc", error)
+    && libs_cuda_ok (cudaMalloc (&c.dst, size), "cudaMalloc", error)
+    && libs_cuda_ok (cudaMemsetAsync (c.src, 0, size, raw->stream), "cudaMemsetAsync", error);
   if (ok)
     {
       const char *dt = accel_dtype_get_name (dtype);
@@ -796,8 +567,8 @@ bench_norm (Raw *raw, AccelDType dtype, gint64 rows, gint64 n, GError **error)
       g_autofree char *rms_label = g_strdup_printf ("libs-norm.rmsnorm.%s", dt);
       g_autoptr(AccelOp) ln = accel_layernorm_new (x, gamma, beta, y);
       g_autoptr(AccelOp) rms = accel_rmsnorm_new (x, gamma, NULL, y);
-      ok = compare (raw, ln_label, ln, copy_call, &c, 20, gb, "GB/s", error)
-           && compare (raw, rms_label, rms, copy_call, &c, 20, gb, "GB/s", error);
+      ok = libs_compare (raw, ln_label, ln, copy_call, &c, 20, gb, "GB/s", error)
+           && libs_compare (raw, rms_label, rms, copy_call, &c, 20, gb, "GB/s", error);
     }
   cudaFree (c.src);
   cudaFree (c.dst);
@@ -809,11 +580,11 @@ run_norm (AccelBench *bench, GError **error)
 {
   Raw raw;
   gint64 rows = accel_bench_is_quick (bench) ? 2048 : 16384, n = 4096;
-  if (!raw_open (bench, &raw, error))
+  if (!libs_raw_open (bench, &raw, error))
     return FALSE;
   gboolean ok = bench_norm (&raw, ACCEL_DTYPE_BF16, rows, n, error)
                 && bench_norm (&raw, ACCEL_DTYPE_F32, rows, n, error);
-  raw_close (&raw);
+  libs_raw_close (&raw);
   return ok;
 }
 

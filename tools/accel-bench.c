@@ -31,6 +31,7 @@ struct _AccelBench {
   AccelDevice *device;
   gboolean quick;
   gboolean tty;
+  gboolean verbose;  /* progress and each result as lines on stderr */
   GArray *results;   /* Result */
 };
 
@@ -40,9 +41,15 @@ extern const AccelBenchGroup accel_bench_cuda_graph_groups[];
 #endif
 #ifdef ACCEL_BENCH_LIBS_GROUPS
 extern const AccelBenchGroup accel_bench_libs_groups[];
+extern const AccelBenchGroup accel_bench_libs_cutlass_groups[];
 #endif
 #ifdef ACCEL_BENCH_FLASHATTN_GROUPS
 extern const AccelBenchGroup accel_bench_flashattn_groups[];
+#endif
+#ifdef ACCEL_BENCH_MEDIA_GROUPS
+/* accel-bench-media: runs all of its groups when none is named. */
+extern const AccelBenchGroup accel_bench_media_groups[];
+#define DEFAULT_GROUPS accel_bench_media_groups
 #endif
 
 /* The group tables accel-bench knows; add yours here. */
@@ -50,6 +57,7 @@ static const AccelBenchGroup *const group_tables[] = {
   accel_bench_core_groups,
   accel_bench_remote_groups,
   accel_bench_journal_groups,
+  accel_bench_patterns_groups,
   accel_bench_interop_groups,
 #ifdef ACCEL_BENCH_CUDA_GROUPS
   accel_bench_cuda_groups,
@@ -57,9 +65,13 @@ static const AccelBenchGroup *const group_tables[] = {
 #endif
 #ifdef ACCEL_BENCH_LIBS_GROUPS
   accel_bench_libs_groups,
+  accel_bench_libs_cutlass_groups,
 #endif
 #ifdef ACCEL_BENCH_FLASHATTN_GROUPS
   accel_bench_flashattn_groups,
+#endif
+#ifdef ACCEL_BENCH_MEDIA_GROUPS
+  accel_bench_media_groups,
 #endif
 };
 
@@ -86,20 +98,25 @@ accel_bench_report (AccelBench *bench, const char *name, const char *unit, doubl
 {
   Result r = { g_strdup (name), g_strdup (unit), value, baseline };
   g_array_append_val (bench->results, r);
-  if (bench->tty)
+  if (bench->verbose)
+    fprintf (stderr, "result %s %g %s (baseline %g)\n", name, value, unit, baseline);
+  else if (bench->tty)
     fprintf (stderr, "\r\033[K");
 }
 
 void
 accel_bench_progress (AccelBench *bench, const char *format, ...)
 {
-  if (!bench->tty)
+  if (!bench->tty && !bench->verbose)
     return;
   va_list args;
   va_start (args, format);
   g_autofree char *line = g_strdup_vprintf (format, args);
   va_end (args);
-  fprintf (stderr, "\r\033[K%s", line);
+  if (bench->verbose)
+    fprintf (stderr, "progress %s\n", line);
+  else
+    fprintf (stderr, "\r\033[K%s", line);
   fflush (stderr);
 }
 
@@ -126,6 +143,64 @@ accel_bench_quantile (double *samples, gsize n, double q)
   qsort (samples, n, sizeof (double), compare_doubles);
   gsize i = (gsize) floor (q * (double) (n - 1) + 0.5);
   return samples[MIN (i, n - 1)];
+}
+
+typedef struct {
+  guint completed;
+  guint submitted;
+  guint total;
+  AccelDevice *device;
+  AccelOp **ops;
+  guint n_ops;
+  GError *error;
+} Flight;
+
+static void
+flight_done (GObject *source, GAsyncResult *result, gpointer data)
+{
+  Flight *f = data;
+  GError *error = NULL;
+  if (!accel_device_submit_finish (ACCEL_DEVICE (source), result, &error) && f->error == NULL)
+    f->error = error;
+  else
+    g_clear_error (&error);
+  f->completed++;
+  if (f->submitted < f->total)
+    {
+      f->submitted++;
+      accel_device_submit_async (f->device, f->ops[(f->submitted - 1) % f->n_ops], NULL, flight_done, f);
+    }
+}
+
+double
+accel_bench_run_ops_in_flight (AccelDevice *device, AccelOp **ops, guint n_ops, guint total, guint in_flight,
+                               GError **error)
+{
+  g_autoptr(GMainContext) context = g_main_context_new ();
+  g_main_context_push_thread_default (context);
+  Flight f = { 0, 0, total, device, ops, n_ops, NULL };
+  double t0 = accel_bench_now ();
+  for (guint i = 0; i < in_flight && f.submitted < total; i++)
+    {
+      f.submitted++;
+      accel_device_submit_async (device, ops[(f.submitted - 1) % n_ops], NULL, flight_done, &f);
+    }
+  while (f.completed < total)
+    g_main_context_iteration (context, TRUE);
+  double elapsed = accel_bench_now () - t0;
+  g_main_context_pop_thread_default (context);
+  if (f.error)
+    {
+      g_propagate_error (error, f.error);
+      return -1.0;
+    }
+  return elapsed;
+}
+
+double
+accel_bench_run_in_flight (AccelDevice *device, AccelOp *op, guint total, guint in_flight, GError **error)
+{
+  return accel_bench_run_ops_in_flight (device, &op, 1, total, in_flight, error);
 }
 
 /* dispatch */
@@ -487,13 +562,14 @@ main (int argc, char **argv)
 {
   g_autofree char *device_name = NULL;
   g_autofree char *json = NULL;
-  gboolean quick = FALSE, list = FALSE;
+  gboolean quick = FALSE, list = FALSE, verbose = FALSE;
   g_autoptr(GError) error = NULL;
   GOptionEntry entries[] = {
     { "device", 'd', 0, G_OPTION_ARG_STRING, &device_name, "Device to measure (default: default)", "NAME" },
     { "json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "Also write the results as JSON", "FILE" },
     { "quick", 'q', 0, G_OPTION_ARG_NONE, &quick, "Smaller sizes and fewer repetitions", NULL },
     { "list", 'l', 0, G_OPTION_ARG_NONE, &list, "List the groups", NULL },
+    { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "Progress and each result as lines on stderr, as they come", NULL },
     { NULL },
   };
   g_autoptr(GOptionContext) options = g_option_context_new ("GROUP… — measure Accel beside its baselines");
@@ -504,6 +580,17 @@ main (int argc, char **argv)
       return 2;
     }
 
+#ifdef DEFAULT_GROUPS
+  g_autoptr(GPtrArray) all = g_ptr_array_new ();
+  if (!list && argc < 2)
+    {
+      g_ptr_array_add (all, argv[0]);
+      for (const AccelBenchGroup *g = DEFAULT_GROUPS; g->name; g++)
+        g_ptr_array_add (all, (gpointer) g->name);
+      argc = (int) all->len;
+      argv = (char **) all->pdata;
+    }
+#endif
   if (list || argc < 2)
     {
       for (guint t = 0; t < G_N_ELEMENTS (group_tables); t++)
@@ -518,7 +605,8 @@ main (int argc, char **argv)
         return 2;
       }
 
-  AccelBench bench = { .quick = quick, .tty = isatty (STDERR_FILENO) };
+  accel_bench_install_crash_report ();
+  AccelBench bench = { .quick = quick, .tty = isatty (STDERR_FILENO) && !verbose, .verbose = verbose };
   bench.results = g_array_new (FALSE, TRUE, sizeof (Result));
   g_array_set_clear_func (bench.results, clear_result);
   bench.system = accel_system_new (&error);

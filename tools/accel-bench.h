@@ -31,6 +31,8 @@ extern const AccelBenchGroup accel_bench_core_groups[];
 extern const AccelBenchGroup accel_bench_remote_groups[];
 /* accel-bench-journal.c: dispatch while recording into a journal. */
 extern const AccelBenchGroup accel_bench_journal_groups[];
+/* accel-bench-patterns.c: the serving actors of plugins/patterns. */
+extern const AccelBenchGroup accel_bench_patterns_groups[];
 /* accel-bench-interop.c: host arrays borrowed and lent through DLPack. */
 extern const AccelBenchGroup accel_bench_interop_groups[];
 
@@ -49,10 +51,21 @@ void accel_bench_report (AccelBench *bench,
 /* A progress line on stderr when it is a terminal. */
 void accel_bench_progress (AccelBench *bench, const char *format, ...) G_GNUC_PRINTF (2, 3);
 
+/* Prints a backtrace on stderr when the process crashes (accel-bench-crash.c). */
+void accel_bench_install_crash_report (void);
+
 /* Monotonic time in seconds, with nanosecond resolution. */
 double accel_bench_now (void);
 
 /* The @q quantile (0..1) of @n samples; sorts them. */
 double accel_bench_quantile (double *samples, gsize n, double q);
+
+/* Seconds to run @total submissions of @op on @device, up to @in_flight
+ * at once through submit_async; negative with @error set on failure. */
+double accel_bench_run_in_flight (AccelDevice *device, AccelOp *op, guint total, guint in_flight, GError **error);
+/* The same cycling through @n_ops ops (submission i runs ops[i % n_ops]),
+ * for inputs that must not stay in the caches between runs. */
+double accel_bench_run_ops_in_flight (AccelDevice *device, AccelOp **ops, guint n_ops, guint total, guint in_flight,
+                                      GError **error);
 
 G_END_DECLS

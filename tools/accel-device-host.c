@@ -5,11 +5,19 @@
  * It makes an AccelSystem with the normal registry (plugins from
  * ACCEL_PLUGIN_PATH), takes the device named by --device, tells it where
  * the shared arena is (ACCEL_REMOTE_DEVICE_HOST_MEMORY_MESSAGE), describes
- * it in a HELLO message, and then serves requests:
+ * it in a HELLO message, and then serves requests on the device's own
+ * thread, which reads the channel between the messages of its mailbox (a
+ * poller of its dispatcher), as accel-host-requests.c says (the fuzzer of
+ * the host, fuzz/fuzz-host-requests.c, drives the same code): each request
+ * is checked, turned into an op or a transfer and submitted with a
+ * callback that answers from the thread that completes it: success into
+ * the request's reply slot when it names one (the application's caller
+ * spins on it), else through the reply ring.
  *
- * the main thread reads requests and serves them as accel-host-requests.c
- * says (allocations, frees, reads and zeroes on this thread, ops and writes
- * on the device's own thread, answered where they complete).
+ * So the path of an op is: the application's thread writes it into the
+ * ring; the device thread reads and launches it; the completing thread
+ * answers. Allocations, frees and memory queries are served on the device
+ * thread too, in request order. See docs/device-host.md.
  *
  * A lost context (an answer of CONTEXT_POISONED, the device FAILED, or its
  * generation moved) cannot be rebuilt here: the host answers that request
@@ -43,9 +51,9 @@ typedef struct {
   guint generation;           /* of the device when this host started */
   guint8 *arena;
   gsize arena_size;
-  AccelHostRequests *requests;
+  AccelHostRequests *requests;  /* device thread only */
 
-  GMutex reply_lock;          /* serialises the main and the device thread */
+  GMutex reply_lock;          /* serialises the threads that answer */
   gboolean dying;             /* under reply_lock */
   gint hung;                  /* atomic: tests asked us to stop answering */
 } Host;
@@ -71,12 +79,6 @@ reply (AccelChannelKind kind, guint64 id, GVariant *body)
   if (!host.dying && !g_atomic_int_get (&host.hung))
     send_locked (kind, id, owned);
   g_mutex_unlock (&host.reply_lock);
-}
-
-static void
-send_answer (AccelChannelKind kind, guint64 id, GVariant *body, gpointer data)
-{
-  reply (kind, id, body);
 }
 
 /* Answers @id (if any) and everything else in flight with CONTEXT_POISONED,
@@ -109,6 +111,24 @@ die (guint64 id, const GError *error, gpointer data)
   _exit (0);
 }
 
+/* A success without a body goes into the request's reply slot if it
+ * names one, and through the ring too if its caller parked (or it names
+ * none). */
+static void
+send_answer (AccelChannelKind kind, guint64 id, GVariant *body, gpointer data)
+{
+  guint slot = ACCEL_CHANNEL_ID_SLOT (id);
+
+  if (body == NULL && kind == ACCEL_CHANNEL_REPLY)
+    {
+      if (g_atomic_int_get (&host.hung))
+        return;
+      if (slot != 0 && !_accel_channel_slot_answer (host.channel, slot - 1, id))
+        return;
+    }
+  reply (kind, id, body);
+}
+
 static void
 handle_request (GVariant *msg)
 {
@@ -126,9 +146,52 @@ handle_request (GVariant *msg)
   _accel_host_requests_handle (host.requests, kind, id, body);
 }
 
+/* The channel, polled by the device thread (see accel-private.h). */
+
+static gboolean
+poll_channel (gpointer data)
+{
+  gboolean did = FALSE;
+
+  /* A bounded batch: the mailbox gets its turn in between. */
+  for (guint i = 0; i < 64; i++)
+    {
+      g_autoptr(GError) read_error = NULL;
+      g_autoptr(GVariant) msg = _accel_channel_receive (host.channel, &read_error);
+      if (read_error)
+        {
+          g_printerr ("accel-device-host: %s\n", read_error->message);
+          _exit (4);
+        }
+      if (msg == NULL)
+        break;
+      handle_request (msg);
+      did = TRUE;
+    }
+  return did;
+}
+
+static void
+park_on_channel (gpointer data, gint64 timeout_us)
+{
+  _accel_channel_wait (host.channel, timeout_us);
+}
+
+static void
+wake_channel (gpointer data)
+{
+  _accel_channel_wake (host.channel);
+}
+
+static const AccelDispatcherPoller channel_poller = {
+  poll_channel,
+  park_on_channel,
+  wake_channel,
+};
+
 /* The application's end of the socket closes when it goes. */
-static gpointer
-parent_watch_thread (gpointer data)
+G_GNUC_NORETURN static void
+watch_parent (void)
 {
   struct pollfd pfd = { ACCEL_CHANNEL_FD_SOCKET, POLLIN, 0 };
   for (;;)
@@ -141,7 +204,6 @@ parent_watch_thread (gpointer data)
         continue;
       _exit (0);
     }
-  return NULL;
 }
 
 static void
@@ -248,15 +310,6 @@ main (int argc, char **argv)
    * appending to the same journal would record it twice. */
   g_unsetenv ("ACCEL_JOURNAL");
 
-  /* A blocking round trip passes two threads here; when each stays
-   * spinning for longer than the round trip takes, no hop needs a
-   * wake-up, and the round trip stays short. The core's default (50 µs) is
-   * below the round trip of a parked chain, which then never gets out of
-   * it. With cores to spare, spin longer (still bounded: an idle host
-   * parks 200 µs after its last message); the environment still decides. */
-  if (g_get_num_processors () >= 8)
-    g_setenv ("ACCEL_DISPATCHER_SPIN_US", "200", FALSE);
-
   g_autoptr(GOptionContext) options = g_option_context_new ("— serve one Accel device to the process that started this one");
   g_option_context_add_main_entries (options, entries, NULL);
   if (!g_option_context_parse (options, &argc, &argv, &error) || device_name == NULL)
@@ -281,7 +334,6 @@ main (int argc, char **argv)
     }
   host.arena = _accel_channel_get_arena (host.channel, &host.arena_size);
   g_mutex_init (&host.reply_lock);
-  g_thread_unref (g_thread_new ("host-parent-watch", parent_watch_thread, NULL));
 
   host.system = accel_system_new (&error);
   if (host.system == NULL)
@@ -297,6 +349,7 @@ main (int argc, char **argv)
       fail_start (error);
     }
   host.generation = accel_device_get_generation (host.device);
+  host.requests = _accel_host_requests_new (host.device, host.arena, host.arena_size, send_answer, die, NULL);
 
   /* Open the device's context now: a device that cannot start says so in
    * the answer to the handshake (the application's device then fails with
@@ -318,23 +371,10 @@ main (int argc, char **argv)
   if (pin_error)
     g_debug ("%s did not take the shared arena: %s", device_name, pin_error->message);
 
-  host.requests = _accel_host_requests_new (host.device, host.arena, host.arena_size,
-                                            send_answer, die, NULL);
   reply (ACCEL_CHANNEL_HELLO, 0, describe_device (host.device));
 
-  for (;;)
-    {
-      g_autoptr(GError) read_error = NULL;
-      g_autoptr(GVariant) msg = _accel_channel_receive (host.channel, &read_error);
-      if (read_error)
-        {
-          g_printerr ("accel-device-host: %s\n", read_error->message);
-          _exit (4);
-        }
-      if (msg)
-        handle_request (msg);
-      else
-        _accel_channel_wait (host.channel, -1);
-    }
-  return 0;
+  /* From here on the device thread serves the channel; this one waits for
+   * the application to go. */
+  _accel_dispatcher_set_poller (accel_actor_get_dispatcher (ACCEL_ACTOR (host.device)), &channel_poller, NULL);
+  watch_parent ();
 }

@@ -1,12 +1,23 @@
 /* accel-host-requests.c: the requests an `accel-device-host` serves. See
  * accel-host-requests.h.
  *
- * Allocations, frees, reads and zeroes are served on the calling thread
- * (blocking, in order); ops and writes go to the device's own thread,
- * which submits them with the asynchronous API, so that several run at
- * once on the device's lanes; their results arrive in the device thread's
- * main context, where they are answered: no thread hop between a
- * completion and its answer beyond the one the device itself makes.
+ * In the host, the device's own thread reads the channel (a poller of its
+ * dispatcher) and serves each request here:
+ *
+ * - a request is read, checked and turned into an op (or a transfer of a
+ *   byte range) right there, and submitted with a callback through the
+ *   core's private path; being on the device thread, it runs at once:
+ *   validated, its kernel chosen, executed;
+ * - the callback runs on the thread that completes the work (the device
+ *   thread for cpu, the completion thread for CUDA) and answers from
+ *   there: success with nothing to carry goes to the program's send
+ *   function with no body (the host writes it into the request's reply
+ *   slot when it names one).
+ *
+ * Allocations, frees and memory queries are served on the calling thread,
+ * in request order. A fuzzer calls this from its own thread: the work
+ * then goes through the device's mailbox, and _accel_host_requests_drain()
+ * waits for its answers.
  *
  * Nothing read from the channel is trusted: message types, allocation ids,
  * offsets, lengths and shapes are all checked before use.
@@ -19,7 +30,6 @@
 
 struct _AccelHostRequests {
   AccelDevice *device;
-  AccelDispatcher *dispatcher;  /* the device's thread */
   guint generation;             /* of the device when this host started */
   guint8 *arena;
   gsize arena_size;
@@ -31,13 +41,9 @@ struct _AccelHostRequests {
   guint64 next_alloc;
   GHashTable *views;            /* buffer handle -> View; handling thread only */
 
-  guint jobs_posted;            /* handling thread only */
-  guint jobs_run;               /* atomic: written by the device thread */
-  gint fence_waiting;           /* atomic */
-  GMutex fence_lock;
-  GCond fence_cond;
-
-  gint unanswered;              /* atomic: jobs whose answer is not sent yet */
+  gint unanswered;              /* atomic: work submitted, not answered yet */
+  GMutex drain_lock;
+  GCond drain_cond;
 };
 
 static gboolean
@@ -54,7 +60,7 @@ finish (AccelHostRequests *self, guint64 id, GVariant *body, GError *error)
 {
   if (error == NULL)
     {
-      self->send (ACCEL_CHANNEL_REPLY, id, body ? body : g_variant_new_tuple (NULL, 0), self->user_data);
+      self->send (ACCEL_CHANNEL_REPLY, id, body, self->user_data);
       return;
     }
   if (body)
@@ -125,8 +131,7 @@ do_alloc (AccelHostRequests *self, guint64 id, GVariant *body)
   if (size == 0 || size > G_MAXINT64)
     {
       finish (self, id, NULL, g_error_new (ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                                           "accel-device-host: cannot allocate %" G_GUINT64_FORMAT " bytes",
-                                           size));
+                                          "accel-device-host: cannot allocate %" G_GUINT64_FORMAT " bytes", size));
       return;
     }
   g_autoptr(AccelShape) shape = accel_shape_new_1d ((gint64) size);
@@ -143,102 +148,42 @@ do_alloc (AccelHostRequests *self, guint64 id, GVariant *body)
   finish (self, id, g_variant_new_uint64 (*key), NULL);
 }
 
-/* An op or a write, submitted from the device's thread: its GTask then
- * completes in that thread's main context, which the device thread runs,
- * and the job is answered and freed there. */
+/* A work's answer: the request it answers. */
 typedef struct {
   AccelHostRequests *self;
   guint64 id;
-  AccelOp *op;
-  AccelBuffer *buffer;
-  GBytes *bytes;
-} Job;
+} Answer;
 
-static void
-job_answered (Job *job, GError *error)
+static gpointer
+answer_new (AccelHostRequests *self, guint64 id)
 {
-  AccelHostRequests *self = job->self;
+  Answer *a = g_new (Answer, 1);
+  a->self = self;
+  a->id = id;
+  g_atomic_int_inc (&self->unanswered);
+  return a;
+}
 
-  finish (self, job->id, NULL, error);
-  g_free (job);
+/* On the thread that completed the work. */
+static void
+work_answered (AccelWork *work, GError *error, gpointer data)
+{
+  Answer *a = data;
+  AccelHostRequests *self = a->self;
+
+  finish (self, a->id, NULL, error);
+  g_free (a);
   if (g_atomic_int_dec_and_test (&self->unanswered))
     {
-      g_mutex_lock (&self->fence_lock);
-      g_cond_broadcast (&self->fence_cond);
-      g_mutex_unlock (&self->fence_lock);
+      g_mutex_lock (&self->drain_lock);
+      g_cond_broadcast (&self->drain_cond);
+      g_mutex_unlock (&self->drain_lock);
     }
 }
 
-static void
-write_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-  GError *error = NULL;
-  accel_buffer_upload_finish (ACCEL_BUFFER (source), result, &error);
-  job_answered (data, error);
-}
-
-static void
-op_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-  GError *error = NULL;
-  accel_device_submit_finish (ACCEL_DEVICE (source), result, &error);
-  job_answered (data, error);
-}
-
-static void
-run_job (gpointer data)
-{
-  Job *job = data;
-  AccelHostRequests *self = job->self;
-  AccelOp *op = g_steal_pointer (&job->op);
-  AccelBuffer *buffer = g_steal_pointer (&job->buffer);
-  GBytes *bytes = g_steal_pointer (&job->bytes);
-
-  /* The job may be answered (and freed) before these calls return. */
-  if (op)
-    accel_device_submit_async (self->device, op, NULL, op_done, job);
-  else
-    accel_buffer_upload_async (buffer, bytes, NULL, write_done, job);
-  g_clear_object (&op);
-  g_clear_object (&buffer);
-  g_clear_pointer (&bytes, g_bytes_unref);
-  g_atomic_int_inc (&self->jobs_run);
-  if (g_atomic_int_get (&self->fence_waiting))
-    {
-      g_mutex_lock (&self->fence_lock);
-      g_cond_broadcast (&self->fence_cond);
-      g_mutex_unlock (&self->fence_lock);
-    }
-}
-
-static void
-post_job (AccelHostRequests *self, Job *job)
-{
-  job->self = self;
-  self->jobs_posted++;
-  g_atomic_int_inc (&self->unanswered);
-  accel_dispatcher_post (self->dispatcher, run_job, job);
-}
-
-/* Reads and zeroes are served here with the blocking API, which queues
- * them on the device when called: every job posted before must have
- * queued its own work first, or the order of requests would be lost. */
-static void
-wait_for_jobs (AccelHostRequests *self)
-{
-  guint target = self->jobs_posted;
-
-  for (guint spins = 0; spins < 2000; spins++)
-    if ((guint) g_atomic_int_get (&self->jobs_run) == target)
-      return;
-  g_mutex_lock (&self->fence_lock);
-  g_atomic_int_set (&self->fence_waiting, 1);
-  while ((guint) g_atomic_int_get (&self->jobs_run) != target)
-    g_cond_wait (&self->fence_cond, &self->fence_lock);
-  g_atomic_int_set (&self->fence_waiting, 0);
-  g_mutex_unlock (&self->fence_lock);
-}
-
+/* The device moves the bytes straight from or to the arena (for CUDA: by
+ * DMA, the arena being pinned); the application does not touch this range
+ * until it has the answer. */
 static void
 do_transfer (AccelHostRequests *self, guint32 kind, guint64 id, GVariant *body)
 {
@@ -258,21 +203,8 @@ do_transfer (AccelHostRequests *self, guint32 kind, guint64 id, GVariant *body)
       finish (self, id, NULL, error);
       return;
     }
-
-  if (kind == ACCEL_CHANNEL_WRITE)
-    {
-      /* The device copies (or DMAs) straight from the arena; the application
-       * does not touch this range until it has the answer. */
-      Job *job = g_new0 (Job, 1);
-      job->id = id;
-      job->buffer = g_steal_pointer (&range);
-      job->bytes = g_bytes_new_static (data, length);
-      post_job (self, job);
-      return;
-    }
-  wait_for_jobs (self);
-  accel_buffer_read (range, data, length, &error);
-  finish (self, id, NULL, error);
+  _accel_device_transfer_with_callback (self->device, kind == ACCEL_CHANNEL_WRITE ? ACCEL_WORK_WRITE : ACCEL_WORK_READ,
+                                        range, data, length, work_answered, answer_new (self, id));
 }
 
 static void
@@ -288,12 +220,13 @@ do_zero (AccelHostRequests *self, guint64 id, GVariant *body)
     }
   g_variant_get (body, "(ttt)", &alloc, &offset, &length);
   g_autoptr(AccelBuffer) range = byte_range (self, alloc, offset, length, &error);
-  if (range)
+  if (range == NULL)
     {
-      wait_for_jobs (self);
-      accel_buffer_zero (range, &error);
+      finish (self, id, NULL, error);
+      return;
     }
-  finish (self, id, NULL, error);
+  _accel_device_transfer_with_callback (self->device, ACCEL_WORK_ZERO, range, NULL, length, work_answered,
+                                        answer_new (self, id));
 }
 
 /* Ops: each buffer handle the op names becomes a view of an allocation,
@@ -405,7 +338,7 @@ resolve_buffer (guint64 handle, gpointer data)
         view = g_object_ref (cached->view);
       else
         {
-          view = make_view (self, entry, &r->error);
+          view = make_view (r->self, entry, &r->error);
           if (view == NULL)
             return NULL;
           if (data)
@@ -457,10 +390,7 @@ do_op (AccelHostRequests *self, guint64 id, GVariant *body)
       finish (self, id, NULL, error);
       return;
     }
-  Job *job = g_new0 (Job, 1);
-  job->id = id;
-  job->op = g_steal_pointer (&op);
-  post_job (self, job);
+  _accel_device_submit_with_callback (self->device, op, work_answered, answer_new (self, id));
 }
 
 void
@@ -504,11 +434,10 @@ _accel_host_requests_handle (AccelHostRequests *self, guint32 kind, guint64 id, 
 void
 _accel_host_requests_drain (AccelHostRequests *self)
 {
-  wait_for_jobs (self);
-  g_mutex_lock (&self->fence_lock);
+  g_mutex_lock (&self->drain_lock);
   while (g_atomic_int_get (&self->unanswered) > 0)
-    g_cond_wait (&self->fence_cond, &self->fence_lock);
-  g_mutex_unlock (&self->fence_lock);
+    g_cond_wait (&self->drain_cond, &self->drain_lock);
+  g_mutex_unlock (&self->drain_lock);
 }
 
 AccelHostRequests *
@@ -522,7 +451,6 @@ _accel_host_requests_new (AccelDevice *device,
   AccelHostRequests *self = g_new0 (AccelHostRequests, 1);
 
   self->device = g_object_ref (device);
-  self->dispatcher = accel_actor_get_dispatcher (ACCEL_ACTOR (device));
   self->generation = accel_device_get_generation (device);
   self->arena = arena;
   self->arena_size = arena_size;
@@ -531,8 +459,8 @@ _accel_host_requests_new (AccelDevice *device,
   self->user_data = user_data;
   self->allocs = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_object_unref);
   self->views = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, view_free);
-  g_mutex_init (&self->fence_lock);
-  g_cond_init (&self->fence_cond);
+  g_mutex_init (&self->drain_lock);
+  g_cond_init (&self->drain_cond);
   return self;
 }
 
@@ -544,8 +472,8 @@ _accel_host_requests_free (AccelHostRequests *self)
   _accel_host_requests_drain (self);
   g_hash_table_unref (self->views);
   g_hash_table_unref (self->allocs);
-  g_mutex_clear (&self->fence_lock);
-  g_cond_clear (&self->fence_cond);
+  g_mutex_clear (&self->drain_lock);
+  g_cond_clear (&self->drain_cond);
   g_object_unref (self->device);
   g_free (self);
 }

@@ -1,13 +1,13 @@
 /* accel-inspect: what the registry knows, like gst-inspect-1.0.
  *
  *   accel-inspect               every plugin file with version, status and file, then totals
- *   accel-inspect NAME          a plugin, backend, op type or actor type of that name
+ *   accel-inspect NAME          a plugin, backend, op type, actor type or model type of that name
  *   accel-inspect --blacklist   the refused plugin files and why
  *   accel-inspect --json        everything as one JSON object
  *
  * Listing reads the registry cache and opens no plugin module (unless a
  * plugin file is new or changed, and then only in the scanner process).
- * Showing a backend, op type or actor type loads the plugin that provides
+ * Showing a backend, op type, actor type or model type loads the plugin that provides
  * it.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -112,6 +112,7 @@ print_json (AccelRegistry *registry)
       g_auto(GStrv) op_types = accel_plugin_list_op_types (plugin);
       g_auto(GStrv) kernels = accel_plugin_list_kernels (plugin);
       g_auto(GStrv) actor_types = accel_plugin_list_actor_types (plugin);
+      g_auto(GStrv) model_types = accel_plugin_list_model_types (plugin);
 
       if (status < G_N_ELEMENTS (counts))
         counts[status]++;
@@ -140,6 +141,8 @@ print_json (AccelRegistry *registry)
       json_strv (out, kernels);
       json_member (out, "      ", "actor-types", FALSE);
       json_strv (out, actor_types);
+      json_member (out, "      ", "model-types", FALSE);
+      json_strv (out, model_types);
       g_string_append (out, "\n    }");
     }
   g_string_append (out, plugins->len ? "\n  ]" : "]");
@@ -147,6 +150,7 @@ print_json (AccelRegistry *registry)
   g_auto(GStrv) all_op_types = accel_registry_list_op_types (registry);
   g_auto(GStrv) all_backends = accel_registry_list_backends (registry);
   g_auto(GStrv) all_actor_types = accel_registry_list_actor_types (registry);
+  g_auto(GStrv) all_model_types = accel_registry_list_model_types (registry);
   g_autoptr(GPtrArray) all_kernels = accel_registry_list_kernels (registry, NULL, NULL);
 
   json_member (out, "  ", "op-types", FALSE);
@@ -155,13 +159,16 @@ print_json (AccelRegistry *registry)
   json_strv (out, all_backends);
   json_member (out, "  ", "actor-types", FALSE);
   json_strv (out, all_actor_types);
+  json_member (out, "  ", "model-types", FALSE);
+  json_strv (out, all_model_types);
   json_member (out, "  ", "totals", FALSE);
   g_string_append_printf (out, "{\"plugins\": %u", plugins->len);
   for (guint i = 0; i < G_N_ELEMENTS (status_names); i++)
     g_string_append_printf (out, ", \"%s\": %u", status_names[i], counts[i]);
-  g_string_append_printf (out, ", \"op-types\": %u, \"backends\": %u, \"kernels\": %u, \"actor-types\": %u}",
+  g_string_append_printf (out, ", \"op-types\": %u, \"backends\": %u, \"kernels\": %u, \"actor-types\": %u"
+                          ", \"model-types\": %u}",
                           g_strv_length (all_op_types), g_strv_length (all_backends),
-                          all_kernels->len, g_strv_length (all_actor_types));
+                          all_kernels->len, g_strv_length (all_actor_types), g_strv_length (all_model_types));
   json_member (out, "  ", "cache", FALSE);
   json_string (out, accel_registry_get_cache_path (registry));
   g_string_append (out, "\n}\n");
@@ -169,6 +176,8 @@ print_json (AccelRegistry *registry)
 }
 
 /* ---- text ---------------------------------------------------------------- */
+
+static const char *provider_of (AccelRegistry *registry, const char *name, char **(*list) (AccelPlugin *));
 
 static void
 print_list (AccelRegistry *registry)
@@ -192,16 +201,26 @@ print_list (AccelRegistry *registry)
   g_auto(GStrv) op_types = accel_registry_list_op_types (registry);
   g_auto(GStrv) backends = accel_registry_list_backends (registry);
   g_auto(GStrv) actor_types = accel_registry_list_actor_types (registry);
+  g_auto(GStrv) model_types = accel_registry_list_model_types (registry);
   g_autoptr(GPtrArray) kernels = accel_registry_list_kernels (registry, NULL, NULL);
   guint n_op_types = g_strv_length (op_types), n_backends = g_strv_length (backends);
-  guint n_actor_types = g_strv_length (actor_types);
+  guint n_actor_types = g_strv_length (actor_types), n_model_types = g_strv_length (model_types);
+
+  /* What can be spawned and served, by name (from the cache: nothing is loaded). */
+  if (n_actor_types + n_model_types > 0)
+    g_print ("\n");
+  for (guint i = 0; i < n_actor_types; i++)
+    g_print ("%-22s actor type  %s\n", actor_types[i], provider_of (registry, actor_types[i], accel_plugin_list_actor_types));
+  for (guint i = 0; i < n_model_types; i++)
+    g_print ("%-22s model type  %s\n", model_types[i], provider_of (registry, model_types[i], accel_plugin_list_model_types));
   g_print ("\nTotal: %u plugin file%s (%u ok, %u blacklisted, %u disabled, %u duplicate); "
-           "%u op type%s, %u backend%s, %u kernel%s, %u actor type%s\n",
+           "%u op type%s, %u backend%s, %u kernel%s, %u actor type%s, %u model type%s\n",
            plugins->len, plugins->len == 1 ? "" : "s",
            counts[ACCEL_PLUGIN_STATUS_OK], counts[ACCEL_PLUGIN_STATUS_BLACKLISTED],
            counts[ACCEL_PLUGIN_STATUS_DISABLED], counts[ACCEL_PLUGIN_STATUS_DUPLICATE],
            n_op_types, n_op_types == 1 ? "" : "s", n_backends, n_backends == 1 ? "" : "s",
-           kernels->len, kernels->len == 1 ? "" : "s", n_actor_types, n_actor_types == 1 ? "" : "s");
+           kernels->len, kernels->len == 1 ? "" : "s", n_actor_types, n_actor_types == 1 ? "" : "s",
+           n_model_types, n_model_types == 1 ? "" : "s");
 }
 
 static void
@@ -229,10 +248,12 @@ print_plugin (AccelPlugin *plugin)
   g_auto(GStrv) op_types = accel_plugin_list_op_types (plugin);
   g_auto(GStrv) kernels = accel_plugin_list_kernels (plugin);
   g_auto(GStrv) actor_types = accel_plugin_list_actor_types (plugin);
+  g_auto(GStrv) model_types = accel_plugin_list_model_types (plugin);
   g_autofree char *backends_s = join (backends);
   g_autofree char *op_types_s = join (op_types);
   g_autofree char *kernels_s = join (kernels);
   g_autofree char *actor_types_s = join (actor_types);
+  g_autofree char *model_types_s = join (model_types);
   const char *file = accel_plugin_get_filename (plugin);
 
   g_print ("Plugin Details:\n");
@@ -249,6 +270,7 @@ print_plugin (AccelPlugin *plugin)
   g_print ("  %-14s %s\n", "Op types", op_types_s);
   g_print ("  %-14s %s\n", "Kernels", kernels_s);
   g_print ("  %-14s %s\n", "Actor types", actor_types_s);
+  g_print ("  %-14s %s\n", "Model types", model_types_s);
 }
 
 static const char *
@@ -339,9 +361,10 @@ print_properties (GObjectClass *klass, gboolean is_op)
             }
           print_range (pspec, line);
         }
-      g_string_append_printf (line, ", %s",
+      g_string_append_printf (line, ", %s%s",
                               (pspec->flags & G_PARAM_READWRITE) == G_PARAM_READWRITE ? "read-write"
-                              : (pspec->flags & G_PARAM_WRITABLE) ? "write-only" : "read-only");
+                              : (pspec->flags & G_PARAM_WRITABLE) ? "write-only" : "read-only",
+                              (pspec->flags & G_PARAM_CONSTRUCT_ONLY) ? ", construct-only" : "");
       g_print ("  %-18s %s\n", "", line->str);
     }
 }
@@ -374,6 +397,15 @@ print_op_type (AccelRegistry *registry, const char *name, GError **error)
   return TRUE;
 }
 
+static void
+print_hierarchy (GType type)
+{
+  g_print ("  %-14s", "Hierarchy");
+  for (GType t = type; t != 0; t = g_type_parent (t))
+    g_print (" %s%s", g_type_name (t), g_type_parent (t) ? " <" : "");
+  g_print ("\n");
+}
+
 static gboolean
 print_actor_type (AccelRegistry *registry, const char *name, GError **error)
 {
@@ -381,15 +413,34 @@ print_actor_type (AccelRegistry *registry, const char *name, GError **error)
   if (type == 0)
     return FALSE;
 
+  GObjectClass *klass = g_type_class_ref (type);
+  const char *description = accel_actor_class_get_description (ACCEL_ACTOR_CLASS (klass));
   const char *provider = provider_of (registry, name, accel_plugin_list_actor_types);
   g_print ("Actor Type Details:\n");
   g_print ("  %-14s %s\n", "Name", name);
+  g_print ("  %-14s %s\n", "Description", description ? description : "-");
+  g_print ("  %-14s %s\n", "GType", g_type_name (type));
   g_print ("  %-14s %s\n", "Provided by", provider ? provider : "core");
-  g_print ("  %-14s", "Hierarchy");
-  for (GType t = type; t != 0; t = g_type_parent (t))
-    g_print (" %s%s", g_type_name (t), g_type_parent (t) ? " <" : "");
-  g_print ("\n");
+  print_hierarchy (type);
+  print_properties (klass, FALSE);
+  g_type_class_unref (klass);
+  return TRUE;
+}
+
+static gboolean
+print_model_type (AccelRegistry *registry, const char *name, GError **error)
+{
+  GType type = accel_registry_lookup_model_type (registry, name, error);
+  if (type == 0)
+    return FALSE;
+
   GObjectClass *klass = g_type_class_ref (type);
+  const char *provider = provider_of (registry, name, accel_plugin_list_model_types);
+  g_print ("Model Type Details:\n");
+  g_print ("  %-14s %s\n", "Name", name);
+  g_print ("  %-14s %s\n", "GType", g_type_name (type));
+  g_print ("  %-14s %s\n", "Provided by", provider ? provider : "core");
+  print_hierarchy (type);
   print_properties (klass, FALSE);
   g_type_class_unref (klass);
   return TRUE;
@@ -513,6 +564,7 @@ print_named (AccelRegistry *registry, const char *name)
   g_auto(GStrv) backends = accel_registry_list_backends (registry);
   g_auto(GStrv) op_types = accel_registry_list_op_types (registry);
   g_auto(GStrv) actor_types = accel_registry_list_actor_types (registry);
+  g_auto(GStrv) model_types = accel_registry_list_model_types (registry);
   g_autoptr(GError) error = NULL;
   gboolean found = FALSE;
 
@@ -546,9 +598,17 @@ print_named (AccelRegistry *registry, const char *name)
       if (!print_actor_type (registry, name, &error))
         goto failed;
     }
+  if (g_strv_contains ((const char *const *) model_types, name))
+    {
+      if (found)
+        g_print ("\n");
+      found = TRUE;
+      if (!print_model_type (registry, name, &error))
+        goto failed;
+    }
   if (!found)
     {
-      g_printerr ("accel-inspect: no plugin, backend, op type or actor type is named “%s”\n", name);
+      g_printerr ("accel-inspect: no plugin, backend, op type, actor type or model type is named “%s”\n", name);
       return 1;
     }
   return 0;
@@ -572,7 +632,7 @@ main (int argc, char **argv)
   setlocale (LC_ALL, "");
   g_autoptr(GOptionContext) context = g_option_context_new ("[NAME]");
   g_option_context_set_summary (context,
-                                "Lists Accel plugins, or shows a plugin, backend, op type or actor type.");
+                                "Lists Accel plugins, or shows a plugin, backend, op type, actor type or model type.");
   g_option_context_add_main_entries (context, options, NULL);
   if (!g_option_context_parse (context, &argc, &argv, &error))
     {

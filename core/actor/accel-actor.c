@@ -1,27 +1,12 @@
 /* accel-actor.c: an object with a mailbox served by a dispatcher, with
- * supervision by its parent.
+ * supervision by its parent (accel-supervisor.c) and replies that may come
+ * later than the message.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "accel-private.h"
+#include "accel-actor-private.h"
 
-typedef struct {
-  char *name;
-  AccelActor *parent;             /* weak */
-  GPtrArray *children;            /* strong, guarded by lock */
-  AccelDispatcher *dispatcher;
-  gint state;                     /* AccelActorState, atomic */
-  guint restart_count;          /* atomic: read from any thread */
-  GArray *restart_times;          /* gint64 µs, guarded by lock */
-
-  guint max_restarts;
-  guint within_ms;
-  AccelDecider decider;
-  gpointer decider_data;
-  GDestroyNotify decider_destroy;
-
-  GMutex lock;
-} AccelActorPrivate;
 
 /**
  * AccelActor:
@@ -31,6 +16,13 @@ typedef struct {
  * accel_actor_ask_finish() also get the reply. Actors form a tree: a
  * supervisor applies its strategy (accel_actor_set_strategy()) to a child
  * that fails, resuming, restarting or stopping it.
+ *
+ * An actor that answers an ask later (after work it started completes)
+ * calls accel_actor_defer_reply() in #AccelActorClass.receive and answers
+ * through accel_actor_reply() from any thread; a failure it meets outside
+ * `receive` goes to its supervisor through accel_actor_fail(). The asks it
+ * has not answered yet fail when it is restarted or stopped, so no caller
+ * waits forever on an actor that lost its state.
  */
 G_DEFINE_TYPE_WITH_PRIVATE (AccelActor, accel_actor, G_TYPE_OBJECT)
 
@@ -55,9 +47,26 @@ enum {
 static guint signals[N_SIGNALS];
 
 typedef struct {
+  GMutex lock;
+  GCond cond;
+  gboolean done;
+  GVariant *reply;
+  GError *error;
+} SyncAsk;
+
+/* Who waits for the reply to an ask: a task (accel_actor_ask_async()) or a
+ * blocked thread (accel_actor_ask()); neither for a tell. */
+typedef struct {
+  GTask *task;
+  SyncAsk *sync;
+} Asker;
+
+typedef struct _Mail {
   AccelActor *actor;
   GVariant *message;
-  GTask *task;                    /* NULL for tell */
+  GCancellable *cancellable;      /* of a blocking ask */
+  Asker asker;
+  guint64 deferred;               /* the ticket, once the reply was deferred */
 } Mail;
 
 static AccelDispatcher *
@@ -96,7 +105,10 @@ accel_actor_constructed (GObject *object)
         priv->dispatcher = g_object_ref (shared_dispatcher ());
     }
   if (priv->name == NULL)
-    priv->name = g_strdup_printf ("%s-%p", G_OBJECT_TYPE_NAME (self), (void *) self);
+    {
+      const char *type_name = accel_actor_class_get_type_name (ACCEL_ACTOR_GET_CLASS (self));
+      priv->name = g_strdup_printf ("%s-%p", type_name ? type_name : G_OBJECT_TYPE_NAME (self), (void *) self);
+    }
 
   if (priv->parent != NULL)
     {
@@ -138,6 +150,8 @@ accel_actor_finalize (GObject *object)
   if (priv->decider_destroy)
     priv->decider_destroy (priv->decider_data);
   g_clear_object (&priv->dispatcher);
+  g_hash_table_unref (priv->pending);
+  g_weak_ref_clear (&priv->system);
   g_ptr_array_unref (priv->children);
   g_array_unref (priv->restart_times);
   g_mutex_clear (&priv->lock);
@@ -285,9 +299,70 @@ accel_actor_init (AccelActor *self)
   g_mutex_init (&priv->lock);
   priv->children = g_ptr_array_new_with_free_func (g_object_unref);
   priv->restart_times = g_array_new (FALSE, FALSE, sizeof (gint64));
+  priv->pending = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+  g_weak_ref_init (&priv->system, NULL);
   priv->state = ACCEL_ACTOR_STATE_RUNNING;
   priv->max_restarts = 10;
   priv->within_ms = 60000;
+}
+
+static GQuark
+metadata_quark (gboolean description)
+{
+  static GQuark quarks[2];
+  if (G_UNLIKELY (quarks[0] == 0))
+    {
+      quarks[1] = g_quark_from_static_string ("accel-actor-class-description");
+      quarks[0] = g_quark_from_static_string ("accel-actor-class-name");
+    }
+  return quarks[description ? 1 : 0];
+}
+
+/**
+ * accel_actor_class_set_metadata:
+ * @klass: an actor class, in its class_init
+ * @name: the actor type name users spawn (`batcher`)
+ * @description: (nullable): one line for `accel-inspect`
+ *
+ * Names an actor type: accel_plugin_register_actor_type() registers it
+ * under @name rather than under its GType name. Not inherited.
+ */
+void
+accel_actor_class_set_metadata (AccelActorClass *klass, const char *name, const char *description)
+{
+  g_return_if_fail (ACCEL_IS_ACTOR_CLASS (klass));
+  g_return_if_fail (name != NULL && *name != '\0');
+  GType type = G_TYPE_FROM_CLASS (klass);
+  /* Kept for the process, as the class is. */
+  g_type_set_qdata (type, metadata_quark (FALSE), (gpointer) g_intern_string (name));
+  g_type_set_qdata (type, metadata_quark (TRUE), (gpointer) g_intern_string (description));
+}
+
+/**
+ * accel_actor_class_get_type_name:
+ * @klass: an actor class
+ *
+ * Returns: (nullable): the actor type name given by
+ * accel_actor_class_set_metadata()
+ */
+const char *
+accel_actor_class_get_type_name (AccelActorClass *klass)
+{
+  g_return_val_if_fail (ACCEL_IS_ACTOR_CLASS (klass), NULL);
+  return g_type_get_qdata (G_TYPE_FROM_CLASS (klass), metadata_quark (FALSE));
+}
+
+/**
+ * accel_actor_class_get_description:
+ * @klass: an actor class
+ *
+ * Returns: (nullable): the description given by accel_actor_class_set_metadata()
+ */
+const char *
+accel_actor_class_get_description (AccelActorClass *klass)
+{
+  g_return_val_if_fail (ACCEL_IS_ACTOR_CLASS (klass), NULL);
+  return g_type_get_qdata (G_TYPE_FROM_CLASS (klass), metadata_quark (TRUE));
 }
 
 /**
@@ -391,123 +466,9 @@ accel_actor_get_restart_count (AccelActor *self)
   return g_atomic_int_get (&priv->restart_count);
 }
 
-/**
- * accel_actor_set_strategy:
- * @self: the supervising actor
- * @max_restarts: restarts allowed per child within @within_ms; one more stops it
- * @within_ms: the window, in milliseconds
- * @decider: (nullable) (scope notified) (closure user_data) (destroy destroy):
- *   maps a failure to a directive; %NULL uses accel_actor_default_decider()
- * @user_data: data for @decider
- * @destroy: (nullable): frees @user_data
- *
- * Sets the one-for-one strategy @self applies to its children (and, for a
- * root actor, to itself).
- */
-void
-accel_actor_set_strategy (AccelActor *self,
-                          guint max_restarts,
-                          guint within_ms,
-                          AccelDecider decider,
-                          gpointer user_data,
-                          GDestroyNotify destroy)
-{
-  g_return_if_fail (ACCEL_IS_ACTOR (self));
-  AccelActorPrivate *priv = accel_actor_get_instance_private (self);
 
-  g_mutex_lock (&priv->lock);
-  if (priv->decider_destroy)
-    priv->decider_destroy (priv->decider_data);
-  priv->max_restarts = max_restarts;
-  priv->within_ms = within_ms;
-  priv->decider = decider;
-  priv->decider_data = user_data;
-  priv->decider_destroy = destroy;
-  g_mutex_unlock (&priv->lock);
-}
-
-/**
- * accel_actor_default_decider:
- * @supervisor: the supervisor
- * @child: the failed actor
- * @error: the failure
- * @user_data: unused
- *
- * The decider used when none is set: a poisoned context, a library failure
- * or a generic failure restart the actor; cancellation and errors caused by
- * bad input resume it; a failed device escalates.
- *
- * Returns: the directive
- */
-AccelDirective
-accel_actor_default_decider (AccelActor *supervisor,
-                             AccelActor *child,
-                             const GError *error,
-                             gpointer user_data)
-{
-  if (error == NULL || error->domain != ACCEL_ERROR)
-    return ACCEL_DIRECTIVE_RESTART;
-  switch ((AccelError) error->code)
-    {
-    case ACCEL_ERROR_CONTEXT_POISONED:
-    case ACCEL_ERROR_LIBRARY:
-    case ACCEL_ERROR_FAILED:
-    case ACCEL_ERROR_TIMED_OUT:
-      return ACCEL_DIRECTIVE_RESTART;
-    case ACCEL_ERROR_DEVICE_FAILED:
-      return ACCEL_DIRECTIVE_ESCALATE;
-    default:
-      return ACCEL_DIRECTIVE_RESUME;
-    }
-}
-
-/**
- * accel_actor_judge_failure:
- * @self: the supervisor
- * @child: the failed actor (@self itself for a root actor)
- * @error: the failure
- *
- * Applies @self's strategy to a failure of @child: asks the decider, and
- * turns a RESTART into STOP once @child has used up its restart budget (the
- * restart is counted when it is granted).
- *
- * Returns: the directive to carry out
- */
-AccelDirective
-accel_actor_judge_failure (AccelActor *self, AccelActor *child, const GError *error)
-{
-  g_return_val_if_fail (ACCEL_IS_ACTOR (self), ACCEL_DIRECTIVE_STOP);
-  g_return_val_if_fail (ACCEL_IS_ACTOR (child), ACCEL_DIRECTIVE_STOP);
-
-  AccelActorPrivate *priv = accel_actor_get_instance_private (self);
-  AccelActorPrivate *cpriv = accel_actor_get_instance_private (child);
-
-  g_mutex_lock (&priv->lock);
-  AccelDecider decider = priv->decider ? priv->decider : accel_actor_default_decider;
-  gpointer data = priv->decider_data;
-  guint max_restarts = priv->max_restarts;
-  gint64 window = (gint64) priv->within_ms * 1000;
-  g_mutex_unlock (&priv->lock);
-
-  AccelDirective d = decider (self, child, error, data);
-  if (d != ACCEL_DIRECTIVE_RESTART)
-    return d;
-
-  gint64 now = g_get_monotonic_time ();
-  g_mutex_lock (&cpriv->lock);
-  guint keep = 0;
-  for (guint i = 0; i < cpriv->restart_times->len; i++)
-    if (now - g_array_index (cpriv->restart_times, gint64, i) <= window)
-      g_array_index (cpriv->restart_times, gint64, keep++) = g_array_index (cpriv->restart_times, gint64, i);
-  g_array_set_size (cpriv->restart_times, keep);
-  if (keep >= max_restarts)
-    d = ACCEL_DIRECTIVE_STOP;
-  else
-    g_array_append_val (cpriv->restart_times, now);
-  g_mutex_unlock (&cpriv->lock);
-  return d;
-}
-
+/* Answers an ask: completes its task or wakes its blocked caller. Takes
+ * @reply (a full reference, may be NULL) and @error. Any thread. */
 void
 _accel_actor_count_restart (AccelActor *self, const GError *reason)
 {
@@ -517,65 +478,91 @@ _accel_actor_count_restart (AccelActor *self, const GError *reason)
   g_signal_emit (self, signals[SIGNAL_RESTARTED], 0, reason);
 }
 
-static void handle_failure (AccelActor *self, const GError *error);
-
-static void
-escalate_cb (gpointer data)
+AccelActorPrivate *
+_accel_actor_get_private (AccelActor *self)
 {
-  gpointer *pair = data;
-  AccelActor *parent = pair[0];
-  GError *error = pair[1];
-  handle_failure (parent, error);
-  g_object_unref (parent);
-  g_error_free (error);
-  g_free (pair);
+  return accel_actor_get_instance_private (self);
 }
 
-/* On @self's dispatcher thread. */
-static void
-handle_failure (AccelActor *self, const GError *error)
+void
+_accel_actor_set_state (AccelActor *self, AccelActorState state)
 {
   AccelActorPrivate *priv = accel_actor_get_instance_private (self);
-  AccelActor *supervisor = priv->parent ? priv->parent : self;
-  AccelDirective d = accel_actor_judge_failure (supervisor, self, error);
+  g_atomic_int_set (&priv->state, state);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STATE]);
+}
 
-  switch (d)
+static void
+answer (Asker *asker, GVariant *reply, GError *error)
+{
+  if (asker->task)
     {
-    case ACCEL_DIRECTIVE_RESUME:
-      break;
-    case ACCEL_DIRECTIVE_RESTART:
-      {
-        AccelActorClass *klass = ACCEL_ACTOR_GET_CLASS (self);
-        g_autoptr(GError) restart_error = NULL;
-        g_atomic_int_set (&priv->state, ACCEL_ACTOR_STATE_RESTARTING);
-        g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STATE]);
-        gboolean ok = klass->restart ? klass->restart (self, error, &restart_error) : TRUE;
-        if (!ok)
-          {
-            g_warning ("actor %s failed to restart: %s", priv->name, restart_error->message);
-            accel_actor_stop (self);
-            break;
-          }
-        g_atomic_int_set (&priv->state, ACCEL_ACTOR_STATE_RUNNING);
-        g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STATE]);
-        _accel_actor_count_restart (self, error);
-      }
-      break;
-    case ACCEL_DIRECTIVE_STOP:
-      accel_actor_stop (self);
-      break;
-    case ACCEL_DIRECTIVE_ESCALATE:
-      if (priv->parent)
-        {
-          gpointer *pair = g_new (gpointer, 2);
-          pair[0] = g_object_ref (priv->parent);
-          pair[1] = g_error_copy (error);
-          accel_dispatcher_post (accel_actor_get_dispatcher (priv->parent), escalate_cb, pair);
-        }
+      if (error)
+        g_task_return_error (asker->task, error);
       else
-        accel_actor_stop (self);
-      break;
+        g_task_return_pointer (asker->task, reply, (GDestroyNotify) g_variant_unref);
+      g_clear_object (&asker->task);
+      return;
     }
+  if (asker->sync)
+    {
+      SyncAsk *sync = asker->sync;
+      g_mutex_lock (&sync->lock);
+      sync->reply = reply;
+      sync->error = error;
+      sync->done = TRUE;
+      g_cond_signal (&sync->cond);
+      g_mutex_unlock (&sync->lock);
+      asker->sync = NULL;
+      return;
+    }
+  g_clear_pointer (&reply, g_variant_unref);
+  g_clear_error (&error);
+}
+
+/* Fails every ask @self deferred and has not answered. */
+void
+_accel_actor_fail_pending (AccelActor *self, const char *why, const GError *reason)
+{
+  AccelActorPrivate *priv = accel_actor_get_instance_private (self);
+
+  g_mutex_lock (&priv->lock);
+  if (g_hash_table_size (priv->pending) == 0)
+    {
+      g_mutex_unlock (&priv->lock);
+      return;
+    }
+  GHashTable *pending = priv->pending;
+  priv->pending = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_free);
+  g_mutex_unlock (&priv->lock);
+
+  GHashTableIter iter;
+  gpointer value;
+  g_hash_table_iter_init (&iter, pending);
+  while (g_hash_table_iter_next (&iter, NULL, &value))
+    answer (value, NULL,
+            g_error_new (ACCEL_ERROR, ACCEL_ERROR_FAILED, "Actor “%s” %s before it replied%s%s%s",
+                         priv->name, why, reason ? " (" : "", reason ? reason->message : "", reason ? ")" : ""));
+  g_hash_table_unref (pending);
+}
+
+
+static Asker
+take_pending (AccelActor *self, guint64 ticket)
+{
+  AccelActorPrivate *priv = accel_actor_get_instance_private (self);
+  Asker asker = { NULL, NULL };
+  gpointer key = NULL, value = NULL;
+
+  g_mutex_lock (&priv->lock);
+  if (ticket != 0 && g_hash_table_steal_extended (priv->pending, &ticket, &key, &value))
+    {
+      asker = *(Asker *) value;
+      g_free (key);
+      g_free (value);
+    }
+  g_mutex_unlock (&priv->lock);
+  return asker;
 }
 
 static void
@@ -584,49 +571,60 @@ deliver (gpointer data)
   Mail *mail = data;
   AccelActor *self = mail->actor;
   AccelActorPrivate *priv = accel_actor_get_instance_private (self);
-  g_autoptr(GError) error = NULL;
+  GCancellable *cancellable = mail->asker.task ? g_task_get_cancellable (mail->asker.task) : mail->cancellable;
+  GError *error = NULL;
   GVariant *reply = NULL;
 
   if (g_atomic_int_get (&priv->state) == ACCEL_ACTOR_STATE_STOPPED)
     g_set_error (&error, ACCEL_ERROR, ACCEL_ERROR_FAILED,
                  "Actor “%s” is stopped", priv->name);
-  else if (mail->task && g_cancellable_is_cancelled (g_task_get_cancellable (mail->task)))
+  else if (g_cancellable_is_cancelled (cancellable))
     g_set_error (&error, ACCEL_ERROR, ACCEL_ERROR_CANCELLED,
                  "Message to actor “%s” was cancelled", priv->name);
   else
     {
       AccelActorClass *klass = ACCEL_ACTOR_GET_CLASS (self);
+      priv->current = mail;
       if (klass->receive)
         reply = klass->receive (self, mail->message, &error);
+      priv->current = NULL;
       if (reply)
         g_variant_ref_sink (reply);
+      /* Deferred, then failed or answered at once after all: take the ask
+       * back, so that a restart does not fail it with another reason. */
+      if (mail->deferred && (reply || error))
+        {
+          if (reply && !error)
+            g_warning ("Actor “%s” deferred its reply and returned one too; the returned one is used", priv->name);
+          mail->asker = take_pending (self, mail->deferred);
+        }
       if (error)
-        handle_failure (self, error);
+        _accel_actor_handle_failure (self, error);
     }
 
-  if (mail->task)
+  /* The supervisor has acted when the asker hears of the failure. */
+  if (error)
     {
-      if (error)
-        g_task_return_error (mail->task, g_steal_pointer (&error));
-      else
-        g_task_return_pointer (mail->task, reply ? g_steal_pointer (&reply) : NULL,
-                               (GDestroyNotify) g_variant_unref);
-      g_object_unref (mail->task);
+      g_clear_pointer (&reply, g_variant_unref);
+      answer (&mail->asker, NULL, error);
     }
-  g_clear_pointer (&reply, g_variant_unref);
+  else
+    answer (&mail->asker, reply, NULL);
   g_clear_pointer (&mail->message, g_variant_unref);
   g_object_unref (mail->actor);
   g_free (mail);
 }
 
 static void
-post_mail (AccelActor *self, GVariant *message, GTask *task)
+post_mail (AccelActor *self, GVariant *message, GTask *task, SyncAsk *sync, GCancellable *cancellable)
 {
   AccelActorPrivate *priv = accel_actor_get_instance_private (self);
   Mail *mail = g_new0 (Mail, 1);
   mail->actor = g_object_ref (self);
   mail->message = message ? g_variant_ref_sink (message) : NULL;
-  mail->task = task;
+  mail->asker.task = task;
+  mail->asker.sync = sync;
+  mail->cancellable = cancellable;
   accel_dispatcher_post (priv->dispatcher, deliver, mail);
 }
 
@@ -641,7 +639,7 @@ void
 accel_actor_tell (AccelActor *self, GVariant *message)
 {
   g_return_if_fail (ACCEL_IS_ACTOR (self));
-  post_mail (self, message, NULL);
+  post_mail (self, message, NULL, NULL, NULL);
 }
 
 /**
@@ -652,7 +650,8 @@ accel_actor_tell (AccelActor *self, GVariant *message)
  * @callback: (scope async): called on the thread-default main context of the caller
  * @user_data: data for @callback
  *
- * Sends a message and gets its reply through @callback.
+ * Sends a message and gets its reply through @callback. Callable from any
+ * thread.
  */
 void
 accel_actor_ask_async (AccelActor *self,
@@ -665,7 +664,7 @@ accel_actor_ask_async (AccelActor *self,
   GTask *task = g_task_new (self, cancellable, callback, user_data);
   g_task_set_source_tag (task, accel_actor_ask_async);
   g_task_set_check_cancellable (task, FALSE);
-  post_mail (self, message, task);
+  post_mail (self, message, task, NULL, NULL);
 }
 
 /**
@@ -684,49 +683,6 @@ accel_actor_ask_finish (AccelActor *self, GAsyncResult *result, GError **error)
 {
   g_return_val_if_fail (g_task_is_valid (result, self), NULL);
   return g_task_propagate_pointer (G_TASK (result), error);
-}
-
-typedef struct {
-  GMutex lock;
-  GCond cond;
-  gboolean done;
-  GVariant *reply;
-  GError *error;
-} SyncAsk;
-
-static void
-sync_ask_deliver (gpointer data)
-{
-  gpointer *pack = data;
-  AccelActor *self = pack[0];
-  GVariant *message = pack[1];
-  SyncAsk *sync = pack[2];
-  GCancellable *cancellable = pack[3];
-  AccelActorPrivate *priv = accel_actor_get_instance_private (self);
-  GError *error = NULL;
-  GVariant *reply = NULL;
-
-  if (g_atomic_int_get (&priv->state) == ACCEL_ACTOR_STATE_STOPPED)
-    g_set_error (&error, ACCEL_ERROR, ACCEL_ERROR_FAILED, "Actor “%s” is stopped", priv->name);
-  else if (g_cancellable_is_cancelled (cancellable))
-    g_set_error (&error, ACCEL_ERROR, ACCEL_ERROR_CANCELLED, "Message to actor “%s” was cancelled", priv->name);
-  else
-    {
-      AccelActorClass *klass = ACCEL_ACTOR_GET_CLASS (self);
-      if (klass->receive)
-        reply = klass->receive (self, message, &error);
-      if (reply)
-        g_variant_ref_sink (reply);
-      if (error)
-        handle_failure (self, error);
-    }
-  g_mutex_lock (&sync->lock);
-  sync->reply = reply;
-  sync->error = error;
-  sync->done = TRUE;
-  g_cond_signal (&sync->cond);
-  g_mutex_unlock (&sync->lock);
-  g_free (pack);
 }
 
 /**
@@ -751,12 +707,7 @@ accel_actor_ask (AccelActor *self, GVariant *message, GCancellable *cancellable,
   SyncAsk sync = { 0 };
   g_mutex_init (&sync.lock);
   g_cond_init (&sync.cond);
-  gpointer *pack = g_new (gpointer, 4);
-  pack[0] = self;
-  pack[1] = message ? g_variant_ref_sink (message) : NULL;
-  pack[2] = &sync;
-  pack[3] = cancellable;
-  accel_dispatcher_post (priv->dispatcher, sync_ask_deliver, pack);
+  post_mail (self, message, NULL, &sync, cancellable);
 
   g_mutex_lock (&sync.lock);
   while (!sync.done)
@@ -764,8 +715,6 @@ accel_actor_ask (AccelActor *self, GVariant *message, GCancellable *cancellable,
   g_mutex_unlock (&sync.lock);
   g_mutex_clear (&sync.lock);
   g_cond_clear (&sync.cond);
-  if (message)
-    g_variant_unref (message);
 
   if (sync.error)
     {
@@ -777,11 +726,154 @@ accel_actor_ask (AccelActor *self, GVariant *message, GCancellable *cancellable,
 }
 
 /**
+ * accel_actor_defer_reply:
+ * @self: an actor, in its #AccelActorClass.receive
+ *
+ * Says that the message being received will be answered later, with
+ * accel_actor_reply() or accel_actor_reply_error(), and returns the ticket
+ * that answer needs. `receive` then returns %NULL without an error, and the
+ * asker waits. Asks deferred and not answered fail with %ACCEL_ERROR_FAILED
+ * when the actor is restarted or stopped. Called on @self's dispatcher
+ * thread, within `receive`; calling it twice returns the same ticket.
+ *
+ * Returns: the ticket, or 0 for a message that was told (nobody waits for
+ *   its reply; answering ticket 0 does nothing)
+ */
+guint64
+accel_actor_defer_reply (AccelActor *self)
+{
+  g_return_val_if_fail (ACCEL_IS_ACTOR (self), 0);
+  AccelActorPrivate *priv = accel_actor_get_instance_private (self);
+  g_return_val_if_fail (accel_dispatcher_is_current (priv->dispatcher), 0);
+  Mail *mail = priv->current;
+  g_return_val_if_fail (mail != NULL, 0);
+
+  if (mail->deferred || (mail->asker.task == NULL && mail->asker.sync == NULL))
+    return mail->deferred;
+  Asker *asker = g_new (Asker, 1);
+  *asker = mail->asker;
+  mail->asker.task = NULL;
+  mail->asker.sync = NULL;
+  g_mutex_lock (&priv->lock);
+  guint64 *ticket = g_new (guint64, 1);
+  *ticket = ++priv->last_ticket;
+  g_hash_table_insert (priv->pending, ticket, asker);
+  g_mutex_unlock (&priv->lock);
+  mail->deferred = *ticket;
+  return mail->deferred;
+}
+
+/**
+ * accel_actor_reply:
+ * @self: an actor
+ * @ticket: what accel_actor_defer_reply() returned
+ * @reply: (nullable): the reply; a floating reference is sunk
+ *
+ * Answers a deferred ask. Callable from any thread.
+ *
+ * Returns: %TRUE if the ask was waiting; %FALSE if @ticket is 0, was
+ *   answered already, or failed because the actor restarted or stopped
+ */
+gboolean
+accel_actor_reply (AccelActor *self, guint64 ticket, GVariant *reply)
+{
+  g_return_val_if_fail (ACCEL_IS_ACTOR (self), FALSE);
+  if (reply)
+    g_variant_ref_sink (reply);
+  Asker asker = take_pending (self, ticket);
+  gboolean waiting = asker.task != NULL || asker.sync != NULL;
+  answer (&asker, reply, NULL);
+  return waiting;
+}
+
+/**
+ * accel_actor_reply_error:
+ * @self: an actor
+ * @ticket: what accel_actor_defer_reply() returned
+ * @error: the failure the asker gets
+ *
+ * Fails a deferred ask. The failure is the asker's, not the actor's: the
+ * supervisor does not hear of it (accel_actor_fail() is for that).
+ * Callable from any thread.
+ *
+ * Returns: %TRUE if the ask was waiting
+ */
+gboolean
+accel_actor_reply_error (AccelActor *self, guint64 ticket, const GError *error)
+{
+  g_return_val_if_fail (ACCEL_IS_ACTOR (self), FALSE);
+  g_return_val_if_fail (error != NULL, FALSE);
+  Asker asker = take_pending (self, ticket);
+  gboolean waiting = asker.task != NULL || asker.sync != NULL;
+  answer (&asker, NULL, g_error_copy (error));
+  return waiting;
+}
+
+
+/**
+ * accel_actor_get_n_pending:
+ * @self: an actor
+ *
+ * Counts the asks @self deferred (accel_actor_defer_reply()) and has not
+ * answered yet. Callable from any thread.
+ *
+ * Returns: how many deferred asks wait for their answer
+ */
+guint
+accel_actor_get_n_pending (AccelActor *self)
+{
+  g_return_val_if_fail (ACCEL_IS_ACTOR (self), 0);
+  AccelActorPrivate *priv = accel_actor_get_instance_private (self);
+  g_mutex_lock (&priv->lock);
+  guint n = g_hash_table_size (priv->pending);
+  g_mutex_unlock (&priv->lock);
+  return n;
+}
+
+void
+_accel_actor_set_system (AccelActor *self, AccelSystem *system)
+{
+  AccelActorPrivate *priv = accel_actor_get_instance_private (self);
+  g_weak_ref_set (&priv->system, system);
+}
+
+/**
+ * accel_actor_get_system:
+ * @self: an actor
+ *
+ * Finds the system whose supervision tree @self is in: actors made by
+ * accel_system_spawn() are children of accel_system_get_root_actor().
+ *
+ * Returns: (transfer full) (nullable): the system, or %NULL for an actor
+ *   outside every system's tree
+ */
+AccelSystem *
+accel_actor_get_system (AccelActor *self)
+{
+  g_return_val_if_fail (ACCEL_IS_ACTOR (self), NULL);
+  g_autoptr(AccelActor) actor = g_object_ref (self);
+  for (;;)
+    {
+      AccelActorPrivate *priv = accel_actor_get_instance_private (actor);
+      AccelSystem *system = g_weak_ref_get (&priv->system);
+      if (system)
+        return system;
+      AccelActor *parent = priv->parent;
+      if (parent == NULL)
+        return NULL;
+      g_object_ref (parent);
+      g_object_unref (actor);
+      actor = parent;
+    }
+}
+
+/**
  * accel_actor_stop:
  * @self: an actor
  *
  * Stops the actor and its children (children first). Later messages are
- * refused. Emits #AccelActor::stopped once. Idempotent.
+ * refused, and the asks it deferred fail. Emits #AccelActor::stopped once.
+ * Idempotent.
  */
 void
 accel_actor_stop (AccelActor *self)
@@ -797,6 +889,7 @@ accel_actor_stop (AccelActor *self)
     accel_actor_stop (children->pdata[i]);
 
   g_object_ref (self);
+  _accel_actor_fail_pending (self, "stopped", NULL);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_STATE]);
   g_signal_emit (self, signals[SIGNAL_STOPPED], 0);
 

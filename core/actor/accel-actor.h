@@ -104,6 +104,25 @@ ACCEL_API
 GVariant *accel_actor_ask (AccelActor *self, GVariant *message, GCancellable *cancellable, GError **error);
 ACCEL_API
 void accel_actor_stop (AccelActor *self);
+ACCEL_API
+guint64 accel_actor_defer_reply (AccelActor *self);
+ACCEL_API
+gboolean accel_actor_reply (AccelActor *self, guint64 ticket, GVariant *reply);
+ACCEL_API
+gboolean accel_actor_reply_error (AccelActor *self, guint64 ticket, const GError *error);
+ACCEL_API
+guint accel_actor_get_n_pending (AccelActor *self);
+ACCEL_API
+void accel_actor_fail (AccelActor *self, const GError *error);
+ACCEL_API
+AccelSystem *accel_actor_get_system (AccelActor *self);
+
+ACCEL_API
+void accel_actor_class_set_metadata (AccelActorClass *klass, const char *name, const char *description);
+ACCEL_API
+const char *accel_actor_class_get_type_name (AccelActorClass *klass);
+ACCEL_API
+const char *accel_actor_class_get_description (AccelActorClass *klass);
 
 ACCEL_API
 void accel_actor_set_strategy (AccelActor *self,

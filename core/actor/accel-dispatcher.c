@@ -7,6 +7,12 @@
  * g_main_context_iteration(). Posters only pay for the wake-up when the
  * thread is parked.
  *
+ * A poller (private: accel-device-host's channel) lets the thread serve a
+ * second queue beside its mailbox: it is polled whenever the mailbox is
+ * empty, and the thread parks in the poller's own wait, which a post
+ * interrupts. The context's sources are then served after each wake-up,
+ * and at least every POLLER_PARK_US.
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "accel-private.h"
@@ -29,8 +35,15 @@ struct _AccelDispatcher {
   gint pending;           /* atomic: messages in queue */
   gint parked;            /* atomic: thread is (about to be) blocked in poll */
   gint running;           /* atomic */
+  gint busy;              /* atomic: running messages or the poller */
   gint64 spin_us;
+  const AccelDispatcherPoller *poller;   /* set once, on the thread */
+  gpointer poller_data;
+  guint poller_turns;
+  gint64 poller_sources_at;   /* when the context's sources were last served */
 };
+
+#define POLLER_PARK_US (100 * 1000)
 
 /**
  * AccelDispatcher:
@@ -42,20 +55,6 @@ G_DEFINE_FINAL_TYPE (AccelDispatcher, accel_dispatcher, G_TYPE_OBJECT)
 
 static GPrivate current_dispatcher;
 
-static gint64
-spin_budget (void)
-{
-  static gsize once = 0;
-  static gint64 budget;
-  if (g_once_init_enter (&once))
-    {
-      const char *env = g_getenv ("ACCEL_DISPATCHER_SPIN_US");
-      gint64 v = env ? g_ascii_strtoll (env, NULL, 10) : 50;
-      budget = CLAMP (v, 0, 10000);
-      g_once_init_leave (&once, 1);
-    }
-  return budget;
-}
 
 static gboolean
 drain (AccelDispatcher *self)
@@ -63,6 +62,9 @@ drain (AccelDispatcher *self)
   if (g_atomic_int_get (&self->pending) == 0)
     return FALSE;
 
+  /* Busy before the mailbox looks empty: a poster that sees it empty and
+   * not busy knows that everything posted before has run. */
+  g_atomic_int_set (&self->busy, 1);
   g_mutex_lock (&self->lock);
   GArray *tmp = self->queue;
   self->queue = self->draining;
@@ -76,7 +78,38 @@ drain (AccelDispatcher *self)
       m->func (m->data);
     }
   g_array_set_size (self->draining, 0);
+  g_atomic_int_set (&self->busy, 0);
   return TRUE;
+}
+
+static gboolean
+poll_poller (AccelDispatcher *self)
+{
+  g_atomic_int_set (&self->busy, 1);
+  gboolean did = self->poller->poll (self->poller_data);
+  g_atomic_int_set (&self->busy, 0);
+  return did;
+}
+
+/* With a poller: park in its wait, which a post interrupts. */
+static void
+park_in_poller (AccelDispatcher *self)
+{
+  g_atomic_int_set (&self->parked, 1);
+  if (g_atomic_int_get (&self->pending) == 0 && g_atomic_int_get (&self->running))
+    {
+      /* The context's sources (a system call to look) at most every
+       * millisecond: the poller may go idle between any two requests. */
+      gint64 now = g_get_monotonic_time ();
+      if (now - self->poller_sources_at >= 1000)
+        {
+          self->poller_sources_at = now;
+          g_main_context_iteration (self->context, FALSE);
+        }
+      if (g_atomic_int_get (&self->pending) == 0)
+        self->poller->park (self->poller_data, POLLER_PARK_US);
+    }
+  g_atomic_int_set (&self->parked, 0);
 }
 
 static gpointer
@@ -89,10 +122,19 @@ dispatcher_thread (gpointer data)
 
   while (g_atomic_int_get (&self->running))
     {
-      if (drain (self))
+      gboolean drained = drain (self);
+      gboolean polled = self->poller && g_atomic_int_get (&self->pending) == 0 && poll_poller (self);
+      if (drained || polled)
         {
-          /* Give sources a turn without blocking. */
-          g_main_context_iteration (self->context, FALSE);
+          /* Give sources a turn without blocking (a system call: while
+           * only the poller is busy, now and then). */
+          if (drained || (++self->poller_turns & 127) == 0)
+            g_main_context_iteration (self->context, FALSE);
+          continue;
+        }
+      if (self->poller)
+        {
+          park_in_poller (self);
           continue;
         }
 
@@ -161,7 +203,7 @@ accel_dispatcher_init (AccelDispatcher *self)
   self->queue = g_array_sized_new (FALSE, FALSE, sizeof (Message), 64);
   self->draining = g_array_sized_new (FALSE, FALSE, sizeof (Message), 64);
   self->context = g_main_context_new ();
-  self->spin_us = spin_budget ();
+  self->spin_us = _accel_spin_us ();
 }
 
 /**
@@ -259,7 +301,46 @@ accel_dispatcher_post (AccelDispatcher *self, AccelDispatchFunc func, gpointer d
   g_mutex_unlock (&self->lock);
 
   if (g_atomic_int_get (&self->parked))
-    g_main_context_wakeup (self->context);
+    {
+      g_main_context_wakeup (self->context);
+      if (self->poller)
+        self->poller->wake (self->poller_data);
+    }
+}
+
+/* Nothing is queued or running on the thread: everything posted before
+ * this call has run. */
+gboolean
+_accel_dispatcher_is_idle (AccelDispatcher *self)
+{
+  return g_atomic_int_get (&self->pending) == 0 && g_atomic_int_get (&self->busy) == 0;
+}
+
+typedef struct {
+  AccelDispatcher *self;
+  const AccelDispatcherPoller *poller;
+  gpointer data;
+} SetPoller;
+
+static void
+set_poller_cb (gpointer data)
+{
+  SetPoller *sp = data;
+  sp->self->poller_data = sp->data;
+  sp->self->poller = sp->poller;
+  g_free (sp);
+}
+
+/* Installs @poller (for good) from any thread: from the next turn of the
+ * thread on, it is polled and parked in. */
+void
+_accel_dispatcher_set_poller (AccelDispatcher *self, const AccelDispatcherPoller *poller, gpointer data)
+{
+  SetPoller *sp = g_new (SetPoller, 1);
+  sp->self = self;
+  sp->poller = poller;
+  sp->data = data;
+  accel_dispatcher_post (self, set_poller_cb, sp);
 }
 
 /**

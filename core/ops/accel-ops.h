@@ -55,4 +55,12 @@
 #include "accel-send-recv.h"
 #include "accel-collective-bootstrap.h"
 #include "accel-collective-abort.h"
+#include "accel-image-enums.h"
+#include "accel-image.h"
+#include "accel-convert-color.h"
+#include "accel-resize.h"
+#include "accel-filter.h"
+#include "accel-warp-affine.h"
+#include "accel-warp-perspective.h"
+#include "accel-morphology.h"
 

@@ -8,6 +8,7 @@
 #include "accel-cpu-backend.h"
 #include "accel-cpu-kernels.h"
 #include "accel-cpu-lib-kernels.h"
+#include "accel-cpu-image.h"
 
 static gboolean
 accel_cpu_plugin_init (AccelPlugin *plugin, GError **error)
@@ -31,6 +32,9 @@ accel_cpu_plugin_init (AccelPlugin *plugin, GError **error)
   accel_cpu_register_quant_matmul (plugin);
   accel_cpu_register_graph (plugin);
   accel_cpu_register_collectives (plugin);
+  accel_cpu_register_image_resample (plugin);
+  accel_cpu_register_image_filter (plugin);
+  accel_cpu_register_image_warp (plugin);
   return TRUE;
 }
 

@@ -13,7 +13,9 @@
  *
  * Read by the device when its context opens: `ACCEL_CUDA_POLL_SPIN_US`
  * (how long the completion thread spins before it backs off, default 100),
- * `ACCEL_CUDA_POLL_FLAGS=1` (poll a word the GPU writes instead of events),
+ * `ACCEL_CUDA_POLL_FLAGS=0` (an event per op instead of the lane flags the
+ * GPU writes), `ACCEL_CUDA_WAITER_POLL=0` (a blocking caller waits for the
+ * completion thread instead of watching its lane flag itself),
  * `ACCEL_CUDA_MEMPOOL=0` (buffers from cudaMalloc instead of the
  * stream-ordered pool, for comparison). `ACCEL_CUDA_RNG=curand` makes the
  * `cuda` plugin's rng-fill decline in favour of the `curand` plugin's.

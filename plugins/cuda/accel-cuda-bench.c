@@ -14,7 +14,12 @@
  * - cuda-rng: rng-fill (Philox, bit-identical to cpu:0) beside
  *   curandGenerateUniform.
  * - cuda-transfer: upload and download of 256 MiB from pinned and pageable
- *   host memory, each beside cudaMemcpyAsync from the same kind of memory.
+ *   host memory, each beside cudaMemcpyAsync from the same kind of memory;
+ *   for a device in a host process also from the host memory it shares
+ *   (accel_remote_device_alloc_host_memory(); set
+ *   ACCEL_REMOTE_HOST_MEMORY_SIZE to at least the transfer size), beside
+ *   cudaMemcpyAsync from pinned memory. In a host process, "pinned" is
+ *   ordinary memory of this process: it travels through the shared arena.
  * - cuda-fault: time from a sticky fault to the first good op on the new
  *   host process (isolation=process, with the test `fault` plugin on the
  *   path).
@@ -24,6 +29,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <cublas_v2.h>
 #include <curand.h>
@@ -288,6 +294,56 @@ accel_cuda_bench_run_in_flight (AccelDevice *device, AccelOp *op, guint total, g
   return elapsed;
 }
 
+/* cuda-dispatch-completion: the blocking round trip under the completion
+ * strategy that ACCEL_CUDA_COMPLETION names; cuda-dispatch runs it in a
+ * child process per strategy. */
+static gboolean
+run_dispatch_completion (AccelBench *bench, GError **error)
+{
+  const guint n = accel_bench_is_quick (bench) ? 500 : 5000;
+  const char *strategy = g_getenv ("ACCEL_CUDA_COMPLETION");
+  double p50, p99;
+  if (!blocking_round_trip (accel_bench_get_device (bench), n, &p50, &p99, error))
+    return FALSE;
+  g_autofree char *label = g_strdup_printf ("cuda-dispatch.completion-%s.p50", strategy ? strategy : "poll");
+  accel_bench_report (bench, label, "us", p50 * 1e6, NAN);
+  return TRUE;
+}
+
+/* Runs this program's cuda-dispatch-completion group with @strategy and
+ * reads its figure (µs) from the table it prints. */
+static gboolean
+completion_in_child (AccelBench *bench, const char *strategy, double *us, GError **error)
+{
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_subprocess_launcher_setenv (launcher, "ACCEL_CUDA_COMPLETION", strategy, TRUE);
+  g_autofree char *self = g_file_read_link ("/proc/self/exe", error);
+  if (self == NULL)
+    return FALSE;
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_ptr_array_add (argv, self);
+  g_ptr_array_add (argv, "--device");
+  g_ptr_array_add (argv, (gpointer) accel_device_get_name (accel_bench_get_device (bench)));
+  if (accel_bench_is_quick (bench))
+    g_ptr_array_add (argv, "--quick");
+  g_ptr_array_add (argv, "cuda-dispatch-completion");
+  g_ptr_array_add (argv, NULL);
+  g_autoptr(GSubprocess) child = g_subprocess_launcher_spawnv (launcher, (const char *const *) argv->pdata, error);
+  g_autofree char *out = NULL;
+  if (child == NULL || !g_subprocess_communicate_utf8 (child, NULL, NULL, &out, NULL, error))
+    return FALSE;
+  g_autofree char *label = g_strdup_printf ("cuda-dispatch.completion-%s.p50", strategy);
+  const char *line = out ? strstr (out, label) : NULL;
+  if (!g_subprocess_get_successful (child) || line == NULL
+      || sscanf (line + strlen (label), " us %lf", us) != 1)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_FAILED, "the completion strategy “%s” in a child process: "
+                   "no figure (exit status %d)", strategy, g_subprocess_get_status (child));
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* cuda-dispatch */
 
 static gboolean
@@ -327,29 +383,18 @@ run_dispatch (AccelBench *bench, GError **error)
     }
   accel_bench_report (bench, "cuda-dispatch.async.p50", "us", accel_bench_quantile (t, n, 0.5) * 1e6, raw);
 
-  /* Each completion strategy, on a device of a system of its own. */
-  const char *saved = g_getenv ("ACCEL_CUDA_COMPLETION");
-  g_autofree char *saved_copy = g_strdup (saved);
+  /* Each completion strategy, in a process of its own (the strategy is
+   * read from the environment when a device starts: setting it here, with
+   * this system's threads running, would not be safe). */
   for (const char *const *s = (const char *const[]) { "poll", "callback", "sync", NULL }; *s; s++)
     {
       accel_bench_progress (bench, "cuda-dispatch: completion %s", *s);
-      g_setenv ("ACCEL_CUDA_COMPLETION", *s, TRUE);
-      g_autoptr(AccelSystem) system = accel_system_new (error);
-      if (system == NULL)
-        return FALSE;
-      g_autoptr(AccelDevice) dev = accel_system_get_device (system, accel_device_get_name (device), error);
-      gboolean ok = dev && blocking_round_trip (dev, n / 4, &p50, &p99, error);
-      g_clear_object (&dev);
-      accel_system_shutdown (system);
-      if (!ok)
+      double us;
+      if (!completion_in_child (bench, *s, &us, error))
         return FALSE;
       g_autofree char *label = g_strdup_printf ("cuda-dispatch.completion-%s.p50", *s);
-      accel_bench_report (bench, label, "us", p50 * 1e6, raw);
+      accel_bench_report (bench, label, "us", us, raw);
     }
-  if (saved_copy)
-    g_setenv ("ACCEL_CUDA_COMPLETION", saved_copy, TRUE);
-  else
-    g_unsetenv ("ACCEL_CUDA_COMPLETION");
   cudaStreamDestroy (stream);
   return TRUE;
 }
@@ -637,6 +682,40 @@ run_transfer (AccelBench *bench, GError **error)
                       gb / accel_bench_quantile (raw_up_g, reps, 0.5));
   accel_bench_report (bench, "cuda-transfer.download-pageable", "GB/s", gb / accel_bench_quantile (down_g, reps, 0.5),
                       gb / accel_bench_quantile (raw_down_g, reps, 0.5));
+
+  if (ACCEL_IS_REMOTE_DEVICE (device))
+    {
+      g_autoptr(GError) local = NULL;
+      guint8 *shared = accel_remote_device_alloc_host_memory (ACCEL_REMOTE_DEVICE (device), size, &local);
+      if (shared == NULL)
+        accel_bench_progress (bench, "cuda-transfer: no shared host memory (%s)", local->message);
+      else
+        {
+          double up_s[reps], down_s[reps];
+          memset (shared, 3, size);
+          for (int r = -1; r < (int) reps; r++)
+            {
+              double t0 = accel_bench_now ();
+              if (!accel_buffer_write (buf, shared, size, error))
+                break;
+              double t1 = accel_bench_now ();
+              if (!accel_buffer_read (buf, shared, size, error))
+                break;
+              double t2 = accel_bench_now ();
+              if (r >= 0)
+                {
+                  up_s[r] = t1 - t0;
+                  down_s[r] = t2 - t1;
+                }
+            }
+          accel_remote_device_free_host_memory (ACCEL_REMOTE_DEVICE (device), shared);
+          if (error && *error)
+            return FALSE;
+          accel_bench_report (bench, "cuda-transfer.upload-shared", "GB/s", gb / accel_bench_quantile (up_s, reps, 0.5), ru);
+          accel_bench_report (bench, "cuda-transfer.download-shared", "GB/s", gb / accel_bench_quantile (down_s, reps, 0.5),
+                              rd);
+        }
+    }
   cudaFreeHost (pinned);
   cudaFree (raw);
   cudaStreamDestroy (stream);
@@ -693,6 +772,8 @@ run_fault (AccelBench *bench, GError **error)
 
 const AccelBenchGroup accel_bench_cuda_groups[] = {
   { "cuda-dispatch", "round trip of a tiny op beside a raw launch + synchronize, per completion strategy", run_dispatch },
+  { "cuda-dispatch-completion", "the blocking round trip under ACCEL_CUDA_COMPLETION (cuda-dispatch runs it per strategy)",
+    run_dispatch_completion },
   { "cuda-pipeline", "ops per second with 256 in flight beside raw async launches", run_pipeline },
   { "cuda-gemm", "gemm beside cublasGemmEx, 4096^3 and 8192^3, bf16/fp16/tf32/fp32", run_gemm },
   { "cuda-rng", "rng-fill beside curandGenerateUniform", run_rng },

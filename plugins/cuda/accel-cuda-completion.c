@@ -6,21 +6,29 @@
  * one completion thread per context pops and completes, with one of three
  * strategies:
  *
- * - poll: cudaEventQuery on the head of each ring. When something is in
+ * - poll (the default): the GPU writes each lane's sequence number to
+ *   mapped pinned host memory behind each entry's work
+ *   (cuStreamWriteValue32: no event per op), and the thread reads that
+ *   word, without calling into the driver, which the device thread needs
+ *   for its launches; every 2 ms without progress it asks the streams
+ *   (cudaStreamQuery), to notice sticky errors. Without stream memory
+ *   operations in the driver, or with `ACCEL_CUDA_POLL_FLAGS=0`, it queries
+ *   the event recorded behind each entry instead. When something is in
  *   flight the thread spins for `ACCEL_CUDA_POLL_SPIN_US` (default 100 µs),
  *   then sleeps in growing steps of up to 200 µs; when nothing is in flight
  *   it spins as long, then parks on a condition variable that the next push
- *   signals. No busy loop runs while the device is idle. With
- *   `ACCEL_CUDA_POLL_FLAGS=1` (and a driver with stream memory operations)
- *   the GPU also writes each lane's sequence number to pinned host memory
- *   after each entry (cuStreamWriteValue32), and the thread polls that word
- *   instead of calling into the driver, which the device thread needs for
- *   its launches; the events are then queried only every 2 ms without
- *   progress, to notice sticky errors.
+ *   signals. No busy loop runs while the device is idle.
  * - callback: a host function (cudaLaunchHostFunc) after each op marks its
  *   entry done and wakes the thread, which completes it (host functions
  *   must not call CUDA, and completing work can free memory).
  * - sync: cudaEventSynchronize on the oldest entry in flight.
+ *
+ * A caller blocked on an op (accel_device_submit()) polls its entry
+ * itself with lane flags (accel_work_set_poll()): once the flag says the
+ * work ran, it claims the entry and completes the work on its own thread,
+ * without waiting for this thread to hand it over. An entry is claimed by
+ * one compare-and-swap of its position, by the caller or by the completion
+ * thread; the completion thread still pops a claimed entry, in order.
  *
  * A sticky error seen on an event poisons the context: that entry and all
  * others fail with %ACCEL_ERROR_CONTEXT_POISONED, each exactly once.
@@ -37,6 +45,7 @@
 #include "accel-cuda-private.h"
 
 #define REAP_BATCH 256
+#define CLAIMED (G_GUINT64_CONSTANT (1) << 63)
 #define MAX_SLEEP_US 200
 #define CALLBACK_CHECK_US 2000
 
@@ -177,32 +186,62 @@ accel_cuda_lane_wait_for_room (AccelCudaLane *lane)
     }
 }
 
-/* On the device thread, right after the work of an op has been enqueued on
- * @lane: has the GPU set the lane's flag to a new sequence number once that
- * work is done, for the op's ring entry (pushed next). Done before the
- * op's event is recorded, so that the flag's write is queued behind the
- * kernel as early as it can be: for a tiny op it is on the critical path. */
-void
-accel_cuda_lane_write_flag (AccelCudaLane *lane)
+static gboolean
+claim (AccelCudaEntry *entry, guint64 position)
 {
-  lane->pending_flag_seq = 0;
-  if (lane->flag == NULL)
-    return;
-  const AccelCudaDriver *drv = accel_cuda_driver_get ();
-  guint32 seq = lane->flag_seq + 1;
-  if (seq == 0)
-    seq = 1;
-  if (drv->cuStreamWriteValue32 (lane->stream, lane->flag_device, seq, 0) == 0)
-    {
-      lane->flag_seq = seq;
-      lane->pending_flag_seq = seq;
-    }
+  guint64 expected = position;
+  return __atomic_compare_exchange_n (&entry->claim, &expected, position | CLAIMED, FALSE, __ATOMIC_ACQ_REL,
+                                      __ATOMIC_ACQUIRE);
 }
 
-/* On the device thread: hands @work, whose last GPU work @event follows, to
- * the completion thread. Takes ownership of @event. */
+/* The caller's own poll for the entry at @position of the lane @data. The
+ * entry's fields are read before it is claimed: once claimed, the
+ * completion thread may pop it and the device thread reuse its slot. A
+ * stale position cannot claim a reused slot (the position differs). */
+static gboolean
+waiter_poll (AccelWork *work, gpointer data, guint64 position)
+{
+  AccelCudaLane *lane = data;
+  AccelCudaContext *ctx = lane->ctx;
+
+  if (ring_tail (lane) <= position)
+    return FALSE;   /* not pushed yet */
+  AccelCudaEntry *entry = &lane->ring[position % ACCEL_CUDA_RING_SIZE];
+  AccelWork *entry_work = entry->work;
+  AccelCudaMark mark = entry->mark;
+  GObject *keep = entry->keep;
+  if (entry_work != work || mark.event != NULL || entry->check != NULL || entry->trace_start != 0
+      || __atomic_load_n (&entry->claim, __ATOMIC_ACQUIRE) != position
+      || !accel_cuda_mark_reached (ctx, &mark) || g_atomic_int_get (&ctx->poisoned))
+    return FALSE;
+  if (!claim (entry, position))
+    return FALSE;
+  accel_device_complete_work (ACCEL_DEVICE (ctx->device), work, NULL);
+  /* Not the last reference: the caller holds the op (or buffer). */
+  g_object_unref (keep);
+  return TRUE;
+}
+
+static void
+waiter_poll_done (gpointer data)
+{
+  AccelCudaLane *lane = data;
+  accel_cuda_context_unref (lane->ctx);
+}
+
+static gboolean
+waiter_poll_wanted (void)
+{
+  static gsize once = 0;
+  if (g_once_init_enter (&once))
+    g_once_init_leave (&once, g_strcmp0 (g_getenv ("ACCEL_CUDA_WAITER_POLL"), "0") == 0 ? 2 : 1);
+  return once == 1;
+}
+
+/* On the device thread: hands @work, whose GPU work ends at @mark, to the
+ * completion thread. Takes @mark's event. */
 void
-accel_cuda_completer_push (AccelCudaCompleter *self, AccelCudaLane *lane, AccelWork *work, AccelCudaEvent *event)
+accel_cuda_completer_push (AccelCudaCompleter *self, AccelCudaLane *lane, AccelWork *work, AccelCudaMark *mark)
 {
   guint64 tail = lane->tail;
 
@@ -211,7 +250,9 @@ accel_cuda_completer_push (AccelCudaCompleter *self, AccelCudaLane *lane, AccelW
   AccelCudaEntry *entry = &lane->ring[tail % ACCEL_CUDA_RING_SIZE];
   AccelOp *op = accel_work_get_op (work);
   entry->work = work;
-  entry->event = event;
+  entry->mark = *mark;
+  mark->event = NULL;
+  __atomic_store_n (&entry->claim, tail, __ATOMIC_RELAXED);
   entry->seq = lane->ctx->next_seq++;
   entry->done = 0;
   entry->completer = self;
@@ -230,11 +271,6 @@ accel_cuda_completer_push (AccelCudaCompleter *self, AccelCudaLane *lane, AccelW
   lane->check_destroy = NULL;
   lane->check_n = 0;
 
-  if (lane->pending_flag_seq == 0)
-    accel_cuda_lane_write_flag (lane);
-  entry->flag_seq = lane->pending_flag_seq;
-  lane->pending_flag_seq = 0;
-
   if (self->strategy == ACCEL_CUDA_COMPLETION_CALLBACK)
     {
       /* If the host function cannot be enqueued (a sticky error), the
@@ -246,6 +282,14 @@ accel_cuda_completer_push (AccelCudaCompleter *self, AccelCudaLane *lane, AccelW
           entry->done = 2;   /* complete once the event says so */
         }
     }
+
+  /* A blocking caller watches the lane flag itself (not with checks, whose
+   * codes this thread reads, nor while tracing or with NVTX ranges, which
+   * this thread ends). */
+  if (entry->mark.event == NULL && entry->check == NULL && entry->trace_start == 0 && entry->nvtx_range == 0
+      && waiter_poll_wanted ()
+      && accel_work_set_poll (work, waiter_poll, lane, tail, waiter_poll_done))
+    accel_cuda_context_ref (lane->ctx);
 
   __atomic_store_n (&lane->tail, tail + 1, __ATOMIC_SEQ_CST);
   if (__atomic_load_n (&self->sleeping, __ATOMIC_SEQ_CST))
@@ -263,8 +307,18 @@ complete_head (AccelCudaCompleter *self, AccelCudaLane *lane, cudaError_t status
   AccelCudaContext *ctx = self->ctx;
   guint64 head = lane->head;
   AccelCudaEntry *entry = &lane->ring[head % ACCEL_CUDA_RING_SIZE];
+
+  if (!claim (entry, head))
+    {
+      /* Its waiting caller completed it and let go of what it held. */
+      entry->work = NULL;
+      entry->mark.event = NULL;
+      entry->keep = NULL;
+      __atomic_store_n (&lane->head, head + 1, __ATOMIC_RELEASE);
+      return;
+    }
   AccelWork *work = entry->work;
-  AccelCudaEvent *event = entry->event;
+  AccelCudaMark mark = entry->mark;
   GObject *keep = entry->keep;
   AccelCudaCheckFunc check = entry->check;
   gpointer check_data = entry->check_data;
@@ -288,7 +342,7 @@ complete_head (AccelCudaCompleter *self, AccelCudaLane *lane, cudaError_t status
     check_destroy (check_data);
 
   entry->work = NULL;
-  entry->event = NULL;
+  entry->mark.event = NULL;
   entry->keep = NULL;
   entry->check = NULL;
   entry->check_data = NULL;
@@ -320,8 +374,8 @@ complete_head (AccelCudaCompleter *self, AccelCudaLane *lane, cudaError_t status
   if (G_UNLIKELY (trace_start))
     accel_cuda_trace_record (ACCEL_CUDA_TRACE_COMPLETED, trace_start);
 
-  /* Off the waiter's critical path: the event goes back to the pool. */
-  accel_cuda_event_unref (event);
+  /* Off the waiter's critical path: an event goes back to the pool. */
+  accel_cuda_mark_clear (&mark);
 
   g_ptr_array_add (self->reap, keep);
   if (self->reap->len >= REAP_BATCH)
@@ -344,16 +398,28 @@ head_ready (AccelCudaCompleter *self, AccelCudaLane *lane, gboolean check_event,
       && __atomic_load_n (&entry->done, __ATOMIC_ACQUIRE) != 2)
     return FALSE;
 
-  if (entry->flag_seq != 0 && !check_event)
+  if (entry->mark.event == NULL)
     {
-      guint32 reached = __atomic_load_n (lane->flag, __ATOMIC_ACQUIRE);
-      if ((gint32) (reached - entry->flag_seq) < 0)
+      /* A lane flag: the word first; every so often the stream, for a
+       * sticky error that keeps the flag from ever getting there. */
+      if (accel_cuda_mark_reached (self->ctx, &entry->mark))
+        {
+          *status = cudaSuccess;
+          return TRUE;
+        }
+      if (!check_event)
         return FALSE;
-      *status = cudaSuccess;
+      cudaError_t st = cudaStreamQuery (lane->stream);
+      if (st == cudaErrorNotReady)
+        {
+          (void) cudaGetLastError ();
+          return FALSE;
+        }
+      *status = st;
       return TRUE;
     }
 
-  cudaError_t st = cudaEventQuery (entry->event->event);
+  cudaError_t st = cudaEventQuery (entry->mark.event->event);
   if (st == cudaErrorNotReady)
     {
       (void) cudaGetLastError ();
@@ -400,7 +466,8 @@ sweep (AccelCudaCompleter *self, gboolean check_events, gboolean *pending)
         }
       if (oldest == NULL)
         return FALSE;
-      cudaError_t st = cudaEventSynchronize (oldest->ring[oldest->head % ACCEL_CUDA_RING_SIZE].event->event);
+      /* The sync strategy records events (no lane flags). */
+      cudaError_t st = cudaEventSynchronize (oldest->ring[oldest->head % ACCEL_CUDA_RING_SIZE].mark.event->event);
       complete_head (self, oldest, st);
       return TRUE;
     }

@@ -1,7 +1,14 @@
 /* accel-cuda-context.c: the parts of a CUDA device's context that outlive
  * the device thread's use of them: the refcounted context record, its
- * event pool, the per-buffer record of last writer and readers, and
+ * event pool, marks (where a lane's work ends: a lane flag's value, or an
+ * event), the per-buffer record of last writer and readers, and
  * poisoning.
+ *
+ * With lane flags, an op costs no event: the GPU writes the lane's next
+ * sequence number into the lane's flag behind the op's work; the
+ * completion thread polls the flags, and work on another lane that must
+ * follow it waits for the flag on the GPU (cuStreamWaitValue32), or not at
+ * all when the flag has already got there.
  *
  * Events and buffer records may be released from any thread (a buffer is
  * finalized wherever its last reference goes); the pool is guarded by
@@ -29,6 +36,8 @@ accel_cuda_context_unref (AccelCudaContext *ctx)
   g_mutex_clear (&ctx->event_lock);
   g_mutex_clear (&ctx->poison_lock);
   g_clear_error (&ctx->poison);
+  for (guint i = 0; ctx->lanes && i < ctx->n_lanes; i++)
+    g_free (ctx->lanes[i].ring);
   g_free (ctx->lanes);
   g_free (ctx);
 }
@@ -132,15 +141,109 @@ accel_cuda_context_poison_error (AccelCudaContext *ctx)
   return error;
 }
 
+/* Marks. */
+
+/* On the device thread, right after work was enqueued on @lane. */
+gboolean
+accel_cuda_lane_mark (AccelCudaLane *lane, AccelCudaMark *mark, GError **error)
+{
+  mark->lane = lane->index;
+  mark->event = NULL;
+  mark->seq = 0;
+  if (lane->flag != NULL)
+    {
+      guint32 seq = lane->flag_seq + 1;
+      if (seq == 0)
+        seq = 1;
+      AccelCudaDrvResult r = accel_cuda_driver_get ()->cuStreamWriteValue32 (lane->stream, lane->flag_device, seq, 0);
+      if (r != 0)
+        {
+          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_LIBRARY,
+                       "cuda: cuStreamWriteValue32 of lane %u's flag failed (CUresult %d)", lane->index, r);
+          mark->lane = -1;
+          return FALSE;
+        }
+      lane->flag_seq = seq;
+      mark->seq = seq;
+      return TRUE;
+    }
+  AccelCudaEvent *event = accel_cuda_event_acquire (lane->ctx, lane->index, error);
+  if (event == NULL)
+    {
+      mark->lane = -1;
+      return FALSE;
+    }
+  if (!ACCEL_CUDA_CHECK (cudaEventRecord (event->event, lane->stream), error))
+    {
+      accel_cuda_event_unref (event);
+      mark->lane = -1;
+      return FALSE;
+    }
+  mark->event = event;
+  return TRUE;
+}
+
+/* Whether the GPU is known to be past @mark (flags only: an event is not
+ * asked, which would cost a driver call). */
+gboolean
+accel_cuda_mark_reached (AccelCudaContext *ctx, const AccelCudaMark *mark)
+{
+  if (mark->lane < 0)
+    return TRUE;
+  if (mark->event != NULL)
+    return FALSE;
+  guint32 reached = __atomic_load_n (ctx->lanes[mark->lane].flag, __ATOMIC_ACQUIRE);
+  return (gint32) (reached - mark->seq) >= 0;
+}
+
+void
+accel_cuda_mark_clear (AccelCudaMark *mark)
+{
+  g_clear_pointer (&mark->event, accel_cuda_event_unref);
+  mark->seq = 0;
+  mark->lane = -1;
+}
+
+static void
+mark_set (AccelCudaMark *dst, const AccelCudaMark *src)
+{
+  AccelCudaEvent *old = dst->event;
+  dst->event = src->event ? accel_cuda_event_ref (src->event) : NULL;
+  dst->seq = src->seq;
+  dst->lane = src->lane;
+  accel_cuda_event_unref (old);
+}
+
+/* Makes @lane's later work wait on the GPU for @mark, of another lane. */
+static gboolean
+wait_for_mark (AccelCudaContext *ctx, AccelCudaLane *lane, const AccelCudaMark *mark, GError **error)
+{
+  if (mark->lane < 0 || (guint) mark->lane == lane->index || accel_cuda_mark_reached (ctx, mark))
+    return TRUE;
+  if (mark->event != NULL)
+    return ACCEL_CUDA_CHECK (cudaStreamWaitEvent (lane->stream, mark->event->event, 0), error);
+  /* Flag values wrap: the wait compares them cyclically (GEQ, flags 0). */
+  AccelCudaDrvResult r = accel_cuda_driver_get ()->cuStreamWaitValue32 (lane->stream,
+                                                                       ctx->lanes[mark->lane].flag_device,
+                                                                       mark->seq, 0);
+  if (r != 0)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_LIBRARY,
+                   "cuda: cuStreamWaitValue32 on lane %d's flag failed (CUresult %d)", mark->lane, r);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* Buffer tracking. */
 
 static void
 track_free (gpointer data)
 {
   AccelCudaBufferTrack *track = data;
-  accel_cuda_event_unref (track->writer);
+  accel_cuda_mark_clear (&track->writer);
   for (guint i = 0; i < track->ctx->n_lanes; i++)
-    accel_cuda_event_unref (track->readers[i]);
+    accel_cuda_mark_clear (&track->readers[i]);
   accel_cuda_context_unref (track->ctx);
   g_free (track);
 }
@@ -159,39 +262,37 @@ accel_cuda_order_before (AccelCudaContext *ctx, AccelCudaLane *lane, AccelBuffer
   AccelCudaBufferTrack *track = accel_cuda_track_peek (ctx, root);
   if (track == NULL)
     return TRUE;
-  if (track->writer && track->writer->lane != lane->index
-      && !ACCEL_CUDA_CHECK (cudaStreamWaitEvent (lane->stream, track->writer->event, 0), error))
+  if (!wait_for_mark (ctx, lane, &track->writer, error))
     return FALSE;
   if (writes && ctx->n_lanes > 1)
     for (guint i = 0; i < ctx->n_lanes; i++)
-      if (i != lane->index && track->readers[i]
-          && !ACCEL_CUDA_CHECK (cudaStreamWaitEvent (lane->stream, track->readers[i]->event, 0), error))
+      if (!wait_for_mark (ctx, lane, &track->readers[i], error))
         return FALSE;
   return TRUE;
 }
 
 void
 accel_cuda_record_after (AccelCudaContext *ctx, AccelCudaLane *lane, AccelBuffer *root,
-                         gboolean writes, AccelCudaEvent *event)
+                         gboolean writes, const AccelCudaMark *mark)
 {
   AccelCudaBufferTrack *track = accel_cuda_track_peek (ctx, root);
   if (track == NULL)
     {
-      track = g_malloc0 (sizeof (AccelCudaBufferTrack) + ctx->n_lanes * sizeof (AccelCudaEvent *));
+      /* Once per buffer and context, not per op. */
+      track = g_malloc0 (sizeof (AccelCudaBufferTrack) + ctx->n_lanes * sizeof (AccelCudaMark));
       track->ctx = accel_cuda_context_ref (ctx);
+      track->writer.lane = -1;
+      for (guint i = 0; i < ctx->n_lanes; i++)
+        track->readers[i].lane = -1;
       accel_buffer_set_backend_data (root, track, track_free);
     }
   if (writes)
     {
       track->write_serial = ++ctx->next_write_serial;
-      accel_cuda_event_unref (track->writer);
-      track->writer = accel_cuda_event_ref (event);
+      mark_set (&track->writer, mark);
       for (guint i = 0; i < ctx->n_lanes; i++)
-        g_clear_pointer (&track->readers[i], accel_cuda_event_unref);
+        accel_cuda_mark_clear (&track->readers[i]);
     }
   else
-    {
-      accel_cuda_event_unref (track->readers[lane->index]);
-      track->readers[lane->index] = accel_cuda_event_ref (event);
-    }
+    mark_set (&track->readers[lane->index], mark);
 }

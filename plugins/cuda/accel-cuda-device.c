@@ -8,10 +8,11 @@
  *
  * execute() runs on the device thread. It picks a lane, makes the lane wait
  * for the last writers (and, before a write, the readers) of the op's
- * buffers on other lanes, lets the kernel enqueue its work, records one
- * event after it, makes that event the last writer or a reader of each
- * buffer, and hands the work to the completion thread. Nothing here waits
- * for the GPU.
+ * buffers on other lanes, lets the kernel enqueue its work, marks the end
+ * of that work (the lane flag's next value, written by the GPU; an event
+ * where there are no lane flags), makes the mark the last writer or a
+ * reader of each buffer, and hands the work to the completion thread.
+ * Nothing here waits for the GPU, and nothing is allocated per op.
  *
  * A sticky error (illegal address, …) cannot be cured in the process that
  * owns the context, so it poisons the context for good: the device goes to
@@ -97,10 +98,10 @@ pick_lane (AccelCudaContext *ctx, int asked, AccelBuffer *hint)
     {
       AccelCudaBufferTrack *track = accel_cuda_track_peek (ctx, hint);
       /* (A peer copy's writer is on no lane.) */
-      if (track && track->writer && track->writer->lane < ctx->n_lanes)
-        return &ctx->lanes[track->writer->lane];
+      if (track && track->writer.lane >= 0 && (guint) track->writer.lane < ctx->n_lanes)
+        return &ctx->lanes[track->writer.lane];
       for (guint i = 0; track && i < ctx->n_lanes; i++)
-        if (track->readers[i])
+        if (track->readers[i].lane >= 0)
           return &ctx->lanes[i];
     }
 
@@ -224,9 +225,10 @@ accel_cuda_device_open_context (AccelDevice *device, GError **error)
         goto fail;
     }
 
-  /* Poll with flags (ACCEL_CUDA_POLL_FLAGS=1): one cache line of mapped
-   * pinned memory per lane. Without stream memory operations, events. */
-  if (self->gpu.completion == ACCEL_CUDA_COMPLETION_POLL && g_strcmp0 (g_getenv ("ACCEL_CUDA_POLL_FLAGS"), "1") == 0
+  /* Lane flags for the poll strategy: one cache line of mapped pinned
+   * memory per lane. Without stream memory operations, or with
+   * ACCEL_CUDA_POLL_FLAGS=0, an event per op instead. */
+  if (self->gpu.completion == ACCEL_CUDA_COMPLETION_POLL && g_strcmp0 (g_getenv ("ACCEL_CUDA_POLL_FLAGS"), "0") != 0
       && accel_cuda_driver_get ()->have_stream_memops)
     {
       if (!ACCEL_CUDA_CHECK (cudaHostAlloc (&ctx->flags, 64 * ctx->n_lanes, cudaHostAllocMapped | cudaHostAllocPortable),
@@ -489,44 +491,40 @@ execute_op (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work)
           ok = FALSE;
           (void) accel_cuda_check (launch, accel_op_get_type_name (op), &error);
         }
-      else
-        accel_cuda_lane_write_flag (lane);
     }
 
-  AccelCudaEvent *event = NULL;
+  /* Marked right behind the kernel: for a tiny op the flag's write is on
+   * the critical path. */
+  AccelCudaMark mark = ACCEL_CUDA_MARK_NONE;
   if (error == NULL || error->code != ACCEL_ERROR_CONTEXT_POISONED)
     {
-      GError *ev_error = NULL;
-      event = accel_cuda_event_acquire (ctx, lane->index, &ev_error);
-      if (event && !ACCEL_CUDA_CHECK (cudaEventRecord (event->event, lane->stream), &ev_error))
-        g_clear_pointer (&event, accel_cuda_event_unref);
-      if (event == NULL)
+      GError *mark_error = NULL;
+      if (!accel_cuda_lane_mark (lane, &mark, &mark_error))
         {
           if (error == NULL)
-            error = ev_error;
+            error = mark_error;
           else
-            g_clear_error (&ev_error);
+            g_clear_error (&mark_error);
         }
     }
-  if (event)
+  if (mark.lane >= 0)
     {
       /* Even a failed kernel may have enqueued writes: order after them. */
       for (guint i = 0; i < n; i++)
-        accel_cuda_record_after (ctx, lane, roots[i], writes[i], event);
+        accel_cuda_record_after (ctx, lane, roots[i], writes[i], &mark);
     }
 
   if (error)
     {
       accel_cuda_lane_drop_check (lane);
-      lane->pending_flag_seq = 0;
-      accel_cuda_event_unref (event);
+      accel_cuda_mark_clear (&mark);
       accel_cuda_device_fail_work (self, ctx, work, error);
       return;
     }
   if (G_UNLIKELY (trace_start))
     accel_cuda_trace_record (ACCEL_CUDA_TRACE_RECORDED, trace_start);
   lane->trace_start = trace_start;
-  accel_cuda_completer_push (ctx->completer, lane, work, event);
+  accel_cuda_completer_push (ctx->completer, lane, work, &mark);
   if (G_UNLIKELY (trace_start))
     accel_cuda_trace_record (ACCEL_CUDA_TRACE_PUSHED, trace_start);
 }

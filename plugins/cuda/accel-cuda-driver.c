@@ -48,7 +48,7 @@ accel_cuda_driver_get (void)
 #define ACCEL_CUDA_DRIVER_RESOLVE(name, ret, args) driver.name = (ret (*) args) resolve (#name);
       ACCEL_CUDA_DRIVER_ENTRY_POINTS (ACCEL_CUDA_DRIVER_RESOLVE)
 #undef ACCEL_CUDA_DRIVER_RESOLVE
-      driver.have_stream_memops = driver.cuStreamWriteValue32 != NULL;
+      driver.have_stream_memops = driver.cuStreamWriteValue32 != NULL && driver.cuStreamWaitValue32 != NULL;
       g_once_init_leave (&once, 1);
     }
   return &driver;

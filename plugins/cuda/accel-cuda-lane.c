@@ -58,7 +58,8 @@ accel_cuda_lane_clear (AccelCudaLane *lane)
       (void) cudaStreamDestroy (lane->stream);
       lane->stream = NULL;
     }
-  g_clear_pointer (&lane->ring, g_free);
+  /* The ring goes with the context (accel_cuda_context_unref()): a caller
+   * that polled for its work may still look at it. */
   if (lane->check_codes)
     (void) cudaFreeHost (lane->check_codes);
   lane->check_codes = NULL;

@@ -235,7 +235,8 @@ copy_on_source (gpointer data)
       error = g_error_new (ACCEL_ERROR, ACCEL_ERROR_LIBRARY, "copy: cuStreamWriteValue32 failed");
       goto fail;
     }
-  accel_cuda_record_after (ctx, lane, root, FALSE, read);
+  AccelCudaMark read_mark = { read, 0, (gint) lane->index };
+  accel_cuda_record_after (ctx, lane, root, FALSE, &read_mark);
   accel_cuda_event_unref (read);
   return;
 
@@ -295,7 +296,9 @@ wait_on_destination (gpointer data)
       g_clear_pointer (&written, accel_cuda_event_unref);
       goto fail;
     }
-  accel_cuda_record_after (ctx, lane, root, TRUE, written);
+  /* A mark on no lane (the peer stream's): every lane waits for its event. */
+  AccelCudaMark written_mark = { written, 0, (gint) ctx->n_lanes };
+  accel_cuda_record_after (ctx, lane, root, TRUE, &written_mark);
   accel_cuda_event_unref (written);
   pc->dst_ctx = accel_cuda_context_ref (ctx);
   accel_dispatcher_post (accel_actor_get_dispatcher (ACCEL_ACTOR (pc->src_dev)), copy_on_source, pc);

@@ -14,6 +14,7 @@
 #include "accel-config.h"
 #include "accel-cuda.h"
 #include "accel-cuda-kernels.h"
+#include "accel-cuda-image.h"
 
 #define KERNEL_RANK 100
 
@@ -335,6 +336,7 @@ accel_cuda_plugin_init (AccelPlugin *plugin, GError **error)
   accel_plugin_register_kernel (plugin, "rmsnorm", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &rmsnorm_kernel);
   accel_plugin_register_kernel (plugin, "rng-fill", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &rng_fill_kernel);
   accel_plugin_register_kernel (plugin, "replay", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &replay_kernel);
+  accel_cuda_register_image_kernels (plugin);
   return TRUE;
 }
 

@@ -36,16 +36,29 @@ struct _AccelCudaEvent {
   guint lane;
 };
 
+/* Where the work enqueued on a lane so far ends: with lane flags (poll
+ * strategy, the default), the value the lane's flag reaches once it ran,
+ * written by the GPU behind it (cuStreamWriteValue32); otherwise an event
+ * recorded behind it. Ring entries and buffer records carry marks. */
+typedef struct {
+  AccelCudaEvent *event;     /* strong; NULL with lane flags */
+  guint32 seq;               /* lane flags: the flag's value; 0 with events */
+  gint lane;                 /* -1: no mark */
+} AccelCudaMark;
+
+#define ACCEL_CUDA_MARK_NONE { NULL, 0, -1 }
+
 typedef struct {
   AccelWork *work;
-  AccelCudaEvent *event;     /* strong */
+  AccelCudaMark mark;        /* the end of the entry's work */
+  guint64 claim;             /* its ring position while unclaimed; with
+                                CLAIMED once the completion thread or the
+                                waiting caller took it (atomic) */
   guint64 seq;
   gint done;                 /* callback strategy: 1 once the host function
                                 ran, 2 when there is none (watch the event) */
   AccelCudaCompleter *completer;
   GObject *keep;             /* the op or buffer, kept alive until reaped */
-  guint32 flag_seq;          /* poll with flags: the value the lane's flag
-                                reaches once this entry's work ran; 0 none */
   /* accel_cuda_lane_check_after(): run on the completion thread once the
    * work is done, on the codes copied to the lane's pinned slot of this
    * entry. */
@@ -71,12 +84,12 @@ struct _AccelCudaLane {
   guint64 head;              /* consumer, atomic */
   guint64 tail;              /* producer, atomic */
 
-  /* Poll with flags: a word of pinned host memory that the GPU sets to the
-   * lane's sequence number after each entry's work (cuStreamWriteValue32). */
+  /* Lane flags: a word of mapped pinned host memory that the GPU sets to
+   * the lane's sequence number behind each entry's work
+   * (cuStreamWriteValue32); NULL when the context uses events. */
   volatile guint32 *flag;
   unsigned long long flag_device;
-  guint32 flag_seq;          /* device thread */
-  guint32 pending_flag_seq;  /* written for the op being run, not yet pushed */
+  guint32 flag_seq;          /* device thread: the last value written */
 
   /* The check of the op being run (accel_cuda_lane_check_after()), moved
    * into its ring entry when the op is pushed. */
@@ -140,8 +153,8 @@ struct _AccelCudaContext {
 typedef struct {
   AccelCudaContext *ctx;     /* strong */
   guint64 write_serial;      /* ctx->next_write_serial when last written */
-  AccelCudaEvent *writer;
-  AccelCudaEvent *readers[];
+  AccelCudaMark writer;
+  AccelCudaMark readers[];
 } AccelCudaBufferTrack;
 
 /* accel-cuda-nvml.c: GPU telemetry. */
@@ -260,11 +273,15 @@ void accel_cuda_context_poison (AccelCudaContext *ctx, const GError *cause);
 GError *accel_cuda_context_poison_error (AccelCudaContext *ctx);
 AccelCudaContext *accel_cuda_device_peek_context (AccelCudaDevice *self);
 
+/* accel-cuda-context.c: marks. */
+gboolean accel_cuda_lane_mark (AccelCudaLane *lane, AccelCudaMark *mark, GError **error);
+gboolean accel_cuda_mark_reached (AccelCudaContext *ctx, const AccelCudaMark *mark);
+void accel_cuda_mark_clear (AccelCudaMark *mark);
+
 /* accel-cuda-completion.c */
 AccelCudaCompleter *accel_cuda_completer_new (AccelCudaContext *ctx, AccelCudaCompletion strategy, GError **error);
-void accel_cuda_completer_push (AccelCudaCompleter *self, AccelCudaLane *lane, AccelWork *work, AccelCudaEvent *event);
+void accel_cuda_completer_push (AccelCudaCompleter *self, AccelCudaLane *lane, AccelWork *work, AccelCudaMark *mark);
 void accel_cuda_completer_wake (AccelCudaCompleter *self);
-void accel_cuda_lane_write_flag (AccelCudaLane *lane);
 void accel_cuda_completer_free (AccelCudaCompleter *self);
 guint accel_cuda_lane_pending (AccelCudaLane *lane);
 
@@ -278,7 +295,7 @@ void accel_cuda_transfer_execute (AccelCudaDevice *self, AccelCudaContext *ctx, 
 gboolean accel_cuda_order_before (AccelCudaContext *ctx, AccelCudaLane *lane, AccelBuffer *buffer,
                                   gboolean writes, GError **error);
 void accel_cuda_record_after (AccelCudaContext *ctx, AccelCudaLane *lane, AccelBuffer *buffer,
-                              gboolean writes, AccelCudaEvent *event);
+                              gboolean writes, const AccelCudaMark *mark);
 
 /* accel-cuda-device.c */
 void accel_cuda_device_fail_work (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work, GError *error);

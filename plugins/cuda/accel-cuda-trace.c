@@ -17,7 +17,7 @@
 #define MAX_SAMPLES 65536
 
 static const char *const stage_names[ACCEL_CUDA_TRACE_N_STAGES] = {
-  "lane picked, hazards ordered", "kernel run (launch)", "event record + hazards", "pushed to completion",
+  "lane picked, hazards ordered", "kernel run (launch)", "marked (lane flag or event) + hazards", "pushed to completion",
   "completion saw it done", "entry cleared, error decided",
   "work completed (waiter signalled)",
 };

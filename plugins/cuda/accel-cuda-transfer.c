@@ -196,22 +196,17 @@ accel_cuda_transfer_execute (AccelCudaDevice *self, AccelCudaContext *ctx, Accel
         g_assert_not_reached ();
       }
 
-  AccelCudaEvent *event = accel_cuda_event_acquire (ctx, lane->index, &error);
-  if (event == NULL)
+  AccelCudaMark mark;
+  if (!accel_cuda_lane_mark (lane, &mark, &error))
     goto fail;
-  if (!ACCEL_CUDA_CHECK (cudaEventRecord (event->event, lane->stream), &error))
-    {
-      accel_cuda_event_unref (event);
-      goto fail;
-    }
-  accel_cuda_record_after (ctx, lane, root, writes, event);
+  accel_cuda_record_after (ctx, lane, root, writes, &mark);
   if (done_here)
     {
-      accel_cuda_event_unref (event);
+      accel_cuda_mark_clear (&mark);
       accel_device_complete_work (ACCEL_DEVICE (self), work, NULL);
       return;
     }
-  accel_cuda_completer_push (ctx->completer, lane, work, event);
+  accel_cuda_completer_push (ctx->completer, lane, work, &mark);
   return;
 
 fail:

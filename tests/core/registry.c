@@ -462,7 +462,7 @@ test_dependency (void)
 
 /* ---- damaged caches ------------------------------------------------------- */
 
-#define METADATA_TYPE "(ssss@as@asa(ssu)@as@as@as)"
+#define METADATA_TYPE "(ssss@as@asa(ssu)@as@as@as@as)"
 
 static GVariant *
 metadata_new (const char *name, const char *const *op_types, const char *const *kernel_ops)
@@ -475,6 +475,7 @@ metadata_new (const char *name, const char *const *op_types, const char *const *
                         g_variant_new_strv (NULL, 0),
                         g_variant_new_strv (op_types, -1),
                         &kernels,
+                        g_variant_new_strv (NULL, 0),
                         g_variant_new_strv (NULL, 0),
                         g_variant_new_strv (NULL, 0),
                         g_variant_new_strv (NULL, 0));
@@ -500,10 +501,10 @@ cache_with_entry (const char *path, guint32 status, const char *reason, GVariant
   gint64 mtime = (gint64) st.st_mtim.tv_sec * G_USEC_PER_SEC + st.st_mtim.tv_nsec / 1000;
 
   GVariantBuilder entries;
-  g_variant_builder_init (&entries, G_VARIANT_TYPE ("a(stxusm" "(ssssasasa(ssu)asasas)" "s)"));
-  g_variant_builder_add (&entries, "(stxusm@(ssssasasa(ssu)asasas)s)", path, (guint64) st.st_size, mtime,
+  g_variant_builder_init (&entries, G_VARIANT_TYPE ("a(stxusm" "(ssssasasa(ssu)asasasas)" "s)"));
+  g_variant_builder_add (&entries, "(stxusm@(ssssasasa(ssu)asasasas)s)", path, (guint64) st.st_size, mtime,
                          status, reason, metadata, "");
-  g_autoptr(GVariant) file = g_variant_ref_sink (g_variant_new ("(susv)", "accel-registry", 1, arch,
+  g_autoptr(GVariant) file = g_variant_ref_sink (g_variant_new ("(susv)", "accel-registry", 2, arch,
                                                                 g_variant_builder_end (&entries)));
   return g_variant_get_data_as_bytes (file);
 }

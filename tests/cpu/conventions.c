@@ -9,17 +9,6 @@
 #include <string.h>
 #include "cpu-test.h"
 
-static void
-expect_error_naming (AccelOp *op, AccelError code, const char *property)
-{
-  g_autoptr(GError) error = NULL;
-  g_assert_false (accel_device_submit (cpu_test_device (), op, NULL, &error));
-  g_assert_error (error, ACCEL_ERROR, (int) code);
-  g_autofree char *quoted = g_strdup_printf ("“%s”", property);
-  if (strstr (error->message, quoted) == NULL)
-    g_error ("expected an error naming %s, got: %s", quoted, error->message);
-}
-
 static AccelBuffer *
 ints (const gint32 *values, gint64 n)
 {
@@ -54,7 +43,7 @@ test_csr_offsets (void)
       g_free (cpu_test_fill_random (vals, -1, 1));
       g_free (cpu_test_fill_random (x, -1, 1));
       g_autoptr(AccelOp) op = accel_spmv_new (rp, ci, vals, x, y, 4);
-      expect_error_naming (op, ACCEL_ERROR_INVALID_ARGUMENT, "row-ptr");
+      cpu_test_expect_error_naming (op, ACCEL_ERROR_INVALID_ARGUMENT, "“row-ptr”");
     }
 }
 
@@ -187,7 +176,7 @@ test_conv_blames_result (void)
       conv_buffers (nhwc, &x, &w, &y, 5, 4);
       g_autoptr(AccelOp) bf = accel_conv2d_backward_filter_new (x, y, w);
       g_object_set (bf, "layout", nhwc ? ACCEL_CONV_LAYOUT_NHWC : ACCEL_CONV_LAYOUT_NCHW, NULL);
-      expect_error_naming (bf, ACCEL_ERROR_SHAPE_MISMATCH, "dw");
+      cpu_test_expect_error_naming (bf, ACCEL_ERROR_SHAPE_MISMATCH, "“dw”");
       g_object_unref (x), g_object_unref (w), g_object_unref (y);
 
       /* dw whose window gives another output size than dy's. */
@@ -196,19 +185,19 @@ test_conv_blames_result (void)
       g_autoptr(AccelBuffer) w5 = cpu_test_alloc (ACCEL_DTYPE_F32, nhwc ? dw5n : dw5, 4);
       g_autoptr(AccelOp) bf2 = accel_conv2d_backward_filter_new (x, y, w5);
       g_object_set (bf2, "layout", nhwc ? ACCEL_CONV_LAYOUT_NHWC : ACCEL_CONV_LAYOUT_NCHW, NULL);
-      expect_error_naming (bf2, ACCEL_ERROR_SHAPE_MISMATCH, "dw");
+      cpu_test_expect_error_naming (bf2, ACCEL_ERROR_SHAPE_MISMATCH, "“dw”");
 
       /* dx with the wrong channel count, then the wrong size. */
       gint64 dxc[4] = { 2, 5, 9, 7 }, dxcn[4] = { 2, 9, 7, 5 };
       g_autoptr(AccelBuffer) x5 = cpu_test_alloc (ACCEL_DTYPE_F32, nhwc ? dxcn : dxc, 4);
       g_autoptr(AccelOp) bd = accel_conv2d_backward_data_new (y, w, x5);
       g_object_set (bd, "layout", nhwc ? ACCEL_CONV_LAYOUT_NHWC : ACCEL_CONV_LAYOUT_NCHW, NULL);
-      expect_error_naming (bd, ACCEL_ERROR_SHAPE_MISMATCH, "dx");
+      cpu_test_expect_error_naming (bd, ACCEL_ERROR_SHAPE_MISMATCH, "“dx”");
       gint64 dxs[4] = { 2, 3, 11, 7 }, dxsn[4] = { 2, 11, 7, 3 };
       g_autoptr(AccelBuffer) x11 = cpu_test_alloc (ACCEL_DTYPE_F32, nhwc ? dxsn : dxs, 4);
       g_autoptr(AccelOp) bd2 = accel_conv2d_backward_data_new (y, w, x11);
       g_object_set (bd2, "layout", nhwc ? ACCEL_CONV_LAYOUT_NHWC : ACCEL_CONV_LAYOUT_NCHW, NULL);
-      expect_error_naming (bd2, ACCEL_ERROR_SHAPE_MISMATCH, "dx");
+      cpu_test_expect_error_naming (bd2, ACCEL_ERROR_SHAPE_MISMATCH, "“dx”");
       g_object_unref (x), g_object_unref (w), g_object_unref (y);
     }
 }

@@ -247,3 +247,15 @@ cpu_test_assert_close (const char *what,
         }
     }
 }
+
+void
+cpu_test_expect_error_naming (AccelOp *op, AccelError code, const char *needle)
+{
+  g_autoptr(GError) error = NULL;
+  gboolean ok = accel_device_submit (cpu_test_device (), op, NULL, &error);
+  g_assert_false (ok);
+  g_assert_error (error, ACCEL_ERROR, (gint) code);
+  if (strstr (error->message, needle) == NULL)
+    g_error ("expected “%s” in: %s", needle, error->message);
+  g_test_message ("expected error: %s", error->message);
+}

@@ -39,6 +39,9 @@ guint8 *cpu_test_read_bytes (AccelBuffer *buffer);
 
 void cpu_test_submit (AccelOp *op);
 void cpu_test_submit_expect_error (AccelOp *op, AccelError code);
+/* Submits @op on cpu:0 and asserts it fails with @code and a message
+ * containing @needle (a property name, quoted or not). */
+void cpu_test_expect_error_naming (AccelOp *op, AccelError code, const char *needle);
 
 /* Relative precision of a dtype's storage (2^-mantissa bits). */
 double cpu_test_eps (AccelDType dtype);

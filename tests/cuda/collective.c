@@ -111,8 +111,9 @@ run_both (AccelCommunicator *cpu, AccelCommunicator *gpu, Pair *p, MakeOp make, 
     {
       g_autoptr(GError) error = NULL;
       g_autoptr(AccelOp) op = make (p->src[i], p->dst[i], data);
-      g_assert_true (accel_communicator_submit (comms[i], &op, 1, NULL, &error));
+      gboolean ok = accel_communicator_submit (comms[i], &op, 1, NULL, &error);
       g_assert_no_error (error);
+      g_assert_true (ok);
     }
   ct_assert_same_bytes (what, p->dst[0], p->dst[1]);
 }

@@ -1,7 +1,8 @@
 /* Tests of grouped-gemm and quant-matmul against their definitions
  * computed in f64 on the stored inputs, on fresh random data: odd group
  * sizes, empty groups, every dtype pair, transposed weights, int4 / int8 /
- * fp8 weights with and without zero points; then bad input, including bad
+ * fp8 weights with and without zero points; sizes on both sides of what
+ * the cuda kernels' tensor-core paths take; then bad input, including bad
  * offsets that live in device memory.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
@@ -85,6 +86,33 @@ test_grouped_gemm (void)
         gint64 n = 24 + 8 * v;
         run_grouped (pairs[p].in, pairs[p].out, groups, rows, k, n, v != 0, v == 1);
       }
+}
+
+/* Sizes the tensor-core paths take (K and N whole 16-byte rows, 16-byte
+ * aligned buffers) beside sizes left to the general kernels, many groups
+ * (random_offsets leaves some empty), b either way, with and without bias. */
+static void
+test_grouped_gemm_sizes (void)
+{
+  if (lt_device_for ("grouped-gemm", NULL) == NULL)
+    return;
+  const struct {
+    AccelDType in, out;
+    gint64 groups, rows, k, n;
+    gboolean transb, bias;
+  } cases[] = {
+    { ACCEL_DTYPE_BF16, ACCEL_DTYPE_BF16, 37, 1000, 256, 264, TRUE, TRUE },
+    { ACCEL_DTYPE_BF16, ACCEL_DTYPE_BF16, 6, 333, 192, 136, FALSE, FALSE },
+    { ACCEL_DTYPE_F16, ACCEL_DTYPE_F16, 5, 300, 128, 136, FALSE, TRUE },
+    { ACCEL_DTYPE_F16, ACCEL_DTYPE_F16, 11, 257, 64, 72, TRUE, FALSE },
+    { ACCEL_DTYPE_FP8_E4M3, ACCEL_DTYPE_BF16, 9, 517, 256, 128, TRUE, TRUE },
+    { ACCEL_DTYPE_FP8_E4M3, ACCEL_DTYPE_F16, 3, 70, 48, 40, FALSE, TRUE },
+    { ACCEL_DTYPE_BF16, ACCEL_DTYPE_BF16, 4, 77, 20, 26, TRUE, FALSE },   /* K, N not whole 16-byte rows */
+    { ACCEL_DTYPE_F16, ACCEL_DTYPE_F32, 2, 40, 8, 9, FALSE, TRUE },
+  };
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    run_grouped (cases[c].in, cases[c].out, cases[c].groups, cases[c].rows, cases[c].k, cases[c].n,
+                 cases[c].transb, cases[c].bias);
 }
 
 /* Codes, scales and zero points drawn as a quantiser would leave them. */
@@ -179,6 +207,38 @@ test_quant_matmul (void)
       }
 }
 
+/* M beyond 16 (the activations then go through shared memory), N not a
+ * multiple of the kernels' tiles, group sizes of 32 to 256 (each picks
+ * another run length of codes per lane), zero points and bias on both
+ * paths, every format with both activation types. */
+static void
+test_quant_matmul_shapes (void)
+{
+  if (lt_device_for ("quant-matmul", NULL) == NULL)
+    return;
+  const struct {
+    AccelQuantFormat format;
+    AccelDType act, scale;
+    gint64 m, k, n;
+    int group;
+    gboolean zeros, bias;
+  } cases[] = {
+    { ACCEL_QUANT_FORMAT_INT4, ACCEL_DTYPE_BF16, ACCEL_DTYPE_BF16, 64, 512, 200, 128, FALSE, TRUE },
+    { ACCEL_QUANT_FORMAT_INT4, ACCEL_DTYPE_F16, ACCEL_DTYPE_F32, 130, 256, 136, 64, TRUE, FALSE },
+    { ACCEL_QUANT_FORMAT_INT4, ACCEL_DTYPE_F16, ACCEL_DTYPE_F16, 5, 1024, 520, 256, TRUE, TRUE },
+    { ACCEL_QUANT_FORMAT_INT4, ACCEL_DTYPE_BF16, ACCEL_DTYPE_F32, 12, 96, 24, 32, FALSE, FALSE },
+    { ACCEL_QUANT_FORMAT_INT8, ACCEL_DTYPE_BF16, ACCEL_DTYPE_BF16, 17, 512, 264, 32, TRUE, TRUE },
+    { ACCEL_QUANT_FORMAT_INT8, ACCEL_DTYPE_F16, ACCEL_DTYPE_F16, 100, 256, 72, 64, FALSE, FALSE },
+    { ACCEL_QUANT_FORMAT_INT8, ACCEL_DTYPE_BF16, ACCEL_DTYPE_F32, 2, 384, 48, 128, TRUE, FALSE },
+    { ACCEL_QUANT_FORMAT_FP8_E4M3, ACCEL_DTYPE_BF16, ACCEL_DTYPE_F32, 40, 384, 130, 128, FALSE, TRUE },
+    { ACCEL_QUANT_FORMAT_FP8_E4M3, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16, 129, 256, 40, 32, FALSE, FALSE },
+    { ACCEL_QUANT_FORMAT_FP8_E4M3, ACCEL_DTYPE_F16, ACCEL_DTYPE_F16, 9, 128, 16, 64, FALSE, TRUE },
+  };
+  for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
+    run_quant (cases[c].format, cases[c].act, cases[c].scale, cases[c].m, cases[c].k, cases[c].n, cases[c].group,
+               cases[c].zeros, cases[c].bias);
+}
+
 static void
 test_bad_input (void)
 {
@@ -237,7 +297,9 @@ main (int argc, char **argv)
 {
   lt_init (&argc, &argv);
   g_test_add_func ("/libs/grouped/grouped-gemm", test_grouped_gemm);
+  g_test_add_func ("/libs/grouped/grouped-gemm-sizes", test_grouped_gemm_sizes);
   g_test_add_func ("/libs/grouped/quant-matmul", test_quant_matmul);
+  g_test_add_func ("/libs/grouped/quant-matmul-shapes", test_quant_matmul_shapes);
   g_test_add_func ("/libs/grouped/bad-input", test_bad_input);
   return lt_run ();
 }

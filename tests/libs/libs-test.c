@@ -347,8 +347,8 @@ lt_assert_close (const char *what, const double *got, const double *want, gsize 
   for (gsize i = 0; i < n; i++)
     {
       double tol = atol + rtol * fabs (want[i]);
-      gboolean same_nan = isnan (got[i]) && isnan (want[i]);
-      if (!same_nan && !(fabs (got[i] - want[i]) <= tol))
+      gboolean same = (isnan (got[i]) && isnan (want[i])) || got[i] == want[i];   /* NaN, ±inf */
+      if (!same && !(fabs (got[i] - want[i]) <= tol))
         g_error ("%s: element %" G_GSIZE_FORMAT " is %.9g, expected %.9g (tolerance %.3g)",
                  what, i, got[i], want[i], tol);
     }

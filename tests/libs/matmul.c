@@ -145,71 +145,96 @@ test_epilogues (void)
 /* The epilogues beyond cuBLASLt's: per-row and per-column scales of the
  * product, a residual added after the activation, an fp8 result with its
  * amax. */
+typedef struct {
+  AccelDType in, out;
+  AccelMatmulEpilogue e;
+  gboolean scales, residual, amax, transb;
+  gint64 batch, m, n, k;
+} Extras;
+
+static void
+run_extras (const Extras *t)
+{
+  gboolean fp8 = t->in == ACCEL_DTYPE_FP8_E4M3, fp8_out = t->out == ACCEL_DTYPE_FP8_E4M3, batched = t->batch > 1;
+  gint64 m = t->m, n = t->n, k = t->k, nb = t->batch;
+  gint64 da[3] = { nb, m, k }, db[3] = { nb, t->transb ? n : k, t->transb ? k : n }, dc[3] = { nb, m, n };
+  gint64 dn[1] = { n }, dm[1] = { m }, d1[1] = { 1 };
+  AccelDType bias_dt = fp8 ? ACCEL_DTYPE_BF16 : t->out;
+  g_autofree double *a = lt_random (t->in, nb * m * k, -1, 1);
+  g_autofree double *b = lt_random (t->in, nb * n * k, -1, 1);
+  g_autofree double *bias = lt_random (bias_dt, n, -1, 1);
+  g_autofree double *res = lt_random (t->out, nb * m * n, -1, 1);
+  g_autofree double *rows = lt_random (ACCEL_DTYPE_F32, m, 0.5, 2);
+  g_autofree double *cols = lt_random (ACCEL_DTYPE_F32, n, 0.5, 2);
+  double c_scale = fp8_out ? 4.0 : 1.0;
+  g_autoptr(AccelBuffer) ba = lt_new (t->in, da + !batched, 2 + batched, a);
+  g_autoptr(AccelBuffer) bb = lt_new (t->in, db + !batched, 2 + batched, b);
+  g_autoptr(AccelBuffer) bc = lt_alloc (t->out, dc + !batched, 2 + batched);
+  g_autoptr(AccelBuffer) bbias = lt_new (bias_dt, dn, 1, bias);
+  g_autoptr(AccelBuffer) bres = t->residual ? lt_new (t->out, dc + !batched, 2 + batched, res) : NULL;
+  g_autoptr(AccelBuffer) brows = t->scales ? lt_new (ACCEL_DTYPE_F32, dm, 1, rows) : NULL;
+  g_autoptr(AccelBuffer) bcols = t->scales ? lt_new (ACCEL_DTYPE_F32, dn, 1, cols) : NULL;
+  g_autoptr(AccelBuffer) bamax = t->amax ? lt_alloc (ACCEL_DTYPE_F32, d1, 1) : NULL;
+  gboolean has_bias = t->e == ACCEL_MATMUL_EPILOGUE_BIAS || t->e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU
+                      || t->e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF || t->e == ACCEL_MATMUL_EPILOGUE_BIAS_RELU;
+  g_autoptr(AccelOp) op = accel_matmul_new (ba, bb, bc, t->e);
+  g_object_set (op, "bias", has_bias ? bbias : NULL, "transb", t->transb, "residual", bres, "row-scales", brows,
+                "col-scales", bcols, "amax", bamax, "c-scale", c_scale, NULL);
+
+  g_autofree double *want = g_new (double, nb * m * n);
+  double amax = 0, acc = 1e-6 * sqrt ((double) k) * 16 + (fp8 ? k / 8192.0 * 4 : 0);
+  for (gint64 p = 0; p < nb; p++)
+    for (gint64 i = 0; i < m; i++)
+      for (gint64 j = 0; j < n; j++)
+        {
+          double s = 0;
+          for (gint64 l = 0; l < k; l++)
+            s += a[(p * m + i) * k + l] * (t->transb ? b[(p * n + j) * k + l] : b[(p * k + l) * n + j]);
+          double v = s * (t->scales ? rows[i] * cols[j] : 1) + (has_bias ? bias[j] : 0);
+          if (t->e == ACCEL_MATMUL_EPILOGUE_RELU || t->e == ACCEL_MATMUL_EPILOGUE_BIAS_RELU)
+            v = MAX (v, 0);
+          else if (t->e == ACCEL_MATMUL_EPILOGUE_GELU || t->e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU)
+            v = gelu (v);
+          else if (t->e == ACCEL_MATMUL_EPILOGUE_GELU_ERF || t->e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF)
+            v = gelu_erf (v);
+          v += t->residual ? res[(p * m + i) * n + j] : 0;
+          amax = MAX (amax, fabs (v));
+          want[(p * m + i) * n + j] = v * c_scale;
+        }
+  double out_tol = fp8_out ? 1.0 / 16 : 2 * lt_eps (t->out);
+  lt_submit_compare (op, out_tol, acc * 4, "c", t->amax ? "amax" : NULL, NULL);
+  g_autofree double *got = lt_read (bc);
+  lt_assert_close ("matmul extras", got, want, nb * m * n, out_tol, acc * 4 * c_scale);
+  if (t->amax)
+    {
+      g_autofree double *got_amax = lt_read (bamax);
+      lt_assert_close ("matmul amax", got_amax, &amax, 1, 1e-5, acc * 4);
+    }
+}
+
 static void
 test_extras (void)
 {
   if (lt_device_for ("matmul", NULL) == NULL)
     return;
-  const struct { AccelDType in, out; AccelMatmulEpilogue e; gboolean scales, residual; } cases[] = {
-    { ACCEL_DTYPE_BF16, ACCEL_DTYPE_BF16, ACCEL_MATMUL_EPILOGUE_BIAS_GELU, FALSE, TRUE },
-    { ACCEL_DTYPE_F16, ACCEL_DTYPE_F16, ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF, TRUE, TRUE },
-    { ACCEL_DTYPE_F32, ACCEL_DTYPE_F32, ACCEL_MATMUL_EPILOGUE_RELU, TRUE, FALSE },
-    { ACCEL_DTYPE_FP8_E4M3, ACCEL_DTYPE_FP8_E4M3, ACCEL_MATMUL_EPILOGUE_BIAS, TRUE, FALSE },
+  const Extras cases[] = {
+    { ACCEL_DTYPE_BF16, ACCEL_DTYPE_BF16, ACCEL_MATMUL_EPILOGUE_BIAS_GELU, FALSE, TRUE, TRUE, FALSE, 1, 19, 48, 64 },
+    { ACCEL_DTYPE_F16, ACCEL_DTYPE_F16, ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF, TRUE, TRUE, TRUE, FALSE, 1, 20, 48, 64 },
+    { ACCEL_DTYPE_F32, ACCEL_DTYPE_F32, ACCEL_MATMUL_EPILOGUE_RELU, TRUE, FALSE, TRUE, FALSE, 1, 21, 48, 64 },
+    { ACCEL_DTYPE_FP8_E4M3, ACCEL_DTYPE_FP8_E4M3, ACCEL_MATMUL_EPILOGUE_BIAS, TRUE, FALSE, TRUE, TRUE, 1, 22, 48, 64 },
+    /* b [n, k], a residual, no amax: what the fused Hopper kernel takes, with
+     * each activation, odd m, a batch; then the same beside an amax. */
+    { ACCEL_DTYPE_BF16, ACCEL_DTYPE_BF16, ACCEL_MATMUL_EPILOGUE_BIAS_GELU, FALSE, TRUE, FALSE, TRUE, 1, 131, 264, 128 },
+    { ACCEL_DTYPE_BF16, ACCEL_DTYPE_BF16, ACCEL_MATMUL_EPILOGUE_GELU_ERF, TRUE, TRUE, FALSE, TRUE, 2, 67, 136, 72 },
+    { ACCEL_DTYPE_F16, ACCEL_DTYPE_F16, ACCEL_MATMUL_EPILOGUE_BIAS_RELU, TRUE, TRUE, FALSE, TRUE, 1, 300, 40, 256 },
+    { ACCEL_DTYPE_F16, ACCEL_DTYPE_F16, ACCEL_MATMUL_EPILOGUE_NONE, FALSE, TRUE, FALSE, TRUE, 3, 5, 8, 16 },
+    { ACCEL_DTYPE_BF16, ACCEL_DTYPE_BF16, ACCEL_MATMUL_EPILOGUE_BIAS, FALSE, TRUE, TRUE, TRUE, 1, 33, 72, 40 },
+    /* k and n not multiples of 8, fp8 with scales alone. */
+    { ACCEL_DTYPE_BF16, ACCEL_DTYPE_BF16, ACCEL_MATMUL_EPILOGUE_BIAS_GELU, TRUE, TRUE, FALSE, TRUE, 1, 9, 30, 27 },
+    { ACCEL_DTYPE_FP8_E4M3, ACCEL_DTYPE_BF16, ACCEL_MATMUL_EPILOGUE_GELU, TRUE, FALSE, FALSE, TRUE, 1, 70, 96, 128 },
   };
   for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
-    {
-      gboolean fp8 = cases[c].in == ACCEL_DTYPE_FP8_E4M3;
-      gint64 m = 19 + c, n = 48, k = 64;
-      gint64 da[2] = { m, k }, db[2] = { fp8 ? n : k, fp8 ? k : n }, dc[2] = { m, n };
-      gint64 dn[1] = { n }, dm[1] = { m }, d1[1] = { 1 };
-      AccelDType bias_dt = fp8 ? ACCEL_DTYPE_BF16 : cases[c].out;
-      g_autofree double *a = lt_random (cases[c].in, m * k, -1, 1);
-      g_autofree double *b = lt_random (cases[c].in, n * k, -1, 1);
-      g_autofree double *bias = lt_random (bias_dt, n, -1, 1);
-      g_autofree double *res = lt_random (cases[c].out, m * n, -1, 1);
-      g_autofree double *rows = lt_random (ACCEL_DTYPE_F32, m, 0.5, 2);
-      g_autofree double *cols = lt_random (ACCEL_DTYPE_F32, n, 0.5, 2);
-      double c_scale = fp8 ? 4.0 : 1.0;
-      g_autoptr(AccelBuffer) ba = lt_new (cases[c].in, da, 2, a);
-      g_autoptr(AccelBuffer) bb = lt_new (cases[c].in, db, 2, b);
-      g_autoptr(AccelBuffer) bc = lt_alloc (cases[c].out, dc, 2);
-      g_autoptr(AccelBuffer) bbias = lt_new (bias_dt, dn, 1, bias);
-      g_autoptr(AccelBuffer) bres = cases[c].residual ? lt_new (cases[c].out, dc, 2, res) : NULL;
-      g_autoptr(AccelBuffer) brows = cases[c].scales ? lt_new (ACCEL_DTYPE_F32, dm, 1, rows) : NULL;
-      g_autoptr(AccelBuffer) bcols = cases[c].scales ? lt_new (ACCEL_DTYPE_F32, dn, 1, cols) : NULL;
-      g_autoptr(AccelBuffer) bamax = lt_alloc (ACCEL_DTYPE_F32, d1, 1);
-      gboolean has_bias = cases[c].e == ACCEL_MATMUL_EPILOGUE_BIAS || cases[c].e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU
-                          || cases[c].e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF;
-      g_autoptr(AccelOp) op = accel_matmul_new (ba, bb, bc, cases[c].e);
-      g_object_set (op, "bias", has_bias ? bbias : NULL, "transb", fp8, "residual", bres, "row-scales", brows,
-                    "col-scales", bcols, "amax", bamax, "c-scale", c_scale, NULL);
-
-      g_autofree double *want = g_new (double, m * n);
-      double amax = 0, acc = 1e-6 * sqrt ((double) k) * 16 + (fp8 ? k / 8192.0 * 4 : 0);
-      for (gint64 i = 0; i < m; i++)
-        for (gint64 j = 0; j < n; j++)
-          {
-            double s = 0;
-            for (gint64 l = 0; l < k; l++)
-              s += a[i * k + l] * (fp8 ? b[j * k + l] : b[l * n + j]);
-            double v = s * (cases[c].scales ? rows[i] * cols[j] : 1) + (has_bias ? bias[j] : 0);
-            if (cases[c].e == ACCEL_MATMUL_EPILOGUE_RELU)
-              v = MAX (v, 0);
-            else if (cases[c].e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU)
-              v = gelu (v);
-            else if (cases[c].e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF)
-              v = gelu_erf (v);
-            v += cases[c].residual ? res[i * n + j] : 0;
-            amax = MAX (amax, fabs (v));
-            want[i * n + j] = v * c_scale;
-          }
-      double out_tol = fp8 ? 1.0 / 16 : 2 * lt_eps (cases[c].out);
-      lt_submit_compare (op, out_tol, acc * 4, "c", "amax", NULL);
-      g_autofree double *got = lt_read (bc);
-      g_autofree double *got_amax = lt_read (bamax);
-      lt_assert_close ("matmul extras", got, want, m * n, out_tol, acc * 4 * c_scale);
-      lt_assert_close ("matmul amax", got_amax, &amax, 1, 1e-5, acc * 4);
-    }
+    run_extras (&cases[c]);
 }
 
 static void

@@ -195,6 +195,45 @@ test_ordering (void)
   g_assert_no_error (error);
 }
 
+/* Each async op on a main context of its own, made before the submit and
+ * dropped once the op is back: completions must find their context alive
+ * and never touch it after its owner let go (the delivery of a context is
+ * made, used once and freed over and over, while other threads complete). */
+static void
+test_async_fresh_contexts (void)
+{
+  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(AccelShape) s = accel_shape_new_1d (g_test_rand_int_range (1, 300));
+  g_autoptr(AccelBuffer) x = alloc_random_f32 (dev, s, NULL);
+  guint rounds = 1500;
+
+  for (guint i = 0; i < rounds; i++)
+    {
+      g_autoptr(GMainContext) ctx = g_main_context_new ();
+      g_main_context_push_thread_default (ctx);
+      GError *error = NULL;
+      gint count = 0;
+      gpointer data[2] = { &error, &count };
+      double v = g_test_rand_double_range (-100, 100);
+      guint in_flight = 1 + i % 3;
+      for (guint k = 0; k < in_flight; k++)
+        {
+          g_autoptr(AccelOp) fill = accel_op_new ("fill", "dst", x, "value", v + k, NULL);
+          accel_device_submit_async (dev, fill, NULL, async_done, data);
+        }
+      while (count < (gint) in_flight)
+        g_main_context_iteration (ctx, TRUE);
+      g_main_context_pop_thread_default (ctx);
+      g_assert_no_error (error);
+      if (i % 100 == 0)
+        {
+          g_autofree float *out = read_f32 (x);
+          g_assert_cmpfloat (out[0], ==, (float) (v + in_flight - 1));
+        }
+    }
+}
+
 static void
 test_cancel_queued (void)
 {
@@ -686,6 +725,7 @@ main (int argc, char **argv)
   g_test_add_func ("/device/buffer-round-trip", test_buffer_round_trip);
   g_test_add_func ("/device/submit-async-gemm", test_submit_async_gemm);
   g_test_add_func ("/device/ordering", test_ordering);
+  g_test_add_func ("/device/async-fresh-contexts", test_async_fresh_contexts);
   g_test_add_func ("/device/cancel-queued", test_cancel_queued);
   g_test_add_func ("/device/bad-input", test_bad_input);
   g_test_add_func ("/device/broadcast-output", test_broadcast_output);

@@ -1,0 +1,212 @@
+/* accel-delivery.c: completed work returned to its caller's main context,
+ * many completions per wake-up.
+ *
+ * GIO wants a GTask to return on the main context that was the
+ * thread-default when it was made. Returned from another thread, each
+ * GTask attaches an idle source and wakes the context: one allocation, one
+ * context lock and one wake-up (a system call, and the context's thread
+ * leaving poll()) per op. Here every main context that submits work gets
+ * one AccelDelivery, a GSource with a queue: a completing thread appends
+ * to the queue and wakes the context only when the queue was empty; the
+ * source, dispatched on the context, returns everything queued since,
+ * each task from within its own context, so GTask calls back at once.
+ *
+ * While work it delivers is in flight, the source spins briefly in its
+ * prepare, before the context would sleep in poll(): a completion that
+ * comes within the spin (ACCEL_DISPATCHER_SPIN_US, as a blocking caller's)
+ * then costs no wake-up of the context's thread at all. Not with fewer
+ * than four cores, where the spinning thread holds a core that the
+ * completing one needs.
+ *
+ * A thread remembers the delivery of its current thread-default context;
+ * each work item holds a reference to its delivery until it is returned.
+ * A delivery whose context was finalised is destroyed with it (and never
+ * used again: no task of it can be outstanding, since a task holds its
+ * context).
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "accel-work-private.h"
+
+struct _AccelDelivery {
+  GSource source;
+  GMutex lock;
+  GPtrArray *queue;          /* AccelWork, completed; under lock */
+  GPtrArray *draining;       /* the context's thread only */
+  gint queued;               /* atomic: queue->len, for the spin */
+  gint outstanding;          /* atomic: tasks taken and not yet returned */
+};
+
+static gboolean
+spin_allowed (void)
+{
+  static gsize once = 0;
+  if (g_once_init_enter (&once))
+    g_once_init_leave (&once, g_get_num_processors () >= 4 ? 1 : 2);
+  return once == 1;
+}
+
+static gboolean
+delivery_prepare (GSource *source, gint *timeout)
+{
+  AccelDelivery *self = (AccelDelivery *) source;
+
+  *timeout = -1;
+  if (g_atomic_int_get (&self->queued) > 0)
+    return TRUE;
+  gint64 budget = _accel_spin_us ();
+  if (budget <= 0 || g_atomic_int_get (&self->outstanding) == 0 || !spin_allowed ())
+    return FALSE;
+  gint64 deadline = g_get_monotonic_time () + budget;
+  for (guint n = 1;; n++)
+    {
+      if (g_atomic_int_get (&self->queued) > 0)
+        return TRUE;
+      if ((n & 63) == 0 && g_get_monotonic_time () >= deadline)
+        return FALSE;
+      _accel_cpu_relax ();
+    }
+}
+
+static gboolean
+delivery_dispatch (GSource *source, GSourceFunc callback, gpointer user_data)
+{
+  AccelDelivery *self = (AccelDelivery *) source;
+
+  g_source_set_ready_time (source, -1);
+  g_mutex_lock (&self->lock);
+  GPtrArray *batch = self->queue;
+  self->queue = self->draining;
+  self->draining = batch;
+  g_atomic_int_set (&self->queued, 0);
+  g_mutex_unlock (&self->lock);
+
+  g_atomic_int_add (&self->outstanding, -(gint) batch->len);
+  for (guint i = 0; i < batch->len; i++)
+    _accel_work_return_task (batch->pdata[i]);
+  g_ptr_array_set_size (batch, 0);
+  return G_SOURCE_CONTINUE;
+}
+
+static void
+delivery_finalize (GSource *source)
+{
+  AccelDelivery *self = (AccelDelivery *) source;
+
+  /* Nothing can be queued: each queued work holds a reference. */
+  g_ptr_array_unref (self->queue);
+  g_ptr_array_unref (self->draining);
+  g_mutex_clear (&self->lock);
+}
+
+static GSourceFuncs delivery_funcs = {
+  .prepare = delivery_prepare,
+  .dispatch = delivery_dispatch,
+  .finalize = delivery_finalize,
+};
+
+static AccelDelivery *
+delivery_new (GMainContext *context)
+{
+  AccelDelivery *self = (AccelDelivery *) g_source_new (&delivery_funcs, sizeof (AccelDelivery));
+
+  g_mutex_init (&self->lock);
+  self->queue = g_ptr_array_sized_new (64);
+  self->draining = g_ptr_array_sized_new (64);
+  g_source_set_name ((GSource *) self, "AccelDelivery");
+  g_source_set_priority ((GSource *) self, G_PRIORITY_DEFAULT);
+  g_source_attach ((GSource *) self, context);
+  return self;
+}
+
+/* The calling thread's: a delivery to its thread-default main context. */
+typedef struct {
+  GMainContext *context;     /* not a reference: valid while delivery is alive */
+  AccelDelivery *delivery;
+} ThreadDelivery;
+
+static void
+thread_delivery_free (gpointer data)
+{
+  ThreadDelivery *td = data;
+  if (td->delivery)
+    g_source_unref ((GSource *) td->delivery);
+  g_free (td);
+}
+
+static GPrivate thread_delivery = G_PRIVATE_INIT (thread_delivery_free);
+
+/* For a task about to be in flight: returns a new reference, and counts
+ * the task until its return. */
+AccelDelivery *
+_accel_delivery_get_for_thread (void)
+{
+  GMainContext *context = g_main_context_get_thread_default ();
+  if (context == NULL)
+    context = g_main_context_default ();
+
+  ThreadDelivery *td = g_private_get (&thread_delivery);
+  if (G_UNLIKELY (td == NULL))
+    {
+      td = g_new0 (ThreadDelivery, 1);
+      g_private_set (&thread_delivery, td);
+    }
+  /* A delivery that is not destroyed still has its context, the same one:
+   * the context's finalisation would have destroyed it. */
+  if (G_LIKELY (td->delivery && td->context == context
+                && !g_source_is_destroyed ((GSource *) td->delivery)))
+    {
+      g_atomic_int_inc (&td->delivery->outstanding);
+      return _accel_delivery_ref (td->delivery);
+    }
+
+  GSource *found = g_main_context_find_source_by_funcs_user_data (context, &delivery_funcs, NULL);
+  AccelDelivery *delivery = found ? (AccelDelivery *) g_source_ref (found) : delivery_new (context);
+  if (td->delivery)
+    g_source_unref ((GSource *) td->delivery);
+  td->delivery = delivery;
+  td->context = context;
+  g_atomic_int_inc (&delivery->outstanding);
+  return _accel_delivery_ref (delivery);
+}
+
+AccelDelivery *
+_accel_delivery_ref (AccelDelivery *self)
+{
+  return (AccelDelivery *) g_source_ref ((GSource *) self);
+}
+
+void
+_accel_delivery_unref (AccelDelivery *self)
+{
+  g_source_unref ((GSource *) self);
+}
+
+/* Any thread: queues @work, whose result is set, for return on the
+ * delivery's context. */
+void
+_accel_delivery_push (AccelDelivery *self, AccelWork *work)
+{
+  GMainContext *context = NULL;
+
+  g_mutex_lock (&self->lock);
+  gboolean first = self->queue->len == 0;
+  /* Once @work is queued, the context's thread may return it at once (it
+   * may be spinning in prepare), and with it drop the last references to
+   * this delivery and to the context: the wake-up below holds its own. */
+  if (first)
+    {
+      g_source_ref ((GSource *) self);
+      context = g_main_context_ref (g_task_get_context (work->task));
+    }
+  g_ptr_array_add (self->queue, work);
+  g_atomic_int_set (&self->queued, self->queue->len);
+  g_mutex_unlock (&self->lock);
+  /* Only the first of a batch wakes the context up. */
+  if (first)
+    {
+      g_source_set_ready_time ((GSource *) self, 0);
+      g_main_context_unref (context);
+      g_source_unref ((GSource *) self);
+    }
+}

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "accel-image-private.h"
+#include "accel-enum-types.h"
+
+/**
+ * AccelConvertColor:
+ * @src: the source image (properties `src`, `src-format`, `src-width`, …)
+ * @dst: the destination image (`dst`, `dst-format`, `dst-width`, …)
+ * @src_matrix: the Y′CbCr matrix of a YUV source
+ * @src_range: the range of a YUV source
+ * @src_chroma_siting: where a subsampled source's chroma samples lie
+ * @dst_matrix: the Y′CbCr matrix of a YUV destination, or the luma
+ *   weights of a gray one
+ * @dst_range: the range of a YUV destination
+ * @dst_chroma_siting: where a subsampled destination's chroma samples lie
+ * @method: how samples are interpolated
+ *
+ * Converts an image from one #AccelImageFormat to another, and scales it
+ * when the sizes differ, in one pass: any of NV12, I420, YUY2, P010, RGBA,
+ * BGRA, RGB, BGR, GRAY8 and GRAY16 to any other (or the same), shrinking
+ * up to 16 times into subsampled formats (8 with area and lanczos3).
+ *
+ * Every destination sample is computed at its own position: destination
+ * pixel `(x, y)` lies at source luma coordinate `((x + 0.5) sw / dw - 0.5,
+ * (y + 0.5) sh / dh - 0.5)` (half-pixel centres, pixel centres at
+ * integers); a chroma sample of a subsampled destination lies at its
+ * siting on the destination's luma grid (#AccelChromaSiting). There, each
+ * source channel is interpolated with @method on its own grid, a
+ * subsampled source's chroma at its siting (so chroma is upsampled by the
+ * interpolation that scales); where the destination is subsampled more
+ * than the source channel, its sample is instead the mean over the area
+ * it covers (%ACCEL_INTERPOLATION_AREA): `[1 1] / 2` for a centred
+ * siting and `[1 2 1] / 4` for a cosited one at the same size, as
+ * GStreamer's videoconvert downsamples chroma. The interpolated
+ * code values go through the affine map of accel_image_color_transform()
+ * in binary32 (YUV and gray through R′G′B′ with their matrix and range;
+ * no gamma is involved) and are rounded half up and saturated to the
+ * destination's range of code values (so limited-range output may use
+ * codes outside 16–235, as GStreamer's videoconvert does too). Alpha is
+ * interpolated where both sides have it and is opaque (255) where only
+ * the destination does. Gray images are full-range Y′.
+ *
+ * Op name: `convert-color`.
+ */
+
+G_DEFINE_FINAL_TYPE (AccelConvertColor, accel_convert_color, ACCEL_TYPE_OP)
+
+static gboolean
+accel_convert_color_validate (AccelOp *op, GError **error)
+{
+  AccelConvertColor *self = ACCEL_CONVERT_COLOR (op);
+  AccelImageLayout ls, ld;
+
+  return accel_image_check_ (op, "src", &self->src, NULL, &ls, error)
+      && accel_image_check_ (op, "dst", &self->dst, NULL, &ld, error)
+      && accel_image_check_apart_ (op, &self->src, &self->dst, error)
+      && accel_image_check_scale_ (op, self->method, TRUE, &ls, &ld, error);
+}
+
+static const AccelOpParam convert_color_params[] = {
+  /**
+   * AccelConvertColor:src-matrix:
+   *
+   * The Y′CbCr matrix of a YUV source (unused for RGB and gray sources).
+   */
+  ACCEL_OP_ENUM (AccelConvertColor, src_matrix, "src-matrix", "Y'CbCr matrix of a YUV source",
+                 accel_color_matrix_get_type, ACCEL_COLOR_MATRIX_BT709),
+  /**
+   * AccelConvertColor:src-range:
+   *
+   * The range of a YUV source.
+   */
+  ACCEL_OP_ENUM (AccelConvertColor, src_range, "src-range", "Range of a YUV source",
+                 accel_color_range_get_type, ACCEL_COLOR_RANGE_LIMITED),
+  /**
+   * AccelConvertColor:src-chroma-siting:
+   *
+   * Where the chroma samples of a subsampled source lie.
+   */
+  ACCEL_OP_ENUM (AccelConvertColor, src_chroma_siting, "src-chroma-siting",
+                 "Where a subsampled source's chroma samples lie", accel_chroma_siting_get_type,
+                 ACCEL_CHROMA_SITING_MPEG2),
+  /**
+   * AccelConvertColor:dst-matrix:
+   *
+   * The Y′CbCr matrix of a YUV destination, or the luma weights of a gray
+   * one.
+   */
+  ACCEL_OP_ENUM (AccelConvertColor, dst_matrix, "dst-matrix",
+                 "Y'CbCr matrix of a YUV destination (luma weights of a gray one)",
+                 accel_color_matrix_get_type, ACCEL_COLOR_MATRIX_BT709),
+  /**
+   * AccelConvertColor:dst-range:
+   *
+   * The range of a YUV destination.
+   */
+  ACCEL_OP_ENUM (AccelConvertColor, dst_range, "dst-range", "Range of a YUV destination",
+                 accel_color_range_get_type, ACCEL_COLOR_RANGE_LIMITED),
+  /**
+   * AccelConvertColor:dst-chroma-siting:
+   *
+   * Where the chroma samples of a subsampled destination lie.
+   */
+  ACCEL_OP_ENUM (AccelConvertColor, dst_chroma_siting, "dst-chroma-siting",
+                 "Where a subsampled destination's chroma samples lie", accel_chroma_siting_get_type,
+                 ACCEL_CHROMA_SITING_MPEG2),
+  /**
+   * AccelConvertColor:method:
+   *
+   * How samples are interpolated, for scaling and for chroma.
+   */
+  ACCEL_OP_ENUM (AccelConvertColor, method, "method", "Interpolation for scaling and chroma",
+                 accel_interpolation_get_type, ACCEL_INTERPOLATION_BILINEAR),
+};
+
+static void
+accel_convert_color_class_init (AccelConvertColorClass *klass)
+{
+  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
+
+  op_class->validate = accel_convert_color_validate;
+  accel_op_class_set_metadata (op_class, "convert-color",
+                               "Converts an image between pixel formats and colour spaces, scaling it if the sizes differ");
+  accel_image_install_src_ (op_class, G_STRUCT_OFFSET (AccelConvertColor, src));
+  accel_image_install_dst_ (op_class, G_STRUCT_OFFSET (AccelConvertColor, dst), TRUE);
+  accel_op_class_install_params (op_class, convert_color_params, G_N_ELEMENTS (convert_color_params));
+}
+
+static void
+accel_convert_color_init (AccelConvertColor *self)
+{
+}
+
+/**
+ * accel_convert_color_new:
+ * @src: (transfer none) (nullable): the source image's buffer
+ * @dst: (transfer none) (nullable): the destination image's buffer
+ *
+ * Makes a `convert-color` op; set the formats and sizes (`src-format`,
+ * `src-width`, …) with g_object_set().
+ *
+ * Returns: (transfer full): a new #AccelConvertColor
+ */
+AccelOp *
+accel_convert_color_new (AccelBuffer *src, AccelBuffer *dst)
+{
+  g_return_val_if_fail (src == NULL || ACCEL_IS_BUFFER (src), NULL);
+  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
+
+  return g_object_new (ACCEL_TYPE_CONVERT_COLOR, "src", src, "dst", dst, NULL);
+}

@@ -1,0 +1,83 @@
+/* accel-image-private.h: what the image op types (convert-color, resize,
+ * filter, warp-affine, warp-perspective, morphology) share: the parameter
+ * tables of their source and destination images and the checks of an
+ * image against its buffer. Not installed.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include "accel-op-impl-private.h"
+
+G_BEGIN_DECLS
+
+/* Refuses @buffer unset, naming @property (the base checks the table's
+ * required buffers first; this covers what only some kinds require). */
+static inline gboolean
+accel_image_require_ (AccelOp *op, const char *property, AccelBuffer *buffer, GError **error)
+{
+  if (buffer != NULL)
+    return TRUE;
+  g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT, "%s: buffer property “%s” is not set",
+               accel_op_get_type_name (op), property);
+  return FALSE;
+}
+
+/* Installs `src`, `src-format`, … `src-v-offset` on @klass for the
+ * #AccelImage at @offset in its instances. */
+void accel_image_install_src_ (AccelOpClass *klass, gsize offset);
+
+/* Installs `dst` and its layout (`dst-stride`, `dst-uv-stride`,
+ * `dst-uv-offset`, `dst-v-offset`), and with @geometry also `dst-format`,
+ * `dst-width` and `dst-height` (ops whose destination has the source's
+ * format and size go without). */
+void accel_image_install_dst_ (AccelOpClass *klass, gsize offset, gboolean geometry);
+
+/* Checks @image, whose properties start with @prefix ("src" or "dst"),
+ * against its buffer and fills @layout. With @geometry_from set, the
+ * format and size are taken from it instead of @image (ops installed
+ * without a destination geometry). */
+gboolean accel_image_check_ (AccelOp *op,
+                             const char *prefix,
+                             const AccelImage *image,
+                             const AccelImage *geometry_from,
+                             AccelImageLayout *layout,
+                             GError **error);
+
+/* Refuses a destination that overlaps the source. */
+gboolean accel_image_check_apart_ (AccelOp *op, const AccelImage *src, const AccelImage *dst, GError **error);
+
+/* Refuses a destination format other than the source's. */
+gboolean accel_image_check_same_format_ (AccelOp *op, const AccelImage *src, const AccelImage *dst, GError **error);
+
+/* Refuses a shrink beyond what the taps of @method hold on either axis
+ * (for convert-color, @convert, also of the chroma it subsamples). */
+gboolean accel_image_check_scale_ (AccelOp *op,
+                                   AccelInterpolation method,
+                                   gboolean convert,
+                                   const AccelImageLayout *src,
+                                   const AccelImageLayout *dst,
+                                   GError **error);
+
+
+/* The parameters warp-affine and warp-perspective share, for @Type's
+ * `method`, `border` and `border_value` fields. */
+#define ACCEL_IMAGE_WARP_PARAMS(Type)                                                                      \
+  ACCEL_OP_ENUM (Type, method, "method", "Interpolation: nearest, bilinear or bicubic",                    \
+                 accel_interpolation_get_type, ACCEL_INTERPOLATION_BILINEAR),                               \
+  ACCEL_OP_ENUM (Type, border, "border", "What is read outside the source", accel_border_mode_get_type,     \
+                 ACCEL_BORDER_CONSTANT),                                                                    \
+  ACCEL_OP_DOUBLE (Type, border_value, "border-value", "Value outside the source (border constant)",        \
+                   -1e9, 1e9, 0.0, 0)
+
+/* Checks a warp's images, method, border value and matrix of @n entries. */
+gboolean accel_image_check_warp_ (AccelOp *op,
+                                  const AccelImage *src,
+                                  const AccelImage *dst,
+                                  AccelInterpolation method,
+                                  double border_value,
+                                  const double *matrix,
+                                  guint n,
+                                  GError **error);
+
+G_END_DECLS

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "accel-image-private.h"
+#include "accel-enum-types.h"
+
+/**
+ * AccelWarpPerspective:
+ * @src: the source image (properties `src`, `src-format`, `src-width`, …)
+ * @dst: the destination image (`dst`, `dst-format`, `dst-width`, …), of
+ *   the source's format, any size
+ * @matrix: the inverse homography, row-major (properties `m00` … `m22`)
+ * @method: nearest, bilinear or bicubic
+ * @border: what is read outside the source
+ * @border_value: the value read outside with %ACCEL_BORDER_CONSTANT, in
+ *   the sample's code values
+ *
+ * Warps an image by a homography given inverted: destination pixel
+ * `(x, y)` takes the source at `((m00 x + m01 y + m02) / w, (m10 x + m11 y
+ * + m12) / w)` with `w = m20 x + m21 y + m22`; where `w` is not above 0
+ * the point lies behind the camera and the pixel takes @border_value
+ * (whatever @border is). Otherwise as #AccelWarpAffine: pixel centres at integers,
+ * binary32 coordinates and sums, taps outside the source read @border,
+ * rounded half up and saturated, each sample plane on its own with pixel
+ * centres aligned.
+ *
+ * Op name: `warp-perspective`.
+ */
+
+G_DEFINE_FINAL_TYPE (AccelWarpPerspective, accel_warp_perspective, ACCEL_TYPE_OP)
+
+static gboolean
+accel_warp_perspective_validate (AccelOp *op, GError **error)
+{
+  AccelWarpPerspective *self = ACCEL_WARP_PERSPECTIVE (op);
+
+  return accel_image_check_warp_ (op, &self->src, &self->dst, self->method, self->border_value,
+                                  self->matrix, G_N_ELEMENTS (self->matrix), error);
+}
+
+static const AccelOpParam warp_perspective_params[] = {
+  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[0], "m00", "Row 0, column 0 of the inverse map", -1e9, 1e9, 1.0, 0),
+  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[1], "m01", "Row 0, column 1", -1e9, 1e9, 0.0, 0),
+  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[2], "m02", "Row 0, column 2", -1e9, 1e9, 0.0, 0),
+  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[3], "m10", "Row 1, column 0", -1e9, 1e9, 0.0, 0),
+  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[4], "m11", "Row 1, column 1", -1e9, 1e9, 1.0, 0),
+  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[5], "m12", "Row 1, column 2", -1e9, 1e9, 0.0, 0),
+  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[6], "m20", "Row 2, column 0", -1e9, 1e9, 0.0, 0),
+  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[7], "m21", "Row 2, column 1", -1e9, 1e9, 0.0, 0),
+  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[8], "m22", "Row 2, column 2", -1e9, 1e9, 1.0, 0),
+  ACCEL_IMAGE_WARP_PARAMS (AccelWarpPerspective),
+};
+
+static void
+accel_warp_perspective_class_init (AccelWarpPerspectiveClass *klass)
+{
+  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
+
+  op_class->validate = accel_warp_perspective_validate;
+  accel_op_class_set_metadata (op_class, "warp-perspective",
+                               "Warps an image by an inverse homography, with border modes");
+  accel_image_install_src_ (op_class, G_STRUCT_OFFSET (AccelWarpPerspective, src));
+  accel_image_install_dst_ (op_class, G_STRUCT_OFFSET (AccelWarpPerspective, dst), TRUE);
+  accel_op_class_install_params (op_class, warp_perspective_params, G_N_ELEMENTS (warp_perspective_params));
+}
+
+static void
+accel_warp_perspective_init (AccelWarpPerspective *self)
+{
+}
+
+/**
+ * accel_warp_perspective_new:
+ * @src: (transfer none) (nullable): the source image's buffer
+ * @dst: (transfer none) (nullable): the destination image's buffer
+ *
+ * Makes a `warp-perspective` op (the identity map); set the images and
+ * the matrix (`m00` … `m22`) with g_object_set().
+ *
+ * Returns: (transfer full): a new #AccelWarpPerspective
+ */
+AccelOp *
+accel_warp_perspective_new (AccelBuffer *src, AccelBuffer *dst)
+{
+  g_return_val_if_fail (src == NULL || ACCEL_IS_BUFFER (src), NULL);
+  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
+
+  return g_object_new (ACCEL_TYPE_WARP_PERSPECTIVE, "src", src, "dst", dst, NULL);
+}

@@ -1,0 +1,144 @@
+/* gstaccelconvertscale.c: accelconvertscale, colour conversion and
+ * scaling in one element on an Accel device, negotiated as
+ * videoconvertscale negotiates: any of the formats and sizes on either
+ * side, the input's where downstream leaves them open.
+ *
+ *   gst-launch-1.0 videotestsrc ! video/x-raw,format=NV12,width=3840,height=2160 \
+ *     ! accelconvertscale device=cuda:0 ! video/x-raw,format=RGBA,width=1920,height=1080 ! fakesink
+ *
+ * Same format and colorimetry: resize, plane by plane; otherwise
+ * convert-color, which scales as it converts.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "gstaccelconvertscale.h"
+
+struct _GstAccelConvertScale {
+  GstAccelTransform parent_instance;
+  AccelInterpolation method;
+};
+
+G_DEFINE_FINAL_TYPE (GstAccelConvertScale, gst_accel_convert_scale, GST_TYPE_ACCEL_TRANSFORM)
+GST_ELEMENT_REGISTER_DEFINE (accelconvertscale, "accelconvertscale", GST_RANK_NONE, GST_TYPE_ACCEL_CONVERT_SCALE);
+
+enum {
+  PROP_0,
+  PROP_METHOD,
+};
+
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink", GST_PAD_SINK, GST_PAD_ALWAYS,
+                                                                     GST_STATIC_CAPS (GST_ACCEL_CAPS));
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC, GST_PAD_ALWAYS,
+                                                                    GST_STATIC_CAPS (GST_ACCEL_CAPS));
+
+/* Anything the element can make: every format, size and colorimetry, in
+ * host or device memory. */
+static GstCaps *
+gst_accel_convert_scale_transform_caps (GstBaseTransform *trans, GstPadDirection direction, GstCaps *caps,
+                                        GstCaps *filter)
+{
+  GstCaps *open = gst_caps_new_empty ();
+  for (guint i = 0; i < gst_caps_get_size (caps); i++)
+    {
+      GstStructure *s = gst_structure_copy (gst_caps_get_structure (caps, i));
+      gst_structure_remove_fields (s, "format", "colorimetry", "chroma-site", NULL);
+      gst_structure_set (s, "width", GST_TYPE_INT_RANGE, 1, ACCEL_IMAGE_MAX_SIZE, "height", GST_TYPE_INT_RANGE, 1,
+                         ACCEL_IMAGE_MAX_SIZE, NULL);
+      if (gst_structure_has_field (s, "pixel-aspect-ratio"))
+        gst_structure_set (s, "pixel-aspect-ratio", GST_TYPE_FRACTION_RANGE, 1, G_MAXINT, G_MAXINT, 1, NULL);
+      gst_caps_append_structure (open, s);
+    }
+  return gst_accel_caps_finish (open, filter);
+}
+
+static AccelOp *
+gst_accel_convert_scale_make_op (GstAccelTransform *trans, const GstVideoInfo *in, const GstVideoInfo *out,
+                                 GError **error)
+{
+  GstAccelConvertScale *self = GST_ACCEL_CONVERT_SCALE (trans);
+  AccelColorMatrix im, om;
+  AccelColorRange ir, or;
+  AccelChromaSiting is, os;
+  AccelImageFormat inf, outf;
+
+  if (!gst_accel_image_format (GST_VIDEO_INFO_FORMAT (in), &inf)
+      || !gst_accel_image_format (GST_VIDEO_INFO_FORMAT (out), &outf))
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NOT_SUPPORTED, "unsupported format");
+      return NULL;
+    }
+  gst_accel_colorimetry (in, &im, &ir, &is);
+  gst_accel_colorimetry (out, &om, &or, &os);
+  gboolean same_size = GST_VIDEO_INFO_WIDTH (in) == GST_VIDEO_INFO_WIDTH (out)
+                    && GST_VIDEO_INFO_HEIGHT (in) == GST_VIDEO_INFO_HEIGHT (out);
+  /* The same size is a copy: nearest makes it exact whatever the method. */
+  AccelInterpolation method = same_size ? ACCEL_INTERPOLATION_NEAREST : self->method;
+  gboolean yuv = !accel_image_format_is_rgb (inf);
+  if (inf == outf && (!yuv || (im == om && ir == or && is == os)))
+    return accel_resize_new (NULL, NULL, method);
+
+  AccelOp *op = accel_convert_color_new (NULL, NULL);
+  g_object_set (op, "src-matrix", im, "src-range", ir, "src-chroma-siting", is, "dst-matrix", om, "dst-range", or,
+                "dst-chroma-siting", os, "method", self->method, NULL);
+  return op;
+}
+
+static void
+gst_accel_convert_scale_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  GstAccelConvertScale *self = GST_ACCEL_CONVERT_SCALE (object);
+
+  switch (prop_id)
+    {
+    case PROP_METHOD:
+      self->method = g_value_get_enum (value);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+gst_accel_convert_scale_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  GstAccelConvertScale *self = GST_ACCEL_CONVERT_SCALE (object);
+
+  switch (prop_id)
+    {
+    case PROP_METHOD:
+      g_value_set_enum (value, self->method);
+      break;
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+gst_accel_convert_scale_class_init (GstAccelConvertScaleClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
+  GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
+
+  object_class->set_property = gst_accel_convert_scale_set_property;
+  object_class->get_property = gst_accel_convert_scale_get_property;
+  g_object_class_install_property (object_class, PROP_METHOD,
+    g_param_spec_enum ("method", "Method", "How to interpolate when scaling and for chroma",
+                       ACCEL_TYPE_INTERPOLATION, ACCEL_INTERPOLATION_BILINEAR,
+                       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_add_static_pad_template (element_class, &src_template);
+  gst_element_class_set_static_metadata (element_class, "Accel colour converter and scaler",
+                                         "Filter/Converter/Video/Scaler/Hardware",
+                                         "Converts and scales video on an Accel device (CPU or GPU)",
+                                         "Accel contributors");
+  trans_class->transform_caps = gst_accel_convert_scale_transform_caps;
+  GST_ACCEL_TRANSFORM_CLASS (klass)->make_op = gst_accel_convert_scale_make_op;
+}
+
+static void
+gst_accel_convert_scale_init (GstAccelConvertScale *self)
+{
+  self->method = ACCEL_INTERPOLATION_BILINEAR;
+}
