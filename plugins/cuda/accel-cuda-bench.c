@@ -243,57 +243,6 @@ blocking_round_trip (AccelDevice *device, guint n, double *p50, double *p99, GEr
   return accel_cuda_bench_round_trip (device, op, n, p50, p99, error);
 }
 
-typedef struct {
-  guint completed;
-  guint submitted;
-  guint total;
-  AccelDevice *device;
-  AccelOp *op;
-  GError *error;
-} Flight;
-
-static void
-flight_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-  Flight *f = data;
-  GError *error = NULL;
-  if (!accel_device_submit_finish (ACCEL_DEVICE (source), result, &error) && f->error == NULL)
-    f->error = error;
-  else
-    g_clear_error (&error);
-  f->completed++;
-  if (f->submitted < f->total)
-    {
-      f->submitted++;
-      accel_device_submit_async (f->device, f->op, NULL, flight_done, f);
-    }
-}
-
-/* Seconds to run @total submissions of @op with up to @in_flight at once. */
-double
-accel_cuda_bench_run_in_flight (AccelDevice *device, AccelOp *op, guint total, guint in_flight, GError **error)
-{
-  g_autoptr(GMainContext) context = g_main_context_new ();
-  g_main_context_push_thread_default (context);
-  Flight f = { 0, 0, total, device, op, NULL };
-  double t0 = accel_bench_now ();
-  for (guint i = 0; i < in_flight && f.submitted < total; i++)
-    {
-      f.submitted++;
-      accel_device_submit_async (device, op, NULL, flight_done, &f);
-    }
-  while (f.completed < total)
-    g_main_context_iteration (context, TRUE);
-  double elapsed = accel_bench_now () - t0;
-  g_main_context_pop_thread_default (context);
-  if (f.error)
-    {
-      g_propagate_error (error, f.error);
-      return -1.0;
-    }
-  return elapsed;
-}
-
 /* cuda-dispatch-completion: the blocking round trip under the completion
  * strategy that ACCEL_CUDA_COMPLETION names; cuda-dispatch runs it in a
  * child process per strategy. */
@@ -376,7 +325,7 @@ run_dispatch (AccelBench *bench, GError **error)
   g_autofree double *t = g_new (double, n);
   for (guint i = 0; i < n; i++)
     {
-      double e = accel_cuda_bench_run_in_flight (device, op, 1, 1, error);
+      double e = accel_bench_run_in_flight (device, op, 1, 1, error);
       if (e < 0)
         return FALSE;
       t[i] = e;
@@ -427,9 +376,9 @@ run_pipeline (AccelBench *bench, GError **error)
     return FALSE;
   g_autoptr(AccelOp) op = accel_fill_new (buf, 1.0);
   accel_bench_progress (bench, "cuda-pipeline: 256 in flight");
-  if (accel_cuda_bench_run_in_flight (device, op, total / 10, 256, error) < 0)
+  if (accel_bench_run_in_flight (device, op, total / 10, 256, error) < 0)
     return FALSE;
-  double elapsed = accel_cuda_bench_run_in_flight (device, op, total, 256, error);
+  double elapsed = accel_bench_run_in_flight (device, op, total, 256, error);
   if (elapsed < 0)
     return FALSE;
   accel_bench_report (bench, "cuda-pipeline.256-in-flight", "ops/s", total / elapsed, raw);
@@ -503,7 +452,7 @@ run_gemm_kind (AccelBench *bench, cublasHandle_t handle, cudaStream_t stream, co
   for (int r = -1; ok && r < GEMM_REPS; r++)
     {
       accel_bench_progress (bench, "cuda-gemm %s %" G_GINT64_FORMAT "^3: %d/%d", kind->label, n, r + 1, GEMM_REPS);
-      double e = accel_cuda_bench_run_in_flight (device, op, burst, burst, error);
+      double e = accel_bench_run_in_flight (device, op, burst, burst, error);
       ok = e >= 0;
       if (!ok)
         break;
@@ -581,9 +530,9 @@ run_rng (AccelBench *bench, GError **error)
   if (buf == NULL)
     return FALSE;
   g_autoptr(AccelOp) op = accel_rng_fill_new (buf, ACCEL_RNG_UNIFORM, 7);
-  if (accel_cuda_bench_run_in_flight (device, op, 2, 2, error) < 0)
+  if (accel_bench_run_in_flight (device, op, 2, 2, error) < 0)
     return FALSE;
-  double e = accel_cuda_bench_run_in_flight (device, op, burst, burst, error);
+  double e = accel_bench_run_in_flight (device, op, burst, burst, error);
   if (e < 0)
     return FALSE;
 
