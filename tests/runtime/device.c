@@ -305,7 +305,7 @@ test_bad_input (void)
 static void
 test_broadcast_output (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = cpu_device (system);
   g_autoptr(GError) error = NULL;
   gint64 rows = g_test_rand_int_range (2, 9), cols = g_test_rand_int_range (1, 17);
@@ -319,7 +319,7 @@ test_broadcast_output (void)
   for (gint64 j = 0; j < cols; j++)
     row[j] = (float) g_test_rand_double_range (-1, 1);
   g_assert_true (accel_buffer_write (src, (guint8 *) row, cols * sizeof (float), &error));
-  g_autoptr(AccelBuffer) dst = alloc_random_f32 (dev, full, NULL);
+  g_autoptr(AccelBuffer) dst = accel_test_alloc_random_f32 (dev, full, NULL);
 
   g_autoptr(AccelOp) fill = accel_op_new ("fill", "dst", src, "value", 1.0, NULL);
   g_assert_false (accel_device_submit (dev, fill, NULL, &error));
@@ -331,7 +331,7 @@ test_broadcast_output (void)
   g_autoptr(AccelOp) copy = accel_op_new ("copy", "src", src, "dst", dst, NULL);
   g_assert_true (accel_device_submit (dev, copy, NULL, &error));
   g_assert_no_error (error);
-  g_autofree float *out = read_f32 (dst);
+  g_autofree float *out = accel_test_read_f32 (dst);
   for (gint64 i = 0; i < rows; i++)
     for (gint64 j = 0; j < cols; j++)
       g_assert_cmpfloat (out[i * cols + j], ==, row[j]);
