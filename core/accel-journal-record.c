@@ -254,9 +254,10 @@ op_form (AccelJournal *self, AccelOp *op)
   g_ptr_array_unref (fb.inputs);
   g_ptr_array_unref (fb.outputs);
   g_ptr_array_unref (fb.seen);
+  g_autoptr(GVariant) serialized = accel_op_serialize (op);   /* a full reference */
   _accel_journal_append (self, ACCEL_JOURNAL_OP,
                   g_variant_new ("(t@(sa{sv})@a" ACCEL_JOURNAL_ENTRY_TYPE ")", form->id,
-                                 accel_op_serialize (op),
+                                 serialized,
                                  g_variant_new_array (G_VARIANT_TYPE (ACCEL_JOURNAL_ENTRY_TYPE),
                                                       (GVariant **) entries->pdata, entries->len)));
   g_object_set_qdata_full (G_OBJECT (op), op_quark (), op_form_ref (form, NULL), op_form_unref);

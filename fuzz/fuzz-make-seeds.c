@@ -219,14 +219,16 @@ host_seeds (const char *dir)
   g_assert_no_error (error);
   g_autoptr(AccelOp) fill = accel_fill_new (x, 2.5);
   g_autoptr(AccelOp) axpy = accel_op_new ("axpy", "x", x, "y", y, "alpha", 0.5, NULL);
+  g_autoptr(GVariant) fill_form = accel_op_serialize (fill);   /* full references */
+  g_autoptr(GVariant) axpy_form = accel_op_serialize (axpy);
   GVariant *fill_table[] = { table_entry (accel_buffer_get_handle (x), 1, 0, ACCEL_DTYPE_F32, 64) };
   stream_add (&s, ACCEL_CHANNEL_OP, 4,
-              g_variant_new ("(@(sa{sv})@a(tttuaxax))", accel_op_serialize (fill),
+              g_variant_new ("(@(sa{sv})@a(tttuaxax))", fill_form,
                              g_variant_new_array (G_VARIANT_TYPE ("(tttuaxax)"), fill_table, 1)));
   GVariant *axpy_table[] = { table_entry (accel_buffer_get_handle (x), 1, 0, ACCEL_DTYPE_F32, 64),
                              table_entry (accel_buffer_get_handle (y), 1, 256, ACCEL_DTYPE_F32, 64) };
   stream_add (&s, ACCEL_CHANNEL_OP, 5,
-              g_variant_new ("(@(sa{sv})@a(tttuaxax))", accel_op_serialize (axpy),
+              g_variant_new ("(@(sa{sv})@a(tttuaxax))", axpy_form,
                              g_variant_new_array (G_VARIANT_TYPE ("(tttuaxax)"), axpy_table, 2)));
   stream_add (&s, ACCEL_CHANNEL_READ, 6, g_variant_new ("(tttt)", (guint64) 1, (guint64) 256, (guint64) 256, (guint64) 2048));
   stream_add (&s, ACCEL_CHANNEL_ZERO, 7, g_variant_new ("(ttt)", (guint64) 2, (guint64) 0, (guint64) 256));
@@ -246,7 +248,7 @@ host_seeds (const char *dir)
   stream_add (&s, ACCEL_CHANNEL_ZERO, 6, g_variant_new ("(ttt)", (guint64) 9, (guint64) 0, (guint64) 8));
   GVariant *bad_table[] = { table_entry (accel_buffer_get_handle (x), 1, 32, ACCEL_DTYPE_F32, 64) };
   stream_add (&s, ACCEL_CHANNEL_OP, 7,
-              g_variant_new ("(@(sa{sv})@a(tttuaxax))", accel_op_serialize (fill),
+              g_variant_new ("(@(sa{sv})@a(tttuaxax))", fill_form,
                              g_variant_new_array (G_VARIANT_TYPE ("(tttuaxax)"), bad_table, 1)));
   stream_end (&s, dir, "host-requests", "bad-requests");
 }
