@@ -37,8 +37,8 @@ struct _AccelDispatcher {
   gint running;           /* atomic */
   gint busy;              /* atomic: running messages or the poller */
   gint64 spin_us;
-  const AccelDispatcherPoller *poller;   /* set once, on the thread */
-  gpointer poller_data;
+  const AccelDispatcherPoller *poller;   /* set once, on the thread; atomic (posters read it) */
+  gpointer poller_data;                  /* written before poller */
   guint poller_turns;
   gint64 poller_sources_at;   /* when the context's sources were last served */
 };
@@ -303,8 +303,9 @@ accel_dispatcher_post (AccelDispatcher *self, AccelDispatchFunc func, gpointer d
   if (g_atomic_int_get (&self->parked))
     {
       g_main_context_wakeup (self->context);
-      if (self->poller)
-        self->poller->wake (self->poller_data);
+      const AccelDispatcherPoller *poller = g_atomic_pointer_get (&self->poller);
+      if (poller)
+        poller->wake (self->poller_data);
     }
 }
 
@@ -327,7 +328,7 @@ set_poller_cb (gpointer data)
 {
   SetPoller *sp = data;
   sp->self->poller_data = sp->data;
-  sp->self->poller = sp->poller;
+  g_atomic_pointer_set (&sp->self->poller, sp->poller);   /* publishes poller_data too */
   g_free (sp);
 }
 

@@ -208,6 +208,9 @@ UNREF (GArray, g_array_unref)
 UNREF (GByteArray, g_byte_array_unref)
 UNREF (GHashTable, g_hash_table_unref)
 UNREF (GVariant, g_variant_unref)
+/* A GSource's last unref (an AccelDelivery's, on a device thread) runs its
+ * finalize, which reads what its dispatch wrote on the main context's. */
+UNREF (GSource, g_source_unref)
 
 /* ---- GTask: returned on one thread, read in a callback on another. ---- */
 
