@@ -31,6 +31,7 @@ struct _AccelBench {
   AccelDevice *device;
   gboolean quick;
   gboolean tty;
+  gboolean verbose;  /* progress and each result as lines on stderr */
   GArray *results;   /* Result */
 };
 
@@ -96,20 +97,25 @@ accel_bench_report (AccelBench *bench, const char *name, const char *unit, doubl
 {
   Result r = { g_strdup (name), g_strdup (unit), value, baseline };
   g_array_append_val (bench->results, r);
-  if (bench->tty)
+  if (bench->verbose)
+    fprintf (stderr, "result %s %g %s (baseline %g)\n", name, value, unit, baseline);
+  else if (bench->tty)
     fprintf (stderr, "\r\033[K");
 }
 
 void
 accel_bench_progress (AccelBench *bench, const char *format, ...)
 {
-  if (!bench->tty)
+  if (!bench->tty && !bench->verbose)
     return;
   va_list args;
   va_start (args, format);
   g_autofree char *line = g_strdup_vprintf (format, args);
   va_end (args);
-  fprintf (stderr, "\r\033[K%s", line);
+  if (bench->verbose)
+    fprintf (stderr, "progress %s\n", line);
+  else
+    fprintf (stderr, "\r\033[K%s", line);
   fflush (stderr);
 }
 
@@ -555,13 +561,14 @@ main (int argc, char **argv)
 {
   g_autofree char *device_name = NULL;
   g_autofree char *json = NULL;
-  gboolean quick = FALSE, list = FALSE;
+  gboolean quick = FALSE, list = FALSE, verbose = FALSE;
   g_autoptr(GError) error = NULL;
   GOptionEntry entries[] = {
     { "device", 'd', 0, G_OPTION_ARG_STRING, &device_name, "Device to measure (default: default)", "NAME" },
     { "json", 'j', 0, G_OPTION_ARG_FILENAME, &json, "Also write the results as JSON", "FILE" },
     { "quick", 'q', 0, G_OPTION_ARG_NONE, &quick, "Smaller sizes and fewer repetitions", NULL },
     { "list", 'l', 0, G_OPTION_ARG_NONE, &list, "List the groups", NULL },
+    { "verbose", 'v', 0, G_OPTION_ARG_NONE, &verbose, "Progress and each result as lines on stderr, as they come", NULL },
     { NULL },
   };
   g_autoptr(GOptionContext) options = g_option_context_new ("GROUP… — measure Accel beside its baselines");
@@ -597,7 +604,8 @@ main (int argc, char **argv)
         return 2;
       }
 
-  AccelBench bench = { .quick = quick, .tty = isatty (STDERR_FILENO) };
+  accel_bench_install_crash_report ();
+  AccelBench bench = { .quick = quick, .tty = isatty (STDERR_FILENO) && !verbose, .verbose = verbose };
   bench.results = g_array_new (FALSE, TRUE, sizeof (Result));
   g_array_set_clear_func (bench.results, clear_result);
   bench.system = accel_system_new (&error);

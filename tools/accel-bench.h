@@ -49,6 +49,9 @@ void accel_bench_report (AccelBench *bench,
 /* A progress line on stderr when it is a terminal. */
 void accel_bench_progress (AccelBench *bench, const char *format, ...) G_GNUC_PRINTF (2, 3);
 
+/* Prints a backtrace on stderr when the process crashes (accel-bench-crash.c). */
+void accel_bench_install_crash_report (void);
+
 /* Monotonic time in seconds, with nanosecond resolution. */
 double accel_bench_now (void);
 

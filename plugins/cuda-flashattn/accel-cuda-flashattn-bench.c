@@ -136,43 +136,12 @@ raw_copy (AccelBuffer *buffer, GError **error)
   return p;
 }
 
-typedef struct {
-  guint completed, total;
-  GError *error;
-} Flight;
-
-static void
-flight_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-  Flight *f = data;
-  GError *error = NULL;
-  if (!accel_device_submit_finish (ACCEL_DEVICE (source), result, &error) && f->error == NULL)
-    f->error = error;
-  else
-    g_clear_error (&error);
-  f->completed++;
-}
-
 /* Seconds per op of a burst of @n submissions of @op, all in flight. */
 static double
 accel_burst (AccelDevice *device, AccelOp *op, guint n, GError **error)
 {
-  g_autoptr(GMainContext) context = g_main_context_new ();
-  Flight f = { 0, n, NULL };
-  g_main_context_push_thread_default (context);
-  double t0 = accel_bench_now ();
-  for (guint i = 0; i < n; i++)
-    accel_device_submit_async (device, op, NULL, flight_done, &f);
-  while (f.completed < n)
-    g_main_context_iteration (context, TRUE);
-  double t = (accel_bench_now () - t0) / n;
-  g_main_context_pop_thread_default (context);
-  if (f.error)
-    {
-      g_propagate_error (error, f.error);
-      return -1;
-    }
-  return t;
+  double elapsed = accel_bench_run_in_flight (device, op, n, n, error);
+  return elapsed < 0 ? -1 : elapsed / n;
 }
 
 typedef gboolean (*RawCall) (Raw *raw, gpointer data, GError **error);

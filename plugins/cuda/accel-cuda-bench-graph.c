@@ -166,9 +166,9 @@ run_launch (AccelBench *bench, GError **error)
     return FALSE;
   double raw_rate = total / (accel_bench_now () - t0);
   accel_bench_progress (bench, "cuda-launch: 256 in flight");
-  if (accel_cuda_bench_run_in_flight (device, launch, total / 10, 256, error) < 0)
+  if (accel_bench_run_in_flight (device, launch, total / 10, 256, error) < 0)
     return FALSE;
-  double elapsed = accel_cuda_bench_run_in_flight (device, launch, total, 256, error);
+  double elapsed = accel_bench_run_in_flight (device, launch, total, 256, error);
   if (elapsed < 0)
     return FALSE;
   accel_bench_report (bench, "cuda-launch.pipelined", "ops/s", total / elapsed, raw_rate);
@@ -243,9 +243,9 @@ run_graph (AccelBench *bench, GError **error)
     return FALSE;
   g_autoptr(AccelOp) replay = accel_graph_new_replay (graph);
   accel_bench_progress (bench, "cuda-graph: replays");
-  if (accel_cuda_bench_run_in_flight (device, replay, reps / 10, 32, error) < 0)
+  if (accel_bench_run_in_flight (device, replay, reps / 10, 32, error) < 0)
     return FALSE;
-  double elapsed = accel_cuda_bench_run_in_flight (device, replay, reps, 32, error);
+  double elapsed = accel_bench_run_in_flight (device, replay, reps, 32, error);
   if (elapsed < 0)
     return FALSE;
   double replay_per_op = elapsed / (reps * (double) CHAIN);
@@ -259,9 +259,9 @@ run_graph (AccelBench *bench, GError **error)
   accel_bench_progress (bench, "cuda-graph: one-by-one submits");
   accel_op_set_lane (op, 0);
   guint total = reps * CHAIN / 10;
-  if (accel_cuda_bench_run_in_flight (device, op, total / 10, 256, error) < 0)
+  if (accel_bench_run_in_flight (device, op, total / 10, 256, error) < 0)
     return FALSE;
-  elapsed = accel_cuda_bench_run_in_flight (device, op, total, 256, error);
+  elapsed = accel_bench_run_in_flight (device, op, total, 256, error);
   if (elapsed < 0)
     return FALSE;
   accel_bench_report (bench, "cuda-graph.one-by-one.us-per-op", "us", elapsed / total * 1e6, replay_per_op * 1e6);

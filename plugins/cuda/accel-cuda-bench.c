@@ -29,6 +29,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <cublas_v2.h>
 #include <curand.h>
@@ -242,55 +243,54 @@ blocking_round_trip (AccelDevice *device, guint n, double *p50, double *p99, GEr
   return accel_cuda_bench_round_trip (device, op, n, p50, p99, error);
 }
 
-typedef struct {
-  guint completed;
-  guint submitted;
-  guint total;
-  AccelDevice *device;
-  AccelOp *op;
-  GError *error;
-} Flight;
-
-static void
-flight_done (GObject *source, GAsyncResult *result, gpointer data)
+/* cuda-dispatch-completion: the blocking round trip under the completion
+ * strategy that ACCEL_CUDA_COMPLETION names; cuda-dispatch runs it in a
+ * child process per strategy. */
+static gboolean
+run_dispatch_completion (AccelBench *bench, GError **error)
 {
-  Flight *f = data;
-  GError *error = NULL;
-  if (!accel_device_submit_finish (ACCEL_DEVICE (source), result, &error) && f->error == NULL)
-    f->error = error;
-  else
-    g_clear_error (&error);
-  f->completed++;
-  if (f->submitted < f->total)
-    {
-      f->submitted++;
-      accel_device_submit_async (f->device, f->op, NULL, flight_done, f);
-    }
+  const guint n = accel_bench_is_quick (bench) ? 500 : 5000;
+  const char *strategy = g_getenv ("ACCEL_CUDA_COMPLETION");
+  double p50, p99;
+  if (!blocking_round_trip (accel_bench_get_device (bench), n, &p50, &p99, error))
+    return FALSE;
+  g_autofree char *label = g_strdup_printf ("cuda-dispatch.completion-%s.p50", strategy ? strategy : "poll");
+  accel_bench_report (bench, label, "us", p50 * 1e6, NAN);
+  return TRUE;
 }
 
-/* Seconds to run @total submissions of @op with up to @in_flight at once. */
-double
-accel_cuda_bench_run_in_flight (AccelDevice *device, AccelOp *op, guint total, guint in_flight, GError **error)
+/* Runs this program's cuda-dispatch-completion group with @strategy and
+ * reads its figure (µs) from the table it prints. */
+static gboolean
+completion_in_child (AccelBench *bench, const char *strategy, double *us, GError **error)
 {
-  g_autoptr(GMainContext) context = g_main_context_new ();
-  g_main_context_push_thread_default (context);
-  Flight f = { 0, 0, total, device, op, NULL };
-  double t0 = accel_bench_now ();
-  for (guint i = 0; i < in_flight && f.submitted < total; i++)
+  g_autoptr(GSubprocessLauncher) launcher = g_subprocess_launcher_new (G_SUBPROCESS_FLAGS_STDOUT_PIPE);
+  g_subprocess_launcher_setenv (launcher, "ACCEL_CUDA_COMPLETION", strategy, TRUE);
+  g_autofree char *self = g_file_read_link ("/proc/self/exe", error);
+  if (self == NULL)
+    return FALSE;
+  g_autoptr(GPtrArray) argv = g_ptr_array_new ();
+  g_ptr_array_add (argv, self);
+  g_ptr_array_add (argv, "--device");
+  g_ptr_array_add (argv, (gpointer) accel_device_get_name (accel_bench_get_device (bench)));
+  if (accel_bench_is_quick (bench))
+    g_ptr_array_add (argv, "--quick");
+  g_ptr_array_add (argv, "cuda-dispatch-completion");
+  g_ptr_array_add (argv, NULL);
+  g_autoptr(GSubprocess) child = g_subprocess_launcher_spawnv (launcher, (const char *const *) argv->pdata, error);
+  g_autofree char *out = NULL;
+  if (child == NULL || !g_subprocess_communicate_utf8 (child, NULL, NULL, &out, NULL, error))
+    return FALSE;
+  g_autofree char *label = g_strdup_printf ("cuda-dispatch.completion-%s.p50", strategy);
+  const char *line = out ? strstr (out, label) : NULL;
+  if (!g_subprocess_get_successful (child) || line == NULL
+      || sscanf (line + strlen (label), " us %lf", us) != 1)
     {
-      f.submitted++;
-      accel_device_submit_async (device, op, NULL, flight_done, &f);
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_FAILED, "the completion strategy “%s” in a child process: "
+                   "no figure (exit status %d)", strategy, g_subprocess_get_status (child));
+      return FALSE;
     }
-  while (f.completed < total)
-    g_main_context_iteration (context, TRUE);
-  double elapsed = accel_bench_now () - t0;
-  g_main_context_pop_thread_default (context);
-  if (f.error)
-    {
-      g_propagate_error (error, f.error);
-      return -1.0;
-    }
-  return elapsed;
+  return TRUE;
 }
 
 /* cuda-dispatch */
@@ -325,36 +325,25 @@ run_dispatch (AccelBench *bench, GError **error)
   g_autofree double *t = g_new (double, n);
   for (guint i = 0; i < n; i++)
     {
-      double e = accel_cuda_bench_run_in_flight (device, op, 1, 1, error);
+      double e = accel_bench_run_in_flight (device, op, 1, 1, error);
       if (e < 0)
         return FALSE;
       t[i] = e;
     }
   accel_bench_report (bench, "cuda-dispatch.async.p50", "us", accel_bench_quantile (t, n, 0.5) * 1e6, raw);
 
-  /* Each completion strategy, on a device of a system of its own. */
-  const char *saved = g_getenv ("ACCEL_CUDA_COMPLETION");
-  g_autofree char *saved_copy = g_strdup (saved);
+  /* Each completion strategy, in a process of its own (the strategy is
+   * read from the environment when a device starts: setting it here, with
+   * this system's threads running, would not be safe). */
   for (const char *const *s = (const char *const[]) { "poll", "callback", "sync", NULL }; *s; s++)
     {
       accel_bench_progress (bench, "cuda-dispatch: completion %s", *s);
-      g_setenv ("ACCEL_CUDA_COMPLETION", *s, TRUE);
-      g_autoptr(AccelSystem) system = accel_system_new (error);
-      if (system == NULL)
-        return FALSE;
-      g_autoptr(AccelDevice) dev = accel_system_get_device (system, accel_device_get_name (device), error);
-      gboolean ok = dev && blocking_round_trip (dev, n / 4, &p50, &p99, error);
-      g_clear_object (&dev);
-      accel_system_shutdown (system);
-      if (!ok)
+      double us;
+      if (!completion_in_child (bench, *s, &us, error))
         return FALSE;
       g_autofree char *label = g_strdup_printf ("cuda-dispatch.completion-%s.p50", *s);
-      accel_bench_report (bench, label, "us", p50 * 1e6, raw);
+      accel_bench_report (bench, label, "us", us, raw);
     }
-  if (saved_copy)
-    g_setenv ("ACCEL_CUDA_COMPLETION", saved_copy, TRUE);
-  else
-    g_unsetenv ("ACCEL_CUDA_COMPLETION");
   cudaStreamDestroy (stream);
   return TRUE;
 }
@@ -387,9 +376,9 @@ run_pipeline (AccelBench *bench, GError **error)
     return FALSE;
   g_autoptr(AccelOp) op = accel_fill_new (buf, 1.0);
   accel_bench_progress (bench, "cuda-pipeline: 256 in flight");
-  if (accel_cuda_bench_run_in_flight (device, op, total / 10, 256, error) < 0)
+  if (accel_bench_run_in_flight (device, op, total / 10, 256, error) < 0)
     return FALSE;
-  double elapsed = accel_cuda_bench_run_in_flight (device, op, total, 256, error);
+  double elapsed = accel_bench_run_in_flight (device, op, total, 256, error);
   if (elapsed < 0)
     return FALSE;
   accel_bench_report (bench, "cuda-pipeline.256-in-flight", "ops/s", total / elapsed, raw);
@@ -463,7 +452,7 @@ run_gemm_kind (AccelBench *bench, cublasHandle_t handle, cudaStream_t stream, co
   for (int r = -1; ok && r < GEMM_REPS; r++)
     {
       accel_bench_progress (bench, "cuda-gemm %s %" G_GINT64_FORMAT "^3: %d/%d", kind->label, n, r + 1, GEMM_REPS);
-      double e = accel_cuda_bench_run_in_flight (device, op, burst, burst, error);
+      double e = accel_bench_run_in_flight (device, op, burst, burst, error);
       ok = e >= 0;
       if (!ok)
         break;
@@ -541,9 +530,9 @@ run_rng (AccelBench *bench, GError **error)
   if (buf == NULL)
     return FALSE;
   g_autoptr(AccelOp) op = accel_rng_fill_new (buf, ACCEL_RNG_UNIFORM, 7);
-  if (accel_cuda_bench_run_in_flight (device, op, 2, 2, error) < 0)
+  if (accel_bench_run_in_flight (device, op, 2, 2, error) < 0)
     return FALSE;
-  double e = accel_cuda_bench_run_in_flight (device, op, burst, burst, error);
+  double e = accel_bench_run_in_flight (device, op, burst, burst, error);
   if (e < 0)
     return FALSE;
 
@@ -732,6 +721,8 @@ run_fault (AccelBench *bench, GError **error)
 
 const AccelBenchGroup accel_bench_cuda_groups[] = {
   { "cuda-dispatch", "round trip of a tiny op beside a raw launch + synchronize, per completion strategy", run_dispatch },
+  { "cuda-dispatch-completion", "the blocking round trip under ACCEL_CUDA_COMPLETION (cuda-dispatch runs it per strategy)",
+    run_dispatch_completion },
   { "cuda-pipeline", "ops per second with 256 in flight beside raw async launches", run_pipeline },
   { "cuda-gemm", "gemm beside cublasGemmEx, 4096^3 and 8192^3, bf16/fp16/tf32/fp32", run_gemm },
   { "cuda-rng", "rng-fill beside curandGenerateUniform", run_rng },

@@ -9,19 +9,12 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <accel.h>
+#include "accel-test-buffers.h"
+#include "accel-test-stress.h"
 #include <math.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/types.h>
-
-static AccelSystem *
-new_system (void)
-{
-  g_autoptr(GError) error = NULL;
-  AccelSystem *system = accel_system_new (&error);
-  g_assert_no_error (error);
-  return system;
-}
 
 static AccelDevice *
 remote_device_full (AccelSystem *system, const char *hosted, const char * const *env, guint64 arena)
@@ -49,64 +42,10 @@ remote_device (AccelSystem *system)
   return dev;
 }
 
-static AccelBuffer *
-alloc_f32 (AccelDevice *dev, const AccelShape *shape)
-{
-  g_autoptr(GError) error = NULL;
-  AccelBuffer *b = accel_device_alloc (dev, ACCEL_DTYPE_F32, shape, &error);
-  g_assert_no_error (error);
-  return b;
-}
-
-static float *
-random_f32 (gsize n)
-{
-  float *data = g_new (float, n ? n : 1);
-  for (gsize i = 0; i < n; i++)
-    data[i] = (float) g_test_rand_double_range (-1, 1);
-  return data;
-}
-
-static AccelBuffer *
-alloc_random_f32 (AccelDevice *dev, const AccelShape *shape, float **host)
-{
-  g_autoptr(GError) error = NULL;
-  AccelBuffer *b = alloc_f32 (dev, shape);
-  gsize n = accel_buffer_get_size (b) / sizeof (float);
-  float *data = random_f32 (n);
-  accel_buffer_write (b, (guint8 *) data, n * sizeof (float), &error);
-  g_assert_no_error (error);
-  if (host)
-    *host = data;
-  else
-    g_free (data);
-  return b;
-}
-
-static float *
-read_f32 (AccelBuffer *b)
-{
-  g_autoptr(GError) error = NULL;
-  gsize size = accel_buffer_get_size (b);
-  float *out = g_malloc (size ? size : 1);
-  accel_buffer_read (b, (guint8 *) out, size, &error);
-  g_assert_no_error (error);
-  return out;
-}
-
-static gboolean
-submit_fault (AccelDevice *dev, GError **error)
-{
-  g_autoptr(AccelOp) fault = accel_op_new_by_name ("fault", error);
-  if (fault == NULL)
-    return FALSE;
-  return accel_device_submit (dev, fault, NULL, error);
-}
-
 static void
 test_info (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = remote_device (system);
   g_autoptr(GError) error = NULL;
 
@@ -118,7 +57,7 @@ test_info (void)
   g_assert_null (accel_remote_device_get_info (ACCEL_REMOTE_DEVICE (dev)));
 
   g_autoptr(AccelShape) s = accel_shape_new_1d (16);
-  g_autoptr(AccelBuffer) b = alloc_f32 (dev, s);
+  g_autoptr(AccelBuffer) b = accel_test_alloc_f32 (dev, s);
   g_assert_cmpint (accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev)), >, 0);
   g_autoptr(GVariant) info = accel_remote_device_get_info (ACCEL_REMOTE_DEVICE (dev));
   g_assert_nonnull (info);
@@ -168,7 +107,7 @@ gemm_ref (const float *a, const float *b, double *c, gint64 m, gint64 n, gint64 
 static void
 test_ops (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = remote_device (system);
   g_autoptr(GError) error = NULL;
 
@@ -178,15 +117,15 @@ test_ops (void)
   g_autoptr(AccelShape) sb = accel_shape_new_2d (k, n);
   g_autoptr(AccelShape) sc = accel_shape_new_2d (m, n);
   g_autofree float *ha = NULL, *hb = NULL;
-  g_autoptr(AccelBuffer) a = alloc_random_f32 (dev, sa, &ha);
-  g_autoptr(AccelBuffer) b = alloc_random_f32 (dev, sb, &hb);
-  g_autoptr(AccelBuffer) c = alloc_random_f32 (dev, sc, NULL);
+  g_autoptr(AccelBuffer) a = accel_test_alloc_random_f32 (dev, sa, &ha);
+  g_autoptr(AccelBuffer) b = accel_test_alloc_random_f32 (dev, sb, &hb);
+  g_autoptr(AccelBuffer) c = accel_test_alloc_random_f32 (dev, sc, NULL);
   g_autoptr(AccelOp) gemm = accel_gemm_new (a, b, c);
   g_assert_true (accel_device_submit (dev, gemm, NULL, &error));
   g_assert_no_error (error);
   g_autofree double *ref = g_new (double, m * n);
   gemm_ref (ha, hb, ref, m, n, k);
-  g_autofree float *hc = read_f32 (c);
+  g_autofree float *hc = accel_test_read_f32 (c);
   for (gint64 i = 0; i < m * n; i++)
     g_assert_cmpfloat_with_epsilon (hc[i], ref[i], 1e-4 * (1 + fabs (ref[i])));
 
@@ -194,7 +133,7 @@ test_ops (void)
   gint64 len = g_test_rand_int_range (10, 5000);
   g_autoptr(AccelShape) big = accel_shape_new_1d (3 * len + 7);
   g_autofree float *hbig = NULL;
-  g_autoptr(AccelBuffer) whole = alloc_random_f32 (dev, big, &hbig);
+  g_autoptr(AccelBuffer) whole = accel_test_alloc_random_f32 (dev, big, &hbig);
   g_autoptr(AccelShape) sv = accel_shape_new_1d (len);
   g_autoptr(AccelBuffer) x = accel_buffer_new_view (whole, 3, sv, &error);
   g_assert_no_error (error);
@@ -208,7 +147,7 @@ test_ops (void)
   g_autoptr(AccelOp) copy = accel_copy_new (y, z);
   g_assert_true (accel_device_submit (dev, copy, NULL, &error));
   g_assert_no_error (error);
-  g_autofree float *after = read_f32 (whole);
+  g_autofree float *after = accel_test_read_f32 (whole);
   for (gint64 i = 0; i < len; i++)
     {
       float expect = hbig[len + 5 + i] + 0.5f * hbig[3 + i];
@@ -222,24 +161,24 @@ test_ops (void)
   gint64 rows = g_test_rand_int_range (2, 40), cols = g_test_rand_int_range (2, 40), pad = 3;
   gint64 dims[2] = { rows, cols }, strides[2] = { cols + pad, 1 };
   g_autoptr(AccelShape) strided = accel_shape_new_strided (dims, strides, 2);
-  g_autoptr(AccelBuffer) sbuf = alloc_f32 (dev, strided);
+  g_autoptr(AccelBuffer) sbuf = accel_test_alloc_f32 (dev, strided);
   g_assert_cmpuint (accel_buffer_get_size (sbuf), ==, ((rows - 1) * (cols + pad) + cols) * 4);
   g_assert_true (accel_buffer_zero (sbuf, &error));
   g_autoptr(AccelOp) fill = accel_fill_new (sbuf, 3.0);
   g_assert_true (accel_device_submit (dev, fill, NULL, &error));
   g_assert_no_error (error);
-  g_autofree float *hs = read_f32 (sbuf);
+  g_autofree float *hs = accel_test_read_f32 (sbuf);
   for (gint64 r = 0; r < rows; r++)
     for (gint64 col = 0; col < cols + pad && r * (cols + pad) + col < (gint64) (accel_buffer_get_size (sbuf) / 4); col++)
       g_assert_cmpfloat (hs[r * (cols + pad) + col], ==, col < cols ? 3.0f : 0.0f);
 
   g_autoptr(AccelShape) dense = accel_shape_new_2d (rows, cols);
   g_autofree float *hsrc = NULL;
-  g_autoptr(AccelBuffer) src = alloc_random_f32 (dev, dense, &hsrc);
+  g_autoptr(AccelBuffer) src = accel_test_alloc_random_f32 (dev, dense, &hsrc);
   g_autoptr(AccelOp) scopy = accel_copy_new (src, sbuf);
   g_assert_true (accel_device_submit (dev, scopy, NULL, &error));
   g_assert_no_error (error);
-  g_autofree float *hs2 = read_f32 (sbuf);
+  g_autofree float *hs2 = accel_test_read_f32 (sbuf);
   for (gint64 r = 0; r < rows; r++)
     for (gint64 col = 0; col < cols; col++)
       g_assert_cmpfloat (hs2[r * (cols + pad) + col], ==, hsrc[r * cols + col]);
@@ -254,7 +193,7 @@ test_ops (void)
         g_autoptr(AccelOp) f = accel_fill_new (sbuf, (double) i);
         accel_device_submit_async (dev, f, NULL, outcome_done, &outs[i]);
       }
-    g_autofree float *last = read_f32 (sbuf);
+    g_autofree float *last = accel_test_read_f32 (sbuf);
     g_assert_cmpfloat (last[0], ==, 63.0f);
     g_assert_cmpfloat (last[(rows - 1) * (cols + pad) + cols - 1], ==, 63.0f);
     for (guint i = 0; i < G_N_ELEMENTS (outs); i++)
@@ -286,13 +225,13 @@ test_ops (void)
     g_autoptr(AccelShape) dense6 = accel_shape_new_strided (dims6, dense_strides, 6);
     g_autoptr(AccelShape) padded6 = accel_shape_new_strided (dims6, padded, 6);
     g_autofree float *h6 = NULL;
-    g_autoptr(AccelBuffer) src6 = alloc_random_f32 (dev, dense6, &h6);
-    g_autoptr(AccelBuffer) dst6 = alloc_f32 (dev, padded6);
+    g_autoptr(AccelBuffer) src6 = accel_test_alloc_random_f32 (dev, dense6, &h6);
+    g_autoptr(AccelBuffer) dst6 = accel_test_alloc_f32 (dev, padded6);
     g_assert_true (accel_buffer_zero (dst6, &error));
     g_autoptr(AccelOp) copy6 = accel_copy_new (src6, dst6);
     g_assert_true (accel_device_submit (dev, copy6, NULL, &error));
     g_assert_no_error (error);
-    g_autofree float *back = read_f32 (dst6);
+    g_autofree float *back = accel_test_read_f32 (dst6);
     for (gint64 i = 0; i < n6; i++)
       {
         gint64 rest = i, at = 0;
@@ -307,7 +246,7 @@ test_ops (void)
 
   /* Errors of the host's kernels and validation come back as they are. */
   g_autoptr(AccelShape) s3 = accel_shape_new_2d (3, 4);
-  g_autoptr(AccelBuffer) bad = alloc_f32 (dev, s3);
+  g_autoptr(AccelBuffer) bad = accel_test_alloc_f32 (dev, s3);
   g_autoptr(AccelOp) mismatch = accel_gemm_new (a, b, bad);
   g_assert_false (accel_device_submit (dev, mismatch, NULL, &error));
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH);
@@ -333,7 +272,7 @@ async_count (GObject *source, GAsyncResult *result, gpointer data)
 static void
 test_transfers (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   /* A 64 KiB arena: everything below goes in chunks of 16 KiB. */
   g_autoptr(AccelDevice) dev = remote_device_full (system, "cpu:0", NULL, 64 * 1024);
   g_autoptr(GError) error = NULL;
@@ -454,7 +393,7 @@ wait_for_no_host (AccelDevice *dev)
 static void
 test_fault (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = remote_device (system);
   g_autoptr(GError) error = NULL;
   accel_actor_set_strategy (ACCEL_ACTOR (dev), 3, 60000, NULL, NULL, NULL);
@@ -462,7 +401,7 @@ test_fault (void)
   g_signal_connect (dev, "notify::generation", G_CALLBACK (count_notify), &notified);
 
   g_autoptr(AccelShape) s = accel_shape_new_1d (g_test_rand_int_range (1, 500));
-  g_autoptr(AccelBuffer) old = alloc_random_f32 (dev, s, NULL);
+  g_autoptr(AccelBuffer) old = accel_test_alloc_random_f32 (dev, s, NULL);
   GPid first_host = accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev));
 
   /* The fault goes to the host; what queues behind it meanwhile is served
@@ -515,14 +454,14 @@ test_fault (void)
   g_assert_null (gone);
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_STALE_BUFFER);
   g_clear_error (&error);
-  g_autoptr(AccelBuffer) fresh = alloc_random_f32 (dev, s, NULL);
+  g_autoptr(AccelBuffer) fresh = accel_test_alloc_random_f32 (dev, s, NULL);
   GPid third_host = accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev));
   g_assert_cmpint (third_host, >, 0);
   g_assert_cmpint (third_host, !=, first_host);
   g_autoptr(AccelOp) fill2 = accel_op_new ("fill", "dst", fresh, "value", 4.0, NULL);
   g_assert_true (accel_device_submit (dev, fill2, NULL, &error));
   g_assert_no_error (error);
-  g_autofree float *h = read_f32 (fresh);
+  g_autofree float *h = accel_test_read_f32 (fresh);
   g_assert_cmpfloat (h[0], ==, 4.0f);
 
   /* Work already handed to a host when it faults fails with it. */
@@ -580,15 +519,15 @@ batch_done (GObject *source, GAsyncResult *result, gpointer data)
 static void
 test_kill_mid_stream (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = remote_device (system);
   g_autoptr(GError) error = NULL;
 
   gint64 n = 300;
   g_autoptr(AccelShape) s = accel_shape_new_2d (n, n);
-  g_autoptr(AccelBuffer) a = alloc_random_f32 (dev, s, NULL);
-  g_autoptr(AccelBuffer) b = alloc_random_f32 (dev, s, NULL);
-  g_autoptr(AccelBuffer) c = alloc_random_f32 (dev, s, NULL);
+  g_autoptr(AccelBuffer) a = accel_test_alloc_random_f32 (dev, s, NULL);
+  g_autoptr(AccelBuffer) b = accel_test_alloc_random_f32 (dev, s, NULL);
+  g_autoptr(AccelBuffer) c = accel_test_alloc_random_f32 (dev, s, NULL);
   GPid host = accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev));
   g_assert_cmpint (host, >, 0);
 
@@ -619,12 +558,12 @@ test_kill_mid_stream (void)
 
   /* Later work runs on a new host. */
   g_autoptr(AccelShape) s1 = accel_shape_new_1d (100);
-  g_autoptr(AccelBuffer) fresh = alloc_f32 (dev, s1);
+  g_autoptr(AccelBuffer) fresh = accel_test_alloc_f32 (dev, s1);
   g_assert_cmpint (accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev)), !=, host);
   g_autoptr(AccelOp) fill = accel_fill_new (fresh, -2.0);
   g_assert_true (accel_device_submit (dev, fill, NULL, &error));
   g_assert_no_error (error);
-  g_autofree float *h = read_f32 (fresh);
+  g_autofree float *h = accel_test_read_f32 (fresh);
   g_assert_cmpfloat (h[99], ==, -2.0f);
 
 }
@@ -652,7 +591,7 @@ wait_for_restart (AccelDevice *dev, guint generation, GPid old_host)
 static void
 test_idle_death (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = remote_device (system);
   g_autoptr(GError) error = NULL;
   gint notified = 0;
@@ -660,7 +599,7 @@ test_idle_death (void)
 
   gint64 n = g_test_rand_int_range (1, 4000);
   g_autoptr(AccelShape) s = accel_shape_new_1d (n);
-  g_autoptr(AccelBuffer) old = alloc_random_f32 (dev, s, NULL);
+  g_autoptr(AccelBuffer) old = accel_test_alloc_random_f32 (dev, s, NULL);
   GPid host = accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev));
   g_assert_cmpint (host, >, 0);
   g_assert_cmpuint (accel_device_get_generation (dev), ==, 0);
@@ -687,12 +626,12 @@ test_idle_death (void)
   g_clear_error (&error);
 
   g_autofree float *want = NULL;
-  g_autoptr(AccelBuffer) fresh = alloc_random_f32 (dev, s, &want);
-  g_autoptr(AccelBuffer) out = alloc_f32 (dev, s);
+  g_autoptr(AccelBuffer) fresh = accel_test_alloc_random_f32 (dev, s, &want);
+  g_autoptr(AccelBuffer) out = accel_test_alloc_f32 (dev, s);
   g_autoptr(AccelOp) copy = accel_copy_new (fresh, out);
   g_assert_true (accel_device_submit (dev, copy, NULL, &error));
   g_assert_no_error (error);
-  g_autofree float *got = read_f32 (out);
+  g_autofree float *got = accel_test_read_f32 (out);
   g_assert_cmpmem (got, n * sizeof (float), want, n * sizeof (float));
   g_assert_cmpuint (accel_device_get_generation (dev), ==, 2);
   g_assert_cmpint (g_atomic_int_get (&notified), ==, 2);
@@ -704,7 +643,7 @@ test_idle_death (void)
 static void
 test_host_memory (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(GError) error = NULL;
   AccelBackend *cpu = accel_system_get_backend (system, "cpu", &error);
   g_assert_no_error (error);
@@ -799,13 +738,13 @@ test_host_memory (void)
 static void
 test_hang (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = remote_device (system);
   g_autoptr(GError) error = NULL;
   guint deadline = accel_remote_device_get_deadline_ms (ACCEL_REMOTE_DEVICE (dev));
 
   g_autoptr(AccelShape) s = accel_shape_new_1d (64);
-  g_autoptr(AccelBuffer) b = alloc_f32 (dev, s);
+  g_autoptr(AccelBuffer) b = accel_test_alloc_f32 (dev, s);
   GPid host = accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev));
 
   /* The test hook: the host stops answering. A short deadline only for
@@ -824,148 +763,47 @@ test_hang (void)
   g_assert_cmpint (waited, <, 5 * G_USEC_PER_SEC);
   accel_remote_device_set_deadline_ms (ACCEL_REMOTE_DEVICE (dev), deadline);
 
-  g_autoptr(AccelBuffer) fresh = alloc_f32 (dev, s);
+  g_autoptr(AccelBuffer) fresh = accel_test_alloc_f32 (dev, s);
   g_assert_cmpuint (accel_device_get_generation (dev), ==, 1);
   g_assert_cmpint (accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev)), !=, host);
   g_autoptr(AccelOp) fill2 = accel_fill_new (fresh, 7.0);
   g_assert_true (accel_device_submit (dev, fill2, NULL, &error));
   g_assert_no_error (error);
-  g_autofree float *h = read_f32 (fresh);
+  g_autofree float *h = accel_test_read_f32 (fresh);
   g_assert_cmpfloat (h[63], ==, 7.0f);
 }
 
 /* Threads submit ops with faults injected at random; every op must
  * complete exactly once. */
 
-typedef struct {
-  AccelDevice *dev;
-  guint n_ops;
-  guint seed;
-  guint8 *completions;
-  gint done;
-  gint ok;
-  gint poisoned;
-  gint stale;
-  gint other;
-} Stress;
-
-static void
-stress_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-  gpointer *pack = data;
-  Stress *st = pack[0];
-  guint index = GPOINTER_TO_UINT (pack[1]);
-  g_autoptr(GError) error = NULL;
-  if (accel_device_submit_finish (ACCEL_DEVICE (source), result, &error))
-    st->ok++;
-  else if (g_error_matches (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED))
-    st->poisoned++;
-  else if (g_error_matches (error, ACCEL_ERROR, ACCEL_ERROR_STALE_BUFFER))
-    st->stale++;
-  else
-    {
-      g_test_message ("unexpected: %s", error->message);
-      st->other++;
-    }
-  st->completions[index]++;
-  st->done++;
-  g_free (pack);
-}
-
-static gpointer
-stress_thread (gpointer data)
-{
-  Stress *st = data;
-  g_autoptr(GMainContext) ctx = g_main_context_new ();
-  g_main_context_push_thread_default (ctx);
-  GRand *rand = g_rand_new_with_seed (st->seed);
-  g_autoptr(AccelShape) s = accel_shape_new_1d (16);
-  AccelBuffer *buf = NULL;
-  guint submitted = 0;
-
-  while (submitted < st->n_ops)
-    {
-      if (buf == NULL || accel_buffer_is_stale (buf))
-        {
-          g_clear_object (&buf);
-          buf = accel_device_alloc (st->dev, ACCEL_DTYPE_F32, s, NULL);
-          if (buf == NULL)   /* a restart in progress may refuse; try again */
-            {
-              g_usleep (1000);
-              continue;
-            }
-        }
-      AccelOp *op;
-      if (g_rand_int_range (rand, 0, 1000) < 3)
-        op = accel_op_new_by_name ("fault", NULL);
-      else
-        op = accel_op_new ("fill", "dst", buf, "value", (double) submitted, NULL);
-      gpointer *pack = g_new (gpointer, 2);
-      pack[0] = st;
-      pack[1] = GUINT_TO_POINTER (submitted);
-      accel_device_submit_async (st->dev, op, NULL, stress_done, pack);
-      g_object_unref (op);
-      submitted++;
-      while (submitted - st->done > 8)
-        g_main_context_iteration (ctx, TRUE);
-    }
-  while (st->done < (gint) st->n_ops)
-    g_main_context_iteration (ctx, TRUE);
-  g_clear_object (&buf);
-  g_rand_free (rand);
-  g_main_context_pop_thread_default (ctx);
-  return NULL;
-}
-
 static void
 test_threads_with_faults (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = remote_device (system);
   accel_actor_set_strategy (ACCEL_ACTOR (dev), G_MAXUINT, 1000, NULL, NULL, NULL);
-  const guint n_threads = 4;
-  guint n_ops = g_test_thorough () ? 5000 : 1000;
-  Stress st[4];
-  GThread *threads[4];
-
-  for (guint t = 0; t < n_threads; t++)
-    {
-      st[t] = (Stress) { dev, n_ops, g_test_rand_int (), g_new0 (guint8, n_ops) };
-      threads[t] = g_thread_new ("stress", stress_thread, &st[t]);
-    }
-  guint total_poisoned = 0, total_ok = 0;
-  for (guint t = 0; t < n_threads; t++)
-    {
-      g_thread_join (threads[t]);
-      for (guint i = 0; i < n_ops; i++)
-        g_assert_cmpuint (st[t].completions[i], ==, 1);
-      g_assert_cmpint (st[t].other, ==, 0);
-      g_assert_cmpint (st[t].ok + st[t].poisoned + st[t].stale, ==, (gint) n_ops);
-      total_poisoned += st[t].poisoned;
-      total_ok += st[t].ok;
-      g_free (st[t].completions);
-    }
-  g_test_message ("%u ok, %u poisoned, generation %u", total_ok, total_poisoned,
-                  accel_device_get_generation (dev));
-  g_assert_cmpuint (total_poisoned, >, 0);
+  const AccelTestStress stress = { .n_threads = 4, .n_ops = g_test_thorough () ? 5000 : 1000,
+                                   .faults_per_mille = 3, .in_flight = 8 };
+  AccelTestStressResult r = accel_test_stress_run (dev, &stress);
+  g_assert_cmpuint (r.poisoned, >, 0);
   g_assert_cmpuint (accel_device_get_generation (dev), >, 0);
-  g_assert_cmpuint (total_ok, >, n_threads * n_ops / 2);
+  g_assert_cmpuint (r.ok, >, stress.n_threads * stress.n_ops / 2);
   g_assert_cmpint (accel_device_get_state (dev), ==, ACCEL_DEVICE_STATE_READY);
 }
 
 static void
 test_budget (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = remote_device (system);
   g_autoptr(GError) error = NULL;
   accel_actor_set_strategy (ACCEL_ACTOR (dev), 1, 60000, NULL, NULL, NULL);
 
-  g_assert_false (submit_fault (dev, &error));
+  g_assert_false (accel_test_submit_fault (dev, &error));
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED);
   g_clear_error (&error);
   g_assert_cmpuint (accel_device_get_generation (dev), ==, 1);
-  g_assert_false (submit_fault (dev, &error));
+  g_assert_false (accel_test_submit_fault (dev, &error));
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED);
   g_clear_error (&error);
   g_assert_cmpint (accel_device_get_state (dev), ==, ACCEL_DEVICE_STATE_FAILED);
@@ -977,14 +815,14 @@ test_budget (void)
   g_assert_null (none);
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_DEVICE_FAILED);
   g_clear_error (&error);
-  g_assert_false (submit_fault (dev, &error));
+  g_assert_false (accel_test_submit_fault (dev, &error));
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_DEVICE_FAILED);
 }
 
 static void
 test_out_of_memory (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   const char *env[] = { "ACCEL_CPU_MEMORY_LIMIT=1M", NULL };
   g_autoptr(AccelDevice) dev = remote_device_full (system, "cpu:0", env, 0);
   g_autoptr(GError) error = NULL;
@@ -998,7 +836,7 @@ test_out_of_memory (void)
 
   /* The device stays usable, in the same generation. */
   g_autoptr(AccelShape) s = accel_shape_new_1d (1000);
-  g_autoptr(AccelBuffer) b = alloc_f32 (dev, s);
+  g_autoptr(AccelBuffer) b = accel_test_alloc_f32 (dev, s);
   g_autoptr(AccelOp) fill = accel_fill_new (b, 2.5);
   g_assert_true (accel_device_submit (dev, fill, NULL, &error));
   g_assert_no_error (error);
@@ -1009,7 +847,7 @@ test_out_of_memory (void)
 static void
 test_no_such_device (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = remote_device_full (system, "cpu:7", NULL, 0);
   g_autoptr(GError) error = NULL;
 
@@ -1037,11 +875,11 @@ static void
 test_no_leaks (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   /* The system's own descriptors (registry, scanner) are there from here. */
   g_autoptr(AccelDevice) warm = remote_device (system);
   g_autoptr(AccelShape) s = accel_shape_new_1d (4);
-  g_autoptr(AccelBuffer) wb = alloc_f32 (warm, s);
+  g_autoptr(AccelBuffer) wb = accel_test_alloc_f32 (warm, s);
   g_clear_object (&wb);
   g_clear_object (&warm);
   g_usleep (200 * 1000);
@@ -1052,13 +890,13 @@ test_no_leaks (void)
   GPid pids[4];
   for (guint i = 0; i < G_N_ELEMENTS (pids); i++)
     {
-      g_autoptr(AccelBuffer) b = alloc_f32 (dev, s);
+      g_autoptr(AccelBuffer) b = accel_test_alloc_f32 (dev, s);
       pids[i] = accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev));
-      g_assert_false (submit_fault (dev, &error));
+      g_assert_false (accel_test_submit_fault (dev, &error));
       g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED);
       g_clear_error (&error);
     }
-  g_autoptr(AccelBuffer) last = alloc_f32 (dev, s);
+  g_autoptr(AccelBuffer) last = accel_test_alloc_f32 (dev, s);
   GPid running = accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev));
   g_clear_object (&last);
   g_object_unref (dev);
@@ -1091,7 +929,7 @@ test_no_host_program (void)
       return;
     }
   g_setenv ("ACCEL_DEVICE_HOST", "/nonexistent/accel-device-host", TRUE);
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(GError) error = NULL;
   AccelBackend *cpu = accel_system_get_backend (system, "cpu", &error);
   g_assert_no_error (error);

@@ -6,17 +6,10 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <accel.h>
+#include "accel-test-buffers.h"
+#include "accel-test-stress.h"
 #include <math.h>
 #include <string.h>
-
-static AccelSystem *
-new_system (void)
-{
-  g_autoptr(GError) error = NULL;
-  AccelSystem *system = accel_system_new (&error);
-  g_assert_no_error (error);
-  return system;
-}
 
 static AccelDevice *
 cpu_device (AccelSystem *system)
@@ -27,40 +20,10 @@ cpu_device (AccelSystem *system)
   return dev;
 }
 
-static AccelBuffer *
-alloc_random_f32 (AccelDevice *dev, const AccelShape *shape, float **host)
-{
-  g_autoptr(GError) error = NULL;
-  AccelBuffer *b = accel_device_alloc (dev, ACCEL_DTYPE_F32, shape, &error);
-  g_assert_no_error (error);
-  gsize n = accel_shape_get_n_elements (shape);
-  float *data = g_new (float, n);
-  for (gsize i = 0; i < n; i++)
-    data[i] = (float) g_test_rand_double_range (-1, 1);
-  accel_buffer_write (b, (guint8 *) data, n * sizeof (float), &error);
-  g_assert_no_error (error);
-  if (host)
-    *host = data;
-  else
-    g_free (data);
-  return b;
-}
-
-static float *
-read_f32 (AccelBuffer *b)
-{
-  g_autoptr(GError) error = NULL;
-  gsize n = accel_buffer_get_n_elements (b);
-  float *out = g_new (float, n);
-  accel_buffer_read (b, (guint8 *) out, n * sizeof (float), &error);
-  g_assert_no_error (error);
-  return out;
-}
-
 static void
 test_devices_listed (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(GPtrArray) devices = accel_system_list_devices (system);
   g_assert_cmpuint (devices->len, >=, 1);
   g_autoptr(AccelDevice) cpu = cpu_device (system);
@@ -82,13 +45,13 @@ test_devices_listed (void)
 static void
 test_buffer_round_trip (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = cpu_device (system);
   g_autoptr(GError) error = NULL;
   gint64 n = g_test_rand_int_range (1, 5000);
   g_autoptr(AccelShape) shape = accel_shape_new_1d (n);
   float *host = NULL;
-  g_autoptr(AccelBuffer) b = alloc_random_f32 (dev, shape, &host);
+  g_autoptr(AccelBuffer) b = accel_test_alloc_random_f32 (dev, shape, &host);
 
   g_assert_cmpuint (accel_buffer_get_size (b), ==, n * 4);
   g_autoptr(GBytes) bytes = accel_buffer_download (b, &error);
@@ -100,11 +63,11 @@ test_buffer_round_trip (void)
   g_autoptr(AccelShape) vshape = accel_shape_new_1d (len);
   g_autoptr(AccelBuffer) view = accel_buffer_new_view (b, off, vshape, &error);
   g_assert_no_error (error);
-  g_autofree float *vdata = read_f32 (view);
+  g_autofree float *vdata = accel_test_read_f32 (view);
   g_assert_cmpmem (vdata, len * 4, host + off, len * 4);
   accel_buffer_zero (view, &error);
   g_assert_no_error (error);
-  g_autofree float *after = read_f32 (b);
+  g_autofree float *after = accel_test_read_f32 (b);
   g_assert_cmpmem (after, off * 4, host, off * 4);
   for (gint64 i = off; i < n; i++)
     g_assert_cmpfloat (after[i], ==, 0.0f);
@@ -132,16 +95,16 @@ async_done (GObject *source, GAsyncResult *result, gpointer data)
 static void
 test_submit_async_gemm (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = cpu_device (system);
   gint64 m = g_test_rand_int_range (1, 70), k = g_test_rand_int_range (1, 70), n = g_test_rand_int_range (1, 70);
   g_autoptr(AccelShape) sa = accel_shape_new_2d (m, k);
   g_autoptr(AccelShape) sb = accel_shape_new_2d (k, n);
   g_autoptr(AccelShape) sc = accel_shape_new_2d (m, n);
   float *a, *b;
-  g_autoptr(AccelBuffer) ba = alloc_random_f32 (dev, sa, &a);
-  g_autoptr(AccelBuffer) bb = alloc_random_f32 (dev, sb, &b);
-  g_autoptr(AccelBuffer) bc = alloc_random_f32 (dev, sc, NULL);
+  g_autoptr(AccelBuffer) ba = accel_test_alloc_random_f32 (dev, sa, &a);
+  g_autoptr(AccelBuffer) bb = accel_test_alloc_random_f32 (dev, sb, &b);
+  g_autoptr(AccelBuffer) bc = accel_test_alloc_random_f32 (dev, sc, NULL);
 
   g_autoptr(AccelOp) op = accel_op_new ("gemm", "a", ba, "b", bb, "c", bc, "alpha", 2.0, NULL);
   GError *error = NULL;
@@ -154,7 +117,7 @@ test_submit_async_gemm (void)
     g_main_context_iteration (NULL, TRUE);
   g_assert_no_error (error);
 
-  g_autofree float *c = read_f32 (bc);
+  g_autofree float *c = accel_test_read_f32 (bc);
   for (gint64 i = 0; i < m; i++)
     for (gint64 j = 0; j < n; j++)
       {
@@ -171,10 +134,10 @@ static void
 test_ordering (void)
 {
   /* Async ops then a blocking read: the read sees every earlier op. */
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = cpu_device (system);
   g_autoptr(AccelShape) s = accel_shape_new_1d (g_test_rand_int_range (1, 1000));
-  g_autoptr(AccelBuffer) x = alloc_random_f32 (dev, s, NULL);
+  g_autoptr(AccelBuffer) x = accel_test_alloc_random_f32 (dev, s, NULL);
   GError *error = NULL;
   gint count = 0;
   gpointer data[2] = { &error, &count };
@@ -187,7 +150,7 @@ test_ordering (void)
       accel_device_submit_async (dev, fill, NULL, async_done, data);
       expect = (float) v;
     }
-  g_autofree float *out = read_f32 (x);
+  g_autofree float *out = accel_test_read_f32 (x);
   for (gint64 i = 0; i < accel_buffer_get_n_elements (x); i++)
     g_assert_cmpfloat (out[i], ==, (float) expect);
   while (count < (gint) nops)
@@ -202,10 +165,10 @@ test_ordering (void)
 static void
 test_async_fresh_contexts (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = cpu_device (system);
   g_autoptr(AccelShape) s = accel_shape_new_1d (g_test_rand_int_range (1, 300));
-  g_autoptr(AccelBuffer) x = alloc_random_f32 (dev, s, NULL);
+  g_autoptr(AccelBuffer) x = accel_test_alloc_random_f32 (dev, s, NULL);
   guint rounds = 1500;
 
   for (guint i = 0; i < rounds; i++)
@@ -228,7 +191,7 @@ test_async_fresh_contexts (void)
       g_assert_no_error (error);
       if (i % 100 == 0)
         {
-          g_autofree float *out = read_f32 (x);
+          g_autofree float *out = accel_test_read_f32 (x);
           g_assert_cmpfloat (out[0], ==, (float) (v + in_flight - 1));
         }
     }
@@ -237,12 +200,12 @@ test_async_fresh_contexts (void)
 static void
 test_cancel_queued (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = cpu_device (system);
   /* A long op keeps the device busy while the cancelled ones queue. */
   g_autoptr(AccelShape) sq = accel_shape_new_2d (700, 700);
-  g_autoptr(AccelBuffer) a = alloc_random_f32 (dev, sq, NULL);
-  g_autoptr(AccelBuffer) c = alloc_random_f32 (dev, sq, NULL);
+  g_autoptr(AccelBuffer) a = accel_test_alloc_random_f32 (dev, sq, NULL);
+  g_autoptr(AccelBuffer) c = accel_test_alloc_random_f32 (dev, sq, NULL);
   g_autoptr(AccelOp) slow = accel_op_new ("gemm", "a", a, "b", a, "c", c, NULL);
   g_autoptr(GCancellable) cancel = g_cancellable_new ();
 
@@ -284,14 +247,14 @@ test_cancel_queued (void)
 static void
 test_bad_input (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = cpu_device (system);
   g_autoptr(GError) error = NULL;
   g_autoptr(AccelShape) s23 = accel_shape_new_2d (2, 3);
   g_autoptr(AccelShape) s45 = accel_shape_new_2d (4, 5);
-  g_autoptr(AccelBuffer) a = alloc_random_f32 (dev, s23, NULL);
-  g_autoptr(AccelBuffer) b = alloc_random_f32 (dev, s45, NULL);
-  g_autoptr(AccelBuffer) c = alloc_random_f32 (dev, s23, NULL);
+  g_autoptr(AccelBuffer) a = accel_test_alloc_random_f32 (dev, s23, NULL);
+  g_autoptr(AccelBuffer) b = accel_test_alloc_random_f32 (dev, s45, NULL);
+  g_autoptr(AccelBuffer) c = accel_test_alloc_random_f32 (dev, s23, NULL);
 
   /* Shapes that do not fit: the message names a property. */
   g_autoptr(AccelOp) gemm = accel_op_new ("gemm", "a", a, "b", b, "c", c, NULL);
@@ -313,9 +276,9 @@ test_bad_input (void)
   g_clear_error (&error);
 
   /* A buffer of another device (a second system's cpu:0). */
-  g_autoptr(AccelSystem) other = new_system ();
+  g_autoptr(AccelSystem) other = accel_test_new_system ();
   g_autoptr(AccelDevice) dev2 = cpu_device (other);
-  g_autoptr(AccelBuffer) foreign = alloc_random_f32 (dev2, s23, NULL);
+  g_autoptr(AccelBuffer) foreign = accel_test_alloc_random_f32 (dev2, s23, NULL);
   g_autoptr(AccelOp) copy = accel_op_new ("fill", "dst", foreign, "value", 1.0, NULL);
   g_assert_false (accel_device_submit (dev, copy, NULL, &error));
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_WRONG_DEVICE);
@@ -332,26 +295,26 @@ test_bad_input (void)
   g_autoptr(AccelOp) good = accel_op_new ("fill", "dst", c, "value", 2.5, NULL);
   g_assert_true (accel_device_submit (dev, good, NULL, &error));
   g_assert_no_error (error);
-  g_autofree float *out = read_f32 (c);
+  g_autofree float *out = accel_test_read_f32 (c);
   g_assert_cmpfloat (out[5], ==, 2.5f);
 }
 
 static void
 test_cross_device_copy (void)
 {
-  g_autoptr(AccelSystem) s1 = new_system ();
-  g_autoptr(AccelSystem) s2 = new_system ();
+  g_autoptr(AccelSystem) s1 = accel_test_new_system ();
+  g_autoptr(AccelSystem) s2 = accel_test_new_system ();
   g_autoptr(AccelDevice) d1 = cpu_device (s1);
   g_autoptr(AccelDevice) d2 = cpu_device (s2);
   g_autoptr(AccelShape) s = accel_shape_new_1d (g_test_rand_int_range (1, 3000));
   float *host;
-  g_autoptr(AccelBuffer) src = alloc_random_f32 (d1, s, &host);
-  g_autoptr(AccelBuffer) dst = alloc_random_f32 (d2, s, NULL);
+  g_autoptr(AccelBuffer) src = accel_test_alloc_random_f32 (d1, s, &host);
+  g_autoptr(AccelBuffer) dst = accel_test_alloc_random_f32 (d2, s, NULL);
   g_autoptr(GError) error = NULL;
   g_autoptr(AccelOp) copy = accel_op_new ("copy", "src", src, "dst", dst, NULL);
   g_assert_true (accel_device_submit (d2, copy, NULL, &error));
   g_assert_no_error (error);
-  g_autofree float *got = read_f32 (dst);
+  g_autofree float *got = accel_test_read_f32 (dst);
   g_assert_cmpmem (got, accel_buffer_get_size (dst), host, accel_buffer_get_size (src));
   g_free (host);
 }
@@ -367,12 +330,12 @@ resolve_from_table (guint64 handle, gpointer data)
 static void
 test_serialize_round_trip (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = cpu_device (system);
   g_autoptr(AccelShape) s = accel_shape_new_2d (3, 3);
-  g_autoptr(AccelBuffer) a = alloc_random_f32 (dev, s, NULL);
-  g_autoptr(AccelBuffer) b = alloc_random_f32 (dev, s, NULL);
-  g_autoptr(AccelBuffer) c = alloc_random_f32 (dev, s, NULL);
+  g_autoptr(AccelBuffer) a = accel_test_alloc_random_f32 (dev, s, NULL);
+  g_autoptr(AccelBuffer) b = accel_test_alloc_random_f32 (dev, s, NULL);
+  g_autoptr(AccelBuffer) c = accel_test_alloc_random_f32 (dev, s, NULL);
   g_autoptr(GHashTable) table = g_hash_table_new (g_int64_hash, g_int64_equal);
   guint64 ha = accel_buffer_get_handle (a), hb = accel_buffer_get_handle (b), hc = accel_buffer_get_handle (c);
   g_assert_cmpuint (ha, !=, hb);
@@ -458,15 +421,6 @@ test_serialize_round_trip (void)
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_UNKNOWN_TYPE);
 }
 
-static gboolean
-submit_fault (AccelDevice *dev, GError **error)
-{
-  g_autoptr(AccelOp) fault = accel_op_new_by_name ("fault", error);
-  if (fault == NULL)
-    return FALSE;
-  return accel_device_submit (dev, fault, NULL, error);
-}
-
 static void
 count_notify (GObject *obj, GParamSpec *pspec, gpointer data)
 {
@@ -476,7 +430,7 @@ count_notify (GObject *obj, GParamSpec *pspec, gpointer data)
 static void
 test_fault_restart (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = cpu_device (system);
   g_autoptr(GError) error = NULL;
   accel_actor_set_strategy (ACCEL_ACTOR (dev), 3, 60000, NULL, NULL, NULL);
@@ -484,14 +438,14 @@ test_fault_restart (void)
   g_signal_connect (dev, "notify::generation", G_CALLBACK (count_notify), &notified);
 
   g_autoptr(AccelShape) s = accel_shape_new_1d (g_test_rand_int_range (1, 500));
-  g_autoptr(AccelBuffer) old = alloc_random_f32 (dev, s, NULL);
+  g_autoptr(AccelBuffer) old = accel_test_alloc_random_f32 (dev, s, NULL);
 
   /* Ops queued behind the fault run after the restart. */
   GError *errors[3] = { NULL, };
   gint count = 0;
   gpointer data[3][2];
   g_autoptr(AccelShape) s2 = accel_shape_new_1d (3);
-  g_autoptr(AccelBuffer) keep = alloc_random_f32 (dev, s2, NULL);
+  g_autoptr(AccelBuffer) keep = accel_test_alloc_random_f32 (dev, s2, NULL);
   g_autoptr(AccelOp) fault = accel_op_new_by_name ("fault", &error);
   g_assert_no_error (error);
   data[0][0] = &errors[0]; data[0][1] = &count;
@@ -521,21 +475,21 @@ test_fault_restart (void)
   g_assert_null (gone);
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_STALE_BUFFER);
   g_clear_error (&error);
-  g_autoptr(AccelBuffer) fresh = alloc_random_f32 (dev, s, NULL);
+  g_autoptr(AccelBuffer) fresh = accel_test_alloc_random_f32 (dev, s, NULL);
   g_autoptr(AccelOp) fill = accel_op_new ("fill", "dst", fresh, "value", 4.0, NULL);
   g_assert_true (accel_device_submit (dev, fill, NULL, &error));
-  g_autofree float *out = read_f32 (fresh);
+  g_autofree float *out = accel_test_read_f32 (fresh);
   g_assert_cmpfloat (out[0], ==, 4.0f);
 
   /* Two more restarts are in the budget of 3; the fourth fault stops it. */
   for (guint i = 0; i < 2; i++)
     {
-      g_assert_false (submit_fault (dev, &error));
+      g_assert_false (accel_test_submit_fault (dev, &error));
       g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED);
       g_clear_error (&error);
     }
   g_assert_cmpuint (accel_device_get_generation (dev), ==, 3);
-  g_assert_false (submit_fault (dev, &error));
+  g_assert_false (accel_test_submit_fault (dev, &error));
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED);
   g_clear_error (&error);
   g_assert_cmpint (accel_device_get_state (dev), ==, ACCEL_DEVICE_STATE_FAILED);
@@ -553,127 +507,32 @@ test_fault_restart (void)
 /* Eight threads submit ops with faults injected at random; every op must
  * complete exactly once. */
 
-typedef struct {
-  AccelDevice *dev;
-  guint n_ops;
-  guint seed;
-  guint8 *completions;
-  gint done;
-  gint ok;
-  gint poisoned;
-  gint stale;
-  gint other;
-} Stress;
-
-static void
-stress_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-  gpointer *pack = data;
-  Stress *st = pack[0];
-  guint index = GPOINTER_TO_UINT (pack[1]);
-  g_autoptr(GError) error = NULL;
-  if (accel_device_submit_finish (ACCEL_DEVICE (source), result, &error))
-    st->ok++;
-  else if (g_error_matches (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED))
-    st->poisoned++;
-  else if (g_error_matches (error, ACCEL_ERROR, ACCEL_ERROR_STALE_BUFFER))
-    st->stale++;
-  else
-    st->other++;
-  st->completions[index]++;
-  st->done++;
-  g_free (pack);
-}
-
-static gpointer
-stress_thread (gpointer data)
-{
-  Stress *st = data;
-  g_autoptr(GMainContext) ctx = g_main_context_new ();
-  g_main_context_push_thread_default (ctx);
-  GRand *rand = g_rand_new_with_seed (st->seed);
-  g_autoptr(AccelShape) s = accel_shape_new_1d (16);
-  AccelBuffer *buf = NULL;
-  guint submitted = 0;
-
-  while (submitted < st->n_ops)
-    {
-      if (buf == NULL || accel_buffer_is_stale (buf))
-        {
-          g_clear_object (&buf);
-          buf = accel_device_alloc (st->dev, ACCEL_DTYPE_F32, s, NULL);
-          if (buf == NULL)   /* a restart in progress may refuse; try again */
-            continue;
-        }
-      AccelOp *op;
-      if (g_rand_int_range (rand, 0, 1000) < 1)
-        op = accel_op_new_by_name ("fault", NULL);
-      else
-        op = accel_op_new ("fill", "dst", buf, "value", (double) submitted, NULL);
-      gpointer *pack = g_new (gpointer, 2);
-      pack[0] = st;
-      pack[1] = GUINT_TO_POINTER (submitted);
-      accel_device_submit_async (st->dev, op, NULL, stress_done, pack);
-      g_object_unref (op);
-      submitted++;
-      /* Keep at most 64 in flight. */
-      while (submitted - st->done > 64)
-        g_main_context_iteration (ctx, TRUE);
-    }
-  while (st->done < (gint) st->n_ops)
-    g_main_context_iteration (ctx, TRUE);
-  g_clear_object (&buf);
-  g_rand_free (rand);
-  g_main_context_pop_thread_default (ctx);
-  return NULL;
-}
-
 static void
 test_threads_with_faults (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = cpu_device (system);
   accel_actor_set_strategy (ACCEL_ACTOR (dev), G_MAXUINT, 1000, NULL, NULL, NULL);
-  const guint n_threads = 8;
-  guint n_ops = g_test_thorough () || !g_getenv ("ACCEL_TEST_QUICK") ? 10000 : 1000;
-  Stress st[8];
-  GThread *threads[8];
-
-  for (guint t = 0; t < n_threads; t++)
-    {
-      st[t] = (Stress) { dev, n_ops, g_test_rand_int (), g_new0 (guint8, n_ops) };
-      threads[t] = g_thread_new ("stress", stress_thread, &st[t]);
-    }
-  guint total_poisoned = 0, total_ok = 0;
-  for (guint t = 0; t < n_threads; t++)
-    {
-      g_thread_join (threads[t]);
-      for (guint i = 0; i < n_ops; i++)
-        g_assert_cmpuint (st[t].completions[i], ==, 1);
-      g_assert_cmpint (st[t].other, ==, 0);
-      g_assert_cmpint (st[t].ok + st[t].poisoned + st[t].stale, ==, (gint) n_ops);
-      total_poisoned += st[t].poisoned;
-      total_ok += st[t].ok;
-      g_free (st[t].completions);
-    }
-  g_test_message ("%u ok, %u poisoned, generation %u", total_ok, total_poisoned,
-                  accel_device_get_generation (dev));
-  g_assert_cmpuint (total_poisoned, >, 0);
+  const AccelTestStress stress = {
+    .n_threads = 8, .n_ops = g_test_thorough () || !g_getenv ("ACCEL_TEST_QUICK") ? 10000 : 1000,
+    .faults_per_mille = 1, .in_flight = 64,
+  };
+  AccelTestStressResult r = accel_test_stress_run (dev, &stress);
+  g_assert_cmpuint (r.poisoned, >, 0);
   g_assert_cmpuint (accel_device_get_generation (dev), >, 0);
   /* Each fault turns every op in flight with an old buffer stale, so only
    * a part succeeds; but every thread gets work done between faults. */
-  for (guint t = 0; t < n_threads; t++)
-    g_assert_cmpint (st[t].ok, >, 0);
+  g_assert_cmpuint (r.min_ok, >, 0);
   g_assert_cmpint (accel_device_get_state (dev), ==, ACCEL_DEVICE_STATE_READY);
 
   /* And the device serves new work correctly afterwards. */
   g_autoptr(GError) error = NULL;
   g_autoptr(AccelShape) s = accel_shape_new_1d (33);
-  g_autoptr(AccelBuffer) b = alloc_random_f32 (dev, s, NULL);
+  g_autoptr(AccelBuffer) b = accel_test_alloc_random_f32 (dev, s, NULL);
   g_autoptr(AccelOp) fill = accel_op_new ("fill", "dst", b, "value", 6.5, NULL);
   g_assert_true (accel_device_submit (dev, fill, NULL, &error));
   g_assert_no_error (error);
-  g_autofree float *out = read_f32 (b);
+  g_autofree float *out = accel_test_read_f32 (b);
   for (int i = 0; i < 33; i++)
     g_assert_cmpfloat (out[i], ==, 6.5f);
 }

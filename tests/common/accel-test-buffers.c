@@ -1,0 +1,69 @@
+/* accel-test-buffers.c: what the device tests do over and over (see
+ * accel-test-buffers.h).
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include "accel-test-buffers.h"
+
+AccelSystem *
+accel_test_new_system (void)
+{
+  g_autoptr(GError) error = NULL;
+  AccelSystem *system = accel_system_new (&error);
+  g_assert_no_error (error);
+  return system;
+}
+
+AccelBuffer *
+accel_test_alloc_f32 (AccelDevice *dev, const AccelShape *shape)
+{
+  g_autoptr(GError) error = NULL;
+  AccelBuffer *b = accel_device_alloc (dev, ACCEL_DTYPE_F32, shape, &error);
+  g_assert_no_error (error);
+  return b;
+}
+
+float *
+accel_test_random_f32 (gsize n)
+{
+  float *data = g_new (float, n ? n : 1);
+  for (gsize i = 0; i < n; i++)
+    data[i] = (float) g_test_rand_double_range (-1, 1);
+  return data;
+}
+
+AccelBuffer *
+accel_test_alloc_random_f32 (AccelDevice *dev, const AccelShape *shape, float **host)
+{
+  g_autoptr(GError) error = NULL;
+  AccelBuffer *b = accel_test_alloc_f32 (dev, shape);
+  gsize n = accel_buffer_get_size (b) / sizeof (float);
+  float *data = accel_test_random_f32 (n);
+  accel_buffer_write (b, (guint8 *) data, n * sizeof (float), &error);
+  g_assert_no_error (error);
+  if (host)
+    *host = data;
+  else
+    g_free (data);
+  return b;
+}
+
+float *
+accel_test_read_f32 (AccelBuffer *buffer)
+{
+  g_autoptr(GError) error = NULL;
+  gsize size = accel_buffer_get_size (buffer);
+  float *out = g_malloc (size ? size : 1);
+  accel_buffer_read (buffer, (guint8 *) out, size, &error);
+  g_assert_no_error (error);
+  return out;
+}
+
+gboolean
+accel_test_submit_fault (AccelDevice *dev, GError **error)
+{
+  g_autoptr(AccelOp) fault = accel_op_new_by_name ("fault", error);
+  if (fault == NULL)
+    return FALSE;
+  return accel_device_submit (dev, fault, NULL, error);
+}

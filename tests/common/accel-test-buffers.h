@@ -1,0 +1,31 @@
+/* accel-test-buffers.h: what the device tests do over and over: a system,
+ * f32 buffers of random values, reading them back, a `fault` op.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#pragma once
+
+#include <accel.h>
+
+G_BEGIN_DECLS
+
+/* A new system; asserts it could be made. */
+AccelSystem *accel_test_new_system (void);
+
+/* An f32 buffer of @shape on @dev; asserts the allocation. */
+AccelBuffer *accel_test_alloc_f32 (AccelDevice *dev, const AccelShape *shape);
+
+/* @n random values in [-1, 1) from the test's random generator. */
+float *accel_test_random_f32 (gsize n);
+
+/* An f32 buffer of @shape holding random values, which are also returned
+ * in @host (g_free()) unless it is %NULL. */
+AccelBuffer *accel_test_alloc_random_f32 (AccelDevice *dev, const AccelShape *shape, float **host);
+
+/* The buffer's contents (g_free()). */
+float *accel_test_read_f32 (AccelBuffer *buffer);
+
+/* Submits the fault plugin's `fault` op and waits for it. */
+gboolean accel_test_submit_fault (AccelDevice *dev, GError **error);
+
+G_END_DECLS
