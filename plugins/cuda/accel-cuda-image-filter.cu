@@ -92,6 +92,27 @@ tile_bytes (const AccelCudaFilter *f)
   return sizeof (float) * (rows * ROW_PITCH (f->src.channels) + f->nx + f->ny);
 }
 
+/* Input @j of a run of RUN outputs with taps @w (@n of them): adds @v to
+ * every output whose window holds it, so each output's sum runs in tap
+ * order. */
+template <int RUN, int CH>
+__device__ __forceinline__ void
+slide (float (&acc)[RUN][CH], const float *v, int j, const float *w, int n)
+{
+#pragma unroll
+  for (int o = 0; o < RUN; o++)
+    {
+      int t = j - o;
+      if (t >= 0 && t < n)
+        {
+          float wt = w[t];
+#pragma unroll
+          for (int k = 0; k < CH; k++)
+            acc[o][k] = __fmaf_rn (wt, v[k], acc[o][k]);
+        }
+    }
+}
+
 template <int CH>
 __global__ void __launch_bounds__ (TILE_W * BLOCK_H)
 separable_tile_kernel (const AccelCudaFilter f)
@@ -120,28 +141,12 @@ separable_tile_kernel (const AccelCudaFilter f)
     {
       int r = task / runs, c0 = (task % runs) * ROW_RUN;
       int by = accel_image_border_index (y0 - ay + r, f.src.height, f.border);
-      float acc[ROW_RUN][CH];
-#pragma unroll
-      for (int o = 0; o < ROW_RUN; o++)
-#pragma unroll
-        for (int k = 0; k < CH; k++)
-          acc[o][k] = 0.0f;
+      float acc[ROW_RUN][CH] = {};
       for (int j = 0; j < ROW_RUN + nx - 1; j++)
         {
           float v[CH];
           load_pixel<CH> (f, packed, x0 + c0 - ax + j, by, v);
-#pragma unroll
-          for (int o = 0; o < ROW_RUN; o++)
-            {
-              int t = j - o;
-              if (t >= 0 && t < nx)
-                {
-                  float w = kx[t];
-#pragma unroll
-                  for (int k = 0; k < CH; k++)
-                    acc[o][k] = __fmaf_rn (w, v[k], acc[o][k]);
-                }
-            }
+          slide<ROW_RUN, CH> (acc, v, j, kx, nx);
         }
       float *out = inter + r * ROW_PITCH (CH) + c0 * CH + c0 / ROW_RUN;
 #pragma unroll
@@ -154,12 +159,7 @@ separable_tile_kernel (const AccelCudaFilter f)
 
   /* Down the columns: COL_RUN outputs per thread, the same way. */
   const int x = x0 + threadIdx.x, r0 = threadIdx.y * COL_RUN;
-  float acc[COL_RUN][CH];
-#pragma unroll
-  for (int o = 0; o < COL_RUN; o++)
-#pragma unroll
-    for (int k = 0; k < CH; k++)
-      acc[o][k] = 0.0f;
+  float acc[COL_RUN][CH] = {};
   for (int j = 0; j < COL_RUN + ny - 1; j++)
     {
       const float *in = inter + (r0 + j) * ROW_PITCH (CH) + threadIdx.x * CH + threadIdx.x / ROW_RUN;
@@ -167,18 +167,7 @@ separable_tile_kernel (const AccelCudaFilter f)
 #pragma unroll
       for (int k = 0; k < CH; k++)
         v[k] = in[k];
-#pragma unroll
-      for (int o = 0; o < COL_RUN; o++)
-        {
-          int t = j - o;
-          if (t >= 0 && t < ny)
-            {
-              float w = ky[t];
-#pragma unroll
-              for (int k = 0; k < CH; k++)
-                acc[o][k] = __fmaf_rn (w, v[k], acc[o][k]);
-            }
-        }
+      slide<COL_RUN, CH> (acc, v, j, ky, ny);
     }
   if (x >= f.dst.width)
     return;
