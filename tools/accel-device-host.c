@@ -240,11 +240,18 @@ do_alloc (guint64 id, GVariant *body)
   finish (id, g_variant_new_uint64 (*key), NULL);
 }
 
+/* ACCEL_REMOTE_TRACE: when each recent op's request was read, by id. */
+static gint64 trace_read_ns[1024];
+
 /* On the thread that completed the work. */
 static void
 work_answered (AccelWork *work, GError *error, gpointer data)
 {
-  finish (GPOINTER_TO_SIZE (data), NULL, error);
+  guint64 id = GPOINTER_TO_SIZE (data);
+  finish (id, NULL, error);
+  if (G_UNLIKELY (_accel_stage_trace_on ()))
+    _accel_stage_trace_add ("host: request read to answer written",
+                            _accel_stage_trace_now () - trace_read_ns[id % G_N_ELEMENTS (trace_read_ns)]);
 }
 
 /* The device moves the bytes straight from or to the arena (for CUDA: by
@@ -436,6 +443,7 @@ do_op (guint64 id, GVariant *body)
       return;
     }
 
+  gint64 t0 = G_UNLIKELY (_accel_stage_trace_on ()) ? _accel_stage_trace_now () : 0;
   g_autoptr(GVariant) serialized = g_variant_get_child_value (body, 0);
   Resolve r = { g_variant_get_child_value (body, 1), g_ptr_array_new_with_free_func (g_object_unref),
                 g_array_new (FALSE, FALSE, sizeof (guint64)), NULL };
@@ -452,6 +460,15 @@ do_op (guint64 id, GVariant *body)
   if (op == NULL)
     {
       finish (id, NULL, error);
+      return;
+    }
+  if (G_UNLIKELY (t0 != 0))
+    {
+      gint64 t1 = _accel_stage_trace_now ();
+      trace_read_ns[id % G_N_ELEMENTS (trace_read_ns)] = t0;
+      _accel_stage_trace_add ("host: op deserialised", t1 - t0);
+      _accel_device_submit_with_callback (host.device, op, work_answered, GSIZE_TO_POINTER (id));
+      _accel_stage_trace_add ("host: submit call", _accel_stage_trace_now () - t1);
       return;
     }
   _accel_device_submit_with_callback (host.device, op, work_answered, GSIZE_TO_POINTER (id));
