@@ -59,6 +59,7 @@ typedef struct {
   GHashTable *allocs;         /* id -> AccelBuffer; device thread only */
   guint64 next_alloc;
   GHashTable *views;          /* buffer handle -> View; device thread only */
+  GHashTable *ops;            /* GBytes (an op request's body) -> AccelOp; device thread only */
 
   GMutex reply_lock;          /* serialises the threads that answer */
   gboolean dying;             /* under reply_lock */
@@ -434,6 +435,44 @@ resolve_buffer (guint64 handle, gpointer data)
   return NULL;
 }
 
+/* The op a request's body describes. An application sends an op that it
+ * submits again unchanged with the same bytes, and those bytes name the
+ * same allocations (their ids are never reused): the op made for them
+ * before is run again, without reading it anew. At most MAX_OPS are kept;
+ * a FREE drops them all, so that no kept op holds freed memory. */
+#define MAX_OPS 256
+
+static AccelOp *
+op_of_body (GVariant *body, GError **error)
+{
+  g_autoptr(GBytes) key = g_bytes_new_static (g_variant_get_data (body), g_variant_get_size (body));
+  AccelOp *kept = g_variant_get_data (body) ? g_hash_table_lookup (host.ops, key) : NULL;
+  if (kept != NULL)
+    return g_object_ref (kept);
+
+  g_autoptr(GVariant) serialized = g_variant_get_child_value (body, 0);
+  Resolve r = { g_variant_get_child_value (body, 1), g_ptr_array_new_with_free_func (g_object_unref),
+                g_array_new (FALSE, FALSE, sizeof (guint64)), NULL };
+  AccelOp *op = accel_op_deserialize (serialized, resolve_buffer, &r, error);
+  if (r.error)
+    {
+      g_clear_object (&op);
+      g_clear_error (error);
+      g_propagate_error (error, g_steal_pointer (&r.error));
+    }
+  g_variant_unref (r.table);
+  g_ptr_array_unref (r.made);
+  g_array_unref (r.made_handles);
+  if (op != NULL && g_variant_get_data (body) != NULL)
+    {
+      if (g_hash_table_size (host.ops) >= MAX_OPS)
+        g_hash_table_remove_all (host.ops);
+      g_hash_table_insert (host.ops, g_bytes_new (g_variant_get_data (body), g_variant_get_size (body)),
+                           g_object_ref (op));
+    }
+  return op;
+}
+
 static void
 do_op (guint64 id, GVariant *body)
 {
@@ -444,19 +483,8 @@ do_op (guint64 id, GVariant *body)
     }
 
   gint64 t0 = G_UNLIKELY (_accel_stage_trace_on ()) ? _accel_stage_trace_now () : 0;
-  g_autoptr(GVariant) serialized = g_variant_get_child_value (body, 0);
-  Resolve r = { g_variant_get_child_value (body, 1), g_ptr_array_new_with_free_func (g_object_unref),
-                g_array_new (FALSE, FALSE, sizeof (guint64)), NULL };
   GError *error = NULL;
-  g_autoptr(AccelOp) op = accel_op_deserialize (serialized, resolve_buffer, &r, &error);
-  if (r.error)
-    {
-      g_clear_error (&error);
-      error = g_steal_pointer (&r.error);
-    }
-  g_variant_unref (r.table);
-  g_ptr_array_unref (r.made);
-  g_array_unref (r.made_handles);
+  g_autoptr(AccelOp) op = op_of_body (body, &error);
   if (op == NULL)
     {
       finish (id, NULL, error);
@@ -492,6 +520,8 @@ handle_request (GVariant *msg)
         {
           guint64 alloc = g_variant_get_uint64 (body);
           forget_views_of (alloc);
+          /* Kept ops may hold views of it. */
+          g_hash_table_remove_all (host.ops);
           g_hash_table_remove (host.allocs, &alloc);
         }
       break;
@@ -723,6 +753,7 @@ main (int argc, char **argv)
   host.generation = accel_device_get_generation (host.device);
   host.allocs = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_object_unref);
   host.views = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, view_free);
+  host.ops = g_hash_table_new_full (g_bytes_hash, g_bytes_equal, (GDestroyNotify) g_bytes_unref, g_object_unref);
 
   /* Open the device's context now: a device that cannot start says so in
    * the answer to the handshake (the application's device then fails with
