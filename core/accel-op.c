@@ -6,6 +6,7 @@
 
 typedef struct {
   int lane;
+  guint changes;             /* atomic: property notifications so far */
 } AccelOpPrivate;
 
 /**
@@ -307,11 +308,29 @@ accel_op_finalize (GObject *object)
   G_OBJECT_CLASS (accel_op_parent_class)->finalize (object);
 }
 
+/* Every property change that notifies passes here: a table parameter
+ * notifies when its value changes, a buffer when it is replaced. */
+static void
+accel_op_dispatch_properties_changed (GObject *object, guint n_pspecs, GParamSpec **pspecs)
+{
+  AccelOpPrivate *priv = accel_op_get_instance_private (ACCEL_OP (object));
+  g_atomic_int_inc (&priv->changes);
+  G_OBJECT_CLASS (accel_op_parent_class)->dispatch_properties_changed (object, n_pspecs, pspecs);
+}
+
+guint
+_accel_op_get_changes (AccelOp *self)
+{
+  AccelOpPrivate *priv = accel_op_get_instance_private (self);
+  return (guint) g_atomic_int_get (&priv->changes);
+}
+
 static void
 accel_op_class_init (AccelOpClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
 
+  object_class->dispatch_properties_changed = accel_op_dispatch_properties_changed;
   object_class->set_property = accel_op_set_property;
   object_class->get_property = accel_op_get_property;
   object_class->constructed = accel_op_constructed;

@@ -226,4 +226,22 @@ _accel_cpu_relax (void)
 #endif
 }
 
+/* accel-op.c: how many times the op's properties have changed (notify):
+ * what a cache of anything made from them compares. */
+guint _accel_op_get_changes (AccelOp *self);
+
+/* accel-stage-trace.c: with ACCEL_REMOTE_TRACE=1, the medians of the
+ * stages of remote ops on stderr. Stage names are string literals. */
+ACCEL_API int _accel_stage_trace_enabled_;
+ACCEL_API gboolean _accel_stage_trace_init (void);
+ACCEL_API gint64 _accel_stage_trace_now (void);
+ACCEL_API void _accel_stage_trace_add (const char *stage, gint64 ns);
+
+static inline gboolean
+_accel_stage_trace_on (void)
+{
+  int on = g_atomic_int_get (&_accel_stage_trace_enabled_);
+  return G_LIKELY (on == 0) ? FALSE : on > 0 ? TRUE : _accel_stage_trace_init ();
+}
+
 G_END_DECLS

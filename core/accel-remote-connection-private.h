@@ -51,10 +51,12 @@ typedef struct {
   gsize host_offset;
   gsize length;
   SyncCall *sync;
+  gint64 trace_ns;           /* ACCEL_REMOTE_TRACE: when it was registered */
 } Pending;
 
 struct _AccelRemoteConnection {
   gint ref_count;
+  guint64 serial;               /* unique in the process: kept op bodies name it */
   AccelDevice *device;          /* unowned: used only to complete work, which holds it */
   GWeakRef device_ref;          /* to tell the device of a death while idle */
   guint generation;             /* the device's, while this host serves it */

@@ -194,6 +194,8 @@ _accel_remote_connection_complete (AccelRemoteConnection *self, Pending *p, GVar
   switch (p->type)
     {
     case PENDING_WORK:
+      if (G_UNLIKELY (p->trace_ns != 0))
+        _accel_stage_trace_add ("app: work registered to completed", _accel_stage_trace_now () - p->trace_ns);
       accel_device_complete_work (self->device, p->work, error);
       break;
     case PENDING_CHUNK:
@@ -551,7 +553,9 @@ apply_env (GSubprocessLauncher *launcher, const char * const *env, GError **erro
 AccelRemoteConnection *
 _accel_remote_connection_open (AccelDevice *device, const AccelRemoteConfig *config, GError **error)
 {
+  static guint64 serials;
   AccelRemoteConnection *self = g_new0 (AccelRemoteConnection, 1);
+  self->serial = __atomic_add_fetch (&serials, 1, __ATOMIC_RELAXED);
   self->ref_count = 1;
   self->device = device;
   g_weak_ref_init (&self->device_ref, device);

@@ -278,6 +278,15 @@ put_offset (guint8 *at, gsize value, gsize size)
  * itself). The layout is GVariant's: the array's entries each aligned to
  * 8 and followed by their end offsets; the tuple's members, the second
  * aligned to 8, followed by the first one's end offset. */
+static gboolean
+check_bodies (void)
+{
+  static gsize check = 0;
+  if (g_once_init_enter (&check))
+    g_once_init_leave (&check, g_getenv ("ACCEL_REMOTE_CHECK_BODIES") ? 2 : 1);
+  return check == 2;
+}
+
 static GVariant *
 op_body (AccelOp *op)
 {
@@ -314,10 +323,7 @@ op_body (AccelOp *op)
 
   /* Tests hold it against GLib's own serialisation
    * ($ACCEL_REMOTE_CHECK_BODIES). */
-  static gsize check = 0;
-  if (g_once_init_enter (&check))
-    g_once_init_leave (&check, g_getenv ("ACCEL_REMOTE_CHECK_BODIES") ? 2 : 1);
-  if (G_UNLIKELY (check == 2))
+  if (G_UNLIKELY (check_bodies ()))
     {
       GVariant *fields[2] = {
         params,
@@ -329,6 +335,67 @@ op_body (AccelOp *op)
     }
   if (t.entries != t.stack)
     g_free (t.entries);
+  return body;
+}
+
+/* The body an op was last sent with, kept on the op: an op submitted
+ * again unchanged (its properties have not notified since, and it goes
+ * over the same connection) is sent with the same bytes. Not for op types
+ * with state outside their properties (serialize_extra). */
+typedef struct {
+  guint changes;
+  AccelRemoteConnection *connection;    /* compared only, never followed */
+  guint64 connection_serial;
+  GVariant *body;
+} BodyCache;
+
+G_LOCK_DEFINE_STATIC (body_cache);
+
+static void
+body_cache_free (gpointer data)
+{
+  BodyCache *c = data;
+  g_variant_unref (c->body);
+  g_free (c);
+}
+
+static GQuark
+body_cache_quark (void)
+{
+  static GQuark q;
+  if (G_UNLIKELY (q == 0))
+    q = g_quark_from_static_string ("accel-remote-op-body");
+  return q;
+}
+
+static GVariant *
+op_body_cached (AccelRemoteConnection *self, AccelOp *op)
+{
+  if (ACCEL_OP_GET_CLASS (op)->serialize_extra != NULL)
+    return op_body (op);
+  guint changes = _accel_op_get_changes (op);
+  GVariant *body = NULL;
+  G_LOCK (body_cache);
+  BodyCache *c = g_object_get_qdata (G_OBJECT (op), body_cache_quark ());
+  if (c != NULL && c->changes == changes && c->connection == self && c->connection_serial == self->serial)
+    body = g_variant_ref (c->body);
+  G_UNLOCK (body_cache);
+  if (body != NULL)
+    {
+      if (G_UNLIKELY (check_bodies ()))
+        {
+          g_autoptr(GVariant) fresh = g_variant_ref_sink (op_body (op));
+          if (!g_variant_equal (fresh, body))
+            g_error ("accel-remote-work: the kept body of “%s” is out of date", accel_op_get_type_name (op));
+        }
+      return body;
+    }
+  body = g_variant_ref_sink (op_body (op));
+  c = g_new (BodyCache, 1);
+  *c = (BodyCache) { changes, self, self->serial, g_variant_ref (body) };
+  G_LOCK (body_cache);
+  g_object_set_qdata_full (G_OBJECT (op), body_cache_quark (), c, body_cache_free);
+  G_UNLOCK (body_cache);
   return body;
 }
 
@@ -393,6 +460,8 @@ send_work (AccelRemoteConnection *self, AccelWork *work, AccelChannelKind kind, 
   p->type = PENDING_WORK;
   p->work = work;
   p->slot = slot;
+  if (G_UNLIKELY (_accel_stage_trace_on ()))
+    p->trace_ns = _accel_stage_trace_now ();
   if (slot >= 0)
     _accel_channel_slot_arm (self->channel, slot);
   if (!_accel_remote_connection_register (self, p, &id, &error))
@@ -555,7 +624,13 @@ send_any (AccelRemoteConnection *self, AccelWork *work, gboolean may_decline)
   switch (accel_work_get_kind (work))
     {
     case ACCEL_WORK_OP:
-      return send_work (self, work, ACCEL_CHANNEL_OP, op_body (accel_work_get_op (work)), may_decline);
+      {
+        gint64 t0 = G_UNLIKELY (_accel_stage_trace_on ()) ? _accel_stage_trace_now () : 0;
+        GVariant *body = op_body_cached (self, accel_work_get_op (work));
+        if (G_UNLIKELY (t0 != 0))
+          _accel_stage_trace_add ("app: op body made", _accel_stage_trace_now () - t0);
+        return send_work (self, work, ACCEL_CHANNEL_OP, body, may_decline);
+      }
     case ACCEL_WORK_WRITE:
     case ACCEL_WORK_READ:
       return send_transfer (self, work, may_decline);

@@ -40,6 +40,7 @@ struct _AccelHostRequests {
   GHashTable *allocs;           /* id -> AccelBuffer; handling thread only */
   guint64 next_alloc;
   GHashTable *views;            /* buffer handle -> View; handling thread only */
+  GHashTable *ops;              /* GBytes (an op request's body) -> AccelOp; handling thread only */
 
   gint unanswered;              /* atomic: work submitted, not answered yet */
   GMutex drain_lock;
@@ -164,15 +165,22 @@ answer_new (AccelHostRequests *self, guint64 id)
   return a;
 }
 
+/* ACCEL_REMOTE_TRACE: when each recent op's request was read, by id. */
+static gint64 trace_read_ns[1024];
+
 /* On the thread that completed the work. */
 static void
 work_answered (AccelWork *work, GError *error, gpointer data)
 {
   Answer *a = data;
   AccelHostRequests *self = a->self;
+  guint64 id = a->id;
 
-  finish (self, a->id, NULL, error);
+  finish (self, id, NULL, error);
   g_free (a);
+  if (G_UNLIKELY (_accel_stage_trace_on ()))
+    _accel_stage_trace_add ("host: request read to answer written",
+                            _accel_stage_trace_now () - trace_read_ns[id % G_N_ELEMENTS (trace_read_ns)]);
   if (g_atomic_int_dec_and_test (&self->unanswered))
     {
       g_mutex_lock (&self->drain_lock);
@@ -363,6 +371,44 @@ resolve_buffer (guint64 handle, gpointer data)
   return NULL;
 }
 
+/* The op a request's body describes. An application sends an op that it
+ * submits again unchanged with the same bytes, and those bytes name the
+ * same allocations (their ids are never reused): the op made for them
+ * before is run again, without reading it anew. At most MAX_OPS are kept;
+ * a FREE drops them all, so that no kept op holds freed memory. */
+#define MAX_OPS 256
+
+static AccelOp *
+op_of_body (AccelHostRequests *self, GVariant *body, GError **error)
+{
+  g_autoptr(GBytes) key = g_bytes_new_static (g_variant_get_data (body), g_variant_get_size (body));
+  AccelOp *kept = g_variant_get_data (body) ? g_hash_table_lookup (self->ops, key) : NULL;
+  if (kept != NULL)
+    return g_object_ref (kept);
+
+  g_autoptr(GVariant) serialized = g_variant_get_child_value (body, 0);
+  Resolve r = { self, g_variant_get_child_value (body, 1), g_ptr_array_new_with_free_func (g_object_unref),
+                g_array_new (FALSE, FALSE, sizeof (guint64)), NULL };
+  AccelOp *op = accel_op_deserialize (serialized, resolve_buffer, &r, error);
+  if (r.error)
+    {
+      g_clear_object (&op);
+      g_clear_error (error);
+      g_propagate_error (error, g_steal_pointer (&r.error));
+    }
+  g_variant_unref (r.table);
+  g_ptr_array_unref (r.made);
+  g_array_unref (r.made_handles);
+  if (op != NULL && g_variant_get_data (body) != NULL)
+    {
+      if (g_hash_table_size (self->ops) >= MAX_OPS)
+        g_hash_table_remove_all (self->ops);
+      g_hash_table_insert (self->ops, g_bytes_new (g_variant_get_data (body), g_variant_get_size (body)),
+                           g_object_ref (op));
+    }
+  return op;
+}
+
 static void
 do_op (AccelHostRequests *self, guint64 id, GVariant *body)
 {
@@ -372,22 +418,21 @@ do_op (AccelHostRequests *self, guint64 id, GVariant *body)
       return;
     }
 
-  g_autoptr(GVariant) serialized = g_variant_get_child_value (body, 0);
-  Resolve r = { self, g_variant_get_child_value (body, 1), g_ptr_array_new_with_free_func (g_object_unref),
-                g_array_new (FALSE, FALSE, sizeof (guint64)), NULL };
+  gint64 t0 = G_UNLIKELY (_accel_stage_trace_on ()) ? _accel_stage_trace_now () : 0;
   GError *error = NULL;
-  g_autoptr(AccelOp) op = accel_op_deserialize (serialized, resolve_buffer, &r, &error);
-  if (r.error)
-    {
-      g_clear_error (&error);
-      error = g_steal_pointer (&r.error);
-    }
-  g_variant_unref (r.table);
-  g_ptr_array_unref (r.made);
-  g_array_unref (r.made_handles);
+  g_autoptr(AccelOp) op = op_of_body (self, body, &error);
   if (op == NULL)
     {
       finish (self, id, NULL, error);
+      return;
+    }
+  if (G_UNLIKELY (t0 != 0))
+    {
+      gint64 t1 = _accel_stage_trace_now ();
+      trace_read_ns[id % G_N_ELEMENTS (trace_read_ns)] = t0;
+      _accel_stage_trace_add ("host: op deserialised", t1 - t0);
+      _accel_device_submit_with_callback (self->device, op, work_answered, answer_new (self, id));
+      _accel_stage_trace_add ("host: submit call", _accel_stage_trace_now () - t1);
       return;
     }
   _accel_device_submit_with_callback (self->device, op, work_answered, answer_new (self, id));
@@ -406,6 +451,8 @@ _accel_host_requests_handle (AccelHostRequests *self, guint32 kind, guint64 id, 
         {
           guint64 alloc = g_variant_get_uint64 (body);
           forget_views_of (self, alloc);
+          /* Kept ops may hold views of it. */
+          g_hash_table_remove_all (self->ops);
           g_hash_table_remove (self->allocs, &alloc);
         }
       break;
@@ -459,6 +506,7 @@ _accel_host_requests_new (AccelDevice *device,
   self->user_data = user_data;
   self->allocs = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, g_object_unref);
   self->views = g_hash_table_new_full (g_int64_hash, g_int64_equal, g_free, view_free);
+  self->ops = g_hash_table_new_full (g_bytes_hash, g_bytes_equal, (GDestroyNotify) g_bytes_unref, g_object_unref);
   g_mutex_init (&self->drain_lock);
   g_cond_init (&self->drain_cond);
   return self;
@@ -470,6 +518,7 @@ _accel_host_requests_free (AccelHostRequests *self)
   if (self == NULL)
     return;
   _accel_host_requests_drain (self);
+  g_hash_table_unref (self->ops);
   g_hash_table_unref (self->views);
   g_hash_table_unref (self->allocs);
   g_mutex_clear (&self->drain_lock);

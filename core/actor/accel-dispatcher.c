@@ -298,14 +298,22 @@ accel_dispatcher_post (AccelDispatcher *self, AccelDispatchFunc func, gpointer d
   g_mutex_lock (&self->lock);
   g_array_append_val (self->queue, m);
   g_atomic_int_set (&self->pending, 1);
+  /* Once the lock is dropped the message may run at once, and with it the
+   * owner's last use of the dispatcher: a wake-up holds its own reference
+   * (a thread that is not parked needs none, and this one is not touched
+   * again). */
+  gboolean wake = g_atomic_int_get (&self->parked);
+  if (wake)
+    g_object_ref (self);
   g_mutex_unlock (&self->lock);
 
-  if (g_atomic_int_get (&self->parked))
+  if (wake)
     {
       g_main_context_wakeup (self->context);
       const AccelDispatcherPoller *poller = g_atomic_pointer_get (&self->poller);
       if (poller)
         poller->wake (self->poller_data);
+      g_object_unref (self);
     }
 }
 

@@ -18,8 +18,12 @@ G_BEGIN_DECLS
 /* Completion entries per lane; a full ring makes the device thread wait. */
 #define ACCEL_CUDA_RING_SIZE 4096
 #define ACCEL_CUDA_CHECK_CODES 16
-#define ACCEL_CUDA_STAGING_SLOTS 4
-#define ACCEL_CUDA_STAGING_CHUNK (8 << 20)
+/* Pageable transfers go through these pinned chunks: small enough that
+ * the CPU copy of one overlaps the DMA of the others for most of a video
+ * frame (a 4K NV12 frame is 12 MiB), enough of them to keep the copy
+ * engine busy. */
+#define ACCEL_CUDA_STAGING_SLOTS 8
+#define ACCEL_CUDA_STAGING_CHUNK (2 << 20)
 /* Peer copies into one device that may be in flight at once. */
 #define ACCEL_CUDA_PEER_FLAGS 1024
 

@@ -81,5 +81,8 @@ accel_cuda_trace_record (AccelCudaTraceStage stage, gint64 start)
     {
       samples[stage][i] = accel_cuda_trace_now () - start;
       n_samples[stage] = i + 1;
+      /* A device host ends with _exit(): print along the way too. */
+      if (stage == ACCEL_CUDA_TRACE_N_STAGES - 1 && (i + 1) % 8192 == 0)
+        print_trace ();
     }
 }

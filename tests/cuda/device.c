@@ -29,11 +29,11 @@ test_properties (void)
   g_assert_cmpstr (accel_device_get_backend_name (gpu), ==, "cuda");
 }
 
-/* Sizes around the 8 MiB staging chunks, and odd ones. */
+/* Sizes around the 2 MiB staging chunks (and 8 MiB, 4 of them), and odd ones. */
 static void
 test_transfers (void)
 {
-  static const gsize sizes[] = { 1, 3, 4097, (8 << 20) - 1, 8 << 20, (8 << 20) + 1, (40 << 20) + 7 };
+  static const gsize sizes[] = { 1, 3, 4097, (2 << 20) - 1, 2 << 20, (2 << 20) + 1, (8 << 20) - 1, 8 << 20, (8 << 20) + 1, (40 << 20) + 7 };
   AccelDevice *gpu = ct_gpu ();
   if (!gpu)
     return;

@@ -341,6 +341,11 @@ accel_cub_histogram_count_upper (AccelCubType type, const void *samples, long lo
   switch (type)
     {
     case ACCEL_CUB_U8:
+      /* An upper edge no u8 holds (256, the usual one, or a negative one)
+       * matches no sample; casting it would wrap it onto 0 and count
+       * every zero into the last bin. */
+      if (upper < 0 || upper > UINT8_MAX)
+        return cudaSuccess;
       count_upper_kernel<<<blocks, THREADS, 0, stream>>> ((const uint8_t *) samples, n, (uint8_t) upper, last_bin);
       break;
     case ACCEL_CUB_I32:

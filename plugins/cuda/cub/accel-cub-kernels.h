@@ -45,7 +45,8 @@ cudaError_t accel_cub_sort (AccelCubType key_type, void *keys, void *values, siz
 cudaError_t accel_cub_scan (AccelCubType type, const void *in, void *out, long long rows, long long n,
                             int exclusive, void *temp, size_t *temp_bytes, cudaStream_t stream);
 
-/* Adds to *last_bin the samples equal to @upper (numpy's closed last bin). */
+/* Adds to *last_bin the samples equal to @upper (numpy's closed last bin);
+ * none when @upper is outside the sample type's range. */
 cudaError_t accel_cub_histogram_count_upper (AccelCubType type, const void *samples, long long n, double upper,
                                              int *last_bin, cudaStream_t stream);
 

@@ -332,6 +332,14 @@ accel_nccl_rank_finish (AccelNcclRank *rank, ncclResult_t status, const char *wh
       GError *local = NULL;
       accel_nccl_check (status, what, &local);
       g_prefix_error (&local, "NCCL rank %d on device %d: ", rank->rank, rank->ordinal);
+      /* NCCL's own words, where it warned (some refusals say nothing). */
+      const char *last = ncclGetLastError (rank->comm);
+      if (last && *last)
+        {
+          char *message = g_strdup_printf ("%s: %s", local->message, last);
+          g_free (local->message);
+          local->message = message;
+        }
       g_propagate_error (error, g_error_copy (local));
       abort_locked (rank, local);
       ok = FALSE;

@@ -49,9 +49,18 @@ nccl_type (AccelDType dtype, ncclDataType_t *type, gsize *per_element)
     }
 }
 
+/* NCCL's reduction for @reduction on @op's communicator. With one rank an
+ * average is each value itself, as a sum is: NCCL turns an average into a
+ * premultiplied sum, which its one-rank path (ncclLaunchOneRank, 2.28 to
+ * 2.30) has no fp8 kernel for on the host side (its fp8 cases sit under
+ * __CUDA_ARCH__ >= 900), so it answered ncclInvalidArgument, with no
+ * warning, to an fp8 average on one rank. A one-rank sum is a copy, for
+ * every type. */
 static ncclRedOp_t
-nccl_op (AccelReduction reduction)
+nccl_op (AccelOp *op, AccelReduction reduction)
 {
+  if (reduction == ACCEL_REDUCTION_AVG && ACCEL_COLLECTIVE (op)->n_ranks == 1)
+    return ncclSum;
   switch (reduction)
     {
     case ACCEL_REDUCTION_PROD: return ncclProd;
@@ -62,13 +71,21 @@ nccl_op (AccelReduction reduction)
     }
 }
 
-/* Reductions of fp8 need Hopper or later (NCCL's rule). Every reducing
- * collective names its input `src`. */
+/* Reductions need one of NCCL's types, and of fp8 Hopper or later (NCCL's
+ * rule). Every reducing collective names its input `src`. */
 static gboolean
 reduction_supports (AccelOp *op, AccelDevice *device, GError **error)
 {
   AccelDType dtype = accel_buffer_get_dtype (accel_op_peek_buffer (op, "src"));
+  ncclDataType_t type;
+  gsize per_element;
   int major = 0, minor = 0;
+  if (!nccl_type (dtype, &type, &per_element))
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_DTYPE_UNSUPPORTED, "%s: NCCL does not reduce %s",
+                   accel_op_get_type_name (op), accel_dtype_get_name (dtype));
+      return FALSE;
+    }
   if (dtype != ACCEL_DTYPE_FP8_E4M3 && dtype != ACCEL_DTYPE_FP8_E5M2)
     return TRUE;
   if (accel_cuda_get_compute_capability (device, &major, &minor) && major >= 9)
@@ -78,6 +95,55 @@ reduction_supports (AccelOp *op, AccelDevice *device, GError **error)
                accel_op_get_type_name (op), accel_dtype_get_name (dtype), accel_device_get_name (device), major,
                minor);
   return FALSE;
+}
+
+/* The NCCL type and count of a reduction over @buffer's elements. */
+static size_t
+reduce_count (AccelBuffer *buffer, ncclDataType_t *type)
+{
+  gsize k;
+  nccl_type (accel_buffer_get_dtype (buffer), type, &k);
+  return (size_t) accel_buffer_get_n_elements (buffer) * k;
+}
+
+/* Appends to @error's message what @op gave NCCL: each buffer's dtype and
+ * elements, the NCCL type, count and reduction of a reduction, and the
+ * ranks, so that a refused call says which arguments NCCL refused. */
+static void
+describe_arguments (AccelOp *op, GError **error)
+{
+  if (error == NULL || *error == NULL)
+    return;
+  AccelCollective *part = ACCEL_COLLECTIVE (op);
+  GString *s = g_string_new ((*error)->message);
+  g_string_append_printf (s, " [%s, rank %d of %d", accel_op_get_type_name (op), part->rank, part->n_ranks);
+  for (guint i = 0; i < accel_op_get_n_buffer_slots (op); i++)
+    {
+      const char *name = NULL;
+      AccelBuffer *b = accel_op_peek_buffer_slot (op, i, NULL, &name);
+      if (b)
+        g_string_append_printf (s, ", %s %s × %" G_GINT64_FORMAT " at %p", name ? name : "extra",
+                                accel_dtype_get_name (accel_buffer_get_dtype (b)), accel_buffer_get_n_elements (b),
+                                accel_buffer_get_data (b));
+    }
+  GParamSpec *pspec = g_object_class_find_property (G_OBJECT_GET_CLASS (op), "reduction");
+  if (pspec && G_PARAM_SPEC_VALUE_TYPE (pspec) == ACCEL_TYPE_REDUCTION)
+    {
+      AccelReduction reduction;
+      ncclDataType_t type;
+      g_object_get (op, "reduction", &reduction, NULL);
+      AccelBuffer *counted = ACCEL_IS_REDUCE_SCATTER (op) ? accel_op_peek_buffer (op, "dst")
+                                                          : accel_op_peek_buffer (op, "src");
+      size_t count = reduce_count (counted, &type);
+      GEnumClass *klass = g_type_class_ref (ACCEL_TYPE_REDUCTION);
+      GEnumValue *v = g_enum_get_value (klass, reduction);
+      g_string_append_printf (s, ", reduction %s as ncclRedOp %d, count %zu of ncclDataType %d",
+                              v ? v->value_nick : "?", (int) nccl_op (op, reduction), count, (int) type);
+      g_type_class_unref (klass);
+    }
+  g_string_append_c (s, ']');
+  g_free ((*error)->message);
+  (*error)->message = g_string_free (s, FALSE);
 }
 
 /* One part: its rank (made on first use), its NCCL calls with the rank's
@@ -105,17 +171,10 @@ run_part (AccelOp *op, AccelCudaLane *lane, EnqueueFunc enqueue, const char *wha
                                            error);
   if (ok)
     accel_nccl_rank_launched (rank);
+  else
+    describe_arguments (op, error);
   accel_nccl_rank_unref (rank);
   return ok;
-}
-
-/* The NCCL type and count of a reduction over @buffer's elements. */
-static size_t
-reduce_count (AccelBuffer *buffer, ncclDataType_t *type)
-{
-  gsize k;
-  nccl_type (accel_buffer_get_dtype (buffer), type, &k);
-  return (size_t) accel_buffer_get_n_elements (buffer) * k;
 }
 
 static ncclResult_t
@@ -125,7 +184,7 @@ enqueue_all_reduce (AccelOp *op, ncclComm_t comm, cudaStream_t stream)
   ncclDataType_t type;
   size_t count = reduce_count (self->src, &type);
   return ncclAllReduce (accel_buffer_get_data (self->src), accel_buffer_get_data (self->dst), count, type,
-                        nccl_op (self->reduction), comm, stream);
+                        nccl_op (op, self->reduction), comm, stream);
 }
 
 static ncclResult_t
@@ -143,7 +202,7 @@ enqueue_reduce_scatter (AccelOp *op, ncclComm_t comm, cudaStream_t stream)
   ncclDataType_t type;
   size_t count = reduce_count (self->dst, &type);
   return ncclReduceScatter (accel_buffer_get_data (self->src), accel_buffer_get_data (self->dst), count, type,
-                            nccl_op (self->reduction), comm, stream);
+                            nccl_op (op, self->reduction), comm, stream);
 }
 
 static ncclResult_t
@@ -165,7 +224,7 @@ enqueue_root_reduce (AccelOp *op, ncclComm_t comm, cudaStream_t stream)
   void *src = accel_buffer_get_data (self->src);
   /* recvbuff is written on the root only. */
   return ncclReduce (src, self->dst ? accel_buffer_get_data (self->dst) : src, count, type,
-                     nccl_op (self->reduction), self->root, comm, stream);
+                     nccl_op (op, self->reduction), self->root, comm, stream);
 }
 
 static ncclResult_t

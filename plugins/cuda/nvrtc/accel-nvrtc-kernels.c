@@ -18,6 +18,8 @@
  */
 #include "accel-nvrtc-private.h"
 
+#include <cuda.h>
+
 #define DEFAULT_SHARED_LIMIT (48 * 1024)
 
 typedef struct {
@@ -88,8 +90,8 @@ kind_size (AccelArgKind kind)
 }
 
 /* What a launch needs to know of @kernel on device @ordinal: its
- * attributes and the size of each parameter. Asking for the attributes
- * loads the kernel into the device's context. */
+ * attributes and the size of each parameter (read from the image: they
+ * load nothing into the context, load_kernel() does). */
 static KernelInfo *
 make_kernel_info (cudaKernel_t kernel, int ordinal, GError **error)
 {
@@ -141,10 +143,64 @@ bad_chunk (GError **error, AccelModuleLoad *op, const char *why)
   return FALSE;
 }
 
+/* cuKernelGetFunction, which the runtime API lacks; %NULL on a driver
+ * without it. */
+typedef CUresult (*KernelGetFunction) (CUfunction *function, CUkernel kernel);
+
+static KernelGetFunction
+kernel_get_function (void)
+{
+  static gsize once = 0;
+  static KernelGetFunction fn;
+
+  if (g_once_init_enter (&once))
+    {
+      void *p = NULL;
+      enum cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+      if (cudaGetDriverEntryPointByVersion ("cuKernelGetFunction", &p, 12000, cudaEnableDefault, &found)
+          != cudaSuccess || found != cudaDriverEntryPointSuccess)
+        {
+          (void) cudaGetLastError ();
+          p = NULL;
+        }
+      fn = (KernelGetFunction) p;
+      g_once_init_leave (&once, 1);
+    }
+  return fn;
+}
+
+/* Loads @kernel into the current context. Under lazy module loading (the
+ * driver's default since CUDA 12.2) cudaLibraryLoadData only reads the
+ * image, and the attribute queries of make_kernel_info() answer from it
+ * for the device without loading anything: machine code for another
+ * architecture (an sm_80 cubin on sm_90) passed them all and failed only
+ * at its first launch. Asking for the kernel's function in the context
+ * loads (or JIT-compiles) it, and fails now for an image the device cannot
+ * run (CUDA_ERROR_NO_BINARY_FOR_GPU). */
+static gboolean
+load_kernel (cudaKernel_t kernel, const char *symbol, GError **error)
+{
+  KernelGetFunction get = kernel_get_function ();
+  CUfunction function = NULL;
+
+  if (get == NULL)
+    return TRUE;   /* the launch reports an image the device cannot run */
+  CUresult result = get (&function, (CUkernel) kernel);
+  if (result == CUDA_SUCCESS)
+    return TRUE;
+  /* The runtime's codes are the driver's for what a load returns. */
+  cudaError_t status = (cudaError_t) result;
+  if (accel_cuda_error_is_sticky (status))
+    return accel_cuda_check (status, "cuKernelGetFunction", error);
+  g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT, "kernel “%s”: %s (CUresult %d, %s)", symbol,
+               cudaGetErrorString (status), (int) result, cudaGetErrorName (status));
+  return FALSE;
+}
+
 /* Makes the kernels of a freshly loaded module known on device @ordinal,
- * which also loads them into its context: nothing is left to load when a
- * launch is captured into a CUDA graph, and an image the device cannot
- * run is refused now. */
+ * which also loads them into its context (load_kernel()): nothing is left
+ * to load when a launch is captured into a CUDA graph, and an image the
+ * device cannot run is refused now. */
 static gboolean
 prepare_kernels (Module *m, int ordinal, GError **error)
 {
@@ -157,7 +213,8 @@ prepare_kernels (Module *m, int ordinal, GError **error)
   for (unsigned int i = 0; i < count; i++)
     {
       const char *symbol = NULL;
-      if (!ACCEL_CUDA_CHECK (cudaFuncGetName (&symbol, (const void *) kernels[i]), error))
+      if (!ACCEL_CUDA_CHECK (cudaFuncGetName (&symbol, (const void *) kernels[i]), error)
+          || !load_kernel (kernels[i], symbol, error))
         return FALSE;
       KernelInfo *info = make_kernel_info (kernels[i], ordinal, error);
       if (info == NULL)
