@@ -442,12 +442,13 @@ slot_poll (AccelWaiter *w, gboolean parking)
 
 /* Sends @work, whose answer completes it. With @may_decline, a dead
  * connection returns FALSE with nothing done; without, it completes the
- * work with its error. Takes @body. */
+ * work with its error. Takes @body: a floating reference, or a full one
+ * (a kept op body is handed on as one). */
 static gboolean
 send_work (AccelRemoteConnection *self, AccelWork *work, AccelChannelKind kind, GVariant *body,
            gboolean may_decline)
 {
-  g_autoptr(GVariant) owned = g_variant_ref_sink (body);
+  g_autoptr(GVariant) owned = g_variant_take_ref (body);
   GError *error = NULL;
   Pending *p = g_new0 (Pending, 1);
   guint64 id;
