@@ -72,6 +72,7 @@ typedef struct {
 
   AccelDeviceHandOver hand_over;
   gboolean runs_elsewhere;   /* ops are matched with kernels where they run */
+  guint64 serial;            /* unique in the process: what an op's kept check names */
 } AccelDevicePrivate;
 
 AccelDevicePrivate *_accel_device_get_private (AccelDevice *self);
