@@ -447,7 +447,7 @@ static gboolean
 send_work (AccelRemoteConnection *self, AccelWork *work, AccelChannelKind kind, GVariant *body,
            gboolean may_decline)
 {
-  g_autoptr(GVariant) owned = g_variant_ref_sink (body);
+  g_autoptr(GVariant) owned = g_variant_take_ref (body);
   GError *error = NULL;
   Pending *p = g_new0 (Pending, 1);
   guint64 id;
