@@ -72,6 +72,7 @@ typedef struct {
 
   AccelDeviceHandOver hand_over;
   gboolean runs_elsewhere;   /* ops are matched with kernels where they run */
+  guint64 serial;            /* unique in the process: what an op's kept check names */
 
   AccelJournal *journal;     /* atomic pointer; records the work run (accel-journal.c) */
 } AccelDevicePrivate;

@@ -353,14 +353,32 @@ prepare_op (AccelDevice *self, AccelOp *op, AccelWork *storage, gboolean *across
   guint generation = g_atomic_int_get (&priv->generation);
 
   *across = FALSE;
-  if (!_accel_device_check_usable (self, error) || !accel_op_validate (op, error)
-      || !check_op_buffers (self, op, across, error) || *across)
+  if (!_accel_device_check_usable (self, error))
     return NULL;
-  if (!priv->runs_elsewhere)
+  /* An op submitted again unchanged to this device skips its validation
+   * and kernel choice (the buffers' device and generation are checked
+   * every time). */
+  AccelRegistry *registry = _accel_backend_get_registry (priv->backend);
+  guint kernels = _accel_registry_get_kernels_serial (registry);
+  guint changes = _accel_op_get_changes (op);
+  gconstpointer kept = NULL;
+  if (_accel_op_ready_lookup (op, priv->serial, kernels, changes, &kept))
     {
-      kernel = accel_registry_find_kernel (_accel_backend_get_registry (priv->backend), op, self, error);
-      if (kernel == NULL)
+      if (!check_op_buffers (self, op, across, error) || *across)
         return NULL;
+      kernel = kept;
+    }
+  else
+    {
+      if (!accel_op_validate (op, error) || !check_op_buffers (self, op, across, error) || *across)
+        return NULL;
+      if (!priv->runs_elsewhere)
+        {
+          kernel = accel_registry_find_kernel (registry, op, self, error);
+          if (kernel == NULL)
+            return NULL;
+        }
+      _accel_op_ready_store (op, priv->serial, kernels, changes, kernel);
     }
 
   AccelWork *work;

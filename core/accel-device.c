@@ -697,7 +697,9 @@ accel_device_class_init (AccelDeviceClass *klass)
 static void
 accel_device_init (AccelDevice *self)
 {
+  static guint64 serials;
   AccelDevicePrivate *priv = accel_device_get_instance_private (self);
+  priv->serial = __atomic_add_fetch (&serials, 1, __ATOMIC_RELAXED);
   g_rw_lock_init (&priv->ctx_lock);
   g_mutex_init (&priv->fail_lock);
   _accel_context_resources_init (&priv->resources);

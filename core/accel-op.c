@@ -7,6 +7,13 @@
 typedef struct {
   int lane;
   guint changes;             /* atomic: property notifications so far */
+  /* The last successful check for a device (see _accel_op_ready_*): */
+  gint ready_lock;           /* bit 0, g_bit_lock() */
+  gboolean ready;
+  guint ready_changes;
+  guint64 ready_device;      /* the device's serial */
+  guint ready_kernels;       /* the registry's kernels serial */
+  gconstpointer ready_kernel;
 } AccelOpPrivate;
 
 /**
@@ -323,6 +330,32 @@ _accel_op_get_changes (AccelOp *self)
 {
   AccelOpPrivate *priv = accel_op_get_instance_private (self);
   return (guint) g_atomic_int_get (&priv->changes);
+}
+
+gboolean
+_accel_op_ready_lookup (AccelOp *self, guint64 device, guint kernels, guint changes, gconstpointer *kernel)
+{
+  AccelOpPrivate *priv = accel_op_get_instance_private (self);
+  g_bit_lock (&priv->ready_lock, 0);
+  gboolean hit = priv->ready && priv->ready_changes == changes && priv->ready_device == device
+                 && priv->ready_kernels == kernels;
+  if (hit)
+    *kernel = priv->ready_kernel;
+  g_bit_unlock (&priv->ready_lock, 0);
+  return hit;
+}
+
+void
+_accel_op_ready_store (AccelOp *self, guint64 device, guint kernels, guint changes, gconstpointer kernel)
+{
+  AccelOpPrivate *priv = accel_op_get_instance_private (self);
+  g_bit_lock (&priv->ready_lock, 0);
+  priv->ready = TRUE;
+  priv->ready_changes = changes;
+  priv->ready_device = device;
+  priv->ready_kernels = kernels;
+  priv->ready_kernel = kernel;
+  g_bit_unlock (&priv->ready_lock, 0);
 }
 
 static void

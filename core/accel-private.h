@@ -229,6 +229,15 @@ _accel_cpu_relax (void)
 /* accel-op.c: how many times the op's properties have changed (notify):
  * what a cache of anything made from them compares. */
 guint _accel_op_get_changes (AccelOp *self);
+/* The last successful validation of the op and choice of its kernel
+ * (NULL where it runs elsewhere), for a device (its serial) and the
+ * registry's kernels (their serial), at a count of changes: a submit of
+ * the op unchanged skips both. */
+gboolean _accel_op_ready_lookup (AccelOp *self, guint64 device, guint kernels, guint changes,
+                                 gconstpointer *kernel);
+void _accel_op_ready_store (AccelOp *self, guint64 device, guint kernels, guint changes, gconstpointer kernel);
+/* accel-registry.c: changes whenever the registry's kernels do. */
+guint _accel_registry_get_kernels_serial (AccelRegistry *self);
 
 /* accel-stage-trace.c: with ACCEL_REMOTE_TRACE=1, the medians of the
  * stages of remote ops on stderr. Stage names are string literals. */

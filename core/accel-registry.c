@@ -48,6 +48,7 @@ struct _AccelRegistry {
   GHashTable *plugins_by_name;  /* name -> AccelPlugin (borrowed) */
   GHashTable *tables[ACCEL_PLUGIN_N_FEATURE_KINDS];   /* name -> Provider */
   GHashTable *kernels;          /* KernelKey -> GPtrArray of AccelKernel, best first */
+  guint kernels_serial;         /* atomic: bumped whenever the kernels change */
 };
 
 G_DEFINE_FINAL_TYPE (AccelRegistry, accel_registry, G_TYPE_OBJECT)
@@ -231,6 +232,7 @@ rebuild_tables (AccelRegistry *self)
   g_hash_table_iter_init (&iter, self->kernels);
   while (g_hash_table_iter_next (&iter, NULL, &value))
     g_ptr_array_sort (value, compare_kernels);
+  g_atomic_int_inc (&self->kernels_serial);
 
   g_rw_lock_writer_unlock (&self->lock);
   _accel_plugin_unlock ();
@@ -760,6 +762,12 @@ accel_registry_list_kernels (AccelRegistry *self,
  *   %NULL with %ACCEL_ERROR_NO_KERNEL if none is registered, or the error of
  *   the highest-ranked kernel that refused
  */
+guint
+_accel_registry_get_kernels_serial (AccelRegistry *self)
+{
+  return (guint) g_atomic_int_get (&self->kernels_serial);
+}
+
 const AccelKernel *
 accel_registry_find_kernel (AccelRegistry *self,
                             AccelOp *op,

@@ -230,6 +230,31 @@ async_done (GObject *source, GAsyncResult *result, gpointer data)
   d->done = TRUE;
 }
 
+gboolean
+accel_bench_async_round_trips (AccelDevice *device, AccelOp *op, guint n, double *samples, GError **error)
+{
+  g_autoptr(GMainContext) context = g_main_context_new ();
+  g_main_context_push_thread_default (context);
+  Dispatch d = { device, op };
+  for (guint i = 0; i < n + n / 10 && d.error == NULL; i++)
+    {
+      d.done = FALSE;
+      double t0 = accel_bench_now ();
+      accel_device_submit_async (device, op, NULL, async_done, &d);
+      while (!d.done)
+        g_main_context_iteration (context, TRUE);
+      if (i >= n / 10)
+        samples[i - n / 10] = d.t_done - t0;
+    }
+  g_main_context_pop_thread_default (context);
+  if (d.error)
+    {
+      g_propagate_error (error, d.error);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 static void
 pipelined_done (GObject *source, GAsyncResult *result, gpointer data)
 {
@@ -301,22 +326,14 @@ run_dispatch (AccelBench *bench, GError **error)
       blocking[i] = accel_bench_now () - t0;
     }
 
-  /* Async round trips, completed through this thread's main context. */
+  g_autofree double *async = g_new (double, n);
+  accel_bench_progress (bench, "dispatch: async submit");
+  if (!accel_bench_async_round_trips (device, op, n, async, error))
+    return FALSE;
+
   g_autoptr(GMainContext) context = g_main_context_new ();
   g_main_context_push_thread_default (context);
   Dispatch d = { device, op };
-  g_autofree double *async = g_new (double, n);
-  accel_bench_progress (bench, "dispatch: async submit");
-  for (guint i = 0; i < n + n / 10 && d.error == NULL; i++)
-    {
-      d.done = FALSE;
-      double t0 = accel_bench_now ();
-      accel_device_submit_async (device, op, NULL, async_done, &d);
-      while (!d.done)
-        g_main_context_iteration (context, TRUE);
-      if (i >= n / 10)
-        async[i - n / 10] = d.t_done - t0;
-    }
 
   /* Pipelined: 256 in flight. */
   const guint in_flight = 256;

@@ -323,13 +323,8 @@ run_dispatch (AccelBench *bench, GError **error)
     return FALSE;
   g_autoptr(AccelOp) op = accel_fill_new (buf, 2.0);
   g_autofree double *t = g_new (double, n);
-  for (guint i = 0; i < n; i++)
-    {
-      double e = accel_bench_run_in_flight (device, op, 1, 1, error);
-      if (e < 0)
-        return FALSE;
-      t[i] = e;
-    }
+  if (!accel_bench_async_round_trips (device, op, n, t, error))
+    return FALSE;
   accel_bench_report (bench, "cuda-dispatch.async.p50", "us", accel_bench_quantile (t, n, 0.5) * 1e6, raw);
 
   /* Each completion strategy, in a process of its own (the strategy is

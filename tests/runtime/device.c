@@ -576,6 +576,55 @@ test_threads_with_faults (void)
     g_assert_cmpfloat (out[i], ==, 6.5f);
 }
 
+/* An op submitted again is checked again whenever it changed: a gemm that
+ * ran is given a c of the wrong shape (refused, nothing written), then
+ * the right one back (runs again), then a c of another device. */
+static void
+test_resubmit_changed (void)
+{
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
+  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(AccelSystem) other_system = accel_test_new_system ();
+  g_autoptr(AccelDevice) other = cpu_device (other_system);
+  gint64 m = g_test_rand_int_range (1, 40), n = g_test_rand_int_range (1, 40), k = g_test_rand_int_range (1, 40);
+  g_autoptr(AccelShape) sa = accel_shape_new_2d (m, k);
+  g_autoptr(AccelShape) sb = accel_shape_new_2d (k, n);
+  g_autoptr(AccelShape) sc = accel_shape_new_2d (m, n);
+  g_autoptr(AccelShape) wrong = accel_shape_new_2d (m, n + 1);
+  g_autoptr(AccelBuffer) a = accel_test_alloc_random_f32 (dev, sa, NULL);
+  g_autoptr(AccelBuffer) b = accel_test_alloc_random_f32 (dev, sb, NULL);
+  g_autoptr(AccelBuffer) c = accel_test_alloc_random_f32 (dev, sc, NULL);
+  g_autoptr(AccelBuffer) bad = accel_test_alloc_random_f32 (dev, wrong, NULL);
+  g_autoptr(AccelBuffer) elsewhere = accel_test_alloc_random_f32 (other, sc, NULL);
+  g_autoptr(AccelOp) gemm = accel_op_new ("gemm", "a", a, "b", b, "c", c, NULL);
+  g_autoptr(GError) error = NULL;
+
+  for (int i = 0; i < 3; i++)
+    {
+      g_assert_true (accel_device_submit (dev, gemm, NULL, &error));
+      g_assert_no_error (error);
+    }
+  g_autofree float *before = accel_test_read_f32 (bad);
+  g_object_set (gemm, "c", bad, NULL);
+  for (int i = 0; i < 2; i++)
+    {
+      g_assert_false (accel_device_submit (dev, gemm, NULL, &error));
+      g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH);
+      g_assert_nonnull (strstr (error->message, "c"));
+      g_clear_error (&error);
+    }
+  g_autofree float *after = accel_test_read_f32 (bad);
+  g_assert_cmpmem (before, m * (n + 1) * sizeof (float), after, m * (n + 1) * sizeof (float));
+
+  g_object_set (gemm, "c", c, NULL);
+  g_assert_true (accel_device_submit (dev, gemm, NULL, &error));
+  g_assert_no_error (error);
+
+  g_object_set (gemm, "c", elsewhere, NULL);
+  g_assert_false (accel_device_submit (dev, gemm, NULL, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_WRONG_DEVICE);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -590,6 +639,7 @@ main (int argc, char **argv)
   g_test_add_func ("/device/broadcast-output", test_broadcast_output);
   g_test_add_func ("/device/cross-device-copy", test_cross_device_copy);
   g_test_add_func ("/device/serialize-round-trip", test_serialize_round_trip);
+  g_test_add_func ("/device/resubmit-changed", test_resubmit_changed);
   g_test_add_func ("/device/fault-restart", test_fault_restart);
   g_test_add_func ("/device/threads-with-faults", test_threads_with_faults);
   return g_test_run ();

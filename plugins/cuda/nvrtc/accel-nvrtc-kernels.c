@@ -16,6 +16,7 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
+#include <string.h>
 #include "accel-nvrtc-private.h"
 
 #include <cuda.h>
@@ -226,9 +227,54 @@ prepare_kernels (Module *m, int ordinal, GError **error)
   return TRUE;
 }
 
+/* The architecture a cubin's ELF header names (80 for sm_80), or 0 where
+ * the header is not one this knows: CUDA's own OS ABI, version 7, keeps it
+ * in the low byte of e_flags; the OS ABI of CUDA 13's toolchain
+ * (ELFOSABI 65, version 8) in the second byte. */
+static int
+cubin_arch (const guint8 *image, gsize size)
+{
+  if (size < 52 || memcmp (image, "\177ELF", 4) != 0 || image[4] != 2 /* ELFCLASS64 */ || image[5] != 1)
+    return 0;
+  guint32 flags = (guint32) image[48] | (guint32) image[49] << 8 | (guint32) image[50] << 16
+                  | (guint32) image[51] << 24;
+  if (image[7] == 51 && image[8] == 7)
+    return flags & 0xff;
+  if (image[7] == 65 && image[8] == 8)
+    return (flags >> 8) & 0xff;
+  return 0;
+}
+
+/* Machine code for X.y runs on a device of X.z with z >= y only (CUDA's
+ * binary compatibility); the driver may accept other code and fail at the
+ * first launch, so it is refused here, naming both. */
+static gboolean
+check_cubin_arch (Module *m, guint64 handle, int ordinal, GError **error)
+{
+  int arch = cubin_arch (m->pending->data, m->pending->len);
+  int major = 0, minor = 0;
+  if (arch == 0 || cudaDeviceGetAttribute (&major, cudaDevAttrComputeCapabilityMajor, ordinal) != cudaSuccess
+      || cudaDeviceGetAttribute (&minor, cudaDevAttrComputeCapabilityMinor, ordinal) != cudaSuccess)
+    {
+      (void) cudaGetLastError ();
+      return TRUE;
+    }
+  if (arch / 10 == major && arch % 10 <= minor)
+    return TRUE;
+  g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
+               "module-load: the device cannot load module %" G_GUINT64_FORMAT ": it is machine code for sm_%d, "
+               "and the device has compute capability %d.%d", handle, arch, major, minor);
+  return FALSE;
+}
+
 static gboolean
 load_library (Module *m, guint64 handle, int ordinal, GError **error)
 {
+  if (m->kind == ACCEL_MODULE_IMAGE_CUBIN && !check_cubin_arch (m, handle, ordinal, error))
+    {
+      g_clear_pointer (&m->pending, g_byte_array_unref);
+      return FALSE;
+    }
   if (m->kind == ACCEL_MODULE_IMAGE_PTX)
     g_byte_array_append (m->pending, (const guint8 *) "", 1);   /* PTX is loaded as a C string */
   cudaError_t status = cudaLibraryLoadData (&m->library, m->pending->data, NULL, NULL, 0, NULL, NULL, 0);
