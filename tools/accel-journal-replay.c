@@ -221,7 +221,18 @@ dtype_tolerance (AccelDType dtype)
 typedef struct {
   AccelReplayVerdict verdict;
   GString *detail;
+  double op_tolerance;       /* the loosest of the op's buffers' dtypes */
 } Outcome;
+
+/* An output can be no closer than the least exact of the values it was
+ * computed from: a cast of f32 into f64 carries f32's differences. */
+static void
+loosest_tolerance (AccelOp *op, GParamSpec *pspec, AccelBuffer *b, AccelAccess access, gpointer data)
+{
+  double *tol = data;
+  if (b != NULL)
+    *tol = MAX (*tol, dtype_tolerance (accel_buffer_get_dtype (b)));
+}
 
 static void
 worse (Outcome *o, AccelReplayVerdict v)
@@ -235,7 +246,7 @@ static void
 compare_bytes (Outcome *o, const char *what, AccelDType dtype, const guint8 *got, const guint8 *want, gsize n_bytes)
 {
   gsize esize = accel_dtype_get_size (dtype), n = n_bytes / esize;
-  double tol = dtype_tolerance (dtype), scale = 0, worst = 0;
+  double tol = MAX (dtype_tolerance (dtype), o->op_tolerance), scale = 0, worst = 0;
   gsize worst_at = 0;
 
   if (memcmp (got, want, n_bytes) == 0)
@@ -285,7 +296,7 @@ compare_digests (Outcome *o, const char *what, AccelDType dtype, const AccelJour
 {
   if (got->crc == want->crc && got->n_bytes == want->n_bytes)
     return;
-  double tol = dtype_tolerance (dtype);
+  double tol = MAX (dtype_tolerance (dtype), o->op_tolerance);
   double slack = tol * (want->l1 + got->l1) / 2 + 1e-300;
   if (got->n_bytes == want->n_bytes && got->nonfinite == want->nonfinite && tol > 0
       && fabs (got->sum - want->sum) <= slack && fabs (got->l1 - want->l1) <= slack)
@@ -438,6 +449,7 @@ replay_run (AccelJournalReplay *self, AccelJournalRecord *r, AccelReplayResult *
       return;
     }
 
+  _accel_op_foreach_buffer (op, loosest_tolerance, &o->op_tolerance);
   for (guint i = r->run.n_inputs; i < n; i++)
     {
       const AccelJournalDigest *d = &r->digests[i];
