@@ -522,6 +522,12 @@ _accel_channel_fuzz_peer_send (AccelChannel *self, const void *payload, gsize le
   return TRUE;
 }
 
+gint64
+_accel_channel_get_spin_cap (AccelChannel *self)
+{
+  return self->spin_cap;
+}
+
 static gboolean
 stop_waiting (AccelChannel *self)
 {

@@ -124,6 +124,8 @@ gboolean _accel_channel_fuzz_peer_send (AccelChannel *self, const void *payload,
  * answered @id there; marks it parked and says whether the answer came
  * meanwhile (if not, the answer also comes through the ring). */
 void _accel_channel_slot_arm (AccelChannel *self, guint slot);
+/* The longest a receiver of the channel spins before it parks. */
+gint64 _accel_channel_get_spin_cap (AccelChannel *self);
 gboolean _accel_channel_slot_answered (AccelChannel *self, guint slot, guint64 id);
 gboolean _accel_channel_slot_park (AccelChannel *self, guint slot, guint64 id);
 /* Host: answers @id in @slot; TRUE if the answer must also go through the

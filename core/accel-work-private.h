@@ -51,6 +51,7 @@ struct _AccelWaiter {
   GDestroyNotify poll_destroy;   /* of poll_data, when the wait is over */
   guint64 poll_id;
   guint poll_slot;
+  gint64 spin_us;            /* with poll: how long to spin before parking (0: the default) */
   GMutex lock __attribute__ ((aligned (64)));
   GCond cond;
 } __attribute__ ((aligned (64)));

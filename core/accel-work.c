@@ -42,6 +42,7 @@ _accel_waiter_init (AccelWaiter *w)
   w->poll = NULL;
   w->poll_data = NULL;
   w->poll_destroy = NULL;
+  w->spin_us = 0;
   g_mutex_init (&w->lock);
   g_cond_init (&w->cond);
 }
@@ -52,11 +53,22 @@ waiter_done (AccelWaiter *w)
   return __atomic_load_n (&w->state, __ATOMIC_ACQUIRE) == WAITER_DONE;
 }
 
+/* With fewer cores than the threads a round trip passes through, a
+ * spinning waiter holds the core that the thread it waits for needs. */
+static gboolean
+few_cores (void)
+{
+  static gsize once = 0;
+  if (g_once_init_enter (&once))
+    g_once_init_leave (&once, g_get_num_processors () < 4 ? 2 : 1);
+  return once == 2;
+}
+
 /* Spin briefly, then park. */
 void
 _accel_waiter_wait (AccelWaiter *w)
 {
-  gint64 budget = _accel_spin_us ();
+  gint64 budget = w->poll && w->spin_us > 0 ? w->spin_us : _accel_spin_us ();
 
   if (budget > 0)
     {
@@ -69,7 +81,10 @@ _accel_waiter_wait (AccelWaiter *w)
           /* The clock only now and then: the spin must notice DONE soon. */
           if ((++n & 63) == 0 && g_get_monotonic_time () >= deadline)
             break;
-          _accel_cpu_relax ();
+          if (few_cores ())
+            g_thread_yield ();
+          else
+            _accel_cpu_relax ();
         }
     }
   if (!waiter_done (w) && !(w->poll && w->poll (w, TRUE)))
