@@ -59,6 +59,17 @@ accel_test_read_f32 (AccelBuffer *buffer)
   return out;
 }
 
+AccelDevice *
+accel_test_remote_cpu_device (AccelSystem *system)
+{
+  g_autoptr(GError) error = NULL;
+  AccelBackend *cpu = accel_system_get_backend (system, "cpu", &error);
+  g_assert_no_error (error);
+  AccelDevice *dev = accel_remote_device_new (cpu, "remote-cpu:0", "cpu:0", NULL, &error);
+  g_assert_no_error (error);
+  return dev;
+}
+
 gboolean
 accel_test_submit_fault (AccelDevice *dev, GError **error)
 {

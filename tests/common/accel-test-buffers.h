@@ -25,6 +25,9 @@ AccelBuffer *accel_test_alloc_random_f32 (AccelDevice *dev, const AccelShape *sh
 /* The buffer's contents (g_free()). */
 float *accel_test_read_f32 (AccelBuffer *buffer);
 
+/* remote-cpu:0: cpu:0 of @system's cpu backend served by a device host. */
+AccelDevice *accel_test_remote_cpu_device (AccelSystem *system);
+
 /* Submits the fault plugin's `fault` op and waits for it. */
 gboolean accel_test_submit_fault (AccelDevice *dev, GError **error);
 

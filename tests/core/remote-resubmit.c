@@ -9,17 +9,6 @@
 #include <accel.h>
 #include "accel-test-buffers.h"
 
-static AccelDevice *
-remote_device (AccelSystem *system)
-{
-  g_autoptr(GError) error = NULL;
-  AccelBackend *cpu = accel_system_get_backend (system, "cpu", &error);
-  g_assert_no_error (error);
-  AccelDevice *dev = accel_remote_device_new (cpu, "remote-cpu:0", "cpu:0", NULL, &error);
-  g_assert_no_error (error);
-  return dev;
-}
-
 static void
 submit (AccelDevice *dev, AccelOp *op)
 {
@@ -42,7 +31,7 @@ static void
 test_resubmit (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = remote_device (system);
+  g_autoptr(AccelDevice) dev = accel_test_remote_cpu_device (system);
   g_autoptr(AccelShape) shape = accel_shape_new_1d (g_test_rand_int_range (1, 500));
   g_autoptr(AccelBuffer) x = accel_test_alloc_random_f32 (dev, shape, NULL);
   g_autoptr(AccelBuffer) y = accel_test_alloc_random_f32 (dev, shape, NULL);

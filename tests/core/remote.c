@@ -31,22 +31,11 @@ remote_device_full (AccelSystem *system, const char *hosted, const char * const 
                        NULL);
 }
 
-static AccelDevice *
-remote_device (AccelSystem *system)
-{
-  g_autoptr(GError) error = NULL;
-  AccelBackend *cpu = accel_system_get_backend (system, "cpu", &error);
-  g_assert_no_error (error);
-  AccelDevice *dev = accel_remote_device_new (cpu, "remote-cpu:0", "cpu:0", NULL, &error);
-  g_assert_no_error (error);
-  return dev;
-}
-
 static void
 test_info (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = remote_device (system);
+  g_autoptr(AccelDevice) dev = accel_test_remote_cpu_device (system);
   g_autoptr(GError) error = NULL;
 
   g_assert_true (ACCEL_IS_REMOTE_DEVICE (dev));
@@ -108,7 +97,7 @@ static void
 test_ops (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = remote_device (system);
+  g_autoptr(AccelDevice) dev = accel_test_remote_cpu_device (system);
   g_autoptr(GError) error = NULL;
 
   /* gemm at sizes that are multiples of nothing. */
@@ -394,7 +383,7 @@ static void
 test_fault (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = remote_device (system);
+  g_autoptr(AccelDevice) dev = accel_test_remote_cpu_device (system);
   g_autoptr(GError) error = NULL;
   accel_actor_set_strategy (ACCEL_ACTOR (dev), 3, 60000, NULL, NULL, NULL);
   gint notified = 0;
@@ -520,7 +509,7 @@ static void
 test_kill_mid_stream (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = remote_device (system);
+  g_autoptr(AccelDevice) dev = accel_test_remote_cpu_device (system);
   g_autoptr(GError) error = NULL;
 
   gint64 n = 300;
@@ -592,7 +581,7 @@ static void
 test_idle_death (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = remote_device (system);
+  g_autoptr(AccelDevice) dev = accel_test_remote_cpu_device (system);
   g_autoptr(GError) error = NULL;
   gint notified = 0;
   g_signal_connect (dev, "notify::generation", G_CALLBACK (count_notify), &notified);
@@ -729,7 +718,7 @@ test_host_memory (void)
   accel_remote_device_free_host_memory (remote, kept);
 
   /* None configured: a clear error. */
-  g_autoptr(AccelDevice) none = remote_device (system);
+  g_autoptr(AccelDevice) none = accel_test_remote_cpu_device (system);
   g_assert_null (accel_remote_device_alloc_host_memory (ACCEL_REMOTE_DEVICE (none), 16, &error));
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_OUT_OF_MEMORY);
   g_assert_nonnull (strstr (error->message, "host-memory-size"));
@@ -739,7 +728,7 @@ static void
 test_hang (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = remote_device (system);
+  g_autoptr(AccelDevice) dev = accel_test_remote_cpu_device (system);
   g_autoptr(GError) error = NULL;
   guint deadline = accel_remote_device_get_deadline_ms (ACCEL_REMOTE_DEVICE (dev));
 
@@ -780,7 +769,7 @@ static void
 test_threads_with_faults (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = remote_device (system);
+  g_autoptr(AccelDevice) dev = accel_test_remote_cpu_device (system);
   accel_actor_set_strategy (ACCEL_ACTOR (dev), G_MAXUINT, 1000, NULL, NULL, NULL);
   const AccelTestStress stress = { .n_threads = 4, .n_ops = g_test_thorough () ? 5000 : 1000,
                                    .faults_per_mille = 3, .in_flight = 8 };
@@ -795,7 +784,7 @@ static void
 test_budget (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = remote_device (system);
+  g_autoptr(AccelDevice) dev = accel_test_remote_cpu_device (system);
   g_autoptr(GError) error = NULL;
   accel_actor_set_strategy (ACCEL_ACTOR (dev), 1, 60000, NULL, NULL, NULL);
 
@@ -877,7 +866,7 @@ test_no_leaks (void)
   g_autoptr(GError) error = NULL;
   g_autoptr(AccelSystem) system = accel_test_new_system ();
   /* The system's own descriptors (registry, scanner) are there from here. */
-  g_autoptr(AccelDevice) warm = remote_device (system);
+  g_autoptr(AccelDevice) warm = accel_test_remote_cpu_device (system);
   g_autoptr(AccelShape) s = accel_shape_new_1d (4);
   g_autoptr(AccelBuffer) wb = accel_test_alloc_f32 (warm, s);
   g_clear_object (&wb);
@@ -885,7 +874,7 @@ test_no_leaks (void)
   g_usleep (200 * 1000);
   guint before = count_fds ();
 
-  AccelDevice *dev = remote_device (system);
+  AccelDevice *dev = accel_test_remote_cpu_device (system);
   accel_actor_set_strategy (ACCEL_ACTOR (dev), 100, 60000, NULL, NULL, NULL);
   GPid pids[4];
   for (guint i = 0; i < G_N_ELEMENTS (pids); i++)
