@@ -357,6 +357,39 @@ def test_submit_async(fx):
     asyncio.run(main())
 
 
+def test_capture(fx):
+    dev = fx.dev
+    n = int(rng.integers(1, 500))
+    x = Accel.Buffer.from_numpy(dev, random_array((n,), np.float32))
+    y0 = random_array((n,), np.float32)
+    y = Accel.Buffer.from_numpy(dev, y0.copy())
+    v, alpha = float(rng.uniform(-5, 5)), float(rng.uniform(-2, 2))
+    with dev.capture() as g:
+        fill = dev.run("fill", dst=x, value=v)
+        dev.run("axpy", x=x, y=y, alpha=alpha)
+    check(isinstance(g, Accel.Graph) and g.get_n_ops() == 2 and g.is_instantiated(), "two ops captured")
+    check(np.array_equal(y.numpy(), y0), "nothing ran while capturing")
+    rounds = int(rng.integers(1, 4))
+    for _ in range(rounds):
+        g.replay(None)
+    want = y0.astype(np.float64) + rounds * alpha * np.float32(v)
+    check(np.allclose(y.numpy(), want, rtol=1e-5, atol=1e-4), f"{rounds} replays")
+    fill.props.value = v + 1.0        # the graph holds a copy: not seen
+    dev.run("fill", dst=x, value=-3.0)
+    g.replay(None)
+    check(np.all(x.numpy() == np.float32(v)), "the graph keeps the ops as they were")
+    dev.run("fill", dst=x, value=7.0)   # outside the block: runs at once
+    check(np.all(x.numpy() == 7.0), "run after the block runs")
+    try:
+        with dev.capture():
+            with dev.capture():
+                pass
+        check(False, "nested capture on one device")
+    except RuntimeError as e:
+        check("already capturing" in str(e), "nested capture refused")
+    check(dev.run("fill", dst=x, value=2.0) and np.all(x.numpy() == 2.0), "capture state reset after an error")
+
+
 TESTS = [
     test_dtypes_both_ways,
     test_from_numpy_shares,
@@ -367,6 +400,7 @@ TESTS = [
     test_remote,
     test_run_and_keywords,
     test_submit_async,
+    test_capture,
 ]
 
 

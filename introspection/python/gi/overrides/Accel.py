@@ -7,6 +7,7 @@
 #   y = buf.numpy()                               # a view on cpu devices
 #   t = torch.from_dlpack(buf)                    # DLPack, both ways
 #   await dev.submit_async(op)                    # on an asyncio loop
+#   with dev.capture() as g: dev.run(...)         # a graph; g.replay(None)
 #
 # The DLPack capsules are made and read with ctypes over the C API of
 # accel-dlpack.h (which GI passes as integers); numpy is imported on first
@@ -550,15 +551,22 @@ class Device(Accel.Device):
         array. Returns the op."""
         if isinstance(op, str):
             op = Op.new_by_name(op)
+        capture = _Capture.current(self)
         back = []
         for name, value in props.items():
             if not isinstance(value, Accel.Buffer) and hasattr(value, "__array_interface__") \
                     and _is_buffer_property(op, name):
                 buf, shared = _from_numpy(self, value, None, None)
                 if not shared:
+                    if capture is not None:
+                        raise ValueError(f"“{name}”: a numpy array that this device cannot share is copied "
+                                         "once, not at each replay: capture an Accel.Buffer")
                     back.append((value, buf))
                 value = buf
             op.set_property(name, value)
+        if capture is not None:
+            capture.graph.add(op)
+            return op
         self.submit(op, None)
         if back:
             written = op.get_buffers(Accel.Access.WRITE)
@@ -566,6 +574,22 @@ class Device(Accel.Device):
                 if buf in written:
                     array[...] = buf.numpy()
         return op
+
+    def capture(self, lane=-1):
+        """Records the ops that `run` is given on this thread, instead of
+        running them, into an Accel.Graph made ready to replay when the
+        block ends (as torch.cuda.graph does):
+
+            with dev.capture() as g:
+                dev.run("fill", dst=x, value=1.0)
+                dev.run("axpy", x=x, y=y, alpha=2.0)
+            g.replay(None)        # runs both, as many times as wanted
+
+        The graph keeps copies of the ops as they were when run in the
+        block (their buffers' contents are read at each replay); changing
+        an op afterwards does not change the graph. @lane is the lane the
+        graph runs on (-1: any)."""
+        return _Capture(self, lane)
 
     def submit_async(self, op, cancellable=None, callback=None, *user_data):
         """With a callback, the GIO call. Without one, an awaitable:
@@ -582,6 +606,35 @@ class Device(Accel.Device):
 _wrap_errors(Device)
 Device = override(Device)
 __all__.append("Device")
+
+
+class _Capture:
+    """Device.capture(): which devices this thread is capturing on."""
+
+    _local = threading.local()
+
+    def __init__(self, device, lane):
+        self.device = device
+        self.graph = Accel.Graph.new(device, lane)
+
+    @classmethod
+    def current(cls, device):
+        for c in getattr(cls._local, "stack", ()):
+            if c.device == device:
+                return c
+        return None
+
+    def __enter__(self):
+        if _Capture.current(self.device) is not None:
+            raise RuntimeError(f"already capturing on {self.device.get_name()}")
+        _Capture._local.stack = getattr(_Capture._local, "stack", ()) + (self,)
+        return self.graph
+
+    def __exit__(self, exc_type, exc, tb):
+        _Capture._local.stack = tuple(c for c in _Capture._local.stack if c is not self)
+        if exc_type is None:
+            self.graph.instantiate()
+        return False
 
 
 def _is_buffer_property(op, name):
