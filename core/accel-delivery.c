@@ -93,9 +93,16 @@ delivery_finalize (GSource *source)
 {
   AccelDelivery *self = (AccelDelivery *) source;
 
-  /* Nothing can be queued: each queued work holds a reference. */
-  g_ptr_array_unref (self->queue);
-  g_ptr_array_unref (self->draining);
+  /* Nothing can be queued: each queued work holds a reference. The last
+   * reference may be dropped on a completing thread, after the context's
+   * thread swapped the arrays under the lock (and GLib's own ordering of
+   * the source's count is out of ThreadSanitizer's sight): read them
+   * under it too. */
+  g_mutex_lock (&self->lock);
+  GPtrArray *queue = self->queue, *draining = self->draining;
+  g_mutex_unlock (&self->lock);
+  g_ptr_array_unref (queue);
+  g_ptr_array_unref (draining);
   g_mutex_clear (&self->lock);
 }
 

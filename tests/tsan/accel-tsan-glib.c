@@ -133,14 +133,16 @@ g_object_unref (gpointer object)
   REAL (g_object_unref);
   if (object)
     {
-      /* Likely the last reference: what others did before their unrefs
-       * happens before the finalizing that follows. (The count is read
-       * before the release, so that the read is ordered before a
-       * finalizing elsewhere too.) */
-      gboolean last = g_atomic_int_get (&((GObject *) object)->ref_count) == 1;
+      /* GLib drops the count with a sequentially consistent atomic
+       * (g_atomic_int_dec_and_test): each unref both releases and acquires
+       * on the count, so what others did before their unrefs happens
+       * before the finalizing that follows, wherever the last one is.
+       * (Reading the count first to guess the last unref raced with the
+       * others: a patterns-batcher test finalized, on the main thread, a
+       * server whose own thread had just cleared its queue and unreffed
+       * it, and TSan saw no order between the two.) */
       __tsan_release (object);
-      if (last)
-        __tsan_acquire (object);
+      __tsan_acquire (object);
     }
   real_g_object_unref (object);
   KEEP_FRAME ();
