@@ -546,7 +546,9 @@ static void
 test_watchdog (void)
 {
   g_autoptr(PtAffine) model = pt_affine_new (D, 1, 0, FALSE);
-  g_autoptr(AccelActor) actor = spawn_affine (model, "run-timeout-ms", 50, "max-batch-size", 1, NULL);
+  /* Long enough that the second ask is queued before the first run times
+   * out, even on a loaded machine (it then fails with the restart). */
+  g_autoptr(AccelActor) actor = spawn_affine (model, "run-timeout-ms", 1000, "max-batch-size", 1, NULL);
   g_autoptr(GError) error = NULL;
   PtAsks *asks = pt_asks_new (2);
   /* A run that never completes. */
