@@ -14,6 +14,10 @@ typedef struct {
   guint64 ready_device;      /* the device's serial */
   guint ready_kernels;       /* the registry's kernels serial */
   gconstpointer ready_kernel;
+  /* The body it was last sent to a device host with (see _accel_op_kept_body_*), under ready_lock: */
+  GVariant *kept_body;
+  guint kept_body_changes;
+  guint64 kept_body_connection;   /* the connection's serial */
 } AccelOpPrivate;
 
 /**
@@ -311,6 +315,8 @@ accel_op_dispose (GObject *object)
 static void
 accel_op_finalize (GObject *object)
 {
+  AccelOpPrivate *priv = accel_op_get_instance_private (ACCEL_OP (object));
+  g_clear_pointer (&priv->kept_body, g_variant_unref);
   _accel_op_params_finalize (ACCEL_OP (object));
   G_OBJECT_CLASS (accel_op_parent_class)->finalize (object);
 }
@@ -356,6 +362,33 @@ _accel_op_ready_store (AccelOp *self, guint64 device, guint kernels, guint chang
   priv->ready_kernels = kernels;
   priv->ready_kernel = kernel;
   g_bit_unlock (&priv->ready_lock, 0);
+}
+
+GVariant *
+_accel_op_kept_body_get (AccelOp *self, guint64 connection, guint changes)
+{
+  AccelOpPrivate *priv = accel_op_get_instance_private (self);
+  GVariant *body = NULL;
+  g_bit_lock (&priv->ready_lock, 0);
+  if (priv->kept_body && priv->kept_body_changes == changes && priv->kept_body_connection == connection)
+    body = g_variant_ref (priv->kept_body);
+  g_bit_unlock (&priv->ready_lock, 0);
+  return body;
+}
+
+void
+_accel_op_kept_body_set (AccelOp *self, guint64 connection, guint changes, GVariant *body)
+{
+  AccelOpPrivate *priv = accel_op_get_instance_private (self);
+  GVariant *old;
+  g_bit_lock (&priv->ready_lock, 0);
+  old = priv->kept_body;
+  priv->kept_body = g_variant_ref (body);
+  priv->kept_body_changes = changes;
+  priv->kept_body_connection = connection;
+  g_bit_unlock (&priv->ready_lock, 0);
+  if (old)
+    g_variant_unref (old);
 }
 
 static void

@@ -236,6 +236,10 @@ guint _accel_op_get_changes (AccelOp *self);
 gboolean _accel_op_ready_lookup (AccelOp *self, guint64 device, guint kernels, guint changes,
                                  gconstpointer *kernel);
 void _accel_op_ready_store (AccelOp *self, guint64 device, guint kernels, guint changes, gconstpointer kernel);
+/* The body the op was last sent with over a connection (its serial), at a
+ * count of changes: a new reference, or NULL. */
+GVariant *_accel_op_kept_body_get (AccelOp *self, guint64 connection, guint changes);
+void _accel_op_kept_body_set (AccelOp *self, guint64 connection, guint changes, GVariant *body);
 /* accel-registry.c: changes whenever the registry's kernels do. */
 guint _accel_registry_get_kernels_serial (AccelRegistry *self);
 

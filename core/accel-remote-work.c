@@ -338,48 +338,17 @@ op_body (AccelOp *op)
   return body;
 }
 
-/* The body an op was last sent with, kept on the op: an op submitted
+/* The body an op was last sent with is kept on the op: an op submitted
  * again unchanged (its properties have not notified since, and it goes
  * over the same connection) is sent with the same bytes. Not for op types
  * with state outside their properties (serialize_extra). */
-typedef struct {
-  guint changes;
-  AccelRemoteConnection *connection;    /* compared only, never followed */
-  guint64 connection_serial;
-  GVariant *body;
-} BodyCache;
-
-G_LOCK_DEFINE_STATIC (body_cache);
-
-static void
-body_cache_free (gpointer data)
-{
-  BodyCache *c = data;
-  g_variant_unref (c->body);
-  g_free (c);
-}
-
-static GQuark
-body_cache_quark (void)
-{
-  static GQuark q;
-  if (G_UNLIKELY (q == 0))
-    q = g_quark_from_static_string ("accel-remote-op-body");
-  return q;
-}
-
 static GVariant *
 op_body_cached (AccelRemoteConnection *self, AccelOp *op)
 {
   if (ACCEL_OP_GET_CLASS (op)->serialize_extra != NULL)
     return op_body (op);
   guint changes = _accel_op_get_changes (op);
-  GVariant *body = NULL;
-  G_LOCK (body_cache);
-  BodyCache *c = g_object_get_qdata (G_OBJECT (op), body_cache_quark ());
-  if (c != NULL && c->changes == changes && c->connection == self && c->connection_serial == self->serial)
-    body = g_variant_ref (c->body);
-  G_UNLOCK (body_cache);
+  GVariant *body = _accel_op_kept_body_get (op, self->serial, changes);
   if (body != NULL)
     {
       if (G_UNLIKELY (check_bodies ()))
@@ -391,11 +360,7 @@ op_body_cached (AccelRemoteConnection *self, AccelOp *op)
       return body;
     }
   body = g_variant_ref_sink (op_body (op));
-  c = g_new (BodyCache, 1);
-  *c = (BodyCache) { changes, self, self->serial, g_variant_ref (body) };
-  G_LOCK (body_cache);
-  g_object_set_qdata_full (G_OBJECT (op), body_cache_quark (), c, body_cache_free);
-  G_UNLOCK (body_cache);
+  _accel_op_kept_body_set (op, self->serial, changes, body);
   return body;
 }
 
