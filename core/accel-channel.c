@@ -35,6 +35,7 @@
 #define ACCEL_INSIDE
 #include "accel-types.h"
 #include "accel-error.h"
+#include "accel-private.h"
 #undef ACCEL_INSIDE
 
 /* A message's kind and id, before its body (see _accel_channel_send()). */
@@ -136,28 +137,6 @@ spin_cap (void)
   return budget;
 }
 
-/* With fewer cores than the threads a round trip passes through (two on
- * each side), a spinning receiver holds the core the thread it waits for
- * needs: there it yields on every turn instead of pausing. */
-static gboolean
-have_few_cores (void)
-{
-  static gsize once = 0;
-  if (g_once_init_enter (&once))
-    g_once_init_leave (&once, g_get_num_processors () < 4 ? 2 : 1);
-  return once == 2;
-}
-
-static inline void
-cpu_relax (void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause ();
-#elif defined(__aarch64__)
-  __asm__ __volatile__ ("yield");
-#endif
-}
-
 static void
 futex_wait (guint32 *addr, guint32 value, gint64 timeout_us)
 {
@@ -218,7 +197,7 @@ setup_pointers (AccelChannel *self, gboolean host_side)
   self->slots = (Slot *) (self->map + SLOTS_OFFSET);
   self->spin_cap = spin_cap ();
   self->spin_us = MIN (self->spin_cap, MIN_SPIN_US * 8);
-  self->few_cores = have_few_cores ();
+  self->few_cores = _accel_have_few_cores ();
 }
 
 /* Makes a channel (the application side). */
@@ -428,7 +407,7 @@ _accel_channel_send (AccelChannel *self,
           return FALSE;
         }
       if (spins < 256)
-        cpu_relax ();
+        _accel_cpu_relax ();
       else if (spins < 1024)
         sched_yield ();
       else
@@ -573,7 +552,7 @@ wait_for_data (AccelChannel *self, gint64 timeout_us)
       if (self->few_cores || (n & 63) == 0)
         sched_yield ();
       else
-        cpu_relax ();
+        _accel_cpu_relax ();
       now = g_get_monotonic_time ();
     }
 

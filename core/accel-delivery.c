@@ -38,15 +38,6 @@ struct _AccelDelivery {
 };
 
 static gboolean
-spin_allowed (void)
-{
-  static gsize once = 0;
-  if (g_once_init_enter (&once))
-    g_once_init_leave (&once, g_get_num_processors () >= 4 ? 1 : 2);
-  return once == 1;
-}
-
-static gboolean
 delivery_prepare (GSource *source, gint *timeout)
 {
   AccelDelivery *self = (AccelDelivery *) source;
@@ -55,7 +46,7 @@ delivery_prepare (GSource *source, gint *timeout)
   if (g_atomic_int_get (&self->queued) > 0)
     return TRUE;
   gint64 budget = _accel_spin_us ();
-  if (budget <= 0 || g_atomic_int_get (&self->outstanding) == 0 || !spin_allowed ())
+  if (budget <= 0 || g_atomic_int_get (&self->outstanding) == 0 || _accel_have_few_cores ())
     return FALSE;
   gint64 deadline = g_get_monotonic_time () + budget;
   for (guint n = 1;; n++)

@@ -179,6 +179,8 @@ gboolean _accel_device_detach_memory (AccelDevice *self,
 /* accel-work.c: how long a waiting thread (a dispatcher, a blocking
  * caller) spins before it parks ($ACCEL_DISPATCHER_SPIN_US, 50 µs). */
 gint64 _accel_spin_us (void);
+/* accel-work.c: fewer than 4 cores, where spinning threads starve the ones they wait for. */
+ACCEL_API gboolean _accel_have_few_cores (void);
 
 /* actor/accel-dispatcher.c */
 gboolean _accel_dispatcher_is_idle (AccelDispatcher *self);

@@ -53,10 +53,11 @@ waiter_done (AccelWaiter *w)
   return __atomic_load_n (&w->state, __ATOMIC_ACQUIRE) == WAITER_DONE;
 }
 
-/* With fewer cores than the threads a round trip passes through, a
- * spinning waiter holds the core that the thread it waits for needs. */
-static gboolean
-few_cores (void)
+/* Fewer cores than the threads a round trip passes through (two on each
+ * side): a spinning waiter or receiver would hold the core that the thread
+ * it waits for needs. */
+gboolean
+_accel_have_few_cores (void)
 {
   static gsize once = 0;
   if (g_once_init_enter (&once))
@@ -81,7 +82,7 @@ _accel_waiter_wait (AccelWaiter *w)
           /* The clock only now and then: the spin must notice DONE soon. */
           if ((++n & 63) == 0 && g_get_monotonic_time () >= deadline)
             break;
-          if (few_cores ())
+          if (_accel_have_few_cores ())
             g_thread_yield ();
           else
             _accel_cpu_relax ();
