@@ -19,36 +19,6 @@ libs_lib_ok (int status, const char *library, const char *what, GError **error)
   return accel_cuda_check_library (status, library, NULL, FALSE, what, error);
 }
 
-gboolean
-libs_raw_open (AccelBench *bench, Raw *raw, GError **error)
-{
-  const char *name = accel_device_get_name (accel_bench_get_device (bench));
-  memset (raw, 0, sizeof *raw);
-  raw->bench = bench;
-  raw->device = accel_bench_get_device (bench);
-  if (!accel_cuda_is_cuda_device (raw->device) || !g_str_has_prefix (name, "cuda:"))
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NO_DEVICE,
-                   "the libs groups need a CUDA device (--device cuda:0), not “%s”", name);
-      return FALSE;
-    }
-  return libs_cuda_ok (cudaSetDevice (atoi (name + 5)), "cudaSetDevice", error)
-         && libs_cuda_ok (cudaStreamCreateWithFlags (&raw->stream, cudaStreamNonBlocking), "cudaStreamCreate", error)
-         && libs_cuda_ok (cudaEventCreate (&raw->e0), "cudaEventCreate", error)
-         && libs_cuda_ok (cudaEventCreate (&raw->e1), "cudaEventCreate", error);
-}
-
-void
-libs_raw_close (Raw *raw)
-{
-  if (raw->e0)
-    cudaEventDestroy (raw->e0);
-  if (raw->e1)
-    cudaEventDestroy (raw->e1);
-  if (raw->stream)
-    cudaStreamDestroy (raw->stream);
-}
-
 AccelBuffer *
 libs_random_buffer (AccelDevice *device, AccelDType dtype, const gint64 *dims, guint rank, double lo, double hi,
                     guint64 seed, GError **error)
@@ -81,22 +51,6 @@ libs_raw_copy (AccelBuffer *buffer, GError **error)
   return p;
 }
 
-/* Seconds per call of a burst of @n raw calls, by CUDA events. */
-static double
-raw_burst (Raw *raw, RawCall call, gpointer data, guint n, GError **error)
-{
-  float ms = 0;
-  cudaEventRecord (raw->e0, raw->stream);
-  for (guint i = 0; i < n; i++)
-    if (!call (raw, data, error))
-      return -1;
-  cudaEventRecord (raw->e1, raw->stream);
-  if (!libs_cuda_ok (cudaEventSynchronize (raw->e1), "cudaEventSynchronize", error))
-    return -1;
-  cudaEventElapsedTime (&ms, raw->e0, raw->e1);
-  return ms * 1e-3 / n;
-}
-
 gboolean
 libs_compare_ops (Raw *raw, const char *label, AccelOp **ops, guint n_ops, RawCall call, gpointer data,
                   guint burst, double work, const char *unit, GError **error)
@@ -106,7 +60,7 @@ libs_compare_ops (Raw *raw, const char *label, AccelOp **ops, guint n_ops, RawCa
     {
       accel_bench_progress (raw->bench, "%s: %d/%d", label, r + 1, LIBS_REPS);
       double a = accel_bench_run_ops_in_flight (raw->device, ops, n_ops, burst, burst, error) / burst;
-      double b = call ? raw_burst (raw, call, data, burst, error) : 0;
+      double b = call ? accel_bench_raw_burst (raw, call, data, burst, error) : 0;
       if (a < 0 || b < 0)
         return FALSE;
       if (r >= 0)

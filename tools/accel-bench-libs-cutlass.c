@@ -298,7 +298,7 @@ run_cutlass (AccelBench *bench, GError **error)
   cublasHandle_t handle = NULL;
   gboolean quick = accel_bench_is_quick (bench);
   const gint64 ms[] = { 1, 16, 128 };
-  gboolean ok = libs_raw_open (bench, &raw, error)
+  gboolean ok = accel_bench_raw_open (bench, &raw, "libs", error)
     && libs_lib_ok (cublasCreate (&handle), "cuBLAS", "cublasCreate", error)
     && libs_lib_ok (cublasSetStream (handle, raw.stream), "cuBLAS", "cublasSetStream", error)
     && bench_grouped (&raw, handle, "moe64", 64, 8192 * 6, 4096, 1408, error)
@@ -308,7 +308,7 @@ run_cutlass (AccelBench *bench, GError **error)
     && bench_fused (&raw, quick ? 4096 : 8192, 4096, 4096, error);
   if (handle)
     cublasDestroy (handle);
-  libs_raw_close (&raw);
+  accel_bench_raw_close (&raw);
   return ok;
 }
 

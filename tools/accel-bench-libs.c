@@ -108,14 +108,14 @@ run_matmul (AccelBench *bench, GError **error)
   Raw raw;
   cublasLtHandle_t handle = NULL;
   gint64 n = accel_bench_is_quick (bench) ? 4096 : 8192;
-  gboolean ok = libs_raw_open (bench, &raw, error)
+  gboolean ok = accel_bench_raw_open (bench, &raw, "libs", error)
     && libs_lib_ok (cublasLtCreate (&handle), "cuBLASLt", "cublasLtCreate", error)
     && bench_matmul_kind (&raw, handle, ACCEL_DTYPE_BF16, ACCEL_DTYPE_BF16, CUDA_R_16BF, CUDA_R_16BF, n, error)
     && bench_matmul_kind (&raw, handle, ACCEL_DTYPE_FP8_E4M3, ACCEL_DTYPE_BF16, CUDA_R_8F_E4M3, CUDA_R_16BF, n,
                           error);
   if (handle)
     cublasLtDestroy (handle);
-  libs_raw_close (&raw);
+  accel_bench_raw_close (&raw);
   return ok;
 }
 
@@ -193,10 +193,10 @@ run_fft (AccelBench *bench, GError **error)
   Raw raw;
   const gint64 c1[2] = { 64, 1 << 20 };
   const gint64 r2[2] = { 4096, 4096 }, r2o[2] = { 4096, 2049 };
-  gboolean ok = libs_raw_open (bench, &raw, error)
+  gboolean ok = accel_bench_raw_open (bench, &raw, "libs", error)
     && bench_fft (&raw, FALSE, c1, c1, 2, 1, error)
     && bench_fft (&raw, TRUE, r2, r2o, 2, 2, error);
-  libs_raw_close (&raw);
+  accel_bench_raw_close (&raw);
   return ok;
 }
 
@@ -287,7 +287,7 @@ run_cusolver (AccelBench *bench, GError **error)
   Raw raw;
   cusolverDnHandle_t handle = NULL;
   gint64 n = accel_bench_is_quick (bench) ? 2048 : 8192;
-  gboolean ok = libs_raw_open (bench, &raw, error)
+  gboolean ok = accel_bench_raw_open (bench, &raw, "libs", error)
     && libs_lib_ok (cusolverDnCreate (&handle), "cuSOLVER", "cusolverDnCreate", error)
     && libs_lib_ok (cusolverDnSetStream (handle, raw.stream), "cuSOLVER", "cusolverDnSetStream", error)
     && bench_solver (&raw, handle, 0, n, error)
@@ -295,7 +295,7 @@ run_cusolver (AccelBench *bench, GError **error)
     && bench_solver (&raw, handle, 2, n / 2, error);
   if (handle)
     cusolverDnDestroy (handle);
-  libs_raw_close (&raw);
+  accel_bench_raw_close (&raw);
   return ok;
 }
 
@@ -322,7 +322,7 @@ run_cusparse (AccelBench *bench, GError **error)
 {
   Raw raw;
   gint64 m = accel_bench_is_quick (bench) ? 1 << 20 : 1 << 23, per_row = 16, nnz = m * per_row;
-  if (!libs_raw_open (bench, &raw, error))
+  if (!accel_bench_raw_open (bench, &raw, "libs", error))
     return FALSE;
   /* Columns spread evenly, ascending: row i has i * 7919 + j * (m / 16) mod m, sorted. */
   g_autofree gint32 *row_ptr = g_new (gint32, m + 1);
@@ -383,7 +383,7 @@ run_cusparse (AccelBench *bench, GError **error)
   cudaFree (rv);
   cudaFree (rx);
   cudaFree (ry);
-  libs_raw_close (&raw);
+  accel_bench_raw_close (&raw);
   return ok;
 }
 
@@ -414,7 +414,7 @@ run_cudnn (AccelBench *bench, GError **error)
   Raw raw;
   int n = accel_bench_is_quick (bench) ? 16 : 64, c = 256, h = 56, k = 256;
   gint64 dx[4] = { n, h, h, c }, dw[4] = { k, 3, 3, c }, dy[4] = { n, h, h, k };
-  if (!libs_raw_open (bench, &raw, error))
+  if (!accel_bench_raw_open (bench, &raw, "libs", error))
     return FALSE;
   g_autoptr(AccelBuffer) x = libs_random_buffer (raw.device, ACCEL_DTYPE_F16, dx, 4, -1, 1, 11, error);
   g_autoptr(AccelBuffer) w = x ? libs_random_buffer (raw.device, ACCEL_DTYPE_F16, dw, 4, -1, 1, 12, error) : NULL;
@@ -464,7 +464,7 @@ run_cudnn (AccelBench *bench, GError **error)
   cudaFree (d.w);
   cudaFree (d.y);
   cudaFree (d.work);
-  libs_raw_close (&raw);
+  accel_bench_raw_close (&raw);
   return ok;
 }
 
@@ -497,7 +497,7 @@ run_cub (AccelBench *bench, GError **error)
   Raw raw;
   long long n = accel_bench_is_quick (bench) ? 1 << 24 : 1 << 27;
   gint64 d1[1] = { n };
-  if (!libs_raw_open (bench, &raw, error))
+  if (!accel_bench_raw_open (bench, &raw, "libs", error))
     return FALSE;
   g_autoptr(AccelBuffer) keys = libs_random_buffer (raw.device, ACCEL_DTYPE_F32, d1, 1, -1, 1, 14, error);
   g_autoptr(AccelBuffer) out = keys ? libs_random_buffer (raw.device, ACCEL_DTYPE_F32, d1, 1, -1, 1, 15, error) : NULL;
@@ -523,7 +523,7 @@ run_cub (AccelBench *bench, GError **error)
   cudaFree (c.copy);
   cudaFree (c.alt);
   cudaFree (c.temp);
-  libs_raw_close (&raw);
+  accel_bench_raw_close (&raw);
   return ok;
 }
 
@@ -580,11 +580,11 @@ run_norm (AccelBench *bench, GError **error)
 {
   Raw raw;
   gint64 rows = accel_bench_is_quick (bench) ? 2048 : 16384, n = 4096;
-  if (!libs_raw_open (bench, &raw, error))
+  if (!accel_bench_raw_open (bench, &raw, "libs", error))
     return FALSE;
   gboolean ok = bench_norm (&raw, ACCEL_DTYPE_BF16, rows, n, error)
                 && bench_norm (&raw, ACCEL_DTYPE_F32, rows, n, error);
-  libs_raw_close (&raw);
+  accel_bench_raw_close (&raw);
   return ok;
 }
 

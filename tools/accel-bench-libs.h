@@ -13,26 +13,19 @@
 #include <cublasLt.h>
 #include "accel-cuda.h"
 #include "accel-bench.h"
+#include "accel-bench-raw.h"
 
 G_BEGIN_DECLS
 
 #define LIBS_REPS 5
 
-typedef struct {
-  AccelBench *bench;
-  AccelDevice *device;
-  cudaStream_t stream;
-  cudaEvent_t e0, e1;
-} Raw;
-
-/* One call of the raw side, enqueued on raw->stream. */
-typedef gboolean (*RawCall) (Raw *raw, gpointer data, GError **error);
+/* The raw side (accel-bench-raw.h). */
+typedef AccelBenchRaw Raw;
+typedef AccelBenchRawCall RawCall;
 
 gboolean libs_cuda_ok (cudaError_t status, const char *what, GError **error);
 gboolean libs_lib_ok (int status, const char *library, const char *what, GError **error);
 
-gboolean libs_raw_open (AccelBench *bench, Raw *raw, GError **error);
-void libs_raw_close (Raw *raw);
 
 /* A buffer of @dtype filled with uniform values in [lo, hi). */
 AccelBuffer *libs_random_buffer (AccelDevice *device, AccelDType dtype, const gint64 *dims, guint rank,

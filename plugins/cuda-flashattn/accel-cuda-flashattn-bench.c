@@ -29,17 +29,14 @@
 #include <string.h>
 #include "accel-cuda.h"
 #include "accel-bench.h"
+#include "accel-bench-raw.h"
 #include "accel-flashattn.h"
 
 #define REPS 5
 #define KVCACHE_OP "attention-kvcache"
 
-typedef struct {
-  AccelBench *bench;
-  AccelDevice *device;
-  cudaStream_t stream;
-  cudaEvent_t e0, e1;
-} Raw;
+typedef AccelBenchRaw Raw;
+typedef AccelBenchRawCall RawCall;
 
 static gboolean
 cuda_ok (cudaError_t status, const char *what, GError **error)
@@ -56,36 +53,6 @@ fa_ok (int status, const char *what, GError **error)
       return FALSE;
     }
   return cuda_ok ((cudaError_t) status, what, error);
-}
-
-static gboolean
-raw_open (AccelBench *bench, Raw *raw, GError **error)
-{
-  const char *name = accel_device_get_name (accel_bench_get_device (bench));
-  memset (raw, 0, sizeof *raw);
-  raw->bench = bench;
-  raw->device = accel_bench_get_device (bench);
-  if (!accel_cuda_is_cuda_device (raw->device) || !g_str_has_prefix (name, "cuda:"))
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NO_DEVICE,
-                   "the attention groups need a CUDA device (--device cuda:0), not “%s”", name);
-      return FALSE;
-    }
-  return cuda_ok (cudaSetDevice (atoi (name + 5)), "cudaSetDevice", error)
-         && cuda_ok (cudaStreamCreateWithFlags (&raw->stream, cudaStreamNonBlocking), "cudaStreamCreate", error)
-         && cuda_ok (cudaEventCreate (&raw->e0), "cudaEventCreate", error)
-         && cuda_ok (cudaEventCreate (&raw->e1), "cudaEventCreate", error);
-}
-
-static void
-raw_close (Raw *raw)
-{
-  if (raw->e0)
-    cudaEventDestroy (raw->e0);
-  if (raw->e1)
-    cudaEventDestroy (raw->e1);
-  if (raw->stream)
-    cudaStreamDestroy (raw->stream);
 }
 
 static AccelBuffer *
@@ -144,24 +111,6 @@ accel_burst (AccelDevice *device, AccelOp *op, guint n, GError **error)
   return elapsed < 0 ? -1 : elapsed / n;
 }
 
-typedef gboolean (*RawCall) (Raw *raw, gpointer data, GError **error);
-
-/* Seconds per call of a burst of @n raw calls, by CUDA events. */
-static double
-raw_burst (Raw *raw, RawCall call, gpointer data, guint n, GError **error)
-{
-  float ms = 0;
-  cudaEventRecord (raw->e0, raw->stream);
-  for (guint i = 0; i < n; i++)
-    if (!call (raw, data, error))
-      return -1;
-  cudaEventRecord (raw->e1, raw->stream);
-  if (!cuda_ok (cudaEventSynchronize (raw->e1), "cudaEventSynchronize", error))
-    return -1;
-  cudaEventElapsedTime (&ms, raw->e0, raw->e1);
-  return ms * 1e-3 / n;
-}
-
 /* One side of a figure: an op, or a raw call. */
 typedef struct {
   AccelOp *op;
@@ -172,7 +121,7 @@ typedef struct {
 static double
 side_burst (Raw *raw, const Side *s, guint n, GError **error)
 {
-  return s->op ? accel_burst (raw->device, s->op, n, error) : raw_burst (raw, s->call, s->data, n, error);
+  return s->op ? accel_burst (raw->device, s->op, n, error) : accel_bench_raw_burst (raw, s->call, s->data, n, error);
 }
 
 /* Reports @work / (median seconds per run) of @value beside the same of
@@ -332,12 +281,12 @@ run_attention (AccelBench *bench, GError **error)
   guint n_dims = quick ? G_N_ELEMENTS (quick_dims) : G_N_ELEMENTS (all_dims);
   guint n_seqs = quick ? G_N_ELEMENTS (quick_seqs) : G_N_ELEMENTS (all_seqs);
   Raw raw;
-  gboolean ok = raw_open (bench, &raw, error);
+  gboolean ok = accel_bench_raw_open (bench, &raw, "attention", error);
   for (guint i = 0; ok && i < n_dims; i++)
     for (guint j = 0; ok && j < n_seqs; j++)
       for (int causal = 0; ok && causal < 2; causal++)
         ok = bench_attention_shape (&raw, dims[i], seqs[j], causal, error);
-  raw_close (&raw);
+  accel_bench_raw_close (&raw);
   return ok;
 }
 
@@ -485,10 +434,10 @@ run_attention_decode (AccelBench *bench, GError **error)
 {
   gint64 B = accel_bench_is_quick (bench) ? 16 : 64;
   Raw raw;
-  gboolean ok = raw_open (bench, &raw, error)
+  gboolean ok = accel_bench_raw_open (bench, &raw, "attention", error)
                 && bench_decode (&raw, B, 16, 16, 8192, 256, 128, error)
                 && bench_decode (&raw, B, 32, 8, 8192, 256, 128, error);
-  raw_close (&raw);
+  accel_bench_raw_close (&raw);
   return ok;
 }
 
