@@ -7,7 +7,8 @@
  */
 #include <math.h>
 #include <string.h>
-#include <zlib.h>
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 #include "accel-half.h"
 #include "accel-journal-private.h"
@@ -35,10 +36,15 @@ _accel_journal_element_value (AccelDType dtype, const guint8 *p, double *imag)
     }
 }
 
+guint32
+_accel_journal_checksum (const void *data, gsize size)
+{
+  return (guint32) XXH3_64bits (data, size);
+}
+
 static void
 digest_add (AccelJournalDigest *d, AccelDType dtype, const guint8 *p, gsize esize, gsize n)
 {
-  d->crc = crc32 (d->crc, p, n * esize);
   d->n_bytes += n * esize;
   for (gsize i = 0; i < n; i++, p += esize)
     {
@@ -88,6 +94,7 @@ walk_elements (const AccelShape *shape, gsize esize, const guint8 *data,
 
 typedef struct {
   AccelJournalDigest *digest;
+  XXH3_state_t *hash;           /* of a digest over several runs */
   AccelDType dtype;
   gsize esize;
   GByteArray *gathered;
@@ -99,7 +106,11 @@ digest_run (const guint8 *p, gsize n, gpointer data)
 {
   Walk *w = data;
   if (w->digest)
-    digest_add (w->digest, w->dtype, p, w->esize, n);
+    {
+      if (w->hash)
+        XXH3_64bits_update (w->hash, p, n * w->esize);
+      digest_add (w->digest, w->dtype, p, w->esize, n);
+    }
   if (w->gathered)
     g_byte_array_append (w->gathered, p, n * w->esize);
   if (w->scatter)
@@ -115,14 +126,27 @@ _accel_journal_digest (AccelJournalDigest *digest, AccelDType dtype, const Accel
   guint64 handle = digest->handle;
   memset (digest, 0, sizeof *digest);
   digest->handle = handle;
-  Walk w = { digest, dtype, accel_dtype_get_size (dtype), NULL, NULL };
+  Walk w = { digest, NULL, dtype, accel_dtype_get_size (dtype), NULL, NULL };
+  gint64 n = accel_shape_get_n_elements (shape);
+  if (n > 0 && (accel_shape_get_rank (shape) == 0 || accel_shape_is_contiguous (shape)))
+    {
+      /* One run: hashed at once (the state's set-up costs more than the
+       * hash of a small buffer). */
+      digest->hash = _accel_journal_checksum (data, (gsize) n * w.esize);
+      walk_elements (shape, w.esize, data, digest_run, &w);
+      return;
+    }
+  XXH3_state_t state;
+  XXH3_64bits_reset (&state);
+  w.hash = &state;
   walk_elements (shape, w.esize, data, digest_run, &w);
+  digest->hash = (guint32) XXH3_64bits_digest (&state);
 }
 
 guint8 *
 _accel_journal_gather (AccelDType dtype, const AccelShape *shape, const guint8 *data, gsize *n_bytes)
 {
-  Walk w = { NULL, dtype, accel_dtype_get_size (dtype), g_byte_array_new (), NULL };
+  Walk w = { NULL, NULL, dtype, accel_dtype_get_size (dtype), g_byte_array_new (), NULL };
   walk_elements (shape, w.esize, data, digest_run, &w);
   *n_bytes = w.gathered->len;
   return g_byte_array_free (w.gathered, FALSE);
@@ -131,6 +155,6 @@ _accel_journal_gather (AccelDType dtype, const AccelShape *shape, const guint8 *
 void
 _accel_journal_scatter (AccelDType dtype, const AccelShape *shape, const guint8 *gathered, guint8 *data)
 {
-  Walk w = { NULL, dtype, accel_dtype_get_size (dtype), NULL, gathered };
+  Walk w = { NULL, NULL, dtype, accel_dtype_get_size (dtype), NULL, gathered };
   walk_elements (shape, w.esize, data, digest_run, &w);
 }

@@ -6,7 +6,7 @@
  * and 0 (u32), then records appended one after the other:
  *
  *   u32 length of what follows the checksum (kind, reserved, body)
- *   u32 CRC-32 (zlib's) of those bytes
+ *   u32 checksum of those bytes: the low 32 bits of their XXH3-64 hash
  *   u32 kind, u32 0
  *   body
  *
@@ -38,7 +38,7 @@
 G_BEGIN_DECLS
 
 #define ACCEL_JOURNAL_MAGIC "ACCELJNL"
-#define ACCEL_JOURNAL_VERSION 1
+#define ACCEL_JOURNAL_VERSION 2     /* 1 had zlib's CRC-32 where 2 has XXH3 */
 #define ACCEL_JOURNAL_HEADER_SIZE 16
 #define ACCEL_JOURNAL_RECORD_HEAD 16    /* length, checksum, kind, 0 */
 #define ACCEL_JOURNAL_MAX_RECORD (G_GUINT64_CONSTANT (1) << 32)
@@ -58,7 +58,8 @@ typedef enum {
 #define ACCEL_JOURNAL_WRITE_TYPE "(ttuu" ACCEL_JOURNAL_ENTRY_TYPE "ay)"
 #define ACCEL_JOURNAL_ZERO_TYPE "(ttuu" ACCEL_JOURNAL_ENTRY_TYPE ")"
 
-/* What a buffer held: a CRC-32 of its elements' bytes (in index order, so
+/* What a buffer held: a hash of its elements' bytes (the low 32 bits of
+ * XXH3-64, in index order, so
  * gaps of a strided layout do not count), and for real and complex dtypes
  * the sum of its values, the sum of their magnitudes and how many are not
  * finite (for integers: as doubles too). Comparing sums tells results
@@ -66,7 +67,7 @@ typedef enum {
  * were not kept. */
 typedef struct {
   guint64 handle;
-  guint32 crc;
+  guint32 hash;
   guint32 has_bytes;        /* the bytes follow, after all digests */
   guint64 n_bytes;          /* of the elements, in index order */
   double sum;
@@ -110,6 +111,7 @@ struct _AccelJournal {
   GMutex lock;                  /* guards what follows */
   GCond cond;
   GByteArray *pending;          /* records not yet written */
+  GByteArray *spare;            /* written out, emptied, kept for the next swap */
   guint64 n_records;
   gboolean stopping;
   GError *write_error;          /* the first failure: recording stops */
@@ -137,6 +139,12 @@ AccelJournal *_accel_journal_ref_from_environment (void);
 void _accel_journal_execute (AccelJournal *self, AccelDevice *device, AccelWork *work);
 
 /* accel-journal-digest.c */
+
+/* A record's checksum, and a digest's hash: the low 32 bits of the XXH3-64
+ * hash of @size bytes (one-shot; the hash of bytes in several pieces is
+ * that of the pieces joined). */
+ACCEL_API
+guint32 _accel_journal_checksum (const void *data, gsize size);
 
 /* The digest of @n_bytes of elements at @data, laid out as @dtype and
  * @shape describe (strides relative to @data). */

@@ -7,7 +7,6 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <string.h>
-#include <zlib.h>
 
 #include "accel-journal-private.h"
 
@@ -170,13 +169,13 @@ _accel_journal_reader_next (AccelJournalReader *self, GError **error)
   else
     {
       memcpy (head, self->data + at, sizeof head);
-      guint32 length = GUINT32_FROM_LE (head[0]), crc = GUINT32_FROM_LE (head[1]);
+      guint32 length = GUINT32_FROM_LE (head[0]), checksum = GUINT32_FROM_LE (head[1]);
       guint32 kind = GUINT32_FROM_LE (head[2]);
       gsize whole = round8 ((gsize) length + 8);
       if (length < 8 || whole > left)
         g_set_error (&local, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
                      "a record cut short (%u bytes announced, %" G_GSIZE_FORMAT " there)", length, left - 8);
-      else if (crc32 (0, self->data + at + 8, length) != crc)
+      else if (_accel_journal_checksum (self->data + at + 8, length) != checksum)
         g_set_error (&local, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT, "a record whose checksum is wrong");
       else if (kind < ACCEL_JOURNAL_SESSION || kind > ACCEL_JOURNAL_ZERO || head[3] != 0)
         g_set_error (&local, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT, "a record of unknown kind %u", kind);

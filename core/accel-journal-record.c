@@ -36,6 +36,8 @@ entry_variant (AccelBuffer *b)
 
 typedef struct _Run Run;
 static void run_destroy (Run *run);
+typedef struct _OpForm OpForm;
+static void op_form_unref (gpointer data);
 
 /* What the journal knows of a device: kept as its qdata. */
 typedef struct {
@@ -43,6 +45,12 @@ typedef struct {
   guint index;
   gboolean host_memory;         /* its buffers are this process's memory */
   Run *spare;                   /* atomic: a finished run, to reuse */
+  /* The form of the last op it ran, and that op's serial: an op run again
+   * finds its form here, without the lock of the op's qdata, which the
+   * submitting thread's references to the op contend with. The device
+   * thread's only. */
+  guint64 last_op;
+  OpForm *last_form;
 } DeviceInfo;
 
 static void
@@ -51,6 +59,7 @@ device_info_free (gpointer data)
   DeviceInfo *info = data;
   if (info->spare)
     run_destroy (info->spare);
+  op_form_unref (info->last_form);
   g_free (info);
 }
 
@@ -97,11 +106,8 @@ device_info (AccelJournal *self, AccelDevice *device)
 /* The recorded form of an op object in one state: its OP record's id and
  * its buffers. Kept as the op's qdata (a reference-counted copy taken under
  * GLib's lock, since one op may run on several devices at once), and
- * made again when the op changes: a property notification moves the op's
- * stamp, and its instance's bytes are compared too. */
-typedef struct {
-  gint stamp;                   /* atomic: bumped by each notify */
-} OpWatch;
+ * made again when the op changes: its count of property notifications
+ * moves, or its instance's bytes differ. */
 
 /* What a digest needs of a buffer, read once (a buffer never changes). */
 typedef struct {
@@ -113,19 +119,18 @@ typedef struct {
   gsize size;
 } FormBuffer;
 
-typedef struct {
+struct _OpForm {
   gint ref_count;
   guint serial;
   guint64 id;
-  OpWatch *watch;               /* the op's (it outlives every form of it) */
-  gint stamp;
+  guint changes;                /* the op's, when the form was made */
   int lane;
   gsize n_bytes;
   guint8 *bytes;                /* the instance after its GObject header */
   guint n_inputs;
   guint n_outputs;
   FormBuffer *buffers;          /* what it reads, then what it writes */
-} OpForm;
+};
 
 static gpointer
 op_form_ref (gpointer data, gpointer unused)
@@ -155,22 +160,6 @@ op_quark (void)
   if (g_once_init_enter (&quark))
     g_once_init_leave (&quark, g_quark_from_static_string ("accel-journal-op"));
   return (GQuark) quark;
-}
-
-static GQuark
-watch_quark (void)
-{
-  static gsize quark;
-  if (g_once_init_enter (&quark))
-    g_once_init_leave (&quark, g_quark_from_static_string ("accel-journal-watch"));
-  return (GQuark) quark;
-}
-
-static void
-op_notified (GObject *op, GParamSpec *pspec, gpointer data)
-{
-  OpWatch *watch = data;
-  g_atomic_int_inc (&watch->stamp);
 }
 
 static gsize
@@ -203,36 +192,42 @@ add_form_buffer (AccelOp *op, GParamSpec *pspec, AccelBuffer *b, AccelAccess acc
     }
 }
 
-static OpForm *
-op_form (AccelJournal *self, AccelOp *op)
+static gboolean
+op_form_is_current (OpForm *form, AccelJournal *self, AccelOp *op, guint changes)
 {
-  OpForm *form = g_object_dup_qdata (G_OBJECT (op), op_quark (), op_form_ref, NULL);
-  const guint8 *now = (const guint8 *) op + sizeof (GObject);
-  if (G_LIKELY (form && form->serial == self->serial
-                && form->stamp == g_atomic_int_get (&form->watch->stamp)
-                && form->lane == accel_op_get_lane (op)
-                && memcmp (form->bytes, now, form->n_bytes) == 0))
-    return form;
+  return form->serial == self->serial && form->changes == changes && form->lane == accel_op_get_lane (op)
+         && memcmp (form->bytes, (const guint8 *) op + sizeof (GObject), form->n_bytes) == 0;
+}
+
+static void
+remember_form (DeviceInfo *info, AccelOp *op, OpForm *form)
+{
+  if (info->last_form == form)
+    return;
+  op_form_unref (info->last_form);
+  info->last_form = op_form_ref (form, NULL);
+  info->last_op = _accel_op_get_serial (op);
+}
+
+static OpForm *
+op_form (AccelJournal *self, DeviceInfo *info, AccelOp *op)
+{
+  guint changes = _accel_op_get_changes (op);
+  OpForm *form = info->last_form && info->last_op == _accel_op_get_serial (op)
+                 ? op_form_ref (info->last_form, NULL)
+                 : g_object_dup_qdata (G_OBJECT (op), op_quark (), op_form_ref, NULL);
+  if (G_LIKELY (form && op_form_is_current (form, self, op, changes)))
+    {
+      remember_form (info, op, form);
+      return form;
+    }
   op_form_unref (form);
 
-  OpWatch *watch = g_object_get_qdata (G_OBJECT (op), watch_quark ());
-  if (watch == NULL)
-    {
-      /* Set once, by the first device thread to get here. */
-      watch = g_new0 (OpWatch, 1);
-      if (g_object_replace_qdata (G_OBJECT (op), watch_quark (), NULL, watch, g_free, NULL))
-        g_signal_connect (op, "notify", G_CALLBACK (op_notified), watch);
-      else
-        {
-          g_free (watch);
-          watch = g_object_get_qdata (G_OBJECT (op), watch_quark ());
-        }
-    }
+  const guint8 *now = (const guint8 *) op + sizeof (GObject);
   form = g_new0 (OpForm, 1);
   form->ref_count = 1;
   form->serial = self->serial;
-  form->watch = watch;
-  form->stamp = g_atomic_int_get (&watch->stamp);
+  form->changes = changes;
   form->lane = accel_op_get_lane (op);
   form->n_bytes = instance_size (op);
   form->bytes = g_memdup2 (now, form->n_bytes);
@@ -261,6 +256,7 @@ op_form (AccelJournal *self, AccelOp *op)
                                  g_variant_new_array (G_VARIANT_TYPE (ACCEL_JOURNAL_ENTRY_TYPE),
                                                       (GVariant **) entries->pdata, entries->len)));
   g_object_set_qdata_full (G_OBJECT (op), op_quark (), op_form_ref (form, NULL), op_form_unref);
+  remember_form (info, op, form);
   return form;
 }
 
@@ -544,7 +540,7 @@ _accel_journal_execute (AccelJournal *self, AccelDevice *device, AccelWork *work
       return;
     }
 
-  run->form = op_form (self, accel_work_get_op (work));
+  run->form = op_form (self, info, accel_work_get_op (work));
   run->n_inputs = run->form->n_inputs;
   run->n_outputs = run->form->n_outputs;
   guint n = run->n_inputs + run->n_outputs;

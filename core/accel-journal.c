@@ -15,7 +15,6 @@
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 #include <glib/gstdio.h>
 
 #include "accel-config.h"
@@ -24,6 +23,7 @@
 #define WRITE_INTERVAL_MS 50
 #define WAKE_WRITER_BYTES (1 << 20)
 #define MAX_PENDING_BYTES (256 << 20)
+#define KEEP_SPARE_BYTES (8 << 20)      /* a larger burst's array is given back */
 
 
 /**
@@ -67,7 +67,10 @@ write_pending (AccelJournal *self)
   g_mutex_lock (&self->write_lock);
   g_mutex_lock (&self->lock);
   GByteArray *out = self->pending;
-  self->pending = g_byte_array_sized_new (out->len);
+  /* The array written out last time, reused: a new one of a megabyte or
+   * more would be fresh pages, each faulted in by a recording thread. */
+  self->pending = self->spare ? self->spare : g_byte_array_sized_new (out->len);
+  self->spare = NULL;
   g_cond_broadcast (&self->cond);
   g_mutex_unlock (&self->lock);
 
@@ -83,8 +86,8 @@ write_pending (AccelJournal *self)
           pos = ACCEL_JOURNAL_HEADER_SIZE;   /* the file's header, first in a new file */
           continue;
         }
-      guint32 crc = GUINT32_TO_LE (crc32 (0, out->data + pos + 8, length));
-      memcpy (out->data + pos + 4, &crc, 4);
+      guint32 checksum = GUINT32_TO_LE (_accel_journal_checksum (out->data + pos + 8, length));
+      memcpy (out->data + pos + 4, &checksum, 4);
       pos += ((gsize) length + 8 + 7) & ~(gsize) 7;
     }
 
@@ -104,7 +107,15 @@ write_pending (AccelJournal *self)
         }
       done += n;
     }
-  g_byte_array_unref (out);
+  g_mutex_lock (&self->lock);
+  if (self->spare == NULL && out->len <= KEEP_SPARE_BYTES)
+    {
+      g_byte_array_set_size (out, 0);
+      self->spare = g_steal_pointer (&out);
+    }
+  g_mutex_unlock (&self->lock);
+  if (out)
+    g_byte_array_unref (out);
   g_mutex_unlock (&self->write_lock);
 }
 
@@ -393,6 +404,8 @@ accel_journal_finalize (GObject *object)
       close (self->fd);
     }
   g_byte_array_unref (self->pending);
+  if (self->spare)
+    g_byte_array_unref (self->spare);
   g_clear_error (&self->write_error);
   g_mutex_clear (&self->lock);
   g_mutex_clear (&self->write_lock);

@@ -6,6 +6,7 @@
 
 typedef struct {
   int lane;
+  guint64 serial;
   guint changes;             /* atomic: property notifications so far */
   /* The last successful check for a device (see _accel_op_ready_*): */
   gint ready_lock;           /* bit 0, g_bit_lock() */
@@ -338,6 +339,13 @@ _accel_op_get_changes (AccelOp *self)
   return (guint) g_atomic_int_get (&priv->changes);
 }
 
+guint64
+_accel_op_get_serial (AccelOp *self)
+{
+  AccelOpPrivate *priv = accel_op_get_instance_private (self);
+  return priv->serial;
+}
+
 gboolean
 _accel_op_ready_lookup (AccelOp *self, guint64 device, guint kernels, guint changes, gconstpointer *kernel)
 {
@@ -417,8 +425,10 @@ accel_op_class_init (AccelOpClass *klass)
 static void
 accel_op_init (AccelOp *self)
 {
+  static guint64 next_serial;
   AccelOpPrivate *priv = accel_op_get_instance_private (self);
   priv->lane = -1;
+  priv->serial = __atomic_add_fetch (&next_serial, 1, __ATOMIC_RELAXED);
 }
 
 /**

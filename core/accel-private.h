@@ -231,6 +231,9 @@ _accel_cpu_relax (void)
 /* accel-op.c: how many times the op's properties have changed (notify):
  * what a cache of anything made from them compares. */
 guint _accel_op_get_changes (AccelOp *self);
+/* A number no other op object of this process has had: tells an op from
+ * one made later at the same address. */
+guint64 _accel_op_get_serial (AccelOp *self);
 /* The last successful validation of the op and choice of its kernel
  * (NULL where it runs elsewhere), for a device (its serial) and the
  * registry's kernels (their serial), at a count of changes: a submit of

@@ -5,7 +5,6 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <string.h>
-#include <zlib.h>
 
 #include "fuzz-env.h"
 #include "accel-journal-replay.h"
@@ -26,8 +25,8 @@ fix_checksums (const guint8 *data, gsize size)
       length = GUINT32_FROM_LE (length);
       if (length < 8 || length > size - pos - 8)
         break;
-      guint32 crc = GUINT32_TO_LE (crc32 (0, copy + pos + 8, length));
-      memcpy (copy + pos + 4, &crc, 4);
+      guint32 checksum = GUINT32_TO_LE (_accel_journal_checksum (copy + pos + 8, length));
+      memcpy (copy + pos + 4, &checksum, 4);
       pos += ((gsize) length + 8 + 7) & ~(gsize) 7;
     }
   return copy;

@@ -295,7 +295,7 @@ static void
 compare_digests (Outcome *o, const char *what, AccelDType dtype, const AccelJournalDigest *got,
                  const AccelJournalDigest *want)
 {
-  if (got->crc == want->crc && got->n_bytes == want->n_bytes)
+  if (got->hash == want->hash && got->n_bytes == want->n_bytes)
     return;
   double tol = MAX (dtype_tolerance (dtype), o->op_tolerance);
   double slack = tol * (want->l1 + got->l1) / 2 + 1e-300;
@@ -422,7 +422,7 @@ replay_run (AccelJournalReplay *self, AccelJournalRecord *r, AccelReplayResult *
       AccelJournalDigest got = { d->handle };
       _accel_journal_digest (&got, accel_buffer_get_dtype (view), accel_buffer_get_shape (view),
                              g_bytes_get_data (now, NULL));
-      if (d->n_bytes > 0 && (got.crc != d->crc || got.n_bytes != d->n_bytes))
+      if (d->n_bytes > 0 && (got.hash != d->hash || got.n_bytes != d->n_bytes))
         result->inputs_diverged = TRUE;
       if (r->bytes && r->bytes[i] && d->n_bytes == got.n_bytes)
         {

@@ -101,6 +101,7 @@ run_session (AccelDevice *dev, gboolean scribble)
 typedef struct {
   int status;
   char *output;
+  char *errors;             /* what it said on stderr */
   guint ops, identical, agree, differ, failed, recorded_failures, skipped;
 } Replay;
 
@@ -108,6 +109,7 @@ static void
 replay_clear (Replay *r)
 {
   g_free (r->output);
+  g_free (r->errors);
 }
 
 static void
@@ -128,6 +130,7 @@ replay (Replay *r, const char *path, const char *scribble, const char *extra_arg
   r->status = WEXITSTATUS (wait_status);
   if (err && *err)
     g_test_message ("accel-replay said on stderr: %s", err);
+  r->errors = g_steal_pointer (&err);
 
   g_auto(GStrv) lines = g_strsplit (r->output, "\n", -1);
   gboolean found = FALSE;
@@ -292,6 +295,17 @@ test_damaged (void)
   Replay r;
   replay (&r, path, NULL, NULL);
   g_assert_cmpint (r.status, ==, 2);
+  replay_clear (&r);
+
+  /* A journal of another version (1 had other checksums): refused, by
+   * its version, before any record is read. */
+  g_autofree char *old = g_memdup2 (data, size);
+  guint32 version = GUINT32_TO_LE (1);
+  memcpy (old + 8, &version, 4);
+  g_assert_true (g_file_set_contents (path, old, size, &error));
+  replay (&r, path, NULL, NULL);
+  g_assert_cmpint (r.status, ==, 2);
+  g_assert_nonnull (strstr (r.errors, "A journal of version 1; this Accel reads version 2"));
   replay_clear (&r);
   remove_journal (path);
 }
