@@ -556,6 +556,36 @@ accel_image_check_same_format_ (AccelOp *op, const AccelImage *src, const AccelI
   return FALSE;
 }
 
+/**
+ * accel_image_get_max_shrink:
+ * @method: how the op interpolates
+ * @dst_format: the destination's pixel format
+ * @convert: whether the op converts colour (`convert-color`) rather than
+ *   scaling within one format (`resize`)
+ *
+ * How many times an image op shrinks each axis at most in one step: area
+ * and lanczos3 widen their taps by the shrink, up to 8 times; a conversion
+ * into subsampled chroma takes each chroma sample from the area of twice
+ * as many finer ones (16 times). A larger
+ * shrink takes several ops, each within this (as `accelconvertscale` does).
+ *
+ * Returns: the largest ratio of source to destination size on an axis, or
+ *   %G_MAXINT where there is no such limit
+ */
+int
+accel_image_get_max_shrink (AccelInterpolation method, AccelImageFormat dst_format, gboolean convert)
+{
+  const FormatInfo *info = format_info (dst_format);
+  g_return_val_if_fail (info != NULL, ACCEL_IMAGE_MAX_SHRINK);
+  int limit = G_MAXINT;
+  if (method == ACCEL_INTERPOLATION_AREA || method == ACCEL_INTERPOLATION_LANCZOS3)
+    limit = ACCEL_IMAGE_MAX_SHRINK;
+  for (guint s = 0; convert && s < info->n_samples; s++)
+    if (info->samples[s].sub_x > 1 || info->samples[s].sub_y > 1)
+      limit = MIN (limit, 2 * ACCEL_IMAGE_MAX_SHRINK);
+  return limit;
+}
+
 gboolean
 accel_image_check_scale_ (AccelOp *op,
                           AccelInterpolation method,
@@ -564,14 +594,7 @@ accel_image_check_scale_ (AccelOp *op,
                           const AccelImageLayout *dst,
                           GError **error)
 {
-  /* Area and lanczos widen their taps by the shrink; so does the area a
-   * converted chroma sample takes from finer samples (twice the shrink). */
-  int limit = G_MAXINT;
-  if (method == ACCEL_INTERPOLATION_AREA || method == ACCEL_INTERPOLATION_LANCZOS3)
-    limit = ACCEL_IMAGE_MAX_SHRINK;
-  for (guint s = 0; convert && s < dst->n_samples; s++)
-    if (dst->samples[s].sub_x > 1 || dst->samples[s].sub_y > 1)
-      limit = MIN (limit, 2 * ACCEL_IMAGE_MAX_SHRINK);
+  int limit = accel_image_get_max_shrink (method, dst->format, convert);
   if (src->width > (gint64) dst->width * limit || src->height > (gint64) dst->height * limit)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,

@@ -149,6 +149,8 @@ ACCEL_API
 gboolean accel_image_format_has_alpha (AccelImageFormat format);
 ACCEL_API
 guint accel_image_format_get_n_planes (AccelImageFormat format);
+ACCEL_API
+int accel_image_get_max_shrink (AccelInterpolation method, AccelImageFormat dst_format, gboolean convert);
 
 ACCEL_API
 gboolean accel_image_layout_init (AccelImageLayout *layout,

@@ -7,7 +7,15 @@
  *     ! accelconvertscale device=cuda:0 ! video/x-raw,format=RGBA,width=1920,height=1080 ! fakesink
  *
  * Same format and colorimetry: resize, plane by plane; otherwise
- * convert-color, which scales as it converts.
+ * convert-color, which scales as it converts. Where that op cannot shrink
+ * as far as asked in one step (accel_image_get_max_shrink(): area and
+ * lanczos3 8 times an axis, a conversion into subsampled chroma 16), the
+ * frame is first shrunk in its own format by resize steps, with the same
+ * method, each within what resize takes: backwards from the destination,
+ * the op reads the largest size it can take and each step before makes
+ * the largest its successor can take, so that the fewest and the gentlest
+ * steps go first. (videoconvertscale has no limit; this keeps that
+ * promise.)
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -51,6 +59,36 @@ gst_accel_convert_scale_transform_caps (GstBaseTransform *trans, GstPadDirection
   return gst_accel_caps_finish (open, filter);
 }
 
+/* The resize steps before an op that shrinks at most @limit times an axis
+ * (see the top of this file). */
+static void
+add_shrink_steps (GstAccelConvertScale *self, const GstVideoInfo *in, AccelImageFormat format, int out_width,
+                  int out_height, int limit, AccelInterpolation method)
+{
+  gint64 in_w = GST_VIDEO_INFO_WIDTH (in), in_h = GST_VIDEO_INFO_HEIGHT (in);
+  gint64 w = out_width, h = out_height, lim = limit;
+  int step_limit = accel_image_get_max_shrink (method, format, FALSE);
+  gint64 sizes[2][8];
+  guint n = 0;
+  while ((in_w > w * lim || in_h > h * lim) && n < G_N_ELEMENTS (sizes[0]))
+    {
+      w = sizes[0][n] = MIN (in_w, w * lim);
+      h = sizes[1][n] = MIN (in_h, h * lim);
+      n++;
+      lim = step_limit;
+    }
+  for (guint i = n; i-- > 0;)
+    {
+      GstVideoInfo info;
+      gst_video_info_set_format (&info, GST_VIDEO_INFO_FORMAT (in), (guint) sizes[0][i], (guint) sizes[1][i]);
+      info.colorimetry = in->colorimetry;
+      info.chroma_site = in->chroma_site;
+      GST_DEBUG_OBJECT (self, "shrinking to %" G_GINT64_FORMAT " x %" G_GINT64_FORMAT " first", sizes[0][i],
+                        sizes[1][i]);
+      gst_accel_transform_add_step (GST_ACCEL_TRANSFORM (self), accel_resize_new (NULL, NULL, method), &info);
+    }
+}
+
 static AccelOp *
 gst_accel_convert_scale_make_op (GstAccelTransform *trans, const GstVideoInfo *in, const GstVideoInfo *out,
                                  GError **error)
@@ -74,7 +112,10 @@ gst_accel_convert_scale_make_op (GstAccelTransform *trans, const GstVideoInfo *i
   /* The same size is a copy: nearest makes it exact whatever the method. */
   AccelInterpolation method = same_size ? ACCEL_INTERPOLATION_NEAREST : self->method;
   gboolean yuv = !accel_image_format_is_rgb (inf);
-  if (inf == outf && (!yuv || (im == om && ir == or && is == os)))
+  gboolean convert = !(inf == outf && (!yuv || (im == om && ir == or && is == os)));
+  add_shrink_steps (self, in, inf, GST_VIDEO_INFO_WIDTH (out), GST_VIDEO_INFO_HEIGHT (out),
+                    accel_image_get_max_shrink (method, outf, convert), method);
+  if (!convert)
     return accel_resize_new (NULL, NULL, method);
 
   AccelOp *op = accel_convert_color_new (NULL, NULL);

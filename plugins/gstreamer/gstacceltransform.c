@@ -2,7 +2,9 @@
  * and accelfilter.
  *
  * Each frame runs one image op (made by the subclass for the negotiated
- * caps) on the element's device, blocking until it is done. Frames come
+ * caps) on the element's device, blocking until it is done; the subclass
+ * may put steps before it, each an op into a frame the element keeps on
+ * the device (accelconvertscale shrinks in steps where one op cannot). Frames come
  * and go either in host memory, uploaded into and downloaded from device
  * buffers the element keeps, or as memory:AccelBuffer (a GstAccelMemory
  * on the same device), used in place: a chain of Accel elements moves
@@ -38,7 +40,23 @@ typedef struct {
   guint generation;              /* of the device when the element last ran well */
   AccelBuffer *upload;           /* staging for host input */
   AccelBuffer *download;         /* staging for host output */
+  GPtrArray *steps;              /* Step, run before op */
 } GstAccelTransformPrivate;
+
+typedef struct {
+  AccelOp *op;
+  GstVideoInfo info;             /* of its output */
+  AccelBuffer *frame;            /* its output, on the device */
+} Step;
+
+static void
+step_free (gpointer data)
+{
+  Step *step = data;
+  g_clear_object (&step->op);
+  g_clear_object (&step->frame);
+  g_free (step);
+}
 
 G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (GstAccelTransform, gst_accel_transform, GST_TYPE_BASE_TRANSFORM)
 
@@ -235,6 +253,8 @@ drop_device_buffers (GstAccelTransform *self)
   GstAccelTransformPrivate *priv = gst_accel_transform_get_instance_private (self);
   g_clear_object (&priv->upload);
   g_clear_object (&priv->download);
+  for (guint i = 0; i < priv->steps->len; i++)
+    g_clear_object (&((Step *) priv->steps->pdata[i])->frame);
 }
 
 /* A staging buffer of exactly @size bytes, in the device's current generation. */
@@ -306,6 +326,7 @@ gst_accel_transform_stop (GstBaseTransform *trans)
     gst_buffer_pool_set_active (priv->pool, FALSE);
   g_clear_object (&priv->pool);
   g_clear_object (&priv->op);
+  g_ptr_array_set_size (priv->steps, 0);
   g_clear_object (&priv->allocator);
   g_clear_object (&priv->device);
   return TRUE;
@@ -323,6 +344,7 @@ gst_accel_transform_set_caps (GstBaseTransform *trans, GstCaps *incaps, GstCaps 
   priv->in_device = caps_on_device (incaps);
   priv->out_device = caps_on_device (outcaps);
   g_clear_object (&priv->op);
+  g_ptr_array_set_size (priv->steps, 0);
   priv->op = GST_ACCEL_TRANSFORM_GET_CLASS (self)->make_op (self, &priv->in_info, &priv->out_info, &error);
   if (priv->op == NULL)
     {
@@ -426,6 +448,25 @@ is_fault (const GError *error)
       || g_error_matches (error, ACCEL_ERROR, ACCEL_ERROR_STALE_BUFFER);
 }
 
+/* @op from @src (@src_info, laid out as @src_meta says where given) into
+ * @dst, blocking; the op holds no frame afterwards. */
+static gboolean
+run_op (GstAccelTransform *self, AccelOp *op, AccelBuffer *src, const GstVideoInfo *src_info,
+        GstVideoMeta *src_meta, AccelBuffer *dst, const GstVideoInfo *dst_info, GstVideoMeta *dst_meta,
+        GError **error)
+{
+  GstAccelTransformPrivate *priv = gst_accel_transform_get_instance_private (self);
+  if (!set_image (op, "src", src, src_info, src_meta, TRUE)
+      || !set_image (op, "dst", dst, dst_info, dst_meta, op_has_property (op, "dst-format")))
+    {
+      g_set_error_literal (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT, "a frame's layout does not fit");
+      return FALSE;
+    }
+  gboolean ok = accel_device_submit (priv->device, op, NULL, error);
+  g_object_set (op, "src", NULL, "dst", NULL, NULL);
+  return ok;
+}
+
 /* One attempt at a frame: the input on the device, the op, the output
  * where it goes. */
 static gboolean
@@ -453,19 +494,23 @@ run_frame (GstAccelTransform *self, GstBuffer *inbuf, GstBuffer *outbuf, GError 
   if (dst == NULL && (dst = staging (self, &priv->download, out_size, error)) == NULL)
     return FALSE;
 
-  if (!set_image (priv->op, "src", src, &priv->in_info, gst_buffer_get_video_meta (inbuf), TRUE)
-      || !set_image (priv->op, "dst", dst, &priv->out_info, gst_buffer_get_video_meta (outbuf),
-                     op_has_property (priv->op, "dst-format")))
+  const GstVideoInfo *src_info = &priv->in_info;
+  GstVideoMeta *src_meta = gst_buffer_get_video_meta (inbuf);
+  for (guint i = 0; i < priv->steps->len; i++)
     {
-      g_set_error_literal (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT, "a frame's layout does not fit");
-      return FALSE;
+      Step *step = priv->steps->pdata[i];
+      if (staging (self, &step->frame, GST_VIDEO_INFO_SIZE (&step->info), error) == NULL
+          || !run_op (self, step->op, src, src_info, src_meta, step->frame, &step->info, NULL, error))
+        return FALSE;
+      src = step->frame;
+      src_info = &step->info;
+      src_meta = NULL;
     }
-  gboolean ok = accel_device_submit (priv->device, priv->op, NULL, error);
-  /* The op holds no frame between frames. */
-  g_object_set (priv->op, "src", NULL, "dst", NULL, NULL);
-  if (!ok)
+  if (!run_op (self, priv->op, src, src_info, src_meta, dst, &priv->out_info, gst_buffer_get_video_meta (outbuf),
+               error))
     return FALSE;
 
+  gboolean ok = TRUE;
   if (dst == priv->download)
     {
       GstMapInfo map;
@@ -658,6 +703,7 @@ gst_accel_transform_finalize (GObject *object)
   GstAccelTransformPrivate *priv = gst_accel_transform_get_instance_private (self);
 
   g_free (priv->device_name);
+  g_ptr_array_unref (priv->steps);
   G_OBJECT_CLASS (gst_accel_transform_parent_class)->finalize (object);
 }
 
@@ -701,6 +747,8 @@ gst_accel_transform_class_init (GstAccelTransformClass *klass)
 static void
 gst_accel_transform_init (GstAccelTransform *self)
 {
+  GstAccelTransformPrivate *priv = gst_accel_transform_get_instance_private (self);
+  priv->steps = g_ptr_array_new_with_free_func (step_free);
 }
 
 /**
@@ -714,4 +762,24 @@ gst_accel_transform_get_device (GstAccelTransform *self)
 {
   GstAccelTransformPrivate *priv = gst_accel_transform_get_instance_private (self);
   return priv->device;
+}
+
+/**
+ * gst_accel_transform_add_step:
+ * @self: an Accel element, in its make_op
+ * @op: (transfer full): an image op
+ * @info: the frames @op makes
+ *
+ * Puts a step before the element's op: @op turns each frame (or the
+ * previous step's output) into a frame of @info, which the element keeps
+ * on its device; the element's op reads the last step's.
+ */
+void
+gst_accel_transform_add_step (GstAccelTransform *self, AccelOp *op, const GstVideoInfo *info)
+{
+  GstAccelTransformPrivate *priv = gst_accel_transform_get_instance_private (self);
+  Step *step = g_new0 (Step, 1);
+  step->op = op;
+  step->info = *info;
+  g_ptr_array_add (priv->steps, step);
 }

@@ -60,6 +60,12 @@ struct _GstAccelTransformClass {
 
 AccelDevice *gst_accel_transform_get_device (GstAccelTransform *self);
 
+/* For make_op: a step that runs before the op, from the frame (or the
+ * step before) into a frame of @info on the device, by @op (an image op
+ * whose `src` and `dst` images the base class sets, as for the op; the
+ * step takes it). Steps run in the order added; the op reads the last. */
+void gst_accel_transform_add_step (GstAccelTransform *self, AccelOp *op, const GstVideoInfo *info);
+
 /* Both features (memory:AccelBuffer first) of every structure of @caps,
  * within the elements' formats, then @filter (nullable) first. Takes
  * @caps. */

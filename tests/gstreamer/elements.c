@@ -105,43 +105,99 @@ set_colorimetry (AccelOp *op, const char *side, AccelColorMatrix m, AccelColorRa
   g_object_set (op, matrix, m, range, r, siting, s, NULL);
 }
 
-/* appsrc ! accelconvertscale ! appsink: NV12 to RGBA at another size,
- * frame for frame the reference op's bytes. */
+/* What accelconvertscale makes of @src (NV12 of colorimetry @m, @r, @s)
+ * into @want (of the default colorimetry): convert-color, after the resize
+ * steps that the element's documentation promises where the op cannot
+ * shrink so far in one step. Backwards from the destination, the op reads
+ * the largest image it can shrink from, and each step before makes the
+ * largest its successor can shrink from. */
+static void
+reference_convert_scale (ItImage *src, ItImage *want, AccelColorMatrix m, AccelColorRange r, AccelChromaSiting s,
+                         AccelInterpolation method)
+{
+  gint64 w = want->width, h = want->height;
+  gint64 lim = accel_image_get_max_shrink (method, want->format, TRUE);
+  int sizes[2][8], n = 0;
+  while (src->width > w * lim || src->height > h * lim)
+    {
+      g_assert_cmpint (n, <, 8);
+      w = sizes[0][n] = MIN (src->width, w * lim);
+      h = sizes[1][n] = MIN (src->height, h * lim);
+      n++;
+      lim = accel_image_get_max_shrink (method, src->format, FALSE);
+    }
+  g_autoptr(GPtrArray) steps = g_ptr_array_new_with_free_func ((GDestroyNotify) it_image_free);
+  ItImage *from = src;
+  for (int i = n - 1; i >= 0; i--)
+    {
+      ItImage *to = it_image_new (test_cpu, src->format, sizes[0][i], sizes[1][i], FALSE);
+      g_ptr_array_add (steps, to);
+      g_autoptr(AccelOp) resize = accel_resize_new (NULL, NULL, method);
+      it_set_src (resize, from);
+      it_set_dst (resize, to, TRUE);
+      submit (resize);
+      from = to;
+    }
+  g_autoptr(AccelOp) op = accel_convert_color_new (NULL, NULL);
+  it_set_src (op, from);
+  it_set_dst (op, want, TRUE);
+  set_colorimetry (op, "src", m, r, s);
+  set_colorimetry (op, "dst", 0, 0, 0);
+  g_object_set (op, "method", method, NULL);
+  submit (op);
+  it_image_download (want);
+}
+
+/* appsrc ! accelconvertscale ! appsink from NV12 of @sw × @sh to @dst_format
+ * of @dw × @dh: two frames, each the reference's bytes. */
+static void
+check_convertscale (int sw, int sh, AccelImageFormat dst_format, int dw, int dh, AccelInterpolation method)
+{
+  AccelColorMatrix m = g_test_rand_int_range (0, 3);
+  AccelColorRange r = g_test_rand_int_range (0, 2);
+  AccelChromaSiting s = g_test_rand_int_range (0, 3);
+  g_autofree char *in_caps = it_gst_caps (ACCEL_IMAGE_FORMAT_NV12, sw, sh, m, r, s);
+  g_autofree char *out_caps = it_gst_caps (dst_format, dw, dh, 0, 0, 0);
+  g_autofree char *middle = g_strdup_printf ("accelconvertscale device=cpu:0 method=%d ! %s", method, out_caps);
+  g_autofree char *what = g_strdup_printf ("accelconvertscale NV12 %d x %d -> %s %d x %d, method %d", sw, sh,
+                                           it_format_name (dst_format), dw, dh, method);
+  Pipeline p = { 0 };
+  pipeline_start (&p, in_caps, middle);
+
+  for (int frame = 0; frame < 2; frame++)
+    {
+      g_autoptr(ItImage) src = it_image_new_for_caps (test_cpu, ACCEL_IMAGE_FORMAT_NV12, in_caps);
+      g_autoptr(GstSample) sample = push_pull (&p, src, FALSE);
+      assert_sample (&p, sample);
+      g_autoptr(ItImage) got = it_image_from_sample (test_cpu, sample, dst_format);
+      g_autoptr(ItImage) want = it_image_new (test_cpu, dst_format, dw, dh, TRUE);
+      reference_convert_scale (src, want, m, r, s, method);
+      it_assert_close (what, got, want, 0);
+    }
+  pipeline_stop (&p);
+}
+
+/* NV12 to RGBA at another size, up to 12 times smaller an axis. */
 static void
 test_convertscale_host (void)
 {
   for (int round = 0; round < 3; round++)
-    {
-      int sw = 2 * g_random_int_range (20, 60) + 1, sh = 2 * g_random_int_range (10, 40) + 1;
-      int dw = g_random_int_range (10, 130), dh = g_random_int_range (10, 90);
-      AccelColorMatrix m = g_random_int_range (0, 3);
-      AccelColorRange r = g_random_int_range (0, 2);
-      AccelChromaSiting s = g_random_int_range (0, 3);
-      AccelInterpolation method = g_random_int_range (0, 5);
-      g_autofree char *in_caps = it_gst_caps (ACCEL_IMAGE_FORMAT_NV12, sw, sh, m, r, s);
-      g_autofree char *out_caps = it_gst_caps (ACCEL_IMAGE_FORMAT_RGBA, dw, dh, 0, 0, 0);
-      g_autofree char *middle = g_strdup_printf ("accelconvertscale device=cpu:0 method=%d ! %s", method, out_caps);
-      Pipeline p = { 0 };
-      pipeline_start (&p, in_caps, middle);
+    check_convertscale (2 * g_test_rand_int_range (20, 60) + 1, 2 * g_test_rand_int_range (10, 40) + 1,
+                        ACCEL_IMAGE_FORMAT_RGBA, g_test_rand_int_range (10, 130), g_test_rand_int_range (10, 90),
+                        g_test_rand_int_range (0, 5));
+}
 
-      for (int frame = 0; frame < 2; frame++)
-        {
-          g_autoptr(ItImage) src = it_image_new_for_caps (test_cpu, ACCEL_IMAGE_FORMAT_NV12, in_caps);
-          g_autoptr(GstSample) sample = push_pull (&p, src, FALSE);
-          assert_sample (&p, sample);
-          g_autoptr(ItImage) got = it_image_from_sample (test_cpu, sample, ACCEL_IMAGE_FORMAT_RGBA);
-          g_autoptr(ItImage) want = it_image_new (test_cpu, ACCEL_IMAGE_FORMAT_RGBA, dw, dh, TRUE);
-          g_autoptr(AccelOp) op = accel_convert_color_new (NULL, NULL);
-          it_set_src (op, src);
-          it_set_dst (op, want, TRUE);
-          set_colorimetry (op, "src", m, r, s);
-          g_object_set (op, "method", method, NULL);
-          submit (op);
-          it_image_download (want);
-          it_assert_close ("accelconvertscale NV12 -> RGBA", got, want, 0);
-        }
-      pipeline_stop (&p);
-    }
+/* 13 to 67 times smaller an axis, beyond what one op takes for area and
+ * lanczos3 (8) and for a subsampled destination (16): by every method, into
+ * RGBA and into I420. */
+static void
+test_convertscale_large_shrink (void)
+{
+  static const AccelImageFormat formats[] = { ACCEL_IMAGE_FORMAT_RGBA, ACCEL_IMAGE_FORMAT_I420 };
+  for (guint f = 0; f < G_N_ELEMENTS (formats); f++)
+    for (int method = 0; method < 5; method++)
+      check_convertscale (2 * g_test_rand_int_range (60, 100) + 1, 2 * g_test_rand_int_range (40, 70) + 1,
+                          formats[f], g_test_rand_int_range (3, 10), g_test_rand_int_range (2, 7), method);
 }
 
 /* accelfilter runs the op it is given with the parameters set on it. */
@@ -157,7 +213,7 @@ test_filter_host (void)
   for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
     {
       AccelImageFormat f = i % 2 ? ACCEL_IMAGE_FORMAT_I420 : ACCEL_IMAGE_FORMAT_RGBA;
-      int w = 2 * g_random_int_range (10, 50) + 1, h = 2 * g_random_int_range (10, 40) + 1;
+      int w = 2 * g_test_rand_int_range (10, 50) + 1, h = 2 * g_test_rand_int_range (10, 40) + 1;
       g_autofree char *caps = it_gst_caps (f, w, h, 1, 0, 1);
       g_autofree char *middle = g_strdup_printf ("accelfilter device=cpu:0 %s", ops[i]);
       Pipeline p = { 0 };
@@ -437,6 +493,7 @@ main (int argc, char **argv)
   g_assert_no_error (error);
 
   g_test_add_func ("/gst/convertscale/host", test_convertscale_host);
+  g_test_add_func ("/gst/convertscale/large-shrink", test_convertscale_large_shrink);
   g_test_add_func ("/gst/filter/host", test_filter_host);
   g_test_add_func ("/gst/filter/bad-parameters", test_filter_bad_parameters);
   g_test_add_func ("/gst/caps", test_caps);
