@@ -7,7 +7,8 @@
  * rounds, and each figure is the median of its rounds, so that what else
  * the machine does weighs on both alike. Beside the wall-clock figures,
  * the CPU time the device's thread spends per pipelined op (from
- * /proc/self/task), which other load on the machine does not inflate.
+ * /proc/self/task/TID/schedstat), which other load on the machine does
+ * not inflate.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -48,7 +49,9 @@ pipe_done (GObject *source, GAsyncResult *result, gpointer data)
     }
 }
 
-/* CPU seconds used so far by this process's threads named @comm. */
+/* CPU seconds used so far by this process's threads named @comm: from
+ * each thread's schedstat (nanoseconds), or its stat (clock ticks, 10 ms)
+ * where the kernel keeps no schedstat. */
 static double
 thread_cpu (const char *comm)
 {
@@ -63,9 +66,15 @@ thread_cpu (const char *comm)
       if (!g_file_get_contents (path, &stat, NULL, NULL))
         continue;
       const char *open = strchr (stat, '('), *close = strrchr (stat, ')');
+      if (!(open && close && (gsize) (close - open - 1) == strlen (comm) && strncmp (open + 1, comm, close - open - 1) == 0))
+        continue;
+      g_autofree char *sched_path = g_strdup_printf ("/proc/self/task/%s/schedstat", tid);
+      g_autofree char *sched = NULL;
+      unsigned long long ns;
       unsigned long utime, stime;
-      if (open && close && (gsize) (close - open - 1) == strlen (comm) && strncmp (open + 1, comm, close - open - 1) == 0
-          && sscanf (close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) == 2)
+      if (g_file_get_contents (sched_path, &sched, NULL, NULL) && sscanf (sched, "%llu", &ns) == 1)
+        total += ns * 1e-9;
+      else if (sscanf (close + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) == 2)
         total += (double) (utime + stime) / ticks;
     }
   return total;
