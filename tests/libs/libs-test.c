@@ -4,6 +4,7 @@
 #include <string.h>
 #include <accel-half.h>
 #include "libs-test.h"
+#include "accel-test-values.h"
 
 static AccelSystem *lt_system;
 static AccelDevice *device;        /* under test, NULL if absent */
@@ -112,53 +113,10 @@ lt_new (AccelDType dtype, const gint64 *dims, guint rank, const double *values)
   return b;
 }
 
-static void
-store (AccelDType dtype, guint8 *p, double v)
-{
-  switch (dtype)
-    {
-    case ACCEL_DTYPE_F16: { guint16 h = accel_f16_from_f64 (v); memcpy (p, &h, 2); } break;
-    case ACCEL_DTYPE_BF16: { guint16 h = accel_bf16_from_f64 (v); memcpy (p, &h, 2); } break;
-    case ACCEL_DTYPE_FP8_E4M3: *p = accel_fp8_e4m3_from_f64 (v); break;
-    case ACCEL_DTYPE_FP8_E5M2: *p = accel_fp8_e5m2_from_f64 (v); break;
-    case ACCEL_DTYPE_F32: { float f = (float) v; memcpy (p, &f, 4); } break;
-    case ACCEL_DTYPE_F64: memcpy (p, &v, 8); break;
-    case ACCEL_DTYPE_I8: { gint8 x = (gint8) v; memcpy (p, &x, 1); } break;
-    case ACCEL_DTYPE_U8: { guint8 x = (guint8) v; memcpy (p, &x, 1); } break;
-    case ACCEL_DTYPE_I32: { gint32 x = (gint32) (gint64) v; memcpy (p, &x, 4); } break;
-    case ACCEL_DTYPE_U32: { guint32 x = (guint32) (gint64) v; memcpy (p, &x, 4); } break;
-    case ACCEL_DTYPE_I64: { gint64 x = (gint64) v; memcpy (p, &x, 8); } break;
-    default: g_assert_not_reached ();
-    }
-}
-
-static double
-load (AccelDType dtype, const guint8 *p)
-{
-  switch (dtype)
-    {
-    case ACCEL_DTYPE_F16: { guint16 h; memcpy (&h, p, 2); return accel_f16_to_f32 (h); }
-    case ACCEL_DTYPE_BF16: { guint16 h; memcpy (&h, p, 2); return accel_bf16_to_f32 (h); }
-    case ACCEL_DTYPE_FP8_E4M3: return accel_fp8_e4m3_to_f32 (*p);
-    case ACCEL_DTYPE_FP8_E5M2: return accel_fp8_e5m2_to_f32 (*p);
-    case ACCEL_DTYPE_F32: { float f; memcpy (&f, p, 4); return f; }
-    case ACCEL_DTYPE_F64: { double d; memcpy (&d, p, 8); return d; }
-    case ACCEL_DTYPE_I8: return (gint8) *p;
-    case ACCEL_DTYPE_U8: return *p;
-    case ACCEL_DTYPE_I32: { gint32 x; memcpy (&x, p, 4); return x; }
-    case ACCEL_DTYPE_U32: { guint32 x; memcpy (&x, p, 4); return x; }
-    case ACCEL_DTYPE_I64: { gint64 x; memcpy (&x, p, 8); return (double) x; }
-    default: g_assert_not_reached ();
-    }
-  return 0;
-}
-
 double
 lt_round (AccelDType dtype, double v)
 {
-  guint8 bytes[8];
-  store (dtype, bytes, v);
-  return load (dtype, bytes);
+  return accel_test_round_to (dtype, v);
 }
 
 double *
@@ -176,31 +134,13 @@ lt_random (AccelDType dtype, gint64 n, double lo, double hi)
 void
 lt_write (AccelBuffer *buffer, const double *values)
 {
-  g_autoptr(GError) error = NULL;
-  AccelDType dt = accel_buffer_get_dtype (buffer);
-  gsize es = accel_dtype_get_size (dt);
-  gint64 n = accel_buffer_get_n_elements (buffer);
-  g_autofree guint8 *bytes = g_malloc (MAX (n * es, 1));
-  for (gint64 i = 0; i < n; i++)
-    store (dt, bytes + i * es, values[i]);
-  accel_buffer_write (buffer, bytes, n * es, &error);
-  g_assert_no_error (error);
+  accel_test_write_values (buffer, values);
 }
 
 double *
 lt_read (AccelBuffer *buffer)
 {
-  g_autoptr(GError) error = NULL;
-  AccelDType dt = accel_buffer_get_dtype (buffer);
-  gsize es = accel_dtype_get_size (dt);
-  gint64 n = accel_buffer_get_n_elements (buffer);
-  g_autofree guint8 *bytes = g_malloc (MAX (n * es, 1));
-  accel_buffer_read (buffer, bytes, n * es, &error);
-  g_assert_no_error (error);
-  double *v = g_new (double, MAX (n, 1));
-  for (gint64 i = 0; i < n; i++)
-    v[i] = load (dt, bytes + i * es);
-  return v;
+  return accel_test_read_values (buffer);
 }
 
 void

@@ -3,6 +3,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "patterns-test.h"
+#include "accel-test-values.h"
 
 #include <math.h>
 #include <string.h>
@@ -106,13 +107,7 @@ pt_run (void)
 double
 pt_round (AccelDType dtype, double v)
 {
-  switch (dtype)
-    {
-    case ACCEL_DTYPE_F16: return accel_f16_to_f32 (accel_f16_from_f64 (v));
-    case ACCEL_DTYPE_BF16: return accel_bf16_to_f32 (accel_bf16_from_f64 (v));
-    case ACCEL_DTYPE_F32: return (float) v;
-    default: return v;
-    }
+  return accel_test_round_to (dtype, v);
 }
 
 double
@@ -130,12 +125,7 @@ pt_eps (AccelDType dtype)
 double *
 pt_random (AccelDType dtype, gsize n, double lo, double hi)
 {
-  double *v = g_new (double, MAX (n, 1));
-  for (gsize i = 0; i < n; i++)
-    do
-      v[i] = pt_round (dtype, g_test_rand_double_range (lo, hi));
-    while (v[i] == 0);
-  return v;
+  return accel_test_random_values (dtype, n, lo, hi);
 }
 
 GBytes *
