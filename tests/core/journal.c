@@ -310,6 +310,65 @@ test_damaged (void)
   remove_journal (path);
 }
 
+/* The records one blocking submit of @op adds. */
+static guint64
+records_of (AccelDevice *dev, AccelJournal *journal, AccelOp *op)
+{
+  g_autoptr(GError) error = NULL;
+  /* Work is recorded once it completed, maybe after its caller returned:
+   * what came before first (an upload), then the op. */
+  g_assert_true (accel_device_synchronize (dev, &error));
+  guint64 before = accel_journal_get_n_records (journal);
+  g_assert_true (accel_device_submit (dev, op, NULL, &error));
+  g_assert_true (accel_device_synchronize (dev, &error));
+  g_assert_no_error (error);
+  return accel_journal_get_n_records (journal) - before;
+}
+
+/* An op is recorded (an OP record) once per state: run again unchanged it
+ * adds a RUN only; changed, or a new op object (even one made at the
+ * address of a freed one, with the same bytes), it adds its OP again. */
+static void
+test_op_states (void)
+{
+  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AccelDevice) dev = accel_system_get_device (system, "cpu:0", &error);
+  g_assert_no_error (error);
+  g_autofree char *path = journal_path ("states.journal");
+  g_autoptr(AccelJournal) journal = accel_journal_new (path, ACCEL_JOURNAL_FLAGS_NONE, &error);
+  g_assert_no_error (error);
+  g_object_set (dev, "journal", journal, NULL);
+
+  g_autoptr(AccelShape) shape = accel_shape_new_1d (g_test_rand_int_range (1, 40));
+  g_autoptr(AccelBuffer) buf = upload_random (dev, ACCEL_DTYPE_F32, shape);
+  double value = g_test_rand_double_range (-5, 5);
+  for (guint round = 0; round < 4; round++)
+    {
+      AccelOp *op = accel_fill_new (buf, value);
+      g_assert_cmpuint (records_of (dev, journal, op), ==, 2);   /* OP, RUN */
+      g_assert_cmpuint (records_of (dev, journal, op), ==, 1);   /* RUN */
+      g_object_set (op, "value", value + 1, NULL);
+      g_assert_cmpuint (records_of (dev, journal, op), ==, 2);
+      g_object_set (op, "value", value, NULL);
+      g_assert_cmpuint (records_of (dev, journal, op), ==, 2);
+      g_assert_cmpuint (records_of (dev, journal, op), ==, 1);
+      g_object_unref (op);   /* the next one is likely made where it was */
+    }
+  g_object_set (dev, "journal", NULL, NULL);
+  g_assert_true (accel_device_synchronize (dev, &error));
+  g_assert_true (accel_journal_flush (journal, &error));
+  g_assert_no_error (error);
+
+  Replay r;
+  replay (&r, path, NULL, NULL);
+  g_assert_cmpint (r.status, ==, 0);
+  g_assert_cmpuint (r.ops, ==, 4 * 5);
+  g_assert_cmpuint (r.identical + r.agree, ==, r.ops);
+  replay_clear (&r);
+  remove_journal (path);
+}
+
 /* Recorded where `scribble` writes 1, replayed where it writes 2. */
 static void
 test_finds_difference (void)
@@ -369,5 +428,6 @@ main (int argc, char **argv)
   g_test_add_func ("/journal/remote", test_remote);
   g_test_add_func ("/journal/damaged", test_damaged);
   g_test_add_func ("/journal/finds-difference", test_finds_difference);
+  g_test_add_func ("/journal/op-states", test_op_states);
   return g_test_run ();
 }
