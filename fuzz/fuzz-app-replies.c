@@ -90,14 +90,6 @@ handle (GVariant *message, gpointer data)
 }
 
 int
-LLVMFuzzerInitialize (int *argc, char ***argv)
-{
-  accel_fuzz_get_system ();
-  accel_fuzz_make_warnings_fatal ();
-  return 0;
-}
-
-int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   g_autoptr(GError) error = NULL;

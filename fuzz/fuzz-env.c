@@ -58,10 +58,15 @@ log_writer (GLogLevelFlags level, const GLogField *fields, gsize n_fields, gpoin
   return g_log_writer_standard_streams (level, fields, n_fields, data);
 }
 
-void
-accel_fuzz_make_warnings_fatal (void)
+/* Every harness's set-up: the system and its cpu:0 made before the first
+ * input; from then on a warning or critical aborts, since either means
+ * input reached a programmer error (set-up itself may warn). */
+int
+LLVMFuzzerInitialize (int *argc, char ***argv)
 {
+  accel_fuzz_get_cpu ();
   warnings_fatal = TRUE;
+  return 0;
 }
 
 AccelSystem *

@@ -17,7 +17,8 @@
 
 G_BEGIN_DECLS
 
-/* libFuzzer's entry points. */
+/* libFuzzer's entry points: fuzz-env.c's set-up (the system and its
+ * cpu:0, then warnings fatal), and each harness's input. */
 int LLVMFuzzerInitialize (int *argc, char ***argv);
 int LLVMFuzzerTestOneInput (const uint8_t *data, size_t size);
 
@@ -29,10 +30,6 @@ AccelDevice *accel_fuzz_get_cpu (void);
 
 /* A private directory for the harness's files, removed at exit. */
 const char *accel_fuzz_get_tmpdir (void);
-
-/* From here on a warning or critical aborts: either means input reached
- * a programmer error. Set-up may still warn; call this once it is done. */
-void accel_fuzz_make_warnings_fatal (void);
 
 /* Reads fuzz input front to back; reading past its end gives zeroes. */
 typedef struct {

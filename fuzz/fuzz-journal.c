@@ -90,14 +90,6 @@ check_result (const AccelReplayResult *r, gpointer data)
 }
 
 int
-LLVMFuzzerInitialize (int *argc, char ***argv)
-{
-  accel_fuzz_get_cpu ();
-  accel_fuzz_make_warnings_fatal ();
-  return 0;
-}
-
-int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   g_autoptr(GBytes) bytes = size % 2 == 0 ? g_bytes_new_take (fix_checksums (data, size), size)

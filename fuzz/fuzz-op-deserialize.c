@@ -108,14 +108,6 @@ check_error (const GError *error)
 }
 
 int
-LLVMFuzzerInitialize (int *argc, char ***argv)
-{
-  accel_fuzz_get_cpu ();
-  accel_fuzz_make_warnings_fatal ();
-  return 0;
-}
-
-int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   if (size < 2)

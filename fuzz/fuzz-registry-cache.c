@@ -8,14 +8,6 @@
  */
 #include "fuzz-env.h"
 
-int
-LLVMFuzzerInitialize (int *argc, char ***argv)
-{
-  accel_fuzz_get_system ();
-  accel_fuzz_make_warnings_fatal ();
-  return 0;
-}
-
 static void
 use_plugin (AccelPlugin *plugin)
 {

@@ -105,14 +105,6 @@ serve (const guint8 *data, gsize size)
 }
 
 int
-LLVMFuzzerInitialize (int *argc, char ***argv)
-{
-  accel_fuzz_get_system ();
-  accel_fuzz_make_warnings_fatal ();
-  return 0;
-}
-
-int
 LLVMFuzzerTestOneInput (const uint8_t *data, size_t size)
 {
   if (size > MAX_MESSAGE)
