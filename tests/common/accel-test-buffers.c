@@ -14,6 +14,16 @@ accel_test_new_system (void)
   return system;
 }
 
+AccelDevice *
+accel_test_get_device (AccelSystem *system, const char *name)
+{
+  g_autoptr(GError) error = NULL;
+  AccelDevice *dev = accel_system_get_device (system, name, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (dev);
+  return dev;
+}
+
 AccelBuffer *
 accel_test_alloc_f32 (AccelDevice *dev, const AccelShape *shape)
 {

@@ -12,6 +12,9 @@ G_BEGIN_DECLS
 /* A new system; asserts it could be made. */
 AccelSystem *accel_test_new_system (void);
 
+/* @system's device @name (a new reference); asserts it is there. */
+AccelDevice *accel_test_get_device (AccelSystem *system, const char *name);
+
 /* An f32 buffer of @shape on @dev; asserts the allocation. */
 AccelBuffer *accel_test_alloc_f32 (AccelDevice *dev, const AccelShape *shape);
 

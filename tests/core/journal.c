@@ -10,17 +10,9 @@
 #include <accel.h>
 #include <string.h>
 #include <glib/gstdio.h>
+#include "accel-test-buffers.h"
 
 static const char *replay_program;
-
-static AccelSystem *
-new_system (void)
-{
-  g_autoptr(GError) error = NULL;
-  AccelSystem *system = accel_system_new (&error);
-  g_assert_no_error (error);
-  return system;
-}
 
 static AccelBuffer *
 upload_random (AccelDevice *dev, AccelDType dtype, const AccelShape *shape)
@@ -197,10 +189,8 @@ check_round_trip (AccelDevice *dev, AccelJournalFlags flags)
 static void
 test_cpu (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
-  g_autoptr(GError) error = NULL;
-  g_autoptr(AccelDevice) dev = accel_system_get_device (system, "cpu:0", &error);
-  g_assert_no_error (error);
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
+  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   check_round_trip (dev, ACCEL_JOURNAL_FLAGS_NONE);
   check_round_trip (dev, ACCEL_JOURNAL_FLAGS_BYTES);
 }
@@ -208,12 +198,8 @@ test_cpu (void)
 static void
 test_remote (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
-  g_autoptr(GError) error = NULL;
-  AccelBackend *cpu = accel_system_get_backend (system, "cpu", &error);
-  g_assert_no_error (error);
-  g_autoptr(AccelDevice) dev = accel_remote_device_new (cpu, "remote-cpu:0", "cpu:0", NULL, &error);
-  g_assert_no_error (error);
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
+  g_autoptr(AccelDevice) dev = accel_test_remote_cpu_device (system);
   check_round_trip (dev, ACCEL_JOURNAL_FLAGS_NONE);
   check_round_trip (dev, ACCEL_JOURNAL_FLAGS_BYTES);
 }
@@ -250,10 +236,9 @@ run_record_span (const char *data, gsize size, gsize *first_end, gsize *last_end
 static void
 test_damaged (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
+  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(GError) error = NULL;
-  g_autoptr(AccelDevice) dev = accel_system_get_device (system, "cpu:0", &error);
-  g_assert_no_error (error);
   g_autofree char *path = journal_path ("damaged.journal");
   guint n = record (dev, path, ACCEL_JOURNAL_FLAGS_NONE, FALSE);
   g_autofree char *data = NULL;
@@ -331,10 +316,9 @@ records_of (AccelDevice *dev, AccelJournal *journal, AccelOp *op)
 static void
 test_op_states (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
+  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(GError) error = NULL;
-  g_autoptr(AccelDevice) dev = accel_system_get_device (system, "cpu:0", &error);
-  g_assert_no_error (error);
   g_autofree char *path = journal_path ("states.journal");
   g_autoptr(AccelJournal) journal = accel_journal_new (path, ACCEL_JOURNAL_FLAGS_NONE, &error);
   g_assert_no_error (error);
@@ -373,10 +357,8 @@ test_op_states (void)
 static void
 test_finds_difference (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
-  g_autoptr(GError) error = NULL;
-  g_autoptr(AccelDevice) dev = accel_system_get_device (system, "cpu:0", &error);
-  g_assert_no_error (error);
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
+  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
 
   for (guint bytes = 0; bytes < 2; bytes++)
     {
