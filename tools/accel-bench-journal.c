@@ -21,34 +21,6 @@
 
 extern const AccelBenchGroup accel_bench_journal_groups[];
 
-typedef struct {
-  AccelDevice *device;
-  AccelOp *op;
-  guint submitted;
-  guint completed;
-  guint total;
-  gboolean done;
-  GError *error;
-} Pipe;
-
-static void
-pipe_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-  Pipe *p = data;
-  GError *error = NULL;
-  if (!accel_device_submit_finish (ACCEL_DEVICE (source), result, &error) && p->error == NULL)
-    p->error = error;
-  else
-    g_clear_error (&error);
-  p->completed++;
-  p->done = TRUE;
-  if (p->submitted < p->total)
-    {
-      p->submitted++;
-      accel_device_submit_async (p->device, p->op, NULL, pipe_done, p);
-    }
-}
-
 /* CPU seconds used so far by this process's threads named @comm: from
  * each thread's schedstat (nanoseconds), or its stat (clock ticks, 10 ms)
  * where the kernel keeps no schedstat. */
@@ -84,49 +56,25 @@ thread_cpu (const char *comm)
  * seconds, the ops), then @n async round trips and @n blocking ones (their
  * medians, µs). */
 static gboolean
-round_figures (AccelDevice *device, AccelOp *op, guint n, GMainContext *context, double *figures, GError **error)
+round_figures (AccelDevice *device, AccelOp *op, guint n, double *figures, GError **error)
 {
-  Pipe p = { device, op, 0, 0, n * 4, FALSE, NULL };
   /* The device's thread, as the kernel names it (15 characters). */
   g_autofree char *full = g_strdup_printf ("accel-%s", accel_device_get_name (device));
   g_autofree char *comm = g_strndup (full, 15);
   double c0 = thread_cpu (comm);
-  double t0 = accel_bench_now ();
-  for (guint i = 0; i < 256; i++)
-    {
-      p.submitted++;
-      accel_device_submit_async (device, op, NULL, pipe_done, &p);
-    }
-  while (p.completed < p.total)
-    g_main_context_iteration (context, TRUE);
-  figures[0] = p.total / (accel_bench_now () - t0);
+  double elapsed = accel_bench_run_in_flight (device, op, n * 4, 256, error);
+  if (elapsed < 0)
+    return FALSE;
+  figures[0] = n * 4 / elapsed;
   figures[3] = thread_cpu (comm) - c0;   /* seconds: summed over the rounds */
-  figures[4] = p.total;
+  figures[4] = n * 4;
 
   g_autofree double *samples = g_new (double, n);
-  p.total = 0;
-  for (guint i = 0; i < n && p.error == NULL; i++)
-    {
-      p.done = FALSE;
-      double t = accel_bench_now ();
-      accel_device_submit_async (device, op, NULL, pipe_done, &p);
-      while (!p.done)
-        g_main_context_iteration (context, TRUE);
-      samples[i] = accel_bench_now () - t;
-    }
+  if (!accel_bench_async_round_trips (device, op, n, samples, error))
+    return FALSE;
   figures[1] = accel_bench_quantile (samples, n, 0.5) * 1e6;
-  if (p.error)
-    {
-      g_propagate_error (error, p.error);
-      return FALSE;
-    }
-  for (guint i = 0; i < n; i++)
-    {
-      double t = accel_bench_now ();
-      if (!accel_device_submit (device, op, NULL, error))
-        return FALSE;
-      samples[i] = accel_bench_now () - t;
-    }
+  if (!accel_bench_blocking_round_trips (device, op, n, samples, error))
+    return FALSE;
   figures[2] = accel_bench_quantile (samples, n, 0.5) * 1e6;
   return TRUE;
 }
@@ -151,8 +99,6 @@ run_journal (AccelBench *bench, GError **error)
   if (journal == NULL)
     return FALSE;
 
-  g_autoptr(GMainContext) context = g_main_context_new ();
-  g_main_context_push_thread_default (context);
   double figures[2][5][21];
   gboolean ok = TRUE;
   for (guint r = 0; r < rounds + 1 && ok; r++)
@@ -162,13 +108,12 @@ run_journal (AccelBench *bench, GError **error)
                               with ? "recording" : "not recording");
         g_object_set (device, "journal", with ? journal : NULL, NULL);
         double f[5];
-        ok = round_figures (device, op, n, context, f, error);
+        ok = round_figures (device, op, n, f, error);
         /* The first round warms up. */
         for (guint k = 0; ok && r > 0 && k < 5; k++)
           figures[with][k][r - 1] = f[k];
       }
   g_object_set (device, "journal", NULL, NULL);
-  g_main_context_pop_thread_default (context);
   if (ok)
     ok = accel_device_synchronize (device, error) && accel_journal_flush (journal, error);
   guint64 records = accel_journal_get_n_records (journal);

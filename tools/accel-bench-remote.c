@@ -19,47 +19,6 @@
 extern const AccelBenchGroup accel_bench_remote_groups[];
 
 typedef struct {
-  AccelDevice *device;
-  AccelOp *op;
-  gboolean done;
-  double t_done;
-  guint submitted;
-  guint completed;
-  guint total;
-  GError *error;
-} Run;
-
-static void
-once_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-  Run *r = data;
-  GError *error = NULL;
-  if (!accel_device_submit_finish (ACCEL_DEVICE (source), result, &error) && r->error == NULL)
-    r->error = error;
-  else
-    g_clear_error (&error);
-  r->t_done = accel_bench_now ();
-  r->done = TRUE;
-}
-
-static void
-pipelined_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-  Run *r = data;
-  GError *error = NULL;
-  if (!accel_device_submit_finish (ACCEL_DEVICE (source), result, &error) && r->error == NULL)
-    r->error = error;
-  else
-    g_clear_error (&error);
-  r->completed++;
-  if (r->submitted < r->total)
-    {
-      r->submitted++;
-      accel_device_submit_async (r->device, r->op, NULL, pipelined_done, r);
-    }
-}
-
-typedef struct {
   double blocking_p50, blocking_p99;
   double async_p50, async_p99;
   double pipelined;
@@ -114,54 +73,23 @@ measure (AccelBench *bench, AccelDevice *device, const char *label, Figures *f, 
 
   g_autofree double *samples = g_new (double, n);
   accel_bench_progress (bench, "remote: %s: blocking submit", label);
-  for (guint i = 0; i < n / 10; i++)
-    if (!accel_device_submit (device, op, NULL, error))
-      return FALSE;
-  for (guint i = 0; i < n; i++)
-    {
-      double t0 = accel_bench_now ();
-      if (!accel_device_submit (device, op, NULL, error))
-        return FALSE;
-      samples[i] = accel_bench_now () - t0;
-    }
+  if (!accel_bench_blocking_round_trips (device, op, n, samples, error))
+    return FALSE;
   f->blocking_p50 = accel_bench_quantile (samples, n, 0.5) * 1e6;
   f->blocking_p99 = accel_bench_quantile (samples, n, 0.99) * 1e6;
 
-  g_autoptr(GMainContext) context = g_main_context_new ();
-  g_main_context_push_thread_default (context);
-  Run r = { device, op };
   accel_bench_progress (bench, "remote: %s: async submit", label);
-  for (guint i = 0; i < n + n / 10 && r.error == NULL; i++)
-    {
-      r.done = FALSE;
-      double t0 = accel_bench_now ();
-      accel_device_submit_async (device, op, NULL, once_done, &r);
-      while (!r.done)
-        g_main_context_iteration (context, TRUE);
-      if (i >= n / 10)
-        samples[i - n / 10] = r.t_done - t0;
-    }
+  if (!accel_bench_async_round_trips (device, op, n, samples, error))
+    return FALSE;
   f->async_p50 = accel_bench_quantile (samples, n, 0.5) * 1e6;
   f->async_p99 = accel_bench_quantile (samples, n, 0.99) * 1e6;
 
-  const guint in_flight = 256;
-  r.total = accel_bench_is_quick (bench) ? 20000 : 200000;
+  const guint in_flight = 256, total = accel_bench_is_quick (bench) ? 20000 : 200000;
   accel_bench_progress (bench, "remote: %s: pipelined", label);
-  double t0 = accel_bench_now ();
-  for (guint i = 0; i < in_flight && r.submitted < r.total; i++)
-    {
-      r.submitted++;
-      accel_device_submit_async (device, op, NULL, pipelined_done, &r);
-    }
-  while (r.completed < r.total)
-    g_main_context_iteration (context, TRUE);
-  f->pipelined = r.total / (accel_bench_now () - t0);
-  g_main_context_pop_thread_default (context);
-  if (r.error)
-    {
-      g_propagate_error (error, r.error);
-      return FALSE;
-    }
+  double elapsed = accel_bench_run_in_flight (device, op, total, in_flight, error);
+  if (elapsed < 0)
+    return FALSE;
+  f->pipelined = total / elapsed;
 
   accel_bench_progress (bench, "remote: %s: transfers", label);
   g_autofree guint8 *host = g_malloc (transfer_bytes (bench));

@@ -211,10 +211,6 @@ typedef struct {
   GError *error;
   gboolean done;
   double t_done;
-  /* pipelined */
-  guint total;
-  guint submitted;
-  guint completed;
 } Dispatch;
 
 static void
@@ -228,6 +224,22 @@ async_done (GObject *source, GAsyncResult *result, gpointer data)
     g_clear_error (&error);
   d->t_done = accel_bench_now ();
   d->done = TRUE;
+}
+
+gboolean
+accel_bench_blocking_round_trips (AccelDevice *device, AccelOp *op, guint n, double *samples, GError **error)
+{
+  for (guint i = 0; i < n / 10; i++)
+    if (!accel_device_submit (device, op, NULL, error))
+      return FALSE;
+  for (guint i = 0; i < n; i++)
+    {
+      double t0 = accel_bench_now ();
+      if (!accel_device_submit (device, op, NULL, error))
+        return FALSE;
+      samples[i] = accel_bench_now () - t0;
+    }
+  return TRUE;
 }
 
 gboolean
@@ -253,23 +265,6 @@ accel_bench_async_round_trips (AccelDevice *device, AccelOp *op, guint n, double
       return FALSE;
     }
   return TRUE;
-}
-
-static void
-pipelined_done (GObject *source, GAsyncResult *result, gpointer data)
-{
-  Dispatch *d = data;
-  GError *error = NULL;
-  if (!accel_device_submit_finish (ACCEL_DEVICE (source), result, &error) && d->error == NULL)
-    d->error = error;
-  else
-    g_clear_error (&error);
-  d->completed++;
-  if (d->submitted < d->total)
-    {
-      d->submitted++;
-      accel_device_submit_async (d->device, d->op, NULL, pipelined_done, d);
-    }
 }
 
 static gboolean
@@ -315,48 +310,20 @@ run_dispatch (AccelBench *bench, GError **error)
   /* Blocking round trips. */
   g_autofree double *blocking = g_new (double, n);
   accel_bench_progress (bench, "dispatch: blocking submit");
-  for (guint i = 0; i < n / 10; i++)
-    if (!accel_device_submit (device, op, NULL, error))
-      return FALSE;
-  for (guint i = 0; i < n; i++)
-    {
-      double t0 = accel_bench_now ();
-      if (!accel_device_submit (device, op, NULL, error))
-        return FALSE;
-      blocking[i] = accel_bench_now () - t0;
-    }
+  if (!accel_bench_blocking_round_trips (device, op, n, blocking, error))
+    return FALSE;
 
   g_autofree double *async = g_new (double, n);
   accel_bench_progress (bench, "dispatch: async submit");
   if (!accel_bench_async_round_trips (device, op, n, async, error))
     return FALSE;
 
-  g_autoptr(GMainContext) context = g_main_context_new ();
-  g_main_context_push_thread_default (context);
-  Dispatch d = { device, op };
-
   /* Pipelined: 256 in flight. */
-  const guint in_flight = 256;
-  d.total = bench->quick ? 20000 : 200000;
-  d.submitted = 0;
-  d.completed = 0;
+  const guint in_flight = 256, total = bench->quick ? 20000 : 200000;
   accel_bench_progress (bench, "dispatch: pipelined, %u in flight", in_flight);
-  double t0 = accel_bench_now ();
-  for (guint i = 0; i < in_flight && d.submitted < d.total; i++)
-    {
-      d.submitted++;
-      accel_device_submit_async (device, op, NULL, pipelined_done, &d);
-    }
-  while (d.completed < d.total)
-    g_main_context_iteration (context, TRUE);
-  double elapsed = accel_bench_now () - t0;
-  g_main_context_pop_thread_default (context);
-
-  if (d.error)
-    {
-      g_propagate_error (error, d.error);
-      return FALSE;
-    }
+  double elapsed = accel_bench_run_in_flight (device, op, total, in_flight, error);
+  if (elapsed < 0)
+    return FALSE;
 
   double direct_p50 = accel_bench_quantile (direct, n, 0.5) * 1e6;
   double direct_p99 = accel_bench_quantile (direct, n, 0.99) * 1e6;
@@ -368,7 +335,7 @@ run_dispatch (AccelBench *bench, GError **error)
                       accel_bench_quantile (async, n, 0.5) * 1e6, direct_p50);
   accel_bench_report (bench, "dispatch.submit-async.p99", "us",
                       accel_bench_quantile (async, n, 0.99) * 1e6, direct_p99);
-  accel_bench_report (bench, "dispatch.pipelined-256", "ops/s", d.total / elapsed, NAN);
+  accel_bench_report (bench, "dispatch.pipelined-256", "ops/s", total / elapsed, NAN);
   return TRUE;
 }
 

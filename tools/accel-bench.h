@@ -60,6 +60,11 @@ double accel_bench_now (void);
 /* The @q quantile (0..1) of @n samples; sorts them. */
 double accel_bench_quantile (double *samples, gsize n, double q);
 
+/* @n blocking submits of @op (after n / 10 to warm up): each one's
+ * seconds into @samples. */
+gboolean accel_bench_blocking_round_trips (AccelDevice *device, AccelOp *op, guint n, double *samples,
+                                           GError **error);
+
 /* @n async round trips of @op, one at a time through one main context of
  * this thread (after n / 10 to warm up): each from the submit to its
  * callback, in seconds, into @samples. */

@@ -217,16 +217,8 @@ gboolean
 accel_cuda_bench_round_trip (AccelDevice *device, AccelOp *op, guint n, double *p50, double *p99, GError **error)
 {
   g_autofree double *t = g_new (double, n);
-  for (guint i = 0; i < n / 10; i++)
-    if (!accel_device_submit (device, op, NULL, error))
-      return FALSE;
-  for (guint i = 0; i < n; i++)
-    {
-      double t0 = accel_bench_now ();
-      if (!accel_device_submit (device, op, NULL, error))
-        return FALSE;
-      t[i] = accel_bench_now () - t0;
-    }
+  if (!accel_bench_blocking_round_trips (device, op, n, t, error))
+    return FALSE;
   *p50 = accel_bench_quantile (t, n, 0.5);
   *p99 = accel_bench_quantile (t, n, 0.99);
   return TRUE;
