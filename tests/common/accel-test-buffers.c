@@ -58,15 +58,21 @@ accel_test_alloc_random_f32 (AccelDevice *dev, const AccelShape *shape, float **
   return b;
 }
 
-float *
-accel_test_read_f32 (AccelBuffer *buffer)
+guint8 *
+accel_test_read_bytes (AccelBuffer *buffer)
 {
   g_autoptr(GError) error = NULL;
   gsize size = accel_buffer_get_size (buffer);
-  float *out = g_malloc (size ? size : 1);
-  accel_buffer_read (buffer, (guint8 *) out, size, &error);
+  guint8 *bytes = g_malloc0 (MAX (size, 1));
+  g_assert_true (accel_buffer_read (buffer, bytes, size, &error));
   g_assert_no_error (error);
-  return out;
+  return bytes;
+}
+
+float *
+accel_test_read_f32 (AccelBuffer *buffer)
+{
+  return (float *) accel_test_read_bytes (buffer);
 }
 
 AccelDevice *

@@ -25,7 +25,8 @@ float *accel_test_random_f32 (gsize n);
  * in @host (g_free()) unless it is %NULL. */
 AccelBuffer *accel_test_alloc_random_f32 (AccelDevice *dev, const AccelShape *shape, float **host);
 
-/* The buffer's contents (g_free()). */
+/* The buffer's bytes, and the same as floats (g_free()). */
+guint8 *accel_test_read_bytes (AccelBuffer *buffer);
 float *accel_test_read_f32 (AccelBuffer *buffer);
 
 /* remote-cpu:0: cpu:0 of @system's cpu backend served by a device host. */

@@ -81,17 +81,6 @@ accel_test_write_values (AccelBuffer *buffer, const double *values)
   g_assert_no_error (error);
 }
 
-guint8 *
-accel_test_read_bytes (AccelBuffer *buffer)
-{
-  g_autoptr(GError) error = NULL;
-  gsize size = accel_buffer_get_size (buffer);
-  guint8 *bytes = g_malloc0 (MAX (size, 1));
-  g_assert_true (accel_buffer_read (buffer, bytes, size, &error));
-  g_assert_no_error (error);
-  return bytes;
-}
-
 double *
 accel_test_read_values (AccelBuffer *buffer)
 {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <accel.h>
+#include "accel-test-buffers.h"
 
 G_BEGIN_DECLS
 
@@ -24,8 +25,8 @@ double accel_test_round_to (AccelDType dtype, double v);
 /* Writes one double per component, densely, as @buffer's bytes (a
  * contiguous buffer's elements). */
 void accel_test_write_values (AccelBuffer *buffer, const double *values);
-/* @buffer's bytes, and its components as doubles, read densely (g_free()). */
-guint8 *accel_test_read_bytes (AccelBuffer *buffer);
+/* @buffer's components as doubles, read densely (g_free()); its bytes are
+ * accel_test_read_bytes() of accel-test-buffers.h. */
 double *accel_test_read_values (AccelBuffer *buffer);
 
 /* @n values drawn from [@lo, @hi) by the test's generator, as @dtype keeps
