@@ -199,3 +199,27 @@ accel_fuzz_feed_channel (AccelChannel *receiver,
     }
   return n;
 }
+
+gboolean
+accel_fuzz_table_too_big (GVariant *table, gsize dims_index)
+{
+  gsize n = g_variant_n_children (table);
+  for (gsize i = 0; i < n; i++)
+    {
+      g_autoptr(GVariant) entry = g_variant_get_child_value (table, i);
+      g_autoptr(GVariant) dims_v = g_variant_get_child_value (entry, dims_index);
+      gsize rank;
+      const gint64 *dims = g_variant_get_fixed_array (dims_v, &rank, sizeof (gint64));
+      guint64 elements = 1;
+      gboolean overflow = FALSE, invalid = FALSE;
+      for (gsize d = 0; d < rank; d++)
+        if (dims[d] < 0)
+          invalid = TRUE;
+        else if (dims[d] > 0 && __builtin_mul_overflow (elements, (guint64) dims[d], &elements))
+          overflow = TRUE;
+      gboolean big = !invalid && (overflow || elements > ACCEL_FUZZ_MAX_ELEMENTS);
+      if (big)
+        return TRUE;
+    }
+  return FALSE;
+}

@@ -65,4 +65,17 @@ guint accel_fuzz_feed_channel (AccelChannel *receiver,
 
 #define ACCEL_FUZZ_TAG_RAW 0xff
 
+/* Work whose size has no bound but a deadline (a broadcast input of 10^16
+ * elements, digested or read element by element) is left out of the
+ * harnesses that run ops: a real application's deadline kills such a
+ * host, and a fuzzer would only time out on it. */
+#define ACCEL_FUZZ_MAX_ELEMENTS (1 << 22)
+
+/* Whether a buffer of @table (an array of tuples with their dimensions,
+ * `ax`, at child @dims_index) has more than ACCEL_FUZZ_MAX_ELEMENTS
+ * elements. Entries with a negative dimension are left to the reader,
+ * which refuses them; zero dimensions are passed over (a [0, 10^12] buffer
+ * counts as big: its allocation may still be). */
+gboolean accel_fuzz_table_too_big (GVariant *table, gsize dims_index);
+
 G_END_DECLS

@@ -32,29 +32,6 @@ fix_checksums (const guint8 *data, gsize size)
   return copy;
 }
 
-/* As fuzz-host-requests.c: buffers of more elements than this (a broadcast
- * of 10^16) take as long to digest as an op takes to read them. */
-#define MAX_ELEMENTS (1 << 22)
-
-static gboolean
-table_too_big (GVariant *table)
-{
-  gsize n = g_variant_n_children (table);
-  for (gsize i = 0; i < n; i++)
-    {
-      g_autoptr(GVariant) entry = g_variant_get_child_value (table, i);
-      g_autoptr(GVariant) dims_v = g_variant_get_child_value (entry, 5);
-      gsize rank;
-      const gint64 *dims = g_variant_get_fixed_array (dims_v, &rank, sizeof (gint64));
-      guint64 elements = 1;
-      for (gsize d = 0; d < rank; d++)
-        if (dims[d] > 0 && (__builtin_mul_overflow (elements, (guint64) dims[d], &elements)
-                            || elements > MAX_ELEMENTS))
-          return TRUE;
-    }
-  return FALSE;
-}
-
 static gboolean
 too_much_work (GBytes *bytes)
 {
@@ -67,12 +44,12 @@ too_much_work (GBytes *bytes)
         {
           g_autoptr(GVariant) child = g_variant_get_child_value (r->body, r->kind == ACCEL_JOURNAL_OP ? 2 : 4);
           if (r->kind == ACCEL_JOURNAL_OP)
-            big = table_too_big (child);
+            big = accel_fuzz_table_too_big (child, 5);
           else
             {
               GVariant *one[] = { child };
               g_autoptr(GVariant) table = g_variant_ref_sink (g_variant_new_array (NULL, one, 1));
-              big = table_too_big (table);
+              big = accel_fuzz_table_too_big (table, 5);
             }
         }
       _accel_journal_record_free (r);
