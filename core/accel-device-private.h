@@ -66,6 +66,7 @@ typedef struct {
   GError *failure;           /* set once the device is FAILED */
 
   gint in_flight;            /* atomic */
+  gint observing;            /* atomic: the journal's reads not yet done (synchronize waits for them) */
   guint64 next_handle;       /* atomic */
   AccelDeviceStats stats;
   AccelContextResources resources;

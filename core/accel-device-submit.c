@@ -256,15 +256,19 @@ static void
 observed_read_done (AccelWork *work, GError *error, gpointer data)
 {
   g_clear_error (&error);   /* the observer has seen it */
+  g_atomic_int_add (&_accel_device_get_private (work->device)->observing, -1);
 }
 
 /* For the journal, on the device thread: reads @buffer into @host now, in
  * order with the work run before and after; @done is called once, from
- * any thread, with the outcome. */
+ * any thread, with the outcome. The read is not work of the device's user
+ * (its stats leave it out), but accel_device_synchronize() waits for it:
+ * @done records the op whose output it read. */
 void
 _accel_device_execute_read (AccelDevice *self, AccelBuffer *buffer, gpointer host, gsize size,
                             AccelWorkDoneFunc done, gpointer data)
 {
+  g_atomic_int_inc (&_accel_device_get_private (self)->observing);
   AccelWork *work = _accel_work_new (self, ACCEL_WORK_READ);
   work->mode = ACCEL_WORK_MODE_CALLBACK;
   work->buffer = g_object_ref (buffer);
@@ -525,7 +529,9 @@ noop_on_device (gpointer data)
  * @self: a device
  * @error: return location for a #GError
  *
- * Waits until everything submitted before the call has completed.
+ * Waits until everything submitted before the call has completed, and
+ * the device's #AccelDevice:journal holds its records (accel_journal_flush()
+ * then writes them all).
  *
  * Returns: %FALSE with %ACCEL_ERROR_DEVICE_FAILED if the device has failed
  */
@@ -536,7 +542,7 @@ accel_device_synchronize (AccelDevice *self, GError **error)
   AccelDevicePrivate *priv = _accel_device_get_private (self);
 
   _accel_device_run_on_thread_sync (self, noop_on_device, NULL);
-  while (g_atomic_int_get (&priv->in_flight) > 0)
+  while (g_atomic_int_get (&priv->in_flight) > 0 || g_atomic_int_get (&priv->observing) > 0)
     g_usleep (20);
   return _accel_device_check_usable (self, error);
 }

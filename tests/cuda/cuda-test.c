@@ -172,6 +172,19 @@ ct_eps (AccelDType dtype)
     }
 }
 
+double
+ct_denorm_min (AccelDType dtype)
+{
+  switch (dtype)
+    {
+    case ACCEL_DTYPE_F16: return 0x1p-24;
+    case ACCEL_DTYPE_BF16: return 0x1p-133;
+    case ACCEL_DTYPE_F32: case ACCEL_DTYPE_C64: return 0x1p-149;
+    case ACCEL_DTYPE_F64: case ACCEL_DTYPE_C128: return 0x1p-1074;
+    default: return 0.0;
+    }
+}
+
 void
 ct_assert_close (const char *what, const double *got, const double *want, const double *scale,
                  gsize n, double rtol, double atol)

@@ -252,9 +252,13 @@ activate (int activation, double v)
   return v;
 }
 
-/* In binary64, rounding to the model's dtype between layers as it stores. */
+/* In binary64, rounding to the model's dtype between layers as it stores.
+ * With @scale, also each output's size of terms, |bias| + sum |a w| of the
+ * last layer: what its rounding errors are proportional to (an output that
+ * cancels to near zero has an error of the size of its terms, not of its
+ * own). */
 double *
-pt_linear_reference (PtLinear *l, const double *x, guint rows)
+pt_linear_reference_scaled (PtLinear *l, const double *x, guint rows, double **scale)
 {
   double *a = g_memdup2 (x, rows * l->sizes[0] * sizeof (double));
   for (guint layer = 0; layer < l->n_layers; layer++)
@@ -262,19 +266,48 @@ pt_linear_reference (PtLinear *l, const double *x, guint rows)
       gint64 k = l->sizes[layer], n = l->sizes[layer + 1];
       gboolean last = layer + 1 == l->n_layers;
       double *c = g_new (double, rows * n);
+      if (last && scale)
+        *scale = g_new (double, rows * n);
       for (guint r = 0; r < rows; r++)
         for (gint64 j = 0; j < n; j++)
           {
-            double acc = l->biases[layer][j];
+            double acc = l->biases[layer][j], size = fabs (acc);
             for (gint64 i = 0; i < k; i++)
-              acc += a[r * k + i] * l->weights[layer][i * n + j];
+              {
+                double term = a[r * k + i] * l->weights[layer][i * n + j];
+                acc += term;
+                size += fabs (term);
+              }
             double v = activate (last ? l->output_activation : l->activation, acc);
             c[r * n + j] = last ? v : pt_round (l->dtype, v);
+            if (last && scale)
+              (*scale)[r * n + j] = size;
           }
       g_free (a);
       a = c;
     }
   return a;
+}
+
+double *
+pt_linear_reference (PtLinear *l, const double *x, guint rows)
+{
+  return pt_linear_reference_scaled (l, x, rows, NULL);
+}
+
+/* Checks @y, the model's output for @rows rows of @x, against the
+ * reference: within @atol + @rtol times each output's size of terms. */
+void
+pt_linear_check (PtLinear *l, const char *what, const double *x, guint rows, const double *y, double rtol, double atol)
+{
+  double *scale;
+  g_autofree double *want = pt_linear_reference_scaled (l, x, rows, &scale);
+  gsize n = rows * l->sizes[l->n_layers];
+  for (gsize i = 0; i < n; i++)
+    if (!(fabs (y[i] - want[i]) <= atol + rtol * scale[i]))
+      g_error ("%s: element %" G_GSIZE_FORMAT " is %.9g, the reference %.9g, its terms' size %.9g (rtol %g, atol %g)",
+               what, i, y[i], want[i], scale[i], rtol, atol);
+  g_free (scale);
 }
 
 GVariantDict *
@@ -327,15 +360,6 @@ pt_reply_u32 (GVariant *reply, const char *key)
   guint32 v = 0;
   g_assert_true (g_variant_lookup (reply, key, "u", &v));
   return v;
-}
-
-void
-pt_assert_close (const char *what, const double *got, const double *want, gsize n, double rtol, double atol)
-{
-  for (gsize i = 0; i < n; i++)
-    if (!(fabs (got[i] - want[i]) <= atol + rtol * fabs (want[i])))
-      g_error ("%s: element %" G_GSIZE_FORMAT " is %.9g, the reference %.9g (rtol %g, atol %g)",
-               what, i, got[i], want[i], rtol, atol);
 }
 
 /* ---- asks ---------------------------------------------------------------- */

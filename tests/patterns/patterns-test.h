@@ -39,6 +39,9 @@ PtLinear *pt_linear_new (AccelDType dtype, const gint64 *sizes, guint n_sizes,
                          const char *activation, const char *output_activation);
 void pt_linear_free (PtLinear *linear);
 double *pt_linear_reference (PtLinear *linear, const double *x, guint rows);
+double *pt_linear_reference_scaled (PtLinear *linear, const double *x, guint rows, double **scale);
+void pt_linear_check (PtLinear *linear, const char *what, const double *x, guint rows, const double *y,
+                      double rtol, double atol);
 
 /* A request of @rows rows of @x ([rows, d]) for input @input; more keys
  * may be added to the dict before g_variant_dict_end(). */
@@ -48,7 +51,6 @@ GVariant *pt_request_end (GVariantDict *dict);
  * and @d. */
 double *pt_reply_output (GVariant *reply, const char *name, AccelDType dtype, guint *rows, gint64 *d);
 guint32 pt_reply_u32 (GVariant *reply, const char *key);
-void pt_assert_close (const char *what, const double *got, const double *want, gsize n, double rtol, double atol);
 
 /* Asks answered on the main context, in the order they came back. */
 typedef struct {
