@@ -37,6 +37,12 @@ typedef struct {
  *
  * An op is checked (accel_op_validate()) when it is submitted; nothing is
  * launched for an op that fails.
+ *
+ * A core op type's public instance fields hold its properties, for kernels
+ * to read: each in a field of its name with `_` for `-`, or a group of them
+ * in a struct field (an #AccelImage for `src`, `src-format`, `src-width`…;
+ * #AccelConv2dParams for a convolution's geometry). They are documented as
+ * the properties; set them through the properties.
  */
 G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (AccelOp, accel_op, G_TYPE_OBJECT)
 

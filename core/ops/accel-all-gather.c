@@ -4,13 +4,10 @@
 
 /**
  * AccelAllGather:
- * @src: this rank's block
- * @dst: every rank's block, rank 0's first; may hold @src as this rank's
- *   block (in place)
  *
- * All-gather: every rank gets the concatenation of all ranks' @src, in
- * rank order (NCCL's `ncclAllGather`). @dst holds n-ranks times as many
- * elements as @src, of the same dtype; every rank's @src holds as many.
+ * All-gather: every rank gets the concatenation of all ranks' `src`, in
+ * rank order (NCCL's `ncclAllGather`). `dst` holds n-ranks times as many
+ * elements as `src`, of the same dtype; every rank's `src` holds as many.
  * Any dtype.
  *
  * Op name: `all-gather`.
@@ -40,19 +37,9 @@ accel_all_gather_check_peer (AccelCollective *c, AccelCollective *first, GError 
 }
 
 static const AccelOpParam all_gather_params[] = {
-  /**
-   * AccelAllGather:src:
-   *
-   * This rank's block.
-   */
-  ACCEL_OP_BUFFER (AccelAllGather, src, "src", "This rank's block", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAllGather:dst:
-   *
-   * Every rank's block, rank 0's first; may hold @src as this rank's block
-   * (in place).
-   */
-  ACCEL_OP_BUFFER (AccelAllGather, dst, "dst", "Every rank's block in rank order (n-ranks × src)",
+  ACCEL_OP_BUFFER (AccelAllGather, src, "src", "This rank's block.", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelAllGather, dst, "dst",
+                   "Every rank's block, rank 0's first; may hold `src` as this rank's block (in place).",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
 

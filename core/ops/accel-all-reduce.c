@@ -5,14 +5,10 @@
 
 /**
  * AccelAllReduce:
- * @src: this rank's values
- * @dst: where this rank gets the reduction of every rank's @src; may be
- *   @src itself (in place)
- * @reduction: how the ranks' values combine
  *
  * All-reduce: every rank gets, element by element, the reduction of all
- * ranks' @src (NCCL's `ncclAllReduce`). One op per rank, submitted
- * together to an #AccelCommunicator; every rank's @src and @dst hold the
+ * ranks' `src` (NCCL's `ncclAllReduce`). One op per rank, submitted
+ * together to an #AccelCommunicator; every rank's `src` and `dst` hold the
  * same number of elements of one dtype, contiguous. Types: every real
  * type; complex types with sum and avg.
  *
@@ -45,26 +41,11 @@ accel_all_reduce_check_peer (AccelCollective *c, AccelCollective *first, GError 
 }
 
 static const AccelOpParam all_reduce_params[] = {
-  /**
-   * AccelAllReduce:src:
-   *
-   * This rank's values.
-   */
-  ACCEL_OP_BUFFER (AccelAllReduce, src, "src", "This rank's values", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAllReduce:dst:
-   *
-   * Where this rank gets the reduction of every rank's @src; may be @src
-   * itself (in place).
-   */
-  ACCEL_OP_BUFFER (AccelAllReduce, dst, "dst", "The reduction over all ranks (may be src: in place)",
+  ACCEL_OP_BUFFER (AccelAllReduce, src, "src", "This rank's values.", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelAllReduce, dst, "dst",
+                   "Where this rank gets the reduction of every rank's `src`; may be `src` itself (in place).",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAllReduce:reduction:
-   *
-   * How the ranks' values combine.
-   */
-  ACCEL_OP_ENUM (AccelAllReduce, reduction, "reduction", "How the ranks' values combine",
+  ACCEL_OP_ENUM (AccelAllReduce, reduction, "reduction", "How the ranks' values combine.",
                  accel_reduction_get_type, ACCEL_REDUCTION_SUM),
 };
 

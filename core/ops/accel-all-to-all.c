@@ -4,11 +4,9 @@
 
 /**
  * AccelAllToAll:
- * @src: n-ranks blocks; block j goes to rank j
- * @dst: n-ranks blocks; block i comes from rank i
  *
- * All-to-all: block j of rank i's @src lands in block i of rank j's @dst
- * (NCCL's `ncclAlltoAll`). @src and @dst hold as many elements of one
+ * All-to-all: block j of rank i's `src` lands in block i of rank j's `dst`
+ * (NCCL's `ncclAlltoAll`). `src` and `dst` hold as many elements of one
  * dtype, a multiple of n-ranks, and must not overlap. Any dtype.
  *
  * Op name: `all-to-all`.
@@ -45,19 +43,9 @@ accel_all_to_all_check_peer (AccelCollective *c, AccelCollective *first, GError 
 }
 
 static const AccelOpParam all_to_all_params[] = {
-  /**
-   * AccelAllToAll:src:
-   *
-   * N-ranks blocks; block j goes to rank j.
-   */
-  ACCEL_OP_BUFFER (AccelAllToAll, src, "src", "n-ranks blocks; block j goes to rank j",
+  ACCEL_OP_BUFFER (AccelAllToAll, src, "src", "N-ranks blocks; block j goes to rank j.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAllToAll:dst:
-   *
-   * N-ranks blocks; block i comes from rank i.
-   */
-  ACCEL_OP_BUFFER (AccelAllToAll, dst, "dst", "n-ranks blocks; block i comes from rank i",
+  ACCEL_OP_BUFFER (AccelAllToAll, dst, "dst", "N-ranks blocks; block i comes from rank i.",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
 

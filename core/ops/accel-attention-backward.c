@@ -3,30 +3,14 @@
 
 /**
  * AccelAttentionBackward:
- * @q: queries `[B, Hq, Sq, D]`
- * @k: keys `[B, Hkv, Sk, D]`
- * @v: values `[B, Hkv, Sk, Dv]`
- * @out: the forward result `[B, Hq, Sq, Dv]`
- * @dout: the gradient of the loss with respect to @out
- * @lse: the forward pass's log-sum-exp `[B, Hq, Sq]`, f32
- * @dq: the gradient with respect to @q (written)
- * @dk: the gradient with respect to @k (written; summed over the query heads of each group)
- * @dv: the gradient with respect to @v (written; likewise)
- * @causal: as #AccelAttention:causal
- * @window_left: as #AccelAttention:window-left
- * @window_right: as #AccelAttention:window-right
- * @scale: as #AccelAttention:scale
- * @softcap: as #AccelAttention:softcap
- * @alibi_slopes: (nullable): as #AccelAttention:alibi-slopes
- * @sinks: as #AccelAttention:sinks
  *
  * The gradients of `attention` (see #AccelAttention, whose parameters must
  * be the same as the forward pass's). With `P = exp (s - lse)` recomputed
- * from @lse, `dV = Pᵀ dO`, `dP = dO Vᵀ`, `dS = P ∘ (dP - rowsum (dO ∘ O))`
+ * from `lse`, `dV = Pᵀ dO`, `dP = dO Vᵀ`, `dS = P ∘ (dP - rowsum (dO ∘ O))`
  * (times `1 - tanh²` under the soft cap), `dQ = scale dS K` and
  * `dK = scale dSᵀ Q`.
  *
- * Types: f32, f64, f16, bf16, the same for every buffer but @lse. All
+ * Types: f32, f64, f16, bf16, the same for every buffer but `lse`. All
  * buffers contiguous.
  *
  * Op name: `attention-backward`.
@@ -60,69 +44,24 @@ accel_attention_backward_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam attention_backward_params[] = {
-  /**
-   * AccelAttentionBackward:q:
-   *
-   * Queries `[B, Hq, Sq, D]`.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionBackward, q, "q", "Queries [B, Hq, Sq, D]",
+  ACCEL_OP_BUFFER (AccelAttentionBackward, q, "q", "Queries `[B, Hq, Sq, D]`.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionBackward:k:
-   *
-   * Keys `[B, Hkv, Sk, D]`.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionBackward, k, "k", "Keys [B, Hkv, Sk, D]",
+  ACCEL_OP_BUFFER (AccelAttentionBackward, k, "k", "Keys `[B, Hkv, Sk, D]`.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionBackward:v:
-   *
-   * Values `[B, Hkv, Sk, Dv]`.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionBackward, v, "v", "Values [B, Hkv, Sk, Dv]",
+  ACCEL_OP_BUFFER (AccelAttentionBackward, v, "v", "Values `[B, Hkv, Sk, Dv]`.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionBackward:out:
-   *
-   * The forward result `[B, Hq, Sq, Dv]`.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionBackward, out, "out", "Forward result [B, Hq, Sq, Dv]",
+  ACCEL_OP_BUFFER (AccelAttentionBackward, out, "out", "The forward result `[B, Hq, Sq, Dv]`.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionBackward:dout:
-   *
-   * The gradient of the loss with respect to @out.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionBackward, dout, "dout", "Gradient of the result [B, Hq, Sq, Dv]",
+  ACCEL_OP_BUFFER (AccelAttentionBackward, dout, "dout", "The gradient of the loss with respect to `out`.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionBackward:lse:
-   *
-   * The forward pass's log-sum-exp `[B, Hq, Sq]`, f32.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionBackward, lse, "lse", "Forward log-sum-exp [B, Hq, Sq], f32",
+  ACCEL_OP_BUFFER (AccelAttentionBackward, lse, "lse", "The forward pass's log-sum-exp `[B, Hq, Sq]`, f32.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionBackward:dq:
-   *
-   * The gradient with respect to @q (written).
-   */
-  ACCEL_OP_BUFFER (AccelAttentionBackward, dq, "dq", "Gradient of q [B, Hq, Sq, D]",
+  ACCEL_OP_BUFFER (AccelAttentionBackward, dq, "dq", "The gradient with respect to `q` (written).",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionBackward:dk:
-   *
-   * The gradient with respect to @k (written; summed over the query heads of
-   * each group).
-   */
-  ACCEL_OP_BUFFER (AccelAttentionBackward, dk, "dk", "Gradient of k [B, Hkv, Sk, D]",
+  ACCEL_OP_BUFFER (AccelAttentionBackward, dk, "dk",
+                   "The gradient with respect to `k` (written; summed over the query heads of each group).",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionBackward:dv:
-   *
-   * The gradient with respect to @v (written; likewise).
-   */
-  ACCEL_OP_BUFFER (AccelAttentionBackward, dv, "dv", "Gradient of v [B, Hkv, Sk, Dv]",
+  ACCEL_OP_BUFFER (AccelAttentionBackward, dv, "dv", "The gradient with respect to `v` (written; likewise).",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
 

@@ -7,168 +7,28 @@
 
 static const AccelOpParam mask_params[] = {
   ACCEL_OP_BOOLEAN (AccelAttentionMaskFields, causal, "causal",
-                    "Causal mask, bottom-right aligned (per sequence for varlen)", FALSE),
+                    "Mask keys after each query's aligned position (bottom-right aligned: query `i` sees key `j` iff "
+                    "`j <= i + Sk - Sq`; in the varlen ops, within each sequence).", FALSE),
   ACCEL_OP_INT (AccelAttentionMaskFields, window_left, "window-left",
-                "Keys visible before the aligned position (-1: all)", -1, G_MAXINT, -1),
+                "If >= 0, a query sees at most this many keys before its aligned position; -1 is unbounded (in the "
+                "varlen ops, within each sequence).", -1, G_MAXINT, -1),
   ACCEL_OP_INT (AccelAttentionMaskFields, window_right, "window-right",
-                "Keys visible after the aligned position (-1: all)", -1, G_MAXINT, -1),
-  ACCEL_OP_DOUBLE (AccelAttentionMaskFields, scale, "scale", "Logit scale (0: 1/sqrt(head dim))",
+                "If >= 0, a query sees at most this many keys after its aligned position; -1 is unbounded (in the "
+                "varlen ops, within each sequence).", -1, G_MAXINT, -1),
+  ACCEL_OP_DOUBLE (AccelAttentionMaskFields, scale, "scale", "The logit scale; 0 means `1 / sqrt (D)`.",
                    0.0, G_MAXDOUBLE, 0.0, 0),
-  ACCEL_OP_DOUBLE (AccelAttentionMaskFields, softcap, "softcap", "Logit soft cap c: s -> c tanh(s/c) (0: off)",
+  ACCEL_OP_DOUBLE (AccelAttentionMaskFields, softcap, "softcap",
+                   "If > 0, each scaled logit `s` becomes `softcap tanh (s / softcap)`.",
                    0.0, G_MAXDOUBLE, 0.0, 0),
   ACCEL_OP_BUFFER (AccelAttentionMaskFields, alibi_slopes, "alibi-slopes",
-                   "Optional ALiBi slope of each query head [Hq] or [B, Hq], f32", ACCEL_ACCESS_READ, 0),
-  ACCEL_OP_INT (AccelAttentionMaskFields, sinks, "sinks", "Leading keys (of each sequence) exempt from the left window",
+                   "Optional ALiBi slopes, f32 `[Hq]` or `[B, Hq]`: the logit of query `i` and key `j` in head `h` "
+                   "gains `-slope[h] |i + Sk - Sq - j|` after scaling and soft-capping (in the varlen ops, positions "
+                   "count within each sequence).", ACCEL_ACCESS_READ, 0),
+  ACCEL_OP_INT (AccelAttentionMaskFields, sinks, "sinks",
+                "Keys `j < sinks` (in the varlen ops, the leading keys of each sequence) are exempt from the left "
+                "window.",
                 0, G_MAXINT, 0),
 };
-
-/**
- * AccelAttention:causal:
- *
- * Mask keys after each query's aligned position (bottom-right aligned:
- * query `i` sees key `j` iff `j <= i + Sk - Sq`).
- */
-/**
- * AccelAttention:window-left:
- *
- * If >= 0, a query sees at most this many keys before its aligned
- * position; -1 is unbounded.
- */
-/**
- * AccelAttention:window-right:
- *
- * If >= 0, a query sees at most this many keys after its aligned
- * position; -1 is unbounded.
- */
-/**
- * AccelAttention:scale:
- *
- * The logit scale; 0 means `1 / sqrt (D)`.
- */
-/**
- * AccelAttention:softcap:
- *
- * If > 0, each scaled logit `s` becomes `softcap tanh (s / softcap)`.
- */
-/**
- * AccelAttention:alibi-slopes:
- *
- * Optional ALiBi slopes, f32 `[Hq]` or `[B, Hq]`: the logit of query `i`
- * and key `j` in head `h` gains `-slope[h] |i + Sk - Sq - j|` after
- * scaling and soft-capping.
- */
-/**
- * AccelAttention:sinks:
- *
- * Keys `j < sinks` are exempt from the left window.
- */
-/**
- * AccelAttentionBackward:causal:
- *
- * As #AccelAttention:causal.
- */
-/**
- * AccelAttentionBackward:window-left:
- *
- * As #AccelAttention:window-left.
- */
-/**
- * AccelAttentionBackward:window-right:
- *
- * As #AccelAttention:window-right.
- */
-/**
- * AccelAttentionBackward:scale:
- *
- * As #AccelAttention:scale.
- */
-/**
- * AccelAttentionBackward:softcap:
- *
- * As #AccelAttention:softcap.
- */
-/**
- * AccelAttentionBackward:alibi-slopes:
- *
- * As #AccelAttention:alibi-slopes.
- */
-/**
- * AccelAttentionBackward:sinks:
- *
- * As #AccelAttention:sinks.
- */
-/**
- * AccelAttentionVarlen:causal:
- *
- * As #AccelAttention:causal, within each sequence.
- */
-/**
- * AccelAttentionVarlen:window-left:
- *
- * As #AccelAttention:window-left, within each sequence.
- */
-/**
- * AccelAttentionVarlen:window-right:
- *
- * As #AccelAttention:window-right, within each sequence.
- */
-/**
- * AccelAttentionVarlen:scale:
- *
- * As #AccelAttention:scale.
- */
-/**
- * AccelAttentionVarlen:softcap:
- *
- * As #AccelAttention:softcap.
- */
-/**
- * AccelAttentionVarlen:alibi-slopes:
- *
- * As #AccelAttention:alibi-slopes, with positions counted within each
- * sequence.
- */
-/**
- * AccelAttentionVarlen:sinks:
- *
- * The leading keys of each sequence exempt from the left window.
- */
-
-/**
- * AccelAttentionVarlenBackward:causal:
- *
- * As #AccelAttentionVarlen:causal.
- */
-/**
- * AccelAttentionVarlenBackward:window-left:
- *
- * As #AccelAttentionVarlen:window-left.
- */
-/**
- * AccelAttentionVarlenBackward:window-right:
- *
- * As #AccelAttentionVarlen:window-right.
- */
-/**
- * AccelAttentionVarlenBackward:scale:
- *
- * As #AccelAttentionVarlen:scale.
- */
-/**
- * AccelAttentionVarlenBackward:softcap:
- *
- * As #AccelAttentionVarlen:softcap.
- */
-/**
- * AccelAttentionVarlenBackward:alibi-slopes:
- *
- * As #AccelAttentionVarlen:alibi-slopes.
- */
-/**
- * AccelAttentionVarlenBackward:sinks:
- *
- * As #AccelAttentionVarlen:sinks.
- */
 
 void
 _accel_attention_install_mask_params (AccelOpClass *klass, gsize causal_offset)

@@ -4,23 +4,6 @@
 
 /**
  * AccelAttentionKvcache:
- * @q: queries `[B, Hq, Sq, D]`
- * @k_cache: the key pages `[P, page, Hkv, D]`
- * @v_cache: the value pages `[P, page, Hkv, Dv]`
- * @block_table: i32 `[B, max_blocks]`: logical block `n` of sequence `b`
- *   is page `block_table[b, n]`
- * @seqlens_k: i32 `[B]`: the number of cached keys of each sequence
- * @out: the result `[B, Hq, Sq, Dv]`
- * @lse: (nullable): the log-sum-exp of each row's logits `[B, Hq, Sq]`, f32
- * @alibi_slopes: (nullable): f32 `[Hq]` or `[B, Hq]`, as #AccelAttention:alibi-slopes
- * @causal: as #AccelAttention:causal
- * @window_left: as #AccelAttention:window-left
- * @window_right: as #AccelAttention:window-right
- * @sinks: as #AccelAttention:sinks
- * @num_splits: how many parts a kernel may split each sequence's keys
- *   into (0: the kernel chooses); a hint, results do not depend on it
- * @scale: as #AccelAttention:scale
- * @softcap: as #AccelAttention:softcap
  *
  * Attention over a paged key/value cache: decode (`Sq` = 1) and chunked
  * prefill. Sequence `b` has `L = seqlens_k[b]` cached keys; logical key
@@ -34,7 +17,7 @@
  * otherwise it fails with %ACCEL_ERROR_INVALID_ARGUMENT naming the
  * sequence and block.
  *
- * Types: f32, f64, f16, bf16 (the same for @q, the caches and @out). All
+ * Types: f32, f64, f16, bf16 (the same for `q`, the caches and `out`). All
  * buffers contiguous. See docs/attention-variants.md.
  *
  * Op name: `attention-kvcache`.
@@ -86,112 +69,42 @@ accel_attention_kvcache_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam attention_kvcache_params[] = {
-  /**
-   * AccelAttentionKvcache:q:
-   *
-   * Queries `[B, Hq, Sq, D]`.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionKvcache, q, "q", "Queries [B, Hq, Sq, D]",
+  ACCEL_OP_BUFFER (AccelAttentionKvcache, q, "q", "Queries `[B, Hq, Sq, D]`.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionKvcache:k-cache:
-   *
-   * The key pages `[P, page, Hkv, D]`.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionKvcache, k_cache, "k-cache", "Key pages [P, page, Hkv, D]",
+  ACCEL_OP_BUFFER (AccelAttentionKvcache, k_cache, "k-cache", "The key pages `[P, page, Hkv, D]`.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionKvcache:v-cache:
-   *
-   * The value pages `[P, page, Hkv, Dv]`.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionKvcache, v_cache, "v-cache", "Value pages [P, page, Hkv, Dv]",
+  ACCEL_OP_BUFFER (AccelAttentionKvcache, v_cache, "v-cache", "The value pages `[P, page, Hkv, Dv]`.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionKvcache:block-table:
-   *
-   * I32 `[B, max_blocks]`: logical block `n` of sequence `b` is page
-   * `block_table[b, n]`.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionKvcache, block_table, "block-table", "Page of each logical block of each sequence [B, max_blocks], i32",
+  ACCEL_OP_BUFFER (AccelAttentionKvcache, block_table, "block-table",
+                   "I32 `[B, max_blocks]`: logical block `n` of sequence `b` is page `block_table[b, n]`.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionKvcache:seqlens-k:
-   *
-   * I32 `[B]`: the number of cached keys of each sequence.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionKvcache, seqlens_k, "seqlens-k", "Cached keys of each sequence [B], i32",
+  ACCEL_OP_BUFFER (AccelAttentionKvcache, seqlens_k, "seqlens-k",
+                   "I32 `[B]`: the number of cached keys of each sequence.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionKvcache:out:
-   *
-   * The result `[B, Hq, Sq, Dv]`.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionKvcache, out, "out", "Result [B, Hq, Sq, Dv]",
+  ACCEL_OP_BUFFER (AccelAttentionKvcache, out, "out", "The result `[B, Hq, Sq, Dv]`.",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionKvcache:lse:
-   *
-   * The log-sum-exp of each row's logits `[B, Hq, Sq]`, f32.
-   */
   ACCEL_OP_BUFFER (AccelAttentionKvcache, lse, "lse", "Optional log-sum-exp of each row's logits [B, Hq, Sq], f32",
                    ACCEL_ACCESS_WRITE, 0),
-  /**
-   * AccelAttentionKvcache:alibi-slopes:
-   *
-   * F32 `[Hq]` or `[B, Hq]`, as #AccelAttention:alibi-slopes.
-   */
   ACCEL_OP_BUFFER (AccelAttentionKvcache, alibi_slopes, "alibi-slopes", "Optional ALiBi slope of each query head [Hq] or [B, Hq], f32",
                    ACCEL_ACCESS_READ, 0),
-  /**
-   * AccelAttentionKvcache:causal:
-   *
-   * Mask keys after each query's position (`L - Sq + i`).
-   */
-  ACCEL_OP_BOOLEAN (AccelAttentionKvcache, causal, "causal", "Causal mask", FALSE),
-  /**
-   * AccelAttentionKvcache:window-left:
-   *
-   * If >= 0, a query sees at most this many keys before its position.
-   */
-  ACCEL_OP_INT (AccelAttentionKvcache, window_left, "window-left", "Keys visible before the position (-1: all)",
+  ACCEL_OP_BOOLEAN (AccelAttentionKvcache, causal, "causal", "Mask keys after each query's position (`L - Sq + i`).",
+                     FALSE),
+  ACCEL_OP_INT (AccelAttentionKvcache, window_left, "window-left",
+                "If >= 0, a query sees at most this many keys before its position.",
                 -1, G_MAXINT, -1),
-  /**
-   * AccelAttentionKvcache:window-right:
-   *
-   * If >= 0, a query sees at most this many keys after its position.
-   */
-  ACCEL_OP_INT (AccelAttentionKvcache, window_right, "window-right", "Keys visible after the position (-1: all)",
+  ACCEL_OP_INT (AccelAttentionKvcache, window_right, "window-right",
+                "If >= 0, a query sees at most this many keys after its position.",
                 -1, G_MAXINT, -1),
-  /**
-   * AccelAttentionKvcache:sinks:
-   *
-   * Keys `j < sinks` are exempt from the left window.
-   */
-  ACCEL_OP_INT (AccelAttentionKvcache, sinks, "sinks", "Leading keys exempt from the left window",
+  ACCEL_OP_INT (AccelAttentionKvcache, sinks, "sinks", "Keys `j < sinks` are exempt from the left window.",
                 0, G_MAXINT, 0),
-  /**
-   * AccelAttentionKvcache:num-splits:
-   *
-   * How many parts a kernel may split each sequence's keys into; 0 lets
-   * the kernel choose. A hint: the result does not depend on it beyond
-   * rounding.
-   */
-  ACCEL_OP_INT (AccelAttentionKvcache, num_splits, "num-splits", "Split-KV parts (0: the kernel chooses)",
+  ACCEL_OP_INT (AccelAttentionKvcache, num_splits, "num-splits",
+                "How many parts a kernel may split each sequence's keys into; 0 lets the kernel choose. A hint: the "
+                "result does not depend on it beyond rounding.",
                 0, 1024, 0),
-  /**
-   * AccelAttentionKvcache:scale:
-   *
-   * The logit scale; 0 means `1 / sqrt (D)`.
-   */
-  ACCEL_OP_DOUBLE (AccelAttentionKvcache, scale, "scale", "Logit scale (0: 1/sqrt(head dim))",
+  ACCEL_OP_DOUBLE (AccelAttentionKvcache, scale, "scale", "The logit scale; 0 means `1 / sqrt (D)`.",
                    0.0, G_MAXDOUBLE, 0.0, 0),
-  /**
-   * AccelAttentionKvcache:softcap:
-   *
-   * If > 0, each scaled logit `s` becomes `softcap tanh (s / softcap)`.
-   */
-  ACCEL_OP_DOUBLE (AccelAttentionKvcache, softcap, "softcap", "Logit soft cap c: s -> c tanh(s/c) (0: off)",
+  ACCEL_OP_DOUBLE (AccelAttentionKvcache, softcap, "softcap",
+                   "If > 0, each scaled logit `s` becomes `softcap tanh (s / softcap)`.",
                    0.0, G_MAXDOUBLE, 0.0, 0),
 };
 

@@ -3,24 +3,6 @@
 
 /**
  * AccelAttentionVarlenBackward:
- * @q: packed queries `[Tq, Hq, D]`
- * @k: packed keys `[Tk, Hkv, D]`
- * @v: packed values `[Tk, Hkv, Dv]`
- * @out: the forward result `[Tq, Hq, Dv]`
- * @dout: the gradient of the loss with respect to @out
- * @lse: the forward pass's log-sum-exp `[Hq, Tq]`, f32
- * @cu_seqlens_q: the query row where each sequence starts, and `Tq` last: i32 `[B + 1]`
- * @cu_seqlens_k: the key row where each sequence starts, and `Tk` last: i32 `[B + 1]`
- * @dq: the gradient with respect to @q (written)
- * @dk: the gradient with respect to @k (written; summed over the query heads of each group)
- * @dv: the gradient with respect to @v (written; likewise)
- * @causal: as #AccelAttentionVarlen:causal
- * @window_left: as #AccelAttentionVarlen:window-left
- * @window_right: as #AccelAttentionVarlen:window-right
- * @scale: as #AccelAttentionVarlen:scale
- * @softcap: as #AccelAttentionVarlen:softcap
- * @alibi_slopes: (nullable): as #AccelAttentionVarlen:alibi-slopes
- * @sinks: as #AccelAttentionVarlen:sinks
  *
  * The gradients of `attention-varlen` (see #AccelAttentionVarlen, whose
  * parameters must be the same as the forward pass's): each sequence's are
@@ -32,7 +14,7 @@
  * never decrease, end at `Tq` and `Tk`); bad ones fail the op with
  * %ACCEL_ERROR_INVALID_ARGUMENT naming the buffer and the first bad index.
  *
- * Types: f32, f64, f16, bf16, the same for every buffer but @lse and the
+ * Types: f32, f64, f16, bf16, the same for every buffer but `lse` and the
  * cu-seqlens. All buffers contiguous.
  *
  * Op name: `attention-varlen-backward`.
@@ -65,86 +47,34 @@ accel_attention_varlen_backward_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam attention_varlen_backward_params[] = {
-  /**
-   * AccelAttentionVarlenBackward:q:
-   *
-   * Packed queries `[Tq, Hq, D]`, as the forward pass's.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, q, "q", "Packed queries [Tq, Hq, D]",
+  ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, q, "q", "Packed queries `[Tq, Hq, D]`, as the forward pass's.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionVarlenBackward:k:
-   *
-   * Packed keys `[Tk, Hkv, D]`, as the forward pass's.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, k, "k", "Packed keys [Tk, Hkv, D]",
+  ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, k, "k", "Packed keys `[Tk, Hkv, D]`, as the forward pass's.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionVarlenBackward:v:
-   *
-   * Packed values `[Tk, Hkv, Dv]`, as the forward pass's.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, v, "v", "Packed values [Tk, Hkv, Dv]",
+  ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, v, "v", "Packed values `[Tk, Hkv, Dv]`, as the forward pass's.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionVarlenBackward:out:
-   *
-   * The forward pass's packed result `[Tq, Hq, Dv]`.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, out, "out", "Packed forward result [Tq, Hq, Dv]",
+  ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, out, "out", "The forward pass's packed result `[Tq, Hq, Dv]`.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionVarlenBackward:dout:
-   *
-   * The gradient of the loss with respect to
-   * #AccelAttentionVarlenBackward:out, `[Tq, Hq, Dv]`.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, dout, "dout", "Gradient of the result [Tq, Hq, Dv]",
+  ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, dout, "dout",
+                   "The gradient of the loss with respect to `out`, `[Tq, Hq, Dv]`.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionVarlenBackward:lse:
-   *
-   * The forward pass's log-sum-exp `[Hq, Tq]`, f32.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, lse, "lse", "Forward log-sum-exp [Hq, Tq], f32",
+  ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, lse, "lse", "The forward pass's log-sum-exp `[Hq, Tq]`, f32.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionVarlenBackward:cu-seqlens-q:
-   *
-   * The first query row of each sequence, then `Tq`: i32 `[B + 1]`.
-   */
   ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, cu_seqlens_q, "cu-seqlens-q",
-                   "First query row of each sequence, then Tq [B + 1], i32", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionVarlenBackward:cu-seqlens-k:
-   *
-   * The first key row of each sequence, then `Tk`: i32 `[B + 1]`.
-   */
+                   "The first query row of each sequence, then `Tq`: i32 `[B + 1]`.",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
   ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, cu_seqlens_k, "cu-seqlens-k",
-                   "First key row of each sequence, then Tk [B + 1], i32", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionVarlenBackward:dq:
-   *
-   * Receives the gradient with respect to #AccelAttentionVarlenBackward:q,
-   * `[Tq, Hq, D]`.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, dq, "dq", "Gradient of q [Tq, Hq, D]",
+                   "The first key row of each sequence, then `Tk`: i32 `[B + 1]`.",
+                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, dq, "dq",
+                   "Receives the gradient with respect to `q`, `[Tq, Hq, D]`.",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionVarlenBackward:dk:
-   *
-   * Receives the gradient with respect to #AccelAttentionVarlenBackward:k,
-   * `[Tk, Hkv, D]`, summed over the query heads of each group.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, dk, "dk", "Gradient of k [Tk, Hkv, D]",
+  ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, dk, "dk",
+                   "Receives the gradient with respect to `k`, `[Tk, Hkv, D]`, summed over the query heads of each "
+                   "group.",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionVarlenBackward:dv:
-   *
-   * Receives the gradient with respect to #AccelAttentionVarlenBackward:v,
-   * `[Tk, Hkv, Dv]`, likewise.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, dv, "dv", "Gradient of v [Tk, Hkv, Dv]",
+  ACCEL_OP_BUFFER (AccelAttentionVarlenBackward, dv, "dv",
+                   "Receives the gradient with respect to `v`, `[Tk, Hkv, Dv]`, likewise.",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
 

@@ -3,20 +3,6 @@
 
 /**
  * AccelAttentionVarlen:
- * @q: packed queries `[Tq, Hq, D]`
- * @k: packed keys `[Tk, Hkv, D]`
- * @v: packed values `[Tk, Hkv, Dv]`
- * @out: the packed result `[Tq, Hq, Dv]`
- * @lse: (nullable): if set, the log-sum-exp of each row's final logits `[Hq, Tq]`, f32
- * @cu_seqlens_q: the query row where each sequence starts, and `Tq` last: i32 `[B + 1]`
- * @cu_seqlens_k: the key row where each sequence starts, and `Tk` last: i32 `[B + 1]`
- * @causal: as #AccelAttention:causal, per sequence
- * @window_left: as #AccelAttention:window-left
- * @window_right: as #AccelAttention:window-right
- * @scale: as #AccelAttention:scale
- * @softcap: as #AccelAttention:softcap
- * @alibi_slopes: (nullable): as #AccelAttention:alibi-slopes, f32 `[Hq]` or `[B, Hq]`
- * @sinks: as #AccelAttention:sinks
  *
  * Attention over a batch of sequences of different lengths packed one after
  * the other. Sequence `b` owns query rows `cu_seqlens_q[b] ..
@@ -28,7 +14,7 @@
  * (`Tk`); the kernel checks them and fails with %ACCEL_ERROR_INVALID_ARGUMENT
  * naming the buffer and the first bad index.
  *
- * Types: f32, f64, f16, bf16 (the same for @q, @k, @v, @out). All buffers
+ * Types: f32, f64, f16, bf16 (the same for `q`, `k`, `v`, `out`). All buffers
  * contiguous.
  *
  * Op name: `attention-varlen`.
@@ -59,54 +45,22 @@ accel_attention_varlen_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam attention_varlen_params[] = {
-  /**
-   * AccelAttentionVarlen:q:
-   *
-   * Packed queries `[Tq, Hq, D]`.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionVarlen, q, "q", "Packed queries [Tq, Hq, D]",
+  ACCEL_OP_BUFFER (AccelAttentionVarlen, q, "q", "Packed queries `[Tq, Hq, D]`.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionVarlen:k:
-   *
-   * Packed keys `[Tk, Hkv, D]`.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionVarlen, k, "k", "Packed keys [Tk, Hkv, D]",
+  ACCEL_OP_BUFFER (AccelAttentionVarlen, k, "k", "Packed keys `[Tk, Hkv, D]`.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionVarlen:v:
-   *
-   * Packed values `[Tk, Hkv, Dv]`.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionVarlen, v, "v", "Packed values [Tk, Hkv, Dv]",
+  ACCEL_OP_BUFFER (AccelAttentionVarlen, v, "v", "Packed values `[Tk, Hkv, Dv]`.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionVarlen:out:
-   *
-   * The packed result `[Tq, Hq, Dv]`.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionVarlen, out, "out", "Packed result [Tq, Hq, Dv]",
+  ACCEL_OP_BUFFER (AccelAttentionVarlen, out, "out", "The packed result `[Tq, Hq, Dv]`.",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionVarlen:lse:
-   *
-   * If set, the log-sum-exp of each row's final logits `[Hq, Tq]`, f32.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionVarlen, lse, "lse", "Optional log-sum-exp of each row's logits [Hq, Tq], f32",
+  ACCEL_OP_BUFFER (AccelAttentionVarlen, lse, "lse",
+                   "If set, the log-sum-exp of each row's final logits `[Hq, Tq]`, f32.",
                    ACCEL_ACCESS_WRITE, 0),
-  /**
-   * AccelAttentionVarlen:cu-seqlens-q:
-   *
-   * The query row where each sequence starts, and `Tq` last: i32 `[B + 1]`.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionVarlen, cu_seqlens_q, "cu-seqlens-q", "First query row of each sequence, then Tq [B + 1], i32",
+  ACCEL_OP_BUFFER (AccelAttentionVarlen, cu_seqlens_q, "cu-seqlens-q",
+                   "The query row where each sequence starts, and `Tq` last: i32 `[B + 1]`.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttentionVarlen:cu-seqlens-k:
-   *
-   * The key row where each sequence starts, and `Tk` last: i32 `[B + 1]`.
-   */
-  ACCEL_OP_BUFFER (AccelAttentionVarlen, cu_seqlens_k, "cu-seqlens-k", "First key row of each sequence, then Tk [B + 1], i32",
+  ACCEL_OP_BUFFER (AccelAttentionVarlen, cu_seqlens_k, "cu-seqlens-k",
+                   "The key row where each sequence starts, and `Tk` last: i32 `[B + 1]`.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
 };
 

@@ -3,22 +3,6 @@
 
 /**
  * AccelAttention:
- * @q: queries `[B, Hq, Sq, D]`
- * @k: keys `[B, Hkv, Sk, D]`
- * @v: values `[B, Hkv, Sk, Dv]`
- * @out: the result `[B, Hq, Sq, Dv]`
- * @lse: (nullable): if set, the log-sum-exp of each row's final logits `[B, Hq, Sq]`, f32
- * @causal: mask keys after the query (bottom-right aligned)
- * @window_left: if >= 0, how many keys before the aligned position a query sees
- * @window_right: if >= 0, how many keys after the aligned position a query sees
- * @scale: the logit scale; 0 means `1 / sqrt (D)`
- * @softcap: if > 0, each scaled logit `s` becomes `softcap tanh (s / softcap)`
- * @alibi_slopes: (nullable): ALiBi slopes, f32 `[Hq]` or `[B, Hq]`: logit `(i, j)` of head
- *   `h` gains `-slope[h] |i + Sk - Sq - j|` after scaling and soft-capping
- * @sinks: keys `j < sinks` are exempt from the left window
- * @q_descale: the per-tensor scale of fp8 @q (1.0 for other types)
- * @k_descale: the per-tensor scale of fp8 @k (1.0 for other types)
- * @v_descale: the per-tensor scale of fp8 @v (1.0 for other types)
  *
  * Reference scaled dot-product attention, `out = softmax (scale q kᵀ + mask) v`
  * per batch and head. Grouped-query heads: query head `h` reads key/value
@@ -27,14 +11,14 @@
  * The mask is aligned to the bottom right (as FlashAttention; PyTorch's
  * `scaled_dot_product_attention (is_causal=True)` aligns to the top left,
  * the same when `Sq == Sk`): with `d = Sk - Sq`, query `i` sees
- * key `j` iff `j <= i + d` when @causal, `j >= i + d - window_left` when
- * @window_left >= 0, and `j <= i + d + window_right` when @window_right >= 0.
+ * key `j` iff `j <= i + d` when `causal`, `j >= i + d - window_left` when
+ * `window-left` >= 0, and `j <= i + d + window_right` when `window-right` >= 0.
  * Keys `j < sinks` ignore the left window (the causal mask and the right
  * window still apply to them). A row that sees no key gets zeros and an lse
  * of -inf.
  *
- * Types: f32, f64, f16, bf16 (the same for @q, @k, @v, @out); accumulation in
- * f32 (f64 for f64). Forward fp8: @q, @k and @v all fp8-e4m3 with @out bf16
+ * Types: f32, f64, f16, bf16 (the same for `q`, `k`, `v`, `out`); accumulation in
+ * f32 (f64 for f64). Forward fp8: `q`, `k` and `v` all fp8-e4m3 with `out` bf16
  * or f16; then logit `= scale q_descale k_descale (q . k)` and
  * `out = v_descale (P v)`. All buffers contiguous.
  *
@@ -94,61 +78,23 @@ accel_attention_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam attention_params[] = {
-  /**
-   * AccelAttention:q:
-   *
-   * Queries `[B, Hq, Sq, D]`.
-   */
-  ACCEL_OP_BUFFER (AccelAttention, q, "q", "Queries [B, Hq, Sq, D]", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttention:k:
-   *
-   * Keys `[B, Hkv, Sk, D]`.
-   */
-  ACCEL_OP_BUFFER (AccelAttention, k, "k", "Keys [B, Hkv, Sk, D]", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttention:v:
-   *
-   * Values `[B, Hkv, Sk, Dv]`.
-   */
-  ACCEL_OP_BUFFER (AccelAttention, v, "v", "Values [B, Hkv, Sk, Dv]", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttention:out:
-   *
-   * The result `[B, Hq, Sq, Dv]`.
-   */
-  ACCEL_OP_BUFFER (AccelAttention, out, "out", "Result [B, Hq, Sq, Dv]", ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAttention:lse:
-   *
-   * If set, the log-sum-exp of each row's final logits `[B, Hq, Sq]`, f32.
-   */
-  ACCEL_OP_BUFFER (AccelAttention, lse, "lse", "Optional log-sum-exp of each row's logits [B, Hq, Sq], f32",
+  ACCEL_OP_BUFFER (AccelAttention, q, "q", "Queries `[B, Hq, Sq, D]`.", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelAttention, k, "k", "Keys `[B, Hkv, Sk, D]`.", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelAttention, v, "v", "Values `[B, Hkv, Sk, Dv]`.", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelAttention, out, "out", "The result `[B, Hq, Sq, Dv]`.",
+                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelAttention, lse, "lse",
+                   "If set, the log-sum-exp of each row's final logits `[B, Hq, Sq]`, f32.",
                    ACCEL_ACCESS_WRITE, 0),
-  /**
-   * AccelAttention:q-descale:
-   *
-   * The per-tensor scale of fp8 #AccelAttention:q: the logits are multiplied
-   * by `q_descale k_descale`. Finite and > 0; must be 1.0 unless the inputs
-   * are fp8-e4m3.
-   */
-  ACCEL_OP_DOUBLE (AccelAttention, q_descale, "q-descale", "Per-tensor scale of fp8 q (1.0 otherwise)",
+  ACCEL_OP_DOUBLE (AccelAttention, q_descale, "q-descale",
+                   "The per-tensor scale of fp8 `q`: the logits are multiplied by `q_descale k_descale`. Finite and "
+                   "> 0; must be 1.0 unless the inputs are fp8-e4m3.",
                    0.0, G_MAXDOUBLE, 1.0, 0),
-  /**
-   * AccelAttention:k-descale:
-   *
-   * The per-tensor scale of fp8 #AccelAttention:k, as #AccelAttention:q-descale.
-   */
-  ACCEL_OP_DOUBLE (AccelAttention, k_descale, "k-descale", "Per-tensor scale of fp8 k (1.0 otherwise)",
+  ACCEL_OP_DOUBLE (AccelAttention, k_descale, "k-descale", "The per-tensor scale of fp8 `k`, as `q-descale`.",
                    0.0, G_MAXDOUBLE, 1.0, 0),
-  /**
-   * AccelAttention:v-descale:
-   *
-   * The per-tensor scale of fp8 #AccelAttention:v: the result is
-   * `v_descale (P v)`. Finite and > 0; must be 1.0 unless the inputs are
-   * fp8-e4m3.
-   */
-  ACCEL_OP_DOUBLE (AccelAttention, v_descale, "v-descale", "Per-tensor scale of fp8 v (1.0 otherwise)",
+  ACCEL_OP_DOUBLE (AccelAttention, v_descale, "v-descale",
+                   "The per-tensor scale of fp8 `v`: the result is `v_descale (P v)`. Finite and > 0; must be 1.0 "
+                   "unless the inputs are fp8-e4m3.",
                    0.0, G_MAXDOUBLE, 1.0, 0),
 };
 

@@ -3,13 +3,10 @@
 
 /**
  * AccelAxpy:
- * @x: the added vector
- * @y: the accumulated vector, updated in place
- * @alpha: the scale of @x
  *
  * `y = alpha x + y` over contiguous buffers of the same dtype and element
  * count (their shapes may differ). Types: f32, f64, c64, c128, f16 and bf16
- * (f32 arithmetic). @alpha is real.
+ * (f32 arithmetic). `alpha` is real.
  *
  * Op name: `axpy`.
  */
@@ -42,25 +39,10 @@ accel_axpy_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam axpy_params[] = {
-  /**
-   * AccelAxpy:x:
-   *
-   * The added vector.
-   */
   ACCEL_OP_BUFFER (AccelAxpy, x, "x", "Vector x (contiguous)", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAxpy:y:
-   *
-   * The accumulated vector, updated in place.
-   */
   ACCEL_OP_BUFFER (AccelAxpy, y, "y", "Vector y, updated in place; same dtype and element count as x",
                    ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelAxpy:alpha:
-   *
-   * The scale of `x` (real, also for complex types).
-   */
-  ACCEL_OP_DOUBLE (AccelAxpy, alpha, "alpha", "Scale of x",
+  ACCEL_OP_DOUBLE (AccelAxpy, alpha, "alpha", "The scale of `x` (real, also for complex types).",
                    -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
 };
 

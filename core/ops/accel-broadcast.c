@@ -4,14 +4,9 @@
 
 /**
  * AccelBroadcast:
- * @src: the values to send; read on the root only, where it is required
- *   (other ranks may leave it unset)
- * @dst: where every rank gets the root's @src; on the root it may be @src
- *   itself (in place)
- * @root: the rank whose @src goes out
  *
- * Broadcast: every rank's @dst gets the root's @src (NCCL's
- * `ncclBroadcast`). Every rank's @dst holds as many elements of one dtype.
+ * Broadcast: every rank's `dst` gets the root's `src` (NCCL's
+ * `ncclBroadcast`). Every rank's `dst` holds as many elements of one dtype.
  * Any dtype.
  *
  * Op name: `broadcast`.
@@ -52,28 +47,14 @@ accel_broadcast_check_peer (AccelCollective *c, AccelCollective *first, GError *
 }
 
 static const AccelOpParam broadcast_params[] = {
-  /**
-   * AccelBroadcast:src:
-   *
-   * The values to send; read on the root only, where it is required (other
-   * ranks may leave it unset).
-   */
-  ACCEL_OP_BUFFER (AccelBroadcast, src, "src", "The values to send (read on the root only)",
+  ACCEL_OP_BUFFER (AccelBroadcast, src, "src",
+                   "The values to send; read on the root only, where it is required (other ranks may leave it "
+                   "unset).",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_DEFAULT),
-  /**
-   * AccelBroadcast:dst:
-   *
-   * Where every rank gets the root's @src; on the root it may be @src itself
-   * (in place).
-   */
-  ACCEL_OP_BUFFER (AccelBroadcast, dst, "dst", "Where every rank gets the root's src",
+  ACCEL_OP_BUFFER (AccelBroadcast, dst, "dst",
+                   "Where every rank gets the root's `src`; on the root it may be `src` itself (in place).",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelBroadcast:root:
-   *
-   * The rank whose `src` goes out.
-   */
-  ACCEL_OP_INT (AccelBroadcast, root, "root", "The rank whose src goes out", 0, G_MAXINT, 0),
+  ACCEL_OP_INT (AccelBroadcast, root, "root", "The rank whose `src` goes out.", 0, G_MAXINT, 0),
 };
 
 ACCEL_DEFINE_COLLECTIVE_TYPE (AccelBroadcast, accel_broadcast, "broadcast",

@@ -3,10 +3,8 @@
 
 /**
  * AccelCast:
- * @src: the source
- * @dst: the destination
  *
- * Converts every element of @src to the dtype of @dst (any dtype to any
+ * Converts every element of `src` to the dtype of `dst` (any dtype to any
  * other; same element count, strided layouts allowed):
  *
  * - to f16, bf16, fp8 and narrower floats: round to nearest, ties to even,
@@ -40,17 +38,7 @@ accel_cast_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam cast_params[] = {
-  /**
-   * AccelCast:src:
-   *
-   * The source.
-   */
   ACCEL_OP_BUFFER (AccelCast, src, "src", "Source buffer, any dtype", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelCast:dst:
-   *
-   * The destination.
-   */
   ACCEL_OP_BUFFER (AccelCast, dst, "dst", "Destination buffer, any dtype, same element count as src",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };

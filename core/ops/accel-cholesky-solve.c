@@ -4,15 +4,11 @@
 
 /**
  * AccelCholeskySolve:
- * @l: the factor written by `cholesky`, `[n, n]` or `[batch, n, n]`
- * @b: the right-hand side, `[n]` or `[n, nrhs]`
- * @x: the solution, the shape of @b
- * @lower: whether @l is the lower or the upper factor
  *
  * Solves `a x = b` given the Cholesky factor of `a` made by `cholesky` with
- * the same #AccelCholeskySolve:lower (LAPACK `potrs`). @b is `[n]` or
- * `[n, nrhs]` (with a leading batch axis when @l has one); @x has the shape of
- * @b and may be @b itself. f32 or f64.
+ * the same #AccelCholeskySolve:lower (LAPACK `potrs`). `b` is `[n]` or
+ * `[n, nrhs]` (with a leading batch axis when `l` has one); `x` has the shape of
+ * `b` and may be `b` itself. f32 or f64.
  *
  * Op name: `cholesky-solve`.
  */
@@ -34,34 +30,15 @@ accel_cholesky_solve_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam cholesky_solve_params[] = {
-  /**
-   * AccelCholeskySolve:l:
-   *
-   * The factor written by `cholesky`, `[n, n]` or `[batch, n, n]`.
-   */
   ACCEL_OP_BUFFER (AccelCholeskySolve, l, "l", "The Cholesky factor [n, n] (or [b, n, n]) as written by cholesky",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelCholeskySolve:b:
-   *
-   * The right-hand side, `[n]` or `[n, nrhs]`.
-   */
   ACCEL_OP_BUFFER (AccelCholeskySolve, b, "b", "Right-hand side [n] or [n, nrhs] (batched like l)",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelCholeskySolve:x:
-   *
-   * The solution, the shape of @b.
-   */
   ACCEL_OP_BUFFER (AccelCholeskySolve, x, "x", "The solution, shape of b; may be b",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelCholeskySolve:lower:
-   *
-   * Whether `l` is the lower factor (`a = l lᵀ`) or the upper one (`a = uᵀ
-   * u`); only that triangle is read.
-   */
-  ACCEL_OP_BOOLEAN (AccelCholeskySolve, lower, "lower", "Whether l is the lower factor (else upper)", TRUE),
+  ACCEL_OP_BOOLEAN (AccelCholeskySolve, lower, "lower",
+                    "Whether `l` is the lower factor (`a = l lᵀ`) or the upper one (`a = uᵀ u`); only that triangle "
+                    "is read.", TRUE),
 };
 
 ACCEL_DEFINE_OP_TYPE (AccelCholeskySolve, accel_cholesky_solve, "cholesky-solve",

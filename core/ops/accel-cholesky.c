@@ -4,15 +4,12 @@
 
 /**
  * AccelCholesky:
- * @a: the symmetric positive definite matrix, `[n, n]` or `[batch, n, n]`
- * @l: the triangular factor, the shape of @a
- * @lower: whether @l is lower (`a = l lᵀ`) or upper (`a = uᵀ u`) triangular
  *
  * Cholesky factorisation of a symmetric positive definite matrix: `a = l lᵀ`
- * with @l lower triangular (#AccelCholesky:lower, the default), or `a = uᵀ u`
- * with @l upper triangular. Only that triangle of @a is read, and the other
- * triangle of @l is set to zero. Row-major contiguous f32 or f64, `[n, n]` or
- * a batch `[batch, n, n]`; @l may be @a itself (in place).
+ * with `l` lower triangular (#AccelCholesky:lower, the default), or `a = uᵀ u`
+ * with `l` upper triangular. Only that triangle of `a` is read, and the other
+ * triangle of `l` is set to zero. Row-major contiguous f32 or f64, `[n, n]` or
+ * a batch `[batch, n, n]`; `l` may be `a` itself (in place).
  *
  * A matrix that is not positive definite fails with
  * %ACCEL_ERROR_INVALID_ARGUMENT naming the order of the first leading minor
@@ -41,28 +38,13 @@ accel_cholesky_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam cholesky_params[] = {
-  /**
-   * AccelCholesky:a:
-   *
-   * The symmetric positive definite matrix, `[n, n]` or `[batch, n, n]`.
-   */
-  ACCEL_OP_BUFFER (AccelCholesky, a, "a", "Symmetric positive definite [n, n] (or [b, n, n]); f32 or f64",
+  ACCEL_OP_BUFFER (AccelCholesky, a, "a", "The symmetric positive definite matrix, `[n, n]` or `[batch, n, n]`.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelCholesky:l:
-   *
-   * The triangular factor, the shape of @a.
-   */
   ACCEL_OP_BUFFER (AccelCholesky, l, "l", "The triangular factor, shape of a; may be a",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelCholesky:lower:
-   *
-   * Whether the factor is lower triangular (`a = l lᵀ`, reading the lower
-   * triangle of `a`) or upper triangular (`a = uᵀ u`, reading the upper
-   * triangle).
-   */
-  ACCEL_OP_BOOLEAN (AccelCholesky, lower, "lower", "Lower factor a = l lT (else upper a = uT u)", TRUE),
+  ACCEL_OP_BOOLEAN (AccelCholesky, lower, "lower",
+                    "Whether the factor is lower triangular (`a = l lᵀ`, reading the lower triangle of `a`) or upper "
+                    "triangular (`a = uᵀ u`, reading the upper triangle).", TRUE),
 };
 
 ACCEL_DEFINE_OP_TYPE (AccelCholesky, accel_cholesky, "cholesky",

@@ -4,8 +4,6 @@
 
 /**
  * AccelCollectiveAbort:
- * @comm_key: the communicator incarnation to end on this device
- * @reason: why, for the errors of the collectives it ends
  *
  * Ends this device's rank of a communicator incarnation in the process
  * that owns the device (NCCL's `ncclCommAbort`): collectives of it that
@@ -32,18 +30,8 @@ accel_collective_abort_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam collective_abort_params[] = {
-  /**
-   * AccelCollectiveAbort:comm-key:
-   *
-   * The communicator incarnation to end.
-   */
-  ACCEL_OP_STRING (AccelCollectiveAbort, comm_key, "comm-key", "The communicator incarnation to end"),
-  /**
-   * AccelCollectiveAbort:reason:
-   *
-   * Why, for the errors of the collectives it ends.
-   */
-  ACCEL_OP_STRING (AccelCollectiveAbort, reason, "reason", "Why, for the errors of the collectives it ends"),
+  ACCEL_OP_STRING (AccelCollectiveAbort, comm_key, "comm-key", "The communicator incarnation to end."),
+  ACCEL_OP_STRING (AccelCollectiveAbort, reason, "reason", "Why, for the errors of the collectives it ends."),
 };
 
 ACCEL_DEFINE_OP_TYPE (AccelCollectiveAbort, accel_collective_abort, "collective-abort",

@@ -4,8 +4,6 @@
 
 /**
  * AccelCollectiveBootstrap:
- * @id: receives the bootstrap bytes, %ACCEL_COLLECTIVE_ID_SIZE elements of
- *   u8 on the device that runs the op
  *
  * Makes the bytes every rank of a new communicator incarnation starts from
  * (an NCCL unique id), in the process that owns the device: an
@@ -33,13 +31,9 @@ accel_collective_bootstrap_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam collective_bootstrap_params[] = {
-  /**
-   * AccelCollectiveBootstrap:id:
-   *
-   * Receives the bootstrap bytes, %ACCEL_COLLECTIVE_ID_SIZE elements of u8 on
-   * the device that runs the op.
-   */
-  ACCEL_OP_BUFFER (AccelCollectiveBootstrap, id, "id", "Receives the bootstrap bytes (u8, 128 elements)",
+  ACCEL_OP_BUFFER (AccelCollectiveBootstrap, id, "id",
+                   "Receives the bootstrap bytes, ACCEL_COLLECTIVE_ID_SIZE elements of u8 on the device that runs "
+                   "the op.",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
 

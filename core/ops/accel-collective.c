@@ -14,46 +14,19 @@ G_DEFINE_ABSTRACT_TYPE (AccelCollective, accel_collective, ACCEL_TYPE_OP)
 #define MAX_RANKS (1 << 20)
 
 static const AccelOpParam collective_params[] = {
-  /**
-   * AccelCollective:rank:
-   *
-   * The rank this part runs as. Set by the communicator.
-   */
-  ACCEL_OP_INT (AccelCollective, rank, "rank", "Rank of this part (set by the communicator)",
+  ACCEL_OP_INT (AccelCollective, rank, "rank", "The rank this part runs as. Set by the communicator.",
                 -1, MAX_RANKS - 1, -1),
-  /**
-   * AccelCollective:n-ranks:
-   *
-   * How many ranks the communicator has. Set by the communicator.
-   */
-  ACCEL_OP_INT (AccelCollective, n_ranks, "n-ranks", "Ranks of the communicator (set by the communicator)",
+  ACCEL_OP_INT (AccelCollective, n_ranks, "n-ranks", "How many ranks the communicator has. Set by the communicator.",
                 0, MAX_RANKS, 0),
-  /**
-   * AccelCollective:comm-key:
-   *
-   * Names the communicator's current incarnation. Set by the communicator.
-   */
-  ACCEL_OP_STRING (AccelCollective, comm_key, "comm-key", "Communicator incarnation (set by the communicator)"),
-  /**
-   * AccelCollective:comm-id:
-   *
-   * The backend's bootstrap bytes in hex (an NCCL unique id), or unset.
-   * Set by the communicator.
-   */
-  ACCEL_OP_STRING (AccelCollective, comm_id, "comm-id", "Backend bootstrap bytes, hex (set by the communicator)"),
-  /**
-   * AccelCollective:tag:
-   *
-   * Names this collective within its incarnation. Set by the communicator.
-   */
-  ACCEL_OP_STRING (AccelCollective, tag, "tag", "Collective within the incarnation (set by the communicator)"),
-  /**
-   * AccelCollective:timeout-ms:
-   *
-   * How long a rank waits for the others, in milliseconds (0: for ever).
-   * Set by the communicator from its #AccelCommunicator:timeout-ms.
-   */
-  ACCEL_OP_UINT (AccelCollective, timeout_ms, "timeout-ms", "Wait for the other ranks at most this long, ms (0: no limit)",
+  ACCEL_OP_STRING (AccelCollective, comm_key, "comm-key",
+                   "Names the communicator's current incarnation. Set by the communicator."),
+  ACCEL_OP_STRING (AccelCollective, comm_id, "comm-id",
+                   "The backend's bootstrap bytes in hex (an NCCL unique id), or unset. Set by the communicator."),
+  ACCEL_OP_STRING (AccelCollective, tag, "tag",
+                   "Names this collective within its incarnation. Set by the communicator."),
+  ACCEL_OP_UINT (AccelCollective, timeout_ms, "timeout-ms",
+                 "How long a rank waits for the others, in milliseconds (0: for ever). Set by the communicator from "
+                 "its `timeout-ms`.",
                  0, G_MAXUINT, 0),
 };
 

@@ -4,21 +4,17 @@
 
 /**
  * AccelConv2dBackwardData:
- * @dy: the gradient of the output, shaped as `conv2d`'s `y`
- * @w: the filters
- * @dx: the gradient of the images, shaped as `conv2d`'s `x`
- * @params: the geometry of the forward convolution
  *
- * The gradient of `conv2d` with respect to its images: given the gradient @dy
- * of its output and the filters @w, `dx = ∂L/∂x` (the transposed convolution).
- * @dx has the images' shape, which the geometry must map onto @dy's (several
- * image sizes can map to one output size with strides above 1). @dx is
+ * The gradient of `conv2d` with respect to its images: given the gradient `dy`
+ * of its output and the filters `w`, `dx = ∂L/∂x` (the transposed convolution).
+ * `dx` has the images' shape, which the geometry must map onto `dy`'s (several
+ * image sizes can map to one output size with strides above 1). `dx` is
  * overwritten.
  *
  * Cross-correlation (no filter flip, as cuDNN and PyTorch) in two dimensions
  * with stride, zero padding, dilation and groups (#AccelConv2dParams). Types:
  * f32, f16 or bf16, the same for every buffer, accumulated in f32. Contiguous
- * buffers in the #AccelConvLayout of @params.
+ * buffers in the #AccelConvLayout of `params`.
  *
  * Op name: `conv2d-backward-data`.
  */
@@ -34,26 +30,11 @@ accel_conv2d_backward_data_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam conv2d_backward_data_params[] = {
-  /**
-   * AccelConv2dBackwardData:dy:
-   *
-   * The gradient of the output, shaped as `conv2d`'s `y`.
-   */
-  ACCEL_OP_BUFFER (AccelConv2dBackwardData, dy, "dy", "Gradient of the output, shaped as conv2d y",
+  ACCEL_OP_BUFFER (AccelConv2dBackwardData, dy, "dy", "The gradient of the output, shaped as `conv2d`'s `y`.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelConv2dBackwardData:w:
-   *
-   * The filters.
-   */
   ACCEL_OP_BUFFER (AccelConv2dBackwardData, w, "w", "Filters, shaped as conv2d w",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelConv2dBackwardData:dx:
-   *
-   * The gradient of the images, shaped as `conv2d`'s `x`.
-   */
-  ACCEL_OP_BUFFER (AccelConv2dBackwardData, dx, "dx", "Gradient of the input, shaped as conv2d x",
+  ACCEL_OP_BUFFER (AccelConv2dBackwardData, dx, "dx", "The gradient of the images, shaped as `conv2d`'s `x`.",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
 

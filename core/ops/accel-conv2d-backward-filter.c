@@ -4,18 +4,14 @@
 
 /**
  * AccelConv2dBackwardFilter:
- * @x: the images
- * @dy: the gradient of the output
- * @dw: the gradient of the filters, shaped as `conv2d`'s `w`
- * @params: the geometry of the forward convolution
  *
- * The gradient of `conv2d` with respect to its filters: given the images @x and
- * the gradient @dy of the output, `dw = ∂L/∂w`. @dw is overwritten.
+ * The gradient of `conv2d` with respect to its filters: given the images `x` and
+ * the gradient `dy` of the output, `dw = ∂L/∂w`. `dw` is overwritten.
  *
  * Cross-correlation (no filter flip, as cuDNN and PyTorch) in two dimensions
  * with stride, zero padding, dilation and groups (#AccelConv2dParams). Types:
  * f32, f16 or bf16, the same for every buffer, accumulated in f32. Contiguous
- * buffers in the #AccelConvLayout of @params.
+ * buffers in the #AccelConvLayout of `params`.
  *
  * Op name: `conv2d-backward-filter`.
  */
@@ -31,26 +27,11 @@ accel_conv2d_backward_filter_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam conv2d_backward_filter_params[] = {
-  /**
-   * AccelConv2dBackwardFilter:x:
-   *
-   * The images.
-   */
   ACCEL_OP_BUFFER (AccelConv2dBackwardFilter, x, "x", "Images, shaped as conv2d x",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelConv2dBackwardFilter:dy:
-   *
-   * The gradient of the output.
-   */
   ACCEL_OP_BUFFER (AccelConv2dBackwardFilter, dy, "dy", "Gradient of the output, shaped as conv2d y",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelConv2dBackwardFilter:dw:
-   *
-   * The gradient of the filters, shaped as `conv2d`'s `w`.
-   */
-  ACCEL_OP_BUFFER (AccelConv2dBackwardFilter, dw, "dw", "Gradient of the filters, shaped as conv2d w",
+  ACCEL_OP_BUFFER (AccelConv2dBackwardFilter, dw, "dw", "The gradient of the filters, shaped as `conv2d`'s `w`.",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
 

@@ -4,11 +4,6 @@
 
 /**
  * AccelConv2d:
- * @x: the images
- * @w: the filters
- * @bias: the optional bias, `[k]`
- * @y: the result
- * @params: the geometry (each field a property: `layout`, `stride-h`, …)
  *
  * Forward 2-D convolution, `y[n, k, p, q] = bias[k] + Σ x[n, c, p·sh − ph + r·dh,
  * q·sw − pw + s·dw] w[k, c', r, s]`, summed over the filter taps `r`, `s` and
@@ -18,7 +13,7 @@
  * Cross-correlation (no filter flip, as cuDNN and PyTorch) in two dimensions
  * with stride, zero padding, dilation and groups (#AccelConv2dParams). Types:
  * f32, f16 or bf16, the same for every buffer, accumulated in f32. Contiguous
- * buffers in the #AccelConvLayout of @params.
+ * buffers in the #AccelConvLayout of `params`.
  *
  * Op name: `conv2d`.
  */
@@ -188,145 +183,25 @@ accel_conv2d_validate (AccelOp *op, GError **error)
 /* The geometry of conv2d and its backward ops, installed at each op's
  * `params` member. */
 static const AccelOpParam geometry_params[] = {
-  ACCEL_OP_ENUM (AccelConv2dParams, layout, "layout", "nchw or nhwc",
+  ACCEL_OP_ENUM (AccelConv2dParams, layout, "layout", "The layout of the images and filters: nchw or nhwc.",
                  accel_conv_layout_get_type, ACCEL_CONV_LAYOUT_NCHW),
-  ACCEL_OP_INT (AccelConv2dParams, stride_h, "stride-h", "Vertical stride",
+  ACCEL_OP_INT (AccelConv2dParams, stride_h, "stride-h", "The vertical stride.",
                 1, G_MAXINT, 1),
-  ACCEL_OP_INT (AccelConv2dParams, stride_w, "stride-w", "Horizontal stride",
+  ACCEL_OP_INT (AccelConv2dParams, stride_w, "stride-w", "The horizontal stride.",
                 1, G_MAXINT, 1),
-  ACCEL_OP_INT (AccelConv2dParams, pad_h, "pad-h", "Zero padding above and below",
+  ACCEL_OP_INT (AccelConv2dParams, pad_h, "pad-h", "Rows of zeros added above and below the input.",
                 0, G_MAXINT, 0),
-  ACCEL_OP_INT (AccelConv2dParams, pad_w, "pad-w", "Zero padding left and right",
+  ACCEL_OP_INT (AccelConv2dParams, pad_w, "pad-w", "Columns of zeros added left and right of the input.",
                 0, G_MAXINT, 0),
-  ACCEL_OP_INT (AccelConv2dParams, dilation_h, "dilation-h", "Vertical filter dilation",
+  ACCEL_OP_INT (AccelConv2dParams, dilation_h, "dilation-h", "The vertical spacing of filter taps (1: dense).",
                 1, G_MAXINT, 1),
-  ACCEL_OP_INT (AccelConv2dParams, dilation_w, "dilation-w", "Horizontal filter dilation",
+  ACCEL_OP_INT (AccelConv2dParams, dilation_w, "dilation-w", "The horizontal spacing of filter taps (1: dense).",
                 1, G_MAXINT, 1),
-  ACCEL_OP_INT (AccelConv2dParams, groups, "groups", "Number of channel groups",
+  ACCEL_OP_INT (AccelConv2dParams, groups, "groups",
+                "The number of groups: input channels and filters are split into this many groups, each convolved on "
+                "its own (depthwise: groups = channels).",
                 1, G_MAXINT, 1),
 };
-
-/**
- * AccelConv2d:layout:
- *
- * The layout of the images and filters.
- */
-/**
- * AccelConv2d:stride-h:
- *
- * The vertical stride.
- */
-/**
- * AccelConv2d:stride-w:
- *
- * The horizontal stride.
- */
-/**
- * AccelConv2d:pad-h:
- *
- * Rows of zeros added above and below the input.
- */
-/**
- * AccelConv2d:pad-w:
- *
- * Columns of zeros added left and right of the input.
- */
-/**
- * AccelConv2d:dilation-h:
- *
- * The vertical spacing of filter taps (1: dense).
- */
-/**
- * AccelConv2d:dilation-w:
- *
- * The horizontal spacing of filter taps (1: dense).
- */
-/**
- * AccelConv2d:groups:
- *
- * The number of groups: input channels and filters are split into this
- * many groups, each convolved on its own (depthwise: groups = channels).
- */
-/**
- * AccelConv2dBackwardData:layout:
- *
- * As #AccelConv2d:layout.
- */
-/**
- * AccelConv2dBackwardData:stride-h:
- *
- * As #AccelConv2d:stride-h.
- */
-/**
- * AccelConv2dBackwardData:stride-w:
- *
- * As #AccelConv2d:stride-w.
- */
-/**
- * AccelConv2dBackwardData:pad-h:
- *
- * As #AccelConv2d:pad-h.
- */
-/**
- * AccelConv2dBackwardData:pad-w:
- *
- * As #AccelConv2d:pad-w.
- */
-/**
- * AccelConv2dBackwardData:dilation-h:
- *
- * As #AccelConv2d:dilation-h.
- */
-/**
- * AccelConv2dBackwardData:dilation-w:
- *
- * As #AccelConv2d:dilation-w.
- */
-/**
- * AccelConv2dBackwardData:groups:
- *
- * As #AccelConv2d:groups.
- */
-/**
- * AccelConv2dBackwardFilter:layout:
- *
- * As #AccelConv2d:layout.
- */
-/**
- * AccelConv2dBackwardFilter:stride-h:
- *
- * As #AccelConv2d:stride-h.
- */
-/**
- * AccelConv2dBackwardFilter:stride-w:
- *
- * As #AccelConv2d:stride-w.
- */
-/**
- * AccelConv2dBackwardFilter:pad-h:
- *
- * As #AccelConv2d:pad-h.
- */
-/**
- * AccelConv2dBackwardFilter:pad-w:
- *
- * As #AccelConv2d:pad-w.
- */
-/**
- * AccelConv2dBackwardFilter:dilation-h:
- *
- * As #AccelConv2d:dilation-h.
- */
-/**
- * AccelConv2dBackwardFilter:dilation-w:
- *
- * As #AccelConv2d:dilation-w.
- */
-/**
- * AccelConv2dBackwardFilter:groups:
- *
- * As #AccelConv2d:groups.
- */
 
 void
 _accel_conv2d_install_geometry (AccelOpClass *klass, gsize params_offset)
@@ -335,31 +210,11 @@ _accel_conv2d_install_geometry (AccelOpClass *klass, gsize params_offset)
 }
 
 static const AccelOpParam conv2d_params[] = {
-  /**
-   * AccelConv2d:x:
-   *
-   * The images.
-   */
   ACCEL_OP_BUFFER (AccelConv2d, x, "x", "Images [n, c, h, w] (nchw) or [n, h, w, c] (nhwc)",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelConv2d:w:
-   *
-   * The filters.
-   */
   ACCEL_OP_BUFFER (AccelConv2d, w, "w", "Filters [k, c / groups, r, s] (nchw) or [k, r, s, c / groups] (nhwc)",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelConv2d:bias:
-   *
-   * The optional bias, `[k]`.
-   */
   ACCEL_OP_BUFFER (AccelConv2d, bias, "bias", "Optional bias [k], one per filter", ACCEL_ACCESS_READ, 0),
-  /**
-   * AccelConv2d:y:
-   *
-   * The result.
-   */
   ACCEL_OP_BUFFER (AccelConv2d, y, "y", "Result [n, k, p, q] (nchw) or [n, p, q, k] (nhwc)",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };

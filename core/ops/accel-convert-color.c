@@ -4,16 +4,6 @@
 
 /**
  * AccelConvertColor:
- * @src: the source image (properties `src`, `src-format`, `src-width`, …)
- * @dst: the destination image (`dst`, `dst-format`, `dst-width`, …)
- * @src_matrix: the Y′CbCr matrix of a YUV source
- * @src_range: the range of a YUV source
- * @src_chroma_siting: where a subsampled source's chroma samples lie
- * @dst_matrix: the Y′CbCr matrix of a YUV destination, or the luma
- *   weights of a gray one
- * @dst_range: the range of a YUV destination
- * @dst_chroma_siting: where a subsampled destination's chroma samples lie
- * @method: how samples are interpolated
  *
  * Converts an image from one #AccelImageFormat to another, and scales it
  * when the sizes differ, in one pass: any of NV12, I420, YUY2, P010, RGBA,
@@ -25,7 +15,7 @@
  * (y + 0.5) sh / dh - 0.5)` (half-pixel centres, pixel centres at
  * integers); a chroma sample of a subsampled destination lies at its
  * siting on the destination's luma grid (#AccelChromaSiting). There, each
- * source channel is interpolated with @method on its own grid, a
+ * source channel is interpolated with `method` on its own grid, a
  * subsampled source's chroma at its siting (so chroma is upsampled by the
  * interpolation that scales); where the destination is subsampled more
  * than the source channel, its sample is instead the mean over the area
@@ -58,58 +48,23 @@ accel_convert_color_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam convert_color_params[] = {
-  /**
-   * AccelConvertColor:src-matrix:
-   *
-   * The Y′CbCr matrix of a YUV source (unused for RGB and gray sources).
-   */
-  ACCEL_OP_ENUM (AccelConvertColor, src_matrix, "src-matrix", "Y'CbCr matrix of a YUV source",
+  ACCEL_OP_ENUM (AccelConvertColor, src_matrix, "src-matrix",
+                 "The Y′CbCr matrix of a YUV source (unused for RGB and gray sources).",
                  accel_color_matrix_get_type, ACCEL_COLOR_MATRIX_BT709),
-  /**
-   * AccelConvertColor:src-range:
-   *
-   * The range of a YUV source.
-   */
-  ACCEL_OP_ENUM (AccelConvertColor, src_range, "src-range", "Range of a YUV source",
+  ACCEL_OP_ENUM (AccelConvertColor, src_range, "src-range", "The range of a YUV source.",
                  accel_color_range_get_type, ACCEL_COLOR_RANGE_LIMITED),
-  /**
-   * AccelConvertColor:src-chroma-siting:
-   *
-   * Where the chroma samples of a subsampled source lie.
-   */
   ACCEL_OP_ENUM (AccelConvertColor, src_chroma_siting, "src-chroma-siting",
-                 "Where a subsampled source's chroma samples lie", accel_chroma_siting_get_type,
+                 "Where the chroma samples of a subsampled source lie.", accel_chroma_siting_get_type,
                  ACCEL_CHROMA_SITING_MPEG2),
-  /**
-   * AccelConvertColor:dst-matrix:
-   *
-   * The Y′CbCr matrix of a YUV destination, or the luma weights of a gray
-   * one.
-   */
   ACCEL_OP_ENUM (AccelConvertColor, dst_matrix, "dst-matrix",
-                 "Y'CbCr matrix of a YUV destination (luma weights of a gray one)",
+                 "The Y′CbCr matrix of a YUV destination, or the luma weights of a gray one.",
                  accel_color_matrix_get_type, ACCEL_COLOR_MATRIX_BT709),
-  /**
-   * AccelConvertColor:dst-range:
-   *
-   * The range of a YUV destination.
-   */
-  ACCEL_OP_ENUM (AccelConvertColor, dst_range, "dst-range", "Range of a YUV destination",
+  ACCEL_OP_ENUM (AccelConvertColor, dst_range, "dst-range", "The range of a YUV destination.",
                  accel_color_range_get_type, ACCEL_COLOR_RANGE_LIMITED),
-  /**
-   * AccelConvertColor:dst-chroma-siting:
-   *
-   * Where the chroma samples of a subsampled destination lie.
-   */
   ACCEL_OP_ENUM (AccelConvertColor, dst_chroma_siting, "dst-chroma-siting",
-                 "Where a subsampled destination's chroma samples lie", accel_chroma_siting_get_type,
+                 "Where the chroma samples of a subsampled destination lie.", accel_chroma_siting_get_type,
                  ACCEL_CHROMA_SITING_MPEG2),
-  /**
-   * AccelConvertColor:method:
-   *
-   * How samples are interpolated, for scaling and for chroma.
-   */
-  ACCEL_OP_ENUM (AccelConvertColor, method, "method", "Interpolation for scaling and chroma",
+  ACCEL_OP_ENUM (AccelConvertColor, method, "method", "How samples are interpolated, for scaling and for chroma.",
                  accel_interpolation_get_type, ACCEL_INTERPOLATION_BILINEAR),
 };
 

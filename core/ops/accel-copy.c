@@ -3,10 +3,8 @@
 
 /**
  * AccelCopy:
- * @src: the source
- * @dst: the destination
  *
- * Copies @src into @dst element by element in row-major order. Both have
+ * Copies `src` into `dst` element by element in row-major order. Both have
  * the same dtype and element count; either may be strided, and their shapes
  * may differ (a reshape).
  *
@@ -32,17 +30,7 @@ accel_copy_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam copy_params[] = {
-  /**
-   * AccelCopy:src:
-   *
-   * The source.
-   */
   ACCEL_OP_BUFFER (AccelCopy, src, "src", "Source buffer", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelCopy:dst:
-   *
-   * The destination.
-   */
   ACCEL_OP_BUFFER (AccelCopy, dst, "dst", "Destination buffer, same dtype and element count as src",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };

@@ -4,16 +4,12 @@
 
 /**
  * AccelEigh:
- * @a: the symmetric matrix, `[n, n]` or `[batch, n, n]`
- * @w: the eigenvalues, `[n]`, ascending
- * @v: the eigenvectors as columns, the shape of @a
- * @lower: whether the lower triangle of @a is read
  *
  * Eigendecomposition of a symmetric matrix, `a = v diag (w) vᵀ`: the
- * eigenvalues in @w in ascending order and the orthonormal eigenvectors as the
- * columns of @v (as `numpy.linalg.eigh`). Only the triangle of @a chosen by
+ * eigenvalues in `w` in ascending order and the orthonormal eigenvectors as the
+ * columns of `v` (as `numpy.linalg.eigh`). Only the triangle of `a` chosen by
  * #AccelEigh:lower is read. Row-major contiguous f32 or f64, `[n, n]` or a
- * batch `[batch, n, n]`; @v may be @a itself (in place). Eigenvectors are
+ * batch `[batch, n, n]`; `v` may be `a` itself (in place). Eigenvectors are
  * unique only up to sign (and rotation within repeated eigenvalues). Failure
  * to converge is %ACCEL_ERROR_LIBRARY.
  *
@@ -47,32 +43,13 @@ accel_eigh_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam eigh_params[] = {
-  /**
-   * AccelEigh:a:
-   *
-   * The symmetric matrix, `[n, n]` or `[batch, n, n]`.
-   */
   ACCEL_OP_BUFFER (AccelEigh, a, "a", "Symmetric matrix [n, n] (or [b, n, n]); f32 or f64",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelEigh:w:
-   *
-   * The eigenvalues, `[n]`, ascending.
-   */
-  ACCEL_OP_BUFFER (AccelEigh, w, "w", "Eigenvalues [n], ascending", ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelEigh:v:
-   *
-   * The eigenvectors as columns, the shape of @a.
-   */
-  ACCEL_OP_BUFFER (AccelEigh, v, "v", "Eigenvectors as columns [n, n]; may be a",
+  ACCEL_OP_BUFFER (AccelEigh, w, "w", "The eigenvalues, `[n]`, ascending.",
+                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelEigh, v, "v", "The eigenvectors as columns, the shape of `a`.",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelEigh:lower:
-   *
-   * Whether the lower triangle of `a` is read (else the upper one).
-   */
-  ACCEL_OP_BOOLEAN (AccelEigh, lower, "lower", "Read the lower triangle of a (else the upper)", TRUE),
+  ACCEL_OP_BOOLEAN (AccelEigh, lower, "lower", "Whether the lower triangle of `a` is read (else the upper one).", TRUE),
 };
 
 ACCEL_DEFINE_OP_TYPE (AccelEigh, accel_eigh, "eigh",

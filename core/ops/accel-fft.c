@@ -4,20 +4,15 @@
 
 /**
  * AccelFft:
- * @input: the input
- * @output: the output
- * @kind: complex to complex, real to complex or complex to real
- * @direction: forward or inverse
- * @n_axes: how many trailing dimensions are transformed (1 to 3)
  *
- * Discrete Fourier transform of the last @n_axes dimensions of contiguous
+ * Discrete Fourier transform of the last `n-axes` dimensions of contiguous
  * buffers; the leading dimensions are a batch. The inverse is unnormalised,
  * as in FFTW and cuFFT (a forward then inverse pass scales by the product of
  * the transformed lengths): `numpy.fft.ifft (x)` is this inverse divided by
  * the length, `numpy.fft.ifft (x, norm="forward")` this inverse itself.
  *
  * - C2C: c64 to c64 or c128 to c128, same shape, either direction; in place
- *   when @input and @output are the same buffer.
+ *   when `input` and `output` are the same buffer.
  * - R2C (forward only): f32 to c64 or f64 to c128; the output's last
  *   dimension is `n / 2 + 1`, the others equal the input's.
  * - C2R (inverse only): c64 to f32 or c128 to f64; the input's last
@@ -163,40 +158,15 @@ accel_fft_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam fft_params[] = {
-  /**
-   * AccelFft:input:
-   *
-   * The input.
-   */
   ACCEL_OP_BUFFER (AccelFft, input, "input", "Input: c64/c128 (c2c, c2r) or f32/f64 (r2c), contiguous",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelFft:output:
-   *
-   * The output.
-   */
   ACCEL_OP_BUFFER (AccelFft, output, "output", "Output: c64/c128 (c2c, r2c) or f32/f64 (c2r), contiguous",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelFft:kind:
-   *
-   * Complex to complex, real to complex or complex to real.
-   */
-  ACCEL_OP_ENUM (AccelFft, kind, "kind", "c2c, r2c or c2r",
+  ACCEL_OP_ENUM (AccelFft, kind, "kind", "Complex to complex, real to complex or complex to real.",
                  accel_fft_kind_get_type, ACCEL_FFT_C2C),
-  /**
-   * AccelFft:direction:
-   *
-   * Forward (`exp(-2πi jk/n)`) or inverse (unnormalised).
-   */
-  ACCEL_OP_ENUM (AccelFft, direction, "direction", "Forward or inverse (unnormalised)",
+  ACCEL_OP_ENUM (AccelFft, direction, "direction", "Forward (`exp(-2πi jk/n)`) or inverse (unnormalised).",
                  accel_fft_direction_get_type, ACCEL_FFT_FORWARD),
-  /**
-   * AccelFft:n-axes:
-   *
-   * How many trailing dimensions are transformed; the others are a batch.
-   */
-  ACCEL_OP_UINT (AccelFft, n_axes, "n-axes", "Number of trailing dimensions transformed (1-3)",
+  ACCEL_OP_UINT (AccelFft, n_axes, "n-axes", "How many trailing dimensions are transformed; the others are a batch.",
                  1, 3, 1),
 };
 

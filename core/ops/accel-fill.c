@@ -3,11 +3,8 @@
 
 /**
  * AccelFill:
- * @dst: the buffer to fill
- * @value: the value (the real part for complex types)
- * @value_imag: the imaginary part, for complex types
  *
- * Sets every element of @dst (any dtype, strided layouts allowed) to @value,
+ * Sets every element of `dst` (any dtype, strided layouts allowed) to `value`,
  * converted as `cast` converts a binary64 value. Every binary64 value is
  * taken, NaN and ±infinity included (`np.full (shape, np.nan)`, a `-inf`
  * mask): into a float type they stay what they are (fp8-e4m3, which has no
@@ -34,26 +31,12 @@ accel_fill_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam fill_params[] = {
-  /**
-   * AccelFill:dst:
-   *
-   * The buffer to fill.
-   */
   ACCEL_OP_BUFFER (AccelFill, dst, "dst", "Buffer to fill, any dtype", ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelFill:value:
-   *
-   * The value, converted to the dtype of `dst` as `cast` would (for
-   * integers: truncated and saturated).
-   */
-  ACCEL_OP_DOUBLE (AccelFill, value, "value", "Value (real part for complex dtypes); any binary64, NaN and ±inf too",
+  ACCEL_OP_DOUBLE (AccelFill, value, "value",
+                   "The value, converted to the dtype of `dst` as `cast` would (for integers: truncated and "
+                   "saturated).",
                    -INFINITY, INFINITY, 0.0, ACCEL_OP_PARAM_ALLOW_NAN),
-  /**
-   * AccelFill:value-imag:
-   *
-   * The imaginary part; must be 0 unless `dst` is complex.
-   */
-  ACCEL_OP_DOUBLE (AccelFill, value_imag, "value-imag", "Imaginary part, for complex dtypes; any binary64",
+  ACCEL_OP_DOUBLE (AccelFill, value_imag, "value-imag", "The imaginary part; must be 0 unless `dst` is complex.",
                    -INFINITY, INFINITY, 0.0, ACCEL_OP_PARAM_ALLOW_NAN),
 };
 

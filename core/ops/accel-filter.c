@@ -4,27 +4,6 @@
 
 /**
  * AccelFilter:
- * @src: the source image (properties `src`, `src-format`, `src-width`, …)
- * @dst: the destination image, of the source's format and size
- *   (properties `dst`, `dst-stride`, `dst-uv-stride`, `dst-uv-offset`,
- *   `dst-v-offset`; its format, width and height fields are not used)
- * @kind: what to compute
- * @sigma: the Gaussian's standard deviation along rows, in pixels
- * @sigma_y: the Gaussian's standard deviation down columns (0: @sigma)
- * @ksize: the kernel width (0: `2 ceil (3 sigma) + 1` for a Gaussian, 3
- *   for a box or Sobel)
- * @ksize_y: the kernel height (0: as wide as it is high)
- * @dx: the order of the horizontal derivative (Sobel, Scharr)
- * @dy: the order of the vertical derivative (Sobel, Scharr)
- * @kernel: the user's kernel: `[ksize]` f32 row kernel of
- *   %ACCEL_FILTER_SEPARABLE, or `[kh, kw]` f32 2-D kernel of
- *   %ACCEL_FILTER_KERNEL
- * @kernel_y: the `[kh]` f32 column kernel of %ACCEL_FILTER_SEPARABLE
- * @border: what is read outside the image
- * @border_value: the value read outside with %ACCEL_BORDER_CONSTANT, in
- *   the sample's code values
- * @scale: a factor applied to each sum
- * @delta: a value added to each scaled sum
  *
  * Filters an image with a linear kernel: each sample plane on its own and
  * each channel alike, alpha included (planar YUV: every plane at its own
@@ -32,7 +11,7 @@
  *
  * The result at `(x, y)` is the correlation `sum k[j][i] src[y + j - ay][x
  * + i - ax]` with the anchor `(ax, ay) = (kw / 2, kh / 2)` (integer
- * division, OpenCV's default), times @scale plus @delta, rounded half up
+ * division, OpenCV's default), times `scale` plus `delta`, rounded half up
  * and saturated to the sample's range (P010 samples are filtered as their
  * 10-bit values). Separable kinds apply the row kernel, then the column
  * kernel, summing in binary32. Kernels:
@@ -45,7 +24,7 @@
  *   getDerivKernels; the other axis is the binomial of `k` taps.
  * - Scharr: `[-1, 0, 1]` and `[3, 10, 3]`.
  *
- * Derivatives of unsigned images clip below zero: use @scale and @delta
+ * Derivatives of unsigned images clip below zero: use `scale` and `delta`
  * (say 0.5 and 128) to keep both signs.
  *
  * Op name: `filter`.
@@ -162,94 +141,30 @@ accel_filter_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam filter_params[] = {
-  /**
-   * AccelFilter:kind:
-   *
-   * What to compute.
-   */
-  ACCEL_OP_ENUM (AccelFilter, kind, "kind", "What to compute", accel_filter_kind_get_type, ACCEL_FILTER_GAUSSIAN),
-  /**
-   * AccelFilter:sigma:
-   *
-   * The Gaussian's standard deviation along rows, in pixels.
-   */
-  ACCEL_OP_DOUBLE (AccelFilter, sigma, "sigma", "Gaussian standard deviation along rows (pixels)",
+  ACCEL_OP_ENUM (AccelFilter, kind, "kind", "What to compute.", accel_filter_kind_get_type, ACCEL_FILTER_GAUSSIAN),
+  ACCEL_OP_DOUBLE (AccelFilter, sigma, "sigma", "The Gaussian's standard deviation along rows, in pixels.",
                    0.0, 100.0, 1.0, 0),
-  /**
-   * AccelFilter:sigma-y:
-   *
-   * The Gaussian's standard deviation down columns; 0 for #AccelFilter:sigma.
-   */
-  ACCEL_OP_DOUBLE (AccelFilter, sigma_y, "sigma-y", "Gaussian standard deviation down columns (0: sigma)",
+  ACCEL_OP_DOUBLE (AccelFilter, sigma_y, "sigma-y", "The Gaussian's standard deviation down columns; 0 for `sigma`.",
                    0.0, 100.0, 0.0, 0),
-  /**
-   * AccelFilter:ksize:
-   *
-   * The kernel width; 0 for `2 ceil (3 sigma) + 1` (Gaussian) or 3.
-   */
-  ACCEL_OP_INT (AccelFilter, ksize, "ksize", "Kernel width (0: from sigma, or 3)", 0, ACCEL_FILTER_MAX_KSIZE, 0),
-  /**
-   * AccelFilter:ksize-y:
-   *
-   * The kernel height; 0 for the width.
-   */
-  ACCEL_OP_INT (AccelFilter, ksize_y, "ksize-y", "Kernel height (0: the width)", 0, ACCEL_FILTER_MAX_KSIZE, 0),
-  /**
-   * AccelFilter:dx:
-   *
-   * The order of the horizontal derivative (Sobel, Scharr).
-   */
-  ACCEL_OP_INT (AccelFilter, dx, "dx", "Order of the horizontal derivative (Sobel, Scharr)", 0, 2, 1),
-  /**
-   * AccelFilter:dy:
-   *
-   * The order of the vertical derivative (Sobel, Scharr).
-   */
-  ACCEL_OP_INT (AccelFilter, dy, "dy", "Order of the vertical derivative (Sobel, Scharr)", 0, 2, 0),
-  /**
-   * AccelFilter:kernel:
-   *
-   * The user's kernel: a `[kw]` f32 row kernel for
-   * %ACCEL_FILTER_SEPARABLE, a `[kh, kw]` f32 2-D kernel for
-   * %ACCEL_FILTER_KERNEL; unused by the other kinds.
-   */
+  ACCEL_OP_INT (AccelFilter, ksize, "ksize", "The kernel width; 0 for `2 ceil (3 sigma) + 1` (Gaussian) or 3.",
+                 0, ACCEL_FILTER_MAX_KSIZE, 0),
+  ACCEL_OP_INT (AccelFilter, ksize_y, "ksize-y", "The kernel height; 0 for the width.", 0, ACCEL_FILTER_MAX_KSIZE, 0),
+  ACCEL_OP_INT (AccelFilter, dx, "dx", "The order of the horizontal derivative (Sobel, Scharr).", 0, 2, 1),
+  ACCEL_OP_INT (AccelFilter, dy, "dy", "The order of the vertical derivative (Sobel, Scharr).", 0, 2, 0),
   ACCEL_OP_BUFFER (AccelFilter, kernel, "kernel",
-                   "User kernel: [kw] f32 row kernel (separable) or [kh, kw] f32 2-D kernel",
+                   "The user's kernel: a `[kw]` f32 row kernel for ACCEL_FILTER_SEPARABLE, a `[kh, kw]` f32 2-D "
+                   "kernel for ACCEL_FILTER_KERNEL; unused by the other kinds.",
                    ACCEL_ACCESS_READ, 0),
-  /**
-   * AccelFilter:kernel-y:
-   *
-   * The user's `[kh]` f32 column kernel for %ACCEL_FILTER_SEPARABLE.
-   */
-  ACCEL_OP_BUFFER (AccelFilter, kernel_y, "kernel-y", "User column kernel [kh] f32 (separable)",
+  ACCEL_OP_BUFFER (AccelFilter, kernel_y, "kernel-y",
+                   "The user's `[kh]` f32 column kernel for ACCEL_FILTER_SEPARABLE.",
                    ACCEL_ACCESS_READ, 0),
-  /**
-   * AccelFilter:border:
-   *
-   * What is read outside the image.
-   */
-  ACCEL_OP_ENUM (AccelFilter, border, "border", "What is read outside the image", accel_border_mode_get_type,
+  ACCEL_OP_ENUM (AccelFilter, border, "border", "What is read outside the image.", accel_border_mode_get_type,
                  ACCEL_BORDER_REFLECT_101),
-  /**
-   * AccelFilter:border-value:
-   *
-   * The value read outside the image with %ACCEL_BORDER_CONSTANT, in code
-   * values of the sample.
-   */
-  ACCEL_OP_DOUBLE (AccelFilter, border_value, "border-value", "Value outside the image (border constant)",
+  ACCEL_OP_DOUBLE (AccelFilter, border_value, "border-value",
+                   "The value read outside the image with ACCEL_BORDER_CONSTANT, in code values of the sample.",
                    -1e9, 1e9, 0.0, 0),
-  /**
-   * AccelFilter:scale:
-   *
-   * A factor applied to each sum.
-   */
-  ACCEL_OP_DOUBLE (AccelFilter, scale, "scale", "Factor applied to each sum", -1e9, 1e9, 1.0, 0),
-  /**
-   * AccelFilter:delta:
-   *
-   * A value added to each scaled sum.
-   */
-  ACCEL_OP_DOUBLE (AccelFilter, delta, "delta", "Value added to each scaled sum", -1e9, 1e9, 0.0, 0),
+  ACCEL_OP_DOUBLE (AccelFilter, scale, "scale", "A factor applied to each sum.", -1e9, 1e9, 1.0, 0),
+  ACCEL_OP_DOUBLE (AccelFilter, delta, "delta", "A value added to each scaled sum.", -1e9, 1e9, 0.0, 0),
 };
 
 static void

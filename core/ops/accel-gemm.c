@@ -4,19 +4,11 @@
 
 /**
  * AccelGemm:
- * @a: the left matrix, `[m, k]` (`[k, m]` with #AccelGemm:transa)
- * @b: the right matrix, `[k, n]` (`[n, k]` with #AccelGemm:transb)
- * @c: the result, `[m, n]`, read when #AccelGemm:beta is not zero
- * @transa: whether @a is stored transposed
- * @transb: whether @b is stored transposed
- * @alpha: scale of the product
- * @beta: scale of the old @c
- * @compute: the arithmetic the kernel may use
  *
  * General matrix multiply, `c = alpha op(a) op(b) + beta c`, on row-major
  * contiguous buffers. Rank 3 buffers are a batch of matrices with equal batch
  * sizes. Types: f32, f64, c64, c128, and f16 and bf16 with f32 accumulation;
- * all three buffers have the same type. @alpha and @beta are real.
+ * all three buffers have the same type. `alpha` and `beta` are real.
  *
  * Op name: `gemm`.
  */
@@ -135,60 +127,20 @@ accel_gemm_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam gemm_params[] = {
-  /**
-   * AccelGemm:a:
-   *
-   * The left matrix, `[m, k]` (`[k, m]` with #AccelGemm:transa).
-   */
   ACCEL_OP_BUFFER (AccelGemm, a, "a", "Left matrix [m, k] ([k, m] if transa), or a batch [b, m, k]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelGemm:b:
-   *
-   * The right matrix, `[k, n]` (`[n, k]` with #AccelGemm:transb).
-   */
   ACCEL_OP_BUFFER (AccelGemm, b, "b", "Right matrix [k, n] ([n, k] if transb), or a batch [b, k, n]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelGemm:c:
-   *
-   * The result, `[m, n]`, read when #AccelGemm:beta is not zero.
-   */
   ACCEL_OP_BUFFER (AccelGemm, c, "c", "Result [m, n], or a batch [b, m, n]; read when beta is not 0",
                    ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelGemm:transa:
-   *
-   * Whether `a` is stored transposed (`[k, m]`).
-   */
-  ACCEL_OP_BOOLEAN (AccelGemm, transa, "transa", "Whether a is stored transposed", FALSE),
-  /**
-   * AccelGemm:transb:
-   *
-   * Whether `b` is stored transposed (`[n, k]`).
-   */
-  ACCEL_OP_BOOLEAN (AccelGemm, transb, "transb", "Whether b is stored transposed", FALSE),
-  /**
-   * AccelGemm:alpha:
-   *
-   * Scale of the product (real, also for complex types).
-   */
-  ACCEL_OP_DOUBLE (AccelGemm, alpha, "alpha", "Scale of the product op(a) op(b)",
+  ACCEL_OP_BOOLEAN (AccelGemm, transa, "transa", "Whether `a` is stored transposed (`[k, m]`).", FALSE),
+  ACCEL_OP_BOOLEAN (AccelGemm, transb, "transb", "Whether `b` is stored transposed (`[n, k]`).", FALSE),
+  ACCEL_OP_DOUBLE (AccelGemm, alpha, "alpha", "Scale of the product (real, also for complex types).",
                    -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
-  /**
-   * AccelGemm:beta:
-   *
-   * Scale of the old contents of `c`; with 0, `c` is not read (so NaNs
-   * there do not propagate).
-   */
-  ACCEL_OP_DOUBLE (AccelGemm, beta, "beta", "Scale of the old c (0: c is not read)",
+  ACCEL_OP_DOUBLE (AccelGemm, beta, "beta",
+                   "Scale of the old contents of `c`; with 0, `c` is not read (so NaNs there do not propagate).",
                    -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, 0),
-  /**
-   * AccelGemm:compute:
-   *
-   * The arithmetic the kernel may use.
-   */
-  ACCEL_OP_ENUM (AccelGemm, compute, "compute", "Arithmetic the kernel may use",
+  ACCEL_OP_ENUM (AccelGemm, compute, "compute", "The arithmetic the kernel may use.",
                  accel_gemm_compute_get_type, ACCEL_GEMM_COMPUTE_DEFAULT),
 };
 

@@ -3,15 +3,6 @@
 
 /**
  * AccelGroupedGemm:
- * @a: the packed rows of every group, `[T, K]`
- * @b: one matrix per group, `[G, K, N]` (`[G, N, K]` with @transb)
- * @group_offsets: i32 `[G + 1]`: the rows of group `g` are
- *   `group_offsets[g]` to `group_offsets[g + 1] - 1`
- * @bias: (nullable): one row vector per group, `[G, N]`, of @out's dtype
- * @out: the result, `[T, N]`
- * @transb: whether @b is stored `[G, N, K]` (each group's matrix
- *   transposed, as a `torch.nn.Linear` weight)
- * @alpha: the scale of every product
  *
  * G independent matrix products in one op, the mixture-of-experts form:
  * for each group `g` and each of its rows `t`,
@@ -21,7 +12,7 @@
  * the op with %ACCEL_ERROR_INVALID_ARGUMENT naming `group-offsets`, and
  * nothing is read out of bounds), never read back to the host first.
  *
- * Types: @a and @b both bf16, both f16, both fp8-e4m3, or both f32; @out
+ * Types: `a` and `b` both bf16, both f16, both fp8-e4m3, or both f32; `out`
  * bf16, f16 or f32 (f32 for f32 inputs); products accumulate in f32.
  * Contiguous buffers.
  *
@@ -87,54 +78,23 @@ accel_grouped_gemm_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam grouped_gemm_params[] = {
-  /**
-   * AccelGroupedGemm:a:
-   *
-   * The packed rows of every group, `[T, K]`.
-   */
-  ACCEL_OP_BUFFER (AccelGroupedGemm, a, "a", "Packed rows of all groups [T, K]", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelGroupedGemm:b:
-   *
-   * One matrix per group, `[G, K, N]` (`[G, N, K]` with @transb).
-   */
-  ACCEL_OP_BUFFER (AccelGroupedGemm, b, "b", "One matrix per group [G, K, N] ([G, N, K] if transb)",
+  ACCEL_OP_BUFFER (AccelGroupedGemm, a, "a", "The packed rows of every group, `[T, K]`.",
+                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelGroupedGemm, b, "b", "One matrix per group, `[G, K, N]` (`[G, N, K]` with `transb`).",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelGroupedGemm:group-offsets:
-   *
-   * i32 `[G + 1]`: the rows of group `g` are `group_offsets[g]` to
-   * `group_offsets[g + 1] - 1`; from 0, never decreasing, ending at T.
-   */
   ACCEL_OP_BUFFER (AccelGroupedGemm, group_offsets, "group-offsets",
-                   "First row of each group, then T: i32 [G + 1], from 0, never decreasing",
+                   "i32 `[G + 1]`: the rows of group `g` are `group_offsets[g]` to `group_offsets[g + 1] - 1`; from "
+                   "0, never decreasing, ending at T.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelGroupedGemm:bias:
-   *
-   * One row vector per group, `[G, N]`, of @out's dtype.
-   */
-  ACCEL_OP_BUFFER (AccelGroupedGemm, bias, "bias", "Optional bias of each group [G, N]", ACCEL_ACCESS_READ, 0),
-  /**
-   * AccelGroupedGemm:out:
-   *
-   * The result, `[T, N]`.
-   */
-  ACCEL_OP_BUFFER (AccelGroupedGemm, out, "out", "Result [T, N]", ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelGroupedGemm:transb:
-   *
-   * Whether `b` is stored `[G, N, K]`: each group's matrix transposed, as
-   * a `torch.nn.Linear` weight.
-   */
-  ACCEL_OP_BOOLEAN (AccelGroupedGemm, transb, "transb", "Whether b is stored [G, N, K]", FALSE),
-  /**
-   * AccelGroupedGemm:alpha:
-   *
-   * The scale of every product (for fp8, the product of the per-tensor
-   * scales of `a` and `b`).
-   */
-  ACCEL_OP_DOUBLE (AccelGroupedGemm, alpha, "alpha", "Scale of every product", -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
+  ACCEL_OP_BUFFER (AccelGroupedGemm, bias, "bias", "One row vector per group, `[G, N]`, of `out`'s dtype.",
+                    ACCEL_ACCESS_READ, 0),
+  ACCEL_OP_BUFFER (AccelGroupedGemm, out, "out", "The result, `[T, N]`.", ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BOOLEAN (AccelGroupedGemm, transb, "transb",
+                    "Whether `b` is stored `[G, N, K]`: each group's matrix transposed, as a `torch.nn.Linear` "
+                    "weight.", FALSE),
+  ACCEL_OP_DOUBLE (AccelGroupedGemm, alpha, "alpha",
+                   "The scale of every product (for fp8, the product of the per-tensor scales of `a` and `b`).",
+                   -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
 };
 
 ACCEL_DEFINE_OP_TYPE (AccelGroupedGemm, accel_grouped_gemm, "grouped-gemm",

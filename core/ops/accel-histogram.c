@@ -4,21 +4,15 @@
 
 /**
  * AccelHistogram:
- * @samples: the samples
- * @bins: the counts, i32 `[n_bins]`
- * @lower: the lower edge of the first bin (inclusive)
- * @upper: the upper edge of the last bin
- * @n_bins: the number of bins
- * @include_upper: whether a sample equal to @upper counts in the last bin
  *
- * Counts the samples into @n_bins bins of equal width over `[lower, upper]`:
+ * Counts the samples into `n-bins` bins of equal width over `[lower, upper]`:
  * sample `v` falls in bin `floor ((v − lower) · n_bins / (upper − lower))`,
- * and a sample equal to @upper in the last bin, as `numpy.histogram`
- * counts it (with @include_upper %FALSE the range is `[lower, upper)`, as
+ * and a sample equal to `upper` in the last bin, as `numpy.histogram`
+ * counts it (with `include-upper` %FALSE the range is `[lower, upper)`, as
  * CUB's `HistogramEven` counts); samples outside the range (and NaNs) are
- * not counted. @bins is overwritten.
+ * not counted. `bins` is overwritten.
  * Sample types: u8, i32, f32, f64 (any shape, all elements counted); for the
- * integer types @lower and @upper must be whole numbers and the bin is
+ * integer types `lower` and `upper` must be whole numbers and the bin is
  * computed exactly. Float samples within rounding of a bin edge may land on
  * either side of it on different backends.
  *
@@ -76,49 +70,20 @@ accel_histogram_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam histogram_params[] = {
-  /**
-   * AccelHistogram:samples:
-   *
-   * The samples.
-   */
   ACCEL_OP_BUFFER (AccelHistogram, samples, "samples", "Samples of any shape: u8, i32, f32 or f64",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelHistogram:bins:
-   *
-   * The counts, i32 `[n_bins]`.
-   */
-  ACCEL_OP_BUFFER (AccelHistogram, bins, "bins", "Counts, i32 [n-bins]", ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelHistogram:lower:
-   *
-   * The lower edge of the first bin, inclusive.
-   */
-  ACCEL_OP_DOUBLE (AccelHistogram, lower, "lower", "Lower edge of the first bin (inclusive)",
+  ACCEL_OP_BUFFER (AccelHistogram, bins, "bins", "The counts, i32 `[n_bins]`.",
+                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_DOUBLE (AccelHistogram, lower, "lower", "The lower edge of the first bin, inclusive.",
                    -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, 0),
-  /**
-   * AccelHistogram:upper:
-   *
-   * The upper edge of the last bin: inclusive (numpy) unless
-   * #AccelHistogram:include-upper is off.
-   */
-  ACCEL_OP_DOUBLE (AccelHistogram, upper, "upper", "Upper edge of the last bin (inclusive unless include-upper is off)",
+  ACCEL_OP_DOUBLE (AccelHistogram, upper, "upper",
+                   "The upper edge of the last bin: inclusive (numpy) unless `include-upper` is off.",
                    -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
-  /**
-   * AccelHistogram:n-bins:
-   *
-   * The number of bins; `bins` has this many entries.
-   */
-  ACCEL_OP_INT (AccelHistogram, n_bins, "n-bins", "Number of bins",
+  ACCEL_OP_INT (AccelHistogram, n_bins, "n-bins", "The number of bins; `bins` has this many entries.",
                 1, G_MAXINT, 1),
-  /**
-   * AccelHistogram:include-upper:
-   *
-   * Whether a sample equal to #AccelHistogram:upper counts in the last bin,
-   * as `numpy.histogram` counts it (the default); off, the range is
-   * half-open, `[lower, upper)`.
-   */
-  ACCEL_OP_BOOLEAN (AccelHistogram, include_upper, "include-upper", "Count samples equal to upper in the last bin (numpy)", TRUE),
+  ACCEL_OP_BOOLEAN (AccelHistogram, include_upper, "include-upper",
+                    "Whether a sample equal to `upper` counts in the last bin, as `numpy.histogram` counts it (the "
+                    "default); off, the range is half-open, `[lower, upper)`.", TRUE),
 };
 
 ACCEL_DEFINE_OP_TYPE (AccelHistogram, accel_histogram, "histogram",

@@ -59,16 +59,18 @@ gboolean accel_image_check_scale_ (AccelOp *op,
                                    const AccelImageLayout *dst,
                                    GError **error);
 
-
 /* The parameters warp-affine and warp-perspective share, for @Type's
  * `method`, `border` and `border_value` fields. */
 #define ACCEL_IMAGE_WARP_PARAMS(Type)                                                                      \
-  ACCEL_OP_ENUM (Type, method, "method", "Interpolation: nearest, bilinear or bicubic",                    \
-                 accel_interpolation_get_type, ACCEL_INTERPOLATION_BILINEAR),                               \
-  ACCEL_OP_ENUM (Type, border, "border", "What is read outside the source", accel_border_mode_get_type,     \
+  ACCEL_OP_ENUM (Type, method, "method",                                                                    \
+                 "The interpolation: nearest, bilinear or bicubic, at the mapped coordinate, not clamped "   \
+                 "(taps past the edge read the border).", accel_interpolation_get_type,                     \
+                 ACCEL_INTERPOLATION_BILINEAR),                                                             \
+  ACCEL_OP_ENUM (Type, border, "border", "What is read outside the source.", accel_border_mode_get_type,    \
                  ACCEL_BORDER_CONSTANT),                                                                    \
-  ACCEL_OP_DOUBLE (Type, border_value, "border-value", "Value outside the source (border constant)",        \
-                   -1e9, 1e9, 0.0, 0)
+  ACCEL_OP_DOUBLE (Type, border_value, "border-value",                                                      \
+                   "The value read outside the source with ACCEL_BORDER_CONSTANT, in the sample's code "     \
+                   "values (10-bit values for P010).", -1e9, 1e9, 0.0, 0)
 
 /* Checks a warp's images, method, border value and matrix of @n entries. */
 gboolean accel_image_check_warp_ (AccelOp *op,

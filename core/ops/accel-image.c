@@ -456,27 +456,33 @@ accel_image_color_transform (AccelImageFormat src_format,
 /* The parameter tables, one per side. Both are written against
  * AccelImage and installed at each op's member. */
 
-#define IMAGE_PARAMS(side, access)                                                                          \
-  ACCEL_OP_BUFFER (AccelImage, buffer, side, "The image's bytes (any dtype, contiguous)", access,            \
-                   ACCEL_OP_PARAM_REQUIRED),                                                                \
+#define IMAGE_PARAMS(side, what, access)                                                                    \
+  ACCEL_OP_BUFFER (AccelImage, buffer, side,                                                                \
+                   "The " what " image's bytes: a buffer of any dtype, contiguous (see AccelImage).",         \
+                   access, ACCEL_OP_PARAM_REQUIRED),                                                        \
   ACCEL_OP_INT (AccelImage, stride, side "-stride",                                                         \
-                "Bytes from a row of the first plane to the next (0: no padding)", 0, G_MAXINT, 0),          \
+                "Bytes from one row of the " what "'s first plane to the next; 0 for rows with no padding.",  \
+                0, G_MAXINT, 0),                                                                            \
   ACCEL_OP_INT (AccelImage, uv_stride, side "-uv-stride",                                                   \
-                "Bytes from a row of the chroma planes to the next (0: no padding)", 0, G_MAXINT, 0),        \
+                "Bytes from one row of the " what "'s chroma planes to the next; 0 for rows with no "        \
+                "padding. Unused for formats of one plane.", 0, G_MAXINT, 0),                               \
   ACCEL_OP_INT64 (AccelImage, uv_offset, side "-uv-offset",                                                 \
-                  "Byte offset of the first chroma plane (0: right after the first plane)",                 \
-                  0, G_MAXINT64 / 4, 0),                                                                    \
+                  "The byte offset of the " what "'s first chroma plane in its buffer; 0 for right after "   \
+                  "the first plane.", 0, G_MAXINT64 / 4, 0),                                                \
   ACCEL_OP_INT64 (AccelImage, v_offset, side "-v-offset",                                                   \
-                  "Byte offset of the V plane of I420 (0: right after U)", 0, G_MAXINT64 / 4, 0),            \
-  ACCEL_OP_ENUM (AccelImage, format, side "-format", "The pixel format", accel_image_format_get_type,        \
-                 ACCEL_IMAGE_FORMAT_RGBA),                                                                  \
-  ACCEL_OP_INT (AccelImage, width, side "-width", "The width in pixels (0, the default, is refused)",      \
-                0, ACCEL_IMAGE_MAX_SIZE, 0),                                                                \
-  ACCEL_OP_INT (AccelImage, height, side "-height", "The height in pixels (0, the default, is refused)",    \
-                0, ACCEL_IMAGE_MAX_SIZE, 0)
+                  "The byte offset of the V plane of an I420 " what "; 0 for right after the U plane.",      \
+                  0, G_MAXINT64 / 4, 0),                                                                    \
+  ACCEL_OP_ENUM (AccelImage, format, side "-format", "The " what "'s pixel format.",                        \
+                 accel_image_format_get_type, ACCEL_IMAGE_FORMAT_RGBA),                                     \
+  ACCEL_OP_INT (AccelImage, width, side "-width",                                                           \
+                "The " what "'s width in pixels, 1 to ACCEL_IMAGE_MAX_SIZE (its default, 0, is refused: "   \
+                "every image needs its size).", 0, ACCEL_IMAGE_MAX_SIZE, 0),                                \
+  ACCEL_OP_INT (AccelImage, height, side "-height",                                                         \
+                "The " what "'s height in pixels, 1 to ACCEL_IMAGE_MAX_SIZE (its default, 0, is refused: "  \
+                "every image needs its size).", 0, ACCEL_IMAGE_MAX_SIZE, 0)
 
-static const AccelOpParam src_params[] = { IMAGE_PARAMS ("src", ACCEL_ACCESS_READ) };
-static const AccelOpParam dst_params[] = { IMAGE_PARAMS ("dst", ACCEL_ACCESS_WRITE) };
+static const AccelOpParam src_params[] = { IMAGE_PARAMS ("src", "source", ACCEL_ACCESS_READ) };
+static const AccelOpParam dst_params[] = { IMAGE_PARAMS ("dst", "destination", ACCEL_ACCESS_WRITE) };
 
 /* The entries of the layout only: buffer, strides and offsets. */
 #define N_LAYOUT_PARAMS 5

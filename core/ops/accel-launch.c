@@ -4,14 +4,6 @@
 
 /**
  * AccelLaunch:
- * @function: the kernel to run (accel_module_get_function())
- * @grid_x: blocks along x
- * @grid_y: blocks along y
- * @grid_z: blocks along z
- * @block_x: threads of a block along x
- * @block_y: threads of a block along y
- * @block_z: threads of a block along z
- * @shared_memory: bytes of dynamic shared memory per block
  *
  * Runs a kernel of a run-time compiled module (#AccelModule) over a grid
  * of blocks, as `cuLaunchKernel` does, with the arguments added in order
@@ -226,56 +218,16 @@ accel_launch_deserialize_extra (AccelOp *op, GVariant *extra, AccelBufferResolve
 }
 
 static const AccelOpParam launch_params[] = {
-  /**
-   * AccelLaunch:function:
-   *
-   * The kernel to run.
-   */
   ACCEL_OP_OBJECT (AccelLaunch, function, "function", "The kernel to run", accel_function_get_type,
                    ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelLaunch:grid-x:
-   *
-   * Blocks along x.
-   */
-  ACCEL_OP_UINT (AccelLaunch, grid_x, "grid-x", "Blocks along x", 1, G_MAXINT, 1),
-  /**
-   * AccelLaunch:grid-y:
-   *
-   * Blocks along y.
-   */
-  ACCEL_OP_UINT (AccelLaunch, grid_y, "grid-y", "Blocks along y", 1, 65535, 1),
-  /**
-   * AccelLaunch:grid-z:
-   *
-   * Blocks along z.
-   */
-  ACCEL_OP_UINT (AccelLaunch, grid_z, "grid-z", "Blocks along z", 1, 65535, 1),
-  /**
-   * AccelLaunch:block-x:
-   *
-   * Threads of a block along x.
-   */
-  ACCEL_OP_UINT (AccelLaunch, block_x, "block-x", "Threads of a block along x", 1, 1024, 1),
-  /**
-   * AccelLaunch:block-y:
-   *
-   * Threads of a block along y.
-   */
-  ACCEL_OP_UINT (AccelLaunch, block_y, "block-y", "Threads of a block along y", 1, 1024, 1),
-  /**
-   * AccelLaunch:block-z:
-   *
-   * Threads of a block along z.
-   */
-  ACCEL_OP_UINT (AccelLaunch, block_z, "block-z", "Threads of a block along z", 1, 64, 1),
-  /**
-   * AccelLaunch:shared-memory:
-   *
-   * Bytes of dynamic shared memory per block (the device's limit is
-   * checked when it launches).
-   */
-  ACCEL_OP_UINT (AccelLaunch, shared_memory, "shared-memory", "Bytes of dynamic shared memory per block",
+  ACCEL_OP_UINT (AccelLaunch, grid_x, "grid-x", "Blocks along x.", 1, G_MAXINT, 1),
+  ACCEL_OP_UINT (AccelLaunch, grid_y, "grid-y", "Blocks along y.", 1, 65535, 1),
+  ACCEL_OP_UINT (AccelLaunch, grid_z, "grid-z", "Blocks along z.", 1, 65535, 1),
+  ACCEL_OP_UINT (AccelLaunch, block_x, "block-x", "Threads of a block along x.", 1, 1024, 1),
+  ACCEL_OP_UINT (AccelLaunch, block_y, "block-y", "Threads of a block along y.", 1, 1024, 1),
+  ACCEL_OP_UINT (AccelLaunch, block_z, "block-z", "Threads of a block along z.", 1, 64, 1),
+  ACCEL_OP_UINT (AccelLaunch, shared_memory, "shared-memory",
+                 "Bytes of dynamic shared memory per block (the device's limit is checked when it launches).",
                  0, G_MAXINT, 0),
 };
 

@@ -4,17 +4,12 @@
 
 /**
  * AccelLayernorm:
- * @x: the input, `[..., n]`
- * @gamma: the optional scale, `[n]`
- * @beta: the optional shift, `[n]`
- * @y: the result, the shape of @x
- * @eps: added under the square root
  *
  * Layer normalisation over the last axis: for each row `x[i, :]` of `n`
  * elements, `y = (x − μ) / √(σ² + eps) · gamma + beta` with `μ` the row's mean
- * and `σ²` its biased variance. @gamma and @beta are optional (1 and 0).
- * Types: f32, f16 or bf16 for every buffer, computed in f32; contiguous. @y
- * may be @x itself (in place).
+ * and `σ²` its biased variance. `gamma` and `beta` are optional (1 and 0).
+ * Types: f32, f16 or bf16 for every buffer, computed in f32; contiguous. `y`
+ * may be `x` itself (in place).
  *
  * Op name: `layernorm`.
  */

@@ -4,18 +4,14 @@
 
 /**
  * AccelLuSolve:
- * @lu: the factors written by `lu`, `[n, n]` or `[batch, n, n]`
- * @pivots: i32 `[n]` or `[batch, n]`: the pivots written by `lu`
- * @b: the right-hand side, `[n]` or `[n, nrhs]`
- * @x: the solution, the shape of @b
  *
  * Solves `a x = b` given the factors of a square `a` made by `lu` (LAPACK
- * `getrs`). @b is `[n]` or `[n, nrhs]` (with a leading batch axis when @lu has
- * one); @x has the shape of @b and may be @b itself. f32 or f64.
+ * `getrs`). `b` is `[n]` or `[n, nrhs]` (with a leading batch axis when `lu` has
+ * one); `x` has the shape of `b` and may be `b` itself. f32 or f64.
  *
  * An exactly zero diagonal entry of `u` fails with %ACCEL_ERROR_INVALID_ARGUMENT
  * on backends that check it before solving (cpu). cuSOLVER's `getrs` does not
- * check: there @x then holds infinities or NaNs; the `lu` op reports singular
+ * check: there `x` then holds infinities or NaNs; the `lu` op reports singular
  * matrices on every backend.
  *
  * Op name: `lu-solve`.
@@ -45,32 +41,12 @@ accel_lu_solve_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam lu_solve_params[] = {
-  /**
-   * AccelLuSolve:lu:
-   *
-   * The factors written by `lu`, `[n, n]` or `[batch, n, n]`.
-   */
-  ACCEL_OP_BUFFER (AccelLuSolve, lu, "lu", "LU factors [n, n] (or [b, n, n]) as written by lu",
+  ACCEL_OP_BUFFER (AccelLuSolve, lu, "lu", "The factors written by `lu`, `[n, n]` or `[batch, n, n]`.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelLuSolve:pivots:
-   *
-   * I32 `[n]` or `[batch, n]`: the pivots written by `lu`.
-   */
-  ACCEL_OP_BUFFER (AccelLuSolve, pivots, "pivots", "i32 [n] (or [b, n]): the pivots written by lu",
+  ACCEL_OP_BUFFER (AccelLuSolve, pivots, "pivots", "I32 `[n]` or `[batch, n]`: the pivots written by `lu`.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelLuSolve:b:
-   *
-   * The right-hand side, `[n]` or `[n, nrhs]`.
-   */
   ACCEL_OP_BUFFER (AccelLuSolve, b, "b", "Right-hand side [n] or [n, nrhs] (batched like lu)",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelLuSolve:x:
-   *
-   * The solution, the shape of @b.
-   */
   ACCEL_OP_BUFFER (AccelLuSolve, x, "x", "The solution, shape of b; may be b",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };

@@ -4,18 +4,15 @@
 
 /**
  * AccelLu:
- * @a: the matrix, `[m, n]` or `[batch, m, n]`
- * @lu: the factors `l` and `u` in one matrix, the shape of @a
- * @pivots: i32 `[min (m, n)]` (or `[batch, min (m, n)]`): the 1-based row interchanges
  *
  * LU factorisation with partial (row) pivoting, as LAPACK `getrf`:
  * `a = p l u` with `l` unit lower triangular and `u` upper triangular, both
- * stored in @lu (the unit diagonal of `l` is not stored). @pivots holds, for
+ * stored in `lu` (the unit diagonal of `l` is not stored). `pivots` holds, for
  * each `i`, the 1-based row that row `i + 1` was interchanged with, as LAPACK
  * and cuSOLVER write it (`scipy.linalg.lu_factor` returns the same
  * interchanges 0-based: subtract 1; `torch.linalg.lu_factor` returns them
  * 1-based, as here). Row-major contiguous f32 or f64 buffers, `[m, n]`
- * or a batch `[batch, m, n]`; @lu may be @a itself (in place).
+ * or a batch `[batch, m, n]`; `lu` may be `a` itself (in place).
  *
  * A matrix with an exactly zero pivot fails with %ACCEL_ERROR_INVALID_ARGUMENT
  * naming the first zero diagonal entry of `u` (the factors are still written).
@@ -50,27 +47,12 @@ accel_lu_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam lu_params[] = {
-  /**
-   * AccelLu:a:
-   *
-   * The matrix, `[m, n]` or `[batch, m, n]`.
-   */
   ACCEL_OP_BUFFER (AccelLu, a, "a", "The matrix [m, n], or a batch [b, m, n]; f32 or f64",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelLu:lu:
-   *
-   * The factors `l` and `u` in one matrix, the shape of @a.
-   */
   ACCEL_OP_BUFFER (AccelLu, lu, "lu", "l (unit diagonal not stored) and u in one matrix, shape of a; may be a",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelLu:pivots:
-   *
-   * I32 `[min (m, n)]` (or `[batch, min (m, n)]`): the 1-based row
-   * interchanges.
-   */
-  ACCEL_OP_BUFFER (AccelLu, pivots, "pivots", "i32 [min(m, n)]: 1-based row interchanges (LAPACK ipiv)",
+  ACCEL_OP_BUFFER (AccelLu, pivots, "pivots",
+                   "I32 `[min (m, n)]` (or `[batch, min (m, n)]`): the 1-based row interchanges.",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
 

@@ -4,44 +4,26 @@
 
 /**
  * AccelMatmul:
- * @a: the left matrix, `[m, k]` (`[k, m]` with @transa)
- * @b: the right matrix, `[k, n]` (`[n, k]` with @transb)
- * @c: the result, `[m, n]`, read when @beta is not zero
- * @bias: the row vector `[n]` of the bias epilogues
- * @epilogue: what is applied before storing
- * @transa: whether @a is stored transposed
- * @transb: whether @b is stored transposed
- * @alpha: the scale of the product
- * @beta: the scale of the old @c
- * @a_scale: the per-tensor scale of @a
- * @b_scale: the per-tensor scale of @b
- * @c_scale: the per-tensor scale of an fp8 @c
- * @compute: the arithmetic the kernel may use
- * @residual: (nullable): added after the activation, shaped and typed as @c
- * @row_scales: (nullable): f32 `[m]`, a scale per row of the product
- * @col_scales: (nullable): f32 `[n]`, a scale per column of the product
- * @amax: (nullable): f32 `[1]`, receives the largest magnitude of the
- *   result before @c_scale
  *
  * Matrix multiply with a fused epilogue:
  * `v = epilogue (alpha · a_scale · b_scale · row_scales[i] · col_scales[j] · (op(a) op(b))[i, j] + beta · c [+ bias]) [+ residual]`,
  * `c = c_scale · v`, and `amax = max |v|` over the whole result,
  * on row-major contiguous buffers, `op(a)` `[m, k]`, `op(b)` `[k, n]`, `c`
- * `[m, n]`; rank 3 buffers are a batch with equal batch sizes, and @bias
- * (`[n]`, added to every row), @row_scales and @col_scales are shared by
+ * `[m, n]`; rank 3 buffers are a batch with equal batch sizes, and `bias`
+ * (`[n]`, added to every row), `row-scales` and `col-scales` are shared by
  * the batch. See #AccelMatmulEpilogue. The per-row and per-column scales,
  * the fp8 result and its amax are what fp8 training and inference need;
  * the residual add saves a pass over the result.
  *
  * Types, accumulated in f32:
- * - f32, f16, bf16: all of @a, @b and @c the same type; @bias too.
- * - fp8 (e4m3, e5m2; not both e5m2): @a `[m, k]` and @b stored transposed
+ * - f32, f16, bf16: all of `a`, `b` and `c` the same type; `bias` too.
+ * - fp8 (e4m3, e5m2; not both e5m2): `a` `[m, k]` and `b` stored transposed
  *   `[n, k]` (#AccelMatmul:transa false, #AccelMatmul:transb true), as
- *   tensor cores read them; @c f32, f16, bf16, e4m3 or e5m2. @bias is bf16
- *   for an f32 or fp8 @c (f16 also allowed for an fp8 @c), else @c's type.
- *   An fp8 @c takes no accumulation (@beta 0) and is scaled by @c_scale
+ *   tensor cores read them; `c` f32, f16, bf16, e4m3 or e5m2. `bias` is bf16
+ *   for an f32 or fp8 `c` (f16 also allowed for an fp8 `c`), else `c`'s type.
+ *   An fp8 `c` takes no accumulation (`beta` 0) and is scaled by `c-scale`
  *   before rounding, saturating at its largest finite value for e4m3;
- *   @a_scale and @b_scale dequantise the inputs.
+ *   `a-scale` and `b-scale` dequantise the inputs.
  *
  * Op name: `matmul`.
  */
@@ -207,126 +189,42 @@ accel_matmul_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam matmul_params[] = {
-  /**
-   * AccelMatmul:a:
-   *
-   * The left matrix, `[m, k]` (`[k, m]` with @transa).
-   */
   ACCEL_OP_BUFFER (AccelMatmul, a, "a", "Left matrix [m, k] ([k, m] if transa), or a batch [b, m, k]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelMatmul:b:
-   *
-   * The right matrix, `[k, n]` (`[n, k]` with @transb).
-   */
   ACCEL_OP_BUFFER (AccelMatmul, b, "b", "Right matrix [k, n] ([n, k] if transb), or a batch [b, k, n]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelMatmul:c:
-   *
-   * The result, `[m, n]`, read when @beta is not zero.
-   */
   ACCEL_OP_BUFFER (AccelMatmul, c, "c", "Result [m, n], or a batch [b, m, n]; read when beta is not 0",
                    ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelMatmul:bias:
-   *
-   * The row vector `[n]` of the bias epilogues.
-   */
-  ACCEL_OP_BUFFER (AccelMatmul, bias, "bias", "Row vector [n] added by the bias epilogues", ACCEL_ACCESS_READ, 0),
-  /**
-   * AccelMatmul:epilogue:
-   *
-   * What is applied to the product before it is stored.
-   */
-  ACCEL_OP_ENUM (AccelMatmul, epilogue, "epilogue", "none, bias, relu, gelu, bias-relu or bias-gelu",
+  ACCEL_OP_BUFFER (AccelMatmul, bias, "bias", "The row vector `[n]` of the bias epilogues.", ACCEL_ACCESS_READ, 0),
+  ACCEL_OP_ENUM (AccelMatmul, epilogue, "epilogue", "What is applied to the product before it is stored.",
                  accel_matmul_epilogue_get_type, ACCEL_MATMUL_EPILOGUE_NONE),
-  /**
-   * AccelMatmul:transa:
-   *
-   * Whether `a` is stored transposed (`[k, m]`).
-   */
-  ACCEL_OP_BOOLEAN (AccelMatmul, transa, "transa", "Whether a is stored transposed", FALSE),
-  /**
-   * AccelMatmul:transb:
-   *
-   * Whether `b` is stored transposed (`[n, k]`).
-   */
-  ACCEL_OP_BOOLEAN (AccelMatmul, transb, "transb", "Whether b is stored transposed", FALSE),
-  /**
-   * AccelMatmul:alpha:
-   *
-   * Scale of the product op(a) op(b).
-   */
-  ACCEL_OP_DOUBLE (AccelMatmul, alpha, "alpha", "Scale of the product",
+  ACCEL_OP_BOOLEAN (AccelMatmul, transa, "transa", "Whether `a` is stored transposed (`[k, m]`).", FALSE),
+  ACCEL_OP_BOOLEAN (AccelMatmul, transb, "transb", "Whether `b` is stored transposed (`[n, k]`).", FALSE),
+  ACCEL_OP_DOUBLE (AccelMatmul, alpha, "alpha", "Scale of the product op(a) op(b).",
                    -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
-  /**
-   * AccelMatmul:beta:
-   *
-   * Scale of the old contents of `c`; with 0, `c` is not read (so NaNs there
-   * do not propagate).
-   */
-  ACCEL_OP_DOUBLE (AccelMatmul, beta, "beta", "Scale of the old c (0: c is not read)",
+  ACCEL_OP_DOUBLE (AccelMatmul, beta, "beta",
+                   "Scale of the old contents of `c`; with 0, `c` is not read (so NaNs there do not propagate).",
                    -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, 0),
-  /**
-   * AccelMatmul:a-scale:
-   *
-   * A further factor of the product, the per-tensor dequantisation scale of
-   * an fp8 `a`.
-   */
-  ACCEL_OP_DOUBLE (AccelMatmul, a_scale, "a-scale", "Dequantisation scale of a (fp8)",
+  ACCEL_OP_DOUBLE (AccelMatmul, a_scale, "a-scale",
+                   "A further factor of the product, the per-tensor dequantisation scale of an fp8 `a`.",
                    -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
-  /**
-   * AccelMatmul:b-scale:
-   *
-   * A further factor of the product, the per-tensor dequantisation scale of
-   * an fp8 `b`.
-   */
-  ACCEL_OP_DOUBLE (AccelMatmul, b_scale, "b-scale", "Dequantisation scale of b (fp8)",
+  ACCEL_OP_DOUBLE (AccelMatmul, b_scale, "b-scale",
+                   "A further factor of the product, the per-tensor dequantisation scale of an fp8 `b`.",
                    -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
-  /**
-   * AccelMatmul:c-scale:
-   *
-   * The factor applied after the epilogue, before rounding to an fp8 `c`
-   * (the per-tensor quantisation scale); it must be 1 for other types of
-   * `c`.
-   */
-  ACCEL_OP_DOUBLE (AccelMatmul, c_scale, "c-scale", "Quantisation scale of an fp8 c (1 otherwise)",
+  ACCEL_OP_DOUBLE (AccelMatmul, c_scale, "c-scale",
+                   "The factor applied after the epilogue, before rounding to an fp8 `c` (the per-tensor "
+                   "quantisation scale); it must be 1 for other types of `c`.",
                    -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
-  /**
-   * AccelMatmul:compute:
-   *
-   * The arithmetic the kernel may use; tf32 applies to f32 only.
-   */
-  ACCEL_OP_ENUM (AccelMatmul, compute, "compute", "Arithmetic the kernel may use",
+  ACCEL_OP_ENUM (AccelMatmul, compute, "compute", "The arithmetic the kernel may use; tf32 applies to f32 only.",
                  accel_gemm_compute_get_type, ACCEL_GEMM_COMPUTE_DEFAULT),
-  /**
-   * AccelMatmul:residual:
-   *
-   * Added after the activation, shaped and typed as @c.
-   */
-  ACCEL_OP_BUFFER (AccelMatmul, residual, "residual", "Optional residual added after the activation, as c",
+  ACCEL_OP_BUFFER (AccelMatmul, residual, "residual", "Added after the activation, shaped and typed as `c`.",
                    ACCEL_ACCESS_READ, 0),
-  /**
-   * AccelMatmul:row-scales:
-   *
-   * F32 `[m]`, a scale per row of the product.
-   */
   ACCEL_OP_BUFFER (AccelMatmul, row_scales, "row-scales", "Optional f32 [m]: a scale per row of the product",
                    ACCEL_ACCESS_READ, 0),
-  /**
-   * AccelMatmul:col-scales:
-   *
-   * F32 `[n]`, a scale per column of the product.
-   */
   ACCEL_OP_BUFFER (AccelMatmul, col_scales, "col-scales", "Optional f32 [n]: a scale per column of the product",
                    ACCEL_ACCESS_READ, 0),
-  /**
-   * AccelMatmul:amax:
-   *
-   * F32 `[1]`, receives the largest magnitude of the result before @c_scale.
-   */
-  ACCEL_OP_BUFFER (AccelMatmul, amax, "amax", "Optional f32 [1]: the largest |result| before c-scale",
+  ACCEL_OP_BUFFER (AccelMatmul, amax, "amax",
+                   "F32 `[1]`, receives the largest magnitude of the result before `c_scale`.",
                    ACCEL_ACCESS_WRITE, 0),
 };
 

@@ -54,38 +54,15 @@ accel_module_load_deserialize_extra (AccelOp *op, GVariant *extra, AccelBufferRe
 }
 
 static const AccelOpParam module_load_params[] = {
-  /**
-   * AccelModuleLoad:module:
-   *
-   * The handle of the module the op loads or frees.
-   */
-  ACCEL_OP_UINT64 (AccelModuleLoad, module, "module", "Handle of the module", 0, G_MAXUINT64, 0),
-  /**
-   * AccelModuleLoad:unload:
-   *
-   * Whether the op frees the module's code instead of loading a chunk.
-   */
-  ACCEL_OP_BOOLEAN (AccelModuleLoad, unload, "unload", "Free the module's code instead", FALSE),
-  /**
-   * AccelModuleLoad:image-kind:
-   *
-   * What the image holds.
-   */
-  ACCEL_OP_ENUM (AccelModuleLoad, image_kind, "image-kind", "What the image holds",
+  ACCEL_OP_UINT64 (AccelModuleLoad, module, "module", "The handle of the module the op loads or frees.",
+                    0, G_MAXUINT64, 0),
+  ACCEL_OP_BOOLEAN (AccelModuleLoad, unload, "unload",
+                    "Whether the op frees the module's code instead of loading a chunk.", FALSE),
+  ACCEL_OP_ENUM (AccelModuleLoad, image_kind, "image-kind", "What the image holds.",
                  accel_module_image_kind_get_type, ACCEL_MODULE_IMAGE_CUBIN),
-  /**
-   * AccelModuleLoad:image-size:
-   *
-   * The size of the whole image in bytes.
-   */
-  ACCEL_OP_UINT64 (AccelModuleLoad, image_size, "image-size", "Size of the whole image in bytes",
+  ACCEL_OP_UINT64 (AccelModuleLoad, image_size, "image-size", "The size of the whole image in bytes.",
                    0, G_MAXUINT64, 0),
-  /**
-   * AccelModuleLoad:image-offset:
-   *
-   * Where the op's chunk starts in the image.
-   */
-  ACCEL_OP_UINT64 (AccelModuleLoad, image_offset, "image-offset", "Where the chunk starts in the image",
+  ACCEL_OP_UINT64 (AccelModuleLoad, image_offset, "image-offset", "Where the op's chunk starts in the image.",
                    0, G_MAXUINT64, 0),
 };
 

@@ -4,14 +4,6 @@
 
 /**
  * AccelMorphology:
- * @src: the source image (properties `src`, `src-format`, `src-width`, …)
- * @dst: the destination image, of the source's format and size
- *   (properties `dst`, `dst-stride`, `dst-uv-stride`, `dst-uv-offset`,
- *   `dst-v-offset`; its format, width and height fields are not used)
- * @operation: erode, dilate, open or close
- * @shape: the structuring element's shape
- * @ksize: the element's width
- * @ksize_y: the element's height (0: its width)
  *
  * Erodes (minimum), dilates (maximum), opens (erodes, then dilates) or
  * closes (dilates, then erodes) an image under a structuring element
@@ -38,32 +30,12 @@ accel_morphology_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam morphology_params[] = {
-  /**
-   * AccelMorphology:operation:
-   *
-   * Erode, dilate, open or close.
-   */
-  ACCEL_OP_ENUM (AccelMorphology, operation, "operation", "Erode, dilate, open or close",
+  ACCEL_OP_ENUM (AccelMorphology, operation, "operation", "Erode, dilate, open or close.",
                  accel_morphology_op_get_type, ACCEL_MORPHOLOGY_ERODE),
-  /**
-   * AccelMorphology:shape:
-   *
-   * The structuring element's shape.
-   */
   ACCEL_OP_ENUM (AccelMorphology, shape, "shape", "Structuring element: rect or ellipse",
                  accel_morphology_shape_get_type, ACCEL_MORPHOLOGY_RECT),
-  /**
-   * AccelMorphology:ksize:
-   *
-   * The structuring element's width.
-   */
-  ACCEL_OP_INT (AccelMorphology, ksize, "ksize", "Structuring element width", 1, ACCEL_FILTER_MAX_KSIZE, 3),
-  /**
-   * AccelMorphology:ksize-y:
-   *
-   * The structuring element's height; 0 for its width.
-   */
-  ACCEL_OP_INT (AccelMorphology, ksize_y, "ksize-y", "Structuring element height (0: the width)",
+  ACCEL_OP_INT (AccelMorphology, ksize, "ksize", "The structuring element's width.", 1, ACCEL_FILTER_MAX_KSIZE, 3),
+  ACCEL_OP_INT (AccelMorphology, ksize_y, "ksize-y", "The structuring element's height; 0 for its width.",
                 0, ACCEL_FILTER_MAX_KSIZE, 0),
 };
 

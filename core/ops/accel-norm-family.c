@@ -50,84 +50,14 @@ _accel_norm_validate (AccelOp *op, GError **error)
 }
 
 const AccelOpParam _accel_norm_params[5] = {
-  /**
-   * AccelNormFields:x:
-   *
-   * Input [..., n], normalised over the last axis; f32, f16 or bf16.
-   */
-  ACCEL_OP_BUFFER (AccelNormFields, x, "x", "Input [..., n], normalised over the last axis; f32, f16 or bf16",
+  ACCEL_OP_BUFFER (AccelNormFields, x, "x", "Input [..., n], normalised over the last axis; f32, f16 or bf16.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelNormFields:gamma:
-   *
-   * Optional scale [n] (1 when unset).
-   */
-  ACCEL_OP_BUFFER (AccelNormFields, gamma, "gamma", "Optional scale [n] (1 when unset)", ACCEL_ACCESS_READ, 0),
-  /**
-   * AccelNormFields:beta:
-   *
-   * Optional shift [n] (0 when unset).
-   */
-  ACCEL_OP_BUFFER (AccelNormFields, beta, "beta", "Optional shift [n] (0 when unset)", ACCEL_ACCESS_READ, 0),
-  /**
-   * AccelNormFields:y:
-   *
-   * Result, shape and type of x; may be x.
-   */
-  ACCEL_OP_BUFFER (AccelNormFields, y, "y", "Result, shape and type of x; may be x",
+  ACCEL_OP_BUFFER (AccelNormFields, gamma, "gamma", "Optional scale [n] (1 when unset).", ACCEL_ACCESS_READ, 0),
+  ACCEL_OP_BUFFER (AccelNormFields, beta, "beta", "Optional shift [n] (0 when unset).", ACCEL_ACCESS_READ, 0),
+  ACCEL_OP_BUFFER (AccelNormFields, y, "y", "Result, shape and type of x; may be x.",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_DOUBLE (AccelNormFields, eps, "eps", "Added to the variance before the square root",
+  ACCEL_OP_DOUBLE (AccelNormFields, eps, "eps",
+                   "Added to the variance (layernorm) or the mean square (rmsnorm) before its square root, for "
+                   "stability.",
                    0.0, G_MAXDOUBLE, 1e-5, 0),
 };
-
-/**
- * AccelLayernorm:eps:
- *
- * Added to the variance before its square root, for stability.
- */
-/**
- * AccelRmsnorm:eps:
- *
- * Added to the mean square before its square root, for stability.
- */
-
-/**
- * AccelLayernorm:x:
- *
- * Input [..., n], normalised over the last axis; f32, f16 or bf16.
- */
-/**
- * AccelRmsnorm:x:
- *
- * Input [..., n], normalised over the last axis; f32, f16 or bf16.
- */
-/**
- * AccelLayernorm:gamma:
- *
- * Optional scale [n] (1 when unset).
- */
-/**
- * AccelRmsnorm:gamma:
- *
- * Optional scale [n] (1 when unset).
- */
-/**
- * AccelLayernorm:beta:
- *
- * Optional shift [n] (0 when unset).
- */
-/**
- * AccelRmsnorm:beta:
- *
- * Optional shift [n] (0 when unset).
- */
-/**
- * AccelLayernorm:y:
- *
- * Result, shape and type of x; may be x.
- */
-/**
- * AccelRmsnorm:y:
- *
- * Result, shape and type of x; may be x.
- */

@@ -63,4 +63,3 @@
 #include "accel-warp-affine.h"
 #include "accel-warp-perspective.h"
 #include "accel-morphology.h"
-

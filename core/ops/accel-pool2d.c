@@ -4,24 +4,13 @@
 
 /**
  * AccelPool2d:
- * @x: the images
- * @y: the result
- * @mode: maximum or average
- * @layout: the layout of the images
- * @window_h: the height of the window
- * @window_w: the width of the window
- * @stride_h: the vertical stride
- * @stride_w: the horizontal stride
- * @pad_h: the padding above and below
- * @pad_w: the padding left and right
- * @count_include_pad: whether average pooling counts the padding in its divisor
  *
  * Max or average pooling over `window_h x window_w` windows moved by
  * `stride_h`, `stride_w` over the image padded by `pad_h`, `pad_w` on each
  * side; an output side is `(in + 2 pad - window) / stride + 1`. Padding must
  * be smaller than the window, so every window holds an image element. Types:
  * f32, f16 or bf16 (computed in f32), contiguous, in the #AccelConvLayout of
- * @layout; @y has @x's batch and channels.
+ * `layout`; `y` has `x`'s batch and channels.
  *
  * Op name: `pool2d`.
  */
@@ -95,83 +84,29 @@ accel_pool2d_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam pool2d_params[] = {
-  /**
-   * AccelPool2d:x:
-   *
-   * The images.
-   */
   ACCEL_OP_BUFFER (AccelPool2d, x, "x", "Images [n, c, h, w] (nchw) or [n, h, w, c] (nhwc)",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelPool2d:y:
-   *
-   * The result.
-   */
   ACCEL_OP_BUFFER (AccelPool2d, y, "y", "Result [n, c, p, q] (nchw) or [n, p, q, c] (nhwc)",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelPool2d:mode:
-   *
-   * Maximum or average.
-   */
-  ACCEL_OP_ENUM (AccelPool2d, mode, "mode", "max or avg",
+  ACCEL_OP_ENUM (AccelPool2d, mode, "mode", "Maximum or average.",
                  accel_pool_mode_get_type, ACCEL_POOL_MAX),
-  /**
-   * AccelPool2d:layout:
-   *
-   * The layout of the images.
-   */
-  ACCEL_OP_ENUM (AccelPool2d, layout, "layout", "nchw or nhwc",
+  ACCEL_OP_ENUM (AccelPool2d, layout, "layout", "The layout of the images.",
                  accel_conv_layout_get_type, ACCEL_CONV_LAYOUT_NCHW),
-  /**
-   * AccelPool2d:window-h:
-   *
-   * The height of the window.
-   */
-  ACCEL_OP_INT (AccelPool2d, window_h, "window-h", "Window height",
+  ACCEL_OP_INT (AccelPool2d, window_h, "window-h", "The height of the window.",
                 1, G_MAXINT, 2),
-  /**
-   * AccelPool2d:window-w:
-   *
-   * The width of the window.
-   */
-  ACCEL_OP_INT (AccelPool2d, window_w, "window-w", "Window width",
+  ACCEL_OP_INT (AccelPool2d, window_w, "window-w", "The width of the window.",
                 1, G_MAXINT, 2),
-  /**
-   * AccelPool2d:stride-h:
-   *
-   * The vertical stride.
-   */
-  ACCEL_OP_INT (AccelPool2d, stride_h, "stride-h", "Vertical stride",
+  ACCEL_OP_INT (AccelPool2d, stride_h, "stride-h", "The vertical stride.",
                 1, G_MAXINT, 2),
-  /**
-   * AccelPool2d:stride-w:
-   *
-   * The horizontal stride.
-   */
-  ACCEL_OP_INT (AccelPool2d, stride_w, "stride-w", "Horizontal stride",
+  ACCEL_OP_INT (AccelPool2d, stride_w, "stride-w", "The horizontal stride.",
                 1, G_MAXINT, 2),
-  /**
-   * AccelPool2d:pad-h:
-   *
-   * Padding rows above and below, less than `window-h`.
-   */
-  ACCEL_OP_INT (AccelPool2d, pad_h, "pad-h", "Padding above and below (less than window-h)",
+  ACCEL_OP_INT (AccelPool2d, pad_h, "pad-h", "Padding rows above and below, less than `window-h`.",
                 0, G_MAXINT, 0),
-  /**
-   * AccelPool2d:pad-w:
-   *
-   * Padding columns left and right, less than `window-w`.
-   */
-  ACCEL_OP_INT (AccelPool2d, pad_w, "pad-w", "Padding left and right (less than window-w)",
+  ACCEL_OP_INT (AccelPool2d, pad_w, "pad-w", "Padding columns left and right, less than `window-w`.",
                 0, G_MAXINT, 0),
-  /**
-   * AccelPool2d:count-include-pad:
-   *
-   * For average pooling: whether the divisor is the whole window, padding
-   * included (as PyTorch by default), or only the image elements in it.
-   */
-  ACCEL_OP_BOOLEAN (AccelPool2d, count_include_pad, "count-include-pad", "avg: divide by the whole window, padding included", TRUE),
+  ACCEL_OP_BOOLEAN (AccelPool2d, count_include_pad, "count-include-pad",
+                    "For average pooling: whether the divisor is the whole window, padding included (as PyTorch by "
+                    "default), or only the image elements in it.", TRUE),
 };
 
 ACCEL_DEFINE_OP_TYPE (AccelPool2d, accel_pool2d, "pool2d",

@@ -4,9 +4,6 @@
 
 /**
  * AccelQr:
- * @a: the matrix, `[m, n]` or `[batch, m, n]`
- * @q: the orthonormal factor, `[m, k]`
- * @r: the upper triangular factor, `[k, n]`
  *
  * Reduced QR factorisation: `a = q r` with `q` `[m, k]` having orthonormal
  * columns and `r` `[k, n]` upper triangular (zero below the diagonal), where
@@ -44,25 +41,10 @@ accel_qr_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam qr_params[] = {
-  /**
-   * AccelQr:a:
-   *
-   * The matrix, `[m, n]` or `[batch, m, n]`.
-   */
   ACCEL_OP_BUFFER (AccelQr, a, "a", "The matrix [m, n], or a batch [b, m, n]; f32 or f64",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelQr:q:
-   *
-   * The orthonormal factor, `[m, k]`.
-   */
   ACCEL_OP_BUFFER (AccelQr, q, "q", "Orthonormal columns [m, min(m, n)]",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelQr:r:
-   *
-   * The upper triangular factor, `[k, n]`.
-   */
   ACCEL_OP_BUFFER (AccelQr, r, "r", "Upper triangular factor [min(m, n), n]",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };

@@ -4,27 +4,16 @@
 
 /**
  * AccelQuantMatmul:
- * @a: the activations, `[M, K]`, f16 or bf16
- * @b: the quantised weights, one row per output column, `[N, K]` codes
- *   stored as #AccelQuantMatmul:format says
- * @scales: the scale of each group of @group_size weights along K, `[N, K / group_size]`,
- *   f16, bf16 or f32
- * @zeros: (nullable): the zero point of each group, as @scales (int4 and
- *   int8 only)
- * @bias: (nullable): `[N]`, @a's dtype
- * @out: the result, `[M, N]`, @a's dtype
- * @format: how @b stores the weights
- * @group_size: the weights that share a scale along K
  *
  * Weight-only quantised matrix product, the LLM decode case:
  * `out = a · wᵀ + bias` with `w[n, k] = (q[n, k] − zero[n, g]) · scale[n, g]`,
- * `g = k / group_size`, computed in f32 and rounded once to @out's dtype.
- * The zero point is @zeros where given, else 8 for int4 (codes 0 to 15,
+ * `g = k / group_size`, computed in f32 and rounded once to `out`'s dtype.
+ * The zero point is `zeros` where given, else 8 for int4 (codes 0 to 15,
  * symmetric around 8) and 0 for int8; fp8 weights take a scale only. This
  * is the layout of GPTQ/AWQ-style int4 checkpoints with the zero points
- * unpacked to @scales' type.
+ * unpacked to `scales`' type.
  *
- * K must be a multiple of @group_size, and @group_size a multiple of 32
+ * K must be a multiple of `group-size`, and `group-size` a multiple of 32
  * (64 and 128 are the usual ones; K itself gives one scale per row).
  * Contiguous buffers.
  *
@@ -100,61 +89,26 @@ accel_quant_matmul_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam quant_matmul_params[] = {
-  /**
-   * AccelQuantMatmul:a:
-   *
-   * The activations, `[M, K]`, f16 or bf16.
-   */
-  ACCEL_OP_BUFFER (AccelQuantMatmul, a, "a", "Activations [M, K], f16 or bf16", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelQuantMatmul:b:
-   *
-   * The quantised weights, one row per output column, `[N, K]` codes stored
-   * as #AccelQuantMatmul:format says.
-   */
-  ACCEL_OP_BUFFER (AccelQuantMatmul, b, "b", "Quantised weights, one row per output column: u8 [N, K/2] (int4), i8 or fp8 [N, K]",
+  ACCEL_OP_BUFFER (AccelQuantMatmul, a, "a", "The activations, `[M, K]`, f16 or bf16.",
+                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelQuantMatmul, b, "b",
+                   "The quantised weights, one row per output column, `[N, K]` codes stored as `format` says.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelQuantMatmul:scales:
-   *
-   * The scale of each group of @group_size weights along K, `[N, K /
-   * group_size]`, f16, bf16 or f32.
-   */
-  ACCEL_OP_BUFFER (AccelQuantMatmul, scales, "scales", "Scale of each group [N, K / group-size]: f16, bf16 or f32",
+  ACCEL_OP_BUFFER (AccelQuantMatmul, scales, "scales",
+                   "The scale of each group of `group_size` weights along K, `[N, K / group_size]`, f16, bf16 or "
+                   "f32.",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelQuantMatmul:zeros:
-   *
-   * The zero point of each group, as @scales (int4 and int8 only).
-   */
-  ACCEL_OP_BUFFER (AccelQuantMatmul, zeros, "zeros", "Optional zero point of each group, as scales (int4, int8)",
+  ACCEL_OP_BUFFER (AccelQuantMatmul, zeros, "zeros",
+                   "The zero point of each group, as `scales` (int4 and int8 only).",
                    ACCEL_ACCESS_READ, 0),
-  /**
-   * AccelQuantMatmul:bias:
-   *
-   * `[N]`, @a's dtype.
-   */
-  ACCEL_OP_BUFFER (AccelQuantMatmul, bias, "bias", "Optional bias [N]", ACCEL_ACCESS_READ, 0),
-  /**
-   * AccelQuantMatmul:out:
-   *
-   * The result, `[M, N]`, @a's dtype.
-   */
-  ACCEL_OP_BUFFER (AccelQuantMatmul, out, "out", "Result [M, N], dtype of a", ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelQuantMatmul:format:
-   *
-   * How `b` stores the weights (#AccelQuantFormat).
-   */
-  ACCEL_OP_ENUM (AccelQuantMatmul, format, "format", "Weight storage: int4, int8 or fp8-e4m3",
+  ACCEL_OP_BUFFER (AccelQuantMatmul, bias, "bias", "`[N]`, `a`'s dtype.", ACCEL_ACCESS_READ, 0),
+  ACCEL_OP_BUFFER (AccelQuantMatmul, out, "out", "The result, `[M, N]`, `a`'s dtype.",
+                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_ENUM (AccelQuantMatmul, format, "format", "How `b` stores the weights (AccelQuantFormat).",
                  accel_quant_format_get_type, ACCEL_QUANT_FORMAT_INT4),
-  /**
-   * AccelQuantMatmul:group-size:
-   *
-   * How many weights along K share a scale (and zero point): a multiple of
-   * 32 that divides K.
-   */
-  ACCEL_OP_INT (AccelQuantMatmul, group_size, "group-size", "Weights along K that share a scale", 32, G_MAXINT, 128),
+  ACCEL_OP_INT (AccelQuantMatmul, group_size, "group-size",
+                "How many weights along K share a scale (and zero point): a multiple of 32 that divides K.",
+                32, G_MAXINT, 128),
 };
 
 ACCEL_DEFINE_OP_TYPE (AccelQuantMatmul, accel_quant_matmul, "quant-matmul",

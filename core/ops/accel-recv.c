@@ -4,8 +4,6 @@
 
 /**
  * AccelRecv:
- * @dst: where the values arrive
- * @peer: the rank that sends them with a `send`
  *
  * Point-to-point receive (NCCL's `ncclRecv`), the other half of a `send`:
  * see #AccelSend. Any dtype.
@@ -34,18 +32,8 @@ accel_recv_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam recv_params[] = {
-  /**
-   * AccelRecv:dst:
-   *
-   * Where the values arrive.
-   */
-  ACCEL_OP_BUFFER (AccelRecv, dst, "dst", "Where the values arrive", ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelRecv:peer:
-   *
-   * The sending rank.
-   */
-  ACCEL_OP_INT (AccelRecv, peer, "peer", "The sending rank", 0, G_MAXINT, 0),
+  ACCEL_OP_BUFFER (AccelRecv, dst, "dst", "Where the values arrive.", ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_INT (AccelRecv, peer, "peer", "The sending rank.", 0, G_MAXINT, 0),
 };
 
 ACCEL_DEFINE_COLLECTIVE_TYPE (AccelRecv, accel_recv, "recv",

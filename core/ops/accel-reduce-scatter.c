@@ -5,14 +5,10 @@
 
 /**
  * AccelReduceScatter:
- * @src: this rank's values, n-ranks blocks
- * @dst: where this rank gets the reduction of block `rank` over all ranks;
- *   may be this rank's block of @src (in place)
- * @reduction: how the ranks' values combine
  *
  * Reduce-scatter: block r of the element-wise reduction of every rank's
- * @src goes to rank r (NCCL's `ncclReduceScatter`). @src holds n-ranks
- * times as many elements as @dst, of the same dtype. Types as
+ * `src` goes to rank r (NCCL's `ncclReduceScatter`). `src` holds n-ranks
+ * times as many elements as `dst`, of the same dtype. Types as
  * `all-reduce`.
  *
  * Op name: `reduce-scatter`.
@@ -44,27 +40,13 @@ accel_reduce_scatter_check_peer (AccelCollective *c, AccelCollective *first, GEr
 }
 
 static const AccelOpParam reduce_scatter_params[] = {
-  /**
-   * AccelReduceScatter:src:
-   *
-   * This rank's values, n-ranks blocks.
-   */
   ACCEL_OP_BUFFER (AccelReduceScatter, src, "src", "This rank's values: n-ranks blocks of dst's size",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelReduceScatter:dst:
-   *
-   * Where this rank gets the reduction of block `rank` over all ranks; may be
-   * this rank's block of @src (in place).
-   */
-  ACCEL_OP_BUFFER (AccelReduceScatter, dst, "dst", "The reduction of block rank over all ranks",
+  ACCEL_OP_BUFFER (AccelReduceScatter, dst, "dst",
+                   "Where this rank gets the reduction of block `rank` over all ranks; may be this rank's block of "
+                   "`src` (in place).",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelReduceScatter:reduction:
-   *
-   * How the ranks' values combine.
-   */
-  ACCEL_OP_ENUM (AccelReduceScatter, reduction, "reduction", "How the ranks' values combine",
+  ACCEL_OP_ENUM (AccelReduceScatter, reduction, "reduction", "How the ranks' values combine.",
                  accel_reduction_get_type, ACCEL_REDUCTION_SUM),
 };
 

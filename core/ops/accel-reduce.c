@@ -4,14 +4,10 @@
 
 /**
  * AccelReduce:
- * @src: the input
- * @dst: the result
- * @reduction: sum, max, min or mean
- * @axis: the reduced axis; negative counts from the end
  *
- * Reduces @src along @axis. @dst has the shape of @src with that axis
+ * Reduces `src` along `axis`. `dst` has the shape of `src` with that axis
  * removed, or kept with length 1. Types: f32, f64, f16, bf16 (the same for
- * @src and @dst), contiguous; sums accumulate in binary64. NaN propagates
+ * `src` and `dst`), contiguous; sums accumulate in binary64. NaN propagates
  * through max and min. An empty axis gives 0 (sum), NaN (mean), -inf (max)
  * or +inf (min).
  *
@@ -74,33 +70,13 @@ accel_reduce_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam reduce_params[] = {
-  /**
-   * AccelReduce:src:
-   *
-   * The input.
-   */
   ACCEL_OP_BUFFER (AccelReduce, src, "src", "Input: f32, f64, f16 or bf16, contiguous",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelReduce:dst:
-   *
-   * The result.
-   */
   ACCEL_OP_BUFFER (AccelReduce, dst, "dst", "Result: src's shape with the axis removed or kept as 1",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelReduce:reduction:
-   *
-   * The reduction.
-   */
   ACCEL_OP_ENUM (AccelReduce, reduction, "reduction", "sum, max, min or mean",
                  accel_reduce_op_get_type, ACCEL_REDUCE_SUM),
-  /**
-   * AccelReduce:axis:
-   *
-   * The reduced axis; negative values count from the end (-1 is the last).
-   */
-  ACCEL_OP_INT (AccelReduce, axis, "axis", "Reduced axis (negative counts from the end)",
+  ACCEL_OP_INT (AccelReduce, axis, "axis", "The reduced axis; negative values count from the end (-1 is the last).",
                 -ACCEL_SHAPE_MAX_RANK, ACCEL_SHAPE_MAX_RANK - 1, -1),
 };
 

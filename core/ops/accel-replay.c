@@ -4,7 +4,6 @@
 
 /**
  * AccelReplay:
- * @graph: the graph to run
  *
  * Runs the ops of an instantiated #AccelGraph once, in order, on the
  * op's lane (accel_graph_new_replay() sets the graph's). Its buffers are
@@ -87,11 +86,6 @@ accel_replay_deserialize_extra (AccelOp *op, GVariant *extra, AccelBufferResolve
 }
 
 static const AccelOpParam replay_params[] = {
-  /**
-   * AccelReplay:graph:
-   *
-   * The graph to run.
-   */
   ACCEL_OP_OBJECT (AccelReplay, graph, "graph", "The graph to run", accel_graph_get_type,
                    ACCEL_OP_PARAM_REQUIRED),
 };

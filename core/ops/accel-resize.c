@@ -4,10 +4,6 @@
 
 /**
  * AccelResize:
- * @src: the source image (properties `src`, `src-format`, `src-width`, …)
- * @dst: the destination image (`dst`, `dst-format`, `dst-width`, …), of
- *   the source's format
- * @method: the interpolation
  *
  * Resizes an image, each sample plane on its own (planar YUV: the Y plane
  * and each chroma plane at its own size; packed formats: all channels of
@@ -43,12 +39,7 @@ accel_resize_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam resize_params[] = {
-  /**
-   * AccelResize:method:
-   *
-   * The interpolation.
-   */
-  ACCEL_OP_ENUM (AccelResize, method, "method", "Interpolation", accel_interpolation_get_type,
+  ACCEL_OP_ENUM (AccelResize, method, "method", "The interpolation.", accel_interpolation_get_type,
                  ACCEL_INTERPOLATION_BILINEAR),
 };
 

@@ -4,16 +4,11 @@
 
 /**
  * AccelRmsnorm:
- * @x: the input, `[..., n]`
- * @gamma: the optional scale, `[n]`
- * @beta: the optional shift, `[n]`
- * @y: the result, the shape of @x
- * @eps: added under the square root
  *
  * Root-mean-square normalisation over the last axis: for each row `x[i, :]`
- * of `n` elements, `y = x / √(Σ x² / n + eps) · gamma + beta`. @gamma and
- * @beta are optional (1 and 0). Types: f32, f16 or bf16 for every buffer,
- * computed in f32; contiguous. @y may be @x itself (in place).
+ * of `n` elements, `y = x / √(Σ x² / n + eps) · gamma + beta`. `gamma` and
+ * `beta` are optional (1 and 0). Types: f32, f16 or bf16 for every buffer,
+ * computed in f32; contiguous. `y` may be `x` itself (in place).
  *
  * Op name: `rmsnorm`.
  */

@@ -4,22 +4,14 @@
 
 /**
  * AccelRngFill:
- * @dst: the buffer to fill
- * @distribution: uniform or normal
- * @seed: the Philox key
- * @offset: the first Philox counter
- * @low: lower bound of the uniform distribution
- * @high: upper bound of the uniform distribution
- * @mean: mean of the normal distribution
- * @stddev: standard deviation of the normal distribution
  *
  * Fills a contiguous f32, f64, f16 or bf16 buffer with pseudo-random values
  * from the counter-based Philox4x32-10 generator. Each value depends only on
- * (@seed, @offset, its index): the result is the same whatever the thread
+ * (`seed`, `offset`, its index): the result is the same whatever the thread
  * count or backend (uniform values bit for bit), and a buffer filled in
  * chunks at matching offsets equals one filled at once. One counter gives
  * four f32/f16/bf16 values or two f64 values, so the element `4 k + j` of an
- * f32 fill at @offset equals the element `j` of a fill at `offset + k`. The
+ * f32 fill at `offset` equals the element `j` of a fill at `offset + k`. The
  * exact mapping is in `accel-philox.h`.
  *
  * Op name: `rng-fill`.
@@ -74,63 +66,24 @@ accel_rng_fill_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam rng_fill_params[] = {
-  /**
-   * AccelRngFill:dst:
-   *
-   * The buffer to fill.
-   */
   ACCEL_OP_BUFFER (AccelRngFill, dst, "dst", "Buffer to fill: f32, f64, f16 or bf16, contiguous",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelRngFill:distribution:
-   *
-   * The distribution.
-   */
   ACCEL_OP_ENUM (AccelRngFill, distribution, "distribution", "Distribution of the values",
                  accel_rng_distribution_get_type, ACCEL_RNG_UNIFORM),
-  /**
-   * AccelRngFill:seed:
-   *
-   * The generator's 64-bit key.
-   */
-  ACCEL_OP_UINT64 (AccelRngFill, seed, "seed", "Philox key",
+  ACCEL_OP_UINT64 (AccelRngFill, seed, "seed", "The generator's 64-bit key.",
                    0, G_MAXUINT64, 0),
-  /**
-   * AccelRngFill:offset:
-   *
-   * The counter of the first element; each counter makes four f32/f16/bf16
-   * values or two f64 values.
-   */
-  ACCEL_OP_UINT64 (AccelRngFill, offset, "offset", "Philox counter of the first element (4 f32 or 2 f64 values per counter)",
+  ACCEL_OP_UINT64 (AccelRngFill, offset, "offset",
+                   "The counter of the first element; each counter makes four f32/f16/bf16 values or two f64 values.",
                    0, G_MAXUINT64, 0),
-  /**
-   * AccelRngFill:low:
-   *
-   * Lower bound of the uniform distribution (inclusive).
-   */
-  ACCEL_OP_DOUBLE (AccelRngFill, low, "low", "Lower bound (uniform)",
+  ACCEL_OP_DOUBLE (AccelRngFill, low, "low", "Lower bound of the uniform distribution (inclusive).",
                    -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, 0),
-  /**
-   * AccelRngFill:high:
-   *
-   * Upper bound of the uniform distribution (exclusive for f32 and f64;
-   * f16 and bf16 may round up to it).
-   */
-  ACCEL_OP_DOUBLE (AccelRngFill, high, "high", "Upper bound (uniform)",
+  ACCEL_OP_DOUBLE (AccelRngFill, high, "high",
+                   "Upper bound of the uniform distribution (exclusive for f32 and f64; f16 and bf16 may round up to "
+                   "it).",
                    -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
-  /**
-   * AccelRngFill:mean:
-   *
-   * Mean of the normal distribution.
-   */
-  ACCEL_OP_DOUBLE (AccelRngFill, mean, "mean", "Mean (normal)",
+  ACCEL_OP_DOUBLE (AccelRngFill, mean, "mean", "Mean of the normal distribution.",
                    -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, 0),
-  /**
-   * AccelRngFill:stddev:
-   *
-   * Standard deviation of the normal distribution.
-   */
-  ACCEL_OP_DOUBLE (AccelRngFill, stddev, "stddev", "Standard deviation (normal)",
+  ACCEL_OP_DOUBLE (AccelRngFill, stddev, "stddev", "Standard deviation of the normal distribution.",
                    0.0, G_MAXDOUBLE, 1.0, 0),
 };
 

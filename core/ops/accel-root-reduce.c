@@ -5,14 +5,9 @@
 
 /**
  * AccelRootReduce:
- * @src: this rank's values
- * @dst: where the root gets the reduction of every rank's @src; required on
- *   the root (where it may be @src: in place), not written elsewhere
- * @reduction: how the ranks' values combine
- * @root: the rank that gets the result
  *
  * Reduce to one rank (NCCL's `ncclReduce`; the name `reduce` is the
- * per-device reduction op). Every rank's @src holds as many elements of one
+ * per-device reduction op). Every rank's `src` holds as many elements of one
  * dtype. Types as `all-reduce`.
  *
  * Op name: `root-reduce`.
@@ -55,33 +50,14 @@ accel_root_reduce_check_peer (AccelCollective *c, AccelCollective *first, GError
 }
 
 static const AccelOpParam root_reduce_params[] = {
-  /**
-   * AccelRootReduce:src:
-   *
-   * This rank's values.
-   */
-  ACCEL_OP_BUFFER (AccelRootReduce, src, "src", "This rank's values", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelRootReduce:dst:
-   *
-   * Where the root gets the reduction of every rank's @src; required on the
-   * root (where it may be @src: in place), not written elsewhere.
-   */
-  ACCEL_OP_BUFFER (AccelRootReduce, dst, "dst", "The reduction over all ranks (the root only)",
+  ACCEL_OP_BUFFER (AccelRootReduce, src, "src", "This rank's values.", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_BUFFER (AccelRootReduce, dst, "dst",
+                   "Where the root gets the reduction of every rank's `src`; required on the root (where it may be "
+                   "`src`: in place), not written elsewhere.",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_DEFAULT),
-  /**
-   * AccelRootReduce:reduction:
-   *
-   * How the ranks' values combine.
-   */
-  ACCEL_OP_ENUM (AccelRootReduce, reduction, "reduction", "How the ranks' values combine",
+  ACCEL_OP_ENUM (AccelRootReduce, reduction, "reduction", "How the ranks' values combine.",
                  accel_reduction_get_type, ACCEL_REDUCTION_SUM),
-  /**
-   * AccelRootReduce:root:
-   *
-   * The rank that gets the result.
-   */
-  ACCEL_OP_INT (AccelRootReduce, root, "root", "The rank that gets the result", 0, G_MAXINT, 0),
+  ACCEL_OP_INT (AccelRootReduce, root, "root", "The rank that gets the result.", 0, G_MAXINT, 0),
 };
 
 ACCEL_DEFINE_COLLECTIVE_TYPE (AccelRootReduce, accel_root_reduce, "root-reduce",

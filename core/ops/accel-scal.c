@@ -3,11 +3,9 @@
 
 /**
  * AccelScal:
- * @x: the vector, scaled in place
- * @alpha: the scale
  *
  * `x = alpha x` over a contiguous buffer. Types: f32, f64, c64, c128, f16
- * and bf16 (f32 arithmetic). @alpha is real.
+ * and bf16 (f32 arithmetic). `alpha` is real.
  *
  * Op name: `scal`.
  */
@@ -25,19 +23,9 @@ accel_scal_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam scal_params[] = {
-  /**
-   * AccelScal:x:
-   *
-   * The vector, scaled in place.
-   */
   ACCEL_OP_BUFFER (AccelScal, x, "x", "Vector x (contiguous), scaled in place",
                    ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelScal:alpha:
-   *
-   * The scale (real, also for complex types).
-   */
-  ACCEL_OP_DOUBLE (AccelScal, alpha, "alpha", "Scale",
+  ACCEL_OP_DOUBLE (AccelScal, alpha, "alpha", "The scale (real, also for complex types).",
                    -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
 };
 

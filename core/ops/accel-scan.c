@@ -4,15 +4,12 @@
 
 /**
  * AccelScan:
- * @input: the input, `[..., n]`
- * @output: the prefix sums, the shape of @input
- * @kind: inclusive or exclusive
  *
  * Prefix sums along the last axis (each row of a rank 2+ buffer on its own),
  * inclusive or exclusive. Types: i32, u32, i64 (wrapping on overflow, as two's
  * complement), f32 and f64 (the order of the additions is the backend's, so
- * float results differ in rounding between backends). @output has the type
- * and dims of @input and may be @input itself (in place).
+ * float results differ in rounding between backends). `output` has the type
+ * and dims of `input` and may be `input` itself (in place).
  *
  * Op name: `scan`.
  */
@@ -42,26 +39,11 @@ accel_scan_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam scan_params[] = {
-  /**
-   * AccelScan:input:
-   *
-   * The input, `[..., n]`.
-   */
   ACCEL_OP_BUFFER (AccelScan, input, "input", "Input [..., n]: i32, u32, i64, f32 or f64",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelScan:output:
-   *
-   * The prefix sums, the shape of @input.
-   */
   ACCEL_OP_BUFFER (AccelScan, output, "output", "Prefix sums, type and dims of input; may be input",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelScan:kind:
-   *
-   * Inclusive or exclusive sums.
-   */
-  ACCEL_OP_ENUM (AccelScan, kind, "kind", "inclusive or exclusive",
+  ACCEL_OP_ENUM (AccelScan, kind, "kind", "Inclusive or exclusive sums.",
                  accel_scan_kind_get_type, ACCEL_SCAN_INCLUSIVE),
 };
 

@@ -4,16 +4,12 @@
 
 /**
  * AccelSegmentedReduce:
- * @input: the values, `[n]`
- * @offsets: the segment boundaries, `[n_segments + 1]`
- * @output: one result per segment, `[n_segments]`
- * @reduction: the reduction
  *
  * Reduces each segment `input[offsets[i] .. offsets[i + 1] − 1]` to
  * `output[i]`. Offsets must be non-decreasing and within `[0, n]`; an empty
  * segment gives 0 for sum, the lowest finite value of the type for max
  * (`-FLT_MAX` for f32, as CUB), the highest for min, and NaN for mean. Types: i32, u32, i64, f32,
- * f64 (mean: f32 and f64 only); @output has @input's type; @offsets is i32 or
+ * f64 (mean: f32 and f64 only); `output` has `input`'s type; `offsets` is i32 or
  * i64 `[n_segments + 1]`. Float sums are added in the backend's order.
  *
  * Op name: `segmented-reduce`.
@@ -68,32 +64,12 @@ accel_segmented_reduce_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam segmented_reduce_params[] = {
-  /**
-   * AccelSegmentedReduce:input:
-   *
-   * The values, `[n]`.
-   */
   ACCEL_OP_BUFFER (AccelSegmentedReduce, input, "input", "Values [n]: i32, u32, i64, f32 or f64",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelSegmentedReduce:offsets:
-   *
-   * The segment boundaries, `[n_segments + 1]`.
-   */
   ACCEL_OP_BUFFER (AccelSegmentedReduce, offsets, "offsets", "Segment boundaries, i32 or i64 [n-segments + 1]",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelSegmentedReduce:output:
-   *
-   * One result per segment, `[n_segments]`.
-   */
   ACCEL_OP_BUFFER (AccelSegmentedReduce, output, "output", "One result per segment [n-segments], type of input",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelSegmentedReduce:reduction:
-   *
-   * The reduction.
-   */
   ACCEL_OP_ENUM (AccelSegmentedReduce, reduction, "reduction", "sum, max, min or mean",
                  accel_reduce_op_get_type, ACCEL_REDUCE_SUM),
 };

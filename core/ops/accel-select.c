@@ -4,16 +4,12 @@
 
 /**
  * AccelSelect:
- * @input: the elements, `[n]`
- * @flags: the flags, `[n]`; non-zero selects
- * @output: receives the selected elements first, `[n]`
- * @count: receives the number selected, `[1]`
  *
- * Stream compaction: copies, in order, the elements of @input whose entry in
- * @flags is not zero to the start of @output, and writes how many there were
- * to @count. The rest of @output is left as it was. @input and @output are
- * rank 1 of the same type (any) and length; @flags has @input's length and
- * type u8, i8, i32 or u32; @count is `[1]` of i32 or i64.
+ * Stream compaction: copies, in order, the elements of `input` whose entry in
+ * `flags` is not zero to the start of `output`, and writes how many there were
+ * to `count`. The rest of `output` is left as it was. `input` and `output` are
+ * rank 1 of the same type (any) and length; `flags` has `input`'s length and
+ * type u8, i8, i32 or u32; `count` is `[1]` of i32 or i64.
  *
  * Op name: `select`.
  */
@@ -58,33 +54,13 @@ accel_select_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam select_params[] = {
-  /**
-   * AccelSelect:input:
-   *
-   * The elements, `[n]`.
-   */
   ACCEL_OP_BUFFER (AccelSelect, input, "input", "Elements [n] of any type",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelSelect:flags:
-   *
-   * The flags, `[n]`; non-zero selects.
-   */
   ACCEL_OP_BUFFER (AccelSelect, flags, "flags", "Flags [n]: u8, i8, i32 or u32; non-zero selects",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelSelect:output:
-   *
-   * Receives the selected elements first, `[n]`.
-   */
   ACCEL_OP_BUFFER (AccelSelect, output, "output", "Selected elements first [n], type of input; the rest is kept",
                    ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelSelect:count:
-   *
-   * Receives the number selected, `[1]`.
-   */
-  ACCEL_OP_BUFFER (AccelSelect, count, "count", "Number selected, [1] of i32 or i64",
+  ACCEL_OP_BUFFER (AccelSelect, count, "count", "Receives the number selected, `[1]`.",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };
 

@@ -4,14 +4,6 @@
 
 /**
  * AccelSendRecv:
- * @src: the values to send, or %NULL
- * @send_peer: the rank @src goes to, or -1
- * @dst: where the values from @recv_peer arrive, or %NULL
- * @recv_peer: the rank that sends to @dst, or -1
- * @parts: how many parts of this process take part in the submission
- *   (set by the communicator)
- * @remote_tag: names the transfer with a rank of another process (set by
- *   the communicator)
  *
  * One rank's part of a point-to-point submission: a send, a receive, or
  * both run together as one group (NCCL's `ncclGroupStart`, `ncclSend`,
@@ -67,47 +59,17 @@ accel_send_recv_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam send_recv_params[] = {
-  /**
-   * AccelSendRecv:src:
-   *
-   * The values to send, or %NULL.
-   */
   ACCEL_OP_BUFFER (AccelSendRecv, src, "src", "The values to send, or unset", ACCEL_ACCESS_READ,
                    ACCEL_OP_PARAM_DEFAULT),
-  /**
-   * AccelSendRecv:send-peer:
-   *
-   * The rank `src` goes to, or -1.
-   */
-  ACCEL_OP_INT (AccelSendRecv, send_peer, "send-peer", "The rank src goes to, or -1", -1, G_MAXINT, -1),
-  /**
-   * AccelSendRecv:dst:
-   *
-   * Where the values from @recv_peer arrive, or %NULL.
-   */
-  ACCEL_OP_BUFFER (AccelSendRecv, dst, "dst", "Where the values of recv-peer arrive, or unset",
+  ACCEL_OP_INT (AccelSendRecv, send_peer, "send-peer", "The rank `src` goes to, or -1.", -1, G_MAXINT, -1),
+  ACCEL_OP_BUFFER (AccelSendRecv, dst, "dst", "Where the values from `recv_peer` arrive, or NULL.",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_DEFAULT),
-  /**
-   * AccelSendRecv:recv-peer:
-   *
-   * The rank that sends to `dst`, or -1.
-   */
-  ACCEL_OP_INT (AccelSendRecv, recv_peer, "recv-peer", "The rank that sends to dst, or -1", -1, G_MAXINT, -1),
-  /**
-   * AccelSendRecv:parts:
-   *
-   * How many parts of this process take part in the submission. Set by
-   * the communicator.
-   */
-  ACCEL_OP_UINT (AccelSendRecv, parts, "parts", "Parts of this process in the submission (set by the communicator)",
+  ACCEL_OP_INT (AccelSendRecv, recv_peer, "recv-peer", "The rank that sends to `dst`, or -1.", -1, G_MAXINT, -1),
+  ACCEL_OP_UINT (AccelSendRecv, parts, "parts",
+                 "How many parts of this process take part in the submission. Set by the communicator.",
                  0, G_MAXINT, 0),
-  /**
-   * AccelSendRecv:remote-tag:
-   *
-   * Names the transfer with a rank of another process. Set by the
-   * communicator.
-   */
-  ACCEL_OP_STRING (AccelSendRecv, remote_tag, "remote-tag", "Transfer with another process (set by the communicator)"),
+  ACCEL_OP_STRING (AccelSendRecv, remote_tag, "remote-tag",
+                   "Names the transfer with a rank of another process. Set by the communicator."),
 };
 
 ACCEL_DEFINE_COLLECTIVE_TYPE (AccelSendRecv, accel_send_recv, "send-recv",

@@ -4,11 +4,9 @@
 
 /**
  * AccelSend:
- * @src: the values to send
- * @peer: the rank that receives them with a `recv`
  *
  * Point-to-point send (NCCL's `ncclSend`): submitted to an
- * #AccelCommunicator together with the matching `recv` of @peer (same
+ * #AccelCommunicator together with the matching `recv` of `peer` (same
  * dtype and element count). A rank may send once and receive once per
  * submission; it then runs both in one group, so exchanges between two
  * ranks and ring shifts cannot deadlock. Any dtype.
@@ -37,18 +35,8 @@ accel_send_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam send_params[] = {
-  /**
-   * AccelSend:src:
-   *
-   * The values to send.
-   */
-  ACCEL_OP_BUFFER (AccelSend, src, "src", "The values to send", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelSend:peer:
-   *
-   * The receiving rank.
-   */
-  ACCEL_OP_INT (AccelSend, peer, "peer", "The receiving rank", 0, G_MAXINT, 0),
+  ACCEL_OP_BUFFER (AccelSend, src, "src", "The values to send.", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
+  ACCEL_OP_INT (AccelSend, peer, "peer", "The receiving rank.", 0, G_MAXINT, 0),
 };
 
 ACCEL_DEFINE_COLLECTIVE_TYPE (AccelSend, accel_send, "send",

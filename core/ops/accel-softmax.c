@@ -3,12 +3,10 @@
 
 /**
  * AccelSoftmax:
- * @src: the input
- * @dst: the result, same shape and dtype as @src
  *
  * Softmax along the last axis: `dst[..., j] = exp (src[..., j] - m) / Σ exp
  * (src[..., k] - m)` with `m` the row's maximum. Types: f32, f64, f16, bf16;
- * contiguous. @dst may be @src itself (in place).
+ * contiguous. `dst` may be `src` itself (in place).
  *
  * Op name: `softmax`.
  */
@@ -40,18 +38,8 @@ accel_softmax_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam softmax_params[] = {
-  /**
-   * AccelSoftmax:src:
-   *
-   * The input.
-   */
   ACCEL_OP_BUFFER (AccelSoftmax, src, "src", "Input: f32, f64, f16 or bf16, contiguous",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelSoftmax:dst:
-   *
-   * The result, same shape and dtype as @src.
-   */
   ACCEL_OP_BUFFER (AccelSoftmax, dst, "dst", "Result, same shape and dtype as src (may be src)",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };

@@ -4,19 +4,16 @@
 
 /**
  * AccelSort:
- * @keys: the keys, sorted in place along the last axis
- * @values: the optional values, permuted with the keys
- * @descending: whether the order is descending
  *
- * Stable sort of @keys in place along the last axis (each row of a rank 2+
- * buffer on its own), ascending or descending, carrying @values along when it
+ * Stable sort of `keys` in place along the last axis (each row of a rank 2+
+ * buffer on its own), ascending or descending, carrying `values` along when it
  * is set. The order is that of a radix sort: integers by value; floats by
  * value with `-0.0` and `+0.0` equal (kept in input order), and every NaN,
  * whatever its sign bit, after `+inf`, as numpy's `sort` and PyTorch's
  * `sort` order them (descending puts the NaNs first, as PyTorch's does;
  * cuda may clear the sign bit of a NaN key). Key types:
- * i8, u8, i32, u32, i64, f16, bf16, f32, f64; @values may have any type and
- * has the dims of @keys.
+ * i8, u8, i32, u32, i64, f16, bf16, f32, f64; `values` may have any type and
+ * has the dims of `keys`.
  *
  * Op name: `sort`.
  */
@@ -52,27 +49,12 @@ accel_sort_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam sort_params[] = {
-  /**
-   * AccelSort:keys:
-   *
-   * The keys, sorted in place along the last axis.
-   */
   ACCEL_OP_BUFFER (AccelSort, keys, "keys", "Keys [..., n], sorted in place along the last axis",
                    ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelSort:values:
-   *
-   * The optional values, permuted with the keys.
-   */
   ACCEL_OP_BUFFER (AccelSort, values, "values", "Optional values of any type, the dims of keys, permuted with them",
                    ACCEL_ACCESS_READ_WRITE, 0),
-  /**
-   * AccelSort:descending:
-   *
-   * Whether the order is descending (still stable: equal keys keep their
-   * order).
-   */
-  ACCEL_OP_BOOLEAN (AccelSort, descending, "descending", "Sort in descending order", FALSE),
+  ACCEL_OP_BOOLEAN (AccelSort, descending, "descending",
+                    "Whether the order is descending (still stable: equal keys keep their order).", FALSE),
 };
 
 ACCEL_DEFINE_OP_TYPE (AccelSort, accel_sort, "sort",

@@ -4,22 +4,13 @@
 
 /**
  * AccelSpmm:
- * @row_ptr: i32 `[m + 1]`: row `i` holds the entries `row_ptr[i]` to `row_ptr[i + 1] - 1`
- * @col_ind: i32 `[nnz]`: the column of each entry, ascending within a row
- * @values: f32 or f64 `[nnz]`: the value of each entry
- * @b: the dense matrix, `[n_cols, k]`
- * @c: the result, `[m, k]`
- * @n_cols: the number of columns of the sparse matrix
- * @alpha: the scale of the product
- * @beta: the scale of the old output
- * @check_structure: whether the structure is verified before the product
  *
  * Sparse matrix times dense matrix, `c = alpha s b + beta c`.
  *
- * The sparse matrix `s` is `[m, n_cols]` in CSR form: @row_ptr, @col_ind
- * and @values, with 32-bit indices, column indices ascending (no duplicates)
- * within each row. f32 or f64; the dense buffers have the type of @values.
- * @b is `[n_cols, k]` and @c `[m, k]`, row-major.
+ * The sparse matrix `s` is `[m, n_cols]` in CSR form: `row-ptr`, `col-ind`
+ * and `values`, with 32-bit indices, column indices ascending (no duplicates)
+ * within each row. f32 or f64; the dense buffers have the type of `values`.
+ * `b` is `[n_cols, k]` and `c` `[m, k]`, row-major.
  *
  * Op name: `spmm`.
  */
@@ -47,18 +38,8 @@ accel_spmm_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam spmm_params[] = {
-  /**
-   * AccelSpmm:b:
-   *
-   * The dense matrix, `[n_cols, k]`.
-   */
   ACCEL_OP_BUFFER (AccelSpmm, b, "b", "Dense matrix [n-cols, k], row-major",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelSpmm:c:
-   *
-   * The result, `[m, k]`.
-   */
   ACCEL_OP_BUFFER (AccelSpmm, c, "c", "Result [m, k]; read when beta is not 0",
                    ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };

@@ -4,22 +4,13 @@
 
 /**
  * AccelSpmv:
- * @row_ptr: i32 `[m + 1]`: row `i` holds the entries `row_ptr[i]` to `row_ptr[i + 1] - 1`
- * @col_ind: i32 `[nnz]`: the column of each entry, ascending within a row
- * @values: f32 or f64 `[nnz]`: the value of each entry
- * @x: the dense vector, `[n_cols]`
- * @y: the result, `[m]`
- * @n_cols: the number of columns of the sparse matrix
- * @alpha: the scale of the product
- * @beta: the scale of the old output
- * @check_structure: whether the structure is verified before the product
  *
  * Sparse matrix times dense vector, `y = alpha s x + beta y`.
  *
- * The sparse matrix `s` is `[m, n_cols]` in CSR form: @row_ptr, @col_ind
- * and @values, with 32-bit indices, column indices ascending (no duplicates)
- * within each row. f32 or f64; the dense buffers have the type of @values.
- * @x is `[n_cols]`, @y is `[m]`.
+ * The sparse matrix `s` is `[m, n_cols]` in CSR form: `row-ptr`, `col-ind`
+ * and `values`, with 32-bit indices, column indices ascending (no duplicates)
+ * within each row. f32 or f64; the dense buffers have the type of `values`.
+ * `x` is `[n_cols]`, `y` is `[m]`.
  *
  * Op name: `spmv`.
  */
@@ -39,17 +30,7 @@ accel_spmv_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam spmv_params[] = {
-  /**
-   * AccelSpmv:x:
-   *
-   * The dense vector, `[n_cols]`.
-   */
-  ACCEL_OP_BUFFER (AccelSpmv, x, "x", "Dense vector [n-cols]", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelSpmv:y:
-   *
-   * The result, `[m]`.
-   */
+  ACCEL_OP_BUFFER (AccelSpmv, x, "x", "The dense vector, `[n_cols]`.", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
   ACCEL_OP_BUFFER (AccelSpmv, y, "y", "Result [m]; read when beta is not 0",
                    ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };

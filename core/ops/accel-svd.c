@@ -4,13 +4,9 @@
 
 /**
  * AccelSvd:
- * @a: the matrix, `[m, n]` or `[batch, m, n]`
- * @s: the singular values, `[k]`, descending
- * @u: the left singular vectors as columns, `[m, k]`
- * @vt: the right singular vectors as rows, `[k, n]`
  *
  * Reduced singular value decomposition `a = u diag (s) vt`, with `k = min (m, n)`
- * singular values in @s (non-negative, descending), `u` `[m, k]` and `vt`
+ * singular values in `s` (non-negative, descending), `u` `[m, k]` and `vt`
  * `[k, n]` with orthonormal columns and rows. Row-major contiguous f32 or f64,
  * `[m, n]` or a batch `[batch, m, n]`. Singular vectors are unique only up to
  * sign (and rotation within repeated singular values): compare products, not
@@ -59,32 +55,12 @@ accel_svd_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam svd_params[] = {
-  /**
-   * AccelSvd:a:
-   *
-   * The matrix, `[m, n]` or `[batch, m, n]`.
-   */
   ACCEL_OP_BUFFER (AccelSvd, a, "a", "The matrix [m, n] (or [b, m, n]); f32 or f64",
                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelSvd:s:
-   *
-   * The singular values, `[k]`, descending.
-   */
   ACCEL_OP_BUFFER (AccelSvd, s, "s", "Singular values [min(m, n)], descending",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelSvd:u:
-   *
-   * The left singular vectors as columns, `[m, k]`.
-   */
   ACCEL_OP_BUFFER (AccelSvd, u, "u", "Left singular vectors as columns [m, min(m, n)]",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  /**
-   * AccelSvd:vt:
-   *
-   * The right singular vectors as rows, `[k, n]`.
-   */
   ACCEL_OP_BUFFER (AccelSvd, vt, "vt", "Right singular vectors as rows [min(m, n), n]",
                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
 };

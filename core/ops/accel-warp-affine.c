@@ -4,24 +4,15 @@
 
 /**
  * AccelWarpAffine:
- * @src: the source image (properties `src`, `src-format`, `src-width`, …)
- * @dst: the destination image (`dst`, `dst-format`, `dst-width`, …), of
- *   the source's format, any size
- * @matrix: the inverse map `[m00, m01, m02, m10, m11, m12]` (properties
- *   `m00` … `m12`)
- * @method: nearest, bilinear or bicubic
- * @border: what is read outside the source
- * @border_value: the value read outside with %ACCEL_BORDER_CONSTANT, in
- *   the sample's code values
  *
  * Warps an image by an affine map given inverted: destination pixel
  * `(x, y)` takes the source at `(m00 x + m01 y + m02, m10 x + m11 y +
  * m12)`, pixel centres at integers (OpenCV's warpAffine with
  * WARP_INVERSE_MAP, but with coordinates in binary32 rather than 1/32
  * pixel steps). Interpolation as #AccelInterpolation without clamping the
- * coordinate: taps outside the source read @border (bilinear and bicubic
+ * coordinate: taps outside the source read `border` (bilinear and bicubic
  * near the edge blend with it); a source point beyond 10^7 pixels out, or
- * not a number, takes @border_value whatever @border is. Sums in binary32, rounded half up and
+ * not a number, takes `border-value` whatever `border` is. Sums in binary32, rounded half up and
  * saturated.
  *
  * Each sample plane is warped on its own, alpha alike; a subsampled plane
@@ -44,12 +35,18 @@ accel_warp_affine_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam warp_affine_params[] = {
-  ACCEL_OP_DOUBLE (AccelWarpAffine, matrix[0], "m00", "Source x per destination x", -1e9, 1e9, 1.0, 0),
-  ACCEL_OP_DOUBLE (AccelWarpAffine, matrix[1], "m01", "Source x per destination y", -1e9, 1e9, 0.0, 0),
-  ACCEL_OP_DOUBLE (AccelWarpAffine, matrix[2], "m02", "Source x at the origin", -1e9, 1e9, 0.0, 0),
-  ACCEL_OP_DOUBLE (AccelWarpAffine, matrix[3], "m10", "Source y per destination x", -1e9, 1e9, 0.0, 0),
-  ACCEL_OP_DOUBLE (AccelWarpAffine, matrix[4], "m11", "Source y per destination y", -1e9, 1e9, 1.0, 0),
-  ACCEL_OP_DOUBLE (AccelWarpAffine, matrix[5], "m12", "Source y at the origin", -1e9, 1e9, 0.0, 0),
+  ACCEL_OP_DOUBLE (AccelWarpAffine, matrix[0], "m00",
+                   "Row 0, column 0 of the inverse map: source x per destination x.", -1e9, 1e9, 1.0, 0),
+  ACCEL_OP_DOUBLE (AccelWarpAffine, matrix[1], "m01",
+                   "Row 0, column 1 of the inverse map: source x per destination y.", -1e9, 1e9, 0.0, 0),
+  ACCEL_OP_DOUBLE (AccelWarpAffine, matrix[2], "m02",
+                   "Row 0, column 2 of the inverse map: source x at the origin.", -1e9, 1e9, 0.0, 0),
+  ACCEL_OP_DOUBLE (AccelWarpAffine, matrix[3], "m10",
+                   "Row 1, column 0 of the inverse map: source y per destination x.", -1e9, 1e9, 0.0, 0),
+  ACCEL_OP_DOUBLE (AccelWarpAffine, matrix[4], "m11",
+                   "Row 1, column 1 of the inverse map: source y per destination y.", -1e9, 1e9, 1.0, 0),
+  ACCEL_OP_DOUBLE (AccelWarpAffine, matrix[5], "m12",
+                   "Row 1, column 2 of the inverse map: source y at the origin.", -1e9, 1e9, 0.0, 0),
   ACCEL_IMAGE_WARP_PARAMS (AccelWarpAffine),
 };
 

@@ -4,21 +4,13 @@
 
 /**
  * AccelWarpPerspective:
- * @src: the source image (properties `src`, `src-format`, `src-width`, …)
- * @dst: the destination image (`dst`, `dst-format`, `dst-width`, …), of
- *   the source's format, any size
- * @matrix: the inverse homography, row-major (properties `m00` … `m22`)
- * @method: nearest, bilinear or bicubic
- * @border: what is read outside the source
- * @border_value: the value read outside with %ACCEL_BORDER_CONSTANT, in
- *   the sample's code values
  *
  * Warps an image by a homography given inverted: destination pixel
  * `(x, y)` takes the source at `((m00 x + m01 y + m02) / w, (m10 x + m11 y
  * + m12) / w)` with `w = m20 x + m21 y + m22`; where `w` is not above 0
- * the point lies behind the camera and the pixel takes @border_value
- * (whatever @border is). Otherwise as #AccelWarpAffine: pixel centres at integers,
- * binary32 coordinates and sums, taps outside the source read @border,
+ * the point lies behind the camera and the pixel takes `border-value`
+ * (whatever `border` is). Otherwise as #AccelWarpAffine: pixel centres at integers,
+ * binary32 coordinates and sums, taps outside the source read `border`,
  * rounded half up and saturated, each sample plane on its own with pixel
  * centres aligned.
  *
@@ -37,15 +29,24 @@ accel_warp_perspective_validate (AccelOp *op, GError **error)
 }
 
 static const AccelOpParam warp_perspective_params[] = {
-  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[0], "m00", "Row 0, column 0 of the inverse map", -1e9, 1e9, 1.0, 0),
-  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[1], "m01", "Row 0, column 1", -1e9, 1e9, 0.0, 0),
-  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[2], "m02", "Row 0, column 2", -1e9, 1e9, 0.0, 0),
-  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[3], "m10", "Row 1, column 0", -1e9, 1e9, 0.0, 0),
-  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[4], "m11", "Row 1, column 1", -1e9, 1e9, 1.0, 0),
-  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[5], "m12", "Row 1, column 2", -1e9, 1e9, 0.0, 0),
-  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[6], "m20", "Row 2, column 0", -1e9, 1e9, 0.0, 0),
-  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[7], "m21", "Row 2, column 1", -1e9, 1e9, 0.0, 0),
-  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[8], "m22", "Row 2, column 2", -1e9, 1e9, 1.0, 0),
+  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[0], "m00",
+                   "Row 0, column 0 of the inverse map: source x per destination x.", -1e9, 1e9, 1.0, 0),
+  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[1], "m01",
+                   "Row 0, column 1 of the inverse map: source x per destination y.", -1e9, 1e9, 0.0, 0),
+  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[2], "m02",
+                   "Row 0, column 2 of the inverse map: source x at the origin.", -1e9, 1e9, 0.0, 0),
+  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[3], "m10",
+                   "Row 1, column 0 of the inverse map: source y per destination x.", -1e9, 1e9, 0.0, 0),
+  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[4], "m11",
+                   "Row 1, column 1 of the inverse map: source y per destination y.", -1e9, 1e9, 1.0, 0),
+  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[5], "m12",
+                   "Row 1, column 2 of the inverse map: source y at the origin.", -1e9, 1e9, 0.0, 0),
+  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[6], "m20",
+                   "Row 2, column 0 of the inverse map: the homogeneous w per destination x.", -1e9, 1e9, 0.0, 0),
+  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[7], "m21",
+                   "Row 2, column 1 of the inverse map: the homogeneous w per destination y.", -1e9, 1e9, 0.0, 0),
+  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[8], "m22",
+                   "Row 2, column 2 of the inverse map: the homogeneous w at the origin.", -1e9, 1e9, 1.0, 0),
   ACCEL_IMAGE_WARP_PARAMS (AccelWarpPerspective),
 };
 
