@@ -67,6 +67,40 @@ n_components (AccelBuffer *buffer, gsize *component_size)
   return (gsize) accel_buffer_get_n_elements (buffer) * accel_test_components (dtype);
 }
 
+/* Of each floating dtype: its machine epsilon and its subnormals' spacing. */
+static const struct {
+  AccelDType dtype;
+  double eps;
+  double denorm_min;
+} float_limits[] = {
+  { ACCEL_DTYPE_F16, 0x1p-10, 0x1p-24 },
+  { ACCEL_DTYPE_BF16, 0x1p-7, 0x1p-133 },
+  { ACCEL_DTYPE_F32, 0x1p-23, 0x1p-149 },
+  { ACCEL_DTYPE_C64, 0x1p-23, 0x1p-149 },
+  { ACCEL_DTYPE_F64, 0x1p-52, 0x1p-1074 },
+  { ACCEL_DTYPE_C128, 0x1p-52, 0x1p-1074 },
+  { ACCEL_DTYPE_FP8_E4M3, 0x1p-3, 0x1p-9 },
+  { ACCEL_DTYPE_FP8_E5M2, 0x1p-2, 0x1p-16 },
+};
+
+double
+accel_test_eps (AccelDType dtype)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (float_limits); i++)
+    if (float_limits[i].dtype == dtype)
+      return float_limits[i].eps;
+  return 0.0;
+}
+
+double
+accel_test_denorm_min (AccelDType dtype)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (float_limits); i++)
+    if (float_limits[i].dtype == dtype)
+      return float_limits[i].denorm_min;
+  return 0.0;
+}
+
 void
 accel_test_write_values (AccelBuffer *buffer, const double *values)
 {

@@ -22,6 +22,14 @@ double accel_test_load (AccelDType dtype, const guint8 *p);
 /* @v as @dtype keeps it. */
 double accel_test_round_to (AccelDType dtype, double v);
 
+/* The machine epsilon of a floating dtype (complex: of its components),
+ * the gap from 1 to the next value, twice the unit roundoff; 0 for
+ * integer dtypes. */
+double accel_test_eps (AccelDType dtype);
+/* The spacing of a floating dtype's subnormals: below its smallest normal
+ * value a rounding error is that, not a relative one; 0 for integers. */
+double accel_test_denorm_min (AccelDType dtype);
+
 /* Writes one double per component, densely, as @buffer's bytes (a
  * contiguous buffer's elements). */
 void accel_test_write_values (AccelBuffer *buffer, const double *values);

@@ -119,30 +119,13 @@ cpu_test_submit_expect_error (AccelOp *op, AccelError code)
 double
 cpu_test_eps (AccelDType dtype)
 {
-  switch (dtype)
-    {
-    case ACCEL_DTYPE_F16: return 0x1p-11;
-    case ACCEL_DTYPE_BF16: return 0x1p-8;
-    case ACCEL_DTYPE_F32: case ACCEL_DTYPE_C64: return 0x1p-24;
-    case ACCEL_DTYPE_F64: case ACCEL_DTYPE_C128: return 0x1p-53;
-    case ACCEL_DTYPE_FP8_E4M3: return 0x1p-4;
-    case ACCEL_DTYPE_FP8_E5M2: return 0x1p-3;
-    default: return 0.0;
-    }
+  return accel_test_eps (dtype) / 2;   /* the unit roundoff */
 }
 
 double
 cpu_test_tiny (AccelDType dtype)
 {
-  switch (dtype)
-    {
-    case ACCEL_DTYPE_F16: return 0x1p-24;
-    case ACCEL_DTYPE_BF16: return 0x1p-133;
-    case ACCEL_DTYPE_F32: case ACCEL_DTYPE_C64: return 0x1p-149;
-    case ACCEL_DTYPE_FP8_E4M3: return 0x1p-9;
-    case ACCEL_DTYPE_FP8_E5M2: return 0x1p-16;
-    default: return 0.0;
-    }
+  return accel_test_denorm_min (dtype);
 }
 
 void

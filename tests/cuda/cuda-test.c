@@ -162,27 +162,7 @@ ct_submit_both (CtMakeOp make, gpointer data)
 double
 ct_eps (AccelDType dtype)
 {
-  switch (dtype)
-    {
-    case ACCEL_DTYPE_F16: return 0x1p-11;
-    case ACCEL_DTYPE_BF16: return 0x1p-8;
-    case ACCEL_DTYPE_F32: case ACCEL_DTYPE_C64: return 0x1p-24;
-    case ACCEL_DTYPE_F64: case ACCEL_DTYPE_C128: return 0x1p-53;
-    default: return 0.0;
-    }
-}
-
-double
-ct_denorm_min (AccelDType dtype)
-{
-  switch (dtype)
-    {
-    case ACCEL_DTYPE_F16: return 0x1p-24;
-    case ACCEL_DTYPE_BF16: return 0x1p-133;
-    case ACCEL_DTYPE_F32: case ACCEL_DTYPE_C64: return 0x1p-149;
-    case ACCEL_DTYPE_F64: case ACCEL_DTYPE_C128: return 0x1p-1074;
-    default: return 0.0;
-    }
+  return accel_test_eps (dtype) / 2;   /* the unit roundoff */
 }
 
 void

@@ -42,9 +42,6 @@ void ct_submit (AccelDevice *device, AccelOp *op);
 void ct_submit_async (AccelDevice *device, AccelOp *op, gboolean *done);
 void ct_wait (gboolean *done);
 double ct_eps (AccelDType dtype);
-/* The spacing of the dtype's subnormals: below its smallest normal value a
- * rounding error is that, not a relative one. */
-double ct_denorm_min (AccelDType dtype);
 
 /* Runs the same op built by @make on both devices of the pairs. */
 typedef AccelOp *(*CtMakeOp) (gboolean on_gpu, gpointer data);

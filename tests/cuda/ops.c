@@ -7,6 +7,7 @@
  */
 #include <math.h>
 #include "cuda-test.h"
+#include "accel-test-values.h"
 
 static const gint64 sizes[] = { 1, 33, 257, 1023, 100003 };
 static const AccelDType float_types[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16 };
@@ -242,7 +243,7 @@ test_softmax (void)
         /* expf differs between libraries by an ulp or two; small
          * probabilities are subnormal in f16, with a spacing of their own. */
         double rtol = dtype == ACCEL_DTYPE_F64 ? 1e-13 : dtype == ACCEL_DTYPE_F32 ? 1e-6 : 2 * ct_eps (dtype);
-        ct_assert_close ("softmax", got, want, NULL, dst->n_values, rtol, 2 * ct_denorm_min (dtype));
+        ct_assert_close ("softmax", got, want, NULL, dst->n_values, rtol, 2 * accel_test_denorm_min (dtype));
       }
 }
 

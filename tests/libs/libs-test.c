@@ -270,15 +270,7 @@ lt_expect_error (AccelOp *op, AccelError code, const char *substring)
 double
 lt_eps (AccelDType dtype)
 {
-  switch (dtype)
-    {
-    case ACCEL_DTYPE_F16: return 1.0 / 1024;
-    case ACCEL_DTYPE_BF16: return 1.0 / 128;
-    case ACCEL_DTYPE_FP8_E4M3: return 1.0 / 8;
-    case ACCEL_DTYPE_FP8_E5M2: return 1.0 / 4;
-    case ACCEL_DTYPE_F32: return 1.0 / (1 << 23);
-    default: return 1.0 / (1ull << 52);
-    }
+  return accel_test_eps (dtype);
 }
 
 void

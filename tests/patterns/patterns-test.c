@@ -113,13 +113,7 @@ pt_round (AccelDType dtype, double v)
 double
 pt_eps (AccelDType dtype)
 {
-  switch (dtype)
-    {
-    case ACCEL_DTYPE_F16: return ldexp (1, -10);
-    case ACCEL_DTYPE_BF16: return ldexp (1, -7);
-    case ACCEL_DTYPE_F32: return ldexp (1, -23);
-    default: return ldexp (1, -52);
-    }
+  return accel_test_eps (dtype);
 }
 
 double *
