@@ -39,8 +39,10 @@ static void run_destroy (Run *run);
 typedef struct _OpForm OpForm;
 static void op_form_unref (gpointer data);
 
-/* What the journal knows of a device: kept as its qdata. */
+/* What the journal knows of a device: kept as its qdata (a reference),
+ * until another journal records the device. */
 typedef struct {
+  gint ref_count;               /* the device's, and a run's that outlives its start */
   guint serial;                 /* of the journal it was recorded in */
   guint index;
   gboolean host_memory;         /* its buffers are this process's memory */
@@ -54,9 +56,11 @@ typedef struct {
 } DeviceInfo;
 
 static void
-device_info_free (gpointer data)
+device_info_unref (gpointer data)
 {
   DeviceInfo *info = data;
+  if (!g_atomic_int_dec_and_test (&info->ref_count))
+    return;
   if (info->spare)
     run_destroy (info->spare);
   op_form_unref (info->last_form);
@@ -91,11 +95,12 @@ device_info (AccelJournal *self, AccelDevice *device)
     }
 
   info = g_new0 (DeviceInfo, 1);
+  info->ref_count = 1;
   info->serial = self->serial;
   info->index = g_atomic_int_add (&self->next_device, 1);
   info->host_memory = !ACCEL_IS_REMOTE_DEVICE (device)
                       && g_strcmp0 (accel_device_get_backend_name (device), "cpu") == 0;
-  g_object_set_qdata_full (G_OBJECT (device), device_quark (), info, device_info_free);
+  g_object_set_qdata_full (G_OBJECT (device), device_quark (), info, device_info_unref);
   _accel_journal_append (self, ACCEL_JOURNAL_DEVICE,
                   g_variant_new ("(us)", info->index, accel_device_get_name (device)));
   last_device = device;
@@ -109,12 +114,14 @@ device_info (AccelJournal *self, AccelDevice *device)
  * made again when the op changes: its count of property notifications
  * moves, or its instance's bytes differ. */
 
-/* What a digest needs of a buffer, read once (a buffer never changes). */
+/* What a digest needs of a buffer, read once (a buffer never changes). A
+ * run's last part may take its digests after the op and its buffers are
+ * gone, so the shape is the form's own copy. */
 typedef struct {
   AccelBuffer *buffer;          /* unowned: the op holds it while its form is current */
   guint64 handle;
   AccelDType dtype;
-  const AccelShape *shape;
+  AccelShape *shape;
   guint8 *data;                 /* where memory is this process's */
   gsize size;
 } FormBuffer;
@@ -147,6 +154,8 @@ op_form_unref (gpointer data)
   OpForm *form = data;
   if (form && g_atomic_int_dec_and_test (&form->ref_count))
     {
+      for (guint i = 0; i < form->n_inputs + form->n_outputs; i++)
+        accel_shape_free (form->buffers[i].shape);
       g_free (form->bytes);
       g_free (form->buffers);
       g_free (form);
@@ -242,7 +251,7 @@ op_form (AccelJournal *self, DeviceInfo *info, AccelOp *op)
     {
       AccelBuffer *b = i < form->n_inputs ? fb.inputs->pdata[i] : fb.outputs->pdata[i - form->n_inputs];
       form->buffers[i] = (FormBuffer) { b, accel_buffer_get_handle (b), accel_buffer_get_dtype (b),
-                                        accel_buffer_get_shape (b), accel_buffer_get_data (b),
+                                        accel_shape_copy (accel_buffer_get_shape (b)), accel_buffer_get_data (b),
                                         accel_buffer_get_size (b) };
     }
   g_autoptr(GPtrArray) entries = fb.entries;
@@ -275,7 +284,7 @@ struct _Run {
   guint device_index;
   gboolean host_memory;
   gboolean keep_bytes;
-  gboolean journal_ref;         /* the run holds the journal: it outlived its start */
+  gboolean journal_ref;         /* the run holds the journal and its device info: it outlived its start */
   OpForm *form;
   AccelBuffer *buffer;          /* of an upload or zero */
   gint remaining;               /* atomic: parts not yet done, +1 while being issued */
@@ -326,10 +335,15 @@ run_free (Run *run)
   op_form_unref (run->form);
   g_clear_object (&run->buffer);
   g_clear_error (&run->error);
-  if (run->journal_ref)
+  /* Once it is the spare, the device thread may take it again. */
+  DeviceInfo *info = run->info;
+  gboolean held = run->journal_ref;
+  if (held)
     g_object_unref (run->journal);
-  if (!g_atomic_pointer_compare_and_exchange (&run->info->spare, NULL, run))
+  if (!g_atomic_pointer_compare_and_exchange (&info->spare, NULL, run))
     run_destroy (run);
+  if (held)
+    device_info_unref (info);
 }
 
 static inline const FormBuffer *
@@ -424,10 +438,12 @@ write_transfer (Run *run, const guint8 *data, gsize size)
                                  g_variant_new_fixed_array (G_VARIANT_TYPE_BYTE, data, size, 1)));
 }
 
-/* On the device thread, before its hold on @run is given back: the
- * journal cannot go before this thread returns to its mailbox (a device
- * lets go of a journal there), so a run that ends before that needs no
- * reference to it; one that goes on, on other threads, takes one. */
+/* On the device thread, before its hold on @run is given back: neither
+ * the journal nor the device's info for it can go before this thread
+ * returns to its mailbox (a device lets go of a journal there, and only
+ * this thread replaces the info, when another journal records it), so a
+ * run that ends before that needs no reference to them; one that goes
+ * on, on other threads, takes one of each. */
 static void
 release_hold (Run *run)
 {
@@ -435,6 +451,7 @@ release_hold (Run *run)
     {
       run->journal_ref = TRUE;
       g_object_ref (run->journal);
+      g_atomic_int_inc (&run->info->ref_count);
     }
 }
 
@@ -555,9 +572,22 @@ _accel_journal_execute (AccelJournal *self, AccelDevice *device, AccelWork *work
       run->staging = g_new0 (guint8 *, n);
       issue_reads (run, 0, run->n_inputs);
     }
+  /* The op may complete, and its caller drop it and its buffers, before
+   * the reads of its outputs are issued: they are held until then. */
+  AccelBuffer **outputs = NULL;
+  if (!run->host_memory)
+    {
+      outputs = g_newa (AccelBuffer *, run->n_outputs + 1);
+      for (guint i = 0; i < run->n_outputs; i++)
+        outputs[i] = g_object_ref (digest_buffer (run, run->n_inputs + i)->buffer);
+    }
   _accel_device_execute_observed (device, work, work_done, run);
   if (!run->host_memory)
-    issue_reads (run, run->n_inputs, n);
+    {
+      issue_reads (run, run->n_inputs, n);
+      for (guint i = 0; i < run->n_outputs; i++)
+        g_object_unref (outputs[i]);
+    }
   release_hold (run);
   run_part_done (run);
 }

@@ -353,6 +353,61 @@ test_op_states (void)
   remove_journal (path);
 }
 
+/* @n ops on a device whose memory is not ours, each on buffers dropped
+ * as soon as it returns: the journal's reads of its outputs, and then its
+ * record, come after its buffers are gone. */
+static void
+run_dropping (AccelDevice *dev, guint n)
+{
+  for (guint i = 0; i < n; i++)
+    {
+      g_autoptr(AccelShape) shape = accel_shape_new_2d (g_test_rand_int_range (1, 64), g_test_rand_int_range (1, 2048));
+      g_autoptr(AccelBuffer) x = upload_random (dev, ACCEL_DTYPE_F32, shape);
+      g_autoptr(AccelBuffer) y = upload_random (dev, ACCEL_DTYPE_F32, shape);
+      g_autoptr(AccelOp) axpy = accel_axpy_new (g_test_rand_double_range (-2, 2), x, y);
+      guint ignored = 0;
+      submit (dev, axpy, &ignored);
+    }
+}
+
+/* A run that outlives its op, its buffers, and the journal's hold on the
+ * device (another journal takes the device while its reads are out) is
+ * still recorded whole, in its own journal. */
+static void
+test_outlived (void)
+{
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
+  g_autoptr(AccelDevice) dev = accel_test_remote_cpu_device (system);
+  g_autoptr(GError) error = NULL;
+  const guint n = 40;
+  char *paths[2];
+  AccelJournal *journals[2];
+  for (guint j = 0; j < 2; j++)
+    {
+      paths[j] = journal_path (j ? "second.journal" : "first.journal");
+      journals[j] = accel_journal_new (paths[j], ACCEL_JOURNAL_FLAGS_BYTES, &error);
+      g_assert_no_error (error);
+      g_object_set (dev, "journal", journals[j], NULL);   /* no synchronize in between */
+      run_dropping (dev, n);
+    }
+  g_assert_true (accel_device_synchronize (dev, &error));
+  g_object_set (dev, "journal", NULL, NULL);
+  for (guint j = 0; j < 2; j++)
+    {
+      g_assert_true (accel_journal_flush (journals[j], &error));
+      g_assert_no_error (error);
+      g_object_unref (journals[j]);
+      Replay r;
+      replay (&r, paths[j], NULL, NULL);
+      g_assert_cmpint (r.status, ==, 0);
+      g_assert_cmpuint (r.ops, ==, n);
+      g_assert_cmpuint (r.identical + r.agree, ==, n);
+      replay_clear (&r);
+      remove_journal (paths[j]);
+      g_free (paths[j]);
+    }
+}
+
 /* Recorded where `scribble` writes 1, replayed where it writes 2. */
 static void
 test_finds_difference (void)
@@ -411,5 +466,6 @@ main (int argc, char **argv)
   g_test_add_func ("/journal/damaged", test_damaged);
   g_test_add_func ("/journal/finds-difference", test_finds_difference);
   g_test_add_func ("/journal/op-states", test_op_states);
+  g_test_add_func ("/journal/outlived", test_outlived);
   return g_test_run ();
 }
