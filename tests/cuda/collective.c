@@ -300,6 +300,9 @@ test_fault (void)
     accel_communicator_submit_async (comm, &ar, 1, NULL, ct_tally, &t);
   g_autoptr(AccelOp) fault = accel_op_new_by_name ("fault", &error);
   g_assert_no_error (error);
+  /* On the collectives' lane: those after it come after it on the GPU
+   * (on another lane, all of them could finish before it faults). */
+  accel_op_set_lane (fault, accel_communicator_get_lane (comm));
   accel_device_submit_async (gpu, fault, NULL, ct_tally, &t);
   for (int k = 0; k < after; k++)
     accel_communicator_submit_async (comm, &ar, 1, NULL, ct_tally, &t);
