@@ -25,7 +25,9 @@
  * - Scharr: `[-1, 0, 1]` and `[3, 10, 3]`.
  *
  * Derivatives of unsigned images clip below zero: use `scale` and `delta`
- * (say 0.5 and 128) to keep both signs.
+ * (say 0.5 and 128) to keep both signs. The destination has the source's
+ * format and size; only its layout (`dst`, its strides and its
+ * plane offsets) is its own.
  *
  * Op name: `filter`.
  */

@@ -12,6 +12,8 @@
  * over the element's pixels `(i, j)`. Pixels outside the image take no
  * part (OpenCV's default border for morphology). Each sample plane on
  * its own and each channel alike, alpha included; exact, no rounding.
+ * The destination has the source's format and size; only its layout
+ * (`dst`, its strides and its plane offsets) is its own.
  *
  * Op name: `morphology`.
  */
