@@ -20,6 +20,98 @@ typedef struct {
   gboolean with_lse;
 } AttnCase;
 
+/* The variants' cases: ALiBi, sinks, fp8, varlen, backward. */
+typedef struct {
+  gint64 B, Hq, Hkv, Sq, Sk, D, Dv;
+  gboolean causal;
+  int window_left, window_right, sinks;
+  double scale, softcap;
+  int alibi_rank;   /* 0: none, 1: [Hq], 2: [B, Hq] */
+} VarCase;
+
+/* q, k, v and out of one case with their shapes; q, k and v hold fresh
+ * random values that hq, hk and hv keep for the reference. */
+typedef struct {
+  gint64 dq[4], dk[4], dv[4], dout[4];
+  AccelBuffer *q, *k, *v, *out;
+  double *hq, *hk, *hv;
+} Operands;
+
+/* Allocates the buffers of the shapes already in @o, of @rank, and fills q,
+ * k and v with values in [lo, hi). */
+static void
+operands_fill (Operands *o, AccelDType in_dtype, AccelDType out_dtype, guint rank, double lo, double hi)
+{
+  o->q = cpu_test_alloc (in_dtype, o->dq, rank);
+  o->k = cpu_test_alloc (in_dtype, o->dk, rank);
+  o->v = cpu_test_alloc (in_dtype, o->dv, rank);
+  o->out = cpu_test_alloc (out_dtype, o->dout, rank);
+  o->hq = cpu_test_fill_random (o->q, lo, hi);
+  o->hk = cpu_test_fill_random (o->k, lo, hi);
+  o->hv = cpu_test_fill_random (o->v, lo, hi);
+}
+
+static void
+operands_clear (Operands *o)
+{
+  g_clear_object (&o->q);
+  g_clear_object (&o->k);
+  g_clear_object (&o->v);
+  g_clear_object (&o->out);
+  g_clear_pointer (&o->hq, g_free);
+  g_clear_pointer (&o->hk, g_free);
+  g_clear_pointer (&o->hv, g_free);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Operands, operands_clear)
+
+/* The [B, H, S, D] operands of a variant. */
+static Operands
+case_operands (const VarCase *c, AccelDType in_dtype, AccelDType out_dtype, double lo, double hi)
+{
+  Operands o = {
+    .dq = { c->B, c->Hq, c->Sq, c->D },
+    .dk = { c->B, c->Hkv, c->Sk, c->D },
+    .dv = { c->B, c->Hkv, c->Sk, c->Dv },
+    .dout = { c->B, c->Hq, c->Sq, c->Dv },
+  };
+  operands_fill (&o, in_dtype, out_dtype, 4, lo, hi);
+  return o;
+}
+
+/* The mask, scores and ALiBi properties of a variant, the same on every op
+ * of the family. */
+static void
+set_variant (AccelOp *op, const VarCase *c, AccelBuffer *alibi)
+{
+  g_object_set (op, "causal", c->causal, "window-left", c->window_left,
+                "window-right", c->window_right, "sinks", c->sinks, "scale", c->scale,
+                "softcap", c->softcap, "alibi-slopes", alibi, NULL);
+}
+
+/* scale 0 stands for 1 / sqrt (D). */
+static double
+qk_scale (double scale, gint64 D)
+{
+  return scale > 0 ? scale : 1.0 / sqrt ((double) D);
+}
+
+/* Outputs are weighted means of values in [-1, 1]: an absolute bound. */
+static double
+mean_atol (AccelDType dtype)
+{
+  double acc_eps = dtype == ACCEL_DTYPE_F64 ? 1e-13 : 2e-5;
+  return acc_eps + 2 * cpu_test_eps (dtype);
+}
+
+/* The lse beside the output it goes with, named after it. */
+static void
+assert_lse_close (const char *what, const double *got, const double *want, gsize n, double rtol, double atol)
+{
+  g_autofree char *lwhat = g_strconcat (what, " (lse)", NULL);
+  cpu_test_assert_close (lwhat, got, want, NULL, n, rtol, atol);
+}
+
 static gboolean
 visible (const AttnCase *c, gint64 i, gint64 j)
 {
@@ -36,32 +128,29 @@ visible (const AttnCase *c, gint64 i, gint64 j)
 static void
 check_attention (AccelDType dtype, const AttnCase *c)
 {
-  gint64 dq[4] = { c->B, c->Hq, c->Sq, c->D };
-  gint64 dk[4] = { c->B, c->Hkv, c->Sk, c->D };
-  gint64 dv[4] = { c->B, c->Hkv, c->Sk, c->Dv };
-  gint64 dout[4] = { c->B, c->Hq, c->Sq, c->Dv };
-  g_autoptr(AccelBuffer) q = cpu_test_alloc (dtype, dq, 4);
-  g_autoptr(AccelBuffer) k = cpu_test_alloc (dtype, dk, 4);
-  g_autoptr(AccelBuffer) v = cpu_test_alloc (dtype, dv, 4);
-  g_autoptr(AccelBuffer) out = cpu_test_alloc (dtype, dout, 4);
-  g_autoptr(AccelBuffer) lse = c->with_lse ? cpu_test_alloc (ACCEL_DTYPE_F32, dout, 3) : NULL;
-  g_autofree double *hq = cpu_test_fill_random (q, -1, 1);
-  g_autofree double *hk = cpu_test_fill_random (k, -1, 1);
-  g_autofree double *hv = cpu_test_fill_random (v, -1, 1);
-  g_autofree double *hout = cpu_test_fill_random (out, -1, 1);
+  g_auto(Operands) o = {
+    .dq = { c->B, c->Hq, c->Sq, c->D },
+    .dk = { c->B, c->Hkv, c->Sk, c->D },
+    .dv = { c->B, c->Hkv, c->Sk, c->Dv },
+    .dout = { c->B, c->Hq, c->Sq, c->Dv },
+  };
+  operands_fill (&o, dtype, dtype, 4, -1, 1);
+  g_autoptr(AccelBuffer) lse = c->with_lse ? cpu_test_alloc (ACCEL_DTYPE_F32, o.dout, 3) : NULL;
+  g_autofree double *hout = cpu_test_fill_random (o.out, -1, 1);
+  const double *hq = o.hq, *hk = o.hk, *hv = o.hv;
 
-  g_autoptr(AccelOp) op = accel_attention_new (q, k, v, out);
+  g_autoptr(AccelOp) op = accel_attention_new (o.q, o.k, o.v, o.out);
   g_object_set (op, "lse", lse, "causal", c->causal, "window-left", c->window_left,
                 "window-right", c->window_right, "scale", c->scale, "softcap", c->softcap, NULL);
   cpu_test_submit (op);
-  g_autofree double *got = cpu_test_read (out);
+  g_autofree double *got = cpu_test_read (o.out);
   g_autofree double *got_lse = lse ? cpu_test_read (lse) : NULL;
 
   gint64 rows = c->B * c->Hq * c->Sq;
   g_autofree double *want = g_new (double, rows * c->Dv);
   g_autofree double *want_lse = g_new (double, rows);
   g_autofree double *s = g_new (double, c->Sk);
-  double scale = c->scale > 0 ? c->scale : 1.0 / sqrt ((double) c->D);
+  double scale = qk_scale (c->scale, c->D);
 
   for (gint64 b = 0; b < c->B; b++)
     for (gint64 h = 0; h < c->Hq; h++)
@@ -110,14 +199,9 @@ check_attention (AccelDType dtype, const AttnCase *c)
                                            accel_dtype_get_name (dtype), c->B, c->Hq, c->Hkv, c->Sq, c->Sk,
                                            c->D, c->Dv, c->causal, c->window_left, c->window_right,
                                            c->scale, c->softcap);
-  /* Outputs are weighted means of values in [-1, 1]: an absolute bound. */
-  double acc_eps = dtype == ACCEL_DTYPE_F64 ? 1e-13 : 2e-5;
-  cpu_test_assert_close (what, got, want, NULL, rows * c->Dv, 0.0, acc_eps + 2 * cpu_test_eps (dtype));
+  cpu_test_assert_close (what, got, want, NULL, rows * c->Dv, 0.0, mean_atol (dtype));
   if (got_lse)
-    {
-      g_autofree char *lwhat = g_strconcat (what, " (lse)", NULL);
-      cpu_test_assert_close (lwhat, got_lse, want_lse, NULL, rows, 2e-6, 2e-5);
-    }
+    assert_lse_close (what, got_lse, want_lse, rows, 2e-6, 2e-5);
   (void) hout;
 }
 
@@ -152,14 +236,6 @@ test_attention_large (void)
 }
 
 /* ---- variants: ALiBi, sinks, fp8, varlen, backward ---------------------- */
-
-typedef struct {
-  gint64 B, Hq, Hkv, Sq, Sk, D, Dv;
-  gboolean causal;
-  int window_left, window_right, sinks;
-  double scale, softcap;
-  int alibi_rank;   /* 0: none, 1: [Hq], 2: [B, Hq] */
-} VarCase;
 
 /* The dense mask and ALiBi bias of one (batch, head), straight from the
  * interface's definition: query i sits at p = i + Sk - Sq. */
@@ -273,40 +349,26 @@ describe_case (const char *op, AccelDType dtype, const VarCase *c)
 static void
 check_variant (AccelDType dtype, const VarCase *c)
 {
-  gint64 dq[4] = { c->B, c->Hq, c->Sq, c->D };
-  gint64 dk[4] = { c->B, c->Hkv, c->Sk, c->D };
-  gint64 dv[4] = { c->B, c->Hkv, c->Sk, c->Dv };
-  gint64 dout[4] = { c->B, c->Hq, c->Sq, c->Dv };
-  g_autoptr(AccelBuffer) q = cpu_test_alloc (dtype, dq, 4);
-  g_autoptr(AccelBuffer) k = cpu_test_alloc (dtype, dk, 4);
-  g_autoptr(AccelBuffer) v = cpu_test_alloc (dtype, dv, 4);
-  g_autoptr(AccelBuffer) out = cpu_test_alloc (dtype, dout, 4);
-  g_autoptr(AccelBuffer) lse = cpu_test_alloc (ACCEL_DTYPE_F32, dout, 3);
-  g_autofree double *hq = cpu_test_fill_random (q, -1, 1);
-  g_autofree double *hk = cpu_test_fill_random (k, -1, 1);
-  g_autofree double *hv = cpu_test_fill_random (v, -1, 1);
+  g_auto(Operands) o = case_operands (c, dtype, dtype, -1, 1);
+  g_autoptr(AccelBuffer) lse = cpu_test_alloc (ACCEL_DTYPE_F32, o.dout, 3);
   g_autofree double *slopes = NULL;
   g_autoptr(AccelBuffer) alibi = make_slopes (c, &slopes);
 
-  g_autoptr(AccelOp) op = accel_attention_new (q, k, v, out);
-  g_object_set (op, "lse", lse, "causal", c->causal, "window-left", c->window_left,
-                "window-right", c->window_right, "sinks", c->sinks, "scale", c->scale,
-                "softcap", c->softcap, "alibi-slopes", alibi, NULL);
+  g_autoptr(AccelOp) op = accel_attention_new (o.q, o.k, o.v, o.out);
+  g_object_set (op, "lse", lse, NULL);
+  set_variant (op, c, alibi);
   cpu_test_submit (op);
-  g_autofree double *got = cpu_test_read (out);
+  g_autofree double *got = cpu_test_read (o.out);
   g_autofree double *got_lse = cpu_test_read (lse);
 
   gint64 rows = c->B * c->Hq * c->Sq;
   g_autofree double *want = g_new (double, MAX (rows * c->Dv, 1));
   g_autofree double *want_lse = g_new (double, MAX (rows, 1));
-  double scale = c->scale > 0 ? c->scale : 1.0 / sqrt ((double) c->D);
-  dense_attention (c, hq, hk, hv, slopes, scale, 1.0, want, want_lse);
+  dense_attention (c, o.hq, o.hk, o.hv, slopes, qk_scale (c->scale, c->D), 1.0, want, want_lse);
 
   g_autofree char *what = describe_case ("attention", dtype, c);
-  double acc_eps = dtype == ACCEL_DTYPE_F64 ? 1e-13 : 2e-5;
-  cpu_test_assert_close (what, got, want, NULL, rows * c->Dv, 0.0, acc_eps + 2 * cpu_test_eps (dtype));
-  g_autofree char *lwhat = g_strconcat (what, " (lse)", NULL);
-  cpu_test_assert_close (lwhat, got_lse, want_lse, NULL, rows, 2e-6, 2e-5);
+  cpu_test_assert_close (what, got, want, NULL, rows * c->Dv, 0.0, mean_atol (dtype));
+  assert_lse_close (what, got_lse, want_lse, rows, 2e-6, 2e-5);
 }
 
 static const VarCase alibi_sink_cases[] = {
@@ -341,42 +403,28 @@ test_attention_sinks_noop (void)
 static void
 check_fp8 (AccelDType out_dtype, const VarCase *c, double qd, double kd, double vd)
 {
-  gint64 dq[4] = { c->B, c->Hq, c->Sq, c->D };
-  gint64 dk[4] = { c->B, c->Hkv, c->Sk, c->D };
-  gint64 dv[4] = { c->B, c->Hkv, c->Sk, c->Dv };
-  gint64 dout[4] = { c->B, c->Hq, c->Sq, c->Dv };
-  g_autoptr(AccelBuffer) q = cpu_test_alloc (ACCEL_DTYPE_FP8_E4M3, dq, 4);
-  g_autoptr(AccelBuffer) k = cpu_test_alloc (ACCEL_DTYPE_FP8_E4M3, dk, 4);
-  g_autoptr(AccelBuffer) v = cpu_test_alloc (ACCEL_DTYPE_FP8_E4M3, dv, 4);
-  g_autoptr(AccelBuffer) out = cpu_test_alloc (out_dtype, dout, 4);
-  g_autoptr(AccelBuffer) lse = cpu_test_alloc (ACCEL_DTYPE_F32, dout, 3);
-  g_autofree double *hq = cpu_test_fill_random (q, -3, 3);
-  g_autofree double *hk = cpu_test_fill_random (k, -3, 3);
-  g_autofree double *hv = cpu_test_fill_random (v, -3, 3);
+  g_auto(Operands) o = case_operands (c, ACCEL_DTYPE_FP8_E4M3, out_dtype, -3, 3);
+  g_autoptr(AccelBuffer) lse = cpu_test_alloc (ACCEL_DTYPE_F32, o.dout, 3);
   g_autofree double *slopes = NULL;
   g_autoptr(AccelBuffer) alibi = make_slopes (c, &slopes);
 
-  g_autoptr(AccelOp) op = accel_attention_new (q, k, v, out);
-  g_object_set (op, "lse", lse, "causal", c->causal, "window-left", c->window_left,
-                "window-right", c->window_right, "sinks", c->sinks, "scale", c->scale,
-                "softcap", c->softcap, "alibi-slopes", alibi,
-                "q-descale", qd, "k-descale", kd, "v-descale", vd, NULL);
+  g_autoptr(AccelOp) op = accel_attention_new (o.q, o.k, o.v, o.out);
+  g_object_set (op, "lse", lse, "q-descale", qd, "k-descale", kd, "v-descale", vd, NULL);
+  set_variant (op, c, alibi);
   cpu_test_submit (op);
-  g_autofree double *got = cpu_test_read (out);
+  g_autofree double *got = cpu_test_read (o.out);
   g_autofree double *got_lse = cpu_test_read (lse);
 
   gint64 rows = c->B * c->Hq * c->Sq;
   g_autofree double *want = g_new (double, rows * c->Dv);
   g_autofree double *want_lse = g_new (double, rows);
-  double scale = c->scale > 0 ? c->scale : 1.0 / sqrt ((double) c->D);
-  dense_attention (c, hq, hk, hv, slopes, scale * qd * kd, vd, want, want_lse);
+  dense_attention (c, o.hq, o.hk, o.hv, slopes, qk_scale (c->scale, c->D) * qd * kd, vd, want, want_lse);
 
   g_autofree char *base = describe_case ("attention fp8-e4m3 ->", out_dtype, c);
   g_autofree char *what = g_strdup_printf ("%s descales %g %g %g", base, qd, kd, vd);
   /* |out| <= 3 vd: the rounding of out dominates. */
   cpu_test_assert_close (what, got, want, NULL, rows * c->Dv, 0.0, 3 * vd * (2 * cpu_test_eps (out_dtype) + 1e-5));
-  g_autofree char *lwhat = g_strconcat (what, " (lse)", NULL);
-  cpu_test_assert_close (lwhat, got_lse, want_lse, NULL, rows, 2e-6, 5e-5);
+  assert_lse_close (what, got_lse, want_lse, rows, 2e-6, 5e-5);
 }
 
 static void
@@ -404,18 +452,14 @@ check_varlen (AccelDType dtype, const VarCase *c, const gint32 *len_q, const gin
       cu_k[b + 1] = cu_k[b] + len_k[b];
     }
   gint64 Tq = cu_q[B], Tk = cu_k[B];
-  gint64 dq[3] = { Tq, c->Hq, c->D }, dk[3] = { Tk, c->Hkv, c->D }, dv[3] = { Tk, c->Hkv, c->Dv };
-  gint64 dout[3] = { Tq, c->Hq, c->Dv }, dlse[2] = { c->Hq, Tq }, dcu[1] = { B + 1 };
-  g_autoptr(AccelBuffer) q = cpu_test_alloc (dtype, dq, 3);
-  g_autoptr(AccelBuffer) k = cpu_test_alloc (dtype, dk, 3);
-  g_autoptr(AccelBuffer) v = cpu_test_alloc (dtype, dv, 3);
-  g_autoptr(AccelBuffer) out = cpu_test_alloc (dtype, dout, 3);
+  gint64 dlse[2] = { c->Hq, Tq }, dcu[1] = { B + 1 };
+  g_auto(Operands) o = { .dq = { Tq, c->Hq, c->D }, .dk = { Tk, c->Hkv, c->D }, .dv = { Tk, c->Hkv, c->Dv },
+                         .dout = { Tq, c->Hq, c->Dv } };
   g_autoptr(AccelBuffer) lse = cpu_test_alloc (ACCEL_DTYPE_F32, dlse, 2);
   g_autoptr(AccelBuffer) bq = cpu_test_alloc (ACCEL_DTYPE_I32, dcu, 1);
   g_autoptr(AccelBuffer) bk = cpu_test_alloc (ACCEL_DTYPE_I32, dcu, 1);
-  g_autofree double *hq = cpu_test_fill_random (q, -1, 1);
-  g_autofree double *hk = cpu_test_fill_random (k, -1, 1);
-  g_autofree double *hv = cpu_test_fill_random (v, -1, 1);
+  operands_fill (&o, dtype, dtype, 3, -1, 1);
+  const double *hq = o.hq, *hk = o.hk, *hv = o.hv;
   g_autofree double *slopes = NULL;
   g_autoptr(AccelBuffer) alibi = make_slopes (c, &slopes);
   g_autofree double *dcu_q = g_new (double, B + 1), *dcu_k = g_new (double, B + 1);
@@ -427,12 +471,11 @@ check_varlen (AccelDType dtype, const VarCase *c, const gint32 *len_q, const gin
   cpu_test_write (bq, dcu_q);
   cpu_test_write (bk, dcu_k);
 
-  g_autoptr(AccelOp) op = accel_attention_varlen_new (q, k, v, out, bq, bk);
-  g_object_set (op, "lse", lse, "causal", c->causal, "window-left", c->window_left,
-                "window-right", c->window_right, "sinks", c->sinks, "scale", c->scale,
-                "softcap", c->softcap, "alibi-slopes", alibi, NULL);
+  g_autoptr(AccelOp) op = accel_attention_varlen_new (o.q, o.k, o.v, o.out, bq, bk);
+  g_object_set (op, "lse", lse, NULL);
+  set_variant (op, c, alibi);
   cpu_test_submit (op);
-  g_autofree double *got = cpu_test_read (out);
+  g_autofree double *got = cpu_test_read (o.out);
   g_autofree double *got_lse = cpu_test_read (lse);
   g_autofree char *what = describe_case ("attention-varlen", dtype, c);
 
@@ -484,9 +527,8 @@ check_varlen (AccelDType dtype, const VarCase *c, const gint32 *len_q, const gin
               cpu_test_write (a1, slopes + b * c->Hq);
             }
           g_autoptr(AccelOp) one = accel_attention_new (q1, k1, v1, o1);
-          g_object_set (one, "lse", l1, "causal", c->causal, "window-left", c->window_left,
-                        "window-right", c->window_right, "sinks", c->sinks, "scale", c->scale,
-                        "softcap", c->softcap, "alibi-slopes", a1, NULL);
+          g_object_set (one, "lse", l1, NULL);
+          set_variant (one, c, a1);
           cpu_test_submit (one);
           g_autofree double *o1h = cpu_test_read (o1);
           g_autofree double *l1h = cpu_test_read (l1);
@@ -508,8 +550,7 @@ check_varlen (AccelDType dtype, const VarCase *c, const gint32 *len_q, const gin
                                                 ", Sk %" G_GINT64_FORMAT ")", what, b, Sq, Sk);
       cpu_test_assert_close (bwhat, got_b, want, NULL, Sq * c->Hq * c->Dv, 0.0,
                              1e-6 + cpu_test_eps (dtype));
-      g_autofree char *lwhat = g_strconcat (bwhat, " (lse)", NULL);
-      cpu_test_assert_close (lwhat, got_lse_b, want_lse, NULL, Sq * c->Hq, 1e-6, 1e-6);
+      assert_lse_close (bwhat, got_lse_b, want_lse, Sq * c->Hq, 1e-6, 1e-6);
     }
 }
 
@@ -567,47 +608,32 @@ static void
 check_backward_fd (const VarCase *c)
 {
   const AccelDType dtype = ACCEL_DTYPE_F64;
-  gint64 dq[4] = { c->B, c->Hq, c->Sq, c->D };
-  gint64 dk[4] = { c->B, c->Hkv, c->Sk, c->D };
-  gint64 dv[4] = { c->B, c->Hkv, c->Sk, c->Dv };
-  gint64 dout[4] = { c->B, c->Hq, c->Sq, c->Dv };
-  g_autoptr(AccelBuffer) q = cpu_test_alloc (dtype, dq, 4);
-  g_autoptr(AccelBuffer) k = cpu_test_alloc (dtype, dk, 4);
-  g_autoptr(AccelBuffer) v = cpu_test_alloc (dtype, dv, 4);
-  g_autoptr(AccelBuffer) out = cpu_test_alloc (dtype, dout, 4);
-  g_autoptr(AccelBuffer) dO = cpu_test_alloc (dtype, dout, 4);
-  g_autoptr(AccelBuffer) lse = cpu_test_alloc (ACCEL_DTYPE_F32, dout, 3);
-  g_autoptr(AccelBuffer) gq = cpu_test_alloc (dtype, dq, 4);
-  g_autoptr(AccelBuffer) gk = cpu_test_alloc (dtype, dk, 4);
-  g_autoptr(AccelBuffer) gv = cpu_test_alloc (dtype, dv, 4);
-  g_autoptr(AccelBuffer) probe = cpu_test_alloc (dtype, dout, 4);
-  g_autofree double *hq = cpu_test_fill_random (q, -1, 1);
-  g_autofree double *hk = cpu_test_fill_random (k, -1, 1);
-  g_autofree double *hv = cpu_test_fill_random (v, -1, 1);
+  g_auto(Operands) o = case_operands (c, dtype, dtype, -1, 1);
+  g_autoptr(AccelBuffer) dO = cpu_test_alloc (dtype, o.dout, 4);
+  g_autoptr(AccelBuffer) lse = cpu_test_alloc (ACCEL_DTYPE_F32, o.dout, 3);
+  g_autoptr(AccelBuffer) gq = cpu_test_alloc (dtype, o.dq, 4);
+  g_autoptr(AccelBuffer) gk = cpu_test_alloc (dtype, o.dk, 4);
+  g_autoptr(AccelBuffer) gv = cpu_test_alloc (dtype, o.dv, 4);
+  g_autoptr(AccelBuffer) probe = cpu_test_alloc (dtype, o.dout, 4);
   g_autofree double *hdo = cpu_test_fill_random (dO, -1, 1);
   g_autofree double *slopes = NULL;
   g_autoptr(AccelBuffer) alibi = make_slopes (c, &slopes);
 
-  g_autoptr(AccelOp) fwd = accel_attention_new (q, k, v, out);
-  g_object_set (fwd, "lse", lse, "causal", c->causal, "window-left", c->window_left,
-                "window-right", c->window_right, "sinks", c->sinks, "scale", c->scale,
-                "softcap", c->softcap, "alibi-slopes", alibi, NULL);
+  g_autoptr(AccelOp) fwd = accel_attention_new (o.q, o.k, o.v, o.out);
+  g_object_set (fwd, "lse", lse, NULL);
+  set_variant (fwd, c, alibi);
   cpu_test_submit (fwd);
-  g_autoptr(AccelOp) bwd = accel_attention_backward_new (q, k, v, out, dO, lse, gq, gk, gv);
-  g_object_set (bwd, "causal", c->causal, "window-left", c->window_left,
-                "window-right", c->window_right, "sinks", c->sinks, "scale", c->scale,
-                "softcap", c->softcap, "alibi-slopes", alibi, NULL);
+  g_autoptr(AccelOp) bwd = accel_attention_backward_new (o.q, o.k, o.v, o.out, dO, lse, gq, gk, gv);
+  set_variant (bwd, c, alibi);
   cpu_test_submit (bwd);
 
   /* The lse is f32: the forward loss below recomputes its own softmax in
    * binary64, so only the rounding of lse separates the two. */
-  g_autoptr(AccelOp) probe_op = accel_attention_new (q, k, v, probe);
-  g_object_set (probe_op, "causal", c->causal, "window-left", c->window_left,
-                "window-right", c->window_right, "sinks", c->sinks, "scale", c->scale,
-                "softcap", c->softcap, "alibi-slopes", alibi, NULL);
+  g_autoptr(AccelOp) probe_op = accel_attention_new (o.q, o.k, o.v, probe);
+  set_variant (probe_op, c, alibi);
   gint64 n_out = c->B * c->Hq * c->Sq * c->Dv;
-  AccelBuffer *inputs[3] = { q, k, v }, *grads[3] = { gq, gk, gv };
-  double *host[3] = { hq, hk, hv };
+  AccelBuffer *inputs[3] = { o.q, o.k, o.v }, *grads[3] = { gq, gk, gv };
+  double *host[3] = { o.hq, o.hk, o.hv };
   const char *names[3] = { "dq", "dk", "dv" };
   g_autofree char *what = describe_case ("attention-backward (finite differences)", dtype, c);
 
