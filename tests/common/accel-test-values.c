@@ -68,11 +68,13 @@ n_components (AccelBuffer *buffer, gsize *component_size)
 }
 
 /* Of each floating dtype: its machine epsilon and its subnormals' spacing. */
-static const struct {
+typedef struct {
   AccelDType dtype;
   double eps;
   double denorm_min;
-} float_limits[] = {
+} FloatLimits;
+
+static const FloatLimits float_limits[] = {
   { ACCEL_DTYPE_F16, 0x1p-10, 0x1p-24 },
   { ACCEL_DTYPE_BF16, 0x1p-7, 0x1p-133 },
   { ACCEL_DTYPE_F32, 0x1p-23, 0x1p-149 },
@@ -83,22 +85,26 @@ static const struct {
   { ACCEL_DTYPE_FP8_E5M2, 0x1p-2, 0x1p-16 },
 };
 
-double
-accel_test_eps (AccelDType dtype)
+/* @dtype's limits; zeros for an integer dtype. */
+static FloatLimits
+limits_of (AccelDType dtype)
 {
   for (guint i = 0; i < G_N_ELEMENTS (float_limits); i++)
     if (float_limits[i].dtype == dtype)
-      return float_limits[i].eps;
-  return 0.0;
+      return float_limits[i];
+  return (FloatLimits) { dtype, 0.0, 0.0 };
+}
+
+double
+accel_test_eps (AccelDType dtype)
+{
+  return limits_of (dtype).eps;
 }
 
 double
 accel_test_denorm_min (AccelDType dtype)
 {
-  for (guint i = 0; i < G_N_ELEMENTS (float_limits); i++)
-    if (float_limits[i].dtype == dtype)
-      return float_limits[i].denorm_min;
-  return 0.0;
+  return limits_of (dtype).denorm_min;
 }
 
 void
