@@ -36,6 +36,8 @@ accel_cuda_context_unref (AccelCudaContext *ctx)
   g_mutex_clear (&ctx->event_lock);
   g_mutex_clear (&ctx->poison_lock);
   g_clear_error (&ctx->poison);
+  if (ctx->flags)
+    (void) cudaFreeHost (ctx->flags);
   for (guint i = 0; ctx->lanes && i < ctx->n_lanes; i++)
     g_free (ctx->lanes[i].ring);
   g_free (ctx->lanes);

@@ -148,11 +148,9 @@ context_destroy (AccelCudaContext *ctx)
       ctx->peer_flags = NULL;
     }
   accel_cuda_staging_clear (ctx);
-  if (ctx->flags)
-    {
-      (void) cudaFreeHost (ctx->flags);
-      ctx->flags = NULL;
-    }
+  /* The lane flags stay until the record's last reference goes
+   * (accel_cuda_context_unref): a blocking caller's poll, which holds one,
+   * may still read them. Being portable, they do not go with the context. */
 
   g_mutex_lock (&ctx->event_lock);
   g_atomic_int_set (&ctx->alive, 0);
@@ -597,7 +595,10 @@ accel_cuda_device_query_memory (AccelDevice *device, guint64 *total, guint64 *fr
   AccelCudaDevice *self = ACCEL_CUDA_DEVICE (device);
   size_t f = 0, t = 0;
 
-  if (self->ctx && g_atomic_int_get (&self->ctx->poisoned))
+  /* Not self->ctx: this runs on any thread, outside the context lock, and
+   * a close may free it meanwhile. A poisoned context answers with its
+   * sticky error, which leaves the figures unknown. */
+  if (accel_device_get_state (device) == ACCEL_DEVICE_STATE_FAILED)
     return;
   int previous = -1;
   (void) cudaGetDevice (&previous);
