@@ -816,7 +816,9 @@ _accel_buffer_new_alias (AccelBuffer *self,
         ok = g_uint64_checked_mul (&span, (guint64) (d - 1), (guint64) s)
              && g_uint64_checked_add (&last, last, span);
     }
-  ok = ok && g_uint64_checked_mul (&bytes, empty ? 0 : last + 1, esize)
+  /* Offsets are gint64 in a shape, and last + 1 must not wrap to 0. */
+  ok = ok && last < (guint64) G_MAXINT64
+       && g_uint64_checked_mul (&bytes, empty ? 0 : last + 1, esize)
        && g_uint64_checked_add (&end, byte_offset, bytes)
        && end <= self->size;
   if (!ok)

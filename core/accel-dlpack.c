@@ -342,7 +342,9 @@ tensor_shape (const AccelDLTensor *t, AccelDType dtype, gsize *size, guint8 **fi
         goto too_large;
     }
   guint64 start, end;
-  if (!g_uint64_checked_mul (&bytes, empty ? 0 : last + 1, esize)
+  /* Offsets are gint64 in a shape, and last + 1 must not wrap to 0. */
+  if (last >= (guint64) G_MAXINT64
+      || !g_uint64_checked_mul (&bytes, empty ? 0 : last + 1, esize)
       || !g_uint64_checked_add (&start, (guint64) GPOINTER_TO_SIZE (t->data), t->byte_offset)
       || !g_uint64_checked_add (&end, start, bytes) || end > ADDRESS_LIMIT)
     goto too_large;

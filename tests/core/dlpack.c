@@ -514,6 +514,14 @@ test_import_errors (void)
   t->byte_offset = 0;
   p->strides[0] = G_MAXINT64 / 2;
   expect_refused (dev, p, ACCEL_DLPACK_COPY_IF_NEEDED, ACCEL_ERROR_INVALID_ARGUMENT, "addressed");
+  /* 4 steps of that and 3 of one reach offset 2^64 - 1 exactly: one past
+   * it wraps to 0 elements, which must not pass for a small tensor. */
+  p->shape[0] = 5;
+  p->shape[1] = 4;
+  p->strides[1] = 1;
+  expect_refused (dev, p, ACCEL_DLPACK_COPY_IF_NEEDED, ACCEL_ERROR_INVALID_ARGUMENT, "addressed");
+  p->shape[0] = dims[0];
+  p->shape[1] = dims[1];
   p->strides[0] = dims[1];
 
   /* Memory of a GPU: neither shared nor copied by a cpu device. */

@@ -408,6 +408,33 @@ test_outlived (void)
     }
 }
 
+/* The views a replay (or a device host) makes from outside bytes: strides
+ * whose last offset is 2^64 - 1 wrap "one past it" to 0 elements, which
+ * must not pass for a view that fits. */
+static void
+test_hostile_view (void)
+{
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
+  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AccelShape) small = accel_shape_new_1d (g_test_rand_int_range (1, 64));
+  g_autoptr(AccelBuffer) base = upload_random (dev, ACCEL_DTYPE_F32, small);
+
+  gint64 dims[] = { 5, 4 }, strides[] = { G_MAXINT64 / 2, 1 };
+  g_autoptr(AccelShape) wraps = accel_shape_new_strided (dims, strides, 2);
+  g_assert_null (_accel_buffer_new_alias (base, 0, ACCEL_DTYPE_F32, wraps, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH);
+  g_clear_error (&error);
+
+  /* What fits still does. */
+  gint64 n = accel_buffer_get_n_elements (base);
+  gint64 d1[] = { n }, s1[] = { 1 };
+  g_autoptr(AccelShape) fits = accel_shape_new_strided (d1, s1, 1);
+  g_autoptr(AccelBuffer) view = _accel_buffer_new_alias (base, 0, ACCEL_DTYPE_F32, fits, &error);
+  g_assert_no_error (error);
+  g_assert_nonnull (view);
+}
+
 /* Recorded where `scribble` writes 1, replayed where it writes 2. */
 static void
 test_finds_difference (void)
@@ -467,5 +494,6 @@ main (int argc, char **argv)
   g_test_add_func ("/journal/finds-difference", test_finds_difference);
   g_test_add_func ("/journal/op-states", test_op_states);
   g_test_add_func ("/journal/outlived", test_outlived);
+  g_test_add_func ("/journal/hostile-view", test_hostile_view);
   return g_test_run ();
 }
