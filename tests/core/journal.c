@@ -205,30 +205,44 @@ test_remote (void)
   check_round_trip (dev, ACCEL_JOURNAL_FLAGS_BYTES);
 }
 
-/* Where the first RUN record ends with its padding (cut there, it is
- * whole) and where the last one's bytes end (cut or damaged before there,
- * it is not), as the journal's reader finds them. */
-static void
-run_record_span (const char *data, gsize size, gsize *first_end, gsize *last_end)
+typedef struct {
+  gsize start;
+  gsize end;      /* of its bytes, before the padding to 8 */
+} Span;
+
+/* The records from the one after the first RUN to the last RUN, as the
+ * journal's reader finds them: a cut inside one of them, or a byte of one
+ * changed, leaves some ops before the damage and some after. Their padding
+ * carries nothing and is not checked, so it is left out. */
+static GArray *
+record_spans (const char *data, gsize size)
 {
   g_autoptr(GBytes) bytes = g_bytes_new_static (data, size);
   g_autoptr(GError) error = NULL;
   g_autoptr(AccelJournalReader) reader = _accel_journal_reader_new (bytes, &error);
   g_assert_no_error (error);
-  *first_end = *last_end = 0;
+  GArray *spans = g_array_new (FALSE, FALSE, sizeof (Span));
+  gboolean after_first_run = FALSE;
+  guint last_run = 0;
   AccelJournalRecord *r;
   while ((r = _accel_journal_reader_next (reader, &error)))
     {
+      if (after_first_run)
+        {
+          Span span = { r->offset, r->offset + ACCEL_JOURNAL_RECORD_HEAD + g_bytes_get_size (r->storage) };
+          g_array_append_val (spans, span);
+        }
       if (r->kind == ACCEL_JOURNAL_RUN)
         {
-          if (*first_end == 0)
-            *first_end = _accel_journal_reader_get_offset (reader);
-          *last_end = r->offset + ACCEL_JOURNAL_RECORD_HEAD + g_bytes_get_size (r->storage);
+          after_first_run = TRUE;
+          last_run = spans->len;
         }
       _accel_journal_record_free (r);
     }
   g_assert_no_error (error);
   g_assert_cmpuint (_accel_journal_reader_get_offset (reader), ==, size);
+  g_array_set_size (spans, last_run);
+  return spans;
 }
 
 /* Cut short, then damaged in the middle: what comes before is replayed,
@@ -245,16 +259,18 @@ test_damaged (void)
   gsize size;
   g_assert_true (g_file_get_contents (path, &data, &size, &error));
 
-  /* Damage lands after the first RUN record and inside the last one, so
-   * that some ops come before it and some after, whatever the sizes the
-   * session drew (a first round of large buffers can fill half the file). */
-  gsize first_run_end, last_run_end;
-  run_record_span (data, size, &first_run_end, &last_run_end);
-  g_assert_cmpuint (first_run_end, <, last_run_end);
+  /* Damage lands in a record after the first RUN and up to the last one,
+   * so that some ops come before it and some after, whatever the sizes the
+   * session drew (a first round of large buffers can fill half the file):
+   * a cut strictly inside the record (at its start, the journal before it
+   * is whole), or a changed byte of it. */
+  g_autoptr(GArray) spans = record_spans (data, size);
+  g_assert_cmpuint (spans->len, >, 0);
 
   for (guint damage = 0; damage < 2; damage++)
     {
-      gsize at = g_test_rand_int_range (first_run_end, last_run_end);
+      const Span *span = &g_array_index (spans, Span, g_test_rand_int_range (0, spans->len));
+      gsize at = g_test_rand_int_range (span->start + (damage == 0), span->end);
       g_autofree char *copy = g_memdup2 (data, size);
       if (damage == 1)
         copy[at] ^= 0x5a;
