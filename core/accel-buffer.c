@@ -785,8 +785,8 @@ _accel_buffer_new_alias (AccelBuffer *self,
 
   gsize esize = accel_dtype_get_size (dtype);
   guint rank = accel_shape_get_rank (shape);
-  guint64 last = 0, bytes = 0, end = 0;
-  gboolean empty = FALSE, ok = esize != 0;
+  guint64 bytes = 0, end = 0;
+  gboolean ok = esize != 0;
 
   /* Elements on their natural boundary (a complex one on its parts'):
    * kernels load them as the C types they are. A view made here from
@@ -803,22 +803,8 @@ _accel_buffer_new_alias (AccelBuffer *self,
     }
 
   /* Every step checked: the shape may come from another process. */
-  for (guint i = 0; ok && i < rank; i++)
-    {
-      gint64 d = accel_shape_get_dim (shape, i);
-      gint64 s = accel_shape_get_stride (shape, i);
-      guint64 span;
-      if (d < 0 || s < 0)
-        ok = FALSE;
-      else if (d == 0)
-        empty = TRUE;
-      else
-        ok = g_uint64_checked_mul (&span, (guint64) (d - 1), (guint64) s)
-             && g_uint64_checked_add (&last, last, span);
-    }
-  /* Offsets are gint64 in a shape, and last + 1 must not wrap to 0. */
-  ok = ok && last < (guint64) G_MAXINT64
-       && g_uint64_checked_mul (&bytes, empty ? 0 : last + 1, esize)
+  ok = ok && _accel_layout_span_bytes (accel_shape_get_dims (shape, NULL), accel_shape_get_strides (shape, NULL),
+                                       rank, esize, &bytes)
        && g_uint64_checked_add (&end, byte_offset, bytes)
        && end <= self->size;
   if (!ok)

@@ -306,8 +306,8 @@ tensor_shape (const AccelDLTensor *t, AccelDType dtype, gsize *size, guint8 **fi
 {
   gint64 dims[ACCEL_SHAPE_MAX_RANK], strides[ACCEL_SHAPE_MAX_RANK];
   gsize esize = accel_dtype_get_size (dtype);
-  guint64 last = 0, bytes = 0;
-  gboolean empty = FALSE, contiguous = TRUE;
+  guint64 bytes = 0;
+  gboolean contiguous = TRUE;
   gint64 expect = 1;
 
   if (t->ndim < 0 || t->ndim > ACCEL_SHAPE_MAX_RANK || (t->ndim > 0 && t->shape == NULL))
@@ -329,22 +329,11 @@ tensor_shape (const AccelDLTensor *t, AccelDType dtype, gsize *size, guint8 **fi
           return NULL;
         }
       contiguous = contiguous && strides[i] == expect;
-      if (dims[i] == 0)
-        empty = TRUE;
-      else if (__builtin_mul_overflow (expect, dims[i], &expect))
+      if (dims[i] != 0 && __builtin_mul_overflow (expect, dims[i], &expect))
         expect = G_MAXINT64;
     }
-  for (int i = 0; !empty && i < t->ndim; i++)
-    {
-      guint64 span;
-      if (!g_uint64_checked_mul (&span, (guint64) (dims[i] - 1), (guint64) strides[i])
-          || !g_uint64_checked_add (&last, last, span))
-        goto too_large;
-    }
   guint64 start, end;
-  /* Offsets are gint64 in a shape, and last + 1 must not wrap to 0. */
-  if (last >= (guint64) G_MAXINT64
-      || !g_uint64_checked_mul (&bytes, empty ? 0 : last + 1, esize)
+  if (!_accel_layout_span_bytes (dims, strides, (guint) t->ndim, esize, &bytes)
       || !g_uint64_checked_add (&start, (guint64) GPOINTER_TO_SIZE (t->data), t->byte_offset)
       || !g_uint64_checked_add (&end, start, bytes) || end > ADDRESS_LIMIT)
     goto too_large;

@@ -120,6 +120,10 @@ AccelPlugin *_accel_registry_cache_find_or_scan (GHashTable *cache,
                                                 AccelRegistryCacheEntry **entry_out,
                                                 gboolean *scanned);
 
+/* accel-shape.c */
+gboolean _accel_layout_span_bytes (const gint64 *dims, const gint64 *strides, guint rank, gsize esize,
+                                   guint64 *bytes);
+
 /* accel-buffer.c */
 AccelBuffer *_accel_buffer_new (AccelDevice *device,
                                 AccelDType dtype,

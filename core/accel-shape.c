@@ -257,6 +257,35 @@ accel_shape_get_n_elements (const AccelShape *shape)
   return n;
 }
 
+/* The bytes a layout of @rank @dims and @strides spans with @esize-byte
+ * elements: one past its largest offset, times @esize; 0 when a dimension
+ * is 0. FALSE for a negative size or stride, or a span past gint64 offsets
+ * (where one past the last would wrap) or 64-bit bytes: every step is
+ * checked, for layouts from outside bytes (DLPack tensors, the views a
+ * device host or a replay makes). */
+gboolean
+_accel_layout_span_bytes (const gint64 *dims, const gint64 *strides, guint rank, gsize esize, guint64 *bytes)
+{
+  gboolean empty = FALSE;
+  for (guint i = 0; i < rank; i++)
+    {
+      if (dims[i] < 0 || strides[i] < 0)
+        return FALSE;
+      empty = empty || dims[i] == 0;
+    }
+  guint64 last = 0, span;
+  for (guint i = 0; !empty && i < rank; i++)
+    if (!g_uint64_checked_mul (&span, (guint64) (dims[i] - 1), (guint64) strides[i])
+        || !g_uint64_checked_add (&last, last, span))
+      return FALSE;
+  if (empty)
+    {
+      *bytes = 0;
+      return TRUE;
+    }
+  return last < (guint64) G_MAXINT64 && g_uint64_checked_mul (bytes, last + 1, esize);
+}
+
 /**
  * accel_shape_get_extent:
  * @shape: a shape
