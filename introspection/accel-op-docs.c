@@ -1,6 +1,8 @@
 /* accel-op-docs: writes the doc comments of the core op types' properties,
  * for g-ir-scanner, from what the types installed: an op declares each
- * parameter once, in its table, and the blurb there is the property's
+ * parameter once (as an annotated field of its header, which
+ * core/ops/accel-mkops.py turns into its table, or in a family's shared
+ * table), and the blurb there is the property's
  * documentation (at run time for g_param_spec_get_blurb(), accel-inspect
  * and bindings' help, and in the introspection data through this file).
  * Properties an op type shares with others through one table (the image

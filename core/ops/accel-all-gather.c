@@ -36,31 +36,6 @@ accel_all_gather_check_peer (AccelCollective *c, AccelCollective *first, GError 
                                        error);
 }
 
-static const AccelOpParam all_gather_params[] = {
-  ACCEL_OP_BUFFER (AccelAllGather, src, "src", "This rank's block.", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelAllGather, dst, "dst",
-                   "Every rank's block, rank 0's first; may hold `src` as this rank's block (in place).",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-};
-
 ACCEL_DEFINE_COLLECTIVE_TYPE (AccelAllGather, accel_all_gather, "all-gather",
                               "Every rank gets all ranks' src, concatenated in rank order",
-                              all_gather_params, accel_all_gather_validate, accel_all_gather_check_peer, TRUE)
-
-/**
- * accel_all_gather_new:
- * @src: (transfer none) (nullable): this rank's block
- * @dst: (transfer none) (nullable): every rank's block
- *
- * Makes one rank's `all-gather` op.
- *
- * Returns: (transfer full): a new #AccelAllGather
- */
-AccelOp *
-accel_all_gather_new (AccelBuffer *src, AccelBuffer *dst)
-{
-  g_return_val_if_fail (src == NULL || ACCEL_IS_BUFFER (src), NULL);
-  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
-
-  return g_object_new (ACCEL_TYPE_ALL_GATHER, "src", src, "dst", dst, NULL);
-}
+                              _accel_all_gather_params, accel_all_gather_validate, accel_all_gather_check_peer, TRUE)

@@ -13,8 +13,11 @@ struct _AccelAllGather {
   AccelCollective parent_instance;
 
   /*< public >*/
-  AccelBuffer *src;
-  AccelBuffer *dst;
+  /* This rank's block. */
+  AccelBuffer *src; /*< read required >*/
+  /* Every rank's block, rank 0's first; may hold `src` as this rank's block
+   * (in place). */
+  AccelBuffer *dst; /*< write required >*/
 };
 
 ACCEL_API

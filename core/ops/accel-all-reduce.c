@@ -40,34 +40,6 @@ accel_all_reduce_check_peer (AccelCollective *c, AccelCollective *first, GError 
          && accel_collective_check_same_int_ (c, first, "reduction", self->reduction, f->reduction, error);
 }
 
-static const AccelOpParam all_reduce_params[] = {
-  ACCEL_OP_BUFFER (AccelAllReduce, src, "src", "This rank's values.", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelAllReduce, dst, "dst",
-                   "Where this rank gets the reduction of every rank's `src`; may be `src` itself (in place).",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_ENUM (AccelAllReduce, reduction, "reduction", "How the ranks' values combine.",
-                 accel_reduction_get_type, ACCEL_REDUCTION_SUM),
-};
-
 ACCEL_DEFINE_COLLECTIVE_TYPE (AccelAllReduce, accel_all_reduce, "all-reduce",
                               "Every rank gets the sum, product, min, max or average of all ranks' src",
-                              all_reduce_params, accel_all_reduce_validate, accel_all_reduce_check_peer, TRUE)
-
-/**
- * accel_all_reduce_new:
- * @src: (transfer none) (nullable): this rank's values
- * @dst: (transfer none) (nullable): the result (may be @src)
- * @reduction: how the ranks' values combine
- *
- * Makes one rank's `all-reduce` op.
- *
- * Returns: (transfer full): a new #AccelAllReduce
- */
-AccelOp *
-accel_all_reduce_new (AccelBuffer *src, AccelBuffer *dst, AccelReduction reduction)
-{
-  g_return_val_if_fail (src == NULL || ACCEL_IS_BUFFER (src), NULL);
-  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
-
-  return g_object_new (ACCEL_TYPE_ALL_REDUCE, "src", src, "dst", dst, "reduction", reduction, NULL);
-}
+                              _accel_all_reduce_params, accel_all_reduce_validate, accel_all_reduce_check_peer, TRUE)

@@ -13,9 +13,13 @@ struct _AccelAllReduce {
   AccelCollective parent_instance;
 
   /*< public >*/
-  AccelBuffer *src;
-  AccelBuffer *dst;
-  AccelReduction reduction;
+  /* This rank's values. */
+  AccelBuffer *src; /*< read required >*/
+  /* Where this rank gets the reduction of every rank's `src`; may be `src`
+   * itself (in place). */
+  AccelBuffer *dst; /*< write required >*/
+  /* How the ranks' values combine. */
+  AccelReduction reduction; /*< default=ACCEL_REDUCTION_SUM >*/
 };
 
 ACCEL_API

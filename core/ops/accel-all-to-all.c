@@ -42,31 +42,6 @@ accel_all_to_all_check_peer (AccelCollective *c, AccelCollective *first, GError 
                                        error);
 }
 
-static const AccelOpParam all_to_all_params[] = {
-  ACCEL_OP_BUFFER (AccelAllToAll, src, "src", "N-ranks blocks; block j goes to rank j.",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelAllToAll, dst, "dst", "N-ranks blocks; block i comes from rank i.",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-};
-
 ACCEL_DEFINE_COLLECTIVE_TYPE (AccelAllToAll, accel_all_to_all, "all-to-all",
                               "Block j of rank i's src goes to block i of rank j's dst",
-                              all_to_all_params, accel_all_to_all_validate, accel_all_to_all_check_peer, TRUE)
-
-/**
- * accel_all_to_all_new:
- * @src: (transfer none) (nullable): the blocks to send
- * @dst: (transfer none) (nullable): the blocks received
- *
- * Makes one rank's `all-to-all` op.
- *
- * Returns: (transfer full): a new #AccelAllToAll
- */
-AccelOp *
-accel_all_to_all_new (AccelBuffer *src, AccelBuffer *dst)
-{
-  g_return_val_if_fail (src == NULL || ACCEL_IS_BUFFER (src), NULL);
-  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
-
-  return g_object_new (ACCEL_TYPE_ALL_TO_ALL, "src", src, "dst", dst, NULL);
-}
+                              _accel_all_to_all_params, accel_all_to_all_validate, accel_all_to_all_check_peer, TRUE)

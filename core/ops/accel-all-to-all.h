@@ -13,8 +13,10 @@ struct _AccelAllToAll {
   AccelCollective parent_instance;
 
   /*< public >*/
-  AccelBuffer *src;
-  AccelBuffer *dst;
+  /* N-ranks blocks; block j goes to rank j. */
+  AccelBuffer *src; /*< read required >*/
+  /* N-ranks blocks; block i comes from rank i. */
+  AccelBuffer *dst; /*< write required >*/
 };
 
 ACCEL_API

@@ -14,15 +14,25 @@ struct _AccelAttentionBackward {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *q;
-  AccelBuffer *k;
-  AccelBuffer *v;
-  AccelBuffer *out;
-  AccelBuffer *dout;
-  AccelBuffer *lse;
-  AccelBuffer *dq;
-  AccelBuffer *dk;
-  AccelBuffer *dv;
+  /* Queries `[B, Hq, Sq, D]`. */
+  AccelBuffer *q; /*< read required >*/
+  /* Keys `[B, Hkv, Sk, D]`. */
+  AccelBuffer *k; /*< read required >*/
+  /* Values `[B, Hkv, Sk, Dv]`. */
+  AccelBuffer *v; /*< read required >*/
+  /* The forward result `[B, Hq, Sq, Dv]`. */
+  AccelBuffer *out; /*< read required >*/
+  /* The gradient of the loss with respect to `out`. */
+  AccelBuffer *dout; /*< read required >*/
+  /* The forward pass's log-sum-exp `[B, Hq, Sq]`, f32. */
+  AccelBuffer *lse; /*< read required >*/
+  /* The gradient with respect to `q` (written). */
+  AccelBuffer *dq; /*< write required >*/
+  /* The gradient with respect to `k` (written; summed over the query heads of
+   * each group). */
+  AccelBuffer *dk; /*< write required >*/
+  /* The gradient with respect to `v` (written; likewise). */
+  AccelBuffer *dv; /*< write required >*/
   gboolean causal;
   int window_left;
   int window_right;

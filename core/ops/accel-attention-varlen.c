@@ -44,53 +44,7 @@ accel_attention_varlen_validate (AccelOp *op, GError **error)
   return _accel_op_check_results_alias (op, error);
 }
 
-static const AccelOpParam attention_varlen_params[] = {
-  ACCEL_OP_BUFFER (AccelAttentionVarlen, q, "q", "Packed queries `[Tq, Hq, D]`.",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelAttentionVarlen, k, "k", "Packed keys `[Tk, Hkv, D]`.",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelAttentionVarlen, v, "v", "Packed values `[Tk, Hkv, Dv]`.",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelAttentionVarlen, out, "out", "The packed result `[Tq, Hq, Dv]`.",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelAttentionVarlen, lse, "lse",
-                   "If set, the log-sum-exp of each row's final logits `[Hq, Tq]`, f32.",
-                   ACCEL_ACCESS_WRITE, 0),
-  ACCEL_OP_BUFFER (AccelAttentionVarlen, cu_seqlens_q, "cu-seqlens-q",
-                   "The query row where each sequence starts, and `Tq` last: i32 `[B + 1]`.",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelAttentionVarlen, cu_seqlens_k, "cu-seqlens-k",
-                   "The key row where each sequence starts, and `Tk` last: i32 `[B + 1]`.",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-};
-
 ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelAttentionVarlen, accel_attention_varlen, "attention-varlen",
                                 "Attention over packed sequences of different lengths (cu-seqlens)",
-                                attention_varlen_params, accel_attention_varlen_validate,
+                                _accel_attention_varlen_params, accel_attention_varlen_validate,
                                 _accel_attention_install_mask_params (op_class, G_STRUCT_OFFSET (AccelAttentionVarlen, causal));)
-
-/**
- * accel_attention_varlen_new:
- * @q: (transfer none): packed queries `[Tq, Hq, D]`
- * @k: (transfer none): packed keys `[Tk, Hkv, D]`
- * @v: (transfer none): packed values `[Tk, Hkv, Dv]`
- * @out: (transfer none): the packed result `[Tq, Hq, Dv]`
- * @cu_seqlens_q: (transfer none): i32 `[B + 1]`, the first query row of each sequence, then `Tq`
- * @cu_seqlens_k: (transfer none): i32 `[B + 1]`, the first key row of each sequence, then `Tk`
- *
- * Makes an `attention-varlen` op (not causal, no window, default scale, no
- * lse); set the other properties with g_object_set().
- *
- * Returns: (transfer full): a new #AccelAttentionVarlen
- */
-AccelOp *
-accel_attention_varlen_new (AccelBuffer *q, AccelBuffer *k, AccelBuffer *v, AccelBuffer *out,
-                            AccelBuffer *cu_seqlens_q, AccelBuffer *cu_seqlens_k)
-{
-  AccelBuffer *all[] = { q, k, v, out, cu_seqlens_q, cu_seqlens_k };
-  for (guint i = 0; i < G_N_ELEMENTS (all); i++)
-    g_return_val_if_fail (all[i] == NULL || ACCEL_IS_BUFFER (all[i]), NULL);
-
-  return g_object_new (ACCEL_TYPE_ATTENTION_VARLEN, "q", q, "k", k, "v", v, "out", out,
-                       "cu-seqlens-q", cu_seqlens_q, "cu-seqlens-k", cu_seqlens_k, NULL);
-}

@@ -14,13 +14,20 @@ struct _AccelAttentionVarlen {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *q;
-  AccelBuffer *k;
-  AccelBuffer *v;
-  AccelBuffer *out;
-  AccelBuffer *lse;
-  AccelBuffer *cu_seqlens_q;
-  AccelBuffer *cu_seqlens_k;
+  /* Packed queries `[Tq, Hq, D]`. */
+  AccelBuffer *q; /*< read required >*/
+  /* Packed keys `[Tk, Hkv, D]`. */
+  AccelBuffer *k; /*< read required >*/
+  /* Packed values `[Tk, Hkv, Dv]`. */
+  AccelBuffer *v; /*< read required >*/
+  /* The packed result `[Tq, Hq, Dv]`. */
+  AccelBuffer *out; /*< write required >*/
+  /* If set, the log-sum-exp of each row's final logits `[Hq, Tq]`, f32. */
+  AccelBuffer *lse; /*< write >*/
+  /* The query row where each sequence starts, and `Tq` last: i32 `[B + 1]`. */
+  AccelBuffer *cu_seqlens_q; /*< read required >*/
+  /* The key row where each sequence starts, and `Tk` last: i32 `[B + 1]`. */
+  AccelBuffer *cu_seqlens_k; /*< read required >*/
   gboolean causal;
   int window_left;
   int window_right;

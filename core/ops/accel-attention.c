@@ -77,46 +77,7 @@ accel_attention_validate (AccelOp *op, GError **error)
   return _accel_op_check_results_alias (op, error);
 }
 
-static const AccelOpParam attention_params[] = {
-  ACCEL_OP_BUFFER (AccelAttention, q, "q", "Queries `[B, Hq, Sq, D]`.", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelAttention, k, "k", "Keys `[B, Hkv, Sk, D]`.", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelAttention, v, "v", "Values `[B, Hkv, Sk, Dv]`.", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelAttention, out, "out", "The result `[B, Hq, Sq, Dv]`.",
-                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelAttention, lse, "lse",
-                   "If set, the log-sum-exp of each row's final logits `[B, Hq, Sq]`, f32.",
-                   ACCEL_ACCESS_WRITE, 0),
-  ACCEL_OP_DOUBLE (AccelAttention, q_descale, "q-descale",
-                   "The per-tensor scale of fp8 `q`: the logits are multiplied by `q_descale k_descale`. Finite and "
-                   "> 0; must be 1.0 unless the inputs are fp8-e4m3.",
-                   0.0, G_MAXDOUBLE, 1.0, 0),
-  ACCEL_OP_DOUBLE (AccelAttention, k_descale, "k-descale", "The per-tensor scale of fp8 `k`, as `q-descale`.",
-                   0.0, G_MAXDOUBLE, 1.0, 0),
-  ACCEL_OP_DOUBLE (AccelAttention, v_descale, "v-descale",
-                   "The per-tensor scale of fp8 `v`: the result is `v_descale (P v)`. Finite and > 0; must be 1.0 "
-                   "unless the inputs are fp8-e4m3.",
-                   0.0, G_MAXDOUBLE, 1.0, 0),
-};
-
 ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelAttention, accel_attention, "attention",
                                 "Scaled dot-product attention (causal, sliding window, sinks, grouped-query, softcap, ALiBi, fp8)",
-                                attention_params, accel_attention_validate,
+                                _accel_attention_params, accel_attention_validate,
                                 _accel_attention_install_mask_params (op_class, G_STRUCT_OFFSET (AccelAttention, causal));)
-
-/**
- * accel_attention_new:
- * @q: (transfer none): queries `[B, Hq, Sq, D]`
- * @k: (transfer none): keys `[B, Hkv, Sk, D]`
- * @v: (transfer none): values `[B, Hkv, Sk, Dv]`
- * @out: (transfer none): the result `[B, Hq, Sq, Dv]`
- *
- * Makes an `attention` op (not causal, no window, default scale, no lse);
- * set the other properties with g_object_set().
- *
- * Returns: (transfer full): a new #AccelAttention
- */
-AccelOp *
-accel_attention_new (AccelBuffer *q, AccelBuffer *k, AccelBuffer *v, AccelBuffer *out)
-{
-  return g_object_new (ACCEL_TYPE_ATTENTION, "q", q, "k", k, "v", v, "out", out, NULL);
-}

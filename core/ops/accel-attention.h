@@ -14,11 +14,16 @@ struct _AccelAttention {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *q;
-  AccelBuffer *k;
-  AccelBuffer *v;
-  AccelBuffer *out;
-  AccelBuffer *lse;
+  /* Queries `[B, Hq, Sq, D]`. */
+  AccelBuffer *q; /*< read required >*/
+  /* Keys `[B, Hkv, Sk, D]`. */
+  AccelBuffer *k; /*< read required >*/
+  /* Values `[B, Hkv, Sk, Dv]`. */
+  AccelBuffer *v; /*< read required >*/
+  /* The result `[B, Hq, Sq, Dv]`. */
+  AccelBuffer *out; /*< write required >*/
+  /* If set, the log-sum-exp of each row's final logits `[B, Hq, Sq]`, f32. */
+  AccelBuffer *lse; /*< write >*/
   gboolean causal;
   int window_left;
   int window_right;
@@ -26,9 +31,14 @@ struct _AccelAttention {
   double softcap;
   AccelBuffer *alibi_slopes;
   int sinks;
-  double q_descale;
-  double k_descale;
-  double v_descale;
+  /* The per-tensor scale of fp8 `q`: the logits are multiplied by `q_descale
+   * k_descale`. Finite and > 0; must be 1.0 unless the inputs are fp8-e4m3. */
+  double q_descale; /*< min=0.0 max=G_MAXDOUBLE default=1.0 >*/
+  /* The per-tensor scale of fp8 `k`, as `q-descale`. */
+  double k_descale; /*< min=0.0 max=G_MAXDOUBLE default=1.0 >*/
+  /* The per-tensor scale of fp8 `v`: the result is `v_descale (P v)`. Finite
+   * and > 0; must be 1.0 unless the inputs are fp8-e4m3. */
+  double v_descale; /*< min=0.0 max=G_MAXDOUBLE default=1.0 >*/
 };
 
 ACCEL_API

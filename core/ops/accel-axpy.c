@@ -38,30 +38,6 @@ accel_axpy_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
-static const AccelOpParam axpy_params[] = {
-  ACCEL_OP_BUFFER (AccelAxpy, x, "x", "Vector x (contiguous)", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelAxpy, y, "y", "Vector y, updated in place; same dtype and element count as x",
-                   ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_DOUBLE (AccelAxpy, alpha, "alpha", "The scale of `x` (real, also for complex types).",
-                   -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelAxpy, accel_axpy, "axpy",
                       "y = alpha x + y",
-                      axpy_params, accel_axpy_validate)
-
-/**
- * accel_axpy_new:
- * @alpha: the scale of @x
- * @x: (transfer none): the added vector
- * @y: (transfer none): the accumulated vector
- *
- * Makes an `axpy` op.
- *
- * Returns: (transfer full): a new #AccelAxpy
- */
-AccelOp *
-accel_axpy_new (double alpha, AccelBuffer *x, AccelBuffer *y)
-{
-  return g_object_new (ACCEL_TYPE_AXPY, "alpha", alpha, "x", x, "y", y, NULL);
-}
+                      _accel_axpy_params, accel_axpy_validate)

@@ -14,9 +14,12 @@ struct _AccelAxpy {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *x;
-  AccelBuffer *y;
-  double alpha;
+  /* Vector x (contiguous) */
+  AccelBuffer *x; /*< read required >*/
+  /* Vector y, updated in place; same dtype and element count as x */
+  AccelBuffer *y; /*< readwrite required >*/
+  /* The scale of `x` (real, also for complex types). */
+  double alpha; /*< min=-G_MAXDOUBLE max=G_MAXDOUBLE default=1.0 >*/
 };
 
 ACCEL_API

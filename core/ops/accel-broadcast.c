@@ -46,36 +46,6 @@ accel_broadcast_check_peer (AccelCollective *c, AccelCollective *first, GError *
          && accel_collective_check_same_int_ (c, first, "root", self->root, f->root, error);
 }
 
-static const AccelOpParam broadcast_params[] = {
-  ACCEL_OP_BUFFER (AccelBroadcast, src, "src",
-                   "The values to send; read on the root only, where it is required (other ranks may leave it "
-                   "unset).",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_DEFAULT),
-  ACCEL_OP_BUFFER (AccelBroadcast, dst, "dst",
-                   "Where every rank gets the root's `src`; on the root it may be `src` itself (in place).",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_INT (AccelBroadcast, root, "root", "The rank whose `src` goes out.", 0, G_MAXINT, 0),
-};
-
 ACCEL_DEFINE_COLLECTIVE_TYPE (AccelBroadcast, accel_broadcast, "broadcast",
                               "Every rank gets the root's src",
-                              broadcast_params, accel_broadcast_validate, accel_broadcast_check_peer, TRUE)
-
-/**
- * accel_broadcast_new:
- * @src: (transfer none) (nullable): the values to send (on the root)
- * @dst: (transfer none) (nullable): where this rank gets them
- * @root: the sending rank
- *
- * Makes one rank's `broadcast` op.
- *
- * Returns: (transfer full): a new #AccelBroadcast
- */
-AccelOp *
-accel_broadcast_new (AccelBuffer *src, AccelBuffer *dst, int root)
-{
-  g_return_val_if_fail (src == NULL || ACCEL_IS_BUFFER (src), NULL);
-  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
-
-  return g_object_new (ACCEL_TYPE_BROADCAST, "src", src, "dst", dst, "root", root, NULL);
-}
+                              _accel_broadcast_params, accel_broadcast_validate, accel_broadcast_check_peer, TRUE)

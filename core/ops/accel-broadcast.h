@@ -13,9 +13,14 @@ struct _AccelBroadcast {
   AccelCollective parent_instance;
 
   /*< public >*/
-  AccelBuffer *src;
-  AccelBuffer *dst;
-  int root;
+  /* The values to send; read on the root only, where it is required (other
+   * ranks may leave it unset). */
+  AccelBuffer *src; /*< read >*/
+  /* Where every rank gets the root's `src`; on the root it may be `src` itself
+   * (in place). */
+  AccelBuffer *dst; /*< write required >*/
+  /* The rank whose `src` goes out. */
+  int root; /*< min=0 max=G_MAXINT default=0 >*/
 };
 
 ACCEL_API

@@ -37,27 +37,6 @@ accel_cast_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
-static const AccelOpParam cast_params[] = {
-  ACCEL_OP_BUFFER (AccelCast, src, "src", "Source buffer, any dtype", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelCast, dst, "dst", "Destination buffer, any dtype, same element count as src",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelCast, accel_cast, "cast",
                       "Convert src to the dtype of dst (round to nearest even; saturating integers)",
-                      cast_params, accel_cast_validate)
-
-/**
- * accel_cast_new:
- * @src: (transfer none): the source
- * @dst: (transfer none): the destination, whose dtype is the target
- *
- * Makes a `cast` op.
- *
- * Returns: (transfer full): a new #AccelCast
- */
-AccelOp *
-accel_cast_new (AccelBuffer *src, AccelBuffer *dst)
-{
-  return g_object_new (ACCEL_TYPE_CAST, "src", src, "dst", dst, NULL);
-}
+                      _accel_cast_params, accel_cast_validate)

@@ -14,8 +14,10 @@ struct _AccelCast {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *src;
-  AccelBuffer *dst;
+  /* Source buffer, any dtype */
+  AccelBuffer *src; /*< read required >*/
+  /* Destination buffer, any dtype, same element count as src */
+  AccelBuffer *dst; /*< write required >*/
 };
 
 ACCEL_API

@@ -13,10 +13,15 @@ struct _AccelCholeskySolve {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *l;
-  AccelBuffer *b;
-  AccelBuffer *x;
-  gboolean lower;
+  /* The Cholesky factor [n, n] (or [b, n, n]) as written by cholesky */
+  AccelBuffer *l; /*< read required >*/
+  /* Right-hand side [n] or [n, nrhs] (batched like l) */
+  AccelBuffer *b; /*< read required >*/
+  /* The solution, shape of b; may be b */
+  AccelBuffer *x; /*< write required >*/
+  /* Whether `l` is the lower factor (`a = l lᵀ`) or the upper one (`a = uᵀ
+   * u`); only that triangle is read. */
+  gboolean lower; /*< default=TRUE >*/
 };
 
 ACCEL_API

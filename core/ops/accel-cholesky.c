@@ -37,32 +37,6 @@ accel_cholesky_validate (AccelOp *op, GError **error)
          && accel_op_check_in_place_ (error, "cholesky", "l", self->l, "a", self->a);
 }
 
-static const AccelOpParam cholesky_params[] = {
-  ACCEL_OP_BUFFER (AccelCholesky, a, "a", "The symmetric positive definite matrix, `[n, n]` or `[batch, n, n]`.",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelCholesky, l, "l", "The triangular factor, shape of a; may be a",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BOOLEAN (AccelCholesky, lower, "lower",
-                    "Whether the factor is lower triangular (`a = l lᵀ`, reading the lower triangle of `a`) or upper "
-                    "triangular (`a = uᵀ u`, reading the upper triangle).", TRUE),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelCholesky, accel_cholesky, "cholesky",
                       "Cholesky factorisation of a symmetric positive definite matrix (LAPACK potrf)",
-                      cholesky_params, accel_cholesky_validate)
-
-/**
- * accel_cholesky_new:
- * @a: (transfer none) (nullable): the symmetric positive definite matrix, `[n, n]` or `[batch, n, n]`
- * @l: (transfer none) (nullable): the triangular factor, the shape of @a
- *
- * Makes a `cholesky` op computing the lower factor.
- *
- * Returns: (transfer full): a new #AccelCholesky
- */
-AccelOp *
-accel_cholesky_new (AccelBuffer *a, AccelBuffer *l)
-{
-  return g_object_new (ACCEL_TYPE_CHOLESKY, "a", a,
-                       "l", l, NULL);
-}
+                      _accel_cholesky_params, accel_cholesky_validate)

@@ -13,9 +13,14 @@ struct _AccelCholesky {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *a;
-  AccelBuffer *l;
-  gboolean lower;
+  /* The symmetric positive definite matrix, `[n, n]` or `[batch, n, n]`. */
+  AccelBuffer *a; /*< read required >*/
+  /* The triangular factor, shape of a; may be a */
+  AccelBuffer *l; /*< write required >*/
+  /* Whether the factor is lower triangular (`a = l lᵀ`, reading the lower
+   * triangle of `a`) or upper triangular (`a = uᵀ u`, reading the upper
+   * triangle). */
+  gboolean lower; /*< default=TRUE >*/
 };
 
 ACCEL_API

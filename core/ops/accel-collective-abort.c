@@ -29,11 +29,6 @@ accel_collective_abort_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
-static const AccelOpParam collective_abort_params[] = {
-  ACCEL_OP_STRING (AccelCollectiveAbort, comm_key, "comm-key", "The communicator incarnation to end."),
-  ACCEL_OP_STRING (AccelCollectiveAbort, reason, "reason", "Why, for the errors of the collectives it ends."),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelCollectiveAbort, accel_collective_abort, "collective-abort",
                       "End this device's rank of a communicator incarnation (ncclCommAbort)",
-                      collective_abort_params, accel_collective_abort_validate)
+                      _accel_collective_abort_params, accel_collective_abort_validate)

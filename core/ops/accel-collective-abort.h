@@ -13,8 +13,10 @@ struct _AccelCollectiveAbort {
   AccelOp parent_instance;
 
   /*< public >*/
-  char *comm_key;
-  char *reason;
+  /* The communicator incarnation to end. */
+  char *comm_key; /*< >*/
+  /* Why, for the errors of the collectives it ends. */
+  char *reason; /*< >*/
 };
 
 G_END_DECLS

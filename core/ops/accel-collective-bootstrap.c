@@ -30,13 +30,6 @@ accel_collective_bootstrap_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
-static const AccelOpParam collective_bootstrap_params[] = {
-  ACCEL_OP_BUFFER (AccelCollectiveBootstrap, id, "id",
-                   "Receives the bootstrap bytes, ACCEL_COLLECTIVE_ID_SIZE elements of u8 on the device that runs "
-                   "the op.",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelCollectiveBootstrap, accel_collective_bootstrap, "collective-bootstrap",
                       "Make the bytes a new communicator incarnation starts from (an NCCL unique id)",
-                      collective_bootstrap_params, accel_collective_bootstrap_validate)
+                      _accel_collective_bootstrap_params, accel_collective_bootstrap_validate)

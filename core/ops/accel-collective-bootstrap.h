@@ -13,7 +13,9 @@ struct _AccelCollectiveBootstrap {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *id;
+  /* Receives the bootstrap bytes, ACCEL_COLLECTIVE_ID_SIZE elements of u8 on
+   * the device that runs the op. */
+  AccelBuffer *id; /*< write required >*/
 };
 
 G_END_DECLS

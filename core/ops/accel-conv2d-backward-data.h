@@ -14,9 +14,12 @@ struct _AccelConv2dBackwardData {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *dy;
-  AccelBuffer *w;
-  AccelBuffer *dx;
+  /* The gradient of the output, shaped as `conv2d`'s `y`. */
+  AccelBuffer *dy; /*< read required >*/
+  /* Filters, shaped as conv2d w */
+  AccelBuffer *w; /*< read required >*/
+  /* The gradient of the images, shaped as `conv2d`'s `x`. */
+  AccelBuffer *dx; /*< write required >*/
   AccelConv2dParams params;
 };
 

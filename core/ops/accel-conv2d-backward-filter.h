@@ -14,9 +14,12 @@ struct _AccelConv2dBackwardFilter {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *x;
-  AccelBuffer *dy;
-  AccelBuffer *dw;
+  /* Images, shaped as conv2d x */
+  AccelBuffer *x; /*< read required >*/
+  /* Gradient of the output, shaped as conv2d y */
+  AccelBuffer *dy; /*< read required >*/
+  /* The gradient of the filters, shaped as `conv2d`'s `w`. */
+  AccelBuffer *dw; /*< write required >*/
   AccelConv2dParams params;
 };
 

@@ -209,36 +209,7 @@ _accel_conv2d_install_geometry (AccelOpClass *klass, gsize params_offset)
   accel_op_class_install_params_at (klass, params_offset, geometry_params, G_N_ELEMENTS (geometry_params));
 }
 
-static const AccelOpParam conv2d_params[] = {
-  ACCEL_OP_BUFFER (AccelConv2d, x, "x", "Images [n, c, h, w] (nchw) or [n, h, w, c] (nhwc)",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelConv2d, w, "w", "Filters [k, c / groups, r, s] (nchw) or [k, r, s, c / groups] (nhwc)",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelConv2d, bias, "bias", "Optional bias [k], one per filter", ACCEL_ACCESS_READ, 0),
-  ACCEL_OP_BUFFER (AccelConv2d, y, "y", "Result [n, k, p, q] (nchw) or [n, p, q, k] (nhwc)",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-};
-
 ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelConv2d, accel_conv2d, "conv2d",
                                 "2-D convolution (cross-correlation) with stride, padding, dilation, groups and bias",
-                                conv2d_params, accel_conv2d_validate,
+                                _accel_conv2d_params, accel_conv2d_validate,
                                 _accel_conv2d_install_geometry (op_class, G_STRUCT_OFFSET (AccelConv2d, params)))
-
-/**
- * accel_conv2d_new:
- * @x: (transfer none) (nullable): the images
- * @w: (transfer none) (nullable): the filters
- * @y: (transfer none) (nullable): the result
- *
- * Makes a `conv2d` op with stride 1, no padding, no dilation, one group, no
- * bias and the nchw layout; set the other properties with g_object_set().
- *
- * Returns: (transfer full): a new #AccelConv2d
- */
-AccelOp *
-accel_conv2d_new (AccelBuffer *x, AccelBuffer *w, AccelBuffer *y)
-{
-  return g_object_new (ACCEL_TYPE_CONV2D, "x", x,
-                       "w", w,
-                       "y", y, NULL);
-}

@@ -53,10 +53,14 @@ struct _AccelConv2d {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *x;
-  AccelBuffer *w;
-  AccelBuffer *bias;
-  AccelBuffer *y;
+  /* Images [n, c, h, w] (nchw) or [n, h, w, c] (nhwc) */
+  AccelBuffer *x; /*< read required >*/
+  /* Filters [k, c / groups, r, s] (nchw) or [k, r, s, c / groups] (nhwc) */
+  AccelBuffer *w; /*< read required >*/
+  /* Optional bias [k], one per filter */
+  AccelBuffer *bias; /*< read >*/
+  /* Result [n, k, p, q] (nchw) or [n, p, q, k] (nhwc) */
+  AccelBuffer *y; /*< write required >*/
   AccelConv2dParams params;
 };
 

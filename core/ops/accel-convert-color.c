@@ -47,27 +47,6 @@ accel_convert_color_validate (AccelOp *op, GError **error)
       && accel_image_check_scale_ (op, self->method, TRUE, &ls, &ld, error);
 }
 
-static const AccelOpParam convert_color_params[] = {
-  ACCEL_OP_ENUM (AccelConvertColor, src_matrix, "src-matrix",
-                 "The Y′CbCr matrix of a YUV source (unused for RGB and gray sources).",
-                 accel_color_matrix_get_type, ACCEL_COLOR_MATRIX_BT709),
-  ACCEL_OP_ENUM (AccelConvertColor, src_range, "src-range", "The range of a YUV source.",
-                 accel_color_range_get_type, ACCEL_COLOR_RANGE_LIMITED),
-  ACCEL_OP_ENUM (AccelConvertColor, src_chroma_siting, "src-chroma-siting",
-                 "Where the chroma samples of a subsampled source lie.", accel_chroma_siting_get_type,
-                 ACCEL_CHROMA_SITING_MPEG2),
-  ACCEL_OP_ENUM (AccelConvertColor, dst_matrix, "dst-matrix",
-                 "The Y′CbCr matrix of a YUV destination, or the luma weights of a gray one.",
-                 accel_color_matrix_get_type, ACCEL_COLOR_MATRIX_BT709),
-  ACCEL_OP_ENUM (AccelConvertColor, dst_range, "dst-range", "The range of a YUV destination.",
-                 accel_color_range_get_type, ACCEL_COLOR_RANGE_LIMITED),
-  ACCEL_OP_ENUM (AccelConvertColor, dst_chroma_siting, "dst-chroma-siting",
-                 "Where the chroma samples of a subsampled destination lie.", accel_chroma_siting_get_type,
-                 ACCEL_CHROMA_SITING_MPEG2),
-  ACCEL_OP_ENUM (AccelConvertColor, method, "method", "How samples are interpolated, for scaling and for chroma.",
-                 accel_interpolation_get_type, ACCEL_INTERPOLATION_BILINEAR),
-};
-
 static void
 accel_convert_color_class_init (AccelConvertColorClass *klass)
 {
@@ -78,7 +57,7 @@ accel_convert_color_class_init (AccelConvertColorClass *klass)
                                "Converts an image between pixel formats and colour spaces, scaling it if the sizes differ");
   accel_image_install_src_ (op_class, G_STRUCT_OFFSET (AccelConvertColor, src));
   accel_image_install_dst_ (op_class, G_STRUCT_OFFSET (AccelConvertColor, dst), TRUE);
-  accel_op_class_install_params (op_class, convert_color_params, G_N_ELEMENTS (convert_color_params));
+  accel_op_class_install_params (op_class, _accel_convert_color_params, G_N_ELEMENTS (_accel_convert_color_params));
 }
 
 static void

@@ -16,13 +16,20 @@ struct _AccelConvertColor {
   /*< public >*/
   AccelImage src;
   AccelImage dst;
-  AccelColorMatrix src_matrix;
-  AccelColorRange src_range;
-  AccelChromaSiting src_chroma_siting;
-  AccelColorMatrix dst_matrix;
-  AccelColorRange dst_range;
-  AccelChromaSiting dst_chroma_siting;
-  AccelInterpolation method;
+  /* The Y′CbCr matrix of a YUV source (unused for RGB and gray sources). */
+  AccelColorMatrix src_matrix; /*< default=ACCEL_COLOR_MATRIX_BT709 >*/
+  /* The range of a YUV source. */
+  AccelColorRange src_range; /*< default=ACCEL_COLOR_RANGE_LIMITED >*/
+  /* Where the chroma samples of a subsampled source lie. */
+  AccelChromaSiting src_chroma_siting; /*< default=ACCEL_CHROMA_SITING_MPEG2 >*/
+  /* The Y′CbCr matrix of a YUV destination, or the luma weights of a gray one. */
+  AccelColorMatrix dst_matrix; /*< default=ACCEL_COLOR_MATRIX_BT709 >*/
+  /* The range of a YUV destination. */
+  AccelColorRange dst_range; /*< default=ACCEL_COLOR_RANGE_LIMITED >*/
+  /* Where the chroma samples of a subsampled destination lie. */
+  AccelChromaSiting dst_chroma_siting; /*< default=ACCEL_CHROMA_SITING_MPEG2 >*/
+  /* How samples are interpolated, for scaling and for chroma. */
+  AccelInterpolation method; /*< default=ACCEL_INTERPOLATION_BILINEAR >*/
 };
 
 ACCEL_API

@@ -29,27 +29,6 @@ accel_copy_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
-static const AccelOpParam copy_params[] = {
-  ACCEL_OP_BUFFER (AccelCopy, src, "src", "Source buffer", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelCopy, dst, "dst", "Destination buffer, same dtype and element count as src",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelCopy, accel_copy, "copy",
                       "Copy src into dst (same dtype and element count; strided layouts allowed)",
-                      copy_params, accel_copy_validate)
-
-/**
- * accel_copy_new:
- * @src: (transfer none): the source
- * @dst: (transfer none): the destination
- *
- * Makes a `copy` op.
- *
- * Returns: (transfer full): a new #AccelCopy
- */
-AccelOp *
-accel_copy_new (AccelBuffer *src, AccelBuffer *dst)
-{
-  return g_object_new (ACCEL_TYPE_COPY, "src", src, "dst", dst, NULL);
-}
+                      _accel_copy_params, accel_copy_validate)

@@ -14,8 +14,10 @@ struct _AccelCopy {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *src;
-  AccelBuffer *dst;
+  /* Source buffer */
+  AccelBuffer *src; /*< read required >*/
+  /* Destination buffer, same dtype and element count as src */
+  AccelBuffer *dst; /*< write required >*/
 };
 
 ACCEL_API

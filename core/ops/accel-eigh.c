@@ -42,34 +42,6 @@ accel_eigh_validate (AccelOp *op, GError **error)
          && accel_op_check_no_alias_ (error, "eigh", "w", self->w, "v", self->v);
 }
 
-static const AccelOpParam eigh_params[] = {
-  ACCEL_OP_BUFFER (AccelEigh, a, "a", "Symmetric matrix [n, n] (or [b, n, n]); f32 or f64",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelEigh, w, "w", "The eigenvalues, `[n]`, ascending.",
-                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelEigh, v, "v", "The eigenvectors as columns, the shape of `a`.",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BOOLEAN (AccelEigh, lower, "lower", "Whether the lower triangle of `a` is read (else the upper one).", TRUE),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelEigh, accel_eigh, "eigh",
                       "Eigenvalues and eigenvectors of a symmetric matrix (LAPACK syevd)",
-                      eigh_params, accel_eigh_validate)
-
-/**
- * accel_eigh_new:
- * @a: (transfer none) (nullable): the symmetric matrix, `[n, n]` or `[batch, n, n]`
- * @w: (transfer none) (nullable): the eigenvalues, `[n]`, ascending
- * @v: (transfer none) (nullable): the eigenvectors as columns, the shape of @a
- *
- * Makes an `eigh` op reading the lower triangle.
- *
- * Returns: (transfer full): a new #AccelEigh
- */
-AccelOp *
-accel_eigh_new (AccelBuffer *a, AccelBuffer *w, AccelBuffer *v)
-{
-  return g_object_new (ACCEL_TYPE_EIGH, "a", a,
-                       "w", w,
-                       "v", v, NULL);
-}
+                      _accel_eigh_params, accel_eigh_validate)

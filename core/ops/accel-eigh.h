@@ -13,10 +13,14 @@ struct _AccelEigh {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *a;
-  AccelBuffer *w;
-  AccelBuffer *v;
-  gboolean lower;
+  /* Symmetric matrix [n, n] (or [b, n, n]); f32 or f64 */
+  AccelBuffer *a; /*< read required >*/
+  /* The eigenvalues, `[n]`, ascending. */
+  AccelBuffer *w; /*< write required >*/
+  /* The eigenvectors as columns, the shape of `a`. */
+  AccelBuffer *v; /*< write required >*/
+  /* Whether the lower triangle of `a` is read (else the upper one). */
+  gboolean lower; /*< default=TRUE >*/
 };
 
 ACCEL_API

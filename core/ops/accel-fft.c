@@ -157,46 +157,6 @@ accel_fft_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
-static const AccelOpParam fft_params[] = {
-  ACCEL_OP_BUFFER (AccelFft, input, "input", "Input: c64/c128 (c2c, c2r) or f32/f64 (r2c), contiguous",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelFft, output, "output", "Output: c64/c128 (c2c, r2c) or f32/f64 (c2r), contiguous",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_ENUM (AccelFft, kind, "kind", "Complex to complex, real to complex or complex to real.",
-                 accel_fft_kind_get_type, ACCEL_FFT_C2C),
-  ACCEL_OP_ENUM (AccelFft, direction, "direction", "Forward (`exp(-2πi jk/n)`) or inverse (unnormalised).",
-                 accel_fft_direction_get_type, ACCEL_FFT_FORWARD),
-  ACCEL_OP_UINT (AccelFft, n_axes, "n-axes", "How many trailing dimensions are transformed; the others are a batch.",
-                 1, 3, 1),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelFft, accel_fft, "fft",
                       "Batched 1-3 dimensional FFT (c2c, r2c, c2r; unnormalised inverse)",
-                      fft_params, accel_fft_validate)
-
-/**
- * accel_fft_new:
- * @input: (transfer none): the input
- * @output: (transfer none): the output
- * @kind: the kind of transform
- * @direction: the direction
- * @n_axes: how many trailing dimensions are transformed (1 to 3)
- *
- * Makes an `fft` op.
- *
- * Returns: (transfer full): a new #AccelFft
- */
-AccelOp *
-accel_fft_new (AccelBuffer *input,
-               AccelBuffer *output,
-               AccelFftKind kind,
-               AccelFftDirection direction,
-               guint n_axes)
-{
-  g_return_val_if_fail (input == NULL || ACCEL_IS_BUFFER (input), NULL);
-  g_return_val_if_fail (output == NULL || ACCEL_IS_BUFFER (output), NULL);
-  g_return_val_if_fail (n_axes >= 1 && n_axes <= 3, NULL);
-
-  return g_object_new (ACCEL_TYPE_FFT, "input", input, "output", output, "kind", kind,
-                       "direction", direction, "n-axes", n_axes, NULL);
-}
+                      _accel_fft_params, accel_fft_validate)

@@ -30,31 +30,6 @@ accel_fill_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
-static const AccelOpParam fill_params[] = {
-  ACCEL_OP_BUFFER (AccelFill, dst, "dst", "Buffer to fill, any dtype", ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_DOUBLE (AccelFill, value, "value",
-                   "The value, converted to the dtype of `dst` as `cast` would (for integers: truncated and "
-                   "saturated).",
-                   -INFINITY, INFINITY, 0.0, ACCEL_OP_PARAM_ALLOW_NAN),
-  ACCEL_OP_DOUBLE (AccelFill, value_imag, "value-imag", "The imaginary part; must be 0 unless `dst` is complex.",
-                   -INFINITY, INFINITY, 0.0, ACCEL_OP_PARAM_ALLOW_NAN),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelFill, accel_fill, "fill",
                       "Set every element of dst to one value",
-                      fill_params, accel_fill_validate)
-
-/**
- * accel_fill_new:
- * @dst: (transfer none): the buffer to fill
- * @value: the value
- *
- * Makes a `fill` op.
- *
- * Returns: (transfer full): a new #AccelFill
- */
-AccelOp *
-accel_fill_new (AccelBuffer *dst, double value)
-{
-  return g_object_new (ACCEL_TYPE_FILL, "dst", dst, "value", value, NULL);
-}
+                      _accel_fill_params, accel_fill_validate)

@@ -14,9 +14,13 @@ struct _AccelFill {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *dst;
-  double value;
-  double value_imag;
+  /* Buffer to fill, any dtype */
+  AccelBuffer *dst; /*< write required >*/
+  /* The value, converted to the dtype of `dst` as `cast` would (for integers:
+   * truncated and saturated). */
+  double value; /*< min=-INFINITY max=INFINITY default=0.0 allow-nan >*/
+  /* The imaginary part; must be 0 unless `dst` is complex. */
+  double value_imag; /*< min=-INFINITY max=INFINITY default=0.0 allow-nan >*/
 };
 
 ACCEL_API

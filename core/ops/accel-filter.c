@@ -142,33 +142,6 @@ accel_filter_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
-static const AccelOpParam filter_params[] = {
-  ACCEL_OP_ENUM (AccelFilter, kind, "kind", "What to compute.", accel_filter_kind_get_type, ACCEL_FILTER_GAUSSIAN),
-  ACCEL_OP_DOUBLE (AccelFilter, sigma, "sigma", "The Gaussian's standard deviation along rows, in pixels.",
-                   0.0, 100.0, 1.0, 0),
-  ACCEL_OP_DOUBLE (AccelFilter, sigma_y, "sigma-y", "The Gaussian's standard deviation down columns; 0 for `sigma`.",
-                   0.0, 100.0, 0.0, 0),
-  ACCEL_OP_INT (AccelFilter, ksize, "ksize", "The kernel width; 0 for `2 ceil (3 sigma) + 1` (Gaussian) or 3.",
-                 0, ACCEL_FILTER_MAX_KSIZE, 0),
-  ACCEL_OP_INT (AccelFilter, ksize_y, "ksize-y", "The kernel height; 0 for the width.", 0, ACCEL_FILTER_MAX_KSIZE, 0),
-  ACCEL_OP_INT (AccelFilter, dx, "dx", "The order of the horizontal derivative (Sobel, Scharr).", 0, 2, 1),
-  ACCEL_OP_INT (AccelFilter, dy, "dy", "The order of the vertical derivative (Sobel, Scharr).", 0, 2, 0),
-  ACCEL_OP_BUFFER (AccelFilter, kernel, "kernel",
-                   "The user's kernel: a `[kw]` f32 row kernel for ACCEL_FILTER_SEPARABLE, a `[kh, kw]` f32 2-D "
-                   "kernel for ACCEL_FILTER_KERNEL; unused by the other kinds.",
-                   ACCEL_ACCESS_READ, 0),
-  ACCEL_OP_BUFFER (AccelFilter, kernel_y, "kernel-y",
-                   "The user's `[kh]` f32 column kernel for ACCEL_FILTER_SEPARABLE.",
-                   ACCEL_ACCESS_READ, 0),
-  ACCEL_OP_ENUM (AccelFilter, border, "border", "What is read outside the image.", accel_border_mode_get_type,
-                 ACCEL_BORDER_REFLECT_101),
-  ACCEL_OP_DOUBLE (AccelFilter, border_value, "border-value",
-                   "The value read outside the image with ACCEL_BORDER_CONSTANT, in code values of the sample.",
-                   -1e9, 1e9, 0.0, 0),
-  ACCEL_OP_DOUBLE (AccelFilter, scale, "scale", "A factor applied to each sum.", -1e9, 1e9, 1.0, 0),
-  ACCEL_OP_DOUBLE (AccelFilter, delta, "delta", "A value added to each scaled sum.", -1e9, 1e9, 0.0, 0),
-};
-
 static void
 accel_filter_class_init (AccelFilterClass *klass)
 {
@@ -179,7 +152,7 @@ accel_filter_class_init (AccelFilterClass *klass)
                                "Filters an image: Gaussian, box, Sobel, Scharr or a user kernel, with border modes");
   accel_image_install_src_ (op_class, G_STRUCT_OFFSET (AccelFilter, src));
   accel_image_install_dst_ (op_class, G_STRUCT_OFFSET (AccelFilter, dst), FALSE);
-  accel_op_class_install_params (op_class, filter_params, G_N_ELEMENTS (filter_params));
+  accel_op_class_install_params (op_class, _accel_filter_params, G_N_ELEMENTS (_accel_filter_params));
 }
 
 static void

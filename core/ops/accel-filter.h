@@ -23,19 +23,35 @@ struct _AccelFilter {
   /*< public >*/
   AccelImage src;
   AccelImage dst;
-  AccelFilterKind kind;
-  double sigma;
-  double sigma_y;
-  int ksize;
-  int ksize_y;
-  int dx;
-  int dy;
-  AccelBuffer *kernel;
-  AccelBuffer *kernel_y;
-  AccelBorderMode border;
-  double border_value;
-  double scale;
-  double delta;
+  /* What to compute. */
+  AccelFilterKind kind; /*< default=ACCEL_FILTER_GAUSSIAN >*/
+  /* The Gaussian's standard deviation along rows, in pixels. */
+  double sigma; /*< min=0.0 max=100.0 default=1.0 >*/
+  /* The Gaussian's standard deviation down columns; 0 for `sigma`. */
+  double sigma_y; /*< min=0.0 max=100.0 default=0.0 >*/
+  /* The kernel width; 0 for `2 ceil (3 sigma) + 1` (Gaussian) or 3. */
+  int ksize; /*< min=0 max=ACCEL_FILTER_MAX_KSIZE default=0 >*/
+  /* The kernel height; 0 for the width. */
+  int ksize_y; /*< min=0 max=ACCEL_FILTER_MAX_KSIZE default=0 >*/
+  /* The order of the horizontal derivative (Sobel, Scharr). */
+  int dx; /*< min=0 max=2 default=1 >*/
+  /* The order of the vertical derivative (Sobel, Scharr). */
+  int dy; /*< min=0 max=2 default=0 >*/
+  /* The user's kernel: a `[kw]` f32 row kernel for ACCEL_FILTER_SEPARABLE, a
+   * `[kh, kw]` f32 2-D kernel for ACCEL_FILTER_KERNEL; unused by the other
+   * kinds. */
+  AccelBuffer *kernel; /*< read >*/
+  /* The user's `[kh]` f32 column kernel for ACCEL_FILTER_SEPARABLE. */
+  AccelBuffer *kernel_y; /*< read >*/
+  /* What is read outside the image. */
+  AccelBorderMode border; /*< default=ACCEL_BORDER_REFLECT_101 >*/
+  /* The value read outside the image with ACCEL_BORDER_CONSTANT, in code
+   * values of the sample. */
+  double border_value; /*< min=-1e9 max=1e9 default=0.0 >*/
+  /* A factor applied to each sum. */
+  double scale; /*< min=-1e9 max=1e9 default=1.0 >*/
+  /* A value added to each scaled sum. */
+  double delta; /*< min=-1e9 max=1e9 default=0.0 >*/
 };
 
 ACCEL_API

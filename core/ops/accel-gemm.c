@@ -126,41 +126,6 @@ accel_gemm_validate (AccelOp *op, GError **error)
   return _accel_op_check_results_alias (op, error);
 }
 
-static const AccelOpParam gemm_params[] = {
-  ACCEL_OP_BUFFER (AccelGemm, a, "a", "Left matrix [m, k] ([k, m] if transa), or a batch [b, m, k]",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelGemm, b, "b", "Right matrix [k, n] ([n, k] if transb), or a batch [b, k, n]",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelGemm, c, "c", "Result [m, n], or a batch [b, m, n]; read when beta is not 0",
-                   ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BOOLEAN (AccelGemm, transa, "transa", "Whether `a` is stored transposed (`[k, m]`).", FALSE),
-  ACCEL_OP_BOOLEAN (AccelGemm, transb, "transb", "Whether `b` is stored transposed (`[n, k]`).", FALSE),
-  ACCEL_OP_DOUBLE (AccelGemm, alpha, "alpha", "Scale of the product (real, also for complex types).",
-                   -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
-  ACCEL_OP_DOUBLE (AccelGemm, beta, "beta",
-                   "Scale of the old contents of `c`; with 0, `c` is not read (so NaNs there do not propagate).",
-                   -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, 0),
-  ACCEL_OP_ENUM (AccelGemm, compute, "compute", "The arithmetic the kernel may use.",
-                 accel_gemm_compute_get_type, ACCEL_GEMM_COMPUTE_DEFAULT),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelGemm, accel_gemm, "gemm",
                       "General matrix multiply c = alpha op(a) op(b) + beta c, optionally batched",
-                      gemm_params, accel_gemm_validate)
-
-/**
- * accel_gemm_new:
- * @a: (transfer none): the left matrix
- * @b: (transfer none): the right matrix
- * @c: (transfer none): the result
- *
- * Makes a `gemm` op computing `c = a b` (alpha 1, beta 0, no transposes);
- * set the other properties with g_object_set().
- *
- * Returns: (transfer full): a new #AccelGemm
- */
-AccelOp *
-accel_gemm_new (AccelBuffer *a, AccelBuffer *b, AccelBuffer *c)
-{
-  return g_object_new (ACCEL_TYPE_GEMM, "a", a, "b", b, "c", c, NULL);
-}
+                      _accel_gemm_params, accel_gemm_validate)

@@ -14,14 +14,23 @@ struct _AccelGemm {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *a;
-  AccelBuffer *b;
-  AccelBuffer *c;
-  gboolean transa;
-  gboolean transb;
-  double alpha;
-  double beta;
-  AccelGemmCompute compute;
+  /* Left matrix [m, k] ([k, m] if transa), or a batch [b, m, k] */
+  AccelBuffer *a; /*< read required >*/
+  /* Right matrix [k, n] ([n, k] if transb), or a batch [b, k, n] */
+  AccelBuffer *b; /*< read required >*/
+  /* Result [m, n], or a batch [b, m, n]; read when beta is not 0 */
+  AccelBuffer *c; /*< readwrite required >*/
+  /* Whether `a` is stored transposed (`[k, m]`). */
+  gboolean transa; /*< default=FALSE >*/
+  /* Whether `b` is stored transposed (`[n, k]`). */
+  gboolean transb; /*< default=FALSE >*/
+  /* Scale of the product (real, also for complex types). */
+  double alpha; /*< min=-G_MAXDOUBLE max=G_MAXDOUBLE default=1.0 >*/
+  /* Scale of the old contents of `c`; with 0, `c` is not read (so NaNs there
+   * do not propagate). */
+  double beta; /*< min=-G_MAXDOUBLE max=G_MAXDOUBLE default=0.0 >*/
+  /* The arithmetic the kernel may use. */
+  AccelGemmCompute compute; /*< default=ACCEL_GEMM_COMPUTE_DEFAULT >*/
 };
 
 ACCEL_API

@@ -77,43 +77,6 @@ accel_grouped_gemm_validate (AccelOp *op, GError **error)
   return _accel_op_check_results_alias (op, error);
 }
 
-static const AccelOpParam grouped_gemm_params[] = {
-  ACCEL_OP_BUFFER (AccelGroupedGemm, a, "a", "The packed rows of every group, `[T, K]`.",
-                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelGroupedGemm, b, "b", "One matrix per group, `[G, K, N]` (`[G, N, K]` with `transb`).",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelGroupedGemm, group_offsets, "group-offsets",
-                   "i32 `[G + 1]`: the rows of group `g` are `group_offsets[g]` to `group_offsets[g + 1] - 1`; from "
-                   "0, never decreasing, ending at T.",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelGroupedGemm, bias, "bias", "One row vector per group, `[G, N]`, of `out`'s dtype.",
-                    ACCEL_ACCESS_READ, 0),
-  ACCEL_OP_BUFFER (AccelGroupedGemm, out, "out", "The result, `[T, N]`.", ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BOOLEAN (AccelGroupedGemm, transb, "transb",
-                    "Whether `b` is stored `[G, N, K]`: each group's matrix transposed, as a `torch.nn.Linear` "
-                    "weight.", FALSE),
-  ACCEL_OP_DOUBLE (AccelGroupedGemm, alpha, "alpha",
-                   "The scale of every product (for fp8, the product of the per-tensor scales of `a` and `b`).",
-                   -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelGroupedGemm, accel_grouped_gemm, "grouped-gemm",
                       "G independent matrix products over packed rows (mixture-of-experts)",
-                      grouped_gemm_params, accel_grouped_gemm_validate)
-
-/**
- * accel_grouped_gemm_new:
- * @a: (transfer none) (nullable): the packed rows, `[T, K]`
- * @b: (transfer none) (nullable): the matrices, `[G, K, N]`
- * @group_offsets: (transfer none) (nullable): i32 `[G + 1]`
- * @out: (transfer none) (nullable): the result, `[T, N]`
- *
- * Makes a `grouped-gemm` op (alpha 1, no bias, @b not transposed).
- *
- * Returns: (transfer full): a new #AccelGroupedGemm
- */
-AccelOp *
-accel_grouped_gemm_new (AccelBuffer *a, AccelBuffer *b, AccelBuffer *group_offsets, AccelBuffer *out)
-{
-  return g_object_new (ACCEL_TYPE_GROUPED_GEMM, "a", a, "b", b, "group-offsets", group_offsets, "out", out, NULL);
-}
+                      _accel_grouped_gemm_params, accel_grouped_gemm_validate)

@@ -69,45 +69,6 @@ accel_histogram_validate (AccelOp *op, GError **error)
          && accel_op_check_no_alias_ (error, "histogram", "bins", self->bins, "samples", self->samples);
 }
 
-static const AccelOpParam histogram_params[] = {
-  ACCEL_OP_BUFFER (AccelHistogram, samples, "samples", "Samples of any shape: u8, i32, f32 or f64",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelHistogram, bins, "bins", "The counts, i32 `[n_bins]`.",
-                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_DOUBLE (AccelHistogram, lower, "lower", "The lower edge of the first bin, inclusive.",
-                   -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, 0),
-  ACCEL_OP_DOUBLE (AccelHistogram, upper, "upper",
-                   "The upper edge of the last bin: inclusive (numpy) unless `include-upper` is off.",
-                   -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
-  ACCEL_OP_INT (AccelHistogram, n_bins, "n-bins", "The number of bins; `bins` has this many entries.",
-                1, G_MAXINT, 1),
-  ACCEL_OP_BOOLEAN (AccelHistogram, include_upper, "include-upper",
-                    "Whether a sample equal to `upper` counts in the last bin, as `numpy.histogram` counts it (the "
-                    "default); off, the range is half-open, `[lower, upper)`.", TRUE),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelHistogram, accel_histogram, "histogram",
                       "Histogram of samples into n-bins equal bins over [lower, upper)",
-                      histogram_params, accel_histogram_validate)
-
-/**
- * accel_histogram_new:
- * @samples: (transfer none) (nullable): the samples
- * @bins: (transfer none) (nullable): the counts, i32 `[n_bins]`
- * @lower: the lower edge of the first bin (inclusive)
- * @upper: the upper edge of the last bin (exclusive)
- * @n_bins: the number of bins
- *
- * Makes a `histogram` op.
- *
- * Returns: (transfer full): a new #AccelHistogram
- */
-AccelOp *
-accel_histogram_new (AccelBuffer *samples, AccelBuffer *bins, double lower, double upper, int n_bins)
-{
-  return g_object_new (ACCEL_TYPE_HISTOGRAM, "samples", samples,
-                       "bins", bins,
-                       "lower", lower,
-                       "upper", upper,
-                       "n-bins", n_bins, NULL);
-}
+                      _accel_histogram_params, accel_histogram_validate)

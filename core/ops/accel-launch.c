@@ -217,23 +217,9 @@ accel_launch_deserialize_extra (AccelOp *op, GVariant *extra, AccelBufferResolve
   return TRUE;
 }
 
-static const AccelOpParam launch_params[] = {
-  ACCEL_OP_OBJECT (AccelLaunch, function, "function", "The kernel to run", accel_function_get_type,
-                   ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_UINT (AccelLaunch, grid_x, "grid-x", "Blocks along x.", 1, G_MAXINT, 1),
-  ACCEL_OP_UINT (AccelLaunch, grid_y, "grid-y", "Blocks along y.", 1, 65535, 1),
-  ACCEL_OP_UINT (AccelLaunch, grid_z, "grid-z", "Blocks along z.", 1, 65535, 1),
-  ACCEL_OP_UINT (AccelLaunch, block_x, "block-x", "Threads of a block along x.", 1, 1024, 1),
-  ACCEL_OP_UINT (AccelLaunch, block_y, "block-y", "Threads of a block along y.", 1, 1024, 1),
-  ACCEL_OP_UINT (AccelLaunch, block_z, "block-z", "Threads of a block along z.", 1, 64, 1),
-  ACCEL_OP_UINT (AccelLaunch, shared_memory, "shared-memory",
-                 "Bytes of dynamic shared memory per block (the device's limit is checked when it launches).",
-                 0, G_MAXINT, 0),
-};
-
 ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelLaunch, accel_launch, "launch",
                                 "Runs a kernel of a run-time compiled module over a grid of blocks",
-                                launch_params, accel_launch_validate,
+                                _accel_launch_params, accel_launch_validate,
                                 {
                                   G_OBJECT_CLASS (klass)->dispose = accel_launch_dispose;
                                   G_OBJECT_CLASS (klass)->finalize = accel_launch_finalize;
@@ -257,23 +243,6 @@ accel_launch_finalize (GObject *object)
   G_OBJECT_CLASS (accel_launch_parent_class)->finalize (object);
 }
 
-/**
- * accel_launch_new:
- * @function: (nullable): the kernel to run
- *
- * Makes a `launch` op of one block of one thread and no arguments; set
- * the grid and block with accel_launch_set_grid() and
- * accel_launch_set_block() (or the properties) and add the arguments in
- * order.
- *
- * Returns: (transfer full): a new #AccelLaunch
- */
-AccelOp *
-accel_launch_new (AccelFunction *function)
-{
-  g_return_val_if_fail (function == NULL || ACCEL_IS_FUNCTION (function), NULL);
-  return g_object_new (ACCEL_TYPE_LAUNCH, "function", function, NULL);
-}
 
 /**
  * accel_launch_set_grid:

@@ -36,14 +36,23 @@ struct _AccelLaunch {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelFunction *function;
-  guint grid_x;
-  guint grid_y;
-  guint grid_z;
-  guint block_x;
-  guint block_y;
-  guint block_z;
-  guint shared_memory;
+  /* The kernel to run */
+  AccelFunction *function; /*< required >*/
+  /* Blocks along x. */
+  guint grid_x; /*< min=1 max=G_MAXINT default=1 >*/
+  /* Blocks along y. */
+  guint grid_y; /*< min=1 max=65535 default=1 >*/
+  /* Blocks along z. */
+  guint grid_z; /*< min=1 max=65535 default=1 >*/
+  /* Threads of a block along x. */
+  guint block_x; /*< min=1 max=1024 default=1 >*/
+  /* Threads of a block along y. */
+  guint block_y; /*< min=1 max=1024 default=1 >*/
+  /* Threads of a block along z. */
+  guint block_z; /*< min=1 max=64 default=1 >*/
+  /* Bytes of dynamic shared memory per block (the device's limit is checked
+   * when it launches). */
+  guint shared_memory; /*< min=0 max=G_MAXINT default=0 >*/
 
   /*< private >*/
   GArray *args;

@@ -40,37 +40,6 @@ accel_lu_solve_validate (AccelOp *op, GError **error)
          && accel_op_check_no_alias_ (error, "lu-solve", "x", self->x, "pivots", self->pivots);
 }
 
-static const AccelOpParam lu_solve_params[] = {
-  ACCEL_OP_BUFFER (AccelLuSolve, lu, "lu", "The factors written by `lu`, `[n, n]` or `[batch, n, n]`.",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelLuSolve, pivots, "pivots", "I32 `[n]` or `[batch, n]`: the pivots written by `lu`.",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelLuSolve, b, "b", "Right-hand side [n] or [n, nrhs] (batched like lu)",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelLuSolve, x, "x", "The solution, shape of b; may be b",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelLuSolve, accel_lu_solve, "lu-solve",
                       "Solves a x = b from the LU factors of a square a (LAPACK getrs)",
-                      lu_solve_params, accel_lu_solve_validate)
-
-/**
- * accel_lu_solve_new:
- * @lu: (transfer none) (nullable): the factors written by `lu`, `[n, n]` or `[batch, n, n]`
- * @pivots: (transfer none) (nullable): i32 `[n]` or `[batch, n]`: the pivots written by `lu`
- * @b: (transfer none) (nullable): the right-hand side, `[n]` or `[n, nrhs]`
- * @x: (transfer none) (nullable): the solution, the shape of @b
- *
- * Makes an `lu-solve` op.
- *
- * Returns: (transfer full): a new #AccelLuSolve
- */
-AccelOp *
-accel_lu_solve_new (AccelBuffer *lu, AccelBuffer *pivots, AccelBuffer *b, AccelBuffer *x)
-{
-  return g_object_new (ACCEL_TYPE_LU_SOLVE, "lu", lu,
-                       "pivots", pivots,
-                       "b", b,
-                       "x", x, NULL);
-}
+                      _accel_lu_solve_params, accel_lu_solve_validate)

@@ -13,10 +13,14 @@ struct _AccelLuSolve {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *lu;
-  AccelBuffer *pivots;
-  AccelBuffer *b;
-  AccelBuffer *x;
+  /* The factors written by `lu`, `[n, n]` or `[batch, n, n]`. */
+  AccelBuffer *lu; /*< read required >*/
+  /* I32 `[n]` or `[batch, n]`: the pivots written by `lu`. */
+  AccelBuffer *pivots; /*< read required >*/
+  /* Right-hand side [n] or [n, nrhs] (batched like lu) */
+  AccelBuffer *b; /*< read required >*/
+  /* The solution, shape of b; may be b */
+  AccelBuffer *x; /*< write required >*/
 };
 
 ACCEL_API

@@ -46,34 +46,6 @@ accel_lu_validate (AccelOp *op, GError **error)
          && accel_op_check_no_alias_ (error, "lu", "pivots", self->pivots, "lu", self->lu);
 }
 
-static const AccelOpParam lu_params[] = {
-  ACCEL_OP_BUFFER (AccelLu, a, "a", "The matrix [m, n], or a batch [b, m, n]; f32 or f64",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelLu, lu, "lu", "l (unit diagonal not stored) and u in one matrix, shape of a; may be a",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelLu, pivots, "pivots",
-                   "I32 `[min (m, n)]` (or `[batch, min (m, n)]`): the 1-based row interchanges.",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelLu, accel_lu, "lu",
                       "LU factorisation with partial pivoting, p a = l u (LAPACK getrf)",
-                      lu_params, accel_lu_validate)
-
-/**
- * accel_lu_new:
- * @a: (transfer none) (nullable): the matrix, `[m, n]` or `[batch, m, n]`
- * @lu: (transfer none) (nullable): the factors `l` and `u` in one matrix, the shape of @a
- * @pivots: (transfer none) (nullable): i32 `[min (m, n)]` (or `[batch, min (m, n)]`): the 1-based row interchanges
- *
- * Makes an `lu` op.
- *
- * Returns: (transfer full): a new #AccelLu
- */
-AccelOp *
-accel_lu_new (AccelBuffer *a, AccelBuffer *lu, AccelBuffer *pivots)
-{
-  return g_object_new (ACCEL_TYPE_LU, "a", a,
-                       "lu", lu,
-                       "pivots", pivots, NULL);
-}
+                      _accel_lu_params, accel_lu_validate)

@@ -13,9 +13,13 @@ struct _AccelLu {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *a;
-  AccelBuffer *lu;
-  AccelBuffer *pivots;
+  /* The matrix [m, n], or a batch [b, m, n]; f32 or f64 */
+  AccelBuffer *a; /*< read required >*/
+  /* l (unit diagonal not stored) and u in one matrix, shape of a; may be a */
+  AccelBuffer *lu; /*< write required >*/
+  /* I32 `[min (m, n)]` (or `[batch, min (m, n)]`): the 1-based row
+   * interchanges. */
+  AccelBuffer *pivots; /*< write required >*/
 };
 
 ACCEL_API

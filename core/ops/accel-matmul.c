@@ -188,68 +188,6 @@ accel_matmul_validate (AccelOp *op, GError **error)
          && _accel_op_check_results_alias (op, error);
 }
 
-static const AccelOpParam matmul_params[] = {
-  ACCEL_OP_BUFFER (AccelMatmul, a, "a", "Left matrix [m, k] ([k, m] if transa), or a batch [b, m, k]",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelMatmul, b, "b", "Right matrix [k, n] ([n, k] if transb), or a batch [b, k, n]",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelMatmul, c, "c", "Result [m, n], or a batch [b, m, n]; read when beta is not 0",
-                   ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelMatmul, bias, "bias", "The row vector `[n]` of the bias epilogues.", ACCEL_ACCESS_READ, 0),
-  ACCEL_OP_ENUM (AccelMatmul, epilogue, "epilogue", "What is applied to the product before it is stored.",
-                 accel_matmul_epilogue_get_type, ACCEL_MATMUL_EPILOGUE_NONE),
-  ACCEL_OP_BOOLEAN (AccelMatmul, transa, "transa", "Whether `a` is stored transposed (`[k, m]`).", FALSE),
-  ACCEL_OP_BOOLEAN (AccelMatmul, transb, "transb", "Whether `b` is stored transposed (`[n, k]`).", FALSE),
-  ACCEL_OP_DOUBLE (AccelMatmul, alpha, "alpha", "Scale of the product op(a) op(b).",
-                   -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
-  ACCEL_OP_DOUBLE (AccelMatmul, beta, "beta",
-                   "Scale of the old contents of `c`; with 0, `c` is not read (so NaNs there do not propagate).",
-                   -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, 0),
-  ACCEL_OP_DOUBLE (AccelMatmul, a_scale, "a-scale",
-                   "A further factor of the product, the per-tensor dequantisation scale of an fp8 `a`.",
-                   -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
-  ACCEL_OP_DOUBLE (AccelMatmul, b_scale, "b-scale",
-                   "A further factor of the product, the per-tensor dequantisation scale of an fp8 `b`.",
-                   -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
-  ACCEL_OP_DOUBLE (AccelMatmul, c_scale, "c-scale",
-                   "The factor applied after the epilogue, before rounding to an fp8 `c` (the per-tensor "
-                   "quantisation scale); it must be 1 for other types of `c`.",
-                   -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
-  ACCEL_OP_ENUM (AccelMatmul, compute, "compute", "The arithmetic the kernel may use; tf32 applies to f32 only.",
-                 accel_gemm_compute_get_type, ACCEL_GEMM_COMPUTE_DEFAULT),
-  ACCEL_OP_BUFFER (AccelMatmul, residual, "residual", "Added after the activation, shaped and typed as `c`.",
-                   ACCEL_ACCESS_READ, 0),
-  ACCEL_OP_BUFFER (AccelMatmul, row_scales, "row-scales", "Optional f32 [m]: a scale per row of the product",
-                   ACCEL_ACCESS_READ, 0),
-  ACCEL_OP_BUFFER (AccelMatmul, col_scales, "col-scales", "Optional f32 [n]: a scale per column of the product",
-                   ACCEL_ACCESS_READ, 0),
-  ACCEL_OP_BUFFER (AccelMatmul, amax, "amax",
-                   "F32 `[1]`, receives the largest magnitude of the result before `c_scale`.",
-                   ACCEL_ACCESS_WRITE, 0),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelMatmul, accel_matmul, "matmul",
                       "Matrix multiply with a fused epilogue (bias, ReLU, GELU) and fp8 scaling",
-                      matmul_params, accel_matmul_validate)
-
-/**
- * accel_matmul_new:
- * @a: (transfer none) (nullable): the left matrix, `[m, k]` (`[k, m]` with @transa)
- * @b: (transfer none) (nullable): the right matrix, `[k, n]` (`[n, k]` with @transb)
- * @c: (transfer none) (nullable): the result, `[m, n]`, read when @beta is not zero
- * @epilogue: what is applied before storing
- *
- * Makes a `matmul` op computing `c = epilogue (a b)` (alpha 1, beta 0, no
- * transposes, unit scales); set the bias and other properties with
- * g_object_set().
- *
- * Returns: (transfer full): a new #AccelMatmul
- */
-AccelOp *
-accel_matmul_new (AccelBuffer *a, AccelBuffer *b, AccelBuffer *c, AccelMatmulEpilogue epilogue)
-{
-  return g_object_new (ACCEL_TYPE_MATMUL, "a", a,
-                       "b", b,
-                       "c", c,
-                       "epilogue", epilogue, NULL);
-}
+                      _accel_matmul_params, accel_matmul_validate)

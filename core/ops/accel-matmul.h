@@ -43,23 +43,44 @@ struct _AccelMatmul {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *a;
-  AccelBuffer *b;
-  AccelBuffer *c;
-  AccelBuffer *bias;
-  AccelMatmulEpilogue epilogue;
-  gboolean transa;
-  gboolean transb;
-  double alpha;
-  double beta;
-  double a_scale;
-  double b_scale;
-  double c_scale;
-  AccelGemmCompute compute;
-  AccelBuffer *residual;
-  AccelBuffer *row_scales;
-  AccelBuffer *col_scales;
-  AccelBuffer *amax;
+  /* Left matrix [m, k] ([k, m] if transa), or a batch [b, m, k] */
+  AccelBuffer *a; /*< read required >*/
+  /* Right matrix [k, n] ([n, k] if transb), or a batch [b, k, n] */
+  AccelBuffer *b; /*< read required >*/
+  /* Result [m, n], or a batch [b, m, n]; read when beta is not 0 */
+  AccelBuffer *c; /*< readwrite required >*/
+  /* The row vector `[n]` of the bias epilogues. */
+  AccelBuffer *bias; /*< read >*/
+  /* What is applied to the product before it is stored. */
+  AccelMatmulEpilogue epilogue; /*< default=ACCEL_MATMUL_EPILOGUE_NONE >*/
+  /* Whether `a` is stored transposed (`[k, m]`). */
+  gboolean transa; /*< default=FALSE >*/
+  /* Whether `b` is stored transposed (`[n, k]`). */
+  gboolean transb; /*< default=FALSE >*/
+  /* Scale of the product op(a) op(b). */
+  double alpha; /*< min=-G_MAXDOUBLE max=G_MAXDOUBLE default=1.0 >*/
+  /* Scale of the old contents of `c`; with 0, `c` is not read (so NaNs there
+   * do not propagate). */
+  double beta; /*< min=-G_MAXDOUBLE max=G_MAXDOUBLE default=0.0 >*/
+  /* A further factor of the product, the per-tensor dequantisation scale of an
+   * fp8 `a`. */
+  double a_scale; /*< min=-G_MAXDOUBLE max=G_MAXDOUBLE default=1.0 >*/
+  /* A further factor of the product, the per-tensor dequantisation scale of an
+   * fp8 `b`. */
+  double b_scale; /*< min=-G_MAXDOUBLE max=G_MAXDOUBLE default=1.0 >*/
+  /* The factor applied after the epilogue, before rounding to an fp8 `c` (the
+   * per-tensor quantisation scale); it must be 1 for other types of `c`. */
+  double c_scale; /*< min=-G_MAXDOUBLE max=G_MAXDOUBLE default=1.0 >*/
+  /* The arithmetic the kernel may use; tf32 applies to f32 only. */
+  AccelGemmCompute compute; /*< default=ACCEL_GEMM_COMPUTE_DEFAULT >*/
+  /* Added after the activation, shaped and typed as `c`. */
+  AccelBuffer *residual; /*< read >*/
+  /* Optional f32 [m]: a scale per row of the product */
+  AccelBuffer *row_scales; /*< read >*/
+  /* Optional f32 [n]: a scale per column of the product */
+  AccelBuffer *col_scales; /*< read >*/
+  /* F32 `[1]`, receives the largest magnitude of the result before `c_scale`. */
+  AccelBuffer *amax; /*< write >*/
 };
 
 ACCEL_API

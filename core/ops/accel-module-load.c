@@ -53,22 +53,9 @@ accel_module_load_deserialize_extra (AccelOp *op, GVariant *extra, AccelBufferRe
   return TRUE;
 }
 
-static const AccelOpParam module_load_params[] = {
-  ACCEL_OP_UINT64 (AccelModuleLoad, module, "module", "The handle of the module the op loads or frees.",
-                    0, G_MAXUINT64, 0),
-  ACCEL_OP_BOOLEAN (AccelModuleLoad, unload, "unload",
-                    "Whether the op frees the module's code instead of loading a chunk.", FALSE),
-  ACCEL_OP_ENUM (AccelModuleLoad, image_kind, "image-kind", "What the image holds.",
-                 accel_module_image_kind_get_type, ACCEL_MODULE_IMAGE_CUBIN),
-  ACCEL_OP_UINT64 (AccelModuleLoad, image_size, "image-size", "The size of the whole image in bytes.",
-                   0, G_MAXUINT64, 0),
-  ACCEL_OP_UINT64 (AccelModuleLoad, image_offset, "image-offset", "Where the op's chunk starts in the image.",
-                   0, G_MAXUINT64, 0),
-};
-
 ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelModuleLoad, accel_module_load, "module-load",
                                 "Loads a chunk of a run-time module's image into the device (AccelModule submits it)",
-                                module_load_params, accel_module_load_validate,
+                                _accel_module_load_params, accel_module_load_validate,
                                 {
                                   G_OBJECT_CLASS (klass)->finalize = accel_module_load_finalize;
                                   op_class->serialize_extra = accel_module_load_serialize_extra;

@@ -36,11 +36,16 @@ struct _AccelModuleLoad {
   AccelOp parent_instance;
 
   /*< public >*/
-  guint64 module;
-  gboolean unload;
-  AccelModuleImageKind image_kind;
-  guint64 image_size;
-  guint64 image_offset;
+  /* The handle of the module the op loads or frees. */
+  guint64 module; /*< min=0 max=G_MAXUINT64 default=0 >*/
+  /* Whether the op frees the module's code instead of loading a chunk. */
+  gboolean unload; /*< default=FALSE >*/
+  /* What the image holds. */
+  AccelModuleImageKind image_kind; /*< default=ACCEL_MODULE_IMAGE_CUBIN >*/
+  /* The size of the whole image in bytes. */
+  guint64 image_size; /*< min=0 max=G_MAXUINT64 default=0 >*/
+  /* Where the op's chunk starts in the image. */
+  guint64 image_offset; /*< min=0 max=G_MAXUINT64 default=0 >*/
   GBytes *chunk;
 };
 

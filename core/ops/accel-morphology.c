@@ -31,16 +31,6 @@ accel_morphology_validate (AccelOp *op, GError **error)
       && accel_image_check_apart_ (op, &self->src, &self->dst, error);
 }
 
-static const AccelOpParam morphology_params[] = {
-  ACCEL_OP_ENUM (AccelMorphology, operation, "operation", "Erode, dilate, open or close.",
-                 accel_morphology_op_get_type, ACCEL_MORPHOLOGY_ERODE),
-  ACCEL_OP_ENUM (AccelMorphology, shape, "shape", "Structuring element: rect or ellipse",
-                 accel_morphology_shape_get_type, ACCEL_MORPHOLOGY_RECT),
-  ACCEL_OP_INT (AccelMorphology, ksize, "ksize", "The structuring element's width.", 1, ACCEL_FILTER_MAX_KSIZE, 3),
-  ACCEL_OP_INT (AccelMorphology, ksize_y, "ksize-y", "The structuring element's height; 0 for its width.",
-                0, ACCEL_FILTER_MAX_KSIZE, 0),
-};
-
 static void
 accel_morphology_class_init (AccelMorphologyClass *klass)
 {
@@ -51,7 +41,7 @@ accel_morphology_class_init (AccelMorphologyClass *klass)
                                "Erodes, dilates, opens or closes an image with a rectangular or elliptic element");
   accel_image_install_src_ (op_class, G_STRUCT_OFFSET (AccelMorphology, src));
   accel_image_install_dst_ (op_class, G_STRUCT_OFFSET (AccelMorphology, dst), FALSE);
-  accel_op_class_install_params (op_class, morphology_params, G_N_ELEMENTS (morphology_params));
+  accel_op_class_install_params (op_class, _accel_morphology_params, G_N_ELEMENTS (_accel_morphology_params));
 }
 
 static void

@@ -16,10 +16,14 @@ struct _AccelMorphology {
   /*< public >*/
   AccelImage src;
   AccelImage dst;
-  AccelMorphologyOp operation;
-  AccelMorphologyShape shape;
-  int ksize;
-  int ksize_y;
+  /* Erode, dilate, open or close. */
+  AccelMorphologyOp operation; /*< default=ACCEL_MORPHOLOGY_ERODE >*/
+  /* Structuring element: rect or ellipse */
+  AccelMorphologyShape shape; /*< default=ACCEL_MORPHOLOGY_RECT >*/
+  /* The structuring element's width. */
+  int ksize; /*< min=1 max=ACCEL_FILTER_MAX_KSIZE default=3 >*/
+  /* The structuring element's height; 0 for its width. */
+  int ksize_y; /*< min=0 max=ACCEL_FILTER_MAX_KSIZE default=0 >*/
 };
 
 ACCEL_API

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <string.h>
 #include "accel-private.h"
+#include "accel-op-tables-private.h"
 
 G_BEGIN_DECLS
 

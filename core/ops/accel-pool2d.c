@@ -83,51 +83,6 @@ accel_pool2d_validate (AccelOp *op, GError **error)
          && accel_op_check_no_alias_ (error, "pool2d", "y", self->y, "x", self->x);
 }
 
-static const AccelOpParam pool2d_params[] = {
-  ACCEL_OP_BUFFER (AccelPool2d, x, "x", "Images [n, c, h, w] (nchw) or [n, h, w, c] (nhwc)",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelPool2d, y, "y", "Result [n, c, p, q] (nchw) or [n, p, q, c] (nhwc)",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_ENUM (AccelPool2d, mode, "mode", "Maximum or average.",
-                 accel_pool_mode_get_type, ACCEL_POOL_MAX),
-  ACCEL_OP_ENUM (AccelPool2d, layout, "layout", "The layout of the images.",
-                 accel_conv_layout_get_type, ACCEL_CONV_LAYOUT_NCHW),
-  ACCEL_OP_INT (AccelPool2d, window_h, "window-h", "The height of the window.",
-                1, G_MAXINT, 2),
-  ACCEL_OP_INT (AccelPool2d, window_w, "window-w", "The width of the window.",
-                1, G_MAXINT, 2),
-  ACCEL_OP_INT (AccelPool2d, stride_h, "stride-h", "The vertical stride.",
-                1, G_MAXINT, 2),
-  ACCEL_OP_INT (AccelPool2d, stride_w, "stride-w", "The horizontal stride.",
-                1, G_MAXINT, 2),
-  ACCEL_OP_INT (AccelPool2d, pad_h, "pad-h", "Padding rows above and below, less than `window-h`.",
-                0, G_MAXINT, 0),
-  ACCEL_OP_INT (AccelPool2d, pad_w, "pad-w", "Padding columns left and right, less than `window-w`.",
-                0, G_MAXINT, 0),
-  ACCEL_OP_BOOLEAN (AccelPool2d, count_include_pad, "count-include-pad",
-                    "For average pooling: whether the divisor is the whole window, padding included (as PyTorch by "
-                    "default), or only the image elements in it.", TRUE),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelPool2d, accel_pool2d, "pool2d",
                       "2-D max or average pooling with window, stride and padding",
-                      pool2d_params, accel_pool2d_validate)
-
-/**
- * accel_pool2d_new:
- * @x: (transfer none) (nullable): the images
- * @y: (transfer none) (nullable): the result
- * @mode: maximum or average
- *
- * Makes a `pool2d` op with a 2 x 2 window, stride 2, no padding and the nchw
- * layout.
- *
- * Returns: (transfer full): a new #AccelPool2d
- */
-AccelOp *
-accel_pool2d_new (AccelBuffer *x, AccelBuffer *y, AccelPoolMode mode)
-{
-  return g_object_new (ACCEL_TYPE_POOL2D, "x", x,
-                       "y", y,
-                       "mode", mode, NULL);
-}
+                      _accel_pool2d_params, accel_pool2d_validate)

@@ -26,17 +26,29 @@ struct _AccelPool2d {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *x;
-  AccelBuffer *y;
-  AccelPoolMode mode;
-  AccelConvLayout layout;
-  int window_h;
-  int window_w;
-  int stride_h;
-  int stride_w;
-  int pad_h;
-  int pad_w;
-  gboolean count_include_pad;
+  /* Images [n, c, h, w] (nchw) or [n, h, w, c] (nhwc) */
+  AccelBuffer *x; /*< read required >*/
+  /* Result [n, c, p, q] (nchw) or [n, p, q, c] (nhwc) */
+  AccelBuffer *y; /*< write required >*/
+  /* Maximum or average. */
+  AccelPoolMode mode; /*< default=ACCEL_POOL_MAX >*/
+  /* The layout of the images. */
+  AccelConvLayout layout; /*< default=ACCEL_CONV_LAYOUT_NCHW >*/
+  /* The height of the window. */
+  int window_h; /*< min=1 max=G_MAXINT default=2 >*/
+  /* The width of the window. */
+  int window_w; /*< min=1 max=G_MAXINT default=2 >*/
+  /* The vertical stride. */
+  int stride_h; /*< min=1 max=G_MAXINT default=2 >*/
+  /* The horizontal stride. */
+  int stride_w; /*< min=1 max=G_MAXINT default=2 >*/
+  /* Padding rows above and below, less than `window-h`. */
+  int pad_h; /*< min=0 max=G_MAXINT default=0 >*/
+  /* Padding columns left and right, less than `window-w`. */
+  int pad_w; /*< min=0 max=G_MAXINT default=0 >*/
+  /* For average pooling: whether the divisor is the whole window, padding
+   * included (as PyTorch by default), or only the image elements in it. */
+  gboolean count_include_pad; /*< default=TRUE >*/
 };
 
 ACCEL_API

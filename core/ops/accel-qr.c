@@ -40,33 +40,6 @@ accel_qr_validate (AccelOp *op, GError **error)
          && accel_op_check_no_alias_ (error, "qr", "r", self->r, "q", self->q);
 }
 
-static const AccelOpParam qr_params[] = {
-  ACCEL_OP_BUFFER (AccelQr, a, "a", "The matrix [m, n], or a batch [b, m, n]; f32 or f64",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelQr, q, "q", "Orthonormal columns [m, min(m, n)]",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelQr, r, "r", "Upper triangular factor [min(m, n), n]",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelQr, accel_qr, "qr",
                       "Reduced QR factorisation a = q r of a matrix or a batch of matrices",
-                      qr_params, accel_qr_validate)
-
-/**
- * accel_qr_new:
- * @a: (transfer none) (nullable): the matrix, `[m, n]` or `[batch, m, n]`
- * @q: (transfer none) (nullable): the orthonormal factor, `[m, k]`
- * @r: (transfer none) (nullable): the upper triangular factor, `[k, n]`
- *
- * Makes a `qr` op.
- *
- * Returns: (transfer full): a new #AccelQr
- */
-AccelOp *
-accel_qr_new (AccelBuffer *a, AccelBuffer *q, AccelBuffer *r)
-{
-  return g_object_new (ACCEL_TYPE_QR, "a", a,
-                       "q", q,
-                       "r", r, NULL);
-}
+                      _accel_qr_params, accel_qr_validate)

@@ -13,9 +13,12 @@ struct _AccelQr {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *a;
-  AccelBuffer *q;
-  AccelBuffer *r;
+  /* The matrix [m, n], or a batch [b, m, n]; f32 or f64 */
+  AccelBuffer *a; /*< read required >*/
+  /* Orthonormal columns [m, min(m, n)] */
+  AccelBuffer *q; /*< write required >*/
+  /* Upper triangular factor [min(m, n), n] */
+  AccelBuffer *r; /*< write required >*/
 };
 
 ACCEL_API

@@ -88,54 +88,6 @@ accel_quant_matmul_validate (AccelOp *op, GError **error)
   return _accel_op_check_results_alias (op, error);
 }
 
-static const AccelOpParam quant_matmul_params[] = {
-  ACCEL_OP_BUFFER (AccelQuantMatmul, a, "a", "The activations, `[M, K]`, f16 or bf16.",
-                    ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelQuantMatmul, b, "b",
-                   "The quantised weights, one row per output column, `[N, K]` codes stored as `format` says.",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelQuantMatmul, scales, "scales",
-                   "The scale of each group of `group_size` weights along K, `[N, K / group_size]`, f16, bf16 or "
-                   "f32.",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelQuantMatmul, zeros, "zeros",
-                   "The zero point of each group, as `scales` (int4 and int8 only).",
-                   ACCEL_ACCESS_READ, 0),
-  ACCEL_OP_BUFFER (AccelQuantMatmul, bias, "bias", "`[N]`, `a`'s dtype.", ACCEL_ACCESS_READ, 0),
-  ACCEL_OP_BUFFER (AccelQuantMatmul, out, "out", "The result, `[M, N]`, `a`'s dtype.",
-                    ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_ENUM (AccelQuantMatmul, format, "format", "How `b` stores the weights (AccelQuantFormat).",
-                 accel_quant_format_get_type, ACCEL_QUANT_FORMAT_INT4),
-  ACCEL_OP_INT (AccelQuantMatmul, group_size, "group-size",
-                "How many weights along K share a scale (and zero point): a multiple of 32 that divides K.",
-                32, G_MAXINT, 128),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelQuantMatmul, accel_quant_matmul, "quant-matmul",
                       "Weight-only quantised matmul: f16/bf16 activations, int4/int8/fp8 weights with group scales",
-                      quant_matmul_params, accel_quant_matmul_validate)
-
-/**
- * accel_quant_matmul_new:
- * @a: (transfer none) (nullable): the activations, `[M, K]`
- * @b: (transfer none) (nullable): the quantised weights
- * @scales: (transfer none) (nullable): the group scales, `[N, K / group_size]`
- * @out: (transfer none) (nullable): the result, `[M, N]`
- * @format: how @b stores the weights
- * @group_size: the weights along K that share a scale
- *
- * Makes a `quant-matmul` op (no zero points, no bias).
- *
- * Returns: (transfer full): a new #AccelQuantMatmul
- */
-AccelOp *
-accel_quant_matmul_new (AccelBuffer *a,
-                        AccelBuffer *b,
-                        AccelBuffer *scales,
-                        AccelBuffer *out,
-                        AccelQuantFormat format,
-                        int group_size)
-{
-  return g_object_new (ACCEL_TYPE_QUANT_MATMUL, "a", a, "b", b, "scales", scales, "out", out,
-                       "format", format, "group-size", group_size, NULL);
-}
+                      _accel_quant_matmul_params, accel_quant_matmul_validate)

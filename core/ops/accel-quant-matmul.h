@@ -30,14 +30,25 @@ struct _AccelQuantMatmul {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *a;
-  AccelBuffer *b;
-  AccelBuffer *scales;
-  AccelBuffer *zeros;
-  AccelBuffer *bias;
-  AccelBuffer *out;
-  AccelQuantFormat format;
-  int group_size;
+  /* The activations, `[M, K]`, f16 or bf16. */
+  AccelBuffer *a; /*< read required >*/
+  /* The quantised weights, one row per output column, `[N, K]` codes stored as
+   * `format` says. */
+  AccelBuffer *b; /*< read required >*/
+  /* The scale of each group of `group_size` weights along K, `[N, K /
+   * group_size]`, f16, bf16 or f32. */
+  AccelBuffer *scales; /*< read required >*/
+  /* The zero point of each group, as `scales` (int4 and int8 only). */
+  AccelBuffer *zeros; /*< read >*/
+  /* `[N]`, `a`'s dtype. */
+  AccelBuffer *bias; /*< read >*/
+  /* The result, `[M, N]`, `a`'s dtype. */
+  AccelBuffer *out; /*< write required >*/
+  /* How `b` stores the weights (AccelQuantFormat). */
+  AccelQuantFormat format; /*< default=ACCEL_QUANT_FORMAT_INT4 >*/
+  /* How many weights along K share a scale (and zero point): a multiple of 32
+   * that divides K. */
+  int group_size; /*< min=32 max=G_MAXINT default=128 >*/
 };
 
 ACCEL_API

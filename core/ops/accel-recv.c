@@ -31,28 +31,6 @@ accel_recv_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
-static const AccelOpParam recv_params[] = {
-  ACCEL_OP_BUFFER (AccelRecv, dst, "dst", "Where the values arrive.", ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_INT (AccelRecv, peer, "peer", "The sending rank.", 0, G_MAXINT, 0),
-};
-
 ACCEL_DEFINE_COLLECTIVE_TYPE (AccelRecv, accel_recv, "recv",
                               "Receive into dst what rank peer sends",
-                              recv_params, accel_recv_validate, NULL, FALSE)
-
-/**
- * accel_recv_new:
- * @dst: (transfer none) (nullable): where the values arrive
- * @peer: the sending rank
- *
- * Makes a `recv` op.
- *
- * Returns: (transfer full): a new #AccelRecv
- */
-AccelOp *
-accel_recv_new (AccelBuffer *dst, int peer)
-{
-  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
-
-  return g_object_new (ACCEL_TYPE_RECV, "dst", dst, "peer", peer, NULL);
-}
+                              _accel_recv_params, accel_recv_validate, NULL, FALSE)

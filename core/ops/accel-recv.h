@@ -13,8 +13,10 @@ struct _AccelRecv {
   AccelCollective parent_instance;
 
   /*< public >*/
-  AccelBuffer *dst;
-  int peer;
+  /* Where the values arrive. */
+  AccelBuffer *dst; /*< write required >*/
+  /* The sending rank. */
+  int peer; /*< min=0 max=G_MAXINT default=0 >*/
 };
 
 ACCEL_API

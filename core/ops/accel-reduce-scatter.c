@@ -39,36 +39,6 @@ accel_reduce_scatter_check_peer (AccelCollective *c, AccelCollective *first, GEr
          && accel_collective_check_same_int_ (c, first, "reduction", self->reduction, f->reduction, error);
 }
 
-static const AccelOpParam reduce_scatter_params[] = {
-  ACCEL_OP_BUFFER (AccelReduceScatter, src, "src", "This rank's values: n-ranks blocks of dst's size",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelReduceScatter, dst, "dst",
-                   "Where this rank gets the reduction of block `rank` over all ranks; may be this rank's block of "
-                   "`src` (in place).",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_ENUM (AccelReduceScatter, reduction, "reduction", "How the ranks' values combine.",
-                 accel_reduction_get_type, ACCEL_REDUCTION_SUM),
-};
-
 ACCEL_DEFINE_COLLECTIVE_TYPE (AccelReduceScatter, accel_reduce_scatter, "reduce-scatter",
                               "Rank r gets block r of the reduction of all ranks' src",
-                              reduce_scatter_params, accel_reduce_scatter_validate, accel_reduce_scatter_check_peer, TRUE)
-
-/**
- * accel_reduce_scatter_new:
- * @src: (transfer none) (nullable): this rank's values
- * @dst: (transfer none) (nullable): this rank's block of the result
- * @reduction: how the ranks' values combine
- *
- * Makes one rank's `reduce-scatter` op.
- *
- * Returns: (transfer full): a new #AccelReduceScatter
- */
-AccelOp *
-accel_reduce_scatter_new (AccelBuffer *src, AccelBuffer *dst, AccelReduction reduction)
-{
-  g_return_val_if_fail (src == NULL || ACCEL_IS_BUFFER (src), NULL);
-  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
-
-  return g_object_new (ACCEL_TYPE_REDUCE_SCATTER, "src", src, "dst", dst, "reduction", reduction, NULL);
-}
+                              _accel_reduce_scatter_params, accel_reduce_scatter_validate, accel_reduce_scatter_check_peer, TRUE)

@@ -13,9 +13,13 @@ struct _AccelReduceScatter {
   AccelCollective parent_instance;
 
   /*< public >*/
-  AccelBuffer *src;
-  AccelBuffer *dst;
-  AccelReduction reduction;
+  /* This rank's values: n-ranks blocks of dst's size */
+  AccelBuffer *src; /*< read required >*/
+  /* Where this rank gets the reduction of block `rank` over all ranks; may be
+   * this rank's block of `src` (in place). */
+  AccelBuffer *dst; /*< write required >*/
+  /* How the ranks' values combine. */
+  AccelReduction reduction; /*< default=ACCEL_REDUCTION_SUM >*/
 };
 
 ACCEL_API

@@ -69,39 +69,6 @@ accel_reduce_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
-static const AccelOpParam reduce_params[] = {
-  ACCEL_OP_BUFFER (AccelReduce, src, "src", "Input: f32, f64, f16 or bf16, contiguous",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelReduce, dst, "dst", "Result: src's shape with the axis removed or kept as 1",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_ENUM (AccelReduce, reduction, "reduction", "sum, max, min or mean",
-                 accel_reduce_op_get_type, ACCEL_REDUCE_SUM),
-  ACCEL_OP_INT (AccelReduce, axis, "axis", "The reduced axis; negative values count from the end (-1 is the last).",
-                -ACCEL_SHAPE_MAX_RANK, ACCEL_SHAPE_MAX_RANK - 1, -1),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelReduce, accel_reduce, "reduce",
                       "Sum, max, min or mean of src along one axis",
-                      reduce_params, accel_reduce_validate)
-
-/**
- * accel_reduce_new:
- * @src: (transfer none): the input
- * @dst: (transfer none): the result
- * @reduction: the reduction
- * @axis: the reduced axis; negative counts from the end
- *
- * Makes a `reduce` op.
- *
- * Returns: (transfer full): a new #AccelReduce
- */
-AccelOp *
-accel_reduce_new (AccelBuffer *src, AccelBuffer *dst, AccelReduceOp reduction, int axis)
-{
-  g_return_val_if_fail (src == NULL || ACCEL_IS_BUFFER (src), NULL);
-  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
-  g_return_val_if_fail (axis >= -ACCEL_SHAPE_MAX_RANK && axis < ACCEL_SHAPE_MAX_RANK, NULL);
-
-  return g_object_new (ACCEL_TYPE_REDUCE, "src", src, "dst", dst, "reduction", reduction,
-                       "axis", axis, NULL);
-}
+                      _accel_reduce_params, accel_reduce_validate)

@@ -14,10 +14,14 @@ struct _AccelReduce {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *src;
-  AccelBuffer *dst;
-  AccelReduceOp reduction;
-  int axis;
+  /* Input: f32, f64, f16 or bf16, contiguous */
+  AccelBuffer *src; /*< read required >*/
+  /* Result: src's shape with the axis removed or kept as 1 */
+  AccelBuffer *dst; /*< write required >*/
+  /* sum, max, min or mean */
+  AccelReduceOp reduction; /*< default=ACCEL_REDUCE_SUM >*/
+  /* The reduced axis; negative values count from the end (-1 is the last). */
+  int axis; /*< min=-ACCEL_SHAPE_MAX_RANK max=ACCEL_SHAPE_MAX_RANK-1 default=-1 >*/
 };
 
 ACCEL_API

@@ -85,32 +85,11 @@ accel_replay_deserialize_extra (AccelOp *op, GVariant *extra, AccelBufferResolve
   return TRUE;
 }
 
-static const AccelOpParam replay_params[] = {
-  ACCEL_OP_OBJECT (AccelReplay, graph, "graph", "The graph to run", accel_graph_get_type,
-                   ACCEL_OP_PARAM_REQUIRED),
-};
-
 ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelReplay, accel_replay, "replay", "Runs the ops of a recorded graph once, in order",
-                                replay_params, accel_replay_validate,
+                                _accel_replay_params, accel_replay_validate,
                                 {
                                   op_class->get_n_extra_buffers = accel_replay_get_n_extra_buffers;
                                   op_class->peek_extra_buffer = accel_replay_peek_extra_buffer;
                                   op_class->serialize_extra = accel_replay_serialize_extra;
                                   op_class->deserialize_extra = accel_replay_deserialize_extra;
                                 })
-
-/**
- * accel_replay_new:
- * @graph: (nullable): the graph to run
- *
- * Makes a `replay` op on any lane; accel_graph_new_replay() makes
- * one on the graph's lane.
- *
- * Returns: (transfer full): a new #AccelReplay
- */
-AccelOp *
-accel_replay_new (AccelGraph *graph)
-{
-  g_return_val_if_fail (graph == NULL || ACCEL_IS_GRAPH (graph), NULL);
-  return g_object_new (ACCEL_TYPE_REPLAY, "graph", graph, NULL);
-}

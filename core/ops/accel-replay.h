@@ -14,7 +14,8 @@ struct _AccelReplay {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelGraph *graph;
+  /* The graph to run */
+  AccelGraph *graph; /*< required >*/
 };
 
 ACCEL_API

@@ -38,11 +38,6 @@ accel_resize_validate (AccelOp *op, GError **error)
       && accel_image_check_scale_ (op, self->method, FALSE, &ls, &ld, error);
 }
 
-static const AccelOpParam resize_params[] = {
-  ACCEL_OP_ENUM (AccelResize, method, "method", "The interpolation.", accel_interpolation_get_type,
-                 ACCEL_INTERPOLATION_BILINEAR),
-};
-
 static void
 accel_resize_class_init (AccelResizeClass *klass)
 {
@@ -52,7 +47,7 @@ accel_resize_class_init (AccelResizeClass *klass)
   accel_op_class_set_metadata (op_class, "resize", "Resizes an image, plane by plane, with half-pixel centres");
   accel_image_install_src_ (op_class, G_STRUCT_OFFSET (AccelResize, src));
   accel_image_install_dst_ (op_class, G_STRUCT_OFFSET (AccelResize, dst), TRUE);
-  accel_op_class_install_params (op_class, resize_params, G_N_ELEMENTS (resize_params));
+  accel_op_class_install_params (op_class, _accel_resize_params, G_N_ELEMENTS (_accel_resize_params));
 }
 
 static void

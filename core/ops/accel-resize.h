@@ -16,7 +16,8 @@ struct _AccelResize {
   /*< public >*/
   AccelImage src;
   AccelImage dst;
-  AccelInterpolation method;
+  /* The interpolation. */
+  AccelInterpolation method; /*< default=ACCEL_INTERPOLATION_BILINEAR >*/
 };
 
 ACCEL_API

@@ -65,46 +65,6 @@ accel_rng_fill_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
-static const AccelOpParam rng_fill_params[] = {
-  ACCEL_OP_BUFFER (AccelRngFill, dst, "dst", "Buffer to fill: f32, f64, f16 or bf16, contiguous",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_ENUM (AccelRngFill, distribution, "distribution", "Distribution of the values",
-                 accel_rng_distribution_get_type, ACCEL_RNG_UNIFORM),
-  ACCEL_OP_UINT64 (AccelRngFill, seed, "seed", "The generator's 64-bit key.",
-                   0, G_MAXUINT64, 0),
-  ACCEL_OP_UINT64 (AccelRngFill, offset, "offset",
-                   "The counter of the first element; each counter makes four f32/f16/bf16 values or two f64 values.",
-                   0, G_MAXUINT64, 0),
-  ACCEL_OP_DOUBLE (AccelRngFill, low, "low", "Lower bound of the uniform distribution (inclusive).",
-                   -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, 0),
-  ACCEL_OP_DOUBLE (AccelRngFill, high, "high",
-                   "Upper bound of the uniform distribution (exclusive for f32 and f64; f16 and bf16 may round up to "
-                   "it).",
-                   -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
-  ACCEL_OP_DOUBLE (AccelRngFill, mean, "mean", "Mean of the normal distribution.",
-                   -G_MAXDOUBLE, G_MAXDOUBLE, 0.0, 0),
-  ACCEL_OP_DOUBLE (AccelRngFill, stddev, "stddev", "Standard deviation of the normal distribution.",
-                   0.0, G_MAXDOUBLE, 1.0, 0),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelRngFill, accel_rng_fill, "rng-fill",
                       "Fill dst with Philox4x32-10 uniform or normal values (seed, offset)",
-                      rng_fill_params, accel_rng_fill_validate)
-
-/**
- * accel_rng_fill_new:
- * @dst: (transfer none): the buffer to fill
- * @distribution: the distribution
- * @seed: the key
- *
- * Makes an `rng-fill` op at offset 0 with the default bounds (uniform on
- * [0, 1), or the standard normal).
- *
- * Returns: (transfer full): a new #AccelRngFill
- */
-AccelOp *
-accel_rng_fill_new (AccelBuffer *dst, AccelRngDistribution distribution, guint64 seed)
-{
-  return g_object_new (ACCEL_TYPE_RNG_FILL, "dst", dst, "distribution", distribution,
-                       "seed", seed, NULL);
-}
+                      _accel_rng_fill_params, accel_rng_fill_validate)

@@ -49,37 +49,6 @@ accel_root_reduce_check_peer (AccelCollective *c, AccelCollective *first, GError
          && accel_collective_check_same_int_ (c, first, "reduction", self->reduction, f->reduction, error);
 }
 
-static const AccelOpParam root_reduce_params[] = {
-  ACCEL_OP_BUFFER (AccelRootReduce, src, "src", "This rank's values.", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelRootReduce, dst, "dst",
-                   "Where the root gets the reduction of every rank's `src`; required on the root (where it may be "
-                   "`src`: in place), not written elsewhere.",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_DEFAULT),
-  ACCEL_OP_ENUM (AccelRootReduce, reduction, "reduction", "How the ranks' values combine.",
-                 accel_reduction_get_type, ACCEL_REDUCTION_SUM),
-  ACCEL_OP_INT (AccelRootReduce, root, "root", "The rank that gets the result.", 0, G_MAXINT, 0),
-};
-
 ACCEL_DEFINE_COLLECTIVE_TYPE (AccelRootReduce, accel_root_reduce, "root-reduce",
                               "The root gets the reduction of all ranks' src",
-                              root_reduce_params, accel_root_reduce_validate, accel_root_reduce_check_peer, TRUE)
-
-/**
- * accel_root_reduce_new:
- * @src: (transfer none) (nullable): this rank's values
- * @dst: (transfer none) (nullable): the result (on the root)
- * @reduction: how the ranks' values combine
- * @root: the rank that gets the result
- *
- * Makes one rank's `root-reduce` op.
- *
- * Returns: (transfer full): a new #AccelRootReduce
- */
-AccelOp *
-accel_root_reduce_new (AccelBuffer *src, AccelBuffer *dst, AccelReduction reduction, int root)
-{
-  g_return_val_if_fail (src == NULL || ACCEL_IS_BUFFER (src), NULL);
-  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
-
-  return g_object_new (ACCEL_TYPE_ROOT_REDUCE, "src", src, "dst", dst, "reduction", reduction, "root", root, NULL);
-}
+                              _accel_root_reduce_params, accel_root_reduce_validate, accel_root_reduce_check_peer, TRUE)

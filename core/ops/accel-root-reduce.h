@@ -13,10 +13,15 @@ struct _AccelRootReduce {
   AccelCollective parent_instance;
 
   /*< public >*/
-  AccelBuffer *src;
-  AccelBuffer *dst;
-  AccelReduction reduction;
-  int root;
+  /* This rank's values. */
+  AccelBuffer *src; /*< read required >*/
+  /* Where the root gets the reduction of every rank's `src`; required on the
+   * root (where it may be `src`: in place), not written elsewhere. */
+  AccelBuffer *dst; /*< write >*/
+  /* How the ranks' values combine. */
+  AccelReduction reduction; /*< default=ACCEL_REDUCTION_SUM >*/
+  /* The rank that gets the result. */
+  int root; /*< min=0 max=G_MAXINT default=0 >*/
 };
 
 ACCEL_API

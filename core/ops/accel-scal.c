@@ -22,28 +22,6 @@ accel_scal_validate (AccelOp *op, GError **error)
          && accel_op_check_contiguous (op, "x", error);
 }
 
-static const AccelOpParam scal_params[] = {
-  ACCEL_OP_BUFFER (AccelScal, x, "x", "Vector x (contiguous), scaled in place",
-                   ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_DOUBLE (AccelScal, alpha, "alpha", "The scale (real, also for complex types).",
-                   -G_MAXDOUBLE, G_MAXDOUBLE, 1.0, 0),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelScal, accel_scal, "scal",
                       "x = alpha x",
-                      scal_params, accel_scal_validate)
-
-/**
- * accel_scal_new:
- * @alpha: the scale
- * @x: (transfer none): the vector
- *
- * Makes a `scal` op.
- *
- * Returns: (transfer full): a new #AccelScal
- */
-AccelOp *
-accel_scal_new (double alpha, AccelBuffer *x)
-{
-  return g_object_new (ACCEL_TYPE_SCAL, "alpha", alpha, "x", x, NULL);
-}
+                      _accel_scal_params, accel_scal_validate)

@@ -14,8 +14,10 @@ struct _AccelScal {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *x;
-  double alpha;
+  /* Vector x (contiguous), scaled in place */
+  AccelBuffer *x; /*< readwrite required >*/
+  /* The scale (real, also for complex types). */
+  double alpha; /*< min=-G_MAXDOUBLE max=G_MAXDOUBLE default=1.0 >*/
 };
 
 ACCEL_API

@@ -38,33 +38,6 @@ accel_scan_validate (AccelOp *op, GError **error)
          && accel_op_check_in_place_ (error, "scan", "output", self->output, "input", self->input);
 }
 
-static const AccelOpParam scan_params[] = {
-  ACCEL_OP_BUFFER (AccelScan, input, "input", "Input [..., n]: i32, u32, i64, f32 or f64",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelScan, output, "output", "Prefix sums, type and dims of input; may be input",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_ENUM (AccelScan, kind, "kind", "Inclusive or exclusive sums.",
-                 accel_scan_kind_get_type, ACCEL_SCAN_INCLUSIVE),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelScan, accel_scan, "scan",
                       "Inclusive or exclusive prefix sum along the last axis",
-                      scan_params, accel_scan_validate)
-
-/**
- * accel_scan_new:
- * @input: (transfer none) (nullable): the input, `[..., n]`
- * @output: (transfer none) (nullable): the prefix sums, the shape of @input
- * @kind: inclusive or exclusive
- *
- * Makes a `scan` op.
- *
- * Returns: (transfer full): a new #AccelScan
- */
-AccelOp *
-accel_scan_new (AccelBuffer *input, AccelBuffer *output, AccelScanKind kind)
-{
-  return g_object_new (ACCEL_TYPE_SCAN, "input", input,
-                       "output", output,
-                       "kind", kind, NULL);
-}
+                      _accel_scan_params, accel_scan_validate)

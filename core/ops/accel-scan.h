@@ -25,9 +25,12 @@ struct _AccelScan {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *input;
-  AccelBuffer *output;
-  AccelScanKind kind;
+  /* Input [..., n]: i32, u32, i64, f32 or f64 */
+  AccelBuffer *input; /*< read required >*/
+  /* Prefix sums, type and dims of input; may be input */
+  AccelBuffer *output; /*< write required >*/
+  /* Inclusive or exclusive sums. */
+  AccelScanKind kind; /*< default=ACCEL_SCAN_INCLUSIVE >*/
 };
 
 ACCEL_API

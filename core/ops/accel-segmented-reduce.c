@@ -63,37 +63,6 @@ accel_segmented_reduce_validate (AccelOp *op, GError **error)
          && accel_op_check_no_alias_ (error, "segmented-reduce", "output", self->output, "offsets", self->offsets);
 }
 
-static const AccelOpParam segmented_reduce_params[] = {
-  ACCEL_OP_BUFFER (AccelSegmentedReduce, input, "input", "Values [n]: i32, u32, i64, f32 or f64",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelSegmentedReduce, offsets, "offsets", "Segment boundaries, i32 or i64 [n-segments + 1]",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelSegmentedReduce, output, "output", "One result per segment [n-segments], type of input",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_ENUM (AccelSegmentedReduce, reduction, "reduction", "sum, max, min or mean",
-                 accel_reduce_op_get_type, ACCEL_REDUCE_SUM),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelSegmentedReduce, accel_segmented_reduce, "segmented-reduce",
                       "Sum, max, min or mean of each segment of a vector, segments given by offsets",
-                      segmented_reduce_params, accel_segmented_reduce_validate)
-
-/**
- * accel_segmented_reduce_new:
- * @input: (transfer none) (nullable): the values, `[n]`
- * @offsets: (transfer none) (nullable): the segment boundaries, `[n_segments + 1]`
- * @output: (transfer none) (nullable): one result per segment, `[n_segments]`
- * @reduction: the reduction
- *
- * Makes a `segmented-reduce` op.
- *
- * Returns: (transfer full): a new #AccelSegmentedReduce
- */
-AccelOp *
-accel_segmented_reduce_new (AccelBuffer *input, AccelBuffer *offsets, AccelBuffer *output, AccelReduceOp reduction)
-{
-  return g_object_new (ACCEL_TYPE_SEGMENTED_REDUCE, "input", input,
-                       "offsets", offsets,
-                       "output", output,
-                       "reduction", reduction, NULL);
-}
+                      _accel_segmented_reduce_params, accel_segmented_reduce_validate)

@@ -14,10 +14,14 @@ struct _AccelSegmentedReduce {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *input;
-  AccelBuffer *offsets;
-  AccelBuffer *output;
-  AccelReduceOp reduction;
+  /* Values [n]: i32, u32, i64, f32 or f64 */
+  AccelBuffer *input; /*< read required >*/
+  /* Segment boundaries, i32 or i64 [n-segments + 1] */
+  AccelBuffer *offsets; /*< read required >*/
+  /* One result per segment [n-segments], type of input */
+  AccelBuffer *output; /*< write required >*/
+  /* sum, max, min or mean */
+  AccelReduceOp reduction; /*< default=ACCEL_REDUCE_SUM >*/
 };
 
 ACCEL_API

@@ -53,37 +53,6 @@ accel_select_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
-static const AccelOpParam select_params[] = {
-  ACCEL_OP_BUFFER (AccelSelect, input, "input", "Elements [n] of any type",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelSelect, flags, "flags", "Flags [n]: u8, i8, i32 or u32; non-zero selects",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelSelect, output, "output", "Selected elements first [n], type of input; the rest is kept",
-                   ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelSelect, count, "count", "Receives the number selected, `[1]`.",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelSelect, accel_select, "select",
                       "Stream compaction: copies the elements whose flag is non-zero, in order",
-                      select_params, accel_select_validate)
-
-/**
- * accel_select_new:
- * @input: (transfer none) (nullable): the elements, `[n]`
- * @flags: (transfer none) (nullable): the flags, `[n]`; non-zero selects
- * @output: (transfer none) (nullable): receives the selected elements first, `[n]`
- * @count: (transfer none) (nullable): receives the number selected, `[1]`
- *
- * Makes a `select` op.
- *
- * Returns: (transfer full): a new #AccelSelect
- */
-AccelOp *
-accel_select_new (AccelBuffer *input, AccelBuffer *flags, AccelBuffer *output, AccelBuffer *count)
-{
-  return g_object_new (ACCEL_TYPE_SELECT, "input", input,
-                       "flags", flags,
-                       "output", output,
-                       "count", count, NULL);
-}
+                      _accel_select_params, accel_select_validate)

@@ -13,10 +13,14 @@ struct _AccelSelect {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *input;
-  AccelBuffer *flags;
-  AccelBuffer *output;
-  AccelBuffer *count;
+  /* Elements [n] of any type */
+  AccelBuffer *input; /*< read required >*/
+  /* Flags [n]: u8, i8, i32 or u32; non-zero selects */
+  AccelBuffer *flags; /*< read required >*/
+  /* Selected elements first [n], type of input; the rest is kept */
+  AccelBuffer *output; /*< readwrite required >*/
+  /* Receives the number selected, `[1]`. */
+  AccelBuffer *count; /*< write required >*/
 };
 
 ACCEL_API

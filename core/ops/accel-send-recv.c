@@ -58,41 +58,6 @@ accel_send_recv_validate (AccelOp *op, GError **error)
   return _accel_op_check_results_alias (op, error);
 }
 
-static const AccelOpParam send_recv_params[] = {
-  ACCEL_OP_BUFFER (AccelSendRecv, src, "src", "The values to send, or unset", ACCEL_ACCESS_READ,
-                   ACCEL_OP_PARAM_DEFAULT),
-  ACCEL_OP_INT (AccelSendRecv, send_peer, "send-peer", "The rank `src` goes to, or -1.", -1, G_MAXINT, -1),
-  ACCEL_OP_BUFFER (AccelSendRecv, dst, "dst", "Where the values from `recv_peer` arrive, or NULL.",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_DEFAULT),
-  ACCEL_OP_INT (AccelSendRecv, recv_peer, "recv-peer", "The rank that sends to `dst`, or -1.", -1, G_MAXINT, -1),
-  ACCEL_OP_UINT (AccelSendRecv, parts, "parts",
-                 "How many parts of this process take part in the submission. Set by the communicator.",
-                 0, G_MAXINT, 0),
-  ACCEL_OP_STRING (AccelSendRecv, remote_tag, "remote-tag",
-                   "Names the transfer with a rank of another process. Set by the communicator."),
-};
-
 ACCEL_DEFINE_COLLECTIVE_TYPE (AccelSendRecv, accel_send_recv, "send-recv",
                               "One rank's send, receive, or both, run as one group",
-                              send_recv_params, accel_send_recv_validate, NULL, FALSE)
-
-/**
- * accel_send_recv_new:
- * @src: (transfer none) (nullable): the values to send
- * @send_peer: the rank they go to, or -1
- * @dst: (transfer none) (nullable): where the values received arrive
- * @recv_peer: the rank they come from, or -1
- *
- * Makes one rank's `send-recv` op.
- *
- * Returns: (transfer full): a new #AccelSendRecv
- */
-AccelOp *
-accel_send_recv_new (AccelBuffer *src, int send_peer, AccelBuffer *dst, int recv_peer)
-{
-  g_return_val_if_fail (src == NULL || ACCEL_IS_BUFFER (src), NULL);
-  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
-
-  return g_object_new (ACCEL_TYPE_SEND_RECV, "src", src, "send-peer", send_peer, "dst", dst,
-                       "recv-peer", recv_peer, NULL);
-}
+                              _accel_send_recv_params, accel_send_recv_validate, NULL, FALSE)

@@ -34,28 +34,6 @@ accel_send_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
-static const AccelOpParam send_params[] = {
-  ACCEL_OP_BUFFER (AccelSend, src, "src", "The values to send.", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_INT (AccelSend, peer, "peer", "The receiving rank.", 0, G_MAXINT, 0),
-};
-
 ACCEL_DEFINE_COLLECTIVE_TYPE (AccelSend, accel_send, "send",
                               "Send src to the recv of rank peer",
-                              send_params, accel_send_validate, NULL, FALSE)
-
-/**
- * accel_send_new:
- * @src: (transfer none) (nullable): the values to send
- * @peer: the receiving rank
- *
- * Makes a `send` op.
- *
- * Returns: (transfer full): a new #AccelSend
- */
-AccelOp *
-accel_send_new (AccelBuffer *src, int peer)
-{
-  g_return_val_if_fail (src == NULL || ACCEL_IS_BUFFER (src), NULL);
-
-  return g_object_new (ACCEL_TYPE_SEND, "src", src, "peer", peer, NULL);
-}
+                              _accel_send_params, accel_send_validate, NULL, FALSE)

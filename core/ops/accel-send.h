@@ -13,8 +13,10 @@ struct _AccelSend {
   AccelCollective parent_instance;
 
   /*< public >*/
-  AccelBuffer *src;
-  int peer;
+  /* The values to send. */
+  AccelBuffer *src; /*< read required >*/
+  /* The receiving rank. */
+  int peer; /*< min=0 max=G_MAXINT default=0 >*/
 };
 
 ACCEL_API

@@ -37,28 +37,6 @@ accel_softmax_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
-static const AccelOpParam softmax_params[] = {
-  ACCEL_OP_BUFFER (AccelSoftmax, src, "src", "Input: f32, f64, f16 or bf16, contiguous",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelSoftmax, dst, "dst", "Result, same shape and dtype as src (may be src)",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelSoftmax, accel_softmax, "softmax",
                       "Softmax along the last axis",
-                      softmax_params, accel_softmax_validate)
-
-/**
- * accel_softmax_new:
- * @src: (transfer none): the input
- * @dst: (transfer none): the result
- *
- * Makes a `softmax` op.
- *
- * Returns: (transfer full): a new #AccelSoftmax
- */
-AccelOp *
-accel_softmax_new (AccelBuffer *src, AccelBuffer *dst)
-{
-  return g_object_new (ACCEL_TYPE_SOFTMAX, "src", src, "dst", dst, NULL);
-}
+                      _accel_softmax_params, accel_softmax_validate)

@@ -14,8 +14,10 @@ struct _AccelSoftmax {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *src;
-  AccelBuffer *dst;
+  /* Input: f32, f64, f16 or bf16, contiguous */
+  AccelBuffer *src; /*< read required >*/
+  /* Result, same shape and dtype as src (may be src) */
+  AccelBuffer *dst; /*< write required >*/
 };
 
 ACCEL_API

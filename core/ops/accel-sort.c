@@ -48,31 +48,6 @@ accel_sort_validate (AccelOp *op, GError **error)
   return accel_op_check_no_alias_ (error, "sort", "values", self->values, "keys", self->keys);
 }
 
-static const AccelOpParam sort_params[] = {
-  ACCEL_OP_BUFFER (AccelSort, keys, "keys", "Keys [..., n], sorted in place along the last axis",
-                   ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelSort, values, "values", "Optional values of any type, the dims of keys, permuted with them",
-                   ACCEL_ACCESS_READ_WRITE, 0),
-  ACCEL_OP_BOOLEAN (AccelSort, descending, "descending",
-                    "Whether the order is descending (still stable: equal keys keep their order).", FALSE),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelSort, accel_sort, "sort",
                       "Stable sort along the last axis, in place, of keys or key-value pairs",
-                      sort_params, accel_sort_validate)
-
-/**
- * accel_sort_new:
- * @keys: (transfer none) (nullable): the keys, sorted in place along the last axis
- * @values: (transfer none) (nullable): the optional values, permuted with the keys
- *
- * Makes a `sort` op in ascending order.
- *
- * Returns: (transfer full): a new #AccelSort
- */
-AccelOp *
-accel_sort_new (AccelBuffer *keys, AccelBuffer *values)
-{
-  return g_object_new (ACCEL_TYPE_SORT, "keys", keys,
-                       "values", values, NULL);
-}
+                      _accel_sort_params, accel_sort_validate)

@@ -13,9 +13,13 @@ struct _AccelSort {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *keys;
-  AccelBuffer *values;
-  gboolean descending;
+  /* Keys [..., n], sorted in place along the last axis */
+  AccelBuffer *keys; /*< readwrite required >*/
+  /* Optional values of any type, the dims of keys, permuted with them */
+  AccelBuffer *values; /*< readwrite >*/
+  /* Whether the order is descending (still stable: equal keys keep their
+   * order). */
+  gboolean descending; /*< default=FALSE >*/
 };
 
 ACCEL_API

@@ -37,16 +37,9 @@ accel_spmm_validate (AccelOp *op, GError **error)
   return _accel_op_check_results_alias (op, error);
 }
 
-static const AccelOpParam spmm_params[] = {
-  ACCEL_OP_BUFFER (AccelSpmm, b, "b", "Dense matrix [n-cols, k], row-major",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelSpmm, c, "c", "Result [m, k]; read when beta is not 0",
-                   ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
-};
-
 ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelSpmm, accel_spmm, "spmm",
                                 "Sparse (CSR) matrix times dense matrix: c = alpha s b + beta c",
-                                spmm_params, accel_spmm_validate,
+                                _accel_spmm_params, accel_spmm_validate,
                                 accel_op_class_install_params (op_class, _accel_csr_params,
                                                                G_N_ELEMENTS (_accel_csr_params)))
 

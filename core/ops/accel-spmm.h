@@ -16,8 +16,10 @@ struct _AccelSpmm {
   AccelBuffer *row_ptr;
   AccelBuffer *col_ind;
   AccelBuffer *values;
-  AccelBuffer *b;
-  AccelBuffer *c;
+  /* Dense matrix [n-cols, k], row-major */
+  AccelBuffer *b; /*< read required >*/
+  /* Result [m, k]; read when beta is not 0 */
+  AccelBuffer *c; /*< readwrite required >*/
   gint64 n_cols;
   double alpha;
   double beta;

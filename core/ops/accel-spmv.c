@@ -29,15 +29,9 @@ accel_spmv_validate (AccelOp *op, GError **error)
          && _accel_op_check_results_alias (op, error);
 }
 
-static const AccelOpParam spmv_params[] = {
-  ACCEL_OP_BUFFER (AccelSpmv, x, "x", "The dense vector, `[n_cols]`.", ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelSpmv, y, "y", "Result [m]; read when beta is not 0",
-                   ACCEL_ACCESS_READ_WRITE, ACCEL_OP_PARAM_REQUIRED),
-};
-
 ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelSpmv, accel_spmv, "spmv",
                                 "Sparse (CSR) matrix times dense vector: y = alpha s x + beta y",
-                                spmv_params, accel_spmv_validate,
+                                _accel_spmv_params, accel_spmv_validate,
                                 accel_op_class_install_params (op_class, _accel_csr_params,
                                                                G_N_ELEMENTS (_accel_csr_params)))
 

@@ -16,8 +16,10 @@ struct _AccelSpmv {
   AccelBuffer *row_ptr;
   AccelBuffer *col_ind;
   AccelBuffer *values;
-  AccelBuffer *x;
-  AccelBuffer *y;
+  /* The dense vector, `[n_cols]`. */
+  AccelBuffer *x; /*< read required >*/
+  /* Result [m]; read when beta is not 0 */
+  AccelBuffer *y; /*< readwrite required >*/
   gint64 n_cols;
   double alpha;
   double beta;

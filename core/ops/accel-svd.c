@@ -54,37 +54,6 @@ accel_svd_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
-static const AccelOpParam svd_params[] = {
-  ACCEL_OP_BUFFER (AccelSvd, a, "a", "The matrix [m, n] (or [b, m, n]); f32 or f64",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelSvd, s, "s", "Singular values [min(m, n)], descending",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelSvd, u, "u", "Left singular vectors as columns [m, min(m, n)]",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelSvd, vt, "vt", "Right singular vectors as rows [min(m, n), n]",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-};
-
 ACCEL_DEFINE_OP_TYPE (AccelSvd, accel_svd, "svd",
                       "Reduced singular value decomposition a = u diag(s) vt",
-                      svd_params, accel_svd_validate)
-
-/**
- * accel_svd_new:
- * @a: (transfer none) (nullable): the matrix, `[m, n]` or `[batch, m, n]`
- * @s: (transfer none) (nullable): the singular values, `[k]`, descending
- * @u: (transfer none) (nullable): the left singular vectors as columns, `[m, k]`
- * @vt: (transfer none) (nullable): the right singular vectors as rows, `[k, n]`
- *
- * Makes an `svd` op.
- *
- * Returns: (transfer full): a new #AccelSvd
- */
-AccelOp *
-accel_svd_new (AccelBuffer *a, AccelBuffer *s, AccelBuffer *u, AccelBuffer *vt)
-{
-  return g_object_new (ACCEL_TYPE_SVD, "a", a,
-                       "s", s,
-                       "u", u,
-                       "vt", vt, NULL);
-}
+                      _accel_svd_params, accel_svd_validate)

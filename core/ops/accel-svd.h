@@ -13,10 +13,14 @@ struct _AccelSvd {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *a;
-  AccelBuffer *s;
-  AccelBuffer *u;
-  AccelBuffer *vt;
+  /* The matrix [m, n] (or [b, m, n]); f32 or f64 */
+  AccelBuffer *a; /*< read required >*/
+  /* Singular values [min(m, n)], descending */
+  AccelBuffer *s; /*< write required >*/
+  /* Left singular vectors as columns [m, min(m, n)] */
+  AccelBuffer *u; /*< write required >*/
+  /* Right singular vectors as rows [min(m, n), n] */
+  AccelBuffer *vt; /*< write required >*/
 };
 
 ACCEL_API

@@ -1,0 +1,258 @@
+#!/usr/bin/env python3
+# accel-mkops: writes the core op types' parameter tables and constructors
+# from their public headers, as glib-mkenums writes enum types from theirs.
+#
+# An op declares each parameter once, as a public field of its instance
+# struct: a comment above the field is the property's blurb (and so its
+# documentation, see introspection/accel-op-docs.c), and an annotation after
+# it says the rest:
+#
+#   /* The eigenvalues, `[n]`, ascending. */
+#   AccelBuffer *w; /*< write required >*/
+#   /* Which triangle of `a` is read. */
+#   gboolean lower; /*< default=TRUE >*/
+#   /* The reduction axis, -1 for the last. */
+#   int axis; /*< min=-64 max=63 default=-1 >*/
+#
+# The field's C type gives the parameter's kind (AccelBuffer *, gboolean,
+# int, guint, gint64, guint64, double, char *, an Accel enum, flags with the
+# word `flags`, or an object pointer). Words: read, write, readwrite (a
+# buffer's access), required, allow-nan, flags; keys: name= (the property,
+# else the field with - for _), min=, max=, default= (C expressions without
+# spaces), type= (the get_type function, else the one the type's name
+# gives). Fields without an annotation are not parameters of the table (an
+# op family installs them).
+#
+# For each op header with annotated fields this writes the table
+# `_<prefix>_params`, which the op's ACCEL_DEFINE_OP_TYPE() installs, and,
+# where the header declares `<prefix>_new ()` whose arguments are all such
+# fields, that constructor and its doc comment (from the blurbs).
+#
+#   accel-mkops.py OUTPUT.c OUTPUT-private.h HEADER...
+#
+# SPDX-License-Identifier: LGPL-2.1-or-later
+
+import os
+import re
+import sys
+
+KINDS = {
+    'AccelBuffer *': 'BUFFER',
+    'gboolean': 'BOOLEAN',
+    'int': 'INT',
+    'gint': 'INT',
+    'guint': 'UINT',
+    'gint64': 'INT64',
+    'guint64': 'UINT64',
+    'double': 'DOUBLE',
+    'char *': 'STRING',
+}
+ACCESS = {'read': 'ACCEL_ACCESS_READ', 'write': 'ACCEL_ACCESS_WRITE',
+          'readwrite': 'ACCEL_ACCESS_READ_WRITE'}
+FLAGS = {'required': 'ACCEL_OP_PARAM_REQUIRED', 'allow-nan': 'ACCEL_OP_PARAM_ALLOW_NAN'}
+
+
+class Error(Exception):
+    pass
+
+
+def snake(camel):
+    """AccelConvLayout -> accel_conv_layout, as glib-mkenums names types."""
+    return re.sub(r'(?<=[a-z0-9])(?=[A-Z])', '_', camel).lower()
+
+
+def c_string(text):
+    return '"' + text.replace('\\', '\\\\').replace('"', '\\"') + '"'
+
+
+class Param:
+    def __init__(self, where, ctype, field, blurb, words):
+        self.field = field
+        self.ctype = ctype
+        self.blurb = blurb
+        self.name = field.replace('_', '-')
+        self.flags = []
+        self.access = None
+        self.values = {}
+        self.get_type = None
+        is_flags = False
+        for word in words:
+            key, eq, value = word.partition('=')
+            if eq:
+                if key == 'name':
+                    self.name = value
+                elif key in ('min', 'max', 'default'):
+                    self.values[key] = value
+                elif key == 'type':
+                    self.get_type = value
+                else:
+                    raise Error(f'{where}: unknown key “{key}”')
+            elif word in ACCESS:
+                self.access = ACCESS[word]
+            elif word in FLAGS:
+                self.flags.append(FLAGS[word])
+            elif word == 'flags':
+                is_flags = True
+            else:
+                raise Error(f'{where}: unknown word “{word}”')
+        if ctype in KINDS:
+            self.kind = KINDS[ctype]
+        elif re.fullmatch(r'Accel\w+', ctype):
+            self.kind = 'FLAGS' if is_flags else 'ENUM'
+        elif re.fullmatch(r'[A-Z]\w+ \*', ctype):
+            self.kind = 'OBJECT'
+        else:
+            raise Error(f'{where}: no parameter kind for the C type “{ctype}”')
+        if self.kind in ('ENUM', 'FLAGS', 'OBJECT') and self.get_type is None:
+            self.get_type = snake(ctype.rstrip(' *')) + '_get_type'
+        if (self.kind == 'BUFFER') != (self.access is not None):
+            raise Error(f'{where}: read, write or readwrite is for buffers, and each buffer needs one')
+        if not blurb:
+            raise Error(f'{where}: the field has no comment above it to be its blurb')
+
+    def entry(self, type_name):
+        flags = ' | '.join(self.flags) or '0'
+        v = self.values
+        head = f'{type_name}, {self.field}, {c_string(self.name)}, {c_string(self.blurb)}'
+        if self.kind == 'BUFFER':
+            return f'ACCEL_OP_BUFFER ({head}, {self.access}, {flags})'
+        if self.kind == 'BOOLEAN':
+            return f'ACCEL_OP_BOOLEAN ({head}, {v.get("default", "FALSE")})'
+        if self.kind in ('INT', 'UINT', 'INT64', 'UINT64', 'DOUBLE'):
+            for key in ('min', 'max', 'default'):
+                if key not in v:
+                    raise Error(f'{type_name}.{self.field}: a number needs min=, max= and default=')
+            tail = f', {flags}' if self.kind == 'DOUBLE' else ''
+            return f'ACCEL_OP_{self.kind} ({head}, {v["min"]}, {v["max"]}, {v["default"]}{tail})'
+        if self.kind in ('ENUM', 'FLAGS'):
+            return f'ACCEL_OP_{self.kind} ({head}, {self.get_type}, {v.get("default", "0")})'
+        if self.kind == 'STRING':
+            return f'ACCEL_OP_STRING ({head})'
+        return f'ACCEL_OP_OBJECT ({head}, {self.get_type}, {flags})'
+
+
+def comment_text(lines):
+    text = ' '.join(re.sub(r'^\s*(/\*+|\*)\s?', '', line).replace('*/', '').strip() for line in lines)
+    return re.sub(r'\s+', ' ', text).strip()
+
+
+def parse_struct(path, type_name, body, first_line):
+    params = []
+    public = False
+    comment = []
+    in_comment = False
+    for offset, line in enumerate(body.split('\n')):
+        where = f'{path}:{first_line + offset}'
+        stripped = line.strip()
+        if stripped == '/*< public >*/':
+            public = True
+            continue
+        if not public:
+            continue
+        if in_comment or (stripped.startswith('/*') and not stripped.startswith('/*<')):
+            comment.append(stripped)
+            in_comment = not stripped.endswith('*/')
+            continue
+        if stripped == '/*< private >*/':
+            public = False
+            continue
+        m = re.fullmatch(r'(\w+)\s*(\*?)\s*(\w+);\s*(?:/\*<(.*)>\*/)?', stripped)
+        if m is None:
+            if '/*<' in stripped:
+                raise Error(f'{where}: not a field accel-mkops reads: “{stripped}”')
+            continue
+        base, star, field, words = m.groups()
+        if words is not None:
+            ctype = base + (' *' if star else '')
+            params.append(Param(where, ctype, field, comment_text(comment), words.split()))
+        comment = []
+    return params
+
+
+def parse_header(path):
+    text = open(path, encoding='utf-8').read()
+    m = re.search(r'G_DECLARE_FINAL_TYPE \((\w+), (\w+), (\w+), (\w+), \w+\)', text)
+    if m is None:
+        return None
+    type_name, prefix, module, base = m.groups()
+    sm = re.search(r'struct _%s \{\n(.*?)\n\};' % type_name, text, re.S)
+    if sm is None:
+        return None
+    first_line = text[:sm.start(1)].count('\n') + 1
+    params = parse_struct(path, type_name, sm.group(1), first_line)
+    if not params:
+        return None
+    ctor = re.search(r'^(\w+ \*)\s*%s_new \(([^)]*)\);' % prefix, text, re.M)
+    return {'path': path, 'type': type_name, 'prefix': prefix,
+            'type_macro': f'{module}_TYPE_{base}', 'params': params, 'ctor': ctor}
+
+
+def constructor(op):
+    """The constructor's doc comment and definition, or None where the
+    header declares none whose arguments are all table fields."""
+    if op['ctor'] is None:
+        return None
+    ret, args = op['ctor'].groups()
+    by_field = {p.field: p for p in op['params']}
+    chosen = []
+    for arg in re.split(r',\s*', ' '.join(args.split())):
+        am = re.fullmatch(r'(.*?)\s*(\**)(\w+)', arg)
+        ctype = (am.group(1) + (' ' + am.group(2) if am.group(2) else '')).strip()
+        param = by_field.get(am.group(3))
+        if param is None or param.ctype != ctype:
+            return None
+        chosen.append(param)
+    doc = [f'/**', f' * {op["prefix"]}_new:']
+    for p in chosen:
+        # NULL leaves a buffer or object unset, to be set later (and refused
+        # by accel_op_validate() while a required one is still unset).
+        note = '(transfer none) (nullable): ' if p.kind in ('BUFFER', 'OBJECT') else ''
+        doc.append(f' * @{p.field}: {note}{p.blurb}')
+    doc += [' *',
+            f' * Creates an #{op["type"]} with these properties set; the others keep',
+            ' * their defaults.',
+            ' *',
+            f' * Returns: (transfer full): a new #{op["type"]}',
+            ' */']
+    signature = ', '.join(f'{p.ctype}{"" if p.ctype.endswith("*") else " "}{p.field}' for p in chosen)
+    values = ', '.join(f'{c_string(p.name)}, {p.field}' for p in chosen)
+    checks = [f'  g_return_val_if_fail ({p.field} == NULL || G_TYPE_CHECK_INSTANCE_TYPE ({p.field}, '
+              f'{p.get_type or "accel_buffer_get_type"} ()), NULL);'
+              for p in chosen if p.kind in ('BUFFER', 'OBJECT')]
+    return '\n'.join(doc + [ret.strip(), f'{op["prefix"]}_new ({signature})', '{'] + checks
+                     + [f'  return g_object_new ({op["type_macro"]}, {values}, NULL);', '}', ''])
+
+
+def main(argv):
+    if len(argv) < 4:
+        sys.stderr.write('usage: accel-mkops.py OUTPUT.c OUTPUT-private.h HEADER...\n')
+        return 2
+    out_c, out_h, headers = argv[1], argv[2], argv[3:]
+    try:
+        ops = [op for op in (parse_header(h) for h in sorted(headers)) if op]
+    except Error as e:
+        sys.stderr.write(f'accel-mkops: {e}\n')
+        return 1
+    banner = ('/* Generated by accel-mkops.py from the annotated fields of the op\n'
+              ' * headers. Do not edit: edit the header. */\n')
+    decls = [banner, '#pragma once', '', '#include "accel-private.h"', '', 'G_BEGIN_DECLS', '']
+    body = [banner, '#include <math.h>', f'#include "{os.path.basename(out_h)}"', '#include "accel-enum-types.h"', '']
+    for op in ops:
+        n = len(op['params'])
+        decls.append(f'extern const AccelOpParam _{op["prefix"]}_params[{n}];')
+        body.append(f'const AccelOpParam _{op["prefix"]}_params[{n}] = {{')
+        body += [f'  {p.entry(op["type"])},' for p in op['params']]
+        body += ['};', '']
+        ctor = constructor(op)
+        if ctor:
+            body.append(ctor)
+    decls += ['', 'G_END_DECLS', '']
+    with open(out_h, 'w', encoding='utf-8') as f:
+        f.write('\n'.join(decls))
+    with open(out_c, 'w', encoding='utf-8') as f:
+        f.write('\n'.join(body))
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))
