@@ -33,13 +33,13 @@ struct _AccelAttentionBackward {
   AccelBuffer *dk; /*< write required >*/
   /* The gradient with respect to `v` (written; likewise). */
   AccelBuffer *dv; /*< write required >*/
-  gboolean causal;
-  int window_left;
-  int window_right;
-  double scale;
-  double softcap;
-  AccelBuffer *alibi_slopes;
-  int sinks;
+  gboolean causal; /*< family=AccelAttentionMaskFields >*/
+  int window_left; /*< family=AccelAttentionMaskFields >*/
+  int window_right; /*< family=AccelAttentionMaskFields >*/
+  double scale; /*< family=AccelAttentionMaskFields >*/
+  double softcap; /*< family=AccelAttentionMaskFields >*/
+  AccelBuffer *alibi_slopes; /*< family=AccelAttentionMaskFields >*/
+  int sinks; /*< family=AccelAttentionMaskFields >*/
 };
 
 ACCEL_API

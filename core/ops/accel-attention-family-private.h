@@ -15,13 +15,27 @@ G_BEGIN_DECLS
  * `causal` to `sinks`: one parameter table serves the four, installed at
  * each op's `causal` member. */
 typedef struct {
-  gboolean causal;
-  int window_left;
-  int window_right;
-  double scale;
-  double softcap;
-  AccelBuffer *alibi_slopes;
-  int sinks;
+  /* Mask keys after each query's aligned position (bottom-right aligned: query
+   * `i` sees key `j` iff `j <= i + Sk - Sq`; in the varlen ops, within each
+   * sequence). */
+  gboolean causal; /*< default=FALSE >*/
+  /* If >= 0, a query sees at most this many keys before its aligned position;
+   * -1 is unbounded (in the varlen ops, within each sequence). */
+  int window_left; /*< min=-1 max=G_MAXINT default=-1 >*/
+  /* If >= 0, a query sees at most this many keys after its aligned position;
+   * -1 is unbounded (in the varlen ops, within each sequence). */
+  int window_right; /*< min=-1 max=G_MAXINT default=-1 >*/
+  /* The logit scale; 0 means `1 / sqrt (D)`. */
+  double scale; /*< min=0.0 max=G_MAXDOUBLE default=0.0 >*/
+  /* If > 0, each scaled logit `s` becomes `softcap tanh (s / softcap)`. */
+  double softcap; /*< min=0.0 max=G_MAXDOUBLE default=0.0 >*/
+  /* Optional ALiBi slopes, f32 `[Hq]` or `[B, Hq]`: the logit of query `i` and
+   * key `j` in head `h` gains `-slope[h] |i + Sk - Sq - j|` after scaling and
+   * soft-capping (in the varlen ops, positions count within each sequence). */
+  AccelBuffer *alibi_slopes; /*< read >*/
+  /* Keys `j < sinks` (in the varlen ops, the leading keys of each sequence)
+   * are exempt from the left window. */
+  int sinks; /*< min=0 max=G_MAXINT default=0 >*/
 } AccelAttentionMaskFields;
 
 #define ACCEL_ATTENTION_MASK_FIELD_AT_(T, f) \

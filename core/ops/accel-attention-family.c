@@ -5,35 +5,11 @@
  */
 #include "accel-attention-family-private.h"
 
-static const AccelOpParam mask_params[] = {
-  ACCEL_OP_BOOLEAN (AccelAttentionMaskFields, causal, "causal",
-                    "Mask keys after each query's aligned position (bottom-right aligned: query `i` sees key `j` iff "
-                    "`j <= i + Sk - Sq`; in the varlen ops, within each sequence).", FALSE),
-  ACCEL_OP_INT (AccelAttentionMaskFields, window_left, "window-left",
-                "If >= 0, a query sees at most this many keys before its aligned position; -1 is unbounded (in the "
-                "varlen ops, within each sequence).", -1, G_MAXINT, -1),
-  ACCEL_OP_INT (AccelAttentionMaskFields, window_right, "window-right",
-                "If >= 0, a query sees at most this many keys after its aligned position; -1 is unbounded (in the "
-                "varlen ops, within each sequence).", -1, G_MAXINT, -1),
-  ACCEL_OP_DOUBLE (AccelAttentionMaskFields, scale, "scale", "The logit scale; 0 means `1 / sqrt (D)`.",
-                   0.0, G_MAXDOUBLE, 0.0, 0),
-  ACCEL_OP_DOUBLE (AccelAttentionMaskFields, softcap, "softcap",
-                   "If > 0, each scaled logit `s` becomes `softcap tanh (s / softcap)`.",
-                   0.0, G_MAXDOUBLE, 0.0, 0),
-  ACCEL_OP_BUFFER (AccelAttentionMaskFields, alibi_slopes, "alibi-slopes",
-                   "Optional ALiBi slopes, f32 `[Hq]` or `[B, Hq]`: the logit of query `i` and key `j` in head `h` "
-                   "gains `-slope[h] |i + Sk - Sq - j|` after scaling and soft-capping (in the varlen ops, positions "
-                   "count within each sequence).", ACCEL_ACCESS_READ, 0),
-  ACCEL_OP_INT (AccelAttentionMaskFields, sinks, "sinks",
-                "Keys `j < sinks` (in the varlen ops, the leading keys of each sequence) are exempt from the left "
-                "window.",
-                0, G_MAXINT, 0),
-};
-
 void
 _accel_attention_install_mask_params (AccelOpClass *klass, gsize causal_offset)
 {
-  accel_op_class_install_params_at (klass, causal_offset, mask_params, G_N_ELEMENTS (mask_params));
+  accel_op_class_install_params_at (klass, causal_offset, _accel_attention_mask_fields_params,
+                                    G_N_ELEMENTS (_accel_attention_mask_fields_params));
 }
 
 gboolean

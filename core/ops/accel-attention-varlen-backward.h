@@ -26,13 +26,13 @@ struct _AccelAttentionVarlenBackward {
   AccelBuffer *dq;
   AccelBuffer *dk;
   AccelBuffer *dv;
-  gboolean causal;
-  int window_left;
-  int window_right;
-  double scale;
-  double softcap;
-  AccelBuffer *alibi_slopes;
-  int sinks;
+  gboolean causal; /*< family=AccelAttentionMaskFields >*/
+  int window_left; /*< family=AccelAttentionMaskFields >*/
+  int window_right; /*< family=AccelAttentionMaskFields >*/
+  double scale; /*< family=AccelAttentionMaskFields >*/
+  double softcap; /*< family=AccelAttentionMaskFields >*/
+  AccelBuffer *alibi_slopes; /*< family=AccelAttentionMaskFields >*/
+  int sinks; /*< family=AccelAttentionMaskFields >*/
 };
 
 ACCEL_API

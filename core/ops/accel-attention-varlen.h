@@ -28,13 +28,13 @@ struct _AccelAttentionVarlen {
   AccelBuffer *cu_seqlens_q; /*< read required >*/
   /* The key row where each sequence starts, and `Tk` last: i32 `[B + 1]`. */
   AccelBuffer *cu_seqlens_k; /*< read required >*/
-  gboolean causal;
-  int window_left;
-  int window_right;
-  double scale;
-  double softcap;
-  AccelBuffer *alibi_slopes;
-  int sinks;
+  gboolean causal; /*< family=AccelAttentionMaskFields >*/
+  int window_left; /*< family=AccelAttentionMaskFields >*/
+  int window_right; /*< family=AccelAttentionMaskFields >*/
+  double scale; /*< family=AccelAttentionMaskFields >*/
+  double softcap; /*< family=AccelAttentionMaskFields >*/
+  AccelBuffer *alibi_slopes; /*< family=AccelAttentionMaskFields >*/
+  int sinks; /*< family=AccelAttentionMaskFields >*/
 };
 
 ACCEL_API

@@ -24,13 +24,13 @@ struct _AccelAttention {
   AccelBuffer *out; /*< write required >*/
   /* If set, the log-sum-exp of each row's final logits `[B, Hq, Sq]`, f32. */
   AccelBuffer *lse; /*< write >*/
-  gboolean causal;
-  int window_left;
-  int window_right;
-  double scale;
-  double softcap;
-  AccelBuffer *alibi_slopes;
-  int sinks;
+  gboolean causal; /*< family=AccelAttentionMaskFields >*/
+  int window_left; /*< family=AccelAttentionMaskFields >*/
+  int window_right; /*< family=AccelAttentionMaskFields >*/
+  double scale; /*< family=AccelAttentionMaskFields >*/
+  double softcap; /*< family=AccelAttentionMaskFields >*/
+  AccelBuffer *alibi_slopes; /*< family=AccelAttentionMaskFields >*/
+  int sinks; /*< family=AccelAttentionMaskFields >*/
   /* The per-tensor scale of fp8 `q`: the logits are multiplied by `q_descale
    * k_descale`. Finite and > 0; must be 1.0 unless the inputs are fp8-e4m3. */
   double q_descale; /*< min=0.0 max=G_MAXDOUBLE default=1.0 >*/

@@ -16,24 +16,4 @@
 
 ACCEL_DEFINE_OP_TYPE (AccelLayernorm, accel_layernorm, "layernorm",
                                 "Layer normalisation over the last axis: (x - mean) / sqrt(var + eps) * gamma + beta",
-                                _accel_norm_params, _accel_norm_validate)
-
-/**
- * accel_layernorm_new:
- * @x: (transfer none) (nullable): the input, `[..., n]`
- * @gamma: (transfer none) (nullable): the optional scale, `[n]`
- * @beta: (transfer none) (nullable): the optional shift, `[n]`
- * @y: (transfer none) (nullable): the result, the shape of @x
- *
- * Makes a `layernorm` op with eps 1e-5.
- *
- * Returns: (transfer full): a new #AccelLayernorm
- */
-AccelOp *
-accel_layernorm_new (AccelBuffer *x, AccelBuffer *gamma, AccelBuffer *beta, AccelBuffer *y)
-{
-  return g_object_new (ACCEL_TYPE_LAYERNORM, "x", x,
-                       "gamma", gamma,
-                       "beta", beta,
-                       "y", y, NULL);
-}
+                                _accel_norm_fields_params, _accel_norm_validate)

@@ -20,13 +20,20 @@
 # buffer's access), required, allow-nan, flags; keys: name= (the property,
 # else the field with - for _), min=, max=, default= (C expressions without
 # spaces), type= (the get_type function, else the one the type's name
-# gives). Fields without an annotation are not parameters of the table (an
-# op family installs them).
+# gives), family= (the field is a parameter that the named family declares
+# and installs). Fields without an annotation are not parameters here.
+#
+# A family is a `typedef struct { … } AccelFooFields;` in a private header
+# whose fields, annotated alike, several op types lay out alike (each
+# installs the family's table, `_accel_foo_fields_params`, at its own
+# offset); its fields are declared there once, and an op header names
+# them with family=AccelFooFields.
 #
 # For each op header with annotated fields this writes the table
 # `_<prefix>_params`, which the op's ACCEL_DEFINE_OP_TYPE() installs, and,
 # where the header declares `<prefix>_new ()` whose arguments are all such
-# fields, that constructor and its doc comment (from the blurbs).
+# fields (its own or its families'), that constructor and its doc comment
+# (from the blurbs).
 #
 #   accel-mkops.py OUTPUT.c OUTPUT-private.h HEADER...
 #
@@ -75,6 +82,7 @@ class Param:
         self.access = None
         self.values = {}
         self.get_type = None
+        self.family = None
         is_flags = False
         for word in words:
             key, eq, value = word.partition('=')
@@ -85,6 +93,8 @@ class Param:
                     self.values[key] = value
                 elif key == 'type':
                     self.get_type = value
+                elif key == 'family':
+                    self.family = value
                 else:
                     raise Error(f'{where}: unknown key “{key}”')
             elif word in ACCESS:
@@ -95,6 +105,11 @@ class Param:
                 is_flags = True
             else:
                 raise Error(f'{where}: unknown word “{word}”')
+        if self.family:
+            # Declared (kind, blurb and all) by the family's struct.
+            if words != [f'family={self.family}']:
+                raise Error(f'{where}: a family field says nothing but family=')
+            return
         if ctype in KINDS:
             self.kind = KINDS[ctype]
         elif re.fullmatch(r'Accel\w+', ctype):
@@ -136,9 +151,8 @@ def comment_text(lines):
     return re.sub(r'\s+', ' ', text).strip()
 
 
-def parse_struct(path, type_name, body, first_line):
+def parse_struct(path, body, first_line, public):
     params = []
-    public = False
     comment = []
     in_comment = False
     for offset, line in enumerate(body.split('\n')):
@@ -169,31 +183,49 @@ def parse_struct(path, type_name, body, first_line):
     return params
 
 
+def line_of(text, index):
+    return text[:index].count('\n') + 1
+
+
 def parse_header(path):
+    """The op type of a public header and the families (`typedef struct
+    { … } AccelFooFields;` whose fields are annotated, in a private header
+    that op types lay out alike) it declares."""
     text = open(path, encoding='utf-8').read()
+    found = []
+    for fm in re.finditer(r'^typedef struct \{\n(.*?)\n\} (Accel\w+);', text, re.S | re.M):
+        params = parse_struct(path, fm.group(1), line_of(text, fm.start(1)), True)
+        if params:
+            found.append({'path': path, 'type': fm.group(2), 'prefix': snake(fm.group(2)),
+                          'params': params, 'ctor': None})
     m = re.search(r'G_DECLARE_FINAL_TYPE \((\w+), (\w+), (\w+), (\w+), \w+\)', text)
     if m is None:
-        return None
+        return found
     type_name, prefix, module, base = m.groups()
     sm = re.search(r'struct _%s \{\n(.*?)\n\};' % type_name, text, re.S)
     if sm is None:
-        return None
-    first_line = text[:sm.start(1)].count('\n') + 1
-    params = parse_struct(path, type_name, sm.group(1), first_line)
-    if not params:
-        return None
-    ctor = re.search(r'^(\w+ \*)\s*%s_new \(([^)]*)\);' % prefix, text, re.M)
-    return {'path': path, 'type': type_name, 'prefix': prefix,
-            'type_macro': f'{module}_TYPE_{base}', 'params': params, 'ctor': ctor}
+        return found
+    params = parse_struct(path, sm.group(1), line_of(text, sm.start(1)), False)
+    if params:
+        ctor = re.search(r'^(\w+ \*)\s*%s_new \(([^)]*)\);' % prefix, text, re.M)
+        found.append({'path': path, 'type': type_name, 'prefix': prefix,
+                      'type_macro': f'{module}_TYPE_{base}', 'params': params, 'ctor': ctor})
+    return found
 
 
-def constructor(op):
+def constructor(op, families):
     """The constructor's doc comment and definition, or None where the
-    header declares none whose arguments are all table fields."""
+    header declares none whose arguments are all parameter fields."""
     if op['ctor'] is None:
         return None
     ret, args = op['ctor'].groups()
-    by_field = {p.field: p for p in op['params']}
+    by_field = {}
+    for p in op['params']:
+        if p.family:
+            family = families.get(p.family)
+            p = next((f for f in family['params'] if f.field == p.field), None) if family else None
+        if p:
+            by_field[p.field] = p
     chosen = []
     for arg in re.split(r',\s*', ' '.join(args.split())):
         am = re.fullmatch(r'(.*?)\s*(\**)(\w+)', arg)
@@ -229,21 +261,32 @@ def main(argv):
         return 2
     out_c, out_h, headers = argv[1], argv[2], argv[3:]
     try:
-        ops = [op for op in (parse_header(h) for h in sorted(headers)) if op]
+        ops = [op for h in sorted(headers) for op in parse_header(h)]
+        families = {op['type']: op for op in ops}
+        for op in ops:
+            for p in op['params']:
+                if p.family and (p.family not in families
+                                 or not any(f.field == p.field and f.ctype == p.ctype
+                                            for f in families[p.family]['params'])):
+                    raise Error(f'{op["path"]}: {op["type"]}.{p.field}: no such field in family {p.family}')
     except Error as e:
         sys.stderr.write(f'accel-mkops: {e}\n')
         return 1
     banner = ('/* Generated by accel-mkops.py from the annotated fields of the op\n'
               ' * headers. Do not edit: edit the header. */\n')
     decls = [banner, '#pragma once', '', '#include "accel-private.h"', '', 'G_BEGIN_DECLS', '']
-    body = [banner, '#include <math.h>', f'#include "{os.path.basename(out_h)}"', '#include "accel-enum-types.h"', '']
+    body = [banner, '#include <math.h>', f'#include "{os.path.basename(out_h)}"', '#include "accel-enum-types.h"']
+    # The private headers, for their families' structs.
+    body += [f'#include "{os.path.basename(h)}"' for h in sorted(headers) if h.endswith('-private.h')] + ['']
     for op in ops:
-        n = len(op['params'])
-        decls.append(f'extern const AccelOpParam _{op["prefix"]}_params[{n}];')
-        body.append(f'const AccelOpParam _{op["prefix"]}_params[{n}] = {{')
-        body += [f'  {p.entry(op["type"])},' for p in op['params']]
-        body += ['};', '']
-        ctor = constructor(op)
+        table = [p for p in op['params'] if not p.family]
+        n = len(table)
+        if n:
+            decls.append(f'extern const AccelOpParam _{op["prefix"]}_params[{n}];')
+            body.append(f'const AccelOpParam _{op["prefix"]}_params[{n}] = {{')
+            body += [f'  {p.entry(op["type"])},' for p in table]
+            body += ['};', '']
+        ctor = constructor(op, families)
         if ctor:
             body.append(ctor)
     decls += ['', 'G_END_DECLS', '']

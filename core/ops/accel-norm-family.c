@@ -49,15 +49,3 @@ _accel_norm_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
-const AccelOpParam _accel_norm_params[5] = {
-  ACCEL_OP_BUFFER (AccelNormFields, x, "x", "Input [..., n], normalised over the last axis; f32, f16 or bf16.",
-                   ACCEL_ACCESS_READ, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_BUFFER (AccelNormFields, gamma, "gamma", "Optional scale [n] (1 when unset).", ACCEL_ACCESS_READ, 0),
-  ACCEL_OP_BUFFER (AccelNormFields, beta, "beta", "Optional shift [n] (0 when unset).", ACCEL_ACCESS_READ, 0),
-  ACCEL_OP_BUFFER (AccelNormFields, y, "y", "Result, shape and type of x; may be x.",
-                   ACCEL_ACCESS_WRITE, ACCEL_OP_PARAM_REQUIRED),
-  ACCEL_OP_DOUBLE (AccelNormFields, eps, "eps",
-                   "Added to the variance (layernorm) or the mean square (rmsnorm) before its square root, for "
-                   "stability.",
-                   0.0, G_MAXDOUBLE, 1e-5, 0),
-};

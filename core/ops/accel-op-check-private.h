@@ -230,29 +230,50 @@ typedef struct _AccelConv2dParams AccelConv2dParams;
 /* layernorm and rmsnorm: the same fields, laid out alike (accel-norm-family.c). */
 typedef struct {
   AccelOp parent_instance;
-  AccelBuffer *x;
-  AccelBuffer *gamma;
-  AccelBuffer *beta;
-  AccelBuffer *y;
-  double eps;
+  /* Input [..., n], normalised over the last axis; f32, f16 or bf16. */
+  AccelBuffer *x; /*< read required >*/
+  /* Optional scale [n] (1 when unset). */
+  AccelBuffer *gamma; /*< read >*/
+  /* Optional shift [n] (0 when unset). */
+  AccelBuffer *beta; /*< read >*/
+  /* Result, shape and type of x; may be x. */
+  AccelBuffer *y; /*< write required >*/
+  /* Added to the variance (layernorm) or the mean square (rmsnorm) before its
+   * square root, for stability. */
+  double eps; /*< min=0.0 max=G_MAXDOUBLE default=1e-5 >*/
 } AccelNormFields;
-extern const AccelOpParam _accel_norm_params[5];
 gboolean _accel_norm_validate (AccelOp *op, GError **error);
 
 /* spmv and spmm: the same fields, laid out alike (accel-csr-family.c). */
 typedef struct {
   AccelOp parent_instance;
-  AccelBuffer *row_ptr;
-  AccelBuffer *col_ind;
-  AccelBuffer *values;
+  /* CSR row offsets, i32 [m + 1]: row i holds entries row-ptr[i] to
+   * row-ptr[i + 1] - 1. */
+  AccelBuffer *row_ptr; /*< read required >*/
+  /* CSR column indices, i32 [nnz], ascending within each row, each in [0,
+   * n-cols). */
+  AccelBuffer *col_ind; /*< read required >*/
+  /* CSR values [nnz]: f32 or f64. */
+  AccelBuffer *values; /*< read required >*/
   AccelBuffer *dense_in;
   AccelBuffer *dense_out;
-  gint64 n_cols;
-  double alpha;
-  double beta;
-  gboolean check_structure;
+  /* The number of columns of the sparse matrix; its rows are the entries of
+   * `row-ptr` less one. */
+  gint64 n_cols; /*< min=0 max=G_MAXINT64 default=0 >*/
+  /* Scale of the product of the sparse matrix and the dense operand. */
+  double alpha; /*< min=-G_MAXDOUBLE max=G_MAXDOUBLE default=1.0 >*/
+  /* Scale of the old contents of the output; with 0 the output is not read (so
+   * NaNs there do not propagate). */
+  double beta; /*< min=-G_MAXDOUBLE max=G_MAXDOUBLE default=0.0 >*/
+  /* Whether the kernel verifies the CSR structure first (row offsets
+   * non-decreasing from 0 to nnz, column indices ascending within each row and
+   * below `n-cols`) and fails with ACCEL_ERROR_INVALID_ARGUMENT naming the
+   * first bad entry. On cuda this costs a pass over the indices and one stream
+   * synchronisation; set it to FALSE for a structure already checked, which is
+   * then trusted (a malformed one gives undefined results or a device fault
+   * there). The cpu backend always checks. */
+  gboolean check_structure; /*< default=TRUE >*/
 } AccelCsrFields;
-extern const AccelOpParam _accel_csr_params[7];
 gboolean _accel_csr_check (AccelOp *op, const char *in, const char *out, gint64 *m, GError **error);
 
 void _accel_conv2d_install_geometry (AccelOpClass *klass, gsize params_offset);

@@ -15,24 +15,4 @@
 
 ACCEL_DEFINE_OP_TYPE (AccelRmsnorm, accel_rmsnorm, "rmsnorm",
                                 "RMS normalisation over the last axis: x / sqrt(mean(x^2) + eps) * gamma + beta",
-                                _accel_norm_params, _accel_norm_validate)
-
-/**
- * accel_rmsnorm_new:
- * @x: (transfer none) (nullable): the input, `[..., n]`
- * @gamma: (transfer none) (nullable): the optional scale, `[n]`
- * @beta: (transfer none) (nullable): the optional shift, `[n]`
- * @y: (transfer none) (nullable): the result, the shape of @x
- *
- * Makes a `rmsnorm` op with eps 1e-5.
- *
- * Returns: (transfer full): a new #AccelRmsnorm
- */
-AccelOp *
-accel_rmsnorm_new (AccelBuffer *x, AccelBuffer *gamma, AccelBuffer *beta, AccelBuffer *y)
-{
-  return g_object_new (ACCEL_TYPE_RMSNORM, "x", x,
-                       "gamma", gamma,
-                       "beta", beta,
-                       "y", y, NULL);
-}
+                                _accel_norm_fields_params, _accel_norm_validate)

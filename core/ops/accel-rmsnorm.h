@@ -13,11 +13,11 @@ struct _AccelRmsnorm {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *x;
-  AccelBuffer *gamma;
-  AccelBuffer *beta;
-  AccelBuffer *y;
-  double eps;
+  AccelBuffer *x; /*< family=AccelNormFields >*/
+  AccelBuffer *gamma; /*< family=AccelNormFields >*/
+  AccelBuffer *beta; /*< family=AccelNormFields >*/
+  AccelBuffer *y; /*< family=AccelNormFields >*/
+  double eps; /*< family=AccelNormFields >*/
 };
 
 ACCEL_API

@@ -40,29 +40,5 @@ accel_spmm_validate (AccelOp *op, GError **error)
 ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelSpmm, accel_spmm, "spmm",
                                 "Sparse (CSR) matrix times dense matrix: c = alpha s b + beta c",
                                 _accel_spmm_params, accel_spmm_validate,
-                                accel_op_class_install_params (op_class, _accel_csr_params,
-                                                               G_N_ELEMENTS (_accel_csr_params)))
-
-/**
- * accel_spmm_new:
- * @row_ptr: (transfer none) (nullable): i32 `[m + 1]`: row `i` holds the entries `row_ptr[i]` to `row_ptr[i + 1] - 1`
- * @col_ind: (transfer none) (nullable): i32 `[nnz]`: the column of each entry, ascending within a row
- * @values: (transfer none) (nullable): f32 or f64 `[nnz]`: the value of each entry
- * @b: (transfer none) (nullable): the dense matrix, `[n_cols, k]`
- * @c: (transfer none) (nullable): the result, `[m, k]`
- * @n_cols: the number of columns of the sparse matrix
- *
- * Makes an `spmm` op computing `c = s b`.
- *
- * Returns: (transfer full): a new #AccelSpmm
- */
-AccelOp *
-accel_spmm_new (AccelBuffer *row_ptr, AccelBuffer *col_ind, AccelBuffer *values, AccelBuffer *b, AccelBuffer *c, gint64 n_cols)
-{
-  return g_object_new (ACCEL_TYPE_SPMM, "row-ptr", row_ptr,
-                       "col-ind", col_ind,
-                       "values", values,
-                       "b", b,
-                       "c", c,
-                       "n-cols", n_cols, NULL);
-}
+                                accel_op_class_install_params (op_class, _accel_csr_fields_params,
+                                                               G_N_ELEMENTS (_accel_csr_fields_params)))

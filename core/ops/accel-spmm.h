@@ -13,17 +13,17 @@ struct _AccelSpmm {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *row_ptr;
-  AccelBuffer *col_ind;
-  AccelBuffer *values;
+  AccelBuffer *row_ptr; /*< family=AccelCsrFields >*/
+  AccelBuffer *col_ind; /*< family=AccelCsrFields >*/
+  AccelBuffer *values; /*< family=AccelCsrFields >*/
   /* Dense matrix [n-cols, k], row-major */
   AccelBuffer *b; /*< read required >*/
   /* Result [m, k]; read when beta is not 0 */
   AccelBuffer *c; /*< readwrite required >*/
-  gint64 n_cols;
-  double alpha;
-  double beta;
-  gboolean check_structure;
+  gint64 n_cols; /*< family=AccelCsrFields >*/
+  double alpha; /*< family=AccelCsrFields >*/
+  double beta; /*< family=AccelCsrFields >*/
+  gboolean check_structure; /*< family=AccelCsrFields >*/
 };
 
 ACCEL_API

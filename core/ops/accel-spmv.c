@@ -32,29 +32,5 @@ accel_spmv_validate (AccelOp *op, GError **error)
 ACCEL_DEFINE_OP_TYPE_WITH_CODE (AccelSpmv, accel_spmv, "spmv",
                                 "Sparse (CSR) matrix times dense vector: y = alpha s x + beta y",
                                 _accel_spmv_params, accel_spmv_validate,
-                                accel_op_class_install_params (op_class, _accel_csr_params,
-                                                               G_N_ELEMENTS (_accel_csr_params)))
-
-/**
- * accel_spmv_new:
- * @row_ptr: (transfer none) (nullable): i32 `[m + 1]`: row `i` holds the entries `row_ptr[i]` to `row_ptr[i + 1] - 1`
- * @col_ind: (transfer none) (nullable): i32 `[nnz]`: the column of each entry, ascending within a row
- * @values: (transfer none) (nullable): f32 or f64 `[nnz]`: the value of each entry
- * @x: (transfer none) (nullable): the dense vector, `[n_cols]`
- * @y: (transfer none) (nullable): the result, `[m]`
- * @n_cols: the number of columns of the sparse matrix
- *
- * Makes an `spmv` op computing `y = s x`.
- *
- * Returns: (transfer full): a new #AccelSpmv
- */
-AccelOp *
-accel_spmv_new (AccelBuffer *row_ptr, AccelBuffer *col_ind, AccelBuffer *values, AccelBuffer *x, AccelBuffer *y, gint64 n_cols)
-{
-  return g_object_new (ACCEL_TYPE_SPMV, "row-ptr", row_ptr,
-                       "col-ind", col_ind,
-                       "values", values,
-                       "x", x,
-                       "y", y,
-                       "n-cols", n_cols, NULL);
-}
+                                accel_op_class_install_params (op_class, _accel_csr_fields_params,
+                                                               G_N_ELEMENTS (_accel_csr_fields_params)))

@@ -13,17 +13,17 @@ struct _AccelSpmv {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelBuffer *row_ptr;
-  AccelBuffer *col_ind;
-  AccelBuffer *values;
+  AccelBuffer *row_ptr; /*< family=AccelCsrFields >*/
+  AccelBuffer *col_ind; /*< family=AccelCsrFields >*/
+  AccelBuffer *values; /*< family=AccelCsrFields >*/
   /* The dense vector, `[n_cols]`. */
   AccelBuffer *x; /*< read required >*/
   /* Result [m]; read when beta is not 0 */
   AccelBuffer *y; /*< readwrite required >*/
-  gint64 n_cols;
-  double alpha;
-  double beta;
-  gboolean check_structure;
+  gint64 n_cols; /*< family=AccelCsrFields >*/
+  double alpha; /*< family=AccelCsrFields >*/
+  double beta; /*< family=AccelCsrFields >*/
+  gboolean check_structure; /*< family=AccelCsrFields >*/
 };
 
 ACCEL_API
