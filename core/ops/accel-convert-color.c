@@ -33,8 +33,6 @@
  * Op name: `convert-color`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelConvertColor, accel_convert_color, ACCEL_TYPE_OP)
-
 static gboolean
 accel_convert_color_validate (AccelOp *op, GError **error)
 {
@@ -47,23 +45,9 @@ accel_convert_color_validate (AccelOp *op, GError **error)
       && accel_image_check_scale_ (op, self->method, TRUE, &ls, &ld, error);
 }
 
-static void
-accel_convert_color_class_init (AccelConvertColorClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_convert_color_validate;
-  accel_op_class_set_metadata (op_class, "convert-color",
-                               "Converts an image between pixel formats and colour spaces, scaling it if the sizes differ");
-  accel_image_install_src_ (op_class, G_STRUCT_OFFSET (AccelConvertColor, src));
-  accel_image_install_dst_ (op_class, G_STRUCT_OFFSET (AccelConvertColor, dst), TRUE);
-  accel_op_class_install_params (op_class, _accel_convert_color_params, G_N_ELEMENTS (_accel_convert_color_params));
-}
-
-static void
-accel_convert_color_init (AccelConvertColor *self)
-{
-}
+ACCEL_DEFINE_IMAGE_OP_TYPE (AccelConvertColor, accel_convert_color, "convert-color",
+                            "Converts an image between pixel formats and colour spaces, scaling it if the sizes differ",
+                            _accel_convert_color_params, accel_convert_color_validate, TRUE)
 
 /**
  * accel_convert_color_new:

@@ -32,8 +32,6 @@
  * Op name: `filter`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelFilter, accel_filter, ACCEL_TYPE_OP)
-
 static const AccelDType kernel_dtypes[] = { ACCEL_DTYPE_F32 };
 
 static int
@@ -142,23 +140,9 @@ accel_filter_validate (AccelOp *op, GError **error)
   return TRUE;
 }
 
-static void
-accel_filter_class_init (AccelFilterClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_filter_validate;
-  accel_op_class_set_metadata (op_class, "filter",
-                               "Filters an image: Gaussian, box, Sobel, Scharr or a user kernel, with border modes");
-  accel_image_install_src_ (op_class, G_STRUCT_OFFSET (AccelFilter, src));
-  accel_image_install_dst_ (op_class, G_STRUCT_OFFSET (AccelFilter, dst), FALSE);
-  accel_op_class_install_params (op_class, _accel_filter_params, G_N_ELEMENTS (_accel_filter_params));
-}
-
-static void
-accel_filter_init (AccelFilter *self)
-{
-}
+ACCEL_DEFINE_IMAGE_OP_TYPE (AccelFilter, accel_filter, "filter",
+                            "Filters an image: Gaussian, box, Sobel, Scharr or a user kernel, with border modes",
+                            _accel_filter_params, accel_filter_validate, FALSE)
 
 /**
  * accel_filter_new:

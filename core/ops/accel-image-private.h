@@ -33,6 +33,27 @@ void accel_image_install_src_ (AccelOpClass *klass, gsize offset);
  * format and size go without). */
 void accel_image_install_dst_ (AccelOpClass *klass, gsize offset, gboolean geometry);
 
+/* As ACCEL_DEFINE_OP_TYPE(), for an image op type whose instance struct
+ * has the #AccelImage members `src` and `dst`: class_init installs their
+ * properties (the destination's geometry with @dst_geometry) before
+ * @params. */
+#define ACCEL_DEFINE_IMAGE_OP_TYPE(TN, t_n, op_name, description, params, validate_func, dst_geometry) \
+  G_DEFINE_FINAL_TYPE (TN, t_n, ACCEL_TYPE_OP)                                                    \
+  static void                                                                                     \
+  t_n##_class_init (TN##Class *klass)                                                             \
+  {                                                                                               \
+    AccelOpClass *op_class = ACCEL_OP_CLASS (klass);                                              \
+    op_class->validate = (validate_func);                                                         \
+    accel_op_class_set_metadata (op_class, (op_name), (description));                             \
+    accel_image_install_src_ (op_class, G_STRUCT_OFFSET (TN, src));                              \
+    accel_image_install_dst_ (op_class, G_STRUCT_OFFSET (TN, dst), (dst_geometry));               \
+    accel_op_class_install_params (op_class, (params), G_N_ELEMENTS (params));                    \
+  }                                                                                               \
+  static void                                                                                     \
+  t_n##_init (TN *self)                                                                           \
+  {                                                                                               \
+  }
+
 /* Checks @image, whose properties start with @prefix ("src" or "dst"),
  * against its buffer and fills @layout. With @geometry_from set, the
  * format and size are taken from it instead of @image (ops installed

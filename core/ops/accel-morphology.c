@@ -18,8 +18,6 @@
  * Op name: `morphology`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelMorphology, accel_morphology, ACCEL_TYPE_OP)
-
 static gboolean
 accel_morphology_validate (AccelOp *op, GError **error)
 {
@@ -31,23 +29,9 @@ accel_morphology_validate (AccelOp *op, GError **error)
       && accel_image_check_apart_ (op, &self->src, &self->dst, error);
 }
 
-static void
-accel_morphology_class_init (AccelMorphologyClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_morphology_validate;
-  accel_op_class_set_metadata (op_class, "morphology",
-                               "Erodes, dilates, opens or closes an image with a rectangular or elliptic element");
-  accel_image_install_src_ (op_class, G_STRUCT_OFFSET (AccelMorphology, src));
-  accel_image_install_dst_ (op_class, G_STRUCT_OFFSET (AccelMorphology, dst), FALSE);
-  accel_op_class_install_params (op_class, _accel_morphology_params, G_N_ELEMENTS (_accel_morphology_params));
-}
-
-static void
-accel_morphology_init (AccelMorphology *self)
-{
-}
+ACCEL_DEFINE_IMAGE_OP_TYPE (AccelMorphology, accel_morphology, "morphology",
+                            "Erodes, dilates, opens or closes an image with a rectangular or elliptic element",
+                            _accel_morphology_params, accel_morphology_validate, FALSE)
 
 /**
  * accel_morphology_new:

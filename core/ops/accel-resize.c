@@ -23,8 +23,6 @@
  * Op name: `resize`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelResize, accel_resize, ACCEL_TYPE_OP)
-
 static gboolean
 accel_resize_validate (AccelOp *op, GError **error)
 {
@@ -38,22 +36,9 @@ accel_resize_validate (AccelOp *op, GError **error)
       && accel_image_check_scale_ (op, self->method, FALSE, &ls, &ld, error);
 }
 
-static void
-accel_resize_class_init (AccelResizeClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_resize_validate;
-  accel_op_class_set_metadata (op_class, "resize", "Resizes an image, plane by plane, with half-pixel centres");
-  accel_image_install_src_ (op_class, G_STRUCT_OFFSET (AccelResize, src));
-  accel_image_install_dst_ (op_class, G_STRUCT_OFFSET (AccelResize, dst), TRUE);
-  accel_op_class_install_params (op_class, _accel_resize_params, G_N_ELEMENTS (_accel_resize_params));
-}
-
-static void
-accel_resize_init (AccelResize *self)
-{
-}
+ACCEL_DEFINE_IMAGE_OP_TYPE (AccelResize, accel_resize, "resize",
+                            "Resizes an image, plane by plane, with half-pixel centres",
+                            _accel_resize_params, accel_resize_validate, TRUE)
 
 /**
  * accel_resize_new:

@@ -23,8 +23,6 @@
  * Op name: `warp-affine`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelWarpAffine, accel_warp_affine, ACCEL_TYPE_OP)
-
 static gboolean
 accel_warp_affine_validate (AccelOp *op, GError **error)
 {
@@ -50,23 +48,9 @@ static const AccelOpParam warp_affine_params[] = {
   ACCEL_IMAGE_WARP_PARAMS (AccelWarpAffine),
 };
 
-static void
-accel_warp_affine_class_init (AccelWarpAffineClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_warp_affine_validate;
-  accel_op_class_set_metadata (op_class, "warp-affine",
-                               "Warps an image by an inverse affine map, with border modes");
-  accel_image_install_src_ (op_class, G_STRUCT_OFFSET (AccelWarpAffine, src));
-  accel_image_install_dst_ (op_class, G_STRUCT_OFFSET (AccelWarpAffine, dst), TRUE);
-  accel_op_class_install_params (op_class, warp_affine_params, G_N_ELEMENTS (warp_affine_params));
-}
-
-static void
-accel_warp_affine_init (AccelWarpAffine *self)
-{
-}
+ACCEL_DEFINE_IMAGE_OP_TYPE (AccelWarpAffine, accel_warp_affine, "warp-affine",
+                            "Warps an image by an inverse affine map, with border modes",
+                            warp_affine_params, accel_warp_affine_validate, TRUE)
 
 /**
  * accel_warp_affine_new:

@@ -17,8 +17,6 @@
  * Op name: `warp-perspective`.
  */
 
-G_DEFINE_FINAL_TYPE (AccelWarpPerspective, accel_warp_perspective, ACCEL_TYPE_OP)
-
 static gboolean
 accel_warp_perspective_validate (AccelOp *op, GError **error)
 {
@@ -50,23 +48,9 @@ static const AccelOpParam warp_perspective_params[] = {
   ACCEL_IMAGE_WARP_PARAMS (AccelWarpPerspective),
 };
 
-static void
-accel_warp_perspective_class_init (AccelWarpPerspectiveClass *klass)
-{
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  op_class->validate = accel_warp_perspective_validate;
-  accel_op_class_set_metadata (op_class, "warp-perspective",
-                               "Warps an image by an inverse homography, with border modes");
-  accel_image_install_src_ (op_class, G_STRUCT_OFFSET (AccelWarpPerspective, src));
-  accel_image_install_dst_ (op_class, G_STRUCT_OFFSET (AccelWarpPerspective, dst), TRUE);
-  accel_op_class_install_params (op_class, warp_perspective_params, G_N_ELEMENTS (warp_perspective_params));
-}
-
-static void
-accel_warp_perspective_init (AccelWarpPerspective *self)
-{
-}
+ACCEL_DEFINE_IMAGE_OP_TYPE (AccelWarpPerspective, accel_warp_perspective, "warp-perspective",
+                            "Warps an image by an inverse homography, with border modes",
+                            warp_perspective_params, accel_warp_perspective_validate, TRUE)
 
 /**
  * accel_warp_perspective_new:
