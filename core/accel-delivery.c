@@ -18,11 +18,10 @@
  * than four cores, where the spinning thread holds a core that the
  * completing one needs.
  *
- * A thread remembers the delivery of its current thread-default context;
- * each work item holds a reference to its delivery until it is returned.
- * A delivery whose context was finalised is destroyed with it (and never
- * used again: no task of it can be outstanding, since a task holds its
- * context).
+ * A thread remembers the delivery of its current thread-default context
+ * and holds that context (so the last context a thread submitted from
+ * lives until the thread submits from another or exits); each work item
+ * holds a reference to its delivery until it is returned.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -117,19 +116,34 @@ delivery_new (GMainContext *context)
   return self;
 }
 
-/* The calling thread's: a delivery to its thread-default main context. */
+/* The calling thread's: a delivery to its thread-default main context.
+ *
+ * It holds a reference to the context as well as to the source. GLib's
+ * g_source_unref() reads the source's context and takes its lock with no
+ * guard against that context being finalised on another thread meanwhile;
+ * a context is finalised where its last reference goes, which without this
+ * one could be a completing thread (through _accel_delivery_push()'s
+ * reference or a GTask's), while this thread unrefs the source it kept.
+ * Holding the context here makes this thread, which drops the source
+ * first, the one that finalises it. */
 typedef struct {
-  GMainContext *context;     /* not a reference: valid while delivery is alive */
+  GMainContext *context;
   AccelDelivery *delivery;
 } ThreadDelivery;
 
 static void
+thread_delivery_clear (ThreadDelivery *td)
+{
+  if (td->delivery)
+    g_source_unref ((GSource *) g_steal_pointer (&td->delivery));
+  g_clear_pointer (&td->context, g_main_context_unref);
+}
+
+static void
 thread_delivery_free (gpointer data)
 {
-  ThreadDelivery *td = data;
-  if (td->delivery)
-    g_source_unref ((GSource *) td->delivery);
-  g_free (td);
+  thread_delivery_clear (data);
+  g_free (data);
 }
 
 static GPrivate thread_delivery = G_PRIVATE_INIT (thread_delivery_free);
@@ -149,10 +163,7 @@ _accel_delivery_get_for_thread (void)
       td = g_new0 (ThreadDelivery, 1);
       g_private_set (&thread_delivery, td);
     }
-  /* A delivery that is not destroyed still has its context, the same one:
-   * the context's finalisation would have destroyed it. */
-  if (G_LIKELY (td->delivery && td->context == context
-                && !g_source_is_destroyed ((GSource *) td->delivery)))
+  if (G_LIKELY (td->context == context))
     {
       g_atomic_int_inc (&td->delivery->outstanding);
       return _accel_delivery_ref (td->delivery);
@@ -160,10 +171,9 @@ _accel_delivery_get_for_thread (void)
 
   GSource *found = g_main_context_find_source_by_funcs_user_data (context, &delivery_funcs, NULL);
   AccelDelivery *delivery = found ? (AccelDelivery *) g_source_ref (found) : delivery_new (context);
-  if (td->delivery)
-    g_source_unref ((GSource *) td->delivery);
+  thread_delivery_clear (td);
   td->delivery = delivery;
-  td->context = context;
+  td->context = g_main_context_ref (context);
   g_atomic_int_inc (&delivery->outstanding);
   return _accel_delivery_ref (delivery);
 }
@@ -191,7 +201,10 @@ _accel_delivery_push (AccelDelivery *self, AccelWork *work)
   gboolean first = self->queue->len == 0;
   /* Once @work is queued, the context's thread may return it at once (it
    * may be spinning in prepare), and with it drop the last references to
-   * this delivery and to the context: the wake-up below holds its own. */
+   * this delivery and to the context: the wake-up below holds its own,
+   * and drops the source's before the context's, so that the context is
+   * not finalised on another thread while g_source_unref() here takes its
+   * lock (see ThreadDelivery). */
   if (first)
     {
       g_source_ref ((GSource *) self);
@@ -204,7 +217,7 @@ _accel_delivery_push (AccelDelivery *self, AccelWork *work)
   if (first)
     {
       g_source_set_ready_time ((GSource *) self, 0);
-      g_main_context_unref (context);
       g_source_unref ((GSource *) self);
+      g_main_context_unref (context);
     }
 }
