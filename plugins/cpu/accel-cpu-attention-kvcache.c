@@ -4,8 +4,9 @@
  * (nothing is computed for an op with a bad one), then one pass per query
  * row: the row's visible keys follow from its position `L - Sq + i`, each
  * key row is found through the block table, and an exact softmax in
- * binary64 weights the values. f32, f16 and bf16 are widened to binary32
- * working copies and the result rounded back once; f64 is used as it is.
+ * binary64 weights the values. f16 and bf16 are widened to binary32
+ * working copies and the result rounded back once; f32 and f64 are used
+ * as they are.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -16,9 +17,8 @@
 typedef struct {
   AccelCpuAttnProblem problem;        /* Sk: each sequence has its own */
   gint64 page, max_blocks;
-  gboolean f64;                       /* the arrays below are double, else float */
-  const void *q, *k, *v;
-  void *out;
+  gboolean f64;                       /* the arrays are double, else float */
+  AccelCpuAttnArrays arrays;
   float *lse;
   const gint32 *table, *lens;
 } KvJob;
@@ -67,7 +67,7 @@ kvcache_rows (gint64 begin, gint64 end, gpointer data)
           gint64 kr = cache_row (job, b, hk, j, pb->D);
           double d = 0;
           for (gint64 e = 0; e < pb->D; e++)
-            d += load (job, job->q, row * pb->D + e) * load (job, job->k, kr + e);
+            d += load (job, job->arrays.q, row * pb->D + e) * load (job, job->arrays.k, kr + e);
           double x = d * pb->scale;
           if (pb->softcap > 0)
             x = pb->softcap * tanh (x / pb->softcap);
@@ -85,15 +85,15 @@ kvcache_rows (gint64 begin, gint64 end, gpointer data)
           gint64 vr = cache_row (job, b, hk, j, pb->Dv);
           sum += w;
           for (gint64 c = 0; c < pb->Dv; c++)
-            acc[c] += w * load (job, job->v, vr + c);
+            acc[c] += w * load (job, job->arrays.v, vr + c);
         }
       for (gint64 c = 0; c < pb->Dv; c++)
         {
           double o = empty ? 0.0 : acc[c] / sum;
           if (job->f64)
-            ((double *) job->out)[row * pb->Dv + c] = o;
+            ((double *) job->arrays.out)[row * pb->Dv + c] = o;
           else
-            ((float *) job->out)[row * pb->Dv + c] = (float) o;
+            ((float *) job->arrays.out)[row * pb->Dv + c] = (float) o;
         }
       if (job->lse)
         job->lse[row] = empty ? -INFINITY : (float) (m + log (sum));
@@ -164,51 +164,15 @@ kvcache_run (AccelOp *op, gpointer context, GError **error)
   if (rows == 0)
     return TRUE;
 
-  gint64 nq = accel_buffer_get_n_elements (self->q), nk = accel_buffer_get_n_elements (self->k_cache);
-  gint64 nv = accel_buffer_get_n_elements (self->v_cache), no = accel_buffer_get_n_elements (self->out);
-  float *fq = NULL, *fk = NULL, *fv = NULL, *fo = NULL;
-  gboolean ok = TRUE;
-
-  if (job.f64 || dtype == ACCEL_DTYPE_F32)
-    {
-      job.q = accel_buffer_get_data (self->q);
-      job.k = accel_buffer_get_data (self->k_cache);
-      job.v = accel_buffer_get_data (self->v_cache);
-      job.out = accel_buffer_get_data (self->out);
-    }
-  else
-    {
-      fq = accel_cpu_scratch_alloc (nq * sizeof (float), error);
-      fk = fq ? accel_cpu_scratch_alloc (nk * sizeof (float), error) : NULL;
-      fv = fk ? accel_cpu_scratch_alloc (nv * sizeof (float), error) : NULL;
-      fo = fv ? accel_cpu_scratch_alloc (no * sizeof (float), error) : NULL;
-      ok = fo != NULL;
-      if (ok)
-        {
-          accel_cpu_to_f32 (context, dtype, accel_buffer_get_data (self->q), fq, nq);
-          accel_cpu_to_f32 (context, dtype, accel_buffer_get_data (self->k_cache), fk, nk);
-          accel_cpu_to_f32 (context, dtype, accel_buffer_get_data (self->v_cache), fv, nv);
-          job.q = fq;
-          job.k = fk;
-          job.v = fv;
-          job.out = fo;
-        }
-    }
-  if (ok)
-    {
-      gint64 longest = 0;
-      for (gint64 b = 0; b < problem->B; b++)
-        longest = MAX (longest, job.lens[b]);
-      gint64 cost = MAX (longest * (problem->D + problem->Dv), 1);
-      accel_cpu_parallel_for (context, rows, MAX (262144 / cost, 1), kvcache_rows, &job);
-      if (fo != NULL)
-        accel_cpu_from_f32 (context, dtype, fo, accel_buffer_get_data (self->out), no);
-    }
-  accel_cpu_scratch_free (fq);
-  accel_cpu_scratch_free (fk);
-  accel_cpu_scratch_free (fv);
-  accel_cpu_scratch_free (fo);
-  return ok;
+  if (!accel_cpu_attn_arrays_init (&job.arrays, context, self->q, self->k_cache, self->v_cache, self->out, error))
+    return FALSE;
+  gint64 longest = 0;
+  for (gint64 b = 0; b < problem->B; b++)
+    longest = MAX (longest, job.lens[b]);
+  gint64 cost = MAX (longest * (problem->D + problem->Dv), 1);
+  accel_cpu_parallel_for (context, rows, MAX (262144 / cost, 1), kvcache_rows, &job);
+  accel_cpu_attn_arrays_finish (&job.arrays, context, self->out);
+  return TRUE;
 }
 
 static const AccelKernelVTable kvcache_kernel = { .run = kvcache_run };

@@ -17,9 +17,8 @@
 
 typedef struct {
   AccelCpuAttnProblem problem;
+  AccelCpuAttnArrays arrays;
   double out_scale;          /* v-descale of fp8; 1 otherwise */
-  const void *q, *k, *v;     /* f32 (or f64) working arrays */
-  void *out;                 /* f32 (or f64) */
   float *lse;                /* nullable */
 } AttnJob;
 
@@ -85,8 +84,8 @@ NAME (gint64 begin, gint64 end, gpointer data)                                  
 {                                                                                          \
   const AttnJob *job = data;                                                               \
   const AccelCpuAttnProblem *pb = &job->problem;                                           \
-  const T *Q = job->q, *K = job->k, *V = job->v;                                           \
-  T *O = job->out;                                                                         \
+  const T *Q = job->arrays.q, *K = job->arrays.k, *V = job->arrays.v;                      \
+  T *O = job->arrays.out;                                                                  \
   gint64 max_sk = pb->Sk;                                                                  \
   if (pb->cu_k != NULL)                                                                    \
     for (gint64 b = 0; b < pb->B; b++)                                                     \
@@ -165,57 +164,98 @@ NAME (gint64 begin, gint64 end, gpointer data)                                  
 DEFINE_ATTENTION_ROWS (attention_rows_f32, float, expf, logf, tanhf)
 DEFINE_ATTENTION_ROWS (attention_rows_f64, double, exp, log, tanh)
 
-/* Runs @job over @rows rows: in place for f32 and f64, else through f32
- * working copies of @q, @k, @v (widened from f16, bf16 or fp8) and @out
- * (rounded to its own dtype). */
+/**
+ * accel_cpu_attn_arrays_init:
+ * @arrays: (out caller-allocates): the arrays to set
+ * @context: the #AccelCpuExec the kernel runs with, or %NULL
+ * @q: the queries; its dtype decides
+ * @k: the keys
+ * @v: the values
+ * @out: the result
+ * @error: return location for a #GError
+ *
+ * Points @arrays at the data of @q, @k, @v and @out where @q is f32 or
+ * f64 (validation makes the others match), else at binary32 copies:
+ * @q, @k and @v widened, @out to be rounded back by
+ * accel_cpu_attn_arrays_finish().
+ *
+ * Returns: %TRUE, or %FALSE with @error set (and nothing held) where
+ *   scratch memory ran out
+ */
+gboolean
+accel_cpu_attn_arrays_init (AccelCpuAttnArrays *arrays, gpointer context, AccelBuffer *q, AccelBuffer *k,
+                            AccelBuffer *v, AccelBuffer *out, GError **error)
+{
+  AccelDType dtype = accel_buffer_get_dtype (q);
+  AccelBuffer *buffers[4] = { q, k, v, out };
+
+  memset (arrays, 0, sizeof *arrays);
+  if (dtype == ACCEL_DTYPE_F32 || dtype == ACCEL_DTYPE_F64)
+    {
+      arrays->q = accel_buffer_get_data (q);
+      arrays->k = accel_buffer_get_data (k);
+      arrays->v = accel_buffer_get_data (v);
+      arrays->out = accel_buffer_get_data (out);
+      return TRUE;
+    }
+  for (guint i = 0; i < G_N_ELEMENTS (buffers); i++)
+    {
+      gint64 n = accel_buffer_get_n_elements (buffers[i]);
+      arrays->scratch[i] = accel_cpu_scratch_alloc (MAX (n, 1) * sizeof (float), error);
+      if (arrays->scratch[i] == NULL)
+        {
+          for (guint j = 0; j < i; j++)
+            g_clear_pointer (&arrays->scratch[j], accel_cpu_scratch_free);
+          return FALSE;
+        }
+    }
+  for (guint i = 0; i < 3; i++)
+    accel_cpu_to_f32 (context, accel_buffer_get_dtype (buffers[i]), accel_buffer_get_data (buffers[i]),
+                      arrays->scratch[i], accel_buffer_get_n_elements (buffers[i]));
+  arrays->q = arrays->scratch[0];
+  arrays->k = arrays->scratch[1];
+  arrays->v = arrays->scratch[2];
+  arrays->out = arrays->scratch[3];
+  return TRUE;
+}
+
+/**
+ * accel_cpu_attn_arrays_finish:
+ * @arrays: arrays set by accel_cpu_attn_arrays_init()
+ * @context: the #AccelCpuExec the kernel ran with, or %NULL
+ * @out: the result buffer @arrays was set for
+ *
+ * Rounds a working copy of the result into @out and frees the copies.
+ */
+void
+accel_cpu_attn_arrays_finish (AccelCpuAttnArrays *arrays, gpointer context, AccelBuffer *out)
+{
+  if (arrays->scratch[3] != NULL)
+    accel_cpu_from_f32 (context, accel_buffer_get_dtype (out), arrays->scratch[3], accel_buffer_get_data (out),
+                        accel_buffer_get_n_elements (out));
+  for (guint i = 0; i < G_N_ELEMENTS (arrays->scratch); i++)
+    g_clear_pointer (&arrays->scratch[i], accel_cpu_scratch_free);
+}
+
+/* Runs @job over @rows rows, in place for f32 and f64, else through
+ * binary32 working copies. */
 static gboolean
 attention_compute (gpointer context, AttnJob *job, gint64 rows, AccelBuffer *q, AccelBuffer *k,
                    AccelBuffer *v, AccelBuffer *out, GError **error)
 {
-  AccelDType dtype = accel_buffer_get_dtype (q);
-
   if (rows == 0)
     return TRUE;
   /* A row costs about Sk (D + Dv) multiply-adds. */
   gint64 cost = MAX (job->problem.Sk * (job->problem.D + job->problem.Dv), 1);
   gint64 min_rows = MAX (262144 / cost, 1);
 
-  if (dtype == ACCEL_DTYPE_F32 || dtype == ACCEL_DTYPE_F64)
-    {
-      job->q = accel_buffer_get_data (q);
-      job->k = accel_buffer_get_data (k);
-      job->v = accel_buffer_get_data (v);
-      job->out = accel_buffer_get_data (out);
-      accel_cpu_parallel_for (context, rows, min_rows,
-                              dtype == ACCEL_DTYPE_F32 ? attention_rows_f32 : attention_rows_f64, job);
-      return TRUE;
-    }
-
-  gint64 nq = accel_buffer_get_n_elements (q);
-  gint64 nk = accel_buffer_get_n_elements (k);
-  gint64 nv = accel_buffer_get_n_elements (v);
-  gint64 no = accel_buffer_get_n_elements (out);
-  float *fq = accel_cpu_scratch_alloc (MAX (nq, 1) * sizeof (float), error);
-  float *fk = fq ? accel_cpu_scratch_alloc (MAX (nk, 1) * sizeof (float), error) : NULL;
-  float *fv = fk ? accel_cpu_scratch_alloc (MAX (nv, 1) * sizeof (float), error) : NULL;
-  float *fo = fv ? accel_cpu_scratch_alloc (MAX (no, 1) * sizeof (float), error) : NULL;
-  if (fo != NULL)
-    {
-      accel_cpu_to_f32 (context, dtype, accel_buffer_get_data (q), fq, nq);
-      accel_cpu_to_f32 (context, accel_buffer_get_dtype (k), accel_buffer_get_data (k), fk, nk);
-      accel_cpu_to_f32 (context, accel_buffer_get_dtype (v), accel_buffer_get_data (v), fv, nv);
-      job->q = fq;
-      job->k = fk;
-      job->v = fv;
-      job->out = fo;
-      accel_cpu_parallel_for (context, rows, min_rows, attention_rows_f32, job);
-      accel_cpu_from_f32 (context, accel_buffer_get_dtype (out), fo, accel_buffer_get_data (out), no);
-    }
-  accel_cpu_scratch_free (fq);
-  accel_cpu_scratch_free (fk);
-  accel_cpu_scratch_free (fv);
-  accel_cpu_scratch_free (fo);
-  return fo != NULL;
+  if (!accel_cpu_attn_arrays_init (&job->arrays, context, q, k, v, out, error))
+    return FALSE;
+  accel_cpu_parallel_for (context, rows, min_rows,
+                          accel_buffer_get_dtype (q) == ACCEL_DTYPE_F64 ? attention_rows_f64 : attention_rows_f32,
+                          job);
+  accel_cpu_attn_arrays_finish (&job->arrays, context, out);
+  return TRUE;
 }
 
 /* Checks that the @n offsets @cu of the buffer @name start at 0, do not

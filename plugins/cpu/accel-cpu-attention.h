@@ -26,6 +26,20 @@ typedef struct {
   gint64 alibi_batch_stride; /* 0 for [Hq] */
 } AccelCpuAttnProblem;
 
+/* The arrays a kernel reads and writes: the buffers themselves where q is
+ * f32 or f64, else binary32 working copies in scratch (q, k and v widened
+ * from f16, bf16 or fp8; out rounded back to its own dtype by
+ * accel_cpu_attn_arrays_finish()). */
+typedef struct {
+  const void *q, *k, *v;
+  void *out;
+  float *scratch[4];
+} AccelCpuAttnArrays;
+
+gboolean accel_cpu_attn_arrays_init (AccelCpuAttnArrays *arrays, gpointer context, AccelBuffer *q, AccelBuffer *k,
+                                     AccelBuffer *v, AccelBuffer *out, GError **error);
+void accel_cpu_attn_arrays_finish (AccelCpuAttnArrays *arrays, gpointer context, AccelBuffer *out);
+
 gboolean accel_cpu_attn_problem_init (AccelCpuAttnProblem *problem, const char *op_name, AccelBuffer *q,
                                       AccelBuffer *k, AccelBuffer *v, AccelBuffer *cu_seqlens_q,
                                       AccelBuffer *cu_seqlens_k, GError **error);
