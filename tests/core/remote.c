@@ -16,21 +16,6 @@
 #include <string.h>
 #include <sys/types.h>
 
-static AccelDevice *
-remote_device_full (AccelSystem *system, const char *hosted, const char * const *env, guint64 arena)
-{
-  g_autoptr(GError) error = NULL;
-  AccelBackend *cpu = accel_system_get_backend (system, "cpu", &error);
-  g_assert_no_error (error);
-  return g_object_new (ACCEL_TYPE_REMOTE_DEVICE,
-                       "name", "remote-cpu:0",
-                       "backend", cpu,
-                       "hosted-device", hosted,
-                       "host-env", env,
-                       "arena-size", arena,
-                       NULL);
-}
-
 static void
 test_info (void)
 {
@@ -263,7 +248,7 @@ test_transfers (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
   /* A 64 KiB arena: everything below goes in chunks of 16 KiB. */
-  g_autoptr(AccelDevice) dev = remote_device_full (system, "cpu:0", NULL, 64 * 1024);
+  g_autoptr(AccelDevice) dev = accel_test_remote_cpu_device_full (system, "cpu:0", NULL, 64 * 1024, 0);
   g_autoptr(GError) error = NULL;
 
   gint64 sizes[] = { 1, 255, 4096, 16 * 1024, 16 * 1024 + 1, 300001, 1 << 20 };
@@ -634,16 +619,8 @@ test_host_memory (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(GError) error = NULL;
-  AccelBackend *cpu = accel_system_get_backend (system, "cpu", &error);
-  g_assert_no_error (error);
   const gsize region = 1 << 20;
-  g_autoptr(AccelDevice) dev = g_object_new (ACCEL_TYPE_REMOTE_DEVICE,
-                                             "name", "remote-cpu:0",
-                                             "backend", cpu,
-                                             "hosted-device", "cpu:0",
-                                             "arena-size", (guint64) 65536,
-                                             "host-memory-size", (guint64) region,
-                                             NULL);
+  g_autoptr(AccelDevice) dev = accel_test_remote_cpu_device_full (system, "cpu:0", NULL, 65536, region);
   AccelRemoteDevice *remote = ACCEL_REMOTE_DEVICE (dev);
 
   /* Larger than the arena, smaller than the region; odd sizes. */
@@ -813,7 +790,7 @@ test_out_of_memory (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
   const char *env[] = { "ACCEL_CPU_MEMORY_LIMIT=1M", NULL };
-  g_autoptr(AccelDevice) dev = remote_device_full (system, "cpu:0", env, 0);
+  g_autoptr(AccelDevice) dev = accel_test_remote_cpu_device_full (system, "cpu:0", env, 0, 0);
   g_autoptr(GError) error = NULL;
 
   g_autoptr(AccelShape) big = accel_shape_new_1d (1 << 20);
@@ -837,7 +814,7 @@ static void
 test_no_such_device (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = remote_device_full (system, "cpu:7", NULL, 0);
+  g_autoptr(AccelDevice) dev = accel_test_remote_cpu_device_full (system, "cpu:7", NULL, 0, 0);
   g_autoptr(GError) error = NULL;
 
   g_autoptr(AccelShape) s = accel_shape_new_1d (8);
