@@ -114,6 +114,23 @@ accel_test_submit (AccelDevice *dev, AccelOp *op)
   g_assert_no_error (error);
 }
 
+void
+accel_test_assert_all_f32 (AccelBuffer *buffer, float want)
+{
+  g_autofree float *got = accel_test_read_f32 (buffer);
+  gsize n = accel_buffer_get_n_elements (buffer);
+  for (gsize i = 0; i < n; i++)
+    g_assert_cmpfloat (got[i], ==, want);
+}
+
+void
+accel_test_fill_f32 (AccelDevice *dev, AccelBuffer *buffer, float value)
+{
+  g_autoptr(AccelOp) fill = accel_fill_new (buffer, value);
+  accel_test_submit (dev, fill);
+  accel_test_assert_all_f32 (buffer, value);
+}
+
 gboolean
 accel_test_submit_fault (AccelDevice *dev, GError **error)
 {

@@ -45,6 +45,13 @@ AccelDevice *accel_test_remote_cpu_device_full (AccelSystem *system,
 /* Submits @op to @dev and waits; asserts it succeeded. */
 void accel_test_submit (AccelDevice *dev, AccelOp *op);
 
+/* Asserts that every element of the f32 @buffer is @want. */
+void accel_test_assert_all_f32 (AccelBuffer *buffer, float want);
+
+/* Fills the f32 @buffer with @value on @dev; asserts that the op succeeded
+ * and that every element reads back as @value. */
+void accel_test_fill_f32 (AccelDevice *dev, AccelBuffer *buffer, float value);
+
 /* Submits the fault plugin's `fault` op and waits for it. */
 gboolean accel_test_submit_fault (AccelDevice *dev, GError **error);
 

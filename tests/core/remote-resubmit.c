@@ -9,16 +9,6 @@
 #include <accel.h>
 #include "accel-test-buffers.h"
 
-/* Every element of @b is @want. */
-static void
-assert_all (AccelBuffer *b, float want)
-{
-  g_autofree float *got = accel_test_read_f32 (b);
-  gsize n = accel_buffer_get_n_elements (b);
-  for (gsize i = 0; i < n; i++)
-    g_assert_cmpfloat (got[i], ==, want);
-}
-
 static void
 test_resubmit (void)
 {
@@ -34,21 +24,21 @@ test_resubmit (void)
   for (int i = 0; i < 3; i++)
     {
       accel_test_submit (dev, fill);
-      assert_all (x, (float) v);
+      accel_test_assert_all_f32 (x, (float) v);
       g_autoptr(AccelOp) other = accel_op_new ("fill", "dst", x, "value", v + 1, NULL);
       accel_test_submit (dev, other);
-      assert_all (x, (float) (v + 1));
+      accel_test_assert_all_f32 (x, (float) (v + 1));
     }
 
   /* A new value. */
   g_object_set (fill, "value", v + 2, NULL);
   accel_test_submit (dev, fill);
-  assert_all (x, (float) (v + 2));
+  accel_test_assert_all_f32 (x, (float) (v + 2));
 
   /* Another buffer. */
   g_object_set (fill, "dst", y, NULL);
   accel_test_submit (dev, fill);
-  assert_all (y, (float) (v + 2));
+  accel_test_assert_all_f32 (y, (float) (v + 2));
 
   /* A buffer freed, a new one made (its memory may be the old one's). */
   for (int round = 0; round < 4; round++)
@@ -56,7 +46,7 @@ test_resubmit (void)
       g_autoptr(AccelBuffer) z = accel_test_alloc_random_f32 (dev, shape, NULL);
       g_object_set (fill, "dst", z, "value", v + round, NULL);
       accel_test_submit (dev, fill);
-      assert_all (z, (float) (v + round));
+      accel_test_assert_all_f32 (z, (float) (v + round));
       g_object_set (fill, "dst", y, NULL);
     }
 

@@ -432,11 +432,7 @@ test_fault (void)
   GPid third_host = accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev));
   g_assert_cmpint (third_host, >, 0);
   g_assert_cmpint (third_host, !=, first_host);
-  g_autoptr(AccelOp) fill2 = accel_op_new ("fill", "dst", fresh, "value", 4.0, NULL);
-  g_assert_true (accel_device_submit (dev, fill2, NULL, &error));
-  g_assert_no_error (error);
-  g_autofree float *h = accel_test_read_f32 (fresh);
-  g_assert_cmpfloat (h[0], ==, 4.0f);
+  accel_test_fill_f32 (dev, fresh, 4.0f);
 
   /* Work already handed to a host when it faults fails with it. */
   g_autoptr(GMainContext) ctx2 = g_main_context_new ();
@@ -495,7 +491,6 @@ test_kill_mid_stream (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = accel_test_remote_cpu_device (system);
-  g_autoptr(GError) error = NULL;
 
   gint64 n = 300;
   g_autoptr(AccelShape) s = accel_shape_new_2d (n, n);
@@ -534,12 +529,7 @@ test_kill_mid_stream (void)
   g_autoptr(AccelShape) s1 = accel_shape_new_1d (100);
   g_autoptr(AccelBuffer) fresh = accel_test_alloc_f32 (dev, s1);
   g_assert_cmpint (accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev)), !=, host);
-  g_autoptr(AccelOp) fill = accel_fill_new (fresh, -2.0);
-  g_assert_true (accel_device_submit (dev, fill, NULL, &error));
-  g_assert_no_error (error);
-  g_autofree float *h = accel_test_read_f32 (fresh);
-  g_assert_cmpfloat (h[99], ==, -2.0f);
-
+  accel_test_fill_f32 (dev, fresh, -2.0f);
 }
 
 /* Until the restart to @generation is complete: a new host other than
@@ -732,11 +722,7 @@ test_hang (void)
   g_autoptr(AccelBuffer) fresh = accel_test_alloc_f32 (dev, s);
   g_assert_cmpuint (accel_device_get_generation (dev), ==, 1);
   g_assert_cmpint (accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev)), !=, host);
-  g_autoptr(AccelOp) fill2 = accel_fill_new (fresh, 7.0);
-  g_assert_true (accel_device_submit (dev, fill2, NULL, &error));
-  g_assert_no_error (error);
-  g_autofree float *h = accel_test_read_f32 (fresh);
-  g_assert_cmpfloat (h[63], ==, 7.0f);
+  accel_test_fill_f32 (dev, fresh, 7.0f);
 }
 
 /* Threads submit ops with faults injected at random; every op must

@@ -283,11 +283,7 @@ test_bad_input (void)
   g_clear_error (&error);
 
   /* After all that, a good op on the same device succeeds. */
-  g_autoptr(AccelOp) good = accel_op_new ("fill", "dst", c, "value", 2.5, NULL);
-  g_assert_true (accel_device_submit (dev, good, NULL, &error));
-  g_assert_no_error (error);
-  g_autofree float *out = accel_test_read_f32 (c);
-  g_assert_cmpfloat (out[5], ==, 2.5f);
+  accel_test_fill_f32 (dev, c, 2.5f);
 }
 
 /* A broadcast (stride 0) buffer can be read, never written: the result of
@@ -506,10 +502,7 @@ test_fault_restart (void)
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_STALE_BUFFER);
   g_clear_error (&error);
   g_autoptr(AccelBuffer) fresh = accel_test_alloc_random_f32 (dev, s, NULL);
-  g_autoptr(AccelOp) fill = accel_op_new ("fill", "dst", fresh, "value", 4.0, NULL);
-  g_assert_true (accel_device_submit (dev, fill, NULL, &error));
-  g_autofree float *out = accel_test_read_f32 (fresh);
-  g_assert_cmpfloat (out[0], ==, 4.0f);
+  accel_test_fill_f32 (dev, fresh, 4.0f);
 
   /* Two more restarts are in the budget of 3; the fourth fault stops it. */
   for (guint i = 0; i < 2; i++)
@@ -525,6 +518,7 @@ test_fault_restart (void)
   g_assert_cmpint (accel_device_get_state (dev), ==, ACCEL_DEVICE_STATE_FAILED);
   g_assert_nonnull (accel_device_get_failure (dev));
 
+  g_autoptr(AccelOp) fill = accel_fill_new (fresh, 4.0);
   g_assert_false (accel_device_submit (dev, fill, NULL, &error));
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_DEVICE_FAILED);
   g_assert_nonnull (strstr (error->message, "budget"));
@@ -556,15 +550,9 @@ test_threads_with_faults (void)
   g_assert_cmpint (accel_device_get_state (dev), ==, ACCEL_DEVICE_STATE_READY);
 
   /* And the device serves new work correctly afterwards. */
-  g_autoptr(GError) error = NULL;
   g_autoptr(AccelShape) s = accel_shape_new_1d (33);
   g_autoptr(AccelBuffer) b = accel_test_alloc_random_f32 (dev, s, NULL);
-  g_autoptr(AccelOp) fill = accel_op_new ("fill", "dst", b, "value", 6.5, NULL);
-  g_assert_true (accel_device_submit (dev, fill, NULL, &error));
-  g_assert_no_error (error);
-  g_autofree float *out = accel_test_read_f32 (b);
-  for (int i = 0; i < 33; i++)
-    g_assert_cmpfloat (out[i], ==, 6.5f);
+  accel_test_fill_f32 (dev, b, 6.5f);
 }
 
 /* An op submitted again is checked again whenever it changed: a gemm that
