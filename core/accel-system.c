@@ -588,28 +588,18 @@ collect_properties (GType type,
   return ok;
 }
 
+/* The type registered as @type_name, if it is a concrete actor type
+ * (@actor) or model type: one that g_object_new() can make. */
 static GType
-actor_type (AccelSystem *self, const char *type_name, GError **error)
+registered_type (AccelSystem *self, gboolean actor, const char *type_name, GError **error)
 {
-  GType type = accel_registry_lookup_actor_type (self->registry, type_name, error);
-  if (type != 0 && (!g_type_is_a (type, ACCEL_TYPE_ACTOR) || G_TYPE_IS_ABSTRACT (type)))
+  GType base = actor ? ACCEL_TYPE_ACTOR : ACCEL_TYPE_MODEL;
+  GType type = actor ? accel_registry_lookup_actor_type (self->registry, type_name, error)
+                     : accel_registry_lookup_model_type (self->registry, type_name, error);
+  if (type != 0 && (!g_type_is_a (type, base) || !G_TYPE_IS_INSTANTIATABLE (type) || G_TYPE_IS_ABSTRACT (type)))
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_UNKNOWN_TYPE,
-                   "“%s” is not a concrete actor type", type_name);
-      return 0;
-    }
-  return type;
-}
-
-static GType
-model_type (AccelSystem *self, const char *type_name, GError **error)
-{
-  GType type = accel_registry_lookup_model_type (self->registry, type_name, error);
-  if (type != 0 && (!g_type_is_a (type, ACCEL_TYPE_MODEL) || !G_TYPE_IS_INSTANTIATABLE (type)
-                    || G_TYPE_IS_ABSTRACT (type)))
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_UNKNOWN_TYPE,
-                   "“%s” is not a concrete model type", type_name);
+                   "“%s” is not a concrete %s type", type_name, actor ? "actor" : "model");
       return 0;
     }
   return type;
@@ -629,7 +619,7 @@ static GObject *
 new_from_valist (AccelSystem *self, gboolean actor, const char *type_name, const char *first_property_name,
                  va_list args, GError **error)
 {
-  GType type = actor ? actor_type (self, type_name, error) : model_type (self, type_name, error);
+  GType type = registered_type (self, actor, type_name, error);
   if (type == 0)
     return NULL;
   g_autoptr(GPtrArray) names = g_ptr_array_new ();
@@ -676,7 +666,7 @@ accel_system_spawn_with_properties (AccelSystem *self,
   g_return_val_if_fail (type_name != NULL, NULL);
   g_return_val_if_fail (n_properties == 0 || (names != NULL && values != NULL), NULL);
 
-  GType type = actor_type (self, type_name, error);
+  GType type = registered_type (self, TRUE, type_name, error);
   if (type == 0)
     return NULL;
 
@@ -762,7 +752,7 @@ accel_system_new_model_with_properties (AccelSystem *self,
   g_return_val_if_fail (type_name != NULL, NULL);
   g_return_val_if_fail (n_properties == 0 || (names != NULL && values != NULL), NULL);
 
-  GType type = model_type (self, type_name, error);
+  GType type = registered_type (self, FALSE, type_name, error);
   if (type == 0)
     return NULL;
   GObject *model = new_checked (type, "Model", type_name, n_properties, names, values, error);

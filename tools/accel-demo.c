@@ -16,9 +16,27 @@ fill_random (float *x, gsize n, GRand *rand)
     x[i] = (float) g_rand_double_range (rand, -1.0, 1.0);
 }
 
-static double
-elapsed_ms (gint64 t0)
+/* A buffer of @dtype and @shape on @dev holding @data, as many bytes as
+ * the buffer has (%NULL: left as allocated). */
+static AccelBuffer *
+new_buffer (AccelDevice *dev, AccelDType dtype, const AccelShape *shape, const void *data, GError **error)
 {
+  AccelBuffer *buffer = accel_device_alloc (dev, dtype, shape, error);
+  if (buffer && data && !accel_buffer_write (buffer, data, accel_buffer_get_size (buffer), error))
+    g_clear_object (&buffer);
+  return buffer;
+}
+
+/* Runs @op twice and returns the milliseconds of the second run (the
+ * first loads the kernel's plugin), or a negative value with @error set. */
+static double
+time_second_run (AccelDevice *dev, AccelOp *op, GError **error)
+{
+  if (!accel_device_submit (dev, op, NULL, error))
+    return -1;
+  gint64 t0 = g_get_monotonic_time ();
+  if (!accel_device_submit (dev, op, NULL, error))
+    return -1;
   return (g_get_monotonic_time () - t0) / 1000.0;
 }
 
@@ -35,28 +53,15 @@ demo_gemm (AccelDevice *dev, GRand *rand, GError **error)
   g_autoptr(AccelShape) sa = accel_shape_new_2d (m, k);
   g_autoptr(AccelShape) sb = accel_shape_new_2d (k, n);
   g_autoptr(AccelShape) sc = accel_shape_new_2d (m, n);
-  g_autoptr(AccelBuffer) ba = accel_device_alloc (dev, ACCEL_DTYPE_F32, sa, error);
-  if (!ba)
-    return FALSE;
-  g_autoptr(AccelBuffer) bb = accel_device_alloc (dev, ACCEL_DTYPE_F32, sb, error);
-  if (!bb)
-    return FALSE;
-  g_autoptr(AccelBuffer) bc = accel_device_alloc (dev, ACCEL_DTYPE_F32, sc, error);
+  g_autoptr(AccelBuffer) ba = new_buffer (dev, ACCEL_DTYPE_F32, sa, a, error);
+  g_autoptr(AccelBuffer) bb = ba ? new_buffer (dev, ACCEL_DTYPE_F32, sb, b, error) : NULL;
+  g_autoptr(AccelBuffer) bc = bb ? new_buffer (dev, ACCEL_DTYPE_F32, sc, NULL, error) : NULL;
   if (!bc)
-    return FALSE;
-  if (!accel_buffer_write (ba, (guint8 *) a, m * k * sizeof (float), error)
-      || !accel_buffer_write (bb, (guint8 *) b, k * n * sizeof (float), error))
     return FALSE;
 
   g_autoptr(AccelOp) op = accel_gemm_new (ba, bb, bc);
-  /* The first run loads the kernel's plugin; time the second. */
-  if (!accel_device_submit (dev, op, NULL, error))
-    return FALSE;
-  gint64 t0 = g_get_monotonic_time ();
-  if (!accel_device_submit (dev, op, NULL, error))
-    return FALSE;
-  double ms = elapsed_ms (t0);
-  if (!accel_buffer_read (bc, (guint8 *) c, m * n * sizeof (float), error))
+  double ms = time_second_run (dev, op, error);
+  if (ms < 0 || !accel_buffer_read (bc, (guint8 *) c, m * n * sizeof (float), error))
     return FALSE;
 
   double err = 0, ref_norm = 0;
@@ -85,23 +90,14 @@ demo_fft (AccelDevice *dev, GRand *rand, GError **error)
   fill_random (x, batch * len * 2, rand);
 
   g_autoptr(AccelShape) shape = accel_shape_new_2d (batch, len);
-  g_autoptr(AccelBuffer) in = accel_device_alloc (dev, ACCEL_DTYPE_C64, shape, error);
-  if (!in)
-    return FALSE;
-  g_autoptr(AccelBuffer) out = accel_device_alloc (dev, ACCEL_DTYPE_C64, shape, error);
+  g_autoptr(AccelBuffer) in = new_buffer (dev, ACCEL_DTYPE_C64, shape, x, error);
+  g_autoptr(AccelBuffer) out = in ? new_buffer (dev, ACCEL_DTYPE_C64, shape, NULL, error) : NULL;
   if (!out)
-    return FALSE;
-  if (!accel_buffer_write (in, (guint8 *) x, batch * len * 8, error))
     return FALSE;
 
   g_autoptr(AccelOp) op = accel_fft_new (in, out, ACCEL_FFT_C2C, ACCEL_FFT_FORWARD, 1);
-  if (!accel_device_submit (dev, op, NULL, error))
-    return FALSE;
-  gint64 t0 = g_get_monotonic_time ();
-  if (!accel_device_submit (dev, op, NULL, error))
-    return FALSE;
-  double ms = elapsed_ms (t0);
-  if (!accel_buffer_read (out, (guint8 *) y, batch * len * 8, error))
+  double ms = time_second_run (dev, op, error);
+  if (ms < 0 || !accel_buffer_read (out, (guint8 *) y, batch * len * 8, error))
     return FALSE;
 
   double err = 0, ref_norm = 0;

@@ -96,6 +96,20 @@ json_member (GString *out, const char *indent, const char *key, gboolean first)
 }
 
 static void
+json_member_string (GString *out, const char *indent, const char *key, const char *value, gboolean first)
+{
+  json_member (out, indent, key, first);
+  json_string (out, value);
+}
+
+static void
+json_member_strv (GString *out, const char *indent, const char *key, char **values)
+{
+  json_member (out, indent, key, FALSE);
+  json_strv (out, values);
+}
+
+static void
 print_json (AccelRegistry *registry)
 {
   g_autoptr(GPtrArray) plugins = accel_registry_get_plugins (registry);
@@ -117,32 +131,20 @@ print_json (AccelRegistry *registry)
       if (status < G_N_ELEMENTS (counts))
         counts[status]++;
       g_string_append_printf (out, "%s\n    {", i ? "," : "");
-      json_member (out, "      ", "name", TRUE);
-      json_string (out, accel_plugin_get_name (plugin));
-      json_member (out, "      ", "description", FALSE);
-      json_string (out, accel_plugin_get_description (plugin));
-      json_member (out, "      ", "version", FALSE);
-      json_string (out, accel_plugin_get_version (plugin));
-      json_member (out, "      ", "license", FALSE);
-      json_string (out, accel_plugin_get_license (plugin));
-      json_member (out, "      ", "filename", FALSE);
-      json_string (out, accel_plugin_get_filename (plugin));
-      json_member (out, "      ", "status", FALSE);
-      json_string (out, status_name (status));
-      json_member (out, "      ", "reason", FALSE);
-      json_string (out, accel_plugin_get_reason (plugin));
+      json_member_string (out, "      ", "name", accel_plugin_get_name (plugin), TRUE);
+      json_member_string (out, "      ", "description", accel_plugin_get_description (plugin), FALSE);
+      json_member_string (out, "      ", "version", accel_plugin_get_version (plugin), FALSE);
+      json_member_string (out, "      ", "license", accel_plugin_get_license (plugin), FALSE);
+      json_member_string (out, "      ", "filename", accel_plugin_get_filename (plugin), FALSE);
+      json_member_string (out, "      ", "status", status_name (status), FALSE);
+      json_member_string (out, "      ", "reason", accel_plugin_get_reason (plugin), FALSE);
       json_member (out, "      ", "loaded", FALSE);
       g_string_append (out, accel_plugin_is_loaded (plugin) ? "true" : "false");
-      json_member (out, "      ", "backends", FALSE);
-      json_strv (out, backends);
-      json_member (out, "      ", "op-types", FALSE);
-      json_strv (out, op_types);
-      json_member (out, "      ", "kernels", FALSE);
-      json_strv (out, kernels);
-      json_member (out, "      ", "actor-types", FALSE);
-      json_strv (out, actor_types);
-      json_member (out, "      ", "model-types", FALSE);
-      json_strv (out, model_types);
+      json_member_strv (out, "      ", "backends", backends);
+      json_member_strv (out, "      ", "op-types", op_types);
+      json_member_strv (out, "      ", "kernels", kernels);
+      json_member_strv (out, "      ", "actor-types", actor_types);
+      json_member_strv (out, "      ", "model-types", model_types);
       g_string_append (out, "\n    }");
     }
   g_string_append (out, plugins->len ? "\n  ]" : "]");
@@ -153,14 +155,10 @@ print_json (AccelRegistry *registry)
   g_auto(GStrv) all_model_types = accel_registry_list_model_types (registry);
   g_autoptr(GPtrArray) all_kernels = accel_registry_list_kernels (registry, NULL, NULL);
 
-  json_member (out, "  ", "op-types", FALSE);
-  json_strv (out, all_op_types);
-  json_member (out, "  ", "backends", FALSE);
-  json_strv (out, all_backends);
-  json_member (out, "  ", "actor-types", FALSE);
-  json_strv (out, all_actor_types);
-  json_member (out, "  ", "model-types", FALSE);
-  json_strv (out, all_model_types);
+  json_member_strv (out, "  ", "op-types", all_op_types);
+  json_member_strv (out, "  ", "backends", all_backends);
+  json_member_strv (out, "  ", "actor-types", all_actor_types);
+  json_member_strv (out, "  ", "model-types", all_model_types);
   json_member (out, "  ", "totals", FALSE);
   g_string_append_printf (out, "{\"plugins\": %u", plugins->len);
   for (guint i = 0; i < G_N_ELEMENTS (status_names); i++)
@@ -169,8 +167,7 @@ print_json (AccelRegistry *registry)
                           ", \"model-types\": %u}",
                           g_strv_length (all_op_types), g_strv_length (all_backends),
                           all_kernels->len, g_strv_length (all_actor_types), g_strv_length (all_model_types));
-  json_member (out, "  ", "cache", FALSE);
-  json_string (out, accel_registry_get_cache_path (registry));
+  json_member_string (out, "  ", "cache", accel_registry_get_cache_path (registry), FALSE);
   g_string_append (out, "\n}\n");
   fputs (out->str, stdout);
 }
@@ -406,19 +403,26 @@ print_hierarchy (GType type)
   g_print ("\n");
 }
 
+/* Actor and model types, made by name and shown alike; only actor classes
+ * carry a description. */
 static gboolean
-print_actor_type (AccelRegistry *registry, const char *name, GError **error)
+print_spawnable_type (AccelRegistry *registry, const char *name, gboolean actor, GError **error)
 {
-  GType type = accel_registry_lookup_actor_type (registry, name, error);
+  GType type = actor ? accel_registry_lookup_actor_type (registry, name, error)
+                     : accel_registry_lookup_model_type (registry, name, error);
   if (type == 0)
     return FALSE;
 
   GObjectClass *klass = g_type_class_ref (type);
-  const char *description = accel_actor_class_get_description (ACCEL_ACTOR_CLASS (klass));
-  const char *provider = provider_of (registry, name, accel_plugin_list_actor_types);
-  g_print ("Actor Type Details:\n");
+  const char *provider = provider_of (registry, name, actor ? accel_plugin_list_actor_types
+                                                            : accel_plugin_list_model_types);
+  g_print ("%s Type Details:\n", actor ? "Actor" : "Model");
   g_print ("  %-14s %s\n", "Name", name);
-  g_print ("  %-14s %s\n", "Description", description ? description : "-");
+  if (actor)
+    {
+      const char *description = accel_actor_class_get_description (ACCEL_ACTOR_CLASS (klass));
+      g_print ("  %-14s %s\n", "Description", description ? description : "-");
+    }
   g_print ("  %-14s %s\n", "GType", g_type_name (type));
   g_print ("  %-14s %s\n", "Provided by", provider ? provider : "core");
   print_hierarchy (type);
@@ -428,22 +432,15 @@ print_actor_type (AccelRegistry *registry, const char *name, GError **error)
 }
 
 static gboolean
+print_actor_type (AccelRegistry *registry, const char *name, GError **error)
+{
+  return print_spawnable_type (registry, name, TRUE, error);
+}
+
+static gboolean
 print_model_type (AccelRegistry *registry, const char *name, GError **error)
 {
-  GType type = accel_registry_lookup_model_type (registry, name, error);
-  if (type == 0)
-    return FALSE;
-
-  GObjectClass *klass = g_type_class_ref (type);
-  const char *provider = provider_of (registry, name, accel_plugin_list_model_types);
-  g_print ("Model Type Details:\n");
-  g_print ("  %-14s %s\n", "Name", name);
-  g_print ("  %-14s %s\n", "GType", g_type_name (type));
-  g_print ("  %-14s %s\n", "Provided by", provider ? provider : "core");
-  print_hierarchy (type);
-  print_properties (klass, FALSE);
-  g_type_class_unref (klass);
-  return TRUE;
+  return print_spawnable_type (registry, name, FALSE, error);
 }
 
 static void
@@ -565,6 +562,16 @@ print_named (AccelRegistry *registry, const char *name)
   g_auto(GStrv) op_types = accel_registry_list_op_types (registry);
   g_auto(GStrv) actor_types = accel_registry_list_actor_types (registry);
   g_auto(GStrv) model_types = accel_registry_list_model_types (registry);
+  /* A name may be several of these at once: each is shown, in this order. */
+  const struct {
+    char **names;
+    gboolean (*print) (AccelRegistry *registry, const char *name, GError **error);
+  } kinds[] = {
+    { backends, print_backend },
+    { op_types, print_op_type },
+    { actor_types, print_actor_type },
+    { model_types, print_model_type },
+  };
   g_autoptr(GError) error = NULL;
   gboolean found = FALSE;
 
@@ -574,37 +581,18 @@ print_named (AccelRegistry *registry, const char *name)
       print_plugin (plugin);
       found = TRUE;
     }
-  if (g_strv_contains ((const char *const *) backends, name))
+  for (guint i = 0; i < G_N_ELEMENTS (kinds); i++)
     {
+      if (!g_strv_contains ((const char *const *) kinds[i].names, name))
+        continue;
       if (found)
         g_print ("\n");
       found = TRUE;
-      if (!print_backend (registry, name, &error))
-        goto failed;
-    }
-  if (g_strv_contains ((const char *const *) op_types, name))
-    {
-      if (found)
-        g_print ("\n");
-      found = TRUE;
-      if (!print_op_type (registry, name, &error))
-        goto failed;
-    }
-  if (g_strv_contains ((const char *const *) actor_types, name))
-    {
-      if (found)
-        g_print ("\n");
-      found = TRUE;
-      if (!print_actor_type (registry, name, &error))
-        goto failed;
-    }
-  if (g_strv_contains ((const char *const *) model_types, name))
-    {
-      if (found)
-        g_print ("\n");
-      found = TRUE;
-      if (!print_model_type (registry, name, &error))
-        goto failed;
+      if (!kinds[i].print (registry, name, &error))
+        {
+          g_printerr ("accel-inspect: %s\n", error->message);
+          return 1;
+        }
     }
   if (!found)
     {
@@ -612,10 +600,6 @@ print_named (AccelRegistry *registry, const char *name)
       return 1;
     }
   return 0;
-
-failed:
-  g_printerr ("accel-inspect: %s\n", error->message);
-  return 1;
 }
 
 int

@@ -15,106 +15,79 @@
  */
 #include <math.h>
 #include <string.h>
-#include "accel-cpu-kernels.h"
+#include "accel-cpu-attention.h"
 
 void accel_cpu_register_attention_backward (AccelPlugin *plugin);
 
 typedef struct {
-  gint64 B, Hq, Hkv, Sq, Sk, D, Dv;
-  gboolean causal;
-  gint64 window_left, window_right;
-  double scale, softcap;
+  AccelCpuAttnProblem problem; /* varlen: the lse is [Hq, Tq] */
   const double *q, *k, *v, *out, *dout;
   const float *lse;
-  const float *alibi;        /* nullable: [Hq] or [B, Hq] */
-  gint64 alibi_batch_stride; /* 0 for [Hq] */
-  gint64 sinks;
-  const gint32 *cu_q, *cu_k; /* varlen: packed [T, H, D] rows; NULL for [B, H, S, D] */
-  gint64 Tq;                 /* varlen: total query rows (the lse is [Hq, Tq]) */
   double *dq, *dk, *dv;
 } AttnBwdJob;
 
 /* The row (in units of its head dim) of query @i of head @h in sequence
  * (or batch entry) @b, and of key @j of kv head @hk. */
 static inline gint64
-q_row (const AttnBwdJob *job, gint64 b, gint64 h, gint64 i)
+q_row (const AccelCpuAttnProblem *pb, gint64 b, gint64 h, gint64 i)
 {
-  return job->cu_q ? ((gint64) job->cu_q[b] + i) * job->Hq + h : (b * job->Hq + h) * job->Sq + i;
+  return pb->cu_q ? ((gint64) pb->cu_q[b] + i) * pb->Hq + h : (b * pb->Hq + h) * pb->Sq + i;
 }
 
 static inline gint64
-k_row (const AttnBwdJob *job, gint64 b, gint64 hk, gint64 j)
+k_row (const AccelCpuAttnProblem *pb, gint64 b, gint64 hk, gint64 j)
 {
-  return job->cu_k ? ((gint64) job->cu_k[b] + j) * job->Hkv + hk : (b * job->Hkv + hk) * job->Sk + j;
+  return pb->cu_k ? ((gint64) pb->cu_k[b] + j) * pb->Hkv + hk : (b * pb->Hkv + hk) * pb->Sk + j;
 }
 
 static inline gint64
-lse_index (const AttnBwdJob *job, gint64 b, gint64 h, gint64 i)
+lse_index (const AccelCpuAttnProblem *pb, gint64 b, gint64 h, gint64 i)
 {
-  return job->cu_q ? h * job->Tq + job->cu_q[b] + i : (b * job->Hq + h) * job->Sq + i;
-}
-
-/* The visible keys of query row @i of a sequence of @Sq queries and @Sk
- * keys: the leading sink keys [0, *n_sinks) that the left window would
- * hide, then [*lo, *hi]. */
-static inline void
-visible_keys (const AttnBwdJob *job, gint64 Sq, gint64 Sk, gint64 i, gint64 *n_sinks, gint64 *lo, gint64 *hi)
-{
-  gint64 base = i + Sk - Sq;
-  gint64 a = 0, b = Sk - 1;
-
-  if (job->causal)
-    b = MIN (b, base);
-  if (job->window_right >= 0)
-    b = MIN (b, base + job->window_right);
-  if (job->window_left >= 0)
-    a = MAX (a, base - job->window_left);
-  *n_sinks = MAX (MIN (MIN (job->sinks, a), b + 1), 0);
-  *lo = a;
-  *hi = b;
+  return pb->cu_q ? h * pb->Tq + pb->cu_q[b] + i : (b * pb->Hq + h) * pb->Sq + i;
 }
 
 static void
 attention_backward_items (gint64 begin, gint64 end, gpointer data)
 {
   const AttnBwdJob *job = data;
-  const gint64 group = job->Hq / job->Hkv;
-  const gint64 D = job->D, Dv = job->Dv;
+  const AccelCpuAttnProblem *pb = &job->problem;
+  const gint64 group = pb->Hq / pb->Hkv;
+  const gint64 D = pb->D, Dv = pb->Dv;
 
   for (gint64 item = begin; item < end; item++)
     {
-      const gint64 b = item / job->Hkv, hk = item % job->Hkv;
-      const gint64 Sq = job->cu_q ? job->cu_q[b + 1] - job->cu_q[b] : job->Sq;
-      const gint64 Sk = job->cu_k ? job->cu_k[b + 1] - job->cu_k[b] : job->Sk;
+      const gint64 b = item / pb->Hkv, hk = item % pb->Hkv;
+      const gint64 Sq = pb->cu_q ? pb->cu_q[b + 1] - pb->cu_q[b] : pb->Sq;
+      const gint64 Sk = pb->cu_k ? pb->cu_k[b + 1] - pb->cu_k[b] : pb->Sk;
 
       for (gint64 j = 0; j < Sk; j++)
         {
-          memset (job->dk + k_row (job, b, hk, j) * D, 0, D * sizeof (double));
-          memset (job->dv + k_row (job, b, hk, j) * Dv, 0, Dv * sizeof (double));
+          memset (job->dk + k_row (pb, b, hk, j) * D, 0, D * sizeof (double));
+          memset (job->dv + k_row (pb, b, hk, j) * Dv, 0, Dv * sizeof (double));
         }
       for (gint64 h = hk * group; h < (hk + 1) * group; h++)
         for (gint64 i = 0; i < Sq; i++)
           {
-            const gint64 row = q_row (job, b, h, i);
+            const gint64 row = q_row (pb, b, h, i);
             const double *q = job->q + row * D;
             const double *o = job->out + row * Dv;
             const double *dO = job->dout + row * Dv;
             double *dq = job->dq + row * D;
-            const double lse = job->lse[lse_index (job, b, h, i)];
-            const double slope = job->alibi ? job->alibi[b * job->alibi_batch_stride + h] : 0.0;
+            const double lse = job->lse[lse_index (pb, b, h, i)];
+            const double slope = pb->alibi ? pb->alibi[b * pb->alibi_batch_stride + h] : 0.0;
             const gint64 pos = i + Sk - Sq;
             gint64 n_sinks, lo, hi;
 
             memset (dq, 0, D * sizeof (double));
-            visible_keys (job, Sq, Sk, i, &n_sinks, &lo, &hi);
+            accel_cpu_attn_visible_keys (pb, Sq, Sk, i, &n_sinks, &lo, &hi);
             if ((n_sinks == 0 && lo > hi) || isinf (lse))
               continue;
             double dsum = 0;
             for (gint64 c = 0; c < Dv; c++)
               dsum += dO[c] * o[c];
-            for (gint64 j = n_sinks > 0 ? 0 : lo; j <= hi; j = j + 1 == n_sinks ? MAX (lo, n_sinks) : j + 1)
+            ACCEL_CPU_ATTN_FOR_VISIBLE (j, n_sinks, lo, hi)
               {
-                const gint64 kr = k_row (job, b, hk, j);
+                const gint64 kr = k_row (pb, b, hk, j);
                 const double *k = job->k + kr * D, *v = job->v + kr * Dv;
                 double *dkj = job->dk + kr * D, *dvj = job->dv + kr * Dv;
                 double dot = 0, dp = 0;
@@ -122,11 +95,11 @@ attention_backward_items (gint64 begin, gint64 end, gpointer data)
                   dot += q[e] * k[e];
                 for (gint64 c = 0; c < Dv; c++)
                   dp += dO[c] * v[c];
-                double x = dot * job->scale, deriv = job->scale;
-                if (job->softcap > 0)
+                double x = dot * pb->scale, deriv = pb->scale;
+                if (pb->softcap > 0)
                   {
-                    double t = tanh (x / job->softcap);
-                    x = job->softcap * t;
+                    double t = tanh (x / pb->softcap);
+                    x = pb->softcap * t;
                     deriv *= 1 - t * t;
                   }
                 x -= slope * (double) ABS (pos - j);
@@ -234,75 +207,40 @@ attention_backward_compute (gpointer context, AttnBwdJob *job, gint64 n_items, A
   return ok;
 }
 
-/* The mask, scale and lse of either backward op, once @job has its dims. */
-static void
-job_set_mask (AttnBwdJob *job, gboolean causal, int window_left, int window_right, double scale, double softcap,
-              AccelBuffer *lse, AccelBuffer *alibi_slopes, int sinks)
-{
-  job->causal = causal;
-  job->window_left = window_left;
-  job->window_right = window_right;
-  job->softcap = softcap;
-  job->lse = accel_buffer_get_data (lse);
-  job->alibi = alibi_slopes ? accel_buffer_get_data (alibi_slopes) : NULL;
-  job->sinks = sinks;
-  if (alibi_slopes != NULL && accel_shape_get_rank (accel_buffer_get_shape (alibi_slopes)) == 2)
-    job->alibi_batch_stride = job->Hq;
-  job->scale = scale > 0.0 ? scale : (job->D > 0 ? 1.0 / sqrt ((double) job->D) : 1.0);
-}
-
 static gboolean
 attention_backward_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelAttentionBackward *self = ACCEL_ATTENTION_BACKWARD (op);
-  const AccelShape *sq = accel_buffer_get_shape (self->q);
-  const AccelShape *sk = accel_buffer_get_shape (self->k);
-  const AccelShape *sv = accel_buffer_get_shape (self->v);
-  AttnBwdJob job = {
-    .B = accel_shape_get_dim (sq, 0),
-    .Hq = accel_shape_get_dim (sq, 1),
-    .Sq = accel_shape_get_dim (sq, 2),
-    .D = accel_shape_get_dim (sq, 3),
-    .Hkv = accel_shape_get_dim (sk, 1),
-    .Sk = accel_shape_get_dim (sk, 2),
-    .Dv = accel_shape_get_dim (sv, 3),
-  };
-  job_set_mask (&job, self->causal, self->window_left, self->window_right, self->scale, self->softcap, self->lse,
-                self->alibi_slopes, self->sinks);
+  AttnBwdJob job = { .lse = accel_buffer_get_data (self->lse) };
+  AccelCpuAttnProblem *problem = &job.problem;
 
-  if (job.B * job.Hkv == 0)
+  accel_cpu_attn_problem_init (problem, "attention-backward", self->q, self->k, self->v, NULL, NULL, NULL);
+  accel_cpu_attn_problem_set_mask (problem, self->causal, self->window_left, self->window_right, self->sinks,
+                                   self->scale, self->softcap, self->alibi_slopes);
+
+  if (problem->B * problem->Hkv == 0)
     return TRUE;
   AccelBuffer *const in[5] = { self->q, self->k, self->v, self->out, self->dout };
-  return attention_backward_compute (context, &job, job.B * job.Hkv, in, self->dq, self->dk, self->dv, error);
+  return attention_backward_compute (context, &job, problem->B * problem->Hkv, in, self->dq, self->dk, self->dv,
+                                     error);
 }
 
 static gboolean
 attention_varlen_backward_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelAttentionVarlenBackward *self = ACCEL_ATTENTION_VARLEN_BACKWARD (op);
-  const AccelShape *sq = accel_buffer_get_shape (self->q);
-  const AccelShape *sk = accel_buffer_get_shape (self->k);
-  const AccelShape *sv = accel_buffer_get_shape (self->v);
-  gint64 n_cu = accel_buffer_get_n_elements (self->cu_seqlens_q);
-  AttnBwdJob job = {
-    .B = n_cu - 1,
-    .Tq = accel_shape_get_dim (sq, 0),
-    .Hq = accel_shape_get_dim (sq, 1),
-    .D = accel_shape_get_dim (sq, 2),
-    .Hkv = accel_shape_get_dim (sk, 1),
-    .Dv = accel_shape_get_dim (sv, 2),
-    .cu_q = accel_buffer_get_data (self->cu_seqlens_q),
-    .cu_k = accel_buffer_get_data (self->cu_seqlens_k),
-  };
-  job_set_mask (&job, self->causal, self->window_left, self->window_right, self->scale, self->softcap, self->lse,
-                self->alibi_slopes, self->sinks);
+  AttnBwdJob job = { .lse = accel_buffer_get_data (self->lse) };
+  AccelCpuAttnProblem *problem = &job.problem;
 
-  if (!accel_cpu_check_cu_seqlens ("attention-varlen-backward", job.cu_q, n_cu, job.Tq, "cu-seqlens-q", error)
-      || !accel_cpu_check_cu_seqlens ("attention-varlen-backward", job.cu_k, n_cu, accel_shape_get_dim (sk, 0),
-                                      "cu-seqlens-k", error))
+  if (!accel_cpu_attn_problem_init (problem, "attention-varlen-backward", self->q, self->k, self->v,
+                                    self->cu_seqlens_q, self->cu_seqlens_k, error))
     return FALSE;
+  accel_cpu_attn_problem_set_mask (problem, self->causal, self->window_left, self->window_right, self->sinks,
+                                   self->scale, self->softcap, self->alibi_slopes);
+
   AccelBuffer *const in[5] = { self->q, self->k, self->v, self->out, self->dout };
-  return attention_backward_compute (context, &job, job.B * job.Hkv, in, self->dq, self->dk, self->dv, error);
+  return attention_backward_compute (context, &job, problem->B * problem->Hkv, in, self->dq, self->dk, self->dv,
+                                     error);
 }
 
 static const AccelKernelVTable attention_backward_kernel = { .run = attention_backward_run };

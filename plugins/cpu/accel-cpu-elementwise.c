@@ -493,6 +493,16 @@ typedef struct {
   gboolean contiguous;
 } FillJob;
 
+/* The contiguous fill of a 2-, 4- or 8-byte pattern, in stores of that
+ * width (a copy of a fixed size is a plain store). */
+#define FILL_WORDS(T)                                                   \
+  G_STMT_START {                                                        \
+    T v;                                                                \
+    memcpy (&v, job->pattern, sizeof (T));                              \
+    for (gint64 i = 0; i < n; i++)                                      \
+      memcpy (p + sizeof (T) * i, &v, sizeof (T));                      \
+  } G_STMT_END
+
 static void
 fill_range (gint64 begin, gint64 end, gpointer data)
 {
@@ -515,28 +525,13 @@ fill_range (gint64 begin, gint64 end, gpointer data)
       memset (p, job->pattern[0], n);
       break;
     case 2:
-      {
-        guint16 v;
-        memcpy (&v, job->pattern, 2);
-        for (gint64 i = 0; i < n; i++)
-          memcpy (p + 2 * i, &v, 2);
-      }
+      FILL_WORDS (guint16);
       break;
     case 4:
-      {
-        guint32 v;
-        memcpy (&v, job->pattern, 4);
-        for (gint64 i = 0; i < n; i++)
-          memcpy (p + 4 * i, &v, 4);
-      }
+      FILL_WORDS (guint32);
       break;
     case 8:
-      {
-        guint64 v;
-        memcpy (&v, job->pattern, 8);
-        for (gint64 i = 0; i < n; i++)
-          memcpy (p + 8 * i, &v, 8);
-      }
+      FILL_WORDS (guint64);
       break;
     default:
       for (gint64 i = 0; i < n; i++)

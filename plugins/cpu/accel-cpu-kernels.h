@@ -22,8 +22,6 @@ void accel_cpu_register_reduce_kernels (AccelPlugin *plugin);
 void accel_cpu_register_attention_kernels (AccelPlugin *plugin);
 void accel_cpu_register_attention_backward (AccelPlugin *plugin);
 void accel_cpu_register_attention_kvcache (AccelPlugin *plugin);
-gboolean accel_cpu_check_cu_seqlens (const char *op_name, const gint32 *cu, gint64 n, gint64 total, const char *name,
-                                     GError **error);
 void accel_cpu_register_graph (AccelPlugin *plugin);
 void accel_cpu_register_collectives (AccelPlugin *plugin);
 

@@ -150,7 +150,7 @@ typedef struct {
   guint8 *out;
 } ScanJob;
 
-#define SCAN_INT(T, U)                                                  \
+#define SCAN(T, U)                                                      \
   G_STMT_START {                                                        \
     const T *x = (const T *) job->in + row * n;                         \
     T *y = (T *) job->out + row * n;                                    \
@@ -158,22 +158,6 @@ typedef struct {
     for (gint64 i = 0; i < n; i++)                                      \
       {                                                                 \
         U v = (U) x[i];                                                 \
-        if (!job->exclusive)                                            \
-          sum += v;                                                     \
-        y[i] = (T) sum;                                                 \
-        if (job->exclusive)                                             \
-          sum += v;                                                     \
-      }                                                                 \
-  } G_STMT_END
-
-#define SCAN_FLOAT(T)                                                   \
-  G_STMT_START {                                                        \
-    const T *x = (const T *) job->in + row * n;                         \
-    T *y = (T *) job->out + row * n;                                    \
-    double sum = 0;                                                     \
-    for (gint64 i = 0; i < n; i++)                                      \
-      {                                                                 \
-        double v = x[i];                                                \
         if (!job->exclusive)                                            \
           sum += v;                                                     \
         y[i] = (T) sum;                                                 \
@@ -192,19 +176,19 @@ scan_rows (gint64 begin, gint64 end, gpointer data)
     switch (job->dtype)
       {
       case ACCEL_DTYPE_I32:
-        SCAN_INT (gint32, guint32);
+        SCAN (gint32, guint32);
         break;
       case ACCEL_DTYPE_U32:
-        SCAN_INT (guint32, guint32);
+        SCAN (guint32, guint32);
         break;
       case ACCEL_DTYPE_I64:
-        SCAN_INT (gint64, guint64);
+        SCAN (gint64, guint64);
         break;
       case ACCEL_DTYPE_F32:
-        SCAN_FLOAT (float);
+        SCAN (float, double);
         break;
       default:
-        SCAN_FLOAT (double);
+        SCAN (double, double);
         break;
       }
 }
@@ -341,7 +325,10 @@ check_offsets (AccelBuffer *offsets, gint64 n, gint64 *out, GError **error)
   return TRUE;
 }
 
-#define REDUCE_INT(T, U, LOWEST, HIGHEST)                               \
+/* Sums in U: the unsigned type of the width for integers (so that an
+ * overflow wraps instead of being undefined), binary64 for floats. Only
+ * floats may ask for the mean (validated). */
+#define SEGMENTED_REDUCE(T, U, LOWEST, HIGHEST)                         \
   G_STMT_START {                                                        \
     const T *x = (const T *) in;                                        \
     T *y = (T *) out;                                                   \
@@ -352,24 +339,6 @@ check_offsets (AccelBuffer *offsets, gint64 n, gint64 *out, GError **error)
         for (gint64 i = off[s]; i < off[s + 1]; i++)                    \
           {                                                             \
             sum += (U) x[i];                                            \
-            if (op == ACCEL_REDUCE_MAX ? x[i] > acc : x[i] < acc)       \
-              acc = x[i];                                               \
-          }                                                             \
-        y[s] = op == ACCEL_REDUCE_SUM ? (T) sum : acc;                  \
-      }                                                                 \
-  } G_STMT_END
-
-#define REDUCE_FLOAT(T, LOWEST, HIGHEST)                                \
-  G_STMT_START {                                                        \
-    const T *x = (const T *) in;                                        \
-    T *y = (T *) out;                                                   \
-    for (gint64 s = 0; s < n_seg; s++)                                  \
-      {                                                                 \
-        double sum = 0;                                                 \
-        T acc = op == ACCEL_REDUCE_MAX ? LOWEST : HIGHEST;              \
-        for (gint64 i = off[s]; i < off[s + 1]; i++)                    \
-          {                                                             \
-            sum += x[i];                                                \
             if (op == ACCEL_REDUCE_MAX ? x[i] > acc : x[i] < acc)       \
               acc = x[i];                                               \
           }                                                             \
@@ -398,19 +367,19 @@ segmented_reduce_run (AccelOp *op_, gpointer context, GError **error)
   switch (accel_buffer_get_dtype (self->input))
     {
     case ACCEL_DTYPE_I32:
-      REDUCE_INT (gint32, guint32, G_MININT32, G_MAXINT32);
+      SEGMENTED_REDUCE (gint32, guint32, G_MININT32, G_MAXINT32);
       break;
     case ACCEL_DTYPE_U32:
-      REDUCE_INT (guint32, guint32, 0, G_MAXUINT32);
+      SEGMENTED_REDUCE (guint32, guint32, 0, G_MAXUINT32);
       break;
     case ACCEL_DTYPE_I64:
-      REDUCE_INT (gint64, guint64, G_MININT64, G_MAXINT64);
+      SEGMENTED_REDUCE (gint64, guint64, G_MININT64, G_MAXINT64);
       break;
     case ACCEL_DTYPE_F32:
-      REDUCE_FLOAT (float, -FLT_MAX, FLT_MAX);
+      SEGMENTED_REDUCE (float, double, -FLT_MAX, FLT_MAX);
       break;
     default:
-      REDUCE_FLOAT (double, -DBL_MAX, DBL_MAX);
+      SEGMENTED_REDUCE (double, double, -DBL_MAX, DBL_MAX);
       break;
     }
   return TRUE;

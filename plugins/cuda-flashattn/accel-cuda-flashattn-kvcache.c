@@ -97,14 +97,9 @@ static gboolean
 kvcache_supports (AccelOp *op, AccelDevice *device, GError **error)
 {
   KvOp k;
-  int major = 0, minor = 0;
 
-  if (!accel_cuda_get_compute_capability (device, &major, &minor) || major < 8)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NO_KERNEL,
-                   OP_NAME " (cuda_flashattn): needs compute capability 8.0 or newer (device has %d.%d)", major, minor);
-      return FALSE;
-    }
+  if (!accel_cuda_flashattn_device_supported (OP_NAME, device, error))
+    return FALSE;
   kv_op_read (op, &k);
   AccelDType dtype = accel_buffer_get_dtype (k.q);
   const AccelShape *sq = accel_buffer_get_shape (k.q);
@@ -134,13 +129,7 @@ kvcache_supports (AccelOp *op, AccelDevice *device, GError **error)
     return TRUE;
   AccelFlashAttnKvcacheParams p;
   fill_params (&p, &k);
-  const char *why = accel_flashattn_kvcache_check (&p);
-  if (why != NULL)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT, OP_NAME " (cuda_flashattn): %s", why);
-      return FALSE;
-    }
-  return TRUE;
+  return accel_cuda_flashattn_check (OP_NAME, accel_flashattn_kvcache_check (&p), error);
 }
 
 /* What the completion thread needs to word an error. */

@@ -58,16 +58,24 @@ variants_read (AccelOp *op, Variants *v)
     }
 }
 
-/* ALiBi slopes: f32 [Hq] or [B, Hq] (the op checks the shape). */
-static void
-fill_variants (AccelFlashAttnFwdParams *p, const Variants *v)
+/**
+ * accel_cuda_flashattn_fill_variants:
+ * @p: parameters whose heads_q is set
+ * @alibi_slopes: (nullable): the op's slopes, f32 [Hq] or [B, Hq] (the op
+ *   checks the shape)
+ * @sinks: the op's sinks
+ *
+ * Sets the ALiBi and sink fields of @p.
+ */
+void
+accel_cuda_flashattn_fill_variants (AccelFlashAttnFwdParams *p, AccelBuffer *alibi_slopes, int sinks)
 {
-  if (v->alibi_slopes != NULL)
+  if (alibi_slopes != NULL)
     {
-      p->alibi_slopes = accel_buffer_get_data (v->alibi_slopes);
-      p->alibi_batch_stride = accel_shape_get_rank (accel_buffer_get_shape (v->alibi_slopes)) == 2 ? p->heads_q : 0;
+      p->alibi_slopes = accel_buffer_get_data (alibi_slopes);
+      p->alibi_batch_stride = accel_shape_get_rank (accel_buffer_get_shape (alibi_slopes)) == 2 ? p->heads_q : 0;
     }
-  p->sinks = v->sinks;
+  p->sinks = sinks;
 }
 
 /**
@@ -112,8 +120,14 @@ strides_of (AccelBuffer *buffer, int64_t strides[3])
   strides[0] = H * S * d;
 }
 
-static int32_t
-fa_dtype (AccelDType dtype)
+/**
+ * accel_cuda_flashattn_dtype:
+ * @dtype: f16, bf16 or f32
+ *
+ * Returns: the kernels' #AccelFlashAttnDType for @dtype
+ */
+int32_t
+accel_cuda_flashattn_dtype (AccelDType dtype)
 {
   return dtype == ACCEL_DTYPE_BF16 ? ACCEL_FA_BF16 : dtype == ACCEL_DTYPE_F32 ? ACCEL_FA_F32 : ACCEL_FA_F16;
 }
@@ -143,7 +157,7 @@ fill_fwd (AccelFlashAttnFwdParams *p, AccelBuffer *q, AccelBuffer *k, AccelBuffe
   p->heads_kv = (int32_t) accel_shape_get_dim (sk, 1);
   p->seqlen_k = (int32_t) accel_shape_get_dim (sk, 2);
   /* The kernels' type is the output's: q, k and v are of it too, or fp8. */
-  p->dtype = fa_dtype (accel_buffer_get_dtype (out));
+  p->dtype = accel_cuda_flashattn_dtype (accel_buffer_get_dtype (out));
   p->causal = causal ? 1 : 0;
   p->window_left = window_left;
   p->window_right = window_right;
@@ -248,6 +262,54 @@ accel_cuda_flashattn_report (const char *op_name, int status, GError **error)
   return accel_cuda_check ((cudaError_t) status, op_name, error);
 }
 
+/**
+ * accel_cuda_flashattn_device_supported:
+ * @op_name: the op's name, for the message
+ * @device: the device an op is offered to
+ * @error: return location for a #GError
+ *
+ * Whether @device can run the kernels (compute capability 8.0 or newer);
+ * otherwise %ACCEL_ERROR_NO_KERNEL.
+ *
+ * Returns: %TRUE if it can
+ */
+gboolean
+accel_cuda_flashattn_device_supported (const char *op_name, AccelDevice *device, GError **error)
+{
+  int major = 0, minor = 0;
+
+  if (!accel_cuda_get_compute_capability (device, &major, &minor) || major < 8)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NO_KERNEL,
+                   "%s (cuda_flashattn): needs compute capability 8.0 or newer (device has %d.%d)", op_name, major,
+                   minor);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/**
+ * accel_cuda_flashattn_check:
+ * @op_name: the op's name, for the message
+ * @why: (nullable): what an accel_flashattn_*_check() entry point returned
+ * @error: return location for a #GError
+ *
+ * Turns the kernels' reason for refusing parameters into
+ * %ACCEL_ERROR_INVALID_ARGUMENT.
+ *
+ * Returns: %TRUE where @why is %NULL (the kernels take the parameters)
+ */
+gboolean
+accel_cuda_flashattn_check (const char *op_name, const char *why, GError **error)
+{
+  if (why != NULL)
+    {
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT, "%s (cuda_flashattn): %s", op_name, why);
+      return FALSE;
+    }
+  return TRUE;
+}
+
 /* ---- attention ----------------------------------------------------------- */
 
 static void
@@ -255,10 +317,25 @@ fill_attention (AccelFlashAttnFwdParams *p, AccelAttention *self, const Variants
 {
   fill_fwd (p, self->q, self->k, self->v, self->out, self->lse, self->causal, self->window_left,
             self->window_right, self->scale, self->softcap);
-  fill_variants (p, v);
+  accel_cuda_flashattn_fill_variants (p, v->alibi_slopes, v->sinks);
   p->q_descale = (float) v->q_descale;
   p->k_descale = (float) v->k_descale;
   p->v_descale = (float) v->v_descale;
+}
+
+/* What attention and attention-backward check alike, in this order: the
+ * device, the shapes (@out: the output, or dq), and the variants, which
+ * this reads into @variants. */
+static gboolean
+op_supported (AccelOp *op, const char *op_name, AccelDevice *device, AccelBuffer *q, AccelBuffer *k, AccelBuffer *v,
+              AccelBuffer *out, gboolean allow_fp8, Variants *variants, GError **error)
+{
+  if (!accel_cuda_flashattn_device_supported (op_name, device, error))
+    return FALSE;
+  if (!shapes_supported (op_name, q, k, v, out, allow_fp8, error))
+    return FALSE;
+  variants_read (op, variants);
+  return accel_cuda_flashattn_alibi_supported (op_name, variants->alibi_slopes, variants->sinks, error);
 }
 
 static gboolean
@@ -271,19 +348,9 @@ static gboolean
 attention_supports (AccelOp *op, AccelDevice *device, GError **error)
 {
   AccelAttention *self = ACCEL_ATTENTION (op);
-  int major = 0, minor = 0;
   Variants v;
 
-  if (!accel_cuda_get_compute_capability (device, &major, &minor) || major < 8)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NO_KERNEL,
-                   "attention (cuda_flashattn): needs compute capability 8.0 or newer (device has %d.%d)", major, minor);
-      return FALSE;
-    }
-  if (!shapes_supported ("attention", self->q, self->k, self->v, self->out, TRUE, error))
-    return FALSE;
-  variants_read (op, &v);
-  if (!accel_cuda_flashattn_alibi_supported ("attention", v.alibi_slopes, v.sinks, error))
+  if (!op_supported (op, "attention", device, self->q, self->k, self->v, self->out, TRUE, &v, error))
     return FALSE;
   if (!attention_is_fp8 (self) && (v.q_descale != 1.0 || v.k_descale != 1.0 || v.v_descale != 1.0))
     {
@@ -299,12 +366,7 @@ attention_supports (AccelOp *op, AccelDevice *device, GError **error)
   AccelFlashAttnFwdParams p;
   fill_attention (&p, self, &v);
   const char *why = attention_is_fp8 (self) ? accel_flashattn_fwd_fp8_check (&p) : accel_flashattn_fwd_check (&p);
-  if (why != NULL)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT, "attention (cuda_flashattn): %s", why);
-      return FALSE;
-    }
-  return TRUE;
+  return accel_cuda_flashattn_check ("attention", why, error);
 }
 
 static gboolean
@@ -343,7 +405,7 @@ fill_bwd (AccelFlashAttnBwdParams *p, AccelAttentionBackward *self, const Varian
   memset (p, 0, sizeof *p);
   fill_fwd (&p->fwd, self->q, self->k, self->v, self->out, self->lse, self->causal, self->window_left,
             self->window_right, self->scale, self->softcap);
-  fill_variants (&p->fwd, v);
+  accel_cuda_flashattn_fill_variants (&p->fwd, v->alibi_slopes, v->sinks);
   p->dout = accel_buffer_get_data (self->dout);
   p->dq = accel_buffer_get_data (self->dq);
   p->dk = accel_buffer_get_data (self->dk);
@@ -358,32 +420,15 @@ static gboolean
 attention_backward_supports (AccelOp *op, AccelDevice *device, GError **error)
 {
   AccelAttentionBackward *self = ACCEL_ATTENTION_BACKWARD (op);
-  int major = 0, minor = 0;
   Variants v;
 
-  if (!accel_cuda_get_compute_capability (device, &major, &minor) || major < 8)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NO_KERNEL,
-                   "attention-backward (cuda_flashattn): needs compute capability 8.0 or newer (device has %d.%d)",
-                   major, minor);
-      return FALSE;
-    }
-  if (!shapes_supported ("attention-backward", self->q, self->k, self->v, self->dq, FALSE, error))
-    return FALSE;
-  variants_read (op, &v);
-  if (!accel_cuda_flashattn_alibi_supported ("attention-backward", v.alibi_slopes, v.sinks, error))
+  if (!op_supported (op, "attention-backward", device, self->q, self->k, self->v, self->dq, FALSE, &v, error))
     return FALSE;
   if (!ACCEL_CUDA_IS_DEVICE (device))
     return TRUE;   /* checked again by the host process, with addresses */
   AccelFlashAttnBwdParams p;
   fill_bwd (&p, self, &v);
-  const char *why = accel_flashattn_bwd_check (&p);
-  if (why != NULL)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT, "attention-backward (cuda_flashattn): %s", why);
-      return FALSE;
-    }
-  return TRUE;
+  return accel_cuda_flashattn_check ("attention-backward", accel_flashattn_bwd_check (&p), error);
 }
 
 static gboolean

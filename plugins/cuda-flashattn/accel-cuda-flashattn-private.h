@@ -7,6 +7,7 @@
 #pragma once
 
 #include "accel-cuda.h"
+#include "accel-flashattn.h"
 
 G_BEGIN_DECLS
 
@@ -17,5 +18,9 @@ gboolean accel_cuda_flashattn_head_dims_supported (const char *op_name, gint64 D
 gboolean accel_cuda_flashattn_alibi_supported (const char *op_name, AccelBuffer *alibi_slopes, int sinks,
                                                GError **error);
 gboolean accel_cuda_flashattn_report (const char *op_name, int status, GError **error);
+gboolean accel_cuda_flashattn_device_supported (const char *op_name, AccelDevice *device, GError **error);
+gboolean accel_cuda_flashattn_check (const char *op_name, const char *why, GError **error);
+int32_t accel_cuda_flashattn_dtype (AccelDType dtype);
+void accel_cuda_flashattn_fill_variants (AccelFlashAttnFwdParams *p, AccelBuffer *alibi_slopes, int sinks);
 
 G_END_DECLS

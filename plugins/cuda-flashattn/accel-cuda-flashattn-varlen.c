@@ -76,12 +76,6 @@ varlen_op_read (AccelOp *op, VarlenOp *o)
   VARLEN_READ_MASK (o, self);
 }
 
-static int32_t
-fa_dtype (AccelDType dtype)
-{
-  return dtype == ACCEL_DTYPE_BF16 ? ACCEL_FA_BF16 : dtype == ACCEL_DTYPE_F32 ? ACCEL_FA_F32 : ACCEL_FA_F16;
-}
-
 /* q [Tq, Hq, D], k [Tk, Hkv, D], v [Tk, Hkv, Dv], out [Tq, Hq, Dv], lse
  * [Hq, Tq], the gradients as what they are of; all contiguous (the ops'
  * rule). */
@@ -114,19 +108,14 @@ fill_params (AccelFlashAttnBwdParams *bp, const VarlenOp *o)
   p->seqlen_k = (int32_t) accel_shape_get_dim (sk, 0);
   p->head_dim = (int32_t) D;
   p->head_dim_v = (int32_t) Dv;
-  p->dtype = fa_dtype (accel_buffer_get_dtype (o->q));
+  p->dtype = accel_cuda_flashattn_dtype (accel_buffer_get_dtype (o->q));
   p->causal = o->causal ? 1 : 0;
   p->window_left = o->window_left;
   p->window_right = o->window_right;
   p->scale = (float) o->scale;
   p->softcap = (float) o->softcap;
   p->path = ACCEL_FA_PATH_AUTO;
-  if (o->alibi_slopes != NULL)
-    {
-      p->alibi_slopes = accel_buffer_get_data (o->alibi_slopes);
-      p->alibi_batch_stride = accel_shape_get_rank (accel_buffer_get_shape (o->alibi_slopes)) == 2 ? p->heads_q : 0;
-    }
-  p->sinks = o->sinks;
+  accel_cuda_flashattn_fill_variants (p, o->alibi_slopes, o->sinks);
   p->cu_seqlens_q = accel_buffer_get_data (o->cu_q);
   p->cu_seqlens_k = accel_buffer_get_data (o->cu_k);
   if (o->dout != NULL)
@@ -146,15 +135,10 @@ static gboolean
 varlen_supports (AccelOp *op, AccelDevice *device, GError **error)
 {
   VarlenOp o;
-  int major = 0, minor = 0;
 
   varlen_op_read (op, &o);
-  if (!accel_cuda_get_compute_capability (device, &major, &minor) || major < 8)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_NO_KERNEL,
-                   "%s (cuda_flashattn): needs compute capability 8.0 or newer (device has %d.%d)", o.name, major, minor);
-      return FALSE;
-    }
+  if (!accel_cuda_flashattn_device_supported (o.name, device, error))
+    return FALSE;
   AccelDType dtype = accel_buffer_get_dtype (o.q);
   const AccelShape *sq = accel_buffer_get_shape (o.q);
   gint64 D = accel_shape_get_dim (sq, 2), Dv = accel_shape_get_dim (accel_buffer_get_shape (o.v), 2);
@@ -185,12 +169,7 @@ varlen_supports (AccelOp *op, AccelDevice *device, GError **error)
   AccelFlashAttnBwdParams p;
   fill_params (&p, &o);
   const char *why = o.dout ? accel_flashattn_bwd_check (&p) : accel_flashattn_fwd_check (&p.fwd);
-  if (why != NULL)
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT, "%s (cuda_flashattn): %s", o.name, why);
-      return FALSE;
-    }
-  return TRUE;
+  return accel_cuda_flashattn_check (o.name, why, error);
 }
 
 /* What the completion thread needs to word an error. */

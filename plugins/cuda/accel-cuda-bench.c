@@ -224,15 +224,34 @@ accel_cuda_bench_round_trip (AccelDevice *device, AccelOp *op, guint n, double *
   return TRUE;
 }
 
-static gboolean
-blocking_round_trip (AccelDevice *device, guint n, double *p50, double *p99, GError **error)
+/* Ops per second of @total submits of @op kept 256 in flight, after a
+ * warm-up of a tenth as many; negative with @error set on failure. */
+double
+accel_cuda_bench_pipelined_rate (AccelDevice *device, AccelOp *op, guint total, GError **error)
+{
+  if (accel_bench_run_in_flight (device, op, total / 10, 256, error) < 0)
+    return -1;
+  double elapsed = accel_bench_run_in_flight (device, op, total, 256, error);
+  if (elapsed < 0)
+    return -1;
+  return total / elapsed;
+}
+
+/* The smallest op: a fill of @value into a new one-element f32 buffer on
+ * @device, which the op keeps alive. */
+static AccelOp *
+tiny_fill_new (AccelDevice *device, double value, GError **error)
 {
   g_autoptr(AccelShape) shape = accel_shape_new_1d (1);
   g_autoptr(AccelBuffer) buf = accel_device_alloc (device, ACCEL_DTYPE_F32, shape, error);
-  if (buf == NULL)
-    return FALSE;
-  g_autoptr(AccelOp) op = accel_fill_new (buf, 1.0);
-  return accel_cuda_bench_round_trip (device, op, n, p50, p99, error);
+  return buf ? accel_fill_new (buf, value) : NULL;
+}
+
+static gboolean
+blocking_round_trip (AccelDevice *device, guint n, double *p50, double *p99, GError **error)
+{
+  g_autoptr(AccelOp) op = tiny_fill_new (device, 1.0, error);
+  return op != NULL && accel_cuda_bench_round_trip (device, op, n, p50, p99, error);
 }
 
 /* cuda-dispatch-completion: the blocking round trip under the completion
@@ -309,11 +328,9 @@ run_dispatch (AccelBench *bench, GError **error)
   run_probes (bench, stream, n / 4, raw);
 
   /* Async: one at a time through this thread's main context. */
-  g_autoptr(AccelShape) shape = accel_shape_new_1d (1);
-  g_autoptr(AccelBuffer) buf = accel_device_alloc (device, ACCEL_DTYPE_F32, shape, error);
-  if (buf == NULL)
+  g_autoptr(AccelOp) op = tiny_fill_new (device, 2.0, error);
+  if (op == NULL)
     return FALSE;
-  g_autoptr(AccelOp) op = accel_fill_new (buf, 2.0);
   g_autofree double *t = g_new (double, n);
   if (!accel_bench_async_round_trips (device, op, n, t, error))
     return FALSE;
@@ -357,18 +374,14 @@ run_pipeline (AccelBench *bench, GError **error)
     return FALSE;
   double raw = total / (accel_bench_now () - t0);
 
-  g_autoptr(AccelShape) shape = accel_shape_new_1d (1);
-  g_autoptr(AccelBuffer) buf = accel_device_alloc (device, ACCEL_DTYPE_F32, shape, error);
-  if (buf == NULL)
+  g_autoptr(AccelOp) op = tiny_fill_new (device, 1.0, error);
+  if (op == NULL)
     return FALSE;
-  g_autoptr(AccelOp) op = accel_fill_new (buf, 1.0);
   accel_bench_progress (bench, "cuda-pipeline: 256 in flight");
-  if (accel_bench_run_in_flight (device, op, total / 10, 256, error) < 0)
+  double rate = accel_cuda_bench_pipelined_rate (device, op, total, error);
+  if (rate < 0)
     return FALSE;
-  double elapsed = accel_bench_run_in_flight (device, op, total, 256, error);
-  if (elapsed < 0)
-    return FALSE;
-  accel_bench_report (bench, "cuda-pipeline.256-in-flight", "ops/s", total / elapsed, raw);
+  accel_bench_report (bench, "cuda-pipeline.256-in-flight", "ops/s", rate, raw);
   cudaStreamDestroy (stream);
   return TRUE;
 }
@@ -687,9 +700,7 @@ run_fault (AccelBench *bench, GError **error)
       for (;;)
         {
           g_autoptr(GError) e = NULL;
-          g_autoptr(AccelShape) shape = accel_shape_new_1d (1);
-          g_autoptr(AccelBuffer) buf = accel_device_alloc (device, ACCEL_DTYPE_F32, shape, &e);
-          g_autoptr(AccelOp) good = buf ? accel_fill_new (buf, 1.0) : NULL;
+          g_autoptr(AccelOp) good = tiny_fill_new (device, 1.0, &e);
           if (good && accel_device_submit (device, good, NULL, &e))
             break;
           if (accel_bench_now () - t0 > 60)

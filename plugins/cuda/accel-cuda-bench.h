@@ -14,6 +14,7 @@ G_BEGIN_DECLS
 gboolean accel_cuda_bench_raw_setup (AccelBench *bench, cudaStream_t *stream, GError **error);
 gboolean accel_cuda_bench_round_trip (AccelDevice *device, AccelOp *op, guint n, double *p50, double *p99,
                                       GError **error);
+double accel_cuda_bench_pipelined_rate (AccelDevice *device, AccelOp *op, guint total, GError **error);
 
 extern const AccelBenchGroup accel_bench_cuda_graph_groups[];
 

@@ -152,12 +152,7 @@ host_func_done (void *data)
   AccelCudaCompleter *self = entry->completer;
 
   __atomic_store_n (&entry->done, 1, __ATOMIC_RELEASE);
-  if (g_atomic_int_get (&self->sleeping))
-    {
-      g_mutex_lock (&self->lock);
-      g_cond_signal (&self->cond);
-      g_mutex_unlock (&self->lock);
-    }
+  accel_cuda_completer_wake (self);
 }
 
 void

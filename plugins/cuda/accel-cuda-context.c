@@ -239,6 +239,17 @@ wait_for_mark (AccelCudaContext *ctx, AccelCudaLane *lane, const AccelCudaMark *
 
 /* Buffer tracking. */
 
+/* The buffer that owns @buffer's memory: a view's base, followed to the
+ * end. Tracks hang off it, so every view of it orders alike. */
+AccelBuffer *
+accel_cuda_root_buffer (AccelBuffer *buffer)
+{
+  AccelBuffer *base;
+  while ((base = accel_buffer_get_base (buffer)) != NULL)
+    buffer = base;
+  return buffer;
+}
+
 static void
 track_free (gpointer data)
 {

@@ -54,15 +54,6 @@ ACCEL_CUDA_GPU_GLUE (accel_cuda_device, ACCEL_CUDA_DEVICE)
 G_DEFINE_FINAL_TYPE_WITH_CODE (AccelCudaDevice, accel_cuda_device, ACCEL_TYPE_DEVICE,
                                G_IMPLEMENT_INTERFACE (ACCEL_CUDA_TYPE_GPU, accel_cuda_device_gpu_init))
 
-static AccelBuffer *
-root_buffer (AccelBuffer *buffer)
-{
-  AccelBuffer *base;
-  while ((base = accel_buffer_get_base (buffer)) != NULL)
-    buffer = base;
-  return buffer;
-}
-
 AccelCudaContext *
 accel_cuda_device_peek_context (AccelCudaDevice *self)
 {
@@ -424,7 +415,7 @@ execute_op (AccelCudaDevice *self, AccelCudaContext *ctx, AccelWork *work)
       AccelBuffer *b = accel_op_peek_buffer_slot (op, i, &access, NULL);
       if (b == NULL)
         continue;
-      AccelBuffer *root = root_buffer (b);
+      AccelBuffer *root = accel_cuda_root_buffer (b);
       gboolean writes = (access & ACCEL_ACCESS_WRITE) != 0;
       g_ptr_array_add (self->roots, root);
       g_array_append_val (self->writes, writes);
@@ -569,7 +560,7 @@ accel_cuda_device_execute (AccelDevice *device, AccelWork *work)
     case ACCEL_WORK_READ:
     case ACCEL_WORK_ZERO:
       {
-        AccelBuffer *root = root_buffer (accel_work_get_buffer (work));
+        AccelBuffer *root = accel_cuda_root_buffer (accel_work_get_buffer (work));
         AccelCudaLane *lane = pick_lane (ctx, accel_work_get_lane (work), root);
         if (G_UNLIKELY (accel_cuda_nvtx_enabled ()))
           {

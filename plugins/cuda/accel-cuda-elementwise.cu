@@ -160,19 +160,6 @@ decode (int dt, const unsigned char *p)
   return d;
 }
 
-/* Truncation toward zero with saturation; NaN gives 0. */
-__device__ __forceinline__ long long
-sat_trunc (double v, double lo, double hi_excl, long long lo_i, long long hi_i)
-{
-  if (isnan (v))
-    return 0;
-  if (v <= lo)
-    return lo_i;
-  if (v >= hi_excl)
-    return hi_i;
-  return (long long) v;
-}
-
 __device__ __forceinline__ long long
 clamp_ll (long long v, long long lo, long long hi)
 {
@@ -228,22 +215,25 @@ encode (int dt, bool from_int, const Decoded &d, unsigned char *p)
       ((double *) p)[1] = from_int ? 0.0 : d.im;
       break;
     case ACCEL_CUDA_DT_I8:
-      *(int8_t *) p = (int8_t) (from_int ? clamp_ll (d.iv, -128, 127) : sat_trunc (d.re, -128.0, 128.0, -128, 127));
+      *(int8_t *) p = (int8_t) (from_int ? clamp_ll (d.iv, -128, 127)
+                                         : accel_cuda_sat_trunc (d.re, -128.0, 128.0, -128, 127));
       break;
     case ACCEL_CUDA_DT_U8:
-      *(uint8_t *) p = (uint8_t) (from_int ? clamp_ll (d.iv, 0, 255) : sat_trunc (d.re, 0.0, 256.0, 0, 255));
+      *(uint8_t *) p = (uint8_t) (from_int ? clamp_ll (d.iv, 0, 255)
+                                           : accel_cuda_sat_trunc (d.re, 0.0, 256.0, 0, 255));
       break;
     case ACCEL_CUDA_DT_I32:
       *(int32_t *) p = (int32_t) (from_int ? clamp_ll (d.iv, INT32_MIN, INT32_MAX)
-                                           : sat_trunc (d.re, -2147483648.0, 2147483648.0, INT32_MIN, INT32_MAX));
+                                           : accel_cuda_sat_trunc (d.re, -2147483648.0, 2147483648.0,
+                                                                   INT32_MIN, INT32_MAX));
       break;
     case ACCEL_CUDA_DT_U32:
       *(uint32_t *) p = (uint32_t) (from_int ? clamp_ll (d.iv, 0, UINT32_MAX)
-                                             : sat_trunc (d.re, 0.0, 4294967296.0, 0, UINT32_MAX));
+                                             : accel_cuda_sat_trunc (d.re, 0.0, 4294967296.0, 0, UINT32_MAX));
       break;
     case ACCEL_CUDA_DT_I64:
-      *(int64_t *) p = from_int ? d.iv : sat_trunc (d.re, -9223372036854775808.0, 9223372036854775808.0,
-                                                    INT64_MIN, INT64_MAX);
+      *(int64_t *) p = from_int ? d.iv : accel_cuda_sat_trunc (d.re, -9223372036854775808.0, 9223372036854775808.0,
+                                                               INT64_MIN, INT64_MAX);
       break;
     }
 }

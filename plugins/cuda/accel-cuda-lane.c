@@ -339,9 +339,6 @@ accel_cuda_lane_get_write_serial (AccelCudaLane *lane, AccelBuffer *buffer)
   g_return_val_if_fail (lane != NULL, 0);
   g_return_val_if_fail (ACCEL_IS_BUFFER (buffer), 0);
 
-  AccelBuffer *root = buffer, *base;
-  while ((base = accel_buffer_get_base (root)) != NULL)
-    root = base;
-  AccelCudaBufferTrack *track = accel_cuda_track_peek (lane->ctx, root);
+  AccelCudaBufferTrack *track = accel_cuda_track_peek (lane->ctx, accel_cuda_root_buffer (buffer));
   return track ? track->write_serial : 0;
 }

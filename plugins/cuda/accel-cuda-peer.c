@@ -48,15 +48,6 @@ typedef struct {
   GError *error;                 /* the copy failed after step 1 */
 } PeerCopy;
 
-static AccelBuffer *
-root_of (AccelBuffer *buffer)
-{
-  AccelBuffer *base;
-  while ((base = accel_buffer_get_base (buffer)) != NULL)
-    buffer = base;
-  return buffer;
-}
-
 static void
 peer_copy_free (PeerCopy *pc)
 {
@@ -214,7 +205,7 @@ copy_on_source (gpointer data)
   const AccelCudaDriver *drv = accel_cuda_driver_get ();
   AccelCudaContext *ctx = live_context (pc->src_dev, pc->src, "src", &error);
   AccelCudaLane *lane = ctx ? &ctx->lanes[0] : NULL;
-  AccelBuffer *root = root_of (pc->src);
+  AccelBuffer *root = accel_cuda_root_buffer (pc->src);
   AccelCudaEvent *read = NULL;
 
   if (ctx)
@@ -264,7 +255,7 @@ wait_on_destination (gpointer data)
       return;
     }
   AccelCudaLane *lane = &ctx->lanes[0];
-  AccelBuffer *root = root_of (pc->dst);
+  AccelBuffer *root = accel_cuda_root_buffer (pc->dst);
   AccelCudaEvent *written = NULL;
 
   open_pool_to (ctx, accel_cuda_device_get_ordinal (pc->src_dev));

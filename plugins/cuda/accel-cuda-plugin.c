@@ -9,7 +9,6 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <string.h>
-#include <math.h>
 #include <accel-half.h>
 #include "accel-config.h"
 #include "accel-cuda.h"
@@ -87,18 +86,6 @@ copy_run (AccelOp *op, gpointer context, GError **error)
 
 /* fill: the value is encoded on the host with the CPU backend's rules. */
 
-static gint64
-sat_trunc (double v, double lo, double hi_excl, gint64 lo_i, gint64 hi_i)
-{
-  if (isnan (v))
-    return 0;
-  if (v <= lo)
-    return lo_i;
-  if (v >= hi_excl)
-    return hi_i;
-  return (gint64) v;
-}
-
 static void
 encode_value (AccelDType dtype, double re, double im, guint8 out[16])
 {
@@ -124,16 +111,16 @@ encode_value (AccelDType dtype, double re, double im, guint8 out[16])
         memcpy (out, v, 16);
       }
       break;
-    case ACCEL_DTYPE_I8: PUT (gint8, (gint8) sat_trunc (re, -128.0, 128.0, G_MININT8, G_MAXINT8)); break;
-    case ACCEL_DTYPE_U8: PUT (guint8, (guint8) sat_trunc (re, 0.0, 256.0, 0, G_MAXUINT8)); break;
+    case ACCEL_DTYPE_I8: PUT (gint8, (gint8) accel_cuda_sat_trunc (re, -128.0, 128.0, G_MININT8, G_MAXINT8)); break;
+    case ACCEL_DTYPE_U8: PUT (guint8, (guint8) accel_cuda_sat_trunc (re, 0.0, 256.0, 0, G_MAXUINT8)); break;
     case ACCEL_DTYPE_I32:
-      PUT (gint32, (gint32) sat_trunc (re, -2147483648.0, 2147483648.0, G_MININT32, G_MAXINT32));
+      PUT (gint32, (gint32) accel_cuda_sat_trunc (re, -2147483648.0, 2147483648.0, G_MININT32, G_MAXINT32));
       break;
     case ACCEL_DTYPE_U32:
-      PUT (guint32, (guint32) sat_trunc (re, 0.0, 4294967296.0, 0, G_MAXUINT32));
+      PUT (guint32, (guint32) accel_cuda_sat_trunc (re, 0.0, 4294967296.0, 0, G_MAXUINT32));
       break;
     case ACCEL_DTYPE_I64:
-      PUT (gint64, sat_trunc (re, -9223372036854775808.0, 9223372036854775808.0, G_MININT64, G_MAXINT64));
+      PUT (gint64, accel_cuda_sat_trunc (re, -9223372036854775808.0, 9223372036854775808.0, G_MININT64, G_MAXINT64));
       break;
 #undef PUT
     default:

@@ -270,6 +270,7 @@ AccelCudaEvent *accel_cuda_event_acquire (AccelCudaContext *ctx, guint lane, GEr
 AccelCudaEvent *accel_cuda_event_ref (AccelCudaEvent *event);
 void accel_cuda_event_unref (AccelCudaEvent *event);
 void accel_cuda_event_destroy (AccelCudaEvent *event);
+AccelBuffer *accel_cuda_root_buffer (AccelBuffer *buffer);
 AccelCudaBufferTrack *accel_cuda_track_peek (AccelCudaContext *ctx, AccelBuffer *root);
 AccelCudaContext *accel_cuda_context_ref (AccelCudaContext *ctx);
 void accel_cuda_context_unref (AccelCudaContext *ctx);

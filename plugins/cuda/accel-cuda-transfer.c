@@ -144,8 +144,7 @@ accel_cuda_transfer_execute (AccelCudaDevice *self, AccelCudaContext *ctx, Accel
 {
   AccelWorkKind kind = accel_work_get_kind (work);
   AccelBuffer *buffer = accel_work_get_buffer (work);
-  AccelBuffer *root = buffer;
-  AccelBuffer *base;
+  AccelBuffer *root = accel_cuda_root_buffer (buffer);
   gsize host_size = 0;
   guint8 *host = accel_work_get_host_data (work, &host_size);
   guint8 *data = accel_buffer_get_data (buffer);
@@ -154,9 +153,6 @@ accel_cuda_transfer_execute (AccelCudaDevice *self, AccelCudaContext *ctx, Accel
   gboolean writes = kind != ACCEL_WORK_READ;
   gboolean done_here = FALSE;
   GError *error = NULL;
-
-  while ((base = accel_buffer_get_base (root)) != NULL)
-    root = base;
 
   if (!accel_cuda_order_before (ctx, lane, root, writes, &error))
     goto fail;

@@ -86,6 +86,51 @@ accel_test_remote_cpu_device (AccelSystem *system)
   return dev;
 }
 
+AccelDevice *
+accel_test_remote_cpu_device_full (AccelSystem *system,
+                                   const char *hosted,
+                                   const char *const *env,
+                                   guint64 arena_size,
+                                   guint64 host_memory_size)
+{
+  g_autoptr(GError) error = NULL;
+  AccelBackend *cpu = accel_system_get_backend (system, "cpu", &error);
+  g_assert_no_error (error);
+  return g_object_new (ACCEL_TYPE_REMOTE_DEVICE,
+                       "name", "remote-cpu:0",
+                       "backend", cpu,
+                       "hosted-device", hosted,
+                       "host-env", env,
+                       "arena-size", arena_size,
+                       "host-memory-size", host_memory_size,
+                       NULL);
+}
+
+void
+accel_test_submit (AccelDevice *dev, AccelOp *op)
+{
+  g_autoptr(GError) error = NULL;
+  g_assert_true (accel_device_submit (dev, op, NULL, &error));
+  g_assert_no_error (error);
+}
+
+void
+accel_test_assert_all_f32 (AccelBuffer *buffer, float want)
+{
+  g_autofree float *got = accel_test_read_f32 (buffer);
+  gsize n = accel_buffer_get_n_elements (buffer);
+  for (gsize i = 0; i < n; i++)
+    g_assert_cmpfloat (got[i], ==, want);
+}
+
+void
+accel_test_fill_f32 (AccelDevice *dev, AccelBuffer *buffer, float value)
+{
+  g_autoptr(AccelOp) fill = accel_fill_new (buffer, value);
+  accel_test_submit (dev, fill);
+  accel_test_assert_all_f32 (buffer, value);
+}
+
 gboolean
 accel_test_submit_fault (AccelDevice *dev, GError **error)
 {

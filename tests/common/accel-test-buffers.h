@@ -32,6 +32,26 @@ float *accel_test_read_f32 (AccelBuffer *buffer);
 /* remote-cpu:0: cpu:0 of @system's cpu backend served by a device host. */
 AccelDevice *accel_test_remote_cpu_device (AccelSystem *system);
 
+/* remote-cpu:0 serving @hosted of @system's cpu backend, with @env added
+ * to the host's environment (nullable) and shared memory of @arena_size
+ * bytes for transfers and @host_memory_size for the application (0: the
+ * device's defaults). */
+AccelDevice *accel_test_remote_cpu_device_full (AccelSystem *system,
+                                                const char *hosted,
+                                                const char *const *env,
+                                                guint64 arena_size,
+                                                guint64 host_memory_size);
+
+/* Submits @op to @dev and waits; asserts it succeeded. */
+void accel_test_submit (AccelDevice *dev, AccelOp *op);
+
+/* Asserts that every element of the f32 @buffer is @want. */
+void accel_test_assert_all_f32 (AccelBuffer *buffer, float want);
+
+/* Fills the f32 @buffer with @value on @dev; asserts that the op succeeded
+ * and that every element reads back as @value. */
+void accel_test_fill_f32 (AccelDevice *dev, AccelBuffer *buffer, float value);
+
 /* Submits the fault plugin's `fault` op and waits for it. */
 gboolean accel_test_submit_fault (AccelDevice *dev, GError **error);
 

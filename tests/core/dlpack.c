@@ -10,6 +10,7 @@
  */
 #include <accel.h>
 #include <string.h>
+#include "accel-test-buffers.h"
 
 /* The DLPack type codes, from the specification (not from the library). */
 static const struct {
@@ -22,24 +23,6 @@ static const struct {
   { ACCEL_DTYPE_U32, 1, 32 }, { ACCEL_DTYPE_I64, 0, 64 }, { ACCEL_DTYPE_FP8_E4M3, 10, 8 },
   { ACCEL_DTYPE_FP8_E5M2, 12, 8 },
 };
-
-static AccelSystem *
-new_system (void)
-{
-  g_autoptr(GError) error = NULL;
-  AccelSystem *system = accel_system_new (&error);
-  g_assert_no_error (error);
-  return system;
-}
-
-static AccelDevice *
-cpu_device (AccelSystem *system)
-{
-  g_autoptr(GError) error = NULL;
-  AccelDevice *dev = accel_system_get_device (system, "cpu:0", &error);
-  g_assert_no_error (error);
-  return dev;
-}
 
 static void
 random_bytes (guint8 *p, gsize n)
@@ -66,17 +49,6 @@ random_shape (gint64 *dims, guint max_rank, gint64 max_dim)
   return rank;
 }
 
-static guint8 *
-read_bytes (AccelBuffer *b)
-{
-  g_autoptr(GError) error = NULL;
-  gsize size = accel_buffer_get_size (b);
-  guint8 *out = g_malloc (MAX (size, 1));
-  g_assert_true (accel_buffer_read (b, out, size, &error));
-  g_assert_no_error (error);
-  return out;
-}
-
 static AccelBuffer *
 alloc_random (AccelDevice *dev, AccelDType dtype, const AccelShape *shape, guint8 **bytes)
 {
@@ -90,14 +62,6 @@ alloc_random (AccelDevice *dev, AccelDType dtype, const AccelShape *shape, guint
   g_assert_no_error (error);
   *bytes = data;
   return b;
-}
-
-static void
-submit (AccelDevice *dev, AccelOp *op)
-{
-  g_autoptr(GError) error = NULL;
-  g_assert_true (accel_device_submit (dev, op, NULL, &error));
-  g_assert_no_error (error);
 }
 
 /* A producer of our own: a tensor over g_malloc'd memory, counting the
@@ -163,8 +127,8 @@ producer_new (AccelDType dtype, const gint64 *dims, guint rank, gint64 gap, int 
 static void
 test_device (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
-  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
+  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   gint32 type = -1, id = -1;
 
   g_assert_true (accel_device_get_dlpack_device (dev, &type, &id));
@@ -179,8 +143,8 @@ test_device (void)
 static void
 test_export (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
-  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
+  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(GError) error = NULL;
 
   for (guint c = 0; c < G_N_ELEMENTS (spec_codes); c++)
@@ -239,10 +203,10 @@ test_export (void)
   float *view = (float *) ((guint8 *) t->dl_tensor.data + t->dl_tensor.byte_offset);
   memcpy (view, values, n * sizeof (float));
   g_autoptr(AccelOp) scal = accel_scal_new (-3.0, x);
-  submit (dev, scal);
+  accel_test_submit (dev, scal);
   for (gsize i = 0; i < n; i++)
     g_assert_cmpfloat (view[i], ==, -3.0f * values[i]);
-  g_autofree float *back = (float *) read_bytes (x);
+  g_autofree float *back = (float *) accel_test_read_bytes (x);
   g_assert_cmpmem (back, n * sizeof (float), view, n * sizeof (float));
   t->deleter (t);
   accel_system_shutdown (system);
@@ -252,8 +216,8 @@ test_export (void)
 static void
 test_export_view (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
-  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
+  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(GError) error = NULL;
   gint64 n = g_test_rand_int_range (10, 3000);
   gint64 off = g_test_rand_int_range (1, n / 2), len = g_test_rand_int_range (1, n - off);
@@ -280,8 +244,8 @@ test_export_view (void)
 static void
 test_export_outlives_context (void)
 {
-  AccelSystem *system = new_system ();
-  AccelDevice *dev = cpu_device (system);
+  AccelSystem *system = accel_test_new_system ();
+  AccelDevice *dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(GError) error = NULL;
   gint64 dims[3];
   guint rank = random_shape (dims, 3, 40);
@@ -338,8 +302,8 @@ test_export_outlives_context (void)
 static void
 test_import (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
-  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
+  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(GError) error = NULL;
 
   for (int round = 0; round < 8; round++)
@@ -369,8 +333,8 @@ test_import (void)
       g_autoptr(AccelBuffer) dst = accel_device_alloc (dev, ACCEL_DTYPE_F32, flat, &error);
       g_assert_no_error (error);
       g_autoptr(AccelOp) copy = accel_copy_new (b, dst);
-      submit (dev, copy);
-      g_autofree float *got = (float *) read_bytes (dst);
+      accel_test_submit (dev, copy);
+      g_autofree float *got = (float *) accel_test_read_bytes (dst);
       gint64 row = dims[rank - 1], stride = row + gap;
       for (gint64 i = 0; i < n; i++)
         g_assert_cmpfloat (got[i], ==, mem[(i / row) * stride + i % row]);
@@ -380,7 +344,7 @@ test_import (void)
         {
           g_autofree float *before = g_memdup2 (mem, n * sizeof (float));
           g_autoptr(AccelOp) scal = accel_scal_new (0.5, b);
-          submit (dev, scal);
+          accel_test_submit (dev, scal);
           for (gint64 i = 0; i < n; i++)
             g_assert_cmpfloat (mem[i], ==, 0.5f * before[i]);
         }
@@ -398,8 +362,8 @@ test_import (void)
 static void
 test_dtypes_round_trip (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
-  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
+  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(GError) error = NULL;
 
   for (guint c = 0; c < G_N_ELEMENTS (spec_codes); c++)
@@ -433,8 +397,8 @@ test_dtypes_round_trip (void)
 static void
 test_copies (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
-  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
+  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(GError) error = NULL;
   gint64 dims[3];
   guint rank = random_shape (dims, 3, 30);
@@ -451,7 +415,7 @@ test_copies (void)
   g_assert_no_error (error);
   g_assert_cmpint (deleted, ==, 1);
   g_assert_cmpuint (accel_buffer_get_size (b), ==, span);
-  g_autofree guint8 *got = read_bytes (b);
+  g_autofree guint8 *got = accel_test_read_bytes (b);
   g_assert_cmpmem (got, span, expect, span);
 
   AccelDLManagedTensor *t = accel_buffer_to_dlpack_host (b, ACCEL_DLPACK_COPY_ALWAYS, &error);
@@ -480,8 +444,8 @@ expect_refused (AccelDevice *dev, Producer *p, AccelDLPackCopy copy, AccelError 
 static void
 test_import_errors (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
-  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
+  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   gint64 dims[2] = { g_test_rand_int_range (2, 9), g_test_rand_int_range (2, 9) };
   int deleted = 0;
   Producer *p = producer_new (ACCEL_DTYPE_F32, dims, 2, 0, &deleted);
@@ -544,17 +508,10 @@ test_import_errors (void)
 static void
 test_remote (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(GError) error = NULL;
-  AccelBackend *cpu = accel_system_get_backend (system, "cpu", &error);
-  g_assert_no_error (error);
   const gsize region = 1 << 20;
-  g_autoptr(AccelDevice) dev = g_object_new (ACCEL_TYPE_REMOTE_DEVICE,
-                                             "name", "remote-cpu:0",
-                                             "backend", cpu,
-                                             "hosted-device", "cpu:0",
-                                             "host-memory-size", (guint64) region,
-                                             NULL);
+  g_autoptr(AccelDevice) dev = accel_test_remote_cpu_device_full (system, "cpu:0", NULL, 0, region);
   AccelRemoteDevice *remote = ACCEL_REMOTE_DEVICE (dev);
   g_assert_false (accel_device_get_dlpack_device (dev, NULL, NULL));
 
@@ -599,7 +556,7 @@ test_remote (void)
   g_autoptr(AccelBuffer) in = accel_buffer_new_from_dlpack (dev, &p->tensor, ACCEL_DLPACK_COPY_IF_NEEDED, &error);
   g_assert_no_error (error);
   g_assert_cmpint (deleted, ==, 1);
-  g_autofree guint8 *got = read_bytes (in);
+  g_autofree guint8 *got = accel_test_read_bytes (in);
   g_assert_cmpmem (got, size, expect, size);
   g_free (bytes);
   accel_system_shutdown (system);

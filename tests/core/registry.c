@@ -69,6 +69,22 @@ registry_new (const char *plugin_path, const char *cache)
   return registry;
 }
 
+/* A registry over @plugin_path with @cache (registry_new()) that must have
+ * scanned @n plugin files and taken the rest from the cache. */
+static AccelRegistry *
+registry_scanning (const char *plugin_path, const char *cache, guint n)
+{
+  AccelRegistry *registry = registry_new (plugin_path, cache);
+  g_assert_cmpuint (accel_registry_get_n_scanned (registry), ==, n);
+  return registry;
+}
+
+static void
+assert_scans (const char *plugin_path, const char *cache, guint n)
+{
+  g_object_unref (registry_scanning (plugin_path, cache, n));
+}
+
 static AccelPlugin *
 plugin_at (AccelRegistry *registry, const char *dir, const char *basename)
 {
@@ -366,42 +382,29 @@ test_touch (void)
   g_autofree char *init_error = g_build_filename (dir, "libaccel-fixture-init-error.so", NULL);
   AccelRegistry *registry;
 
-  registry = registry_new (dir, cache);
-  g_assert_cmpuint (accel_registry_get_n_scanned (registry), ==, 2);
-  g_object_unref (registry);
-
-  registry = registry_new (dir, cache);
-  g_assert_cmpuint (accel_registry_get_n_scanned (registry), ==, 0);
-  g_object_unref (registry);
+  assert_scans (dir, cache, 2);
+  assert_scans (dir, cache, 0);
 
   /* Touching one plugin rescans it alone. */
   set_mtime (good, 3600);
-  registry = registry_new (dir, cache);
-  g_assert_cmpuint (accel_registry_get_n_scanned (registry), ==, 1);
+  registry = registry_scanning (dir, cache, 1);
   assert_status (registry, dir, "libaccel-fixture-good.so", ACCEL_PLUGIN_STATUS_OK, NULL);
   assert_status (registry, dir, "libaccel-fixture-init-error.so", ACCEL_PLUGIN_STATUS_BLACKLISTED,
                  "libfixture.so.0 is not installed");
   g_object_unref (registry);
 
   /* A blacklisted file is not rescanned until it changes either. */
-  registry = registry_new (dir, cache);
-  g_assert_cmpuint (accel_registry_get_n_scanned (registry), ==, 0);
-  g_object_unref (registry);
+  assert_scans (dir, cache, 0);
   set_mtime (init_error, 7200);
-  registry = registry_new (dir, cache);
-  g_assert_cmpuint (accel_registry_get_n_scanned (registry), ==, 1);
-  g_object_unref (registry);
+  assert_scans (dir, cache, 1);
 
   /* A new file is scanned alone; a removed one leaves the registry. */
   g_autofree char *nosym_from = g_build_filename (fixture_dir, "libaccel-fixture-nosym.so", NULL);
   g_autofree char *nosym = g_build_filename (dir, "libaccel-fixture-nosym.so", NULL);
   copy_file (nosym_from, nosym);
-  registry = registry_new (dir, cache);
-  g_assert_cmpuint (accel_registry_get_n_scanned (registry), ==, 1);
-  g_object_unref (registry);
+  assert_scans (dir, cache, 1);
   g_assert_cmpint (g_unlink (nosym), ==, 0);
-  registry = registry_new (dir, cache);
-  g_assert_cmpuint (accel_registry_get_n_scanned (registry), ==, 0);
+  registry = registry_scanning (dir, cache, 0);
   g_autoptr(GPtrArray) plugins = accel_registry_get_plugins (registry);
   g_assert_cmpuint (plugins->len, ==, 2);
   g_object_unref (registry);
@@ -421,37 +424,24 @@ test_dependency (void)
   g_setenv ("ACCEL_FIXTURE_DEP_FILE", dep_file, TRUE);
   g_unsetenv ("ACCEL_FIXTURE_INIT_ERROR_DEP");
 
-  registry = registry_new (dir, cache);
-  g_assert_cmpuint (accel_registry_get_n_scanned (registry), ==, 2);
-  g_object_unref (registry);
-  registry = registry_new (dir, cache);
-  g_assert_cmpuint (accel_registry_get_n_scanned (registry), ==, 0);
-  g_object_unref (registry);
+  assert_scans (dir, cache, 2);
+  assert_scans (dir, cache, 0);
 
   /* A declared variable changes: that plugin alone is scanned again. */
   g_setenv ("ACCEL_FIXTURE_DEP", "two", TRUE);
-  registry = registry_new (dir, cache);
-  g_assert_cmpuint (accel_registry_get_n_scanned (registry), ==, 1);
-  g_object_unref (registry);
-  registry = registry_new (dir, cache);
-  g_assert_cmpuint (accel_registry_get_n_scanned (registry), ==, 0);
-  g_object_unref (registry);
+  assert_scans (dir, cache, 1);
+  assert_scans (dir, cache, 0);
 
   /* A declared file changes, then goes. */
   g_assert_true (g_file_set_contents (dep_file, "bbbb", -1, NULL));
-  registry = registry_new (dir, cache);
-  g_assert_cmpuint (accel_registry_get_n_scanned (registry), ==, 1);
-  g_object_unref (registry);
+  assert_scans (dir, cache, 1);
   g_assert_cmpint (g_unlink (dep_file), ==, 0);
-  registry = registry_new (dir, cache);
-  g_assert_cmpuint (accel_registry_get_n_scanned (registry), ==, 1);
-  g_object_unref (registry);
+  assert_scans (dir, cache, 1);
 
   /* A blacklisted plugin's declared dependency (the library it lacked, say)
    * makes it be tried again. */
   g_setenv ("ACCEL_FIXTURE_INIT_ERROR_DEP", "installed", TRUE);
-  registry = registry_new (dir, cache);
-  g_assert_cmpuint (accel_registry_get_n_scanned (registry), ==, 1);
+  registry = registry_scanning (dir, cache, 1);
   assert_status (registry, dir, "libaccel-fixture-init-error.so", ACCEL_PLUGIN_STATUS_BLACKLISTED, NULL);
   g_object_unref (registry);
 
@@ -523,13 +513,10 @@ static void
 assert_rebuilt (const char *dir, const char *cache, const char *what)
 {
   g_test_message ("cache: %s", what);
-  AccelRegistry *registry = registry_new (dir, cache);
-  g_assert_cmpuint (accel_registry_get_n_scanned (registry), ==, 1);
+  AccelRegistry *registry = registry_scanning (dir, cache, 1);
   assert_status (registry, dir, "libaccel-fixture-good.so", ACCEL_PLUGIN_STATUS_OK, NULL);
   g_object_unref (registry);
-  registry = registry_new (dir, cache);
-  g_assert_cmpuint (accel_registry_get_n_scanned (registry), ==, 0);
-  g_object_unref (registry);
+  assert_scans (dir, cache, 0);
 }
 
 static void
@@ -576,9 +563,7 @@ test_corrupt_cache (void)
        * content; it must never crash, and must end up usable. */
       AccelRegistry *registry = registry_new (dir, cache);
       g_object_unref (registry);
-      registry = registry_new (dir, cache);
-      g_assert_cmpuint (accel_registry_get_n_scanned (registry), ==, 0);
-      g_object_unref (registry);
+      assert_scans (dir, cache, 0);
     }
 
   g_autoptr(GVariant) future =
@@ -650,8 +635,7 @@ test_stale_cache (void)
   g_autoptr(GBytes) bytes = cache_with_entry (good, 0, "", metadata_new ("fixture_good", ops, ops));
   write_bytes (cache, bytes);
 
-  g_autoptr(AccelRegistry) registry = registry_new (dir, cache);
-  g_assert_cmpuint (accel_registry_get_n_scanned (registry), ==, 0);
+  g_autoptr(AccelRegistry) registry = registry_scanning (dir, cache, 0);
   g_auto(GStrv) op_types = accel_registry_list_op_types (registry);
   g_assert_true (strv_has (op_types, "ghost-op"));
   g_assert_false (strv_has (op_types, "fixture-op"));
@@ -686,8 +670,7 @@ test_allow_deny (void)
   g_unlink (conf);   /* left by an interrupted run */
 
   g_setenv ("ACCEL_PLUGIN_ALLOW", "fixture-good", TRUE);
-  registry = registry_new (full_path, cache);
-  g_assert_cmpuint (accel_registry_get_n_scanned (registry), ==, 0);
+  registry = registry_scanning (full_path, cache, 0);
   assert_status (registry, fixture_dir, "libaccel-fixture-good.so", ACCEL_PLUGIN_STATUS_OK, NULL);
   assert_status (registry, cpu_dir, "libaccel-cpu.so", ACCEL_PLUGIN_STATUS_DISABLED, "ACCEL_PLUGIN_ALLOW");
   assert_status (registry, fixture_dir, "libaccel-fixture-segv.so", ACCEL_PLUGIN_STATUS_BLACKLISTED, NULL);
@@ -753,8 +736,7 @@ test_fork_no (void)
   AccelRegistry *registry;
 
   g_setenv ("ACCEL_REGISTRY_FORK", "no", TRUE);
-  registry = registry_new (dir, cache);
-  g_assert_cmpuint (accel_registry_get_n_scanned (registry), ==, 5);
+  registry = registry_scanning (dir, cache, 5);
   assert_status (registry, dir, "libaccel-fixture-good.so", ACCEL_PLUGIN_STATUS_OK, NULL);
   assert_status (registry, dir, "libaccel-fixture-abi.so", ACCEL_PLUGIN_STATUS_BLACKLISTED, "999");
   assert_status (registry, dir, "libaccel-fixture-nosym.so", ACCEL_PLUGIN_STATUS_BLACKLISTED,
@@ -769,8 +751,7 @@ test_fork_no (void)
   g_assert_no_error (error);
   g_object_unref (registry);
 
-  registry = registry_new (dir, cache);
-  g_assert_cmpuint (accel_registry_get_n_scanned (registry), ==, 0);
+  registry = registry_scanning (dir, cache, 0);
   g_assert_cmpuint (accel_registry_get_n_loaded (registry), ==, 0);
   g_object_unref (registry);
   g_unsetenv ("ACCEL_REGISTRY_FORK");

@@ -10,24 +10,6 @@
 #include "accel-test-buffers.h"
 
 static void
-submit (AccelDevice *dev, AccelOp *op)
-{
-  g_autoptr(GError) error = NULL;
-  g_assert_true (accel_device_submit (dev, op, NULL, &error));
-  g_assert_no_error (error);
-}
-
-/* Every element of @b is @want. */
-static void
-assert_all (AccelBuffer *b, float want)
-{
-  g_autofree float *got = accel_test_read_f32 (b);
-  gsize n = accel_buffer_get_n_elements (b);
-  for (gsize i = 0; i < n; i++)
-    g_assert_cmpfloat (got[i], ==, want);
-}
-
-static void
 test_resubmit (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
@@ -41,30 +23,30 @@ test_resubmit (void)
   /* The same op, unchanged, several times. */
   for (int i = 0; i < 3; i++)
     {
-      submit (dev, fill);
-      assert_all (x, (float) v);
+      accel_test_submit (dev, fill);
+      accel_test_assert_all_f32 (x, (float) v);
       g_autoptr(AccelOp) other = accel_op_new ("fill", "dst", x, "value", v + 1, NULL);
-      submit (dev, other);
-      assert_all (x, (float) (v + 1));
+      accel_test_submit (dev, other);
+      accel_test_assert_all_f32 (x, (float) (v + 1));
     }
 
   /* A new value. */
   g_object_set (fill, "value", v + 2, NULL);
-  submit (dev, fill);
-  assert_all (x, (float) (v + 2));
+  accel_test_submit (dev, fill);
+  accel_test_assert_all_f32 (x, (float) (v + 2));
 
   /* Another buffer. */
   g_object_set (fill, "dst", y, NULL);
-  submit (dev, fill);
-  assert_all (y, (float) (v + 2));
+  accel_test_submit (dev, fill);
+  accel_test_assert_all_f32 (y, (float) (v + 2));
 
   /* A buffer freed, a new one made (its memory may be the old one's). */
   for (int round = 0; round < 4; round++)
     {
       g_autoptr(AccelBuffer) z = accel_test_alloc_random_f32 (dev, shape, NULL);
       g_object_set (fill, "dst", z, "value", v + round, NULL);
-      submit (dev, fill);
-      assert_all (z, (float) (v + round));
+      accel_test_submit (dev, fill);
+      accel_test_assert_all_f32 (z, (float) (v + round));
       g_object_set (fill, "dst", y, NULL);
     }
 
@@ -80,9 +62,9 @@ test_resubmit (void)
       g_autoptr(AccelBuffer) hi = accel_buffer_new_view (x, half, hs, &error);
       g_assert_no_error (error);
       g_object_set (fill, "dst", lo, "value", 3.0, NULL);
-      submit (dev, fill);
+      accel_test_submit (dev, fill);
       g_object_set (fill, "dst", hi, "value", 4.0, NULL);
-      submit (dev, fill);
+      accel_test_submit (dev, fill);
       g_autofree float *got = accel_test_read_f32 (x);
       for (gint64 i = 0; i < half; i++)
         g_assert_cmpfloat (got[i], ==, 3.0f);

@@ -16,21 +16,6 @@
 #include <string.h>
 #include <sys/types.h>
 
-static AccelDevice *
-remote_device_full (AccelSystem *system, const char *hosted, const char * const *env, guint64 arena)
-{
-  g_autoptr(GError) error = NULL;
-  AccelBackend *cpu = accel_system_get_backend (system, "cpu", &error);
-  g_assert_no_error (error);
-  return g_object_new (ACCEL_TYPE_REMOTE_DEVICE,
-                       "name", "remote-cpu:0",
-                       "backend", cpu,
-                       "hosted-device", hosted,
-                       "host-env", env,
-                       "arena-size", arena,
-                       NULL);
-}
-
 static void
 test_info (void)
 {
@@ -263,7 +248,7 @@ test_transfers (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
   /* A 64 KiB arena: everything below goes in chunks of 16 KiB. */
-  g_autoptr(AccelDevice) dev = remote_device_full (system, "cpu:0", NULL, 64 * 1024);
+  g_autoptr(AccelDevice) dev = accel_test_remote_cpu_device_full (system, "cpu:0", NULL, 64 * 1024, 0);
   g_autoptr(GError) error = NULL;
 
   gint64 sizes[] = { 1, 255, 4096, 16 * 1024, 16 * 1024 + 1, 300001, 1 << 20 };
@@ -447,11 +432,7 @@ test_fault (void)
   GPid third_host = accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev));
   g_assert_cmpint (third_host, >, 0);
   g_assert_cmpint (third_host, !=, first_host);
-  g_autoptr(AccelOp) fill2 = accel_op_new ("fill", "dst", fresh, "value", 4.0, NULL);
-  g_assert_true (accel_device_submit (dev, fill2, NULL, &error));
-  g_assert_no_error (error);
-  g_autofree float *h = accel_test_read_f32 (fresh);
-  g_assert_cmpfloat (h[0], ==, 4.0f);
+  accel_test_fill_f32 (dev, fresh, 4.0f);
 
   /* Work already handed to a host when it faults fails with it. */
   g_autoptr(GMainContext) ctx2 = g_main_context_new ();
@@ -510,7 +491,6 @@ test_kill_mid_stream (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = accel_test_remote_cpu_device (system);
-  g_autoptr(GError) error = NULL;
 
   gint64 n = 300;
   g_autoptr(AccelShape) s = accel_shape_new_2d (n, n);
@@ -549,12 +529,7 @@ test_kill_mid_stream (void)
   g_autoptr(AccelShape) s1 = accel_shape_new_1d (100);
   g_autoptr(AccelBuffer) fresh = accel_test_alloc_f32 (dev, s1);
   g_assert_cmpint (accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev)), !=, host);
-  g_autoptr(AccelOp) fill = accel_fill_new (fresh, -2.0);
-  g_assert_true (accel_device_submit (dev, fill, NULL, &error));
-  g_assert_no_error (error);
-  g_autofree float *h = accel_test_read_f32 (fresh);
-  g_assert_cmpfloat (h[99], ==, -2.0f);
-
+  accel_test_fill_f32 (dev, fresh, -2.0f);
 }
 
 /* Until the restart to @generation is complete: a new host other than
@@ -634,16 +609,8 @@ test_host_memory (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(GError) error = NULL;
-  AccelBackend *cpu = accel_system_get_backend (system, "cpu", &error);
-  g_assert_no_error (error);
   const gsize region = 1 << 20;
-  g_autoptr(AccelDevice) dev = g_object_new (ACCEL_TYPE_REMOTE_DEVICE,
-                                             "name", "remote-cpu:0",
-                                             "backend", cpu,
-                                             "hosted-device", "cpu:0",
-                                             "arena-size", (guint64) 65536,
-                                             "host-memory-size", (guint64) region,
-                                             NULL);
+  g_autoptr(AccelDevice) dev = accel_test_remote_cpu_device_full (system, "cpu:0", NULL, 65536, region);
   AccelRemoteDevice *remote = ACCEL_REMOTE_DEVICE (dev);
 
   /* Larger than the arena, smaller than the region; odd sizes. */
@@ -755,11 +722,7 @@ test_hang (void)
   g_autoptr(AccelBuffer) fresh = accel_test_alloc_f32 (dev, s);
   g_assert_cmpuint (accel_device_get_generation (dev), ==, 1);
   g_assert_cmpint (accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev)), !=, host);
-  g_autoptr(AccelOp) fill2 = accel_fill_new (fresh, 7.0);
-  g_assert_true (accel_device_submit (dev, fill2, NULL, &error));
-  g_assert_no_error (error);
-  g_autofree float *h = accel_test_read_f32 (fresh);
-  g_assert_cmpfloat (h[63], ==, 7.0f);
+  accel_test_fill_f32 (dev, fresh, 7.0f);
 }
 
 /* Threads submit ops with faults injected at random; every op must
@@ -813,7 +776,7 @@ test_out_of_memory (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
   const char *env[] = { "ACCEL_CPU_MEMORY_LIMIT=1M", NULL };
-  g_autoptr(AccelDevice) dev = remote_device_full (system, "cpu:0", env, 0);
+  g_autoptr(AccelDevice) dev = accel_test_remote_cpu_device_full (system, "cpu:0", env, 0, 0);
   g_autoptr(GError) error = NULL;
 
   g_autoptr(AccelShape) big = accel_shape_new_1d (1 << 20);
@@ -837,7 +800,7 @@ static void
 test_no_such_device (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = remote_device_full (system, "cpu:7", NULL, 0);
+  g_autoptr(AccelDevice) dev = accel_test_remote_cpu_device_full (system, "cpu:7", NULL, 0, 0);
   g_autoptr(GError) error = NULL;
 
   g_autoptr(AccelShape) s = accel_shape_new_1d (8);

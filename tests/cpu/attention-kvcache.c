@@ -45,6 +45,40 @@ kv_buffers_clear (KvBuffers *b)
   g_free (b->htable);
 }
 
+/* Writes the block table of @b, with entry @at (if not negative) replaced
+ * by @value. */
+static void
+write_table (const KvCase *c, const KvBuffers *b, gint64 at, double value)
+{
+  g_autofree double *table = g_new (double, c->B * c->max_blocks);
+  for (gint64 i = 0; i < c->B * c->max_blocks; i++)
+    table[i] = b->htable[i];
+  if (at >= 0)
+    table[at] = value;
+  cpu_test_write (b->table, table);
+}
+
+/* Writes the sequence lengths of @c, with that of sequence @at (if not
+ * negative) replaced by @value. */
+static void
+write_lens (const KvCase *c, const KvBuffers *b, gint64 at, double value)
+{
+  double lens[4];
+  for (gint64 i = 0; i < c->B; i++)
+    lens[i] = (double) c->lens[i];
+  if (at >= 0)
+    lens[at] = value;
+  cpu_test_write (b->lens, lens);
+}
+
+/* The row of the caches that holds key @j of kv head @hk of sequence @bb. */
+static gint64
+cache_row (const KvCase *c, const KvBuffers *b, gint64 bb, gint64 hk, gint64 j)
+{
+  gint64 page = b->htable[bb * c->max_blocks + j / c->page];
+  return (page * c->page + j % c->page) * c->Hkv + hk;
+}
+
 /* Pages are handed out in a shuffled order, with one spare page. */
 static AccelOp *
 make_op (AccelDType dt, const KvCase *c, KvBuffers *b)
@@ -76,17 +110,13 @@ make_op (AccelDType dt, const KvCase *c, KvBuffers *b)
       perm[j] = t;
     }
   b->htable = g_new (gint32, n);
-  g_autofree double *table = g_new (double, n);
   for (gint64 i = 0; i < n; i++)
-    table[i] = b->htable[i] = perm[i];
+    b->htable[i] = perm[i];
   g_free (perm);
   b->table = cpu_test_alloc (ACCEL_DTYPE_I32, dt2, 2);
-  cpu_test_write (b->table, table);
-  double lens[4];
-  for (gint64 i = 0; i < c->B; i++)
-    lens[i] = (double) c->lens[i];
+  write_table (c, b, -1, 0);
   b->lens = cpu_test_alloc (ACCEL_DTYPE_I32, dl, 1);
-  cpu_test_write (b->lens, lens);
+  write_lens (c, b, -1, 0);
 
   AccelOp *op = accel_attention_kvcache_new (b->q, b->k, b->v, b->table, b->lens, b->out);
   g_object_set (op, "lse", b->lse, "causal", c->causal, "window-left", c->window_left,
@@ -141,8 +171,7 @@ check_case (AccelDType dt, const KvCase *c)
         /* Gather this head's keys and values back into order. */
         for (gint64 j = 0; j < L; j++)
           {
-            gint64 page = b.htable[bb * c->max_blocks + j / c->page];
-            gint64 r = (page * c->page + j % c->page) * c->Hkv + hk;
+            gint64 r = cache_row (c, &b, bb, hk, j);
             for (gint64 e = 0; e < c->D; e++)
               kk[j * c->D + e] = b.hk[r * c->D + e];
             for (gint64 e = 0; e < c->Dv; e++)
@@ -268,8 +297,7 @@ check_against_attention (AccelDType dt, const KvCase *c, double scale, int num_s
       for (gint64 hk = 0; hk < c->Hkv; hk++)
         for (gint64 j = 0; j < L; j++)
           {
-            gint64 page = b.htable[bb * c->max_blocks + j / c->page];
-            gint64 r = (page * c->page + j % c->page) * c->Hkv + hk;
+            gint64 r = cache_row (c, &b, bb, hk, j);
             memcpy (tk + (hk * L + j) * c->D, b.hk + r * c->D, c->D * sizeof (double));
             memcpy (tv + (hk * L + j) * c->Dv, b.hv + r * c->Dv, c->Dv * sizeof (double));
           }
@@ -316,17 +344,6 @@ test_kvcache_vs_attention (gconstpointer data)
     check_against_attention (dt, &vs_cases[i], 0.13 + 0.2 * i, splits[i]);
 }
 
-/* A bad input fails with @code and a message naming @needle. */
-static void
-expect_error_naming (AccelOp *op, AccelError code, const char *needle)
-{
-  g_autoptr(GError) error = NULL;
-  g_assert_false (accel_device_submit (cpu_test_device (), op, NULL, &error));
-  g_assert_error (error, ACCEL_ERROR, (gint) code);
-  if (strstr (error->message, needle) == NULL)
-    g_error ("expected “%s” in: %s", needle, error->message);
-}
-
 static void
 expect_table_error (const KvCase *c, gint64 seq, gint64 block, gint32 page_value, gint32 len_value,
                     const char *substring)
@@ -336,24 +353,26 @@ expect_table_error (const KvCase *c, gint64 seq, gint64 block, gint32 page_value
   g_autoptr(GError) error = NULL;
 
   if (block >= 0)
-    {
-      g_autofree double *table = g_new (double, c->B * c->max_blocks);
-      for (gint64 i = 0; i < c->B * c->max_blocks; i++)
-        table[i] = b.htable[i];
-      table[seq * c->max_blocks + block] = page_value;
-      cpu_test_write (b.table, table);
-    }
+    write_table (c, &b, seq * c->max_blocks + block, page_value);
   else
-    {
-      double lens[4];
-      for (gint64 i = 0; i < c->B; i++)
-        lens[i] = (double) c->lens[i];
-      lens[seq] = len_value;
-      cpu_test_write (b.lens, lens);
-    }
+    write_lens (c, &b, seq, len_value);
   accel_device_submit (cpu_test_device (), op, NULL, &error);
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT);
   g_assert_nonnull (strstr (error->message, substring));
+  kv_buffers_clear (&b);
+}
+
+/* make_op's f32 op of @c, with its buffer @property replaced by a fresh
+ * @dtype one of @dims, fails with @code and a message naming @needle. */
+static void
+expect_replaced_error (const KvCase *c, const char *property, AccelDType dtype, const gint64 *dims, guint rank,
+                       AccelError code, const char *needle)
+{
+  KvBuffers b = { 0 };
+  g_autoptr(AccelOp) op = make_op (ACCEL_DTYPE_F32, c, &b);
+  g_autoptr(AccelBuffer) bad = cpu_test_alloc (dtype, dims, rank);
+  g_object_set (op, property, bad, NULL);
+  cpu_test_expect_error_naming (op, code, needle);
   kv_buffers_clear (&b);
 }
 
@@ -373,63 +392,24 @@ test_kvcache_bad (void)
     const KvCase short_case = { 2, 4, 2, 1, 8, 8, 4, 3, { 5, 12 }, TRUE, -1, -1, 0, 0, FALSE };
     KvBuffers b = { 0 };
     g_autoptr(AccelOp) op = make_op (ACCEL_DTYPE_F32, &short_case, &b);
-    g_autofree double *table = g_new (double, c.B * c.max_blocks);
-    for (gint64 i = 0; i < c.B * c.max_blocks; i++)
-      table[i] = b.htable[i];
-    table[2] = 1000;   /* sequence 0 has 5 keys: blocks 0 and 1 */
-    cpu_test_write (b.table, table);
+    write_table (&short_case, &b, 2, 1000);   /* sequence 0 has 5 keys: blocks 0 and 1 */
     cpu_test_submit (op);
     kv_buffers_clear (&b);
   }
 
   /* Shapes and types, refused at validation. */
-  {
-    KvBuffers b = { 0 };
-    g_autoptr(AccelOp) op = make_op (ACCEL_DTYPE_F32, &c, &b);
-    gint64 d[4] = { b.P, c.page, 3, c.D };
-    g_autoptr(AccelBuffer) k3 = cpu_test_alloc (ACCEL_DTYPE_F32, d, 4);
-    g_object_set (op, "k-cache", k3, NULL);
-    cpu_test_submit_expect_error (op, ACCEL_ERROR_SHAPE_MISMATCH);
-    kv_buffers_clear (&b);
-  }
-  {
-    KvBuffers b = { 0 };
-    g_autoptr(AccelOp) op = make_op (ACCEL_DTYPE_F32, &c, &b);
-    gint64 d[1] = { 3 };
-    g_autoptr(AccelBuffer) lens = cpu_test_alloc (ACCEL_DTYPE_I32, d, 1);
-    g_object_set (op, "seqlens-k", lens, NULL);
-    cpu_test_submit_expect_error (op, ACCEL_ERROR_SHAPE_MISMATCH);
-    kv_buffers_clear (&b);
-  }
-  {
-    KvBuffers b = { 0 };
-    g_autoptr(AccelOp) op = make_op (ACCEL_DTYPE_F32, &c, &b);
-    gint64 d[2] = { c.B, c.max_blocks };
-    g_autoptr(AccelBuffer) table = cpu_test_alloc (ACCEL_DTYPE_I64, d, 2);
-    g_object_set (op, "block-table", table, NULL);
-    cpu_test_submit_expect_error (op, ACCEL_ERROR_DTYPE_UNSUPPORTED);
-    kv_buffers_clear (&b);
-  }
-  {
-    KvBuffers b = { 0 };
-    g_autoptr(AccelOp) op = make_op (ACCEL_DTYPE_F32, &c, &b);
-    gint64 d[1] = { 5 };
-    g_autoptr(AccelBuffer) slopes = cpu_test_alloc (ACCEL_DTYPE_F32, d, 1);
-    g_object_set (op, "alibi-slopes", slopes, NULL);
-    cpu_test_submit_expect_error (op, ACCEL_ERROR_SHAPE_MISMATCH);
-    kv_buffers_clear (&b);
-  }
-
-  {
-    /* q of another dtype than the caches. */
-    KvBuffers b = { 0 };
-    g_autoptr(AccelOp) op = make_op (ACCEL_DTYPE_F32, &c, &b);
-    gint64 d[4] = { c.B, c.Hq, c.Sq, c.D };
-    g_autoptr(AccelBuffer) q16 = cpu_test_alloc (ACCEL_DTYPE_F16, d, 4);
-    g_object_set (op, "q", q16, NULL);
-    expect_error_naming (op, ACCEL_ERROR_DTYPE_UNSUPPORTED, "k-cache");
-    kv_buffers_clear (&b);
-  }
+  const gint64 P = c.B * c.max_blocks + 1;
+  const gint64 d_k3[4] = { P, c.page, 3, c.D }, d_b1[1] = { 3 }, d_table[2] = { c.B, c.max_blocks };
+  const gint64 d_h5[1] = { 5 }, d_q[4] = { c.B, c.Hq, c.Sq, c.D }, d_v[4] = { P, c.page + 1, c.Hkv, c.Dv };
+  expect_replaced_error (&c, "k-cache", ACCEL_DTYPE_F32, d_k3, 4, ACCEL_ERROR_SHAPE_MISMATCH, "3 heads");
+  expect_replaced_error (&c, "seqlens-k", ACCEL_DTYPE_I32, d_b1, 1, ACCEL_ERROR_SHAPE_MISMATCH, "seqlens-k");
+  expect_replaced_error (&c, "block-table", ACCEL_DTYPE_I64, d_table, 2, ACCEL_ERROR_DTYPE_UNSUPPORTED,
+                         "block-table");
+  expect_replaced_error (&c, "alibi-slopes", ACCEL_DTYPE_F32, d_h5, 1, ACCEL_ERROR_SHAPE_MISMATCH, "alibi-slopes");
+  /* q of another dtype than the caches. */
+  expect_replaced_error (&c, "q", ACCEL_DTYPE_F16, d_q, 4, ACCEL_ERROR_DTYPE_UNSUPPORTED, "k-cache");
+  /* v-cache pages of another size. */
+  expect_replaced_error (&c, "v-cache", ACCEL_DTYPE_F32, d_v, 4, ACCEL_ERROR_SHAPE_MISMATCH, "v-cache");
   {
     /* fp8 is a forward type of plain attention only. */
     KvBuffers b = { 0 };
@@ -438,17 +418,7 @@ test_kvcache_bad (void)
     g_autoptr(AccelBuffer) q8 = cpu_test_alloc (ACCEL_DTYPE_FP8_E4M3, dq, 4);
     g_autoptr(AccelBuffer) k8 = cpu_test_alloc (ACCEL_DTYPE_FP8_E4M3, dk, 4);
     g_object_set (op, "q", q8, "k-cache", k8, "v-cache", k8, NULL);
-    expect_error_naming (op, ACCEL_ERROR_DTYPE_UNSUPPORTED, "q");
-    kv_buffers_clear (&b);
-  }
-  {
-    /* v-cache pages of another size. */
-    KvBuffers b = { 0 };
-    g_autoptr(AccelOp) op = make_op (ACCEL_DTYPE_F32, &c, &b);
-    gint64 d[4] = { b.P, c.page + 1, c.Hkv, c.Dv };
-    g_autoptr(AccelBuffer) v = cpu_test_alloc (ACCEL_DTYPE_F32, d, 4);
-    g_object_set (op, "v-cache", v, NULL);
-    expect_error_naming (op, ACCEL_ERROR_SHAPE_MISMATCH, "v-cache");
+    cpu_test_expect_error_naming (op, ACCEL_ERROR_DTYPE_UNSUPPORTED, "q");
     kv_buffers_clear (&b);
   }
   {
@@ -461,11 +431,11 @@ test_kvcache_bad (void)
     g_autoptr(AccelBuffer) lse = cpu_test_alloc (ACCEL_DTYPE_F32, dlse, 3);
     AccelBuffer *old_table = g_object_ref (b.table), *old_lens = g_object_ref (b.lens);
     g_object_set (op, "block-table", table, NULL);
-    expect_error_naming (op, ACCEL_ERROR_SHAPE_MISMATCH, "block-table");
+    cpu_test_expect_error_naming (op, ACCEL_ERROR_SHAPE_MISMATCH, "block-table");
     g_object_set (op, "block-table", old_table, "seqlens-k", lens, NULL);
-    expect_error_naming (op, ACCEL_ERROR_DTYPE_UNSUPPORTED, "seqlens-k");
+    cpu_test_expect_error_naming (op, ACCEL_ERROR_DTYPE_UNSUPPORTED, "seqlens-k");
     g_object_set (op, "seqlens-k", old_lens, "lse", lse, NULL);
-    expect_error_naming (op, ACCEL_ERROR_SHAPE_MISMATCH, "lse");
+    cpu_test_expect_error_naming (op, ACCEL_ERROR_SHAPE_MISMATCH, "lse");
     g_object_unref (old_table);
     g_object_unref (old_lens);
     kv_buffers_clear (&b);
@@ -475,14 +445,14 @@ test_kvcache_bad (void)
     KvBuffers b = { 0 };
     g_autoptr(AccelOp) op = make_op (ACCEL_DTYPE_F32, &c, &b);
     g_object_set (op, "out", b.q, NULL);
-    expect_error_naming (op, ACCEL_ERROR_INVALID_ARGUMENT, "overlaps");
+    cpu_test_expect_error_naming (op, ACCEL_ERROR_INVALID_ARGUMENT, "overlaps");
     gint64 dh[1] = { c.Hq };
     g_autoptr(AccelShape) sh = accel_shape_new (dh, 1);
     g_autoptr(GError) verr = NULL;
     g_autoptr(AccelBuffer) view = accel_buffer_new_view (b.out, 3, sh, &verr);
     g_assert_no_error (verr);
     g_object_set (op, "out", b.out, "alibi-slopes", view, NULL);
-    expect_error_naming (op, ACCEL_ERROR_INVALID_ARGUMENT, "alibi-slopes");
+    cpu_test_expect_error_naming (op, ACCEL_ERROR_INVALID_ARGUMENT, "alibi-slopes");
     kv_buffers_clear (&b);
   }
 

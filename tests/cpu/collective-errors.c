@@ -8,17 +8,10 @@
 #include <string.h>
 #include "collective-test.h"
 
-typedef struct {
-  guint n;
-  AccelBuffer *src[CT_MAX_RANKS];
-  AccelBuffer *dst[CT_MAX_RANKS];
-  double *dst_values[CT_MAX_RANKS];
-  AccelOp *ops[CT_MAX_RANKS];
-} Setup;
-
-/* n all-reduce ops of @count f32 each, with dst holding known values. */
+/* n all-reduce ops of @count f32 each, with dst holding known values (kept
+ * in s->values). */
 static void
-setup_all_reduce (Setup *s, guint n, gint64 count)
+setup_all_reduce (CollRanks *s, guint n, gint64 count)
 {
   s->n = n;
   for (guint i = 0; i < n; i++)
@@ -26,32 +19,20 @@ setup_all_reduce (Setup *s, guint n, gint64 count)
       s->src[i] = coll_alloc (coll_device (i), ACCEL_DTYPE_F32, count);
       g_free (coll_fill (s->src[i], ACCEL_REDUCTION_SUM));
       s->dst[i] = coll_alloc (coll_device (i), ACCEL_DTYPE_F32, count);
-      s->dst_values[i] = coll_fill (s->dst[i], ACCEL_REDUCTION_SUM);
+      s->values[i] = coll_fill (s->dst[i], ACCEL_REDUCTION_SUM);
       s->ops[i] = accel_all_reduce_new (s->src[i], s->dst[i], ACCEL_REDUCTION_SUM);
     }
 }
 
 /* Nothing ran: every dst still holds what was written. */
 static void
-assert_untouched (Setup *s)
+assert_untouched (CollRanks *s)
 {
   for (guint i = 0; i < s->n; i++)
     {
       g_autofree double *got = cpu_test_read (s->dst[i]);
-      coll_assert_equal ("dst after a refused collective", got, s->dst_values[i],
+      coll_assert_equal ("dst after a refused collective", got, s->values[i],
                          accel_buffer_get_n_elements (s->dst[i]));
-    }
-}
-
-static void
-setup_clear (Setup *s)
-{
-  for (guint i = 0; i < CT_MAX_RANKS; i++)
-    {
-      g_clear_object (&s->src[i]);
-      g_clear_object (&s->dst[i]);
-      g_clear_pointer (&s->dst_values[i], g_free);
-      g_clear_object (&s->ops[i]);
     }
 }
 
@@ -59,33 +40,33 @@ static void
 test_rank_count (void)
 {
   g_autoptr(AccelCommunicator) comm = coll_comm (4);
-  Setup s = { 0 };
+  CollRanks s = { 0 };
   setup_all_reduce (&s, 3, 17);
   g_autofree char *m = coll_submit_expect (comm, s.ops, 3, ACCEL_ERROR_INVALID_ARGUMENT);
   g_assert_nonnull (strstr (m, "one op per rank"));
   assert_untouched (&s);
-  setup_clear (&s);
+  coll_ranks_clear (&s);
 }
 
 static void
 test_dtype_mismatch (void)
 {
   g_autoptr(AccelCommunicator) comm = coll_comm (3);
-  Setup s = { 0 };
+  CollRanks s = { 0 };
   setup_all_reduce (&s, 3, 17);
   g_autoptr(AccelBuffer) other = coll_alloc (coll_device (2), ACCEL_DTYPE_F64, 17);
   g_object_set (s.ops[2], "src", other, "dst", other, NULL);
   g_autofree char *m = coll_submit_expect (comm, s.ops, 3, ACCEL_ERROR_DTYPE_UNSUPPORTED);
   g_assert_nonnull (strstr (m, "rank 2"));
   assert_untouched (&s);
-  setup_clear (&s);
+  coll_ranks_clear (&s);
 }
 
 static void
 test_shape_mismatch (void)
 {
   g_autoptr(AccelCommunicator) comm = coll_comm (4);
-  Setup s = { 0 };
+  CollRanks s = { 0 };
   setup_all_reduce (&s, 4, 17);
   g_autoptr(AccelBuffer) src = coll_alloc (coll_device (3), ACCEL_DTYPE_F32, 18);
   g_autoptr(AccelBuffer) dst = coll_alloc (coll_device (3), ACCEL_DTYPE_F32, 18);
@@ -102,14 +83,14 @@ test_shape_mismatch (void)
   g_free (coll_submit_expect (comm, ag, 4, ACCEL_ERROR_SHAPE_MISMATCH));
   for (guint i = 0; i < 4; i++)
     g_object_unref (ag[i]);
-  setup_clear (&s);
+  coll_ranks_clear (&s);
 }
 
 static void
 test_wrong_device (void)
 {
   g_autoptr(AccelCommunicator) comm = coll_comm (3);
-  Setup s = { 0 };
+  CollRanks s = { 0 };
   setup_all_reduce (&s, 3, 9);
   /* Rank 1's op with buffers of rank 2's device. */
   g_autoptr(AccelBuffer) src = coll_alloc (coll_device (2), ACCEL_DTYPE_F32, 9);
@@ -122,14 +103,14 @@ test_wrong_device (void)
   g_autoptr(AccelBuffer) far = coll_alloc (coll_device (3), ACCEL_DTYPE_F32, 9);
   g_object_set (s.ops[1], "src", far, NULL);
   g_free (coll_submit_expect (comm, s.ops, 3, ACCEL_ERROR_WRONG_DEVICE));
-  setup_clear (&s);
+  coll_ranks_clear (&s);
 }
 
 static void
 test_mixed_ops (void)
 {
   g_autoptr(AccelCommunicator) comm = coll_comm (2);
-  Setup s = { 0 };
+  CollRanks s = { 0 };
   setup_all_reduce (&s, 2, 5);
 
   /* Two collective types. */
@@ -167,7 +148,7 @@ test_mixed_ops (void)
   g_object_unref (zp[1]);
 
   assert_untouched (&s);
-  setup_clear (&s);
+  coll_ranks_clear (&s);
 }
 
 static void
@@ -308,7 +289,7 @@ test_rebuild (void)
 {
   const gint64 count = 101;
   g_autoptr(AccelCommunicator) comm = coll_comm (4);
-  Setup s = { 0 };
+  CollRanks s = { 0 };
   setup_all_reduce (&s, 4, count);
   coll_submit (comm, s.ops, 4);
   g_assert_cmpuint (accel_communicator_get_epoch (comm), ==, 0);
@@ -370,7 +351,7 @@ test_rebuild (void)
       coll_assert_equal ("all-reduce after the rebuild", got, want, count);
       g_free (values[i]);
     }
-  setup_clear (&s);
+  coll_ranks_clear (&s);
 }
 
 /* accel_communicator_abort(): the next collective runs on a new incarnation. */
@@ -378,13 +359,13 @@ static void
 test_abort (void)
 {
   g_autoptr(AccelCommunicator) comm = coll_comm (2);
-  Setup s = { 0 };
+  CollRanks s = { 0 };
   setup_all_reduce (&s, 2, 3);
   coll_submit (comm, s.ops, 2);
   accel_communicator_abort (comm, "the test says so");
   coll_submit (comm, s.ops, 2);
   g_assert_cmpuint (accel_communicator_get_epoch (comm), ==, 1);
-  setup_clear (&s);
+  coll_ranks_clear (&s);
 }
 
 /* A communicator whose devices are gone refuses, naming the device. */

@@ -135,6 +135,18 @@ coll_submit_expect (AccelCommunicator *comm, AccelOp **ops, guint n_ops, AccelEr
 }
 
 void
+coll_ranks_clear (CollRanks *r)
+{
+  for (guint i = 0; i < CT_MAX_RANKS; i++)
+    {
+      g_clear_object (&r->src[i]);
+      g_clear_object (&r->dst[i]);
+      g_clear_pointer (&r->values[i], g_free);
+      g_clear_object (&r->ops[i]);
+    }
+}
+
+void
 coll_assert_equal (const char *what, const double *got, const double *want, gsize n)
 {
   for (gsize i = 0; i < n; i++)

@@ -31,6 +31,18 @@ double *coll_fill (AccelBuffer *buffer, AccelReduction reduction);
 void coll_reference_reduce (AccelDType dtype, AccelReduction reduction, double *const *values, guint n_ranks,
                             gsize offset, gsize n, double *out);
 
+/* One op per rank, with its buffers and the values written that the
+ * check needs; coll_ranks_clear() drops all of them. */
+typedef struct {
+  guint n;
+  AccelBuffer *src[CT_MAX_RANKS];
+  AccelBuffer *dst[CT_MAX_RANKS];
+  double *values[CT_MAX_RANKS];
+  AccelOp *ops[CT_MAX_RANKS];
+} CollRanks;
+
+void coll_ranks_clear (CollRanks *r);
+
 /* Submits and checks success. */
 void coll_submit (AccelCommunicator *comm, AccelOp **ops, guint n_ops);
 /* Submits and checks the error code; returns the message. */

@@ -19,32 +19,12 @@ reduction_applies (AccelDType dtype, AccelReduction reduction)
   return !accel_dtype_is_complex (dtype) || reduction == ACCEL_REDUCTION_SUM || reduction == ACCEL_REDUCTION_AVG;
 }
 
-typedef struct {
-  guint n;
-  AccelBuffer *src[CT_MAX_RANKS];
-  AccelBuffer *dst[CT_MAX_RANKS];
-  double *values[CT_MAX_RANKS];
-  AccelOp *ops[CT_MAX_RANKS];
-} Ranks;
-
-static void
-ranks_clear (Ranks *r)
-{
-  for (guint i = 0; i < CT_MAX_RANKS; i++)
-    {
-      g_clear_object (&r->src[i]);
-      g_clear_object (&r->dst[i]);
-      g_clear_pointer (&r->values[i], g_free);
-      g_clear_object (&r->ops[i]);
-    }
-}
-
 /* all-reduce, out of place and in place. */
 static void
 check_all_reduce (AccelCommunicator *comm, guint n, AccelDType dtype, AccelReduction reduction, gint64 count,
                   gboolean in_place)
 {
-  Ranks r = { n };
+  CollRanks r = { n };
   guint k = cpu_test_components (dtype);
   for (guint i = 0; i < n; i++)
     {
@@ -67,7 +47,7 @@ check_all_reduce (AccelCommunicator *comm, guint n, AccelDType dtype, AccelReduc
                                                n, count, i, in_place ? " in place" : "");
       coll_assert_equal (what, got, want, count * k);
     }
-  ranks_clear (&r);
+  coll_ranks_clear (&r);
 }
 
 static void
@@ -91,7 +71,7 @@ test_all_reduce (void)
 static void
 check_all_gather (AccelCommunicator *comm, guint n, AccelDType dtype, gint64 count, gboolean in_place)
 {
-  Ranks r = { n };
+  CollRanks r = { n };
   guint k = cpu_test_components (dtype);
   g_autoptr(GError) error = NULL;
   for (guint i = 0; i < n; i++)
@@ -121,7 +101,7 @@ check_all_gather (AccelCommunicator *comm, guint n, AccelDType dtype, gint64 cou
                                                accel_dtype_get_name (dtype), n, count, i, in_place ? " in place" : "");
       coll_assert_equal (what, got, want, count * k * n);
     }
-  ranks_clear (&r);
+  coll_ranks_clear (&r);
 }
 
 static void
@@ -140,7 +120,7 @@ static void
 check_reduce_scatter (AccelCommunicator *comm, guint n, AccelDType dtype, AccelReduction reduction, gint64 count,
                       gboolean in_place)
 {
-  Ranks r = { n };
+  CollRanks r = { n };
   guint k = cpu_test_components (dtype);
   g_autoptr(GError) error = NULL;
   for (guint i = 0; i < n; i++)
@@ -168,7 +148,7 @@ check_reduce_scatter (AccelCommunicator *comm, guint n, AccelDType dtype, AccelR
                                                accel_dtype_get_name (dtype), n, count, i, in_place ? " in place" : "");
       coll_assert_equal (what, got, want, count * k);
     }
-  ranks_clear (&r);
+  coll_ranks_clear (&r);
 }
 
 static void
@@ -199,7 +179,7 @@ test_broadcast (void)
               AccelDType dtype = dtypes[d];
               gint64 count = counts[c];
               gboolean in_place = c == 0;
-              Ranks r = { n };
+              CollRanks r = { n };
               for (guint i = 0; i < n; i++)
                 {
                   r.dst[i] = coll_alloc (coll_device (i), dtype, count);
@@ -224,7 +204,7 @@ test_broadcast (void)
                                                            n, root, i);
                   coll_assert_equal (what, got, r.values[root], count * cpu_test_components (dtype));
                 }
-              ranks_clear (&r);
+              coll_ranks_clear (&r);
             }
     }
 }
@@ -245,7 +225,7 @@ test_root_reduce (void)
             guint root = (d + e) % n;
             gint64 count = counts[(d + e) % G_N_ELEMENTS (counts)];
             guint k = cpu_test_components (dtype);
-            Ranks r = { n };
+            CollRanks r = { n };
             g_autofree double *before = NULL;
             for (guint i = 0; i < n; i++)
               {
@@ -267,7 +247,7 @@ test_root_reduce (void)
             coll_assert_equal ("root-reduce at the root", got, want, count * k);
             g_autofree double *other = cpu_test_read (r.dst[(root + 1) % n]);
             coll_assert_equal ("root-reduce: a non-root's dst is untouched", other, before, count * k);
-            ranks_clear (&r);
+            coll_ranks_clear (&r);
           }
     }
 }
@@ -285,7 +265,7 @@ test_all_to_all (void)
             AccelDType dtype = dtypes[d];
             gint64 block = counts[c];
             gsize kb = block * cpu_test_components (dtype);
-            Ranks r = { n };
+            CollRanks r = { n };
             for (guint i = 0; i < n; i++)
               {
                 r.src[i] = coll_alloc (coll_device (i), dtype, block * n);
@@ -302,7 +282,7 @@ test_all_to_all (void)
                 g_autofree double *got = cpu_test_read (r.dst[j]);
                 coll_assert_equal ("all-to-all", got, want, kb * n);
               }
-            ranks_clear (&r);
+            coll_ranks_clear (&r);
           }
     }
 }
@@ -333,7 +313,7 @@ test_send_recv (void)
       }
 
       /* A ring shift: rank i sends to i+1 and receives from i-1. */
-      Ranks r = { n };
+      CollRanks r = { n };
       AccelOp *ops[2 * CT_MAX_RANKS];
       for (guint i = 0; i < n; i++)
         {
@@ -351,7 +331,7 @@ test_send_recv (void)
           g_object_unref (ops[2 * i]);
           g_object_unref (ops[2 * i + 1]);
         }
-      ranks_clear (&r);
+      coll_ranks_clear (&r);
     }
 }
 
@@ -372,7 +352,7 @@ test_pipelined (void)
   const guint n = 4, rounds = 24;
   const gint64 count = 333;
   g_autoptr(AccelCommunicator) comm = coll_comm (n);
-  Ranks r = { n };
+  CollRanks r = { n };
   int left = rounds;
 
   for (guint i = 0; i < n; i++)
@@ -404,7 +384,7 @@ test_pipelined (void)
       g_autofree double *got = cpu_test_read (r.src[i]);
       coll_assert_equal ("pipelined sums and averages", got, want, count);
     }
-  ranks_clear (&r);
+  coll_ranks_clear (&r);
 }
 
 int

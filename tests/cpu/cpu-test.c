@@ -163,3 +163,30 @@ cpu_test_expect_error_naming (AccelOp *op, AccelError code, const char *needle)
     g_error ("expected “%s” in: %s", needle, error->message);
   g_test_message ("expected error: %s", error->message);
 }
+
+static AccelBuffer *
+resolve_handle (guint64 handle, gpointer data)
+{
+  GPtrArray *buffers = data;
+  for (guint i = 0; i < buffers->len; i++)
+    if (accel_buffer_get_handle (buffers->pdata[i]) == handle)
+      return g_object_ref (buffers->pdata[i]);
+  return NULL;
+}
+
+AccelOp *
+cpu_test_round_trip (AccelOp *op, GPtrArray *buffers)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GVariant) v = accel_op_serialize (op);
+  AccelOp *back = accel_op_deserialize (v, resolve_handle, buffers, &error);
+  g_assert_no_error (error);
+  g_assert_true (G_OBJECT_TYPE (back) == G_OBJECT_TYPE (op));
+  g_autoptr(GVariant) again = accel_op_serialize (back);
+  if (!g_variant_equal (v, again))
+    {
+      g_autofree char *a = g_variant_print (v, TRUE), *b = g_variant_print (again, TRUE);
+      g_test_fail_printf ("%s does not round-trip: %s became %s", accel_op_get_type_name (op), a, b);
+    }
+  return back;
+}

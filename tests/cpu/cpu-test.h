@@ -43,6 +43,11 @@ void cpu_test_submit_expect_error (AccelOp *op, AccelError code);
  * containing @needle (a property name, quoted or not). */
 void cpu_test_expect_error_naming (AccelOp *op, AccelError code, const char *needle);
 
+/* Serialises @op, reads it back with its buffers found by handle among
+ * @buffers, and fails the test unless the copy has @op's type and
+ * serialises to the same form. Returns the copy (transfer full). */
+AccelOp *cpu_test_round_trip (AccelOp *op, GPtrArray *buffers);
+
 /* Relative precision of a dtype's storage (2^-mantissa bits). */
 double cpu_test_eps (AccelDType dtype);
 

@@ -298,6 +298,18 @@ test_resize_identity (void)
       }
 }
 
+/* A GRAY16 image of @w × @h on @dev holding the ramp a + b x + c y, uploaded. */
+static ItImage *
+ramp_image (AccelDevice *dev, int w, int h, int a, int b, int c)
+{
+  ItImage *image = it_image_new (dev, ACCEL_IMAGE_FORMAT_GRAY16, w, h, TRUE);
+  for (int y = 0; y < h; y++)
+    for (int x = 0; x < w; x++)
+      it_put (image, 0, x, y, 0, a + b * x + c * y);
+  it_image_upload (image);
+  return image;
+}
+
 /* A linear ramp is reproduced exactly by bilinear sampling at the
  * half-pixel source coordinate, clamped to the image. */
 static void
@@ -311,12 +323,8 @@ test_resize_ramp (void)
       int dw = g_random_int_range (1, 200), dh = g_random_int_range (1, 150);
       /* Whole slopes, so that the ramp as stored is exactly linear. */
       int a = g_random_int_range (1000, 2000), b = g_random_int_range (-4, 200), c = g_random_int_range (-4, 200);
-      g_autoptr(ItImage) src = it_image_new (dev, ACCEL_IMAGE_FORMAT_GRAY16, sw, sh, TRUE);
+      g_autoptr(ItImage) src = ramp_image (dev, sw, sh, a, b, c);
       g_autoptr(ItImage) dst = it_image_new (dev, ACCEL_IMAGE_FORMAT_GRAY16, dw, dh, TRUE);
-      for (int y = 0; y < sh; y++)
-        for (int x = 0; x < sw; x++)
-          it_put (src, 0, x, y, 0, a + b * x + c * y);
-      it_image_upload (src);
 
       g_autoptr(AccelOp) op = accel_resize_new (NULL, NULL, ACCEL_INTERPOLATION_BILINEAR);
       it_set_src (op, src);
@@ -507,12 +515,8 @@ test_warp_ramp (void)
       gboolean perspective = round % 2;
       int w = g_random_int_range (20, 90), h = g_random_int_range (20, 70);
       int a = g_random_int_range (2000, 3000), b = g_random_int_range (-10, 200), c = g_random_int_range (-10, 200);
-      g_autoptr(ItImage) src = it_image_new (dev, ACCEL_IMAGE_FORMAT_GRAY16, w, h, TRUE);
+      g_autoptr(ItImage) src = ramp_image (dev, w, h, a, b, c);
       g_autoptr(ItImage) dst = it_image_new (dev, ACCEL_IMAGE_FORMAT_GRAY16, w, h, TRUE);
-      for (int y = 0; y < h; y++)
-        for (int x = 0; x < w; x++)
-          it_put (src, 0, x, y, 0, a + b * x + c * y);
-      it_image_upload (src);
 
       double angle = g_random_double_range (-0.6, 0.6), scale = g_random_double_range (0.7, 1.3);
       double m[9] = { scale * cos (angle), -scale * sin (angle), g_random_double_range (-5, 5),

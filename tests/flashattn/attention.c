@@ -19,9 +19,8 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include <math.h>
 #include <string.h>
-#include "../cuda/cuda-test.h"
+#include "flashattn-test.h"
 
 typedef struct {
   const char *name;
@@ -79,70 +78,6 @@ have_property (const char *property)
   return TRUE;
 }
 
-typedef struct {
-  AccelDType dtype;
-  gint64 D, Dv;
-  const Case *c;
-} Param;
-
-static double
-rel_error (const double *got, const double *want, gsize n, gsize *n_nan)
-{
-  double e2 = 0, r2 = 0;
-  *n_nan = 0;
-  for (gsize i = 0; i < n; i++)
-    {
-      if (!isfinite (got[i]))
-        {
-          (*n_nan)++;
-          continue;
-        }
-      e2 += (got[i] - want[i]) * (got[i] - want[i]);
-      r2 += want[i] * want[i];
-    }
-  return r2 > 0 ? sqrt (e2 / r2) : sqrt (e2);
-}
-
-static void
-expect_close (const char *what, AccelBuffer *got_buffer, AccelBuffer *want_buffer, double tol)
-{
-  g_autofree double *got = ct_read (got_buffer);
-  g_autofree double *want = ct_read (want_buffer);
-  gsize n = accel_buffer_get_n_elements (want_buffer), n_nan;
-  double rel = rel_error (got, want, n, &n_nan);
-
-  g_test_message ("%s: relative error %.3g (tolerance %.3g)", what, rel, tol);
-  if (n_nan != 0 || !(rel <= tol))
-    g_test_fail_printf ("%s: relative error %.3g (tolerance %.3g), %" G_GSIZE_FORMAT " non-finite of %" G_GSIZE_FORMAT,
-                        what, rel, tol, n_nan, n);
-}
-
-/* The lse of rows that see no key is -inf on both sides. */
-static void
-expect_lse_close (AccelBuffer *got_buffer, AccelBuffer *want_buffer)
-{
-  g_autofree double *got = ct_read (got_buffer);
-  g_autofree double *want = ct_read (want_buffer);
-  gsize n = accel_buffer_get_n_elements (want_buffer);
-  for (gsize i = 0; i < n; i++)
-    {
-      if (isinf (want[i]) && want[i] < 0)
-        {
-          if (!(isinf (got[i]) && got[i] < 0))
-            {
-              g_test_fail_printf ("lse[%" G_GSIZE_FORMAT "] is %g, expected -inf", i, got[i]);
-              return;
-            }
-          continue;
-        }
-      if (!(fabs (got[i] - want[i]) <= 1e-3 * MAX (1.0, fabs (want[i]))))
-        {
-          g_test_fail_printf ("lse[%" G_GSIZE_FORMAT "] is %g, expected %g", i, got[i], want[i]);
-          return;
-        }
-    }
-}
-
 /* The variant properties, set only where used (the op types may not have
  * them yet: the plain cases must run regardless). */
 static void
@@ -165,24 +100,10 @@ make_forward (const Case *c, AccelBuffer *q, AccelBuffer *k, AccelBuffer *v, Acc
   return op;
 }
 
-/* Slopes as in ALiBi's geometric series, but drawn at random. */
-static CtPair *
-make_alibi (const Case *c)
-{
-  if (c->alibi == 1)
-    return ct_pair_new (ACCEL_DTYPE_F32, &c->Hq, 1, 0.01, 0.5);
-  if (c->alibi == 2)
-    {
-      gint64 da[2] = { c->B, c->Hq };
-      return ct_pair_new (ACCEL_DTYPE_F32, da, 2, 0.01, 0.5);
-    }
-  return NULL;
-}
-
 static void
 test_attention (gconstpointer data)
 {
-  const Param *p = data;
+  const FtParam *p = data;
   const Case *c = p->c;
   if (ct_gpu () == NULL)
     return;
@@ -204,15 +125,12 @@ test_attention (gconstpointer data)
   g_autoptr(CtPair) gq = ct_pair_new (p->dtype, dq, 4, -9, 9);
   g_autoptr(CtPair) gk = ct_pair_new (p->dtype, dk, 4, -9, 9);
   g_autoptr(CtPair) gv = ct_pair_new (p->dtype, dv, 4, -9, 9);
-  g_autoptr(CtPair) alibi = make_alibi (c);
-  const double tol = p->dtype == ACCEL_DTYPE_BF16 ? 1e-2 : p->dtype == ACCEL_DTYPE_F16 ? 5e-3 : 1e-5;
+  g_autoptr(CtPair) alibi = ft_alibi_new (c->alibi, c->B, c->Hq);
+  const double tol = ft_tolerance (p->dtype);
 
-  g_autoptr(AccelOp) fwd_cpu = make_forward (c, q->cpu, k->cpu, v->cpu, out->cpu, lse->cpu, alibi ? alibi->cpu : NULL);
-  g_autoptr(AccelOp) fwd_gpu = make_forward (c, q->gpu, k->gpu, v->gpu, out->gpu, lse->gpu, alibi ? alibi->gpu : NULL);
-  ct_submit (ct_cpu (), fwd_cpu);
-  ct_submit (ct_gpu (), fwd_gpu);
-  expect_close ("out", out->gpu, out->cpu, tol);
-  expect_lse_close (lse->gpu, lse->cpu);
+  g_autoptr(AccelOp) fwd_cpu = make_forward (c, q->cpu, k->cpu, v->cpu, out->cpu, lse->cpu, ft_side (alibi, FALSE));
+  g_autoptr(AccelOp) fwd_gpu = make_forward (c, q->gpu, k->gpu, v->gpu, out->gpu, lse->gpu, ft_side (alibi, TRUE));
+  ft_expect_same_forward ("out", fwd_cpu, fwd_gpu, out, lse, tol);
 
   /* Each side differentiates its own forward result. */
   g_autoptr(AccelOp) bwd_cpu = accel_attention_backward_new (q->cpu, k->cpu, v->cpu, out->cpu, dout->cpu, lse->cpu,
@@ -223,13 +141,13 @@ test_attention (gconstpointer data)
                 "softcap", c->softcap, NULL);
   g_object_set (bwd_gpu, "causal", c->causal, "window-left", c->window_left, "window-right", c->window_right,
                 "softcap", c->softcap, NULL);
-  set_variants (bwd_cpu, c, alibi ? alibi->cpu : NULL);
-  set_variants (bwd_gpu, c, alibi ? alibi->gpu : NULL);
+  set_variants (bwd_cpu, c, ft_side (alibi, FALSE));
+  set_variants (bwd_gpu, c, ft_side (alibi, TRUE));
   ct_submit (ct_cpu (), bwd_cpu);
   ct_submit (ct_gpu (), bwd_gpu);
-  expect_close ("dq", gq->gpu, gq->cpu, 2 * tol);
-  expect_close ("dk", gk->gpu, gk->cpu, 2 * tol);
-  expect_close ("dv", gv->gpu, gv->cpu, 2 * tol);
+  ft_expect_close ("dq", gq->gpu, gq->cpu, 2 * tol);
+  ft_expect_close ("dk", gk->gpu, gk->cpu, 2 * tol);
+  ft_expect_close ("dv", gv->gpu, gv->cpu, 2 * tol);
 }
 
 /* fp8 forward: q, k, v fp8-e4m3 with descales, out bf16 or f16. */
@@ -283,23 +201,28 @@ test_fp8 (gconstpointer data)
 
   g_autoptr(AccelOp) on_cpu = make_fp8_forward (c, q->cpu, k->cpu, v->cpu, out->cpu, lse->cpu);
   g_autoptr(AccelOp) on_gpu = make_fp8_forward (c, q->gpu, k->gpu, v->gpu, out->gpu, lse->gpu);
-  ct_submit (ct_cpu (), on_cpu);
-  ct_submit (ct_gpu (), on_gpu);
-  expect_close ("out", out->gpu, out->cpu, p->out_dtype == ACCEL_DTYPE_BF16 ? 1e-2 : 5e-3);
-  expect_lse_close (lse->gpu, lse->cpu);
+  ft_expect_same_forward ("out", on_cpu, on_gpu, out, lse, ft_tolerance (p->out_dtype));
 }
 
 static void
 expect_gpu_error (AccelOp *op, const char *fragment)
 {
-  g_autoptr(GError) error = NULL;
-  gboolean ok = accel_device_submit (ct_gpu (), op, NULL, &error);
-  g_assert_false (ok);
-  g_assert_nonnull (error);
-  g_assert_true (error->domain == ACCEL_ERROR);
-  g_test_message ("refused: %s", error->message);
-  if (fragment && !strstr (error->message, fragment))
-    g_test_fail_printf ("error '%s' does not mention '%s'", error->message, fragment);
+  g_autoptr(GError) error = ft_gpu_refusal (op);
+  ft_expect_mention (error, fragment);
+}
+
+/* cuda:0 refuses an attention of @dtype over q [@dq], k [@dk], v [@dv] and
+ * out [@dout] (each of rank 4), in a message that mentions @fragment. */
+static void
+expect_attention_refused (AccelDType dtype, const gint64 *dq, const gint64 *dk, const gint64 *dv, const gint64 *dout,
+                          const char *fragment)
+{
+  g_autoptr(AccelBuffer) q = ct_alloc (ct_gpu (), dtype, dq, 4);
+  g_autoptr(AccelBuffer) k = ct_alloc (ct_gpu (), dtype, dk, 4);
+  g_autoptr(AccelBuffer) v = ct_alloc (ct_gpu (), dtype, dv, 4);
+  g_autoptr(AccelBuffer) out = ct_alloc (ct_gpu (), dtype, dout, 4);
+  g_autoptr(AccelOp) op = accel_attention_new (q, k, v, out);
+  expect_gpu_error (op, fragment);
 }
 
 static void
@@ -308,12 +231,7 @@ test_bad_heads (void)
   if (ct_gpu () == NULL)
     return;
   gint64 dq[4] = { 1, 3, 17, 64 }, dk[4] = { 1, 2, 17, 64 };
-  g_autoptr(AccelBuffer) q = ct_alloc (ct_gpu (), ACCEL_DTYPE_BF16, dq, 4);
-  g_autoptr(AccelBuffer) k = ct_alloc (ct_gpu (), ACCEL_DTYPE_BF16, dk, 4);
-  g_autoptr(AccelBuffer) v = ct_alloc (ct_gpu (), ACCEL_DTYPE_BF16, dk, 4);
-  g_autoptr(AccelBuffer) out = ct_alloc (ct_gpu (), ACCEL_DTYPE_BF16, dq, 4);
-  g_autoptr(AccelOp) op = accel_attention_new (q, k, v, out);
-  expect_gpu_error (op, "heads");
+  expect_attention_refused (ACCEL_DTYPE_BF16, dq, dk, dk, dq, "heads");
 }
 
 /* Head dims with no kernel (not multiples of 8, or above 256, in q/k or
@@ -327,12 +245,7 @@ test_bad_head_dim (void)
   for (guint i = 0; i < G_N_ELEMENTS (bad); i++)
     {
       gint64 dq[4] = { 1, 2, 33, bad[i][0] }, dv[4] = { 1, 2, 33, bad[i][1] };
-      g_autoptr(AccelBuffer) q = ct_alloc (ct_gpu (), ACCEL_DTYPE_BF16, dq, 4);
-      g_autoptr(AccelBuffer) k = ct_alloc (ct_gpu (), ACCEL_DTYPE_BF16, dq, 4);
-      g_autoptr(AccelBuffer) v = ct_alloc (ct_gpu (), ACCEL_DTYPE_BF16, dv, 4);
-      g_autoptr(AccelBuffer) out = ct_alloc (ct_gpu (), ACCEL_DTYPE_BF16, dv, 4);
-      g_autoptr(AccelOp) op = accel_attention_new (q, k, v, out);
-      expect_gpu_error (op, "multiples of 8");
+      expect_attention_refused (ACCEL_DTYPE_BF16, dq, dq, dv, dv, "multiples of 8");
     }
 }
 
@@ -342,12 +255,7 @@ test_bad_dtype (void)
   if (ct_gpu () == NULL)
     return;
   gint64 dq[4] = { 1, 2, 33, 64 };
-  g_autoptr(AccelBuffer) q = ct_alloc (ct_gpu (), ACCEL_DTYPE_F64, dq, 4);
-  g_autoptr(AccelBuffer) k = ct_alloc (ct_gpu (), ACCEL_DTYPE_F64, dq, 4);
-  g_autoptr(AccelBuffer) v = ct_alloc (ct_gpu (), ACCEL_DTYPE_F64, dq, 4);
-  g_autoptr(AccelBuffer) out = ct_alloc (ct_gpu (), ACCEL_DTYPE_F64, dq, 4);
-  g_autoptr(AccelOp) op = accel_attention_new (q, k, v, out);
-  expect_gpu_error (op, "f16, bf16, f32");
+  expect_attention_refused (ACCEL_DTYPE_F64, dq, dq, dq, dq, "f16, bf16, f32");
 }
 
 static void
@@ -372,15 +280,7 @@ test_backward_needs_lse_shape (void)
 static void
 add_attention_test (AccelDType dtype, gint64 D, gint64 Dv, const Case *c)
 {
-  Param *p = g_new (Param, 1);   /* lives as long as the test list */
-  p->dtype = dtype;
-  p->D = D;
-  p->Dv = Dv;
-  p->c = c;
-  g_autofree char *dims = D == Dv ? g_strdup_printf ("d%" G_GINT64_FORMAT, D)
-                                  : g_strdup_printf ("d%" G_GINT64_FORMAT "-dv%" G_GINT64_FORMAT, D, Dv);
-  g_autofree char *path = g_strdup_printf ("/flashattn/%s/%s/%s", accel_dtype_get_name (dtype), dims, c->name);
-  g_test_add_data_func_full (path, p, test_attention, g_free);
+  ft_add_case_test (NULL, dtype, D, Dv, c->name, c, test_attention);
 }
 
 int
@@ -388,12 +288,10 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
 
-  static const AccelDType dtypes[] = { ACCEL_DTYPE_BF16, ACCEL_DTYPE_F16 };
-  static const gint64 dims[] = { 64, 128, 256 };
-  for (guint t = 0; t < G_N_ELEMENTS (dtypes); t++)
-    for (guint d = 0; d < G_N_ELEMENTS (dims); d++)
-      for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
-        add_attention_test (dtypes[t], dims[d], dims[d], &cases[i]);
+  for (guint k = 0; k < G_N_ELEMENTS (ft_specialised_kinds); k++)
+    for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+      add_attention_test (ft_specialised_kinds[k].dtype, ft_specialised_kinds[k].D, ft_specialised_kinds[k].D,
+                          &cases[i]);
   /* The general head dims in bf16 (two in f16 too), f32 at every kind. */
   static const gint64 general[][2] = { { 32, 32 }, { 40, 40 }, { 80, 80 }, { 96, 96 }, { 160, 160 }, { 192, 192 },
                                        { 192, 128 }, { 64, 128 } };
@@ -412,19 +310,19 @@ main (int argc, char **argv)
       for (guint d = 0; d < G_N_ELEMENTS (f32_dims); d++)
         add_attention_test (ACCEL_DTYPE_F32, f32_dims[d][0], f32_dims[d][1], &cases[i]);
     }
-  static const AccelDType out_dtypes[] = { ACCEL_DTYPE_BF16, ACCEL_DTYPE_F16 };
-  for (guint t = 0; t < G_N_ELEMENTS (out_dtypes); t++)
-    for (guint d = 0; d < G_N_ELEMENTS (dims); d++)
-      for (guint i = 0; i < G_N_ELEMENTS (fp8_cases); i++)
-        {
-          Fp8Param *p = g_new (Fp8Param, 1);   /* lives as long as the test list */
-          p->out_dtype = out_dtypes[t];
-          p->D = dims[d];
-          p->c = &fp8_cases[i];
-          g_autofree char *path = g_strdup_printf ("/flashattn/fp8-e4m3-to-%s/d%" G_GINT64_FORMAT "/%s",
-                                                   accel_dtype_get_name (out_dtypes[t]), dims[d], fp8_cases[i].name);
-          g_test_add_data_func_full (path, p, test_fp8, g_free);
-        }
+  /* fp8 inputs, converted to the output's type at the specialised kinds. */
+  for (guint k = 0; k < G_N_ELEMENTS (ft_specialised_kinds); k++)
+    for (guint i = 0; i < G_N_ELEMENTS (fp8_cases); i++)
+      {
+        const FtKind *kind = &ft_specialised_kinds[k];
+        Fp8Param *p = g_new (Fp8Param, 1);   /* lives as long as the test list */
+        p->out_dtype = kind->dtype;
+        p->D = kind->D;
+        p->c = &fp8_cases[i];
+        g_autofree char *path = g_strdup_printf ("/flashattn/fp8-e4m3-to-%s/d%" G_GINT64_FORMAT "/%s",
+                                                 accel_dtype_get_name (kind->dtype), kind->D, fp8_cases[i].name);
+        g_test_add_data_func_full (path, p, test_fp8, g_free);
+      }
   g_test_add_func ("/flashattn/error/heads-not-multiple", test_bad_heads);
   g_test_add_func ("/flashattn/error/head-dim", test_bad_head_dim);
   g_test_add_func ("/flashattn/error/dtype", test_bad_dtype);

@@ -16,9 +16,8 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include <math.h>
 #include <string.h>
-#include "../cuda/cuda-test.h"
+#include "flashattn-test.h"
 
 #define OP_NAME "attention-kvcache"
 #define MAX_B 8
@@ -47,92 +46,6 @@ static const Case cases[] = {
   { "prefill-causal-window-page7", 2, 8, 2, 37, 7, { 200, 90 }, TRUE, 50, -1, 3, 0, 0, 0 },
   { "prefill-right-window-page256", 2, 2, 2, 37, 256, { 300, 37 }, FALSE, -1, 5, 0, 1, 0, 3 },
 };
-
-typedef struct {
-  AccelDType dtype;
-  gint64 D;
-  const Case *c;
-} Param;
-
-/* Whether the op type and its CPU oracle exist yet; skips otherwise. */
-static gboolean
-have_op (void)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(AccelOp) op = accel_op_new_by_name (OP_NAME, &error);
-  if (op == NULL)
-    {
-      g_autofree char *why = g_strdup_printf ("no op type “" OP_NAME "” (%s)", error->message);
-      g_test_skip (why);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-static double
-rel_error (const double *got, const double *want, gsize n, gsize *n_nan)
-{
-  double e2 = 0, r2 = 0;
-  *n_nan = 0;
-  for (gsize i = 0; i < n; i++)
-    {
-      if (!isfinite (got[i]))
-        {
-          (*n_nan)++;
-          continue;
-        }
-      e2 += (got[i] - want[i]) * (got[i] - want[i]);
-      r2 += want[i] * want[i];
-    }
-  return r2 > 0 ? sqrt (e2 / r2) : sqrt (e2);
-}
-
-static void
-expect_close (const char *what, AccelBuffer *got_buffer, AccelBuffer *want_buffer, double tol)
-{
-  g_autofree double *got = ct_read (got_buffer);
-  g_autofree double *want = ct_read (want_buffer);
-  gsize n = accel_buffer_get_n_elements (want_buffer), n_nan;
-  double rel = rel_error (got, want, n, &n_nan);
-
-  g_test_message ("%s: relative error %.3g (tolerance %.3g)", what, rel, tol);
-  if (n_nan != 0 || !(rel <= tol))
-    g_test_fail_printf ("%s: relative error %.3g (tolerance %.3g), %" G_GSIZE_FORMAT " non-finite of %" G_GSIZE_FORMAT,
-                        what, rel, tol, n_nan, n);
-}
-
-static void
-expect_lse_close (AccelBuffer *got_buffer, AccelBuffer *want_buffer)
-{
-  g_autofree double *got = ct_read (got_buffer);
-  g_autofree double *want = ct_read (want_buffer);
-  gsize n = accel_buffer_get_n_elements (want_buffer);
-  for (gsize i = 0; i < n; i++)
-    {
-      if (isinf (want[i]) && want[i] < 0)
-        {
-          if (!(isinf (got[i]) && got[i] < 0))
-            {
-              g_test_fail_printf ("lse[%" G_GSIZE_FORMAT "] is %g, expected -inf", i, got[i]);
-              return;
-            }
-          continue;
-        }
-      if (!(fabs (got[i] - want[i]) <= 1e-3 * MAX (1.0, fabs (want[i]))))
-        {
-          g_test_fail_printf ("lse[%" G_GSIZE_FORMAT "] is %g, expected %g", i, got[i], want[i]);
-          return;
-        }
-    }
-}
-
-static AccelBuffer *
-int_buffer (AccelDevice *device, const gint64 *dims, guint rank, const double *values)
-{
-  AccelBuffer *b = ct_alloc (device, ACCEL_DTYPE_I32, dims, rank);
-  ct_write (b, values);
-  return b;
-}
 
 /* The paged inputs of one case, the same on both devices. */
 typedef struct {
@@ -204,19 +117,13 @@ inputs_make (Inputs *in, const Case *c, AccelDType dtype, gint64 D)
   /* Outputs start as garbage, so unwritten elements show. */
   in->out = ct_pair_new (dtype, dq, 4, -9, 9);
   in->lse = ct_pair_new (ACCEL_DTYPE_F32, dl, 3, -9, 9);
-  if (c->alibi == 1)
-    in->alibi = ct_pair_new (ACCEL_DTYPE_F32, &c->Hq, 1, 0.01, 0.5);
-  else if (c->alibi == 2)
-    {
-      gint64 da[2] = { c->B, c->Hq };
-      in->alibi = ct_pair_new (ACCEL_DTYPE_F32, da, 2, 0.01, 0.5);
-    }
+  in->alibi = ft_alibi_new (c->alibi, c->B, c->Hq);
   gint64 db[1] = { c->B };
   for (guint i = 0; i < 2; i++)
     {
       AccelDevice *device = i ? ct_gpu () : ct_cpu ();
-      in->table[i] = int_buffer (device, dt, 2, table);
-      in->lens[i] = int_buffer (device, db, 1, lens);
+      in->table[i] = ft_int_buffer (device, dt, 2, table);
+      in->lens[i] = ft_int_buffer (device, db, 1, lens);
     }
 }
 
@@ -224,25 +131,24 @@ static AccelOp *
 make_op (const Case *c, const Inputs *in, gboolean on_gpu)
 {
   int i = on_gpu ? 1 : 0;
-#define SIDE(pair) ((pair) ? (on_gpu ? (pair)->gpu : (pair)->cpu) : NULL)
-  AccelOp *op = accel_op_new (OP_NAME, "q", SIDE (in->q), "k-cache", SIDE (in->k_cache),
-                              "v-cache", SIDE (in->v_cache), "block-table", in->table[i],
-                              "seqlens-k", in->lens[i], "out", SIDE (in->out), "lse", SIDE (in->lse),
+  AccelOp *op = accel_op_new (OP_NAME, "q", ft_side (in->q, on_gpu), "k-cache", ft_side (in->k_cache, on_gpu),
+                              "v-cache", ft_side (in->v_cache, on_gpu), "block-table", in->table[i],
+                              "seqlens-k", in->lens[i], "out", ft_side (in->out, on_gpu),
+                              "lse", ft_side (in->lse, on_gpu),
                               "causal", c->causal, "window-left", c->window_left,
                               "window-right", c->window_right, "sinks", c->sinks, "softcap", c->softcap,
                               "num-splits", c->num_splits, NULL);
   if (in->alibi)
-    g_object_set (op, "alibi-slopes", SIDE (in->alibi), NULL);
-#undef SIDE
+    g_object_set (op, "alibi-slopes", ft_side (in->alibi, on_gpu), NULL);
   return op;
 }
 
 static void
 test_kvcache (gconstpointer data)
 {
-  const Param *p = data;
+  const FtParam *p = data;
   const Case *c = p->c;
-  if (ct_gpu () == NULL || !have_op ())
+  if (ct_gpu () == NULL || !ft_have_op (OP_NAME))
     return;
 
   Inputs in;
@@ -251,25 +157,8 @@ test_kvcache (gconstpointer data)
                   in.P, c->page, in.max_blocks);
   g_autoptr(AccelOp) on_cpu = make_op (c, &in, FALSE);
   g_autoptr(AccelOp) on_gpu = make_op (c, &in, TRUE);
-  ct_submit (ct_cpu (), on_cpu);
-  ct_submit (ct_gpu (), on_gpu);
-  expect_close ("out", in.out->gpu, in.out->cpu, p->dtype == ACCEL_DTYPE_BF16 ? 1e-2 : 5e-3);
-  expect_lse_close (in.lse->gpu, in.lse->cpu);
+  ft_expect_same_forward ("out", on_cpu, on_gpu, in.out, in.lse, ft_tolerance (p->dtype));
   inputs_clear (&in);
-}
-
-static void
-expect_gpu_error (AccelOp *op, const char *fragment, const char *fragment2)
-{
-  g_autoptr(GError) error = NULL;
-  gboolean ok = accel_device_submit (ct_gpu (), op, NULL, &error);
-  g_assert_false (ok);
-  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT);
-  g_test_message ("refused: %s", error->message);
-  if (fragment && !strstr (error->message, fragment))
-    g_test_fail_printf ("error '%s' does not mention '%s'", error->message, fragment);
-  if (fragment2 && !strstr (error->message, fragment2))
-    g_test_fail_printf ("error '%s' does not mention '%s'", error->message, fragment2);
 }
 
 /* A good decode after a refused one: the device still works. */
@@ -281,9 +170,7 @@ expect_device_works (void)
   inputs_make (&in, &good, ACCEL_DTYPE_BF16, 128);
   g_autoptr(AccelOp) on_cpu = make_op (&good, &in, FALSE);
   g_autoptr(AccelOp) on_gpu = make_op (&good, &in, TRUE);
-  ct_submit (ct_cpu (), on_cpu);
-  ct_submit (ct_gpu (), on_gpu);
-  expect_close ("out after the error", in.out->gpu, in.out->cpu, 1e-2);
+  ft_expect_same_forward ("out after the error", on_cpu, on_gpu, in.out, NULL, 1e-2);
   inputs_clear (&in);
 }
 
@@ -304,14 +191,14 @@ run_bad_block (gint32 value, int window_left, int block)
   ct_write (in.table[1], table);
   g_autoptr(AccelOp) op = make_op (&c, &in, TRUE);
   g_autofree char *where = g_strdup_printf ("sequence 1, block %d", block);
-  expect_gpu_error (op, "block-table", where);
+  ft_expect_invalid_argument (op, "block-table", where);
   inputs_clear (&in);
 }
 
 static void
 test_bad_block (void)
 {
-  if (ct_gpu () == NULL || !have_op ())
+  if (ct_gpu () == NULL || !ft_have_op (OP_NAME))
     return;
   run_bad_block (-1, -1, 5);
   run_bad_block (1 << 30, -1, 6);
@@ -328,14 +215,14 @@ run_bad_length (double value)
   lens[2] = value;
   ct_write (in.lens[1], lens);
   g_autoptr(AccelOp) op = make_op (&bad_case, &in, TRUE);
-  expect_gpu_error (op, "seqlens-k", "sequence 2");
+  ft_expect_invalid_argument (op, "seqlens-k", "sequence 2");
   inputs_clear (&in);
 }
 
 static void
 test_bad_length (void)
 {
-  if (ct_gpu () == NULL || !have_op ())
+  if (ct_gpu () == NULL || !ft_have_op (OP_NAME))
     return;
   /* bad_case has 9 blocks of 16 rows per sequence (7 used + 2). */
   run_bad_length (9 * 16 + 1);
@@ -348,7 +235,7 @@ test_bad_length (void)
 static void
 test_full_table (void)
 {
-  if (ct_gpu () == NULL || !have_op ())
+  if (ct_gpu () == NULL || !ft_have_op (OP_NAME))
     return;
   static const Case c = { "full", 2, 2, 2, 1, 16, { 128, 16 }, TRUE, -1, -1, 0, 0, 0, 0 };
   Inputs in;
@@ -367,10 +254,7 @@ test_full_table (void)
     }
   g_autoptr(AccelOp) on_cpu = make_op (&c, &in, FALSE);
   g_autoptr(AccelOp) on_gpu = make_op (&c, &in, TRUE);
-  ct_submit (ct_cpu (), on_cpu);
-  ct_submit (ct_gpu (), on_gpu);
-  expect_close ("out", in.out->gpu, in.out->cpu, 5e-3);
-  expect_lse_close (in.lse->gpu, in.lse->cpu);
+  ft_expect_same_forward ("out", on_cpu, on_gpu, in.out, in.lse, 5e-3);
   inputs_clear (&in);
 }
 
@@ -379,20 +263,12 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
 
-  static const AccelDType dtypes[] = { ACCEL_DTYPE_BF16, ACCEL_DTYPE_F16 };
-  static const gint64 dims[] = { 64, 128, 256 };
-  for (guint t = 0; t < G_N_ELEMENTS (dtypes); t++)
-    for (guint d = 0; d < G_N_ELEMENTS (dims); d++)
-      for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
-        {
-          Param *p = g_new (Param, 1);   /* lives as long as the test list */
-          p->dtype = dtypes[t];
-          p->D = dims[d];
-          p->c = &cases[i];
-          g_autofree char *path = g_strdup_printf ("/flashattn/kvcache/%s/d%" G_GINT64_FORMAT "/%s",
-                                                   accel_dtype_get_name (dtypes[t]), dims[d], cases[i].name);
-          g_test_add_data_func_full (path, p, test_kvcache, g_free);
-        }
+  for (guint k = 0; k < G_N_ELEMENTS (ft_specialised_kinds); k++)
+    for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
+      {
+        const FtKind *kind = &ft_specialised_kinds[k];
+        ft_add_case_test ("kvcache", kind->dtype, kind->D, kind->D, cases[i].name, &cases[i], test_kvcache);
+      }
   g_test_add_func ("/flashattn/kvcache/full-table", test_full_table);
   g_test_add_func ("/flashattn/kvcache/error/block-table", test_bad_block);
   g_test_add_func ("/flashattn/kvcache/error/seqlens-k", test_bad_length);

@@ -20,9 +20,8 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include <math.h>
 #include <string.h>
-#include "../cuda/cuda-test.h"
+#include "flashattn-test.h"
 
 #define OP_NAME "attention-varlen"
 #define MAX_B 6
@@ -47,85 +46,6 @@ static const Case cases[] = {
   { "wide-sinks", 2, 2, 2, { 257, 31 }, { 400, 31 }, FALSE, 30, 10, 70, 0, 0 },
   { "mqa-softcap-alibi", 2, 4, 1, { 65, 191 }, { 111, 191 }, FALSE, -1, -1, 0, 1, 20.0 },
 };
-
-typedef struct {
-  AccelDType dtype;
-  gint64 D, Dv;
-  const Case *c;
-} Param;
-
-/* Whether the op type and its CPU oracle exist yet; skips otherwise. */
-static gboolean
-have_op (void)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(AccelOp) op = accel_op_new_by_name (OP_NAME, &error);
-  if (op == NULL)
-    {
-      g_autofree char *why = g_strdup_printf ("no op type “" OP_NAME "” (%s)", error->message);
-      g_test_skip (why);
-      return FALSE;
-    }
-  return TRUE;
-}
-
-static double
-rel_error (const double *got, const double *want, gsize n, gsize *n_nan)
-{
-  double e2 = 0, r2 = 0;
-  *n_nan = 0;
-  for (gsize i = 0; i < n; i++)
-    {
-      if (!isfinite (got[i]))
-        {
-          (*n_nan)++;
-          continue;
-        }
-      e2 += (got[i] - want[i]) * (got[i] - want[i]);
-      r2 += want[i] * want[i];
-    }
-  return r2 > 0 ? sqrt (e2 / r2) : sqrt (e2);
-}
-
-static void
-expect_close (const char *what, AccelBuffer *got_buffer, AccelBuffer *want_buffer, double tol)
-{
-  g_autofree double *got = ct_read (got_buffer);
-  g_autofree double *want = ct_read (want_buffer);
-  gsize n = accel_buffer_get_n_elements (want_buffer), n_nan;
-  double rel = rel_error (got, want, n, &n_nan);
-
-  g_test_message ("%s: relative error %.3g (tolerance %.3g)", what, rel, tol);
-  if (n_nan != 0 || !(rel <= tol))
-    g_test_fail_printf ("%s: relative error %.3g (tolerance %.3g), %" G_GSIZE_FORMAT " non-finite of %" G_GSIZE_FORMAT,
-                        what, rel, tol, n_nan, n);
-}
-
-/* The lse of rows that see no key is -inf on both sides. */
-static void
-expect_lse_close (AccelBuffer *got_buffer, AccelBuffer *want_buffer)
-{
-  g_autofree double *got = ct_read (got_buffer);
-  g_autofree double *want = ct_read (want_buffer);
-  gsize n = accel_buffer_get_n_elements (want_buffer);
-  for (gsize i = 0; i < n; i++)
-    {
-      if (isinf (want[i]) && want[i] < 0)
-        {
-          if (!(isinf (got[i]) && got[i] < 0))
-            {
-              g_test_fail_printf ("lse[%" G_GSIZE_FORMAT "] is %g, expected -inf", i, got[i]);
-              return;
-            }
-          continue;
-        }
-      if (!(fabs (got[i] - want[i]) <= 1e-3 * MAX (1.0, fabs (want[i]))))
-        {
-          g_test_fail_printf ("lse[%" G_GSIZE_FORMAT "] is %g, expected %g", i, got[i], want[i]);
-          return;
-        }
-    }
-}
 
 /* The packed inputs of one case, the same on both devices. */
 typedef struct {
@@ -176,20 +96,12 @@ inputs_make (Inputs *in, const Case *c, AccelDType dtype, gint64 D, gint64 Dv)
   /* Outputs start as garbage, so unwritten elements show. */
   in->out = ct_pair_new (dtype, dout, 3, -9, 9);
   in->lse = ct_pair_new (ACCEL_DTYPE_F32, dl, 2, -9, 9);
-  if (c->alibi == 1)
-    in->alibi = ct_pair_new (ACCEL_DTYPE_F32, &c->Hq, 1, 0.01, 0.5);
-  else if (c->alibi == 2)
-    {
-      gint64 da[2] = { c->B, c->Hq };
-      in->alibi = ct_pair_new (ACCEL_DTYPE_F32, da, 2, 0.01, 0.5);
-    }
+  in->alibi = ft_alibi_new (c->alibi, c->B, c->Hq);
   for (guint i = 0; i < 2; i++)
     {
       AccelDevice *device = i ? ct_gpu () : ct_cpu ();
-      in->cu_q[i] = ct_alloc (device, ACCEL_DTYPE_I32, dc, 1);
-      in->cu_k[i] = ct_alloc (device, ACCEL_DTYPE_I32, dc, 1);
-      ct_write (in->cu_q[i], cu_q);
-      ct_write (in->cu_k[i], cu_k);
+      in->cu_q[i] = ft_int_buffer (device, dc, 1, cu_q);
+      in->cu_k[i] = ft_int_buffer (device, dc, 1, cu_k);
     }
 }
 
@@ -197,15 +109,14 @@ static AccelOp *
 make_op (const Case *c, const Inputs *in, gboolean on_gpu)
 {
   int i = on_gpu ? 1 : 0;
-#define SIDE(pair) ((pair) ? (on_gpu ? (pair)->gpu : (pair)->cpu) : NULL)
-  AccelOp *op = accel_op_new (OP_NAME, "q", SIDE (in->q), "k", SIDE (in->k), "v", SIDE (in->v),
-                              "out", SIDE (in->out), "lse", SIDE (in->lse),
+  AccelOp *op = accel_op_new (OP_NAME, "q", ft_side (in->q, on_gpu), "k", ft_side (in->k, on_gpu),
+                              "v", ft_side (in->v, on_gpu), "out", ft_side (in->out, on_gpu),
+                              "lse", ft_side (in->lse, on_gpu),
                               "cu-seqlens-q", in->cu_q[i], "cu-seqlens-k", in->cu_k[i],
                               "causal", c->causal, "window-left", c->window_left,
                               "window-right", c->window_right, "sinks", c->sinks, "softcap", c->softcap, NULL);
   if (in->alibi)
-    g_object_set (op, "alibi-slopes", SIDE (in->alibi), NULL);
-#undef SIDE
+    g_object_set (op, "alibi-slopes", ft_side (in->alibi, on_gpu), NULL);
   return op;
 }
 
@@ -215,30 +126,24 @@ static AccelOp *
 make_backward (const Case *c, const Inputs *in, CtPair *dout, CtPair *dq, CtPair *dk, CtPair *dv, gboolean on_gpu)
 {
   int i = on_gpu ? 1 : 0;
-#define SIDE(pair) ((pair) ? (on_gpu ? (pair)->gpu : (pair)->cpu) : NULL)
-  AccelOp *op = accel_attention_varlen_backward_new (SIDE (in->q), SIDE (in->k), SIDE (in->v), SIDE (in->out),
-                                                     SIDE (dout), SIDE (in->lse), in->cu_q[i], in->cu_k[i], SIDE (dq),
-                                                     SIDE (dk), SIDE (dv));
+  AccelOp *op = accel_attention_varlen_backward_new (ft_side (in->q, on_gpu), ft_side (in->k, on_gpu),
+                                                     ft_side (in->v, on_gpu), ft_side (in->out, on_gpu),
+                                                     ft_side (dout, on_gpu), ft_side (in->lse, on_gpu), in->cu_q[i],
+                                                     in->cu_k[i], ft_side (dq, on_gpu), ft_side (dk, on_gpu),
+                                                     ft_side (dv, on_gpu));
   g_object_set (op, "causal", c->causal, "window-left", c->window_left, "window-right", c->window_right,
                 "sinks", c->sinks, "softcap", c->softcap, NULL);
   if (in->alibi)
-    g_object_set (op, "alibi-slopes", SIDE (in->alibi), NULL);
-#undef SIDE
+    g_object_set (op, "alibi-slopes", ft_side (in->alibi, on_gpu), NULL);
   return op;
-}
-
-static double
-varlen_tol (AccelDType dtype)
-{
-  return dtype == ACCEL_DTYPE_BF16 ? 1e-2 : dtype == ACCEL_DTYPE_F16 ? 5e-3 : 1e-5;
 }
 
 static void
 test_varlen (gconstpointer data)
 {
-  const Param *p = data;
+  const FtParam *p = data;
   const Case *c = p->c;
-  if (ct_gpu () == NULL || !have_op ())
+  if (ct_gpu () == NULL || !ft_have_op (OP_NAME))
     return;
 
   Inputs in;
@@ -246,19 +151,16 @@ test_varlen (gconstpointer data)
   g_test_message ("%" G_GINT64_FORMAT " query rows, %" G_GINT64_FORMAT " key rows", in.Tq, in.Tk);
   g_autoptr(AccelOp) on_cpu = make_op (c, &in, FALSE);
   g_autoptr(AccelOp) on_gpu = make_op (c, &in, TRUE);
-  ct_submit (ct_cpu (), on_cpu);
-  ct_submit (ct_gpu (), on_gpu);
-  expect_close ("out", in.out->gpu, in.out->cpu, varlen_tol (p->dtype));
-  expect_lse_close (in.lse->gpu, in.lse->cpu);
+  ft_expect_same_forward ("out", on_cpu, on_gpu, in.out, in.lse, ft_tolerance (p->dtype));
   inputs_clear (&in);
 }
 
 static void
 test_varlen_backward (gconstpointer data)
 {
-  const Param *p = data;
+  const FtParam *p = data;
   const Case *c = p->c;
-  if (ct_gpu () == NULL || !have_op ())
+  if (ct_gpu () == NULL || !ft_have_op (OP_NAME))
     return;
 
   Inputs in;
@@ -279,25 +181,11 @@ test_varlen_backward (gconstpointer data)
   g_autoptr(AccelOp) bwd_gpu = make_backward (c, &in, dout, dq, dk, dv, TRUE);
   ct_submit (ct_cpu (), bwd_cpu);
   ct_submit (ct_gpu (), bwd_gpu);
-  const double tol = 2 * varlen_tol (p->dtype);
-  expect_close ("dq", dq->gpu, dq->cpu, tol);
-  expect_close ("dk", dk->gpu, dk->cpu, tol);
-  expect_close ("dv", dv->gpu, dv->cpu, tol);
+  const double tol = 2 * ft_tolerance (p->dtype);
+  ft_expect_close ("dq", dq->gpu, dq->cpu, tol);
+  ft_expect_close ("dk", dk->gpu, dk->cpu, tol);
+  ft_expect_close ("dv", dv->gpu, dv->cpu, tol);
   inputs_clear (&in);
-}
-
-static void
-expect_gpu_error (AccelOp *op, const char *fragment, const char *fragment2)
-{
-  g_autoptr(GError) error = NULL;
-  gboolean ok = accel_device_submit (ct_gpu (), op, NULL, &error);
-  g_assert_false (ok);
-  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT);
-  g_test_message ("refused: %s", error->message);
-  if (fragment && !strstr (error->message, fragment))
-    g_test_fail_printf ("error '%s' does not mention '%s'", error->message, fragment);
-  if (fragment2 && !strstr (error->message, fragment2))
-    g_test_fail_printf ("error '%s' does not mention '%s'", error->message, fragment2);
 }
 
 static const Case bad_case = { "bad", 4, 4, 2, { 40, 100, 7, 1 }, { 50, 100, 7, 3 }, TRUE, -1, -1, 0, 0, 0 };
@@ -310,10 +198,7 @@ expect_device_works (void)
   inputs_make (&in, &bad_case, ACCEL_DTYPE_BF16, 128, 128);
   g_autoptr(AccelOp) on_cpu = make_op (&bad_case, &in, FALSE);
   g_autoptr(AccelOp) on_gpu = make_op (&bad_case, &in, TRUE);
-  ct_submit (ct_cpu (), on_cpu);
-  ct_submit (ct_gpu (), on_gpu);
-  expect_close ("out after the errors", in.out->gpu, in.out->cpu, 1e-2);
-  expect_lse_close (in.lse->gpu, in.lse->cpu);
+  ft_expect_same_forward ("out after the errors", on_cpu, on_gpu, in.out, in.lse, 1e-2);
   inputs_clear (&in);
 }
 
@@ -328,14 +213,14 @@ run_bad (gboolean keys, int index, double value, const char *where)
   values[index] = value;
   ct_write (cu, values);
   g_autoptr(AccelOp) op = make_op (&bad_case, &in, TRUE);
-  expect_gpu_error (op, keys ? "cu-seqlens-k" : "cu-seqlens-q", where);
+  ft_expect_invalid_argument (op, keys ? "cu-seqlens-k" : "cu-seqlens-q", where);
   inputs_clear (&in);
 }
 
 static void
 test_bad_cu_seqlens (void)
 {
-  if (ct_gpu () == NULL || !have_op ())
+  if (ct_gpu () == NULL || !ft_have_op (OP_NAME))
     return;
   /* bad_case: cu_q = 0 40 140 147 148, cu_k = 0 50 150 157 160 */
   run_bad (FALSE, 0, 1, "[0]");
@@ -352,7 +237,7 @@ test_bad_cu_seqlens (void)
 static void
 test_bad_cu_seqlens_backward (void)
 {
-  if (ct_gpu () == NULL || !have_op ())
+  if (ct_gpu () == NULL || !ft_have_op (OP_NAME))
     return;
   static const struct {
     gboolean keys;
@@ -376,7 +261,7 @@ test_bad_cu_seqlens_backward (void)
       values[bad[i].index] = bad[i].value;
       ct_write (cu, values);
       g_autoptr(AccelOp) op = make_backward (&bad_case, &in, dout, dq, dk, dv, TRUE);
-      expect_gpu_error (op, "attention-varlen-backward", bad[i].where);
+      ft_expect_invalid_argument (op, "attention-varlen-backward", bad[i].where);
       inputs_clear (&in);
     }
   expect_device_works ();
@@ -399,20 +284,9 @@ main (int argc, char **argv)
   for (guint t = 0; t < G_N_ELEMENTS (kinds); t++)
     for (guint i = 0; i < G_N_ELEMENTS (cases); i++)
       {
-        Param *p = g_new (Param, 1);   /* lives as long as the test list */
-        p->dtype = kinds[t].dtype;
-        p->D = kinds[t].D;
-        p->Dv = kinds[t].Dv;
-        p->c = &cases[i];
-        g_autofree char *dims = p->D == p->Dv ? g_strdup_printf ("d%" G_GINT64_FORMAT, p->D)
-                                              : g_strdup_printf ("d%" G_GINT64_FORMAT "-dv%" G_GINT64_FORMAT, p->D, p->Dv);
-        g_autofree char *path = g_strdup_printf ("/flashattn/varlen/%s/%s/%s", accel_dtype_get_name (p->dtype), dims,
-                                                 cases[i].name);
-        g_test_add_data_func_full (path, p, test_varlen, g_free);
-        Param *pb = g_memdup2 (p, sizeof *p);
-        g_autofree char *bpath = g_strdup_printf ("/flashattn/varlen-backward/%s/%s/%s", accel_dtype_get_name (p->dtype),
-                                                  dims, cases[i].name);
-        g_test_add_data_func_full (bpath, pb, test_varlen_backward, g_free);
+        ft_add_case_test ("varlen", kinds[t].dtype, kinds[t].D, kinds[t].Dv, cases[i].name, &cases[i], test_varlen);
+        ft_add_case_test ("varlen-backward", kinds[t].dtype, kinds[t].D, kinds[t].Dv, cases[i].name, &cases[i],
+                          test_varlen_backward);
       }
   g_test_add_func ("/flashattn/varlen/error/cu-seqlens", test_bad_cu_seqlens);
   g_test_add_func ("/flashattn/varlen-backward/error/cu-seqlens", test_bad_cu_seqlens_backward);

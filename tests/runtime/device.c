@@ -11,22 +11,13 @@
 #include <math.h>
 #include <string.h>
 
-static AccelDevice *
-cpu_device (AccelSystem *system)
-{
-  g_autoptr(GError) error = NULL;
-  AccelDevice *dev = accel_system_get_device (system, "cpu:0", &error);
-  g_assert_no_error (error);
-  return dev;
-}
-
 static void
 test_devices_listed (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(GPtrArray) devices = accel_system_list_devices (system);
   g_assert_cmpuint (devices->len, >=, 1);
-  g_autoptr(AccelDevice) cpu = cpu_device (system);
+  g_autoptr(AccelDevice) cpu = accel_test_get_device (system, "cpu:0");
   g_assert_cmpstr (accel_device_get_backend_name (cpu), ==, "cpu");
   g_assert_cmpuint (accel_device_get_generation (cpu), ==, 0);
   g_assert_cmpint (accel_device_get_state (cpu), ==, ACCEL_DEVICE_STATE_READY);
@@ -46,7 +37,7 @@ static void
 test_buffer_round_trip (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(GError) error = NULL;
   gint64 n = g_test_rand_int_range (1, 5000);
   g_autoptr(AccelShape) shape = accel_shape_new_1d (n);
@@ -96,7 +87,7 @@ static void
 test_submit_async_gemm (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   gint64 m = g_test_rand_int_range (1, 70), k = g_test_rand_int_range (1, 70), n = g_test_rand_int_range (1, 70);
   g_autoptr(AccelShape) sa = accel_shape_new_2d (m, k);
   g_autoptr(AccelShape) sb = accel_shape_new_2d (k, n);
@@ -135,7 +126,7 @@ test_ordering (void)
 {
   /* Async ops then a blocking read: the read sees every earlier op. */
   g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(AccelShape) s = accel_shape_new_1d (g_test_rand_int_range (1, 1000));
   g_autoptr(AccelBuffer) x = accel_test_alloc_random_f32 (dev, s, NULL);
   GError *error = NULL;
@@ -166,7 +157,7 @@ static void
 test_async_fresh_contexts (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(AccelShape) s = accel_shape_new_1d (g_test_rand_int_range (1, 300));
   g_autoptr(AccelBuffer) x = accel_test_alloc_random_f32 (dev, s, NULL);
   guint rounds = 1500;
@@ -201,7 +192,7 @@ static void
 test_cancel_queued (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   /* A long op keeps the device busy while the cancelled ones queue. */
   g_autoptr(AccelShape) sq = accel_shape_new_2d (700, 700);
   g_autoptr(AccelBuffer) a = accel_test_alloc_random_f32 (dev, sq, NULL);
@@ -248,7 +239,7 @@ static void
 test_bad_input (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(GError) error = NULL;
   g_autoptr(AccelShape) s23 = accel_shape_new_2d (2, 3);
   g_autoptr(AccelShape) s45 = accel_shape_new_2d (4, 5);
@@ -277,7 +268,7 @@ test_bad_input (void)
 
   /* A buffer of another device (a second system's cpu:0). */
   g_autoptr(AccelSystem) other = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev2 = cpu_device (other);
+  g_autoptr(AccelDevice) dev2 = accel_test_get_device (other, "cpu:0");
   g_autoptr(AccelBuffer) foreign = accel_test_alloc_random_f32 (dev2, s23, NULL);
   g_autoptr(AccelOp) copy = accel_op_new ("fill", "dst", foreign, "value", 1.0, NULL);
   g_assert_false (accel_device_submit (dev, copy, NULL, &error));
@@ -292,11 +283,7 @@ test_bad_input (void)
   g_clear_error (&error);
 
   /* After all that, a good op on the same device succeeds. */
-  g_autoptr(AccelOp) good = accel_op_new ("fill", "dst", c, "value", 2.5, NULL);
-  g_assert_true (accel_device_submit (dev, good, NULL, &error));
-  g_assert_no_error (error);
-  g_autofree float *out = accel_test_read_f32 (c);
-  g_assert_cmpfloat (out[5], ==, 2.5f);
+  accel_test_fill_f32 (dev, c, 2.5f);
 }
 
 /* A broadcast (stride 0) buffer can be read, never written: the result of
@@ -306,7 +293,7 @@ static void
 test_broadcast_output (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(GError) error = NULL;
   gint64 rows = g_test_rand_int_range (2, 9), cols = g_test_rand_int_range (1, 17);
   gint64 dims[] = { rows, cols }, strides[] = { 0, 1 };
@@ -343,8 +330,8 @@ test_cross_device_copy (void)
 {
   g_autoptr(AccelSystem) s1 = accel_test_new_system ();
   g_autoptr(AccelSystem) s2 = accel_test_new_system ();
-  g_autoptr(AccelDevice) d1 = cpu_device (s1);
-  g_autoptr(AccelDevice) d2 = cpu_device (s2);
+  g_autoptr(AccelDevice) d1 = accel_test_get_device (s1, "cpu:0");
+  g_autoptr(AccelDevice) d2 = accel_test_get_device (s2, "cpu:0");
   g_autoptr(AccelShape) s = accel_shape_new_1d (g_test_rand_int_range (1, 3000));
   float *host;
   g_autoptr(AccelBuffer) src = accel_test_alloc_random_f32 (d1, s, &host);
@@ -370,7 +357,7 @@ static void
 test_serialize_round_trip (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(AccelShape) s = accel_shape_new_2d (3, 3);
   g_autoptr(AccelBuffer) a = accel_test_alloc_random_f32 (dev, s, NULL);
   g_autoptr(AccelBuffer) b = accel_test_alloc_random_f32 (dev, s, NULL);
@@ -470,7 +457,7 @@ static void
 test_fault_restart (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(GError) error = NULL;
   accel_actor_set_strategy (ACCEL_ACTOR (dev), 3, 60000, NULL, NULL, NULL);
   gint notified = 0;
@@ -515,10 +502,7 @@ test_fault_restart (void)
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_STALE_BUFFER);
   g_clear_error (&error);
   g_autoptr(AccelBuffer) fresh = accel_test_alloc_random_f32 (dev, s, NULL);
-  g_autoptr(AccelOp) fill = accel_op_new ("fill", "dst", fresh, "value", 4.0, NULL);
-  g_assert_true (accel_device_submit (dev, fill, NULL, &error));
-  g_autofree float *out = accel_test_read_f32 (fresh);
-  g_assert_cmpfloat (out[0], ==, 4.0f);
+  accel_test_fill_f32 (dev, fresh, 4.0f);
 
   /* Two more restarts are in the budget of 3; the fourth fault stops it. */
   for (guint i = 0; i < 2; i++)
@@ -534,6 +518,7 @@ test_fault_restart (void)
   g_assert_cmpint (accel_device_get_state (dev), ==, ACCEL_DEVICE_STATE_FAILED);
   g_assert_nonnull (accel_device_get_failure (dev));
 
+  g_autoptr(AccelOp) fill = accel_fill_new (fresh, 4.0);
   g_assert_false (accel_device_submit (dev, fill, NULL, &error));
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_DEVICE_FAILED);
   g_assert_nonnull (strstr (error->message, "budget"));
@@ -550,7 +535,7 @@ static void
 test_threads_with_faults (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   accel_actor_set_strategy (ACCEL_ACTOR (dev), G_MAXUINT, 1000, NULL, NULL, NULL);
   const AccelTestStress stress = {
     .n_threads = 8, .n_ops = g_test_thorough () || !g_getenv ("ACCEL_TEST_QUICK") ? 10000 : 1000,
@@ -565,15 +550,9 @@ test_threads_with_faults (void)
   g_assert_cmpint (accel_device_get_state (dev), ==, ACCEL_DEVICE_STATE_READY);
 
   /* And the device serves new work correctly afterwards. */
-  g_autoptr(GError) error = NULL;
   g_autoptr(AccelShape) s = accel_shape_new_1d (33);
   g_autoptr(AccelBuffer) b = accel_test_alloc_random_f32 (dev, s, NULL);
-  g_autoptr(AccelOp) fill = accel_op_new ("fill", "dst", b, "value", 6.5, NULL);
-  g_assert_true (accel_device_submit (dev, fill, NULL, &error));
-  g_assert_no_error (error);
-  g_autofree float *out = accel_test_read_f32 (b);
-  for (int i = 0; i < 33; i++)
-    g_assert_cmpfloat (out[i], ==, 6.5f);
+  accel_test_fill_f32 (dev, b, 6.5f);
 }
 
 /* An op submitted again is checked again whenever it changed: a gemm that
@@ -583,9 +562,9 @@ static void
 test_resubmit_changed (void)
 {
   g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = cpu_device (system);
+  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(AccelSystem) other_system = accel_test_new_system ();
-  g_autoptr(AccelDevice) other = cpu_device (other_system);
+  g_autoptr(AccelDevice) other = accel_test_get_device (other_system, "cpu:0");
   gint64 m = g_test_rand_int_range (1, 40), n = g_test_rand_int_range (1, 40), k = g_test_rand_int_range (1, 40);
   g_autoptr(AccelShape) sa = accel_shape_new_2d (m, k);
   g_autoptr(AccelShape) sb = accel_shape_new_2d (k, n);

@@ -12,32 +12,13 @@
 #include <accel.h>
 #include <math.h>
 #include <string.h>
-
-static AccelSystem *
-new_system (void)
-{
-  g_autoptr(GError) error = NULL;
-  AccelSystem *system = accel_system_new (&error);
-  g_assert_no_error (error);
-  return system;
-}
+#include "accel-test-buffers.h"
 
 /* cpu:0 in this process, or behind a device host. */
 static AccelDevice *
 get_device (AccelSystem *system, gboolean remote)
 {
-  g_autoptr(GError) error = NULL;
-  AccelDevice *dev;
-  if (remote)
-    {
-      AccelBackend *cpu = accel_system_get_backend (system, "cpu", &error);
-      g_assert_no_error (error);
-      dev = accel_remote_device_new (cpu, "remote-cpu:0", "cpu:0", NULL, &error);
-    }
-  else
-    dev = accel_system_get_device (system, "cpu:0", &error);
-  g_assert_no_error (error);
-  return dev;
+  return remote ? accel_test_remote_cpu_device (system) : accel_test_get_device (system, "cpu:0");
 }
 
 static AccelBuffer *
@@ -105,7 +86,7 @@ record_chain (AccelDevice *dev, AccelBuffer *x, AccelBuffer *y, double a, double
 static void
 check_chain (gboolean remote)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = get_device (system, remote);
   g_autoptr(GError) error = NULL;
   gint64 n = g_test_rand_int_range (1, 3000) | 1;
@@ -184,7 +165,7 @@ replayed (GObject *source, GAsyncResult *result, gpointer data)
 static void
 test_async (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = get_device (system, FALSE);
   gint64 n = g_test_rand_int_range (1, 500);
   g_autofree double *x = g_new (double, n);
@@ -212,7 +193,7 @@ test_async (void)
 static void
 check_stale (gboolean remote)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = get_device (system, remote);
   g_autoptr(GError) error = NULL;
   accel_actor_set_strategy (ACCEL_ACTOR (dev), 3, 60000, NULL, NULL, NULL);
@@ -268,7 +249,7 @@ test_stale_remote (void)
 static void
 test_bad_input (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = get_device (system, FALSE);
   g_autoptr(AccelDevice) other = get_device (system, TRUE);
   g_autoptr(GError) error = NULL;
@@ -334,7 +315,7 @@ resolve_from_table (guint64 handle, gpointer data)
 static void
 test_serialised (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = get_device (system, FALSE);
   g_autoptr(GError) error = NULL;
   gint64 n = g_test_rand_int_range (1, 64);
@@ -382,7 +363,7 @@ test_serialised (void)
 static void
 test_stats (void)
 {
-  g_autoptr(AccelSystem) system = new_system ();
+  g_autoptr(AccelSystem) system = accel_test_new_system ();
   g_autoptr(AccelDevice) dev = get_device (system, FALSE);
   g_autoptr(GError) error = NULL;
   gint64 n = g_test_rand_int_range (1, 1000);

@@ -131,6 +131,21 @@ struct RowStart
   __host__ __device__ int operator() (long long row) const { return (int) (row * n); }
 };
 
+/* CUB's radix sort of the (key bits, index) pairs: all @total at once when
+ * @rows is 1, else each row of @n on its own. With a NULL @cub_temp it
+ * only sets @cub_bytes, as CUB does. */
+template <typename Bits>
+static cudaError_t
+sort_pairs (void *cub_temp, size_t &cub_bytes, cub::DoubleBuffer<Bits> &d_keys, cub::DoubleBuffer<unsigned> &d_index,
+            long long total, long long rows, long long n, int width, cudaStream_t stream)
+{
+  if (rows == 1)
+    return cub::DeviceRadixSort::SortPairs (cub_temp, cub_bytes, d_keys, d_index, total, 0, width, stream);
+  auto starts = thrust::make_transform_iterator (thrust::counting_iterator<long long> (0), RowStart { n });
+  return cub::DeviceSegmentedRadixSort::SortPairs (cub_temp, cub_bytes, d_keys, d_index, (int) total, (int) rows,
+                                                   starts, starts + 1, 0, width, stream);
+}
+
 static size_t
 key_size (AccelCubType type)
 {
@@ -166,17 +181,9 @@ sort_bits (AccelCubType key_type, void *keys, void *values, size_t value_size, l
   size_t cub_bytes = 0;
   cub::DoubleBuffer<Bits> d_keys (temp ? bits : NULL, temp ? bits_alt : NULL);
   cub::DoubleBuffer<unsigned> d_index (temp ? index : NULL, temp ? index_alt : NULL);
-  cudaError_t status;
 
   /* Size the CUB scratch first (no work is done with a NULL pointer). */
-  if (rows == 1)
-    status = cub::DeviceRadixSort::SortPairs (NULL, cub_bytes, d_keys, d_index, total, 0, width, stream);
-  else
-    {
-      auto starts = thrust::make_transform_iterator (thrust::counting_iterator<long long> (0), RowStart { n });
-      status = cub::DeviceSegmentedRadixSort::SortPairs (NULL, cub_bytes, d_keys, d_index, (int) total, (int) rows,
-                                                         starts, starts + 1, 0, width, stream);
-    }
+  cudaError_t status = sort_pairs<Bits> (NULL, cub_bytes, d_keys, d_index, total, rows, n, width, stream);
   if (status != cudaSuccess)
     return status;
   if (temp == NULL)
@@ -189,15 +196,8 @@ sort_bits (AccelCubType key_type, void *keys, void *values, size_t value_size, l
   to_order_kernel<Bits><<<blocks, THREADS, 0, stream>>> (key_type, keys, bits, index, total, n, descending, width);
   if ((status = cudaGetLastError ()) != cudaSuccess)
     return status;
-  if (rows == 1)
-    status = cub::DeviceRadixSort::SortPairs (cub_temp, cub_bytes, d_keys, d_index, total, 0, width, stream);
-  else
-    {
-      auto starts = thrust::make_transform_iterator (thrust::counting_iterator<long long> (0), RowStart { n });
-      status = cub::DeviceSegmentedRadixSort::SortPairs (cub_temp, cub_bytes, d_keys, d_index, (int) total, (int) rows,
-                                                         starts, starts + 1, 0, width, stream);
-    }
-  if (status != cudaSuccess)
+  if ((status = sort_pairs<Bits> (cub_temp, cub_bytes, d_keys, d_index, total, rows, n, width, stream))
+      != cudaSuccess)
     return status;
   const unsigned *perm = d_index.Current ();
   if ((status = cudaMemcpyAsync (key_copy, keys, total * ks, cudaMemcpyDeviceToDevice, stream)) != cudaSuccess
@@ -223,6 +223,18 @@ unsign_nan_kernel (Bits *keys, long long n, Bits inf)
       keys[i] &= ~sign;
 }
 
+/* CUB's typed radix sort of @n keys, up or down. With a NULL @cub_temp it
+ * only sets @cub_bytes. */
+template <typename K>
+static cudaError_t
+sort_keys (void *cub_temp, size_t &cub_bytes, cub::DoubleBuffer<K> &d_keys, long long n, int descending,
+           cudaStream_t stream)
+{
+  return descending
+    ? cub::DeviceRadixSort::SortKeysDescending (cub_temp, cub_bytes, d_keys, n, 0, (int) (8 * sizeof (K)), stream)
+    : cub::DeviceRadixSort::SortKeys (cub_temp, cub_bytes, d_keys, n, 0, (int) (8 * sizeof (K)), stream);
+}
+
 /* Keys alone, one row, of a type CUB sorts natively: CUB's own typed sort
  * (the same order, once NaNs have lost their sign), in place through a
  * DoubleBuffer whose other half is scratch. */
@@ -233,9 +245,7 @@ sort_keys_typed (K *keys, long long n, int descending, void *temp, size_t *temp_
   size_t head = round_up (n * sizeof (K)), cub_bytes = 0;
   K *alt = (K *) temp;
   cub::DoubleBuffer<K> d_keys (temp ? keys : NULL, temp ? alt : NULL);
-  cudaError_t status = descending
-    ? cub::DeviceRadixSort::SortKeysDescending (NULL, cub_bytes, d_keys, n, 0, (int) (8 * sizeof (K)), stream)
-    : cub::DeviceRadixSort::SortKeys (NULL, cub_bytes, d_keys, n, 0, (int) (8 * sizeof (K)), stream);
+  cudaError_t status = sort_keys<K> (NULL, cub_bytes, d_keys, n, descending, stream);
   if (status != cudaSuccess || temp == NULL)
     {
       *temp_bytes = head + cub_bytes;
@@ -247,9 +257,7 @@ sort_keys_typed (K *keys, long long n, int descending, void *temp, size_t *temp_
   else if (sizeof (K) == 8 && (K) 0.5 != (K) 0)
     unsign_nan_kernel<K, uint64_t><<<blocks_for (n), THREADS, 0, stream>>> ((uint64_t *) keys, n,
                                                                           0x7ff0000000000000ull);
-  status = descending
-    ? cub::DeviceRadixSort::SortKeysDescending (cub_temp, cub_bytes, d_keys, n, 0, (int) (8 * sizeof (K)), stream)
-    : cub::DeviceRadixSort::SortKeys (cub_temp, cub_bytes, d_keys, n, 0, (int) (8 * sizeof (K)), stream);
+  status = sort_keys<K> (cub_temp, cub_bytes, d_keys, n, descending, stream);
   if (status == cudaSuccess && d_keys.Current () != keys)
     status = cudaMemcpyAsync (keys, d_keys.Current (), n * sizeof (K), cudaMemcpyDeviceToDevice, stream);
   return status;
@@ -430,26 +438,27 @@ reduce_typed (AccelCubReduction reduction, const T *in, T *out, const long long 
     }
 }
 
+/* Sums add integers as unsigned (u32, u64); min and max keep their sign
+ * (i32, u32, i64). Both take f32 and f64. */
+static bool
+reduce_takes (AccelCubType type, AccelCubReduction reduction)
+{
+  switch (type)
+    {
+    case ACCEL_CUB_U32: case ACCEL_CUB_F32: case ACCEL_CUB_F64: return true;
+    case ACCEL_CUB_U64: return reduction == ACCEL_CUB_SUM;
+    case ACCEL_CUB_I32: case ACCEL_CUB_I64: return reduction != ACCEL_CUB_SUM;
+    default: return false;
+    }
+}
+
 extern "C" cudaError_t
 accel_cub_segmented_reduce (AccelCubType type, AccelCubReduction reduction, const void *in, void *out,
                             const long long *offsets, int n_segments, void *temp, size_t *temp_bytes,
                             cudaStream_t stream)
 {
-  if (reduction == ACCEL_CUB_SUM)
-    switch (type)
-      {
-      case ACCEL_CUB_U32:
-        return reduce_typed (reduction, (const uint32_t *) in, (uint32_t *) out, offsets, n_segments, temp, temp_bytes, stream);
-      case ACCEL_CUB_U64:
-        return reduce_typed (reduction, (const unsigned long long *) in, (unsigned long long *) out, offsets,
-                             n_segments, temp, temp_bytes, stream);
-      case ACCEL_CUB_F32:
-        return reduce_typed (reduction, (const float *) in, (float *) out, offsets, n_segments, temp, temp_bytes, stream);
-      case ACCEL_CUB_F64:
-        return reduce_typed (reduction, (const double *) in, (double *) out, offsets, n_segments, temp, temp_bytes, stream);
-      default:
-        return cudaErrorInvalidValue;
-      }
+  if (!reduce_takes (type, reduction))
+    return cudaErrorInvalidValue;
   switch (type)
     {
     case ACCEL_CUB_I32:
@@ -458,6 +467,9 @@ accel_cub_segmented_reduce (AccelCubType type, AccelCubReduction reduction, cons
       return reduce_typed (reduction, (const uint32_t *) in, (uint32_t *) out, offsets, n_segments, temp, temp_bytes, stream);
     case ACCEL_CUB_I64:
       return reduce_typed (reduction, (const long long *) in, (long long *) out, offsets, n_segments, temp, temp_bytes, stream);
+    case ACCEL_CUB_U64:
+      return reduce_typed (reduction, (const unsigned long long *) in, (unsigned long long *) out, offsets,
+                           n_segments, temp, temp_bytes, stream);
     case ACCEL_CUB_F32:
       return reduce_typed (reduction, (const float *) in, (float *) out, offsets, n_segments, temp, temp_bytes, stream);
     case ACCEL_CUB_F64:

@@ -186,19 +186,19 @@ gemm_run (AccelOp *op, gpointer context, GError **error)
                        "cublasGemmStridedBatchedEx", error);
 }
 
-/* axpy and scal: f16 and bf16 run in f32. */
+/* axpy and scal: f16 and bf16 run in f32. Both take the same dtypes and
+ * scalar: axpy adds alpha @x to @y; scal, given no @y, scales @x in place. */
 
 static gboolean
-axpy_run (AccelOp *op, gpointer context, GError **error)
+vector_run (const char *name, AccelBuffer *x, AccelBuffer *y, double alpha_value, gpointer context, GError **error)
 {
-  AccelAxpy *self = ACCEL_AXPY (op);
-  gint64 n = accel_buffer_get_n_elements (self->x);
+  gint64 n = accel_buffer_get_n_elements (x);
   Types t;
 
-  if (!types_for (accel_buffer_get_dtype (self->x), ACCEL_GEMM_COMPUTE_DEFAULT, &t))
+  if (!types_for (accel_buffer_get_dtype (x), ACCEL_GEMM_COMPUTE_DEFAULT, &t))
     {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_DTYPE_UNSUPPORTED, "cublas: axpy does not take %s",
-                   accel_dtype_get_name (accel_buffer_get_dtype (self->x)));
+      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_DTYPE_UNSUPPORTED, "cublas: %s does not take %s", name,
+                   accel_dtype_get_name (accel_buffer_get_dtype (x)));
       return FALSE;
     }
   if (n == 0)
@@ -206,35 +206,29 @@ axpy_run (AccelOp *op, gpointer context, GError **error)
   cublasHandle_t handle = lane_handle (context, error);
   if (handle == NULL)
     return FALSE;
-  Scalar alpha = scalar_for (&t, self->alpha);
+  Scalar alpha = scalar_for (&t, alpha_value);
+  if (y == NULL)
+    return check_cublas (cublasScalEx_64 (handle, n, &alpha, scalar_type (&t),
+                                          accel_buffer_get_data (x), t.data, 1, scalar_type (&t)),
+                         "cublasScalEx", error);
   return check_cublas (cublasAxpyEx_64 (handle, n, &alpha, scalar_type (&t),
-                                        accel_buffer_get_data (self->x), t.data, 1,
-                                        accel_buffer_get_data (self->y), t.data, 1, scalar_type (&t)),
+                                        accel_buffer_get_data (x), t.data, 1,
+                                        accel_buffer_get_data (y), t.data, 1, scalar_type (&t)),
                        "cublasAxpyEx", error);
+}
+
+static gboolean
+axpy_run (AccelOp *op, gpointer context, GError **error)
+{
+  AccelAxpy *self = ACCEL_AXPY (op);
+  return vector_run ("axpy", self->x, self->y, self->alpha, context, error);
 }
 
 static gboolean
 scal_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelScal *self = ACCEL_SCAL (op);
-  gint64 n = accel_buffer_get_n_elements (self->x);
-  Types t;
-
-  if (!types_for (accel_buffer_get_dtype (self->x), ACCEL_GEMM_COMPUTE_DEFAULT, &t))
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_DTYPE_UNSUPPORTED, "cublas: scal does not take %s",
-                   accel_dtype_get_name (accel_buffer_get_dtype (self->x)));
-      return FALSE;
-    }
-  if (n == 0)
-    return TRUE;
-  cublasHandle_t handle = lane_handle (context, error);
-  if (handle == NULL)
-    return FALSE;
-  Scalar alpha = scalar_for (&t, self->alpha);
-  return check_cublas (cublasScalEx_64 (handle, n, &alpha, scalar_type (&t),
-                                        accel_buffer_get_data (self->x), t.data, 1, scalar_type (&t)),
-                       "cublasScalEx", error);
+  return vector_run ("scal", self->x, NULL, self->alpha, context, error);
 }
 
 static const AccelKernelVTable gemm_kernel = { .supports = gemm_supports, .run = gemm_run };

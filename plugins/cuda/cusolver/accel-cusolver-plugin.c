@@ -111,6 +111,24 @@ mat_dims (AccelBuffer *buffer)
   return m;
 }
 
+/* What a run works with: the lane and its stream, and the dtype and
+ * dimensions of the matrix it factors or solves with. */
+typedef struct {
+  AccelCudaLane *lane;
+  cudaStream_t stream;
+  AccelDType dt;
+  gsize es;
+  Mat d;
+} Run;
+
+static Run
+run_start (gpointer context, AccelBuffer *matrix)
+{
+  AccelDType dt = accel_buffer_get_dtype (matrix);
+  Run r = { context, accel_cuda_lane_get_stream (context), dt, accel_dtype_get_size (dt), mat_dims (matrix) };
+  return r;
+}
+
 static guint8 *
 entry (gpointer base, gint64 index, gint64 elements, gsize es)
 {
@@ -123,10 +141,32 @@ where (const Mat *d, gint64 index)
   return d->batched ? g_strdup_printf (" (batch entry %" G_GINT64_FORMAT ")", index) : g_strdup ("");
 }
 
+/* @elements elements of the run's dtype from the lane's workspace. */
+static guint8 *
+scratch (const Run *r, gint64 elements, GError **error)
+{
+  return accel_cuda_lane_alloc_workspace (r->lane, elements * r->es, error);
+}
+
+/* Room for @n devInfo codes from the lane's workspace. */
+static int *
+infos (const Run *r, gint64 n, GError **error)
+{
+  return accel_cuda_lane_alloc_workspace (r->lane, n * sizeof (int), error);
+}
+
 static gboolean
 check_launch (cudaError_t status, const char *what, GError **error)
 {
   return accel_cuda_check (status, what, error);
+}
+
+/* dst[b] = transpose of src[b], row-major rows x cols -> cols x rows, for
+ * @batch matrices of the run's dtype. */
+static gboolean
+transpose (const Run *r, const void *src, void *dst, int rows, int cols, gint64 batch, GError **error)
+{
+  return check_launch (accel_cusolver_transpose (src, dst, rows, cols, batch, r->es, r->stream), "transpose", error);
 }
 
 static gboolean
@@ -200,17 +240,18 @@ infos_judge (const gint32 *codes, guint n_codes, gpointer data, GError **error)
   return FALSE;
 }
 
-/* Has the op fail, once its work has run, if any of the @d->batch devInfo
- * codes at @dev_info is not 0. Enqueued after the routines that write them. */
+/* Has the op fail, once its work has run, if any of the @r->d.batch
+ * devInfo codes at @dev_info is not 0. Enqueued after the routines that
+ * write them. */
 static gboolean
-check_infos_after (AccelCudaLane *lane, const int *dev_info, const Mat *d, InfoKind kind, GError **error)
+check_infos_after (const Run *r, const int *dev_info, InfoKind kind, GError **error)
 {
   InfoCheck *c = g_new (InfoCheck, 1);
   c->kind = kind;
-  c->d = *d;
-  gint32 *codes = accel_cuda_lane_check_after (lane, 2, infos_judge, c, g_free, error);
+  c->d = r->d;
+  gint32 *codes = accel_cuda_lane_check_after (r->lane, 2, infos_judge, c, g_free, error);
   return codes != NULL
-         && check_launch (accel_cusolver_first_bad_info (dev_info, d->batch, codes, accel_cuda_lane_get_stream (lane)),
+         && check_launch (accel_cusolver_first_bad_info (dev_info, r->d.batch, codes, r->stream),
                           "first_bad_info", error);
 }
 
@@ -220,47 +261,40 @@ static gboolean
 qr_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelQr *self = ACCEL_QR (op);
-  AccelCudaLane *lane = context;
-  cudaStream_t stream = accel_cuda_lane_get_stream (lane);
-  AccelDType dt = accel_buffer_get_dtype (self->a);
-  gsize es = accel_dtype_get_size (dt);
-  Mat d = mat_dims (self->a);
-  int m = (int) d.rows, n = (int) d.cols, k = MIN (m, n);
+  Run r = run_start (context, self->a);
+  AccelDType dt = r.dt;
+  int m = (int) r.d.rows, n = (int) r.d.cols, k = MIN (m, n);
   int lwork_qr = 0, lwork_q = 0;
 
-  if (d.batch == 0 || k == 0)
+  if (r.d.batch == 0 || k == 0)
     return TRUE;
-  Solver *s = lane_solver (lane, error);
-  guint8 *work_a = s ? accel_cuda_lane_alloc_workspace (lane, d.batch * m * n * es, error) : NULL;
-  guint8 *tau = work_a ? accel_cuda_lane_alloc_workspace (lane, k * es, error) : NULL;
-  int *info = tau ? accel_cuda_lane_alloc_workspace (lane, sizeof (int), error) : NULL;
+  Solver *s = lane_solver (r.lane, error);
+  guint8 *work_a = s ? scratch (&r, r.d.batch * m * n, error) : NULL;
+  guint8 *tau = work_a ? scratch (&r, k, error) : NULL;
+  int *info = tau ? infos (&r, 1, error) : NULL;
   if (info == NULL
       || !check_cusolver (SOLVER (dt, geqrf_bufferSize, s->handle, m, n, (void *) work_a, m, &lwork_qr),
                           "geqrf_bufferSize", error)
       || !check_cusolver (SOLVER (dt, orgqr_bufferSize, s->handle, m, k, k, (void *) work_a, m, (void *) tau,
                                   &lwork_q), "orgqr_bufferSize", error))
     return FALSE;
-  void *work = accel_cuda_lane_alloc_workspace (lane, MAX (lwork_qr, lwork_q) * es, error);
-  if (work == NULL
-      || !check_launch (accel_cusolver_transpose (accel_buffer_get_data (self->a), work_a, m, n, d.batch,
-                                                  es, stream), "transpose", error))
+  void *work = scratch (&r, MAX (lwork_qr, lwork_q), error);
+  if (work == NULL || !transpose (&r, accel_buffer_get_data (self->a), work_a, m, n, r.d.batch, error))
     return FALSE;
 
-  for (gint64 b = 0; b < d.batch; b++)
+  for (gint64 b = 0; b < r.d.batch; b++)
     {
-      guint8 *a = entry (work_a, b, (gint64) m * n, es);
+      guint8 *a = entry (work_a, b, (gint64) m * n, r.es);
       /* geqrf and orgqr report only argument errors, which their status gives too. */
       if (!check_cusolver (SOLVER (dt, geqrf, s->handle, m, n, (void *) a, m, (void *) tau, work,
                                    MAX (lwork_qr, lwork_q), info), "geqrf", error)
           || !check_launch (accel_cusolver_extract_r (a, m, n, entry (accel_buffer_get_data (self->r), b,
-                                                                       (gint64) k * n, es), es, stream),
+                                                                       (gint64) k * n, r.es), r.es, r.stream),
                             "extract_r", error)
           || !check_cusolver (SOLVER (dt, orgqr, s->handle, m, k, k, (void *) a, m, (void *) tau, work,
                                       MAX (lwork_qr, lwork_q), info), "orgqr", error)
           /* q's columns are the first k columns of a, column-major: transpose them out. */
-          || !check_launch (accel_cusolver_transpose (a, entry (accel_buffer_get_data (self->q), b,
-                                                                (gint64) m * k, es), k, m, 1, es, stream),
-                            "transpose", error))
+          || !transpose (&r, a, entry (accel_buffer_get_data (self->q), b, (gint64) m * k, r.es), k, m, 1, error))
         return FALSE;
     }
   return TRUE;
@@ -272,38 +306,32 @@ static gboolean
 lu_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelLu *self = ACCEL_LU (op);
-  AccelCudaLane *lane = context;
-  cudaStream_t stream = accel_cuda_lane_get_stream (lane);
-  AccelDType dt = accel_buffer_get_dtype (self->a);
-  gsize es = accel_dtype_get_size (dt);
-  Mat d = mat_dims (self->a);
-  int m = (int) d.rows, n = (int) d.cols, k = MIN (m, n);
+  Run r = run_start (context, self->a);
+  AccelDType dt = r.dt;
+  int m = (int) r.d.rows, n = (int) r.d.cols, k = MIN (m, n);
   int lwork = 0;
 
-  if (d.batch == 0 || k == 0)
-    return copy_if_distinct (self->lu, self->a, stream, error);
-  Solver *s = lane_solver (lane, error);
-  guint8 *work_a = s ? accel_cuda_lane_alloc_workspace (lane, d.batch * m * n * es, error) : NULL;
-  int *info = work_a ? accel_cuda_lane_alloc_workspace (lane, d.batch * sizeof (int), error) : NULL;
+  if (r.d.batch == 0 || k == 0)
+    return copy_if_distinct (self->lu, self->a, r.stream, error);
+  Solver *s = lane_solver (r.lane, error);
+  guint8 *work_a = s ? scratch (&r, r.d.batch * m * n, error) : NULL;
+  int *info = work_a ? infos (&r, r.d.batch, error) : NULL;
   if (info == NULL
       || !check_cusolver (SOLVER (dt, getrf_bufferSize, s->handle, m, n, (void *) work_a, m, &lwork),
                           "getrf_bufferSize", error))
     return FALSE;
-  void *work = accel_cuda_lane_alloc_workspace (lane, MAX (lwork, 1) * es, error);
-  if (work == NULL
-      || !check_launch (accel_cusolver_transpose (accel_buffer_get_data (self->a), work_a, m, n, d.batch,
-                                                  es, stream), "transpose", error))
+  void *work = scratch (&r, MAX (lwork, 1), error);
+  if (work == NULL || !transpose (&r, accel_buffer_get_data (self->a), work_a, m, n, r.d.batch, error))
     return FALSE;
-  for (gint64 b = 0; b < d.batch; b++)
-    if (!check_cusolver (SOLVER (dt, getrf, s->handle, m, n, (void *) entry (work_a, b, (gint64) m * n, es), m,
+  for (gint64 b = 0; b < r.d.batch; b++)
+    if (!check_cusolver (SOLVER (dt, getrf, s->handle, m, n, (void *) entry (work_a, b, (gint64) m * n, r.es), m,
                                  work, (int *) accel_buffer_get_data (self->pivots) + b * k, info + b),
                          "getrf", error))
       return FALSE;
-  if (!check_launch (accel_cusolver_transpose (work_a, accel_buffer_get_data (self->lu), n, m, d.batch,
-                                               es, stream), "transpose", error))
+  if (!transpose (&r, work_a, accel_buffer_get_data (self->lu), n, m, r.d.batch, error))
     return FALSE;
 
-  return check_infos_after (lane, info, &d, INFO_LU, error);
+  return check_infos_after (&r, info, INFO_LU, error);
 }
 
 /* Right-hand sides of a solve, in column-major form: a vector is the same
@@ -317,60 +345,50 @@ rhs_columns (AccelBuffer *factor, AccelBuffer *b)
 }
 
 static guint8 *
-rhs_in (AccelCudaLane *lane, AccelBuffer *b, AccelBuffer *x, const Mat *d, int nrhs, gsize es, GError **error)
+rhs_in (const Run *r, AccelBuffer *b, AccelBuffer *x, int nrhs, GError **error)
 {
-  cudaStream_t stream = accel_cuda_lane_get_stream (lane);
-  int n = (int) d->rows;
+  int n = (int) r->d.rows;
 
   if (nrhs == 1)
-    return copy_if_distinct (x, b, stream, error) ? accel_buffer_get_data (x) : NULL;
-  guint8 *work = accel_cuda_lane_alloc_workspace (lane, d->batch * n * nrhs * es, error);
-  if (work == NULL
-      || !check_launch (accel_cusolver_transpose (accel_buffer_get_data (b), work, n, nrhs, d->batch, es, stream),
-                        "transpose", error))
+    return copy_if_distinct (x, b, r->stream, error) ? accel_buffer_get_data (x) : NULL;
+  guint8 *work = scratch (r, r->d.batch * n * nrhs, error);
+  if (work == NULL || !transpose (r, accel_buffer_get_data (b), work, n, nrhs, r->d.batch, error))
     return NULL;
   return work;
 }
 
 static gboolean
-rhs_out (AccelCudaLane *lane, guint8 *work, AccelBuffer *x, const Mat *d, int nrhs, gsize es, GError **error)
+rhs_out (const Run *r, guint8 *work, AccelBuffer *x, int nrhs, GError **error)
 {
   if (nrhs == 1)
     return TRUE;
-  return check_launch (accel_cusolver_transpose (work, accel_buffer_get_data (x), nrhs, (int) d->rows, d->batch,
-                                                 es, accel_cuda_lane_get_stream (lane)), "transpose", error);
+  return transpose (r, work, accel_buffer_get_data (x), nrhs, (int) r->d.rows, r->d.batch, error);
 }
 
 static gboolean
 lu_solve_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelLuSolve *self = ACCEL_LU_SOLVE (op);
-  AccelCudaLane *lane = context;
-  cudaStream_t stream = accel_cuda_lane_get_stream (lane);
-  AccelDType dt = accel_buffer_get_dtype (self->lu);
-  gsize es = accel_dtype_get_size (dt);
-  Mat d = mat_dims (self->lu);
-  int n = (int) d.rows, nrhs = (int) rhs_columns (self->lu, self->b);
+  Run r = run_start (context, self->lu);
+  int n = (int) r.d.rows, nrhs = (int) rhs_columns (self->lu, self->b);
 
-  if (d.batch == 0 || n == 0 || nrhs == 0)
-    return copy_if_distinct (self->x, self->b, stream, error);
-  Solver *s = lane_solver (lane, error);
-  guint8 *work_lu = s ? accel_cuda_lane_alloc_workspace (lane, d.batch * n * n * es, error) : NULL;
-  int *info = work_lu ? accel_cuda_lane_alloc_workspace (lane, sizeof (int), error) : NULL;
-  if (info == NULL
-      || !check_launch (accel_cusolver_transpose (accel_buffer_get_data (self->lu), work_lu, n, n, d.batch, es,
-                                                  stream), "transpose", error))
+  if (r.d.batch == 0 || n == 0 || nrhs == 0)
+    return copy_if_distinct (self->x, self->b, r.stream, error);
+  Solver *s = lane_solver (r.lane, error);
+  guint8 *work_lu = s ? scratch (&r, r.d.batch * n * n, error) : NULL;
+  int *info = work_lu ? infos (&r, 1, error) : NULL;
+  if (info == NULL || !transpose (&r, accel_buffer_get_data (self->lu), work_lu, n, n, r.d.batch, error))
     return FALSE;
-  guint8 *rhs = rhs_in (lane, self->b, self->x, &d, nrhs, es, error);
+  guint8 *rhs = rhs_in (&r, self->b, self->x, nrhs, error);
   if (rhs == NULL)
     return FALSE;
-  for (gint64 b = 0; b < d.batch; b++)
-    if (!check_cusolver (SOLVER (dt, getrs, s->handle, CUBLAS_OP_N, n, nrhs,
-                                 (const void *) entry (work_lu, b, (gint64) n * n, es), n,
+  for (gint64 b = 0; b < r.d.batch; b++)
+    if (!check_cusolver (SOLVER (r.dt, getrs, s->handle, CUBLAS_OP_N, n, nrhs,
+                                 (const void *) entry (work_lu, b, (gint64) n * n, r.es), n,
                                  (const int *) accel_buffer_get_data (self->pivots) + b * n,
-                                 (void *) entry (rhs, b, (gint64) n * nrhs, es), n, info), "getrs", error))
+                                 (void *) entry (rhs, b, (gint64) n * nrhs, r.es), n, info), "getrs", error))
       return FALSE;
-  return rhs_out (lane, rhs, self->x, &d, nrhs, es, error);
+  return rhs_out (&r, rhs, self->x, nrhs, error);
 }
 
 /* cholesky: the lower triangle of a row-major matrix is the upper one of
@@ -386,62 +404,55 @@ static gboolean
 cholesky_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelCholesky *self = ACCEL_CHOLESKY (op);
-  AccelCudaLane *lane = context;
-  cudaStream_t stream = accel_cuda_lane_get_stream (lane);
-  AccelDType dt = accel_buffer_get_dtype (self->a);
-  gsize es = accel_dtype_get_size (dt);
-  Mat d = mat_dims (self->a);
-  int n = (int) d.rows, lwork = 0;
+  Run r = run_start (context, self->a);
+  int n = (int) r.d.rows, lwork = 0;
   guint8 *l = accel_buffer_get_data (self->l);
 
-  if (!copy_if_distinct (self->l, self->a, stream, error))
+  if (!copy_if_distinct (self->l, self->a, r.stream, error))
     return FALSE;
-  if (d.batch == 0 || n == 0)
+  if (r.d.batch == 0 || n == 0)
     return TRUE;
-  Solver *s = lane_solver (lane, error);
-  int *info = s ? accel_cuda_lane_alloc_workspace (lane, d.batch * sizeof (int), error) : NULL;
+  Solver *s = lane_solver (r.lane, error);
+  int *info = s ? infos (&r, r.d.batch, error) : NULL;
   if (info == NULL
-      || !check_cusolver (SOLVER (dt, potrf_bufferSize, s->handle, fill_for (self->lower), n, (void *) l, n,
+      || !check_cusolver (SOLVER (r.dt, potrf_bufferSize, s->handle, fill_for (self->lower), n, (void *) l, n,
                                   &lwork), "potrf_bufferSize", error))
     return FALSE;
-  void *work = accel_cuda_lane_alloc_workspace (lane, MAX (lwork, 1) * es, error);
+  void *work = scratch (&r, MAX (lwork, 1), error);
   if (work == NULL)
     return FALSE;
-  for (gint64 b = 0; b < d.batch; b++)
-    if (!check_cusolver (SOLVER (dt, potrf, s->handle, fill_for (self->lower), n,
-                                 (void *) entry (l, b, (gint64) n * n, es), n, work, lwork, info + b),
+  for (gint64 b = 0; b < r.d.batch; b++)
+    if (!check_cusolver (SOLVER (r.dt, potrf, s->handle, fill_for (self->lower), n,
+                                 (void *) entry (l, b, (gint64) n * n, r.es), n, work, lwork, info + b),
                          "potrf", error))
       return FALSE;
-  if (!check_launch (accel_cusolver_zero_triangle (l, n, d.batch, self->lower, es, stream), "zero_triangle",
+  if (!check_launch (accel_cusolver_zero_triangle (l, n, r.d.batch, self->lower, r.es, r.stream), "zero_triangle",
                      error))
     return FALSE;
 
-  return check_infos_after (lane, info, &d, INFO_CHOLESKY, error);
+  return check_infos_after (&r, info, INFO_CHOLESKY, error);
 }
 
 static gboolean
 cholesky_solve_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelCholeskySolve *self = ACCEL_CHOLESKY_SOLVE (op);
-  AccelCudaLane *lane = context;
-  AccelDType dt = accel_buffer_get_dtype (self->l);
-  gsize es = accel_dtype_get_size (dt);
-  Mat d = mat_dims (self->l);
-  int n = (int) d.rows, nrhs = (int) rhs_columns (self->l, self->b);
+  Run r = run_start (context, self->l);
+  int n = (int) r.d.rows, nrhs = (int) rhs_columns (self->l, self->b);
 
-  if (d.batch == 0 || n == 0 || nrhs == 0)
-    return copy_if_distinct (self->x, self->b, accel_cuda_lane_get_stream (lane), error);
-  Solver *s = lane_solver (lane, error);
-  int *info = s ? accel_cuda_lane_alloc_workspace (lane, sizeof (int), error) : NULL;
-  guint8 *rhs = info ? rhs_in (lane, self->b, self->x, &d, nrhs, es, error) : NULL;
+  if (r.d.batch == 0 || n == 0 || nrhs == 0)
+    return copy_if_distinct (self->x, self->b, r.stream, error);
+  Solver *s = lane_solver (r.lane, error);
+  int *info = s ? infos (&r, 1, error) : NULL;
+  guint8 *rhs = info ? rhs_in (&r, self->b, self->x, nrhs, error) : NULL;
   if (rhs == NULL)
     return FALSE;
-  for (gint64 b = 0; b < d.batch; b++)
-    if (!check_cusolver (SOLVER (dt, potrs, s->handle, fill_for (self->lower), n, nrhs,
-                                 (const void *) entry (accel_buffer_get_data (self->l), b, (gint64) n * n, es), n,
-                                 (void *) entry (rhs, b, (gint64) n * nrhs, es), n, info), "potrs", error))
+  for (gint64 b = 0; b < r.d.batch; b++)
+    if (!check_cusolver (SOLVER (r.dt, potrs, s->handle, fill_for (self->lower), n, nrhs,
+                                 (const void *) entry (accel_buffer_get_data (self->l), b, (gint64) n * n, r.es), n,
+                                 (void *) entry (rhs, b, (gint64) n * nrhs, r.es), n, info), "potrs", error))
       return FALSE;
-  return rhs_out (lane, rhs, self->x, &d, nrhs, es, error);
+  return rhs_out (&r, rhs, self->x, nrhs, error);
 }
 
 /* svd */
@@ -450,12 +461,10 @@ static gboolean
 svd_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelSvd *self = ACCEL_SVD (op);
-  AccelCudaLane *lane = context;
-  cudaStream_t stream = accel_cuda_lane_get_stream (lane);
-  AccelDType dt = accel_buffer_get_dtype (self->a);
-  gsize es = accel_dtype_get_size (dt);
-  Mat d = mat_dims (self->a);
-  int m = (int) d.rows, n = (int) d.cols, k = MIN (m, n);
+  Run r = run_start (context, self->a);
+  AccelDType dt = r.dt;
+  gsize es = r.es;
+  int m = (int) r.d.rows, n = (int) r.d.cols, k = MIN (m, n);
   /* gesvd wants at least as many rows as columns: a wide or square a is
    * its column-major view as it is, a tall one is transposed first. */
   gboolean wide = n >= m;
@@ -464,17 +473,18 @@ svd_run (AccelOp *op, gpointer context, GError **error)
   guint8 *u = accel_buffer_get_data (self->u), *vt = accel_buffer_get_data (self->vt);
   guint8 *sv = accel_buffer_get_data (self->s);
 
-  if (d.batch == 0 || k == 0)
+  if (r.d.batch == 0 || k == 0)
     return TRUE;
-  Solver *s = lane_solver (lane, error);
-  guint8 *work_a = s ? accel_cuda_lane_alloc_workspace (lane, d.batch * m * n * es, error) : NULL;
-  int *info = work_a ? accel_cuda_lane_alloc_workspace (lane, d.batch * sizeof (int), error) : NULL;
-  guint8 *rwork = info ? accel_cuda_lane_alloc_workspace (lane, k * es, error) : NULL;
+  Solver *s = lane_solver (r.lane, error);
+  guint8 *work_a = s ? scratch (&r, r.d.batch * m * n, error) : NULL;
+  int *info = work_a ? infos (&r, r.d.batch, error) : NULL;
+  guint8 *rwork = info ? scratch (&r, k, error) : NULL;
   if (rwork == NULL
       || !check_cusolver (SOLVER (dt, gesvd_bufferSize, s->handle, rows, cols, &lwork), "gesvd_bufferSize", error))
     return FALSE;
-  void *work = accel_cuda_lane_alloc_workspace (lane, MAX (lwork, 1) * es, error);
+  void *work = scratch (&r, MAX (lwork, 1), error);
   guint8 *work_u = NULL, *work_vt = NULL;
+  cudaStream_t stream = r.stream;
   if (work == NULL)
     return FALSE;
   if (wide)
@@ -487,15 +497,13 @@ svd_run (AccelOp *op, gpointer context, GError **error)
     }
   else
     {
-      work_u = accel_cuda_lane_alloc_workspace (lane, d.batch * m * k * es, error);
-      work_vt = work_u ? accel_cuda_lane_alloc_workspace (lane, d.batch * k * n * es, error) : NULL;
-      if (work_vt == NULL
-          || !check_launch (accel_cusolver_transpose (accel_buffer_get_data (self->a), work_a, m, n, d.batch,
-                                                      es, stream), "transpose", error))
+      work_u = scratch (&r, r.d.batch * m * k, error);
+      work_vt = work_u ? scratch (&r, r.d.batch * k * n, error) : NULL;
+      if (work_vt == NULL || !transpose (&r, accel_buffer_get_data (self->a), work_a, m, n, r.d.batch, error))
         return FALSE;
     }
 
-  for (gint64 b = 0; b < d.batch; b++)
+  for (gint64 b = 0; b < r.d.batch; b++)
     {
       guint8 *a = entry (work_a, b, (gint64) m * n, es);
       guint8 *sb = entry (sv, b, k, es);
@@ -514,11 +522,10 @@ svd_run (AccelOp *op, gpointer context, GError **error)
         return FALSE;
     }
   if (!wide
-      && (!check_launch (accel_cusolver_transpose (work_u, u, k, m, d.batch, es, stream), "transpose", error)
-          || !check_launch (accel_cusolver_transpose (work_vt, vt, n, k, d.batch, es, stream), "transpose", error)))
+      && (!transpose (&r, work_u, u, k, m, r.d.batch, error) || !transpose (&r, work_vt, vt, n, k, r.d.batch, error)))
     return FALSE;
 
-  return check_infos_after (lane, info, &d, INFO_SVD, error);
+  return check_infos_after (&r, info, INFO_SVD, error);
 }
 
 /* eigh */
@@ -527,40 +534,37 @@ static gboolean
 eigh_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelEigh *self = ACCEL_EIGH (op);
-  AccelCudaLane *lane = context;
-  cudaStream_t stream = accel_cuda_lane_get_stream (lane);
-  AccelDType dt = accel_buffer_get_dtype (self->a);
-  gsize es = accel_dtype_get_size (dt);
-  Mat d = mat_dims (self->a);
-  int n = (int) d.rows, lwork = 0;
+  Run r = run_start (context, self->a);
+  cudaStream_t stream = r.stream;
+  int n = (int) r.d.rows, lwork = 0;
   guint8 *w = accel_buffer_get_data (self->w);
 
-  if (d.batch == 0 || n == 0)
+  if (r.d.batch == 0 || n == 0)
     return TRUE;
-  Solver *s = lane_solver (lane, error);
-  guint8 *work_v = s ? accel_cuda_lane_alloc_workspace (lane, d.batch * n * n * es, error) : NULL;
-  int *info = work_v ? accel_cuda_lane_alloc_workspace (lane, d.batch * sizeof (int), error) : NULL;
+  Solver *s = lane_solver (r.lane, error);
+  guint8 *work_v = s ? scratch (&r, r.d.batch * n * n, error) : NULL;
+  int *info = work_v ? infos (&r, r.d.batch, error) : NULL;
   if (info == NULL
       || !ACCEL_CUDA_CHECK (cudaMemcpyAsync (work_v, accel_buffer_get_data (self->a), accel_buffer_get_size (self->a),
                                              cudaMemcpyDeviceToDevice, stream), error)
-      || !check_cusolver (SOLVER (dt, syevd_bufferSize, s->handle, CUSOLVER_EIG_MODE_VECTOR, fill_for (self->lower),
-                                  n, (const void *) work_v, n, (const void *) w, &lwork), "syevd_bufferSize", error))
+      || !check_cusolver (SOLVER (r.dt, syevd_bufferSize, s->handle, CUSOLVER_EIG_MODE_VECTOR,
+                                  fill_for (self->lower), n, (const void *) work_v, n, (const void *) w, &lwork),
+                          "syevd_bufferSize", error))
     return FALSE;
-  void *work = accel_cuda_lane_alloc_workspace (lane, MAX (lwork, 1) * es, error);
+  void *work = scratch (&r, MAX (lwork, 1), error);
   if (work == NULL)
     return FALSE;
-  for (gint64 b = 0; b < d.batch; b++)
-    if (!check_cusolver (SOLVER (dt, syevd, s->handle, CUSOLVER_EIG_MODE_VECTOR, fill_for (self->lower), n,
-                                 (void *) entry (work_v, b, (gint64) n * n, es), n, (void *) entry (w, b, n, es),
+  for (gint64 b = 0; b < r.d.batch; b++)
+    if (!check_cusolver (SOLVER (r.dt, syevd, s->handle, CUSOLVER_EIG_MODE_VECTOR, fill_for (self->lower), n,
+                                 (void *) entry (work_v, b, (gint64) n * n, r.es), n, (void *) entry (w, b, n, r.es),
                                  work, lwork, info + b), "syevd", error))
       return FALSE;
   /* The eigenvectors are the columns of the column-major result, so the
    * rows of its row-major reading: transpose them into columns. */
-  if (!check_launch (accel_cusolver_transpose (work_v, accel_buffer_get_data (self->v), n, n, d.batch, es, stream),
-                     "transpose", error))
+  if (!transpose (&r, work_v, accel_buffer_get_data (self->v), n, n, r.d.batch, error))
     return FALSE;
 
-  return check_infos_after (lane, info, &d, INFO_EIGH, error);
+  return check_infos_after (&r, info, INFO_EIGH, error);
 }
 
 static const AccelKernelVTable qr_kernel = { .run = qr_run };
