@@ -1,5 +1,6 @@
 /* accel-half.h: conversions between binary32/binary64 and the narrow float
- * formats of Accel buffers (f16, bf16, fp8 E4M3, fp8 E5M2).
+ * formats of Accel buffers (f16, bf16, fp8 E4M3, fp8 E5M2), and the
+ * saturating truncation of a float to an integer type.
  *
  * Header-only, with no dependency beyond the C library, so the same code runs
  * in C programs, in plugins and in CUDA kernels (where every function is
@@ -303,6 +304,31 @@ ACCEL_HALF_FN float
 accel_fp8_e5m2_to_f32 (uint8_t h)
 {
   return accel_half_decode_ (h, 5, 2, 1);
+}
+
+/**
+ * accel_sat_trunc: (skip)
+ * @v: a binary64 value
+ * @lo: the largest value that saturates to @lo_i
+ * @hi_excl: the smallest value that saturates to @hi_i
+ * @lo_i: the integer type's smallest value
+ * @hi_i: the integer type's largest value
+ *
+ * A float to an integer type as `cast` converts it on every backend:
+ * truncation toward zero, saturating at the type's range; NaN gives 0.
+ *
+ * Returns: the integer, in [@lo_i, @hi_i]
+ */
+ACCEL_HALF_FN int64_t
+accel_sat_trunc (double v, double lo, double hi_excl, int64_t lo_i, int64_t hi_i)
+{
+  if (v != v)
+    return 0;
+  if (v <= lo)
+    return lo_i;
+  if (v >= hi_excl)
+    return hi_i;
+  return (int64_t) v;
 }
 
 #ifdef __cplusplus

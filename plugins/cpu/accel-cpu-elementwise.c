@@ -237,19 +237,6 @@ decode_block (AccelDType dtype, const guint8 *src, gint64 n, Decoded *d)
     }
 }
 
-/* Truncation toward zero with saturation; NaN gives 0. */
-static inline gint64
-sat_trunc (double v, double lo, double hi_excl, gint64 lo_i, gint64 hi_i)
-{
-  if (isnan (v))
-    return 0;
-  if (v <= lo)
-    return lo_i;
-  if (v >= hi_excl)
-    return hi_i;
-  return (gint64) v;
-}
-
 static inline gint64
 clamp_i64 (gint64 v, gint64 lo, gint64 hi)
 {
@@ -317,23 +304,23 @@ encode_block (AccelDType dtype, gboolean from_int, const Decoded *d, gint64 n, g
         }
       break;
     case ACCEL_DTYPE_I8:
-      ENC (gint8, (gint8) sat_trunc (d->re[i], -128.0, 128.0, G_MININT8, G_MAXINT8),
+      ENC (gint8, (gint8) accel_sat_trunc (d->re[i], -128.0, 128.0, G_MININT8, G_MAXINT8),
            (gint8) clamp_i64 (d->iv[i], G_MININT8, G_MAXINT8));
       break;
     case ACCEL_DTYPE_U8:
-      ENC (guint8, (guint8) sat_trunc (d->re[i], 0.0, 256.0, 0, G_MAXUINT8),
+      ENC (guint8, (guint8) accel_sat_trunc (d->re[i], 0.0, 256.0, 0, G_MAXUINT8),
            (guint8) clamp_i64 (d->iv[i], 0, G_MAXUINT8));
       break;
     case ACCEL_DTYPE_I32:
-      ENC (gint32, (gint32) sat_trunc (d->re[i], -2147483648.0, 2147483648.0, G_MININT32, G_MAXINT32),
+      ENC (gint32, (gint32) accel_sat_trunc (d->re[i], -2147483648.0, 2147483648.0, G_MININT32, G_MAXINT32),
            (gint32) clamp_i64 (d->iv[i], G_MININT32, G_MAXINT32));
       break;
     case ACCEL_DTYPE_U32:
-      ENC (guint32, (guint32) sat_trunc (d->re[i], 0.0, 4294967296.0, 0, G_MAXUINT32),
+      ENC (guint32, (guint32) accel_sat_trunc (d->re[i], 0.0, 4294967296.0, 0, G_MAXUINT32),
            (guint32) clamp_i64 (d->iv[i], 0, G_MAXUINT32));
       break;
     case ACCEL_DTYPE_I64:
-      ENC (gint64, sat_trunc (d->re[i], -9223372036854775808.0, 9223372036854775808.0, G_MININT64, G_MAXINT64),
+      ENC (gint64, accel_sat_trunc (d->re[i], -9223372036854775808.0, 9223372036854775808.0, G_MININT64, G_MAXINT64),
            d->iv[i]);
       break;
     default:

@@ -216,23 +216,23 @@ encode (int dt, bool from_int, const Decoded &d, unsigned char *p)
       break;
     case ACCEL_CUDA_DT_I8:
       *(int8_t *) p = (int8_t) (from_int ? clamp_ll (d.iv, -128, 127)
-                                         : accel_cuda_sat_trunc (d.re, -128.0, 128.0, -128, 127));
+                                         : accel_sat_trunc (d.re, -128.0, 128.0, -128, 127));
       break;
     case ACCEL_CUDA_DT_U8:
       *(uint8_t *) p = (uint8_t) (from_int ? clamp_ll (d.iv, 0, 255)
-                                           : accel_cuda_sat_trunc (d.re, 0.0, 256.0, 0, 255));
+                                           : accel_sat_trunc (d.re, 0.0, 256.0, 0, 255));
       break;
     case ACCEL_CUDA_DT_I32:
       *(int32_t *) p = (int32_t) (from_int ? clamp_ll (d.iv, INT32_MIN, INT32_MAX)
-                                           : accel_cuda_sat_trunc (d.re, -2147483648.0, 2147483648.0,
+                                           : accel_sat_trunc (d.re, -2147483648.0, 2147483648.0,
                                                                    INT32_MIN, INT32_MAX));
       break;
     case ACCEL_CUDA_DT_U32:
       *(uint32_t *) p = (uint32_t) (from_int ? clamp_ll (d.iv, 0, UINT32_MAX)
-                                             : accel_cuda_sat_trunc (d.re, 0.0, 4294967296.0, 0, UINT32_MAX));
+                                             : accel_sat_trunc (d.re, 0.0, 4294967296.0, 0, UINT32_MAX));
       break;
     case ACCEL_CUDA_DT_I64:
-      *(int64_t *) p = from_int ? d.iv : accel_cuda_sat_trunc (d.re, -9223372036854775808.0, 9223372036854775808.0,
+      *(int64_t *) p = from_int ? d.iv : accel_sat_trunc (d.re, -9223372036854775808.0, 9223372036854775808.0,
                                                                INT64_MIN, INT64_MAX);
       break;
     }

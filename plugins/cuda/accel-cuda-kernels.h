@@ -7,36 +7,13 @@
  */
 #pragma once
 
-#include <math.h>
 #include <stdint.h>
 #include <stddef.h>
 #include <cuda_runtime_api.h>
 
-#if defined(__CUDACC__)
-#define ACCEL_CUDA_HOST_DEVICE_FN static __host__ __device__ __forceinline__
-#else
-#define ACCEL_CUDA_HOST_DEVICE_FN static inline
-#endif
-
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* A float to an integer type as the cpu backend converts it: truncation
- * toward zero, saturating to @lo_i at or below @lo and to @hi_i at or above
- * @hi_excl; NaN gives 0. The cast kernel and the host encoding of fill's
- * value both use it, so the two cannot disagree. */
-ACCEL_CUDA_HOST_DEVICE_FN long long
-accel_cuda_sat_trunc (double v, double lo, double hi_excl, long long lo_i, long long hi_i)
-{
-  if (isnan (v))
-    return 0;
-  if (v <= lo)
-    return lo_i;
-  if (v >= hi_excl)
-    return hi_i;
-  return (long long) v;
-}
 
 /* The values of AccelDType and AccelReduceOp (checked in accel-cuda-plugin.c). */
 enum {

@@ -111,16 +111,16 @@ encode_value (AccelDType dtype, double re, double im, guint8 out[16])
         memcpy (out, v, 16);
       }
       break;
-    case ACCEL_DTYPE_I8: PUT (gint8, (gint8) accel_cuda_sat_trunc (re, -128.0, 128.0, G_MININT8, G_MAXINT8)); break;
-    case ACCEL_DTYPE_U8: PUT (guint8, (guint8) accel_cuda_sat_trunc (re, 0.0, 256.0, 0, G_MAXUINT8)); break;
+    case ACCEL_DTYPE_I8: PUT (gint8, (gint8) accel_sat_trunc (re, -128.0, 128.0, G_MININT8, G_MAXINT8)); break;
+    case ACCEL_DTYPE_U8: PUT (guint8, (guint8) accel_sat_trunc (re, 0.0, 256.0, 0, G_MAXUINT8)); break;
     case ACCEL_DTYPE_I32:
-      PUT (gint32, (gint32) accel_cuda_sat_trunc (re, -2147483648.0, 2147483648.0, G_MININT32, G_MAXINT32));
+      PUT (gint32, (gint32) accel_sat_trunc (re, -2147483648.0, 2147483648.0, G_MININT32, G_MAXINT32));
       break;
     case ACCEL_DTYPE_U32:
-      PUT (guint32, (guint32) accel_cuda_sat_trunc (re, 0.0, 4294967296.0, 0, G_MAXUINT32));
+      PUT (guint32, (guint32) accel_sat_trunc (re, 0.0, 4294967296.0, 0, G_MAXUINT32));
       break;
     case ACCEL_DTYPE_I64:
-      PUT (gint64, accel_cuda_sat_trunc (re, -9223372036854775808.0, 9223372036854775808.0, G_MININT64, G_MAXINT64));
+      PUT (gint64, accel_sat_trunc (re, -9223372036854775808.0, 9223372036854775808.0, G_MININT64, G_MAXINT64));
       break;
 #undef PUT
     default:
