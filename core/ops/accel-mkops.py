@@ -74,6 +74,7 @@ def c_string(text):
 
 class Param:
     def __init__(self, where, ctype, field, blurb, words):
+        self.where = where
         self.field = field
         self.ctype = ctype
         self.blurb = blurb
@@ -268,7 +269,7 @@ def main(argv):
                 if p.family and (p.family not in families
                                  or not any(f.field == p.field and f.ctype == p.ctype
                                             for f in families[p.family]['params'])):
-                    raise Error(f'{op["path"]}: {op["type"]}.{p.field}: no such field in family {p.family}')
+                    raise Error(f'{p.where}: {op["type"]}.{p.field}: no such field in family {p.family}')
     except Error as e:
         sys.stderr.write(f'accel-mkops: {e}\n')
         return 1
