@@ -192,7 +192,8 @@ def parse_header(path):
     """The op type of a public header and the families (`typedef struct
     { … } AccelFooFields;` whose fields are annotated, in a private header
     that op types lay out alike) it declares."""
-    text = open(path, encoding='utf-8').read()
+    with open(path, encoding='utf-8') as f:
+        text = f.read()
     found = []
     for fm in re.finditer(r'^typedef struct \{\n(.*?)\n\} (Accel\w+);', text, re.S | re.M):
         params = parse_struct(path, fm.group(1), line_of(text, fm.start(1)), True)
