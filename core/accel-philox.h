@@ -158,6 +158,15 @@ accel_philox_uniform_f32 (uint32_t w, float low, float high)
 #endif
 }
 
+/* The 53-bit uniform in [0, 1) of two words: the high 27 bits of @w0, then
+ * the high 26 of @w1. Every step is exact (products by powers of two of
+ * integers below 2^53), so a fused multiply-add could not change it. */
+ACCEL_PHILOX_FN double
+accel_philox_u53_ (uint32_t w0, uint32_t w1)
+{
+  return ((double) (w0 >> 5) * 67108864.0 + (double) (w1 >> 6)) * ACCEL_PHILOX_2M53;
+}
+
 /**
  * accel_philox_uniform_f64: (skip)
  * @w0: the word giving the high 27 bits
@@ -170,7 +179,7 @@ accel_philox_uniform_f32 (uint32_t w, float low, float high)
 ACCEL_PHILOX_FN double
 accel_philox_uniform_f64 (uint32_t w0, uint32_t w1, double low, double high)
 {
-  const double u = ((double) (w0 >> 5) * 67108864.0 + (double) (w1 >> 6)) * ACCEL_PHILOX_2M53;
+  const double u = accel_philox_u53_ (w0, w1);
 #if defined(__CUDA_ARCH__)
   return __dadd_rn (low, __dmul_rn (__dsub_rn (high, low), u));
 #else
@@ -182,6 +191,16 @@ accel_philox_uniform_f64 (uint32_t w0, uint32_t w1, double low, double high)
 
 /* 2π rounded to binary64. */
 #define ACCEL_PHILOX_TWO_PI 6.283185307179586476925286766559
+
+/* Box–Muller's standard normal value from @u1 in (0, 1] and @u2 in
+ * [0, 1): the sine for an @odd element index, else the cosine. */
+ACCEL_PHILOX_FN double
+accel_philox_box_muller_ (double u1, double u2, int odd)
+{
+  const double r = sqrt (-2.0 * log (u1));
+  const double a = ACCEL_PHILOX_TWO_PI * u2;
+  return odd ? r * sin (a) : r * cos (a);
+}
 
 /**
  * accel_philox_normal_f32: (skip)
@@ -198,10 +217,7 @@ accel_philox_normal_f32 (uint32_t wa, uint32_t wb, int odd, double mean, double 
 {
   const double u1 = (double) ((wa >> 8) + 1u) * ACCEL_PHILOX_2M24;
   const double u2 = (double) (wb >> 8) * ACCEL_PHILOX_2M24;
-  const double r = sqrt (-2.0 * log (u1));
-  const double a = ACCEL_PHILOX_TWO_PI * u2;
-  const double z = odd ? r * sin (a) : r * cos (a);
-  return (float) (mean + stddev * z);
+  return (float) (mean + stddev * accel_philox_box_muller_ (u1, u2, odd));
 }
 
 /**
@@ -216,12 +232,9 @@ accel_philox_normal_f32 (uint32_t wa, uint32_t wb, int odd, double mean, double 
 ACCEL_PHILOX_FN double
 accel_philox_normal_f64 (const uint32_t w[4], int odd, double mean, double stddev)
 {
-  const double u1 = ((double) (w[0] >> 5) * 67108864.0 + (double) (w[1] >> 6)) * ACCEL_PHILOX_2M53 + ACCEL_PHILOX_2M53;
-  const double u2 = ((double) (w[2] >> 5) * 67108864.0 + (double) (w[3] >> 6)) * ACCEL_PHILOX_2M53;
-  const double r = sqrt (-2.0 * log (u1));
-  const double a = ACCEL_PHILOX_TWO_PI * u2;
-  const double z = odd ? r * sin (a) : r * cos (a);
-  return mean + stddev * z;
+  const double u1 = accel_philox_u53_ (w[0], w[1]) + ACCEL_PHILOX_2M53;
+  const double u2 = accel_philox_u53_ (w[2], w[3]);
+  return mean + stddev * accel_philox_box_muller_ (u1, u2, odd);
 }
 
 /**
