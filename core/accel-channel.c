@@ -183,9 +183,19 @@ copy_out (const guint8 *ring, gsize ring_size, guint64 pos, void *dst, gsize len
     memcpy ((guint8 *) dst + first, ring, len - first);
 }
 
-static void
-setup_pointers (AccelChannel *self, gboolean host_side)
+/* The channel over a mapping of @fd whose header is (or was just) written:
+ * the application's side, or with @host_side the host's, whose rings are
+ * the other way round. Takes @fd and @map. */
+static AccelChannel *
+channel_over_map (int fd, void *map, gsize map_size, gsize ring_size, gsize arena_size, gboolean host_side)
 {
+  AccelChannel *self = g_new0 (AccelChannel, 1);
+  self->fd = fd;
+  self->map = map;
+  self->map_size = map_size;
+  self->ring_size = ring_size;
+  self->arena_size = arena_size;
+
   Shared *sh = (Shared *) self->map;
   guint8 *rings = self->map + HEADER_SIZE;
 
@@ -198,6 +208,7 @@ setup_pointers (AccelChannel *self, gboolean host_side)
   self->spin_cap = spin_cap ();
   self->spin_us = MIN (self->spin_cap, MIN_SPIN_US * 8);
   self->few_cores = _accel_have_few_cores ();
+  return self;
 }
 
 /* Makes a channel (the application side). */
@@ -243,20 +254,13 @@ _accel_channel_new (gsize ring_size, gsize arena_size, GError **error)
       return NULL;
     }
 
-  AccelChannel *self = g_new0 (AccelChannel, 1);
-  self->fd = fd;
-  self->map = map;
-  self->map_size = total;
-  self->ring_size = rs;
-  self->arena_size = as;
   Shared *sh = map;
   sh->version = CHANNEL_VERSION;
   sh->header_size = HEADER_SIZE;
   sh->ring_size = rs;
   sh->arena_size = as;
   __atomic_store_n (&sh->magic, CHANNEL_MAGIC, __ATOMIC_RELEASE);
-  setup_pointers (self, FALSE);
-  return self;
+  return channel_over_map (fd, map, total, rs, as, FALSE);
 }
 
 /* Maps a channel made by the application (the host side). Takes @fd. */
@@ -297,14 +301,7 @@ _accel_channel_attach (int fd, GError **error)
       return NULL;
     }
 
-  AccelChannel *self = g_new0 (AccelChannel, 1);
-  self->fd = fd;
-  self->map = map;
-  self->map_size = size;
-  self->ring_size = rs;
-  self->arena_size = as;
-  setup_pointers (self, TRUE);
-  return self;
+  return channel_over_map (fd, map, size, rs, as, TRUE);
 }
 
 void
