@@ -7,7 +7,8 @@
 import Accel from 'gi://Accel?version=1.0';
 import GLib from 'gi://GLib';
 import Gio from 'gi://Gio';
-import System from 'system';
+
+import {run} from './taprunner.js';
 
 Gio._promisify(Accel.Device.prototype, 'submit_async', 'submit_finish');
 Gio._promisify(Accel.Buffer.prototype, 'upload_async', 'upload_finish');
@@ -220,32 +221,4 @@ const tests = {
     },
 };
 
-async function main() {
-    const names = Object.keys(tests);
-    print(`1..${names.length}`);
-    let failed = 0;
-    for (const [i, name] of names.entries()) {
-        try {
-            // eslint-disable-next-line no-await-in-loop
-            await tests[name]();
-            print(`ok ${i + 1} /bindings/gjs/${name}`);
-        } catch (e) {
-            failed++;
-            print(`not ok ${i + 1} /bindings/gjs/${name}`);
-            for (const line of `${e}\n${e.stack ?? ''}`.split('\n'))
-                print(`# ${line}`);
-        }
-    }
-    system.shutdown();
-    return failed ? 1 : 0;
-}
-
-const loop = new GLib.MainLoop(null, false);
-let status = 1;
-main().then(s => {
-    status = s;
-}).catch(e => {
-    print(`Bail out! ${e}`);
-}).finally(() => loop.quit());
-loop.run();
-System.exit(status);
+run(tests, '/bindings/gjs', () => system.shutdown());

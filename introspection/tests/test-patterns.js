@@ -9,7 +9,8 @@ import Accel from 'gi://Accel?version=1.0';
 import GLib from 'gi://GLib';
 import GObject from 'gi://GObject';
 import Gio from 'gi://Gio';
-import System from 'system';
+
+import {run} from './taprunner.js';
 
 Gio._promisify(Accel.Actor.prototype, 'ask_async', 'ask_finish');
 
@@ -161,32 +162,4 @@ const tests = {
     },
 };
 
-async function main() {
-    const names = Object.keys(tests);
-    print(`1..${names.length}`);
-    let failed = 0;
-    for (const [i, name] of names.entries()) {
-        try {
-            // eslint-disable-next-line no-await-in-loop
-            await tests[name]();
-            print(`ok ${i + 1} /bindings/gjs/patterns/${name}`);
-        } catch (e) {
-            failed++;
-            print(`not ok ${i + 1} /bindings/gjs/patterns/${name}`);
-            for (const line of `${e}\n${e.stack ?? ''}`.split('\n'))
-                print(`# ${line}`);
-        }
-    }
-    system.shutdown();
-    return failed ? 1 : 0;
-}
-
-const loop = new GLib.MainLoop(null, false);
-let status = 1;
-main().then(s => {
-    status = s;
-}).catch(e => {
-    print(`Bail out! ${e}`);
-}).finally(() => loop.quit());
-loop.run();
-System.exit(status);
+run(tests, '/bindings/gjs/patterns', () => system.shutdown());

@@ -11,13 +11,14 @@
 import os
 import sys
 import threading
-import traceback
 
 import gi
 gi.require_version("Accel", "1.0")
 gi.require_version("GLib", "2.0")
 from gi.repository import Accel, GLib, GObject  # noqa: E402
 import numpy as np  # noqa: E402
+
+import taprunner  # noqa: E402
 
 SEED = int(os.environ.get("ACCEL_TEST_SEED", np.random.SeedSequence().entropy % (1 << 32)))
 rng = np.random.default_rng(SEED)
@@ -212,23 +213,10 @@ TESTS = [
 
 def main():
     print(f"# random seed {SEED} (set ACCEL_TEST_SEED to repeat)")
-    print(f"1..{len(TESTS)}")
     fx = Fixture()
-    failed = 0
-    for i, test in enumerate(TESTS, 1):
-        name = test.__name__[len("test_"):].replace("_", "-")
-        try:
-            test(fx)
-        except Exception:
-            failed += 1
-            print(f"not ok {i} /bindings/python/patterns/{name}")
-            for line in traceback.format_exc().splitlines():
-                print("# " + line)
-        else:
-            print(f"ok {i} /bindings/python/patterns/{name}")
-        sys.stdout.flush()
+    status = taprunner.run(TESTS, fx, "/bindings/python/patterns")
     fx.system.shutdown()
-    return 1 if failed else 0
+    return status
 
 
 if __name__ == "__main__":

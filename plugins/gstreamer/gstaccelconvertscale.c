@@ -34,11 +34,6 @@ enum {
   PROP_METHOD,
 };
 
-static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink", GST_PAD_SINK, GST_PAD_ALWAYS,
-                                                                     GST_STATIC_CAPS (GST_ACCEL_CAPS));
-static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC, GST_PAD_ALWAYS,
-                                                                    GST_STATIC_CAPS (GST_ACCEL_CAPS));
-
 /* Anything the element can make: every format, size and colorimetry, in
  * host or device memory. */
 static GstCaps *
@@ -168,8 +163,6 @@ gst_accel_convert_scale_class_init (GstAccelConvertScaleClass *klass)
                        ACCEL_TYPE_INTERPOLATION, ACCEL_INTERPOLATION_BILINEAR,
                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
 
-  gst_element_class_add_static_pad_template (element_class, &sink_template);
-  gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "Accel colour converter and scaler",
                                          "Filter/Converter/Video/Scaler/Hardware",
                                          "Converts and scales video on an Accel device (CPU or GPU)",

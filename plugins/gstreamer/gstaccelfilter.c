@@ -33,11 +33,6 @@ enum {
   PROP_FIRST_OP_PARAM,
 };
 
-static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink", GST_PAD_SINK, GST_PAD_ALWAYS,
-                                                                     GST_STATIC_CAPS (GST_ACCEL_CAPS));
-static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC, GST_PAD_ALWAYS,
-                                                                    GST_STATIC_CAPS (GST_ACCEL_CAPS));
-
 /* The op types the element runs; their parameters become its properties. */
 static GType
 op_types (guint i)
@@ -262,8 +257,6 @@ gst_accel_filter_class_init (GstAccelFilterClass *klass)
                          G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
   install_op_params (object_class);
 
-  gst_element_class_add_static_pad_template (element_class, &sink_template);
-  gst_element_class_add_static_pad_template (element_class, &src_template);
   gst_element_class_set_static_metadata (element_class, "Accel image op", "Filter/Effect/Video/Hardware",
                                          "Runs an Accel image op (filter, morphology, warps, resize, convert-color) "
                                          "on each frame on an Accel device", "Accel contributors");

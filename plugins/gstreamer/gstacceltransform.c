@@ -70,6 +70,14 @@ enum {
 
 static GParamSpec *properties[N_PROPS];
 
+/* Every Accel element takes and gives any of the formats, in host or
+ * device memory (its transform_caps says what may change across it): the
+ * templates are the base class's, which the elements inherit. */
+static GstStaticPadTemplate sink_template = GST_STATIC_PAD_TEMPLATE ("sink", GST_PAD_SINK, GST_PAD_ALWAYS,
+                                                                     GST_STATIC_CAPS (GST_ACCEL_CAPS));
+static GstStaticPadTemplate src_template = GST_STATIC_PAD_TEMPLATE ("src", GST_PAD_SRC, GST_PAD_ALWAYS,
+                                                                    GST_STATIC_CAPS (GST_ACCEL_CAPS));
+
 GType
 gst_accel_on_fault_get_type (void)
 {
@@ -711,6 +719,7 @@ static void
 gst_accel_transform_class_init (GstAccelTransformClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
 
   object_class->set_property = gst_accel_transform_set_property;
@@ -727,6 +736,8 @@ gst_accel_transform_class_init (GstAccelTransformClass *klass)
     g_param_spec_object ("accel-device", "Accel device", "The AccelDevice the element runs on, once started",
                          ACCEL_TYPE_DEVICE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   g_object_class_install_properties (object_class, N_PROPS, properties);
+  gst_element_class_add_static_pad_template (element_class, &sink_template);
+  gst_element_class_add_static_pad_template (element_class, &src_template);
 
   trans_class->start = gst_accel_transform_start;
   trans_class->stop = gst_accel_transform_stop;

@@ -225,7 +225,7 @@ end (AccelPatternsCascade *self, AccelPatternsBatch *batch, GPtrArray *outputs, 
       return;
     }
   self->busy = FALSE;
-  if (error && accel_patterns_failure_of (error) == ACCEL_PATTERNS_FAILURE_DEVICE && batch->attempts < 2)
+  if (accel_patterns_server_batch_may_retry (ACCEL_PATTERNS_SERVER (self), batch, error))
     {
       start (self, batch);
       return;

@@ -256,7 +256,7 @@ end (Step *step, GPtrArray *outputs, const GError *error)
   else
     {
       self->busy = FALSE;
-      if (error && accel_patterns_failure_of (error) == ACCEL_PATTERNS_FAILURE_DEVICE && batch->attempts < 2)
+      if (accel_patterns_server_batch_may_retry (ACCEL_PATTERNS_SERVER (self), batch, error))
         start (self, batch);
       else
         accel_patterns_server_finish_batch (ACCEL_PATTERNS_SERVER (self), batch, outputs, error);

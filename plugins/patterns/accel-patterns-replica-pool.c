@@ -380,7 +380,7 @@ batch_ran (GObject *source, GAsyncResult *result, gpointer data)
           g_mutex_unlock (&self->stats_lock);
         }
     }
-  if (current && error && accel_patterns_failure_of (error) == ACCEL_PATTERNS_FAILURE_DEVICE && batch->attempts < 2)
+  if (accel_patterns_server_batch_may_retry (ACCEL_PATTERNS_SERVER (self), batch, error))
     {
       g_debug ("%s: a batch of %u rows failed on %s (%s); running it on another replica",
                accel_actor_get_name (ACCEL_ACTOR (self)), batch->rows, accel_device_get_name (replica->device),

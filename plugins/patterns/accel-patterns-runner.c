@@ -235,6 +235,18 @@ ran (GObject *source, GAsyncResult *result, gpointer data)
   g_object_unref (task);
 }
 
+/* Runs the model on the run's views (the inputs are on the device). */
+static void
+run_model (GTask *task)
+{
+  Run *run = g_task_get_task_data (task);
+
+  accel_model_run_async (run->runner->model, run->runner->device,
+                         (AccelBuffer **) run->in_views->pdata, run->in_views->len,
+                         (AccelBuffer **) run->out_views->pdata, run->out_views->len,
+                         NULL, ran, g_object_ref (task));
+}
+
 static void
 uploaded (GObject *source, GAsyncResult *result, gpointer data)
 {
@@ -249,10 +261,7 @@ uploaded (GObject *source, GAsyncResult *result, gpointer data)
       if (run->error)
         finish (task);
       else
-        accel_model_run_async (run->runner->model, run->runner->device,
-                               (AccelBuffer **) run->in_views->pdata, run->in_views->len,
-                               (AccelBuffer **) run->out_views->pdata, run->out_views->len,
-                               NULL, ran, g_object_ref (task));
+        run_model (task);
     }
   g_object_unref (task);
 }
@@ -288,9 +297,7 @@ accel_patterns_runner_run_async (AccelPatternsRunner *self,
       for (guint i = 0; i < run->in_views->len; i++)
         accel_buffer_upload_async (run->in_views->pdata[i], inputs[i], NULL, uploaded, g_object_ref (task));
       if (run->in_views->len == 0)
-        accel_model_run_async (self->model, self->device, NULL, 0,
-                               (AccelBuffer **) run->out_views->pdata, run->out_views->len,
-                               NULL, ran, g_object_ref (task));
+        run_model (task);
     }
   else
     {

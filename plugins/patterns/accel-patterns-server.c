@@ -704,6 +704,16 @@ accel_patterns_server_batch_is_current (AccelPatternsServer *self, AccelPatterns
   return !batch->over && batch->epoch == PRIV (self)->epoch;
 }
 
+/* Whether a subclass runs @batch, failed with @error (or not, where
+ * %NULL), once more: it still counts, the device failed rather than the
+ * request, and this was its first run. */
+gboolean
+accel_patterns_server_batch_may_retry (AccelPatternsServer *self, AccelPatternsBatch *batch, const GError *error)
+{
+  return error && accel_patterns_server_batch_is_current (self, batch)
+         && accel_patterns_failure_of (error) == ACCEL_PATTERNS_FAILURE_DEVICE && batch->attempts < 2;
+}
+
 /* Hands a batch's outputs (one GBytes per output spec, every row) or its
  * failure back: the replies go out, the batch is freed, and the next
  * batches may start. A failure of the crash kind also goes to the

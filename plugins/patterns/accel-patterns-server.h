@@ -65,6 +65,9 @@ void accel_patterns_server_finish_batch (AccelPatternsServer *self,
                                          const GError *error);
 void accel_patterns_server_schedule (AccelPatternsServer *self);
 gboolean accel_patterns_server_batch_is_current (AccelPatternsServer *self, AccelPatternsBatch *batch);
+gboolean accel_patterns_server_batch_may_retry (AccelPatternsServer *self,
+                                                AccelPatternsBatch *batch,
+                                                const GError *error);
 guint accel_patterns_server_get_max_batch_size (AccelPatternsServer *self);
 AccelDevice *accel_patterns_server_find_device (AccelPatternsServer *self, const char *name, GError **error);
 void accel_patterns_server_run_on_thread (AccelPatternsServer *self, GSourceFunc func, gpointer data);

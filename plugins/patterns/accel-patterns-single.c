@@ -241,8 +241,7 @@ batch_ran (GObject *source, GAsyncResult *result, gpointer data)
   g_autoptr(GPtrArray) outputs = accel_patterns_runner_run_finish (runner, result, &error);
 
   batch->slot = NULL;
-  if (error && accel_patterns_server_batch_is_current (ACCEL_PATTERNS_SERVER (self), batch)
-      && accel_patterns_failure_of (error) == ACCEL_PATTERNS_FAILURE_DEVICE && batch->attempts < 2
+  if (accel_patterns_server_batch_may_retry (ACCEL_PATTERNS_SERVER (self), batch, error)
       && accel_device_get_state (accel_patterns_runner_get_device (runner)) != ACCEL_DEVICE_STATE_FAILED)
     {
       g_debug ("%s: a batch of %u rows failed (%s); running it once more",

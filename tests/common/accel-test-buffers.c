@@ -25,12 +25,19 @@ accel_test_get_device (AccelSystem *system, const char *name)
 }
 
 AccelBuffer *
-accel_test_alloc_f32 (AccelDevice *dev, const AccelShape *shape)
+accel_test_alloc (AccelDevice *dev, AccelDType dtype, const AccelShape *shape)
 {
   g_autoptr(GError) error = NULL;
-  AccelBuffer *b = accel_device_alloc (dev, ACCEL_DTYPE_F32, shape, &error);
+  AccelBuffer *b = accel_device_alloc (dev, dtype, shape, &error);
   g_assert_no_error (error);
+  g_assert_nonnull (b);
   return b;
+}
+
+AccelBuffer *
+accel_test_alloc_f32 (AccelDevice *dev, const AccelShape *shape)
+{
+  return accel_test_alloc (dev, ACCEL_DTYPE_F32, shape);
 }
 
 float *

@@ -15,6 +15,9 @@ AccelSystem *accel_test_new_system (void);
 /* @system's device @name (a new reference); asserts it is there. */
 AccelDevice *accel_test_get_device (AccelSystem *system, const char *name);
 
+/* A buffer of @dtype and @shape on @dev; asserts the allocation. */
+AccelBuffer *accel_test_alloc (AccelDevice *dev, AccelDType dtype, const AccelShape *shape);
+
 /* An f32 buffer of @shape on @dev; asserts the allocation. */
 AccelBuffer *accel_test_alloc_f32 (AccelDevice *dev, const AccelShape *shape);
 

@@ -12,11 +12,7 @@ AccelSystem *
 cpu_test_system (void)
 {
   if (test_system == NULL)
-    {
-      g_autoptr(GError) error = NULL;
-      test_system = accel_system_new (&error);
-      g_assert_no_error (error);
-    }
+    test_system = accel_test_new_system ();
   return test_system;
 }
 
@@ -24,12 +20,7 @@ AccelDevice *
 cpu_test_device (void)
 {
   if (test_device == NULL)
-    {
-      g_autoptr(GError) error = NULL;
-      test_device = accel_system_get_device (cpu_test_system (), "cpu:0", &error);
-      g_assert_no_error (error);
-      g_assert_nonnull (test_device);
-    }
+    test_device = accel_test_get_device (cpu_test_system (), "cpu:0");
   return test_device;
 }
 
@@ -47,12 +38,8 @@ cpu_test_run (void)
 AccelBuffer *
 cpu_test_alloc (AccelDType dtype, const gint64 *dims, guint rank)
 {
-  g_autoptr(GError) error = NULL;
   g_autoptr(AccelShape) shape = accel_shape_new (dims, rank);
-  AccelBuffer *buffer = accel_device_alloc (cpu_test_device (), dtype, shape, &error);
-  g_assert_no_error (error);
-  g_assert_nonnull (buffer);
-  return buffer;
+  return accel_test_alloc (cpu_test_device (), dtype, shape);
 }
 
 guint

@@ -14,11 +14,7 @@ AccelSystem *
 ct_system (void)
 {
   if (test_system == NULL)
-    {
-      g_autoptr(GError) error = NULL;
-      test_system = accel_system_new (&error);
-      g_assert_no_error (error);
-    }
+    test_system = accel_test_new_system ();
   return test_system;
 }
 
@@ -26,11 +22,7 @@ AccelDevice *
 ct_cpu (void)
 {
   if (test_cpu == NULL)
-    {
-      g_autoptr(GError) error = NULL;
-      test_cpu = accel_system_get_device (ct_system (), "cpu:0", &error);
-      g_assert_no_error (error);
-    }
+    test_cpu = accel_test_get_device (ct_system (), "cpu:0");
   return test_cpu;
 }
 
@@ -64,6 +56,18 @@ ct_gpu_is_remote (void)
   return gpu != NULL && remote != 0 && g_type_is_a (G_OBJECT_TYPE (gpu), remote);
 }
 
+AccelDevice *
+ct_remote_gpu (const char *why_remote)
+{
+  AccelDevice *gpu = ct_gpu ();
+  if (gpu != NULL && !ct_gpu_is_remote ())
+    {
+      g_test_skip (why_remote);
+      return NULL;
+    }
+  return gpu;
+}
+
 int
 ct_run (void)
 {
@@ -86,11 +90,8 @@ ct_components (AccelDType dtype)
 AccelBuffer *
 ct_alloc (AccelDevice *device, AccelDType dtype, const gint64 *dims, guint rank)
 {
-  g_autoptr(GError) error = NULL;
   g_autoptr(AccelShape) shape = accel_shape_new (dims, rank);
-  AccelBuffer *buffer = accel_device_alloc (device, dtype, shape, &error);
-  g_assert_no_error (error);
-  return buffer;
+  return accel_test_alloc (device, dtype, shape);
 }
 
 void
@@ -150,6 +151,20 @@ ct_submit (AccelDevice *device, AccelOp *op)
   g_assert_true (ok);
 }
 
+AccelOp *
+ct_slow_writer (AccelFunction *slow, AccelBuffer *x, AccelAccess access, float v, gint64 n)
+{
+  AccelOp *w = accel_launch_new (slow);
+  accel_launch_set_grid (ACCEL_LAUNCH (w), (guint) ((n + 255) / 256), 1, 1);
+  accel_launch_set_block (ACCEL_LAUNCH (w), 256, 1, 1);
+  accel_launch_add_buffer (ACCEL_LAUNCH (w), x, access);
+  accel_launch_add_float32 (ACCEL_LAUNCH (w), v);
+  accel_launch_add_int32 (ACCEL_LAUNCH (w), (gint32) n);
+  accel_launch_add_int32 (ACCEL_LAUNCH (w), 20000);
+  accel_op_set_lane (w, 0);
+  return w;
+}
+
 void
 ct_submit_both (CtMakeOp make, gpointer data)
 {
@@ -181,6 +196,14 @@ ct_assert_close (const char *what, const double *got, const double *want, const 
           return;
         }
     }
+}
+
+void
+ct_assert_pair_close (const char *what, CtPair *pair, const double *scale, double rtol, double atol)
+{
+  g_autofree double *got = ct_read (pair->gpu);
+  g_autofree double *want = ct_read (pair->cpu);
+  ct_assert_close (what, got, want, scale, pair->n_values, rtol, atol);
 }
 
 void
@@ -219,6 +242,44 @@ ct_wait (gboolean *done)
 {
   while (!*done)
     g_main_context_iteration (NULL, TRUE);
+}
+
+static void
+answered (GObject *source, GAsyncResult *result, gpointer data)
+{
+  CtPending *p = data;
+  GError *error = NULL;
+  if (!accel_device_submit_finish (ACCEL_DEVICE (source), result, &error))
+    {
+      p->failed++;
+      if (p->first_error == NULL)
+        p->first_error = error;
+      else
+        g_error_free (error);
+    }
+  p->pending--;
+}
+
+void
+ct_pending_submit (CtPending *p, AccelDevice *device, AccelOp *op)
+{
+  p->pending++;
+  accel_device_submit_async (device, op, NULL, answered, p);
+}
+
+void
+ct_pending_wait (CtPending *p, gint most)
+{
+  while (p->pending > most)
+    g_main_context_iteration (NULL, TRUE);
+}
+
+void
+ct_pending_finish (CtPending *p)
+{
+  ct_pending_wait (p, 0);
+  g_assert_no_error (p->first_error);
+  g_assert_cmpint (p->failed, ==, 0);
 }
 
 void

@@ -62,43 +62,11 @@ test_transfers (void)
     }
 }
 
-typedef struct {
-  gint pending;
-  gint failed;
-  GError *first_error;
-} Outstanding;
-
 static void
-submitted (GObject *source, GAsyncResult *result, gpointer data)
-{
-  Outstanding *o = data;
-  GError *error = NULL;
-  if (!accel_device_submit_finish (ACCEL_DEVICE (source), result, &error))
-    {
-      o->failed++;
-      if (o->first_error == NULL)
-        o->first_error = error;
-      else
-        g_error_free (error);
-    }
-  o->pending--;
-}
-
-static void
-submit_on (AccelDevice *device, AccelOp *op, int lane, Outstanding *o)
+submit_on (AccelDevice *device, AccelOp *op, int lane, CtPending *o)
 {
   accel_op_set_lane (op, lane);
-  o->pending++;
-  accel_device_submit_async (device, op, NULL, submitted, o);
-}
-
-static void
-wait_all (Outstanding *o)
-{
-  while (o->pending > 0)
-    g_main_context_iteration (NULL, TRUE);
-  g_assert_no_error (o->first_error);
-  g_assert_cmpint (o->failed, ==, 0);
+  ct_pending_submit (o, device, op);
 }
 
 /* Writes on lane 0, reads on lane 1, sums on lane 2, over and over, with
@@ -120,7 +88,7 @@ test_cross_lane (void)
   g_autoptr(AccelBuffer) a = ct_alloc (gpu, ACCEL_DTYPE_F32, &n, 1);
   g_autoptr(GPtrArray) copies = g_ptr_array_new_with_free_func (g_object_unref);
   g_autoptr(GPtrArray) sums = g_ptr_array_new_with_free_func (g_object_unref);
-  Outstanding o = { 0 };
+  CtPending o = { 0 };
 
   for (int r = 0; r < rounds; r++)
     {
@@ -136,7 +104,7 @@ test_cross_lane (void)
       submit_on (gpu, copy, 1, &o);
       submit_on (gpu, sum, 2, &o);
     }
-  wait_all (&o);
+  ct_pending_finish (&o);
   for (int r = 0; r < rounds; r++)
     {
       g_autofree double *v = ct_read (sums->pdata[r]);

@@ -190,14 +190,9 @@ wait_generation (AccelDevice *gpu, guint above, gint64 timeout_us)
 static void
 test_twenty_faults (void)
 {
-  AccelDevice *gpu = ct_gpu ();
+  AccelDevice *gpu = ct_remote_gpu ("needs ACCEL_CUDA_ISOLATION=process and a device host");
   if (!gpu)
     return;
-  if (!ct_gpu_is_remote ())
-    {
-      g_test_skip ("needs ACCEL_CUDA_ISOLATION=process and a device host");
-      return;
-    }
 
   /* Twenty restarts are more than the default budget (ten a minute). */
   AccelActor *supervisor = accel_actor_get_parent (ACCEL_ACTOR (gpu));
@@ -262,14 +257,9 @@ test_twenty_faults (void)
 static void
 test_sigkill (void)
 {
-  AccelDevice *gpu = ct_gpu ();
+  AccelDevice *gpu = ct_remote_gpu ("needs ACCEL_CUDA_ISOLATION=process and a device host");
   if (!gpu)
     return;
-  if (!ct_gpu_is_remote ())
-    {
-      g_test_skip ("needs ACCEL_CUDA_ISOLATION=process and a device host");
-      return;
-    }
   const char *pid_property = NULL;
   for (const char *const *p = (const char *const[]) { "host-pid", "pid", NULL }; *p; p++)
     if (g_object_class_find_property (G_OBJECT_GET_CLASS (gpu), *p))

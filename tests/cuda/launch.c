@@ -277,14 +277,7 @@ test_hazards (void)
       g_autoptr(AccelOp) zero = accel_fill_new (x, 0.0);
       ct_submit (ct_gpu (), zero);
       float v = (float) g_test_rand_double_range (1, 2);
-      g_autoptr(AccelOp) w = accel_launch_new (slow);
-      accel_launch_set_grid (ACCEL_LAUNCH (w), (guint) ((n + 255) / 256), 1, 1);
-      accel_launch_set_block (ACCEL_LAUNCH (w), 256, 1, 1);
-      accel_launch_add_buffer (ACCEL_LAUNCH (w), x, ACCEL_ACCESS_READ_WRITE);
-      accel_launch_add_float32 (ACCEL_LAUNCH (w), v);
-      accel_launch_add_int32 (ACCEL_LAUNCH (w), (gint32) n);
-      accel_launch_add_int32 (ACCEL_LAUNCH (w), 20000);
-      accel_op_set_lane (w, 0);
+      g_autoptr(AccelOp) w = ct_slow_writer (slow, x, ACCEL_ACCESS_READ_WRITE, v, n);
       g_autoptr(AccelOp) r = accel_launch_new (copy);
       accel_launch_set_grid (ACCEL_LAUNCH (r), (guint) ((n + 255) / 256), 1, 1);
       accel_launch_set_block (ACCEL_LAUNCH (r), 256, 1, 1);

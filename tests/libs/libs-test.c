@@ -19,10 +19,8 @@ lt_init (int *argc, char ***argv)
   device_name = g_strdup (g_getenv ("ACCEL_TEST_DEVICE") ? g_getenv ("ACCEL_TEST_DEVICE") : "cpu:0");
 
   g_autoptr(GError) error = NULL;
-  lt_system = accel_system_new (&error);
-  g_assert_no_error (error);
-  cpu = accel_system_get_device (lt_system, "cpu:0", &error);
-  g_assert_no_error (error);
+  lt_system = accel_test_new_system ();
+  cpu = accel_test_get_device (lt_system, "cpu:0");
   device = accel_system_get_device (lt_system, device_name, &error);
   if (device == NULL)
     absent_reason = g_strdup_printf ("no device %s: %s", device_name, error->message);
@@ -80,22 +78,12 @@ lt_device_is_cpu (void)
   return device == cpu;
 }
 
-static AccelBuffer *
-alloc_on (AccelDevice *dev, AccelDType dtype, const AccelShape *shape)
-{
-  g_autoptr(GError) error = NULL;
-  AccelBuffer *b = accel_device_alloc (dev, dtype, shape, &error);
-  g_assert_no_error (error);
-  g_assert_nonnull (b);
-  return b;
-}
-
 AccelBuffer *
 lt_alloc (AccelDType dtype, const gint64 *dims, guint rank)
 {
   g_autoptr(AccelShape) shape = accel_shape_new (dims, rank);
   g_assert_nonnull (device);
-  return alloc_on (device, dtype, shape);
+  return accel_test_alloc (device, dtype, shape);
 }
 
 AccelBuffer *
@@ -174,7 +162,7 @@ twin_add (Twin *twin, AccelBuffer *b)
   g_autoptr(GError) error = NULL;
   g_autoptr(GBytes) bytes = accel_buffer_download (b, &error);
   g_assert_no_error (error);
-  AccelBuffer *copy = alloc_on (cpu, accel_buffer_get_dtype (b), accel_buffer_get_shape (b));
+  AccelBuffer *copy = accel_test_alloc (cpu, accel_buffer_get_dtype (b), accel_buffer_get_shape (b));
   accel_buffer_upload (copy, bytes, &error);
   g_assert_no_error (error);
   g_hash_table_insert (twin->by_handle, g_memdup2 (&handle, sizeof handle), copy);

@@ -31,26 +31,17 @@ matmul (const double *a, gboolean ta, const double *b, gboolean tb, double *c, g
       }
 }
 
+/* That the k columns of q [len, k] (@columns) or the k rows of q [k, len]
+ * are orthonormal: qᵀ q, or q qᵀ, is the identity. */
 static void
-assert_orthonormal_columns (const char *what, const double *q, gint64 m, gint64 k, double t)
+assert_orthonormal (const char *what, const double *q, gboolean columns, gint64 len, gint64 k, double t)
 {
-  g_autofree double *qtq = g_new (double, MAX (k * k, 1));
+  g_autofree double *gram = g_new (double, MAX (k * k, 1));
   g_autofree double *eye = g_new0 (double, MAX (k * k, 1));
-  matmul (q, TRUE, q, FALSE, qtq, k, k, m);
+  matmul (q, columns, q, !columns, gram, k, k, len);
   for (gint64 i = 0; i < k; i++)
     eye[i * k + i] = 1;
-  lt_assert_close (what, qtq, eye, k * k, 0, t);
-}
-
-static void
-assert_orthonormal_rows (const char *what, const double *v, gint64 k, gint64 n, double t)
-{
-  g_autofree double *vvt = g_new (double, MAX (k * k, 1));
-  g_autofree double *eye = g_new0 (double, MAX (k * k, 1));
-  matmul (v, FALSE, v, TRUE, vvt, k, k, n);
-  for (gint64 i = 0; i < k; i++)
-    eye[i * k + i] = 1;
-  lt_assert_close (what, vvt, eye, k * k, 0, t);
+  lt_assert_close (what, gram, eye, k * k, 0, t);
 }
 
 /* An SPD matrix: M Mᵀ + n I. */
@@ -95,7 +86,7 @@ test_qr (void)
           {
             matmul (q + b * m * k, FALSE, r + b * k * n, FALSE, qr, m, n, k);
             lt_assert_close ("qr: q r", qr, a + b * m * n, m * n, 0, tol (dt, k));
-            assert_orthonormal_columns ("qr: qᵀ q", q + b * m * k, m, k, tol (dt, m));
+            assert_orthonormal ("qr: qᵀ q", q + b * m * k, TRUE, m, k, tol (dt, m));
             for (gint64 i = 0; i < k; i++)
               for (gint64 j = 0; j < MIN (i, n); j++)
                 g_assert_cmpfloat (r[b * k * n + i * n + j], ==, 0.0);
@@ -313,8 +304,8 @@ test_svd (void)
                 us[i * k + j] = u[b * m * k + i * k + j] * sb[j];
             matmul (us, FALSE, vt + b * k * n, FALSE, prod, m, n, k);
             lt_assert_close ("svd: u diag(s) vt", prod, a + b * m * n, m * n, 0, tol (dt, m + n));
-            assert_orthonormal_columns ("svd: uᵀ u", u + b * m * k, m, k, tol (dt, m));
-            assert_orthonormal_rows ("svd: vt vtᵀ", vt + b * k * n, k, n, tol (dt, n));
+            assert_orthonormal ("svd: uᵀ u", u + b * m * k, TRUE, m, k, tol (dt, m));
+            assert_orthonormal ("svd: vt vtᵀ", vt + b * k * n, FALSE, n, k, tol (dt, n));
           }
       }
 }
@@ -364,7 +355,7 @@ test_eigh (void)
               for (gint64 j = 0; j < n; j++)
                 vw[i * n + j] = vb[i * n + j] * wb[j];
             lt_assert_close ("eigh: a v = v diag(w)", av, vw, n * n, 0, tol (dt, n) * 4);
-            assert_orthonormal_columns ("eigh: vᵀ v", vb, n, n, tol (dt, n));
+            assert_orthonormal ("eigh: vᵀ v", vb, TRUE, n, n, tol (dt, n));
           }
       }
 }

@@ -19,6 +19,26 @@ gelu_erf (double x)
   return 0.5 * x * (1 + erf (x / sqrt (2.0)));
 }
 
+static gboolean
+epilogue_has_bias (AccelMatmulEpilogue e)
+{
+  return e == ACCEL_MATMUL_EPILOGUE_BIAS || e == ACCEL_MATMUL_EPILOGUE_BIAS_RELU || e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU
+         || e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF;
+}
+
+/* @v through the epilogue's activation (none: @v). */
+static double
+epilogue_activate (AccelMatmulEpilogue e, double v)
+{
+  if (e == ACCEL_MATMUL_EPILOGUE_RELU || e == ACCEL_MATMUL_EPILOGUE_BIAS_RELU)
+    return MAX (v, 0);
+  if (e == ACCEL_MATMUL_EPILOGUE_GELU || e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU)
+    return gelu (v);
+  if (e == ACCEL_MATMUL_EPILOGUE_GELU_ERF || e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF)
+    return gelu_erf (v);
+  return v;
+}
+
 typedef struct {
   AccelDType a_dtype, b_dtype, c_dtype, bias_dtype;
   gint64 batch, m, n, k;
@@ -35,9 +55,7 @@ run_case (const Case *t)
   gint64 db[3] = { t->batch, t->transb ? t->n : t->k, t->transb ? t->k : t->n };
   gint64 dc[3] = { t->batch, t->m, t->n }, dbias[1] = { t->n };
   gint64 na = t->batch * t->m * t->k, nb = t->batch * t->k * t->n, nc = t->batch * t->m * t->n;
-  gboolean has_bias = t->epilogue == ACCEL_MATMUL_EPILOGUE_BIAS || t->epilogue == ACCEL_MATMUL_EPILOGUE_BIAS_RELU
-                      || t->epilogue == ACCEL_MATMUL_EPILOGUE_BIAS_GELU
-                      || t->epilogue == ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF;
+  gboolean has_bias = epilogue_has_bias (t->epilogue);
 
   g_autofree double *a = lt_random (t->a_dtype, na, -1, 1);
   g_autofree double *b = lt_random (t->b_dtype, nb, -1, 1);
@@ -90,13 +108,7 @@ run_case (const Case *t)
             }
           pre[p * t->m * t->n + i * t->n + j] = v;
           mag[p * t->m * t->n + i * t->n + j] = m;
-          if (t->epilogue == ACCEL_MATMUL_EPILOGUE_RELU || t->epilogue == ACCEL_MATMUL_EPILOGUE_BIAS_RELU)
-            v = MAX (v, 0);
-          else if (t->epilogue == ACCEL_MATMUL_EPILOGUE_GELU || t->epilogue == ACCEL_MATMUL_EPILOGUE_BIAS_GELU)
-            v = gelu (v);
-          else if (t->epilogue == ACCEL_MATMUL_EPILOGUE_GELU_ERF || t->epilogue == ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF)
-            v = gelu_erf (v);
-          want[p * t->m * t->n + i * t->n + j] = v * t->c_scale;
+          want[p * t->m * t->n + i * t->n + j] = epilogue_activate (t->epilogue, v) * t->c_scale;
         }
   /* The stored result is within half a unit of the output type, plus the
    * f32 accumulation. For a 16-bit output with an epilogue, cuBLASLt sums
@@ -175,8 +187,7 @@ run_extras (const Extras *t)
   g_autoptr(AccelBuffer) brows = t->scales ? lt_new (ACCEL_DTYPE_F32, dm, 1, rows) : NULL;
   g_autoptr(AccelBuffer) bcols = t->scales ? lt_new (ACCEL_DTYPE_F32, dn, 1, cols) : NULL;
   g_autoptr(AccelBuffer) bamax = t->amax ? lt_alloc (ACCEL_DTYPE_F32, d1, 1) : NULL;
-  gboolean has_bias = t->e == ACCEL_MATMUL_EPILOGUE_BIAS || t->e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU
-                      || t->e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF || t->e == ACCEL_MATMUL_EPILOGUE_BIAS_RELU;
+  gboolean has_bias = epilogue_has_bias (t->e);
   g_autoptr(AccelOp) op = accel_matmul_new (ba, bb, bc, t->e);
   g_object_set (op, "bias", has_bias ? bbias : NULL, "transb", t->transb, "residual", bres, "row-scales", brows,
                 "col-scales", bcols, "amax", bamax, "c-scale", c_scale, NULL);
@@ -191,12 +202,7 @@ run_extras (const Extras *t)
           for (gint64 l = 0; l < k; l++)
             s += a[(p * m + i) * k + l] * (t->transb ? b[(p * n + j) * k + l] : b[(p * k + l) * n + j]);
           double v = s * (t->scales ? rows[i] * cols[j] : 1) + (has_bias ? bias[j] : 0);
-          if (t->e == ACCEL_MATMUL_EPILOGUE_RELU || t->e == ACCEL_MATMUL_EPILOGUE_BIAS_RELU)
-            v = MAX (v, 0);
-          else if (t->e == ACCEL_MATMUL_EPILOGUE_GELU || t->e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU)
-            v = gelu (v);
-          else if (t->e == ACCEL_MATMUL_EPILOGUE_GELU_ERF || t->e == ACCEL_MATMUL_EPILOGUE_BIAS_GELU_ERF)
-            v = gelu_erf (v);
+          v = epilogue_activate (t->e, v);
           v += t->residual ? res[(p * m + i) * n + j] : 0;
           amax = MAX (amax, fabs (v));
           want[(p * m + i) * n + j] = v * c_scale;

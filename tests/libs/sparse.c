@@ -176,6 +176,24 @@ clear_keep (AccelBuffer **keep)
     g_clear_object (&keep[i]);
 }
 
+/* A well-formed structure for small_spmv(). */
+static const double good_row_ptr[4] = { 0, 2, 3, 5 }, good_col_ind[5] = { 0, 1, 2, 0, 3 };
+
+/* small_spmv() of the good structure with its buffer @property replaced by
+ * one of @n elements of @dtype holding @values (NULL: zeros): refused with
+ * @code and a message containing @message (nullable). */
+static void
+expect_refused_buffer (const char *property, AccelDType dtype, gint64 n, const double *values, AccelError code,
+                       const char *message)
+{
+  AccelBuffer *keep[5] = { NULL };
+  g_autoptr(AccelOp) op = small_spmv (good_row_ptr, good_col_ind, 5, keep);
+  g_autoptr(AccelBuffer) replacement = lt_new (dtype, &n, 1, values);
+  g_object_set (op, property, replacement, NULL);
+  lt_expect_error (op, code, message);
+  clear_keep (keep);
+}
+
 static void
 test_malformed (void)
 {
@@ -202,15 +220,12 @@ test_malformed (void)
       clear_keep (keep);
     }
 
-  /* Shapes and types, refused before launch. */
-  double row_ptr[4] = { 0, 2, 3, 5 }, col_ind[5] = { 0, 1, 2, 0, 3 };
-
   /* A structure that passed is trusted only until it is written again:
    * the same buffers, first good, then rewritten with a bad column, then
    * repaired. */
   {
     double bad[5] = { 0, 1, 4, 0, 3 };
-    g_autoptr(AccelOp) op = small_spmv (row_ptr, col_ind, 5, keep);
+    g_autoptr(AccelOp) op = small_spmv (good_row_ptr, good_col_ind, 5, keep);
     for (guint round = 0; round < 2; round++)
       {
         lt_submit (op);
@@ -221,53 +236,27 @@ test_malformed (void)
       }
     lt_write (keep[1], bad);
     lt_expect_error (op, ACCEL_ERROR_INVALID_ARGUMENT, "outside");
-    lt_write (keep[1], col_ind);
+    lt_write (keep[1], good_col_ind);
     lt_submit (op);
     clear_keep (keep);
   }
+
+  /* Shapes and types, refused before launch. */
   {
-    g_autoptr(AccelOp) op = small_spmv (row_ptr, col_ind, 5, keep);
+    g_autoptr(AccelOp) op = small_spmv (good_row_ptr, good_col_ind, 5, keep);
     g_object_set (op, "n-cols", (gint64) 5, NULL);
     lt_expect_error (op, ACCEL_ERROR_SHAPE_MISMATCH, "“x”");
     clear_keep (keep);
   }
-  {
-    g_autoptr(AccelOp) op = small_spmv (row_ptr, col_ind, 5, keep);
-    gint64 d4[1] = { 4 };
-    g_autoptr(AccelBuffer) values = lt_new (ACCEL_DTYPE_F32, d4, 1, NULL);
-    g_object_set (op, "values", values, NULL);
-    lt_expect_error (op, ACCEL_ERROR_SHAPE_MISMATCH, "“values”");
-    clear_keep (keep);
-  }
-  {
-    g_autoptr(AccelOp) op = small_spmv (row_ptr, col_ind, 5, keep);
-    gint64 d5[1] = { 5 };
-    g_autoptr(AccelBuffer) values = lt_new (ACCEL_DTYPE_F16, d5, 1, NULL);
-    g_object_set (op, "values", values, NULL);
-    lt_expect_error (op, ACCEL_ERROR_DTYPE_UNSUPPORTED, NULL);
-    clear_keep (keep);
-  }
-  {
-    g_autoptr(AccelOp) op = small_spmv (row_ptr, col_ind, 5, keep);
-    gint64 d5[1] = { 5 };
-    g_autoptr(AccelBuffer) idx = lt_new (ACCEL_DTYPE_I64, d5, 1, col_ind);
-    g_object_set (op, "col-ind", idx, NULL);
-    lt_expect_error (op, ACCEL_ERROR_DTYPE_UNSUPPORTED, NULL);
-    clear_keep (keep);
-  }
-  {
-    g_autoptr(AccelOp) op = small_spmv (row_ptr, col_ind, 5, keep);
-    gint64 d3[1] = { 3 };
-    g_autoptr(AccelBuffer) y = lt_new (ACCEL_DTYPE_F64, d3, 1, NULL);
-    g_object_set (op, "y", y, NULL);
-    lt_expect_error (op, ACCEL_ERROR_DTYPE_UNSUPPORTED, NULL);
-    clear_keep (keep);
-  }
+  expect_refused_buffer ("values", ACCEL_DTYPE_F32, 4, NULL, ACCEL_ERROR_SHAPE_MISMATCH, "“values”");
+  expect_refused_buffer ("values", ACCEL_DTYPE_F16, 5, NULL, ACCEL_ERROR_DTYPE_UNSUPPORTED, NULL);
+  expect_refused_buffer ("col-ind", ACCEL_DTYPE_I64, 5, good_col_ind, ACCEL_ERROR_DTYPE_UNSUPPORTED, NULL);
+  expect_refused_buffer ("y", ACCEL_DTYPE_F64, 3, NULL, ACCEL_ERROR_DTYPE_UNSUPPORTED, NULL);
   {
     /* spmm whose output has the wrong number of columns */
     gint64 dr[1] = { 4 }, dn[1] = { 5 }, db[2] = { 4, 2 }, dc[2] = { 3, 3 };
-    g_autoptr(AccelBuffer) rp = lt_new (ACCEL_DTYPE_I32, dr, 1, row_ptr);
-    g_autoptr(AccelBuffer) ci = lt_new (ACCEL_DTYPE_I32, dn, 1, col_ind);
+    g_autoptr(AccelBuffer) rp = lt_new (ACCEL_DTYPE_I32, dr, 1, good_row_ptr);
+    g_autoptr(AccelBuffer) ci = lt_new (ACCEL_DTYPE_I32, dn, 1, good_col_ind);
     g_autoptr(AccelBuffer) v = lt_new (ACCEL_DTYPE_F64, dn, 1, NULL);
     g_autoptr(AccelBuffer) b = lt_new (ACCEL_DTYPE_F64, db, 2, NULL);
     g_autoptr(AccelBuffer) c = lt_new (ACCEL_DTYPE_F64, dc, 2, NULL);

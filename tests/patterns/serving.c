@@ -288,6 +288,32 @@ send_wave (AccelActor *pool, PtAsks *asks, double **xs, guint from, guint to, gi
     }
 }
 
+/* Checks the one-row answers 0 .. @n - 1 of @asks against @linear on the
+ * inputs @xs that send_wave() made, and frees those. */
+static void
+check_wave (PtLinear *linear, PtAsks *asks, double **xs, guint n)
+{
+  for (guint i = 0; i < n; i++)
+    {
+      check_linear_reply (linear, &asks->answers[i], xs[i], 1);
+      g_free (xs[i]);
+    }
+}
+
+/* Sends @n one-row requests to @actor and checks every answer against
+ * @linear. */
+static void
+serve_wave (AccelActor *actor, PtLinear *linear, guint n)
+{
+  PtAsks *asks = pt_asks_new (n);
+  double **xs = g_new0 (double *, n);
+  send_wave (actor, asks, xs, 0, n, linear->sizes[0]);
+  pt_asks_wait (asks, n);
+  check_wave (linear, asks, xs, n);
+  pt_asks_free (asks);
+  g_free (xs);
+}
+
 static void
 test_replica_failover (void)
 {
@@ -333,11 +359,7 @@ test_replica_failover (void)
   g_assert_true (accel_model_is_prepared (linear->model, r0));
 
   /* Nothing failed, nothing was lost, every answer is right. */
-  for (guint i = 0; i < n; i++)
-    {
-      check_linear_reply (linear, &asks->answers[i], xs[i], 1);
-      g_free (xs[i]);
-    }
+  check_wave (linear, asks, xs, n);
   guint64 completed = 0, failed = 0;
   g_object_get (pool, "requests-completed", &completed, "requests-failed", &failed, NULL);
   g_assert_cmpuint (completed, ==, n);
@@ -425,22 +447,11 @@ test_replica_placement (void)
   PtLinear *linear = pt_linear_new (ACCEL_DTYPE_F32, sizes, 2, "none", "none");
   const char *devices[] = { "cpu:0", NULL };
   g_autoptr(AccelActor) pool = pt_spawn ("replica-pool", "model", linear->model, "devices", devices, NULL);
-  const guint n = 50;
-  PtAsks *asks = pt_asks_new (n);
-  double **xs = g_new0 (double *, n);
-  send_wave (pool, asks, xs, 0, n, sizes[0]);
-  pt_asks_wait (asks, n);
-  for (guint i = 0; i < n; i++)
-    {
-      check_linear_reply (linear, &asks->answers[i], xs[i], 1);
-      g_free (xs[i]);
-    }
+  serve_wave (pool, linear, 50);
   guint64 batches = 0;
   g_object_get (pool, "batches-run", &batches, NULL);
   g_assert_cmpuint (replica_batches (pool, "cpu:0"), ==, batches);
   accel_actor_stop (pool);
-  pt_asks_free (asks);
-  g_free (xs);
   pt_linear_free (linear);
 }
 
@@ -487,19 +498,8 @@ test_linear_buffers (void)
   for (guint d = 0; d < 2; d++)
     {
       g_autoptr(AccelActor) actor = pt_spawn ("batcher", "model", from_buffers, "device", devices[d], NULL);
-      const guint n = 12;
-      PtAsks *asks = pt_asks_new (n);
-      double **xs = g_new0 (double *, n);
-      send_wave (actor, asks, xs, 0, n, sizes[0]);
-      pt_asks_wait (asks, n);
-      for (guint i = 0; i < n; i++)
-        {
-          check_linear_reply (linear, &asks->answers[i], xs[i], 1);
-          g_free (xs[i]);
-        }
+      serve_wave (actor, linear, 12);
       accel_actor_stop (actor);
-      pt_asks_free (asks);
-      g_free (xs);
     }
 
   /* A buffer of the wrong shape is refused, naming the property. */
