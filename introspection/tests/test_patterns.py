@@ -11,6 +11,7 @@
 import os
 import sys
 import threading
+import time
 
 import gi
 gi.require_version("Accel", "1.0")
@@ -154,6 +155,11 @@ def test_python_model_raises(fx):
     answers = ask_all(actor, [request(rng.uniform(0.1, 1, (1, 3)).astype(np.float32))])
     check(is_error(answers[0], Accel.Error.TIMED_OUT), f"the watchdog answers: {answers[0]}")
     check("run-timeout-ms" in answers[0].message, answers[0].message)
+    # The watchdog answers the batch's callers, then fails the actor: the
+    # restart is counted on the actor's thread, maybe after the answer came.
+    deadline = time.monotonic() + 10
+    while actor.get_restart_count() == 0 and time.monotonic() < deadline:
+        time.sleep(0.001)
     check(actor.get_restart_count() == 1, "and the actor was restarted")
     actor.stop()
 
