@@ -200,8 +200,10 @@ def parse_header(path):
         if params:
             found.append({'path': path, 'type': fm.group(2), 'prefix': snake(fm.group(2)),
                           'params': params, 'ctor': None})
-    m = re.search(r'G_DECLARE_FINAL_TYPE \((\w+), (\w+), (\w+), (\w+), \w+\)', text)
+    m = re.search(r'G_DECLARE_FINAL_TYPE \((\w+),\s*(\w+),\s*(\w+),\s*(\w+),\s*\w+\)', text)
     if m is None:
+        if 'G_DECLARE_FINAL_TYPE' in text:
+            raise Error(f'{path}: a G_DECLARE_FINAL_TYPE () accel-mkops cannot read')
         return found
     type_name, prefix, module, base = m.groups()
     sm = re.search(r'struct _%s \{\n(.*?)\n\};' % type_name, text, re.S)

@@ -90,6 +90,17 @@ class MkOps(unittest.TestCase):
             self.assertIn('return g_object_new (ACCEL_TYPE_THING, "src", src, "dst", dst, "count", count, NULL);',
                           out)
 
+    def test_declaration_over_two_lines(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = self.header(tmp)
+            with open(path) as f:
+                text = f.read()
+            with open(path, 'w') as f:
+                f.write(text.replace('ACCEL, THING,', 'ACCEL, THING,\n                      '))
+            rc, out, err = run([path])
+            self.assertEqual(rc, 0, err)
+            self.assertIn('_accel_thing_params[6]', out)
+
     def test_family(self):
         with tempfile.TemporaryDirectory() as tmp:
             family = os.path.join(tmp, 'accel-family-private.h')
