@@ -1,9 +1,25 @@
 #!/usr/bin/env python3
-# accel-mkops: writes the core op types' parameter tables and constructors
-# from their public headers, as glib-mkenums writes enum types from theirs.
+# accel-mkops: writes the core op types' public headers, parameter tables
+# and constructors from their declarations (accel-NAME.op), as
+# gdbus-codegen writes an interface's header and code from its XML, and
+# the tables and constructors of the op types whose headers are written by
+# hand from those headers, as glib-mkenums writes enum types from theirs.
+#
+# A declaration names the type, its parent and its constructor's arguments
+# (fields, whose C types are taken from them, or C arguments), after any
+# one-line comments and #includes its header needs; the rest is the
+# instance struct's public fields:
+#
+#   #include "../accel-op.h"
+#
+#   op AccelEigh : AccelOp
+#   new (a, w, v)
+#
+#   /* The eigenvalues, `[n]`, ascending. */
+#   AccelBuffer *w; /*< write required >*/
 #
 # An op declares each parameter once, as a public field of its instance
-# struct: a comment above the field is the property's blurb (and so its
+# struct (in its declaration, or in its hand-written header): a comment above the field is the property's blurb (and so its
 # documentation, see introspection/accel-op-docs.c), and an annotation after
 # it says the rest:
 #
@@ -29,13 +45,14 @@
 # offset); its fields are declared there once, and an op header names
 # them with family=AccelFooFields.
 #
-# For each op header with annotated fields this writes the table
+# For each op with annotated fields this writes the table
 # `_<prefix>_params`, which the op's ACCEL_DEFINE_OP_TYPE() installs, and,
 # where the header declares `<prefix>_new ()` whose arguments are all such
 # fields (its own or its families'), that constructor and its doc comment
 # (from the blurbs).
 #
-#   accel-mkops.py OUTPUT.c OUTPUT-private.h HEADER...
+#   accel-mkops.py --headers OUTDIR DECLARATION...
+#   accel-mkops.py OUTPUT.c OUTPUT-private.h DECLARATION-OR-HEADER...
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
 
@@ -188,18 +205,20 @@ def line_of(text, index):
     return text[:index].count('\n') + 1
 
 
-def parse_header(path):
+def parse_header(path, text=None, params=None):
     """The op type of a public header and the families (`typedef struct
     { … } AccelFooFields;` whose fields are annotated, in a private header
-    that op types lay out alike) it declares."""
-    with open(path, encoding='utf-8') as f:
-        text = f.read()
+    that op types lay out alike) it declares. An op declaration's header
+    comes as TEXT with the PARAMS read from the declaration."""
+    if text is None:
+        with open(path, encoding='utf-8') as f:
+            text = f.read()
     found = []
     for fm in re.finditer(r'^typedef struct \{\n(.*?)\n\} (Accel\w+);', text, re.S | re.M):
-        params = parse_struct(path, fm.group(1), line_of(text, fm.start(1)), True)
-        if params:
+        fields = parse_struct(path, fm.group(1), line_of(text, fm.start(1)), True)
+        if fields:
             found.append({'path': path, 'type': fm.group(2), 'prefix': snake(fm.group(2)),
-                          'params': params, 'ctor': None})
+                          'params': fields, 'ctor': None})
     m = re.search(r'G_DECLARE_FINAL_TYPE \((\w+),\s*(\w+),\s*(\w+),\s*(\w+),\s*\w+\)', text)
     if m is None:
         if 'G_DECLARE_FINAL_TYPE' in text:
@@ -209,12 +228,93 @@ def parse_header(path):
     sm = re.search(r'struct _%s \{\n(.*?)\n\};' % type_name, text, re.S)
     if sm is None:
         return found
-    params = parse_struct(path, sm.group(1), line_of(text, sm.start(1)), False)
+    if params is None:
+        params = parse_struct(path, sm.group(1), line_of(text, sm.start(1)), False)
     if params:
         ctor = re.search(r'^(\w+ \*)\s*%s_new \(([^)]*)\);' % prefix, text, re.M)
         found.append({'path': path, 'type': type_name, 'prefix': prefix,
                       'type_macro': f'{module}_TYPE_{base}', 'params': params, 'ctor': ctor})
     return found
+
+
+def read_declaration(path):
+    """An op declaration (`accel-NAME.op`): its header's text, and the
+    parameters of its fields. Its lines are: comments and `#include`s; `op
+    AccelFoo : AccelParent`; optionally `new (ARG, …)`, an ARG being a
+    field's name or a C argument; then the instance struct's public fields,
+    annotated as in a header."""
+    with open(path, encoding='utf-8') as f:
+        lines = f.read().split('\n')
+    includes, decl, ctor_args = [], None, None
+    i = 0
+    while i < len(lines):
+        stripped = lines[i].strip()
+        where = f'{path}:{i + 1}'
+        if decl is None and (not stripped or stripped.startswith('/*')):
+            if stripped.startswith('/*') and not stripped.endswith('*/'):
+                raise Error(f'{where}: a comment before `op` is one line')
+        elif decl is None and re.fullmatch(r'#include "[\w./-]+"', stripped):
+            includes.append(stripped)
+        elif decl is None:
+            decl = re.fullmatch(r'op (Accel\w+) : (Accel\w+)', stripped)
+            if decl is None:
+                raise Error(f'{where}: expected `op AccelFoo : AccelParent`, not “{stripped}”')
+        elif stripped.startswith('new ('):
+            text = stripped
+            while not text.endswith(')') and i + 1 < len(lines):
+                i += 1
+                text += ' ' + lines[i].strip()
+            if not text.endswith(')'):
+                raise Error(f'{where}: `new (` without its `)`')
+            ctor_args = [a.strip() for a in text[5:-1].split(',')]
+            i += 1
+            break
+        else:
+            break
+        i += 1
+    if decl is None:
+        raise Error(f'{path}: no `op AccelFoo : AccelParent` line')
+    type_name, parent = decl.groups()
+    body = lines[i:]
+    while body and not body[0].strip():
+        body.pop(0)
+        i += 1
+    while body and not body[-1].strip():
+        body.pop()
+    params = parse_struct(path, '\n'.join(body), i + 1, True)
+    fields = {}
+    for line in body:
+        fm = re.fullmatch(r'\s*(\w+)\s*(\*?)\s*(\w+)(\[\w+\])?;.*', line)
+        if fm:
+            fields[fm.group(3)] = fm.group(1) + (' *' if fm.group(2) else '')
+    prefix = snake(type_name)
+    obj_name = prefix.upper()[len('ACCEL_'):]
+    out = ['/* SPDX-License-Identifier: LGPL-2.1-or-later */',
+           f'/* Generated by accel-mkops.py from {os.path.basename(path)}; edit that. */',
+           '#pragma once', ''] + includes + [
+           '', 'G_BEGIN_DECLS', '',
+           f'#define ACCEL_TYPE_{obj_name} ({prefix}_get_type ())',
+           'ACCEL_API',
+           f'G_DECLARE_FINAL_TYPE ({type_name}, {prefix}, ACCEL, {obj_name}, {parent})',
+           '', f'struct _{type_name} {{', f'  {parent} parent_instance;', '', '  /*< public >*/']
+    out += [('  ' + line) if line.strip() else '' for line in body]
+    out += ['};', '']
+    if ctor_args is not None:
+        args = []
+        for arg in ctor_args:
+            if re.fullmatch(r'\w+', arg):
+                if arg not in fields:
+                    raise Error(f'{path}: new (): “{arg}” is no field of {type_name}')
+                ctype = fields[arg]
+                arg = f'{ctype}{"" if ctype.endswith("*") else " "}{arg}'
+            args.append(arg)
+        out += ['ACCEL_API', f'AccelOp *{prefix}_new ({", ".join(args)});', '']
+    out += ['G_END_DECLS', '']
+    return '\n'.join(out), params
+
+
+def header_name(path):
+    return os.path.basename(path)[:-len('.op')] + '.h'
 
 
 def constructor(op, families):
@@ -260,12 +360,30 @@ def constructor(op, families):
 
 
 def main(argv):
+    if len(argv) >= 3 and argv[1] == '--headers':
+        # accel-mkops.py --headers OUTDIR DECLARATION...
+        try:
+            for path in argv[3:]:
+                text, _ = read_declaration(path)
+                with open(os.path.join(argv[2], header_name(path)), 'w', encoding='utf-8') as f:
+                    f.write(text)
+        except Error as e:
+            sys.stderr.write(f'accel-mkops: {e}\n')
+            return 1
+        return 0
     if len(argv) < 4:
-        sys.stderr.write('usage: accel-mkops.py OUTPUT.c OUTPUT-private.h HEADER...\n')
+        sys.stderr.write('usage: accel-mkops.py OUTPUT.c OUTPUT-private.h HEADER-OR-DECLARATION...\n'
+                         '       accel-mkops.py --headers OUTDIR DECLARATION...\n')
         return 2
-    out_c, out_h, headers = argv[1], argv[2], argv[3:]
+    out_c, out_h, inputs = argv[1], argv[2], argv[3:]
     try:
-        ops = [op for h in sorted(headers) for op in parse_header(h)]
+        ops = []
+        for path in sorted(inputs, key=lambda p: header_name(p) if p.endswith('.op') else os.path.basename(p)):
+            if path.endswith('.op'):
+                text, params = read_declaration(path)
+                ops += parse_header(path, text, params)
+            else:
+                ops += parse_header(path)
         families = {op['type']: op for op in ops}
         for op in ops:
             for p in op['params']:
@@ -277,11 +395,11 @@ def main(argv):
         sys.stderr.write(f'accel-mkops: {e}\n')
         return 1
     banner = ('/* Generated by accel-mkops.py from the annotated fields of the op\n'
-              ' * headers. Do not edit: edit the header. */\n')
+              ' * declarations and headers. Do not edit: edit those. */\n')
     decls = [banner, '#pragma once', '', '#include "accel-private.h"', '', 'G_BEGIN_DECLS', '']
     body = [banner, '#include <math.h>', f'#include "{os.path.basename(out_h)}"', '#include "accel-enum-types.h"']
     # The private headers, for their families' structs.
-    body += [f'#include "{os.path.basename(h)}"' for h in sorted(headers) if h.endswith('-private.h')] + ['']
+    body += [f'#include "{os.path.basename(h)}"' for h in sorted(inputs) if h.endswith('-private.h')] + ['']
     for op in ops:
         table = [p for p in op['params'] if not p.family]
         n = len(table)

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # Tests of core/ops/accel-mkops.py, the generator of the op parameter
-# tables and constructors: what it writes from annotated headers, and
-# that a malformed annotation stops the build with an error naming the
-# header, the line and what is wrong (rather than a table that differs
-# from the header).
+# tables and constructors and of the declared ops' headers: what it writes
+# from annotated headers and from op declarations (accel-NAME.op), and that
+# a malformed annotation or declaration stops the build with an error
+# naming the file, the line and what is wrong (rather than a table that
+# differs from the declaration).
 #
 #   mkops.py SOURCE_ROOT
 #
@@ -61,6 +62,26 @@ def run(headers):
         return proc.returncode, body, proc.stderr
 
 
+def declaration(header_text):
+    """The accel-NAME.op that declares what HEADER declares."""
+    struct = header_text.split('/*< public >*/\n', 1)[1].split('\n};', 1)[0]
+    fields = '\n'.join(line[2:] for line in struct.split('\n'))
+    return ('/* SPDX-License-Identifier: LGPL-2.1-or-later */\n#include "../accel-op.h"\n\n'
+            'op AccelThing : AccelOp\nnew (src, dst, count)\n\n' + fields + '\n')
+
+
+def headers(declarations):
+    with tempfile.TemporaryDirectory() as out:
+        proc = subprocess.run([sys.executable, MKOPS, '--headers', out] + declarations,
+                              capture_output=True, text=True)
+        written = {}
+        if proc.returncode == 0:
+            for name in os.listdir(out):
+                with open(os.path.join(out, name), encoding='utf-8') as f:
+                    written[name] = f.read()
+        return proc.returncode, written, proc.stderr
+
+
 class MkOps(unittest.TestCase):
     def header(self, tmp, name='accel-thing.h', count=None, extra=''):
         path = os.path.join(tmp, name)
@@ -114,6 +135,53 @@ class MkOps(unittest.TestCase):
             self.assertIn('_accel_thing_params[6]', out)
             # The family's field is not in the op's own table.
             self.assertNotIn('ACCEL_OP_BUFFER (AccelThing, shared', out)
+
+    def test_op_declaration(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            count = random.randint(1, 1 << 20)
+            header = self.header(tmp, count=count)
+            with open(header) as f:
+                text = f.read()
+            op = os.path.join(tmp, 'accel-thing.op')
+            with open(op, 'w') as f:
+                f.write(declaration(text))
+            rc, written, err = headers([op])
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(list(written), ['accel-thing.h'])
+            h = written['accel-thing.h']
+            self.assertIn('#define ACCEL_TYPE_THING (accel_thing_get_type ())', h)
+            self.assertIn('G_DECLARE_FINAL_TYPE (AccelThing, accel_thing, ACCEL, THING, AccelOp)', h)
+            self.assertIn('struct _AccelThing {\n  AccelOp parent_instance;\n\n  /*< public >*/\n'
+                          '  /* The input, any dtype. */\n  AccelBuffer *src; /*< read required >*/', h)
+            # The constructor's argument types are its fields'.
+            self.assertIn('AccelOp *accel_thing_new (AccelBuffer *src, AccelBuffer *dst, int count);', h)
+            # The declaration gives the same table and constructor as the
+            # header it stands for.
+            rc_h, from_header, err_h = run([header])
+            rc_o, from_op, err_o = run([op])
+            self.assertEqual((rc_h, rc_o), (0, 0), err_h + err_o)
+            self.assertIn(f'1, G_MAXINT, {count})', from_op)
+            self.assertEqual(from_op, from_header)
+
+    def test_op_declaration_refused(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            text = declaration(HEADER % {'count': 1, 'extra': ''})
+            cases = [
+                (text.replace('op AccelThing : AccelOp', 'op AccelThing'), 4, 'expected `op AccelFoo'),
+                (text.replace('new (src, dst, count)', 'new (src, dst, nothing)'), None, '“nothing” is no field'),
+                (text.replace('new (src, dst, count)', 'new (src, dst,'), 5, 'without its `)`'),
+                (text.replace('#include', 'include'), 2, 'expected `op AccelFoo'),
+                (text.replace('AccelBuffer *src; /*< read required >*/', 'AccelBuffer *src; /*< read sometimes >*/'),
+                 8, '“sometimes”'),
+            ]
+            for bad, line, needle in cases:
+                op = os.path.join(tmp, 'accel-thing.op')
+                with open(op, 'w') as f:
+                    f.write(bad)
+                rc, written, err = headers([op])
+                self.assertEqual(rc, 1, bad)
+                self.assertIn(needle, err)
+                self.assertIn(f'{op}:{line}:' if line else op, err)
 
     def refused(self, extra, needle):
         with tempfile.TemporaryDirectory() as tmp:
