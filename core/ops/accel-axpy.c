@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "accel-op-impl-private.h"
+#include "accel-op-check-private.h"
 
 /**
  * AccelAxpy:
@@ -29,13 +30,7 @@ accel_axpy_validate (AccelOp *op, GError **error)
     return FALSE;
   if (!accel_op_check_same_count_ ("axpy", "x", self->x, "y", self->y, error))
     return FALSE;
-  if (accel_op_buffers_overlap_partly_ (self->x, self->y))
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "axpy: “x” and “y” overlap partly");
-      return FALSE;
-    }
-  return TRUE;
+  return accel_op_check_in_place_ (error, "axpy", "y", self->y, "x", self->x);
 }
 
 ACCEL_DEFINE_OP_TYPE (AccelAxpy, accel_axpy, "axpy",

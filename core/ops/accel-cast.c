@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "accel-op-impl-private.h"
+#include "accel-op-check-private.h"
 
 /**
  * AccelCast:
@@ -28,13 +29,7 @@ accel_cast_validate (AccelOp *op, GError **error)
 
   if (!accel_op_check_same_count_ ("cast", "src", self->src, "dst", self->dst, error))
     return FALSE;
-  if (accel_op_buffers_alias_ (self->src, self->dst))
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "cast: “src” and “dst” overlap; cast is not done in place");
-      return FALSE;
-    }
-  return TRUE;
+  return accel_op_check_no_alias_ (error, "cast", "dst", self->dst, "src", self->src);
 }
 
 ACCEL_DEFINE_OP_TYPE (AccelCast, accel_cast, "cast",

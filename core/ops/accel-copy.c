@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "accel-op-impl-private.h"
+#include "accel-op-check-private.h"
 
 /**
  * AccelCopy:
@@ -20,13 +21,7 @@ accel_copy_validate (AccelOp *op, GError **error)
     return FALSE;
   if (!accel_op_check_same_count_ ("copy", "src", self->src, "dst", self->dst, error))
     return FALSE;
-  if (accel_op_buffers_overlap_partly_ (self->src, self->dst))
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "copy: “src” and “dst” overlap partly");
-      return FALSE;
-    }
-  return TRUE;
+  return accel_op_check_in_place_ (error, "copy", "dst", self->dst, "src", self->src);
 }
 
 ACCEL_DEFINE_OP_TYPE (AccelCopy, accel_copy, "copy",

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "accel-op-impl-private.h"
+#include "accel-op-check-private.h"
 #include "accel-enum-types.h"
 
 /**
@@ -128,20 +129,13 @@ accel_fft_validate (AccelOp *op, GError **error)
           return accel_op_shape_error_ (error, "fft", self->kind == ACCEL_FFT_R2C ? "output" : "input",
                                         cplx, why);
         }
-      if (accel_op_buffers_alias_ (self->input, self->output))
-        {
-          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                       "fft: “input” and “output” overlap; r2c and c2r are out of place only");
-          return FALSE;
-        }
+      /* r2c and c2r are out of place only. */
+      if (!accel_op_check_no_alias_ (error, "fft", "output", self->output, "input", self->input))
+        return FALSE;
     }
 
-  if (accel_op_buffers_overlap_partly_ (self->input, self->output))
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "fft: “input” and “output” overlap partly (in place needs the same buffer)");
-      return FALSE;
-    }
+  if (!accel_op_check_in_place_ (error, "fft", "output", self->output, "input", self->input))
+    return FALSE;
 
   for (guint i = rank - self->n_axes; i < rank; i++)
     {

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "accel-op-impl-private.h"
+#include "accel-op-check-private.h"
 #include "accel-enum-types.h"
 
 /**
@@ -60,13 +61,7 @@ accel_reduce_validate (AccelOp *op, GError **error)
                                                    a, b, axis);
       return accel_op_shape_error_ (error, "reduce", "dst", self->dst, expected);
     }
-  if (accel_op_buffers_alias_ (self->src, self->dst))
-    {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT,
-                   "reduce: “src” and “dst” overlap");
-      return FALSE;
-    }
-  return TRUE;
+  return accel_op_check_no_alias_ (error, "reduce", "dst", self->dst, "src", self->src);
 }
 
 ACCEL_DEFINE_OP_TYPE (AccelReduce, accel_reduce, "reduce",

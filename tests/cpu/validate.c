@@ -349,6 +349,59 @@ test_n_threads (void)
   g_object_set (device, "n-threads", 0u, NULL);
 }
 
+/* A view of @base from element @offset: [@n] or, with @rows, [@rows, @n]. */
+static AccelBuffer *
+view (AccelBuffer *base, gint64 offset, gint64 rows, gint64 n)
+{
+  gint64 dims[2] = { rows, n };
+  g_autoptr(AccelShape) shape = rows ? accel_shape_new (dims, 2) : accel_shape_new (&n, 1);
+  g_autoptr(GError) error = NULL;
+  AccelBuffer *v = accel_buffer_new_view (base, offset, shape, &error);
+  g_assert_no_error (error);
+  return v;
+}
+
+/* An output that overlaps an input partly is refused by every op that may
+ * run in place, and any overlap by those that may not; in place (the very
+ * same range) runs. */
+static void
+test_overlap (void)
+{
+  g_autoptr(AccelBuffer) base = B1 (ACCEL_DTYPE_F32, 24);
+  g_autofree double *data = cpu_test_fill_random (base, -2.0, 2.0);
+  gint64 shift = g_test_rand_int_range (1, 8);
+  g_autoptr(AccelBuffer) a = view (base, 0, 0, 8);
+  g_autoptr(AccelBuffer) same = view (base, 0, 0, 8);
+  g_autoptr(AccelBuffer) shifted = view (base, shift, 0, 8);
+
+  g_autoptr(AccelOp) copy = accel_copy_new (a, shifted);
+  cpu_test_expect_error_naming (copy, ACCEL_ERROR_INVALID_ARGUMENT, "copy: “dst” overlaps “src” partly");
+  g_autoptr(AccelOp) axpy = accel_axpy_new (2.0, a, shifted);
+  cpu_test_expect_error_naming (axpy, ACCEL_ERROR_INVALID_ARGUMENT, "axpy: “y” overlaps “x” partly");
+  g_autoptr(AccelOp) softmax = accel_softmax_new (a, shifted);
+  cpu_test_expect_error_naming (softmax, ACCEL_ERROR_INVALID_ARGUMENT, "softmax: “dst” overlaps “src” partly");
+  g_autoptr(AccelOp) cast = accel_cast_new (a, same);
+  cpu_test_expect_error_naming (cast, ACCEL_ERROR_INVALID_ARGUMENT, "cast: “dst” overlaps “src”; the result");
+  g_autoptr(AccelBuffer) rows = view (base, 0, 2, 8);
+  g_autoptr(AccelBuffer) sums = view (base, shift, 0, 2);
+  g_autoptr(AccelOp) reduce = accel_reduce_new (rows, sums, ACCEL_REDUCE_SUM, 1);
+  cpu_test_expect_error_naming (reduce, ACCEL_ERROR_INVALID_ARGUMENT, "reduce: “dst” overlaps “src”; the result");
+
+  /* In place: y = 2 x + y with y the same range as x is 3 x. */
+  g_autoptr(AccelOp) in_place = accel_axpy_new (2.0, a, same);
+  cpu_test_submit (in_place);
+  g_autofree double *got = cpu_test_read (base);
+  for (guint i = 0; i < 24; i++)
+    g_assert_cmpfloat_with_epsilon (got[i], i < 8 ? 3.0 * data[i] : data[i], 1e-5);
+
+  g_autoptr(AccelBuffer) cbase = B1 (ACCEL_DTYPE_C64, 24);
+  g_autofree double *cdata = cpu_test_fill_random (cbase, -1.0, 1.0);
+  g_autoptr(AccelBuffer) c = view (cbase, 0, 0, 8);
+  g_autoptr(AccelBuffer) cshifted = view (cbase, shift, 0, 8);
+  g_autoptr(AccelOp) fft = accel_fft_new (c, cshifted, ACCEL_FFT_C2C, ACCEL_FFT_FORWARD, 1);
+  cpu_test_expect_error_naming (fft, ACCEL_ERROR_INVALID_ARGUMENT, "fft: “output” overlaps “input” partly");
+}
+
 int
 main (int argc, char **argv)
 {
@@ -362,6 +415,7 @@ main (int argc, char **argv)
   g_test_add_func ("/cpu/validate/reduce-softmax", test_reduce_softmax);
   g_test_add_func ("/cpu/validate/attention", test_attention);
   g_test_add_func ("/cpu/validate/empty", test_empty);
+  g_test_add_func ("/cpu/validate/overlap", test_overlap);
   g_test_add_func ("/cpu/ops/serialize", test_serialize);
   g_test_add_func ("/cpu/device/memory-limit", test_memory_limit);
   g_test_add_func ("/cpu/device/n-threads", test_n_threads);
