@@ -31,12 +31,8 @@ accel_attention_backward_validate (AccelOp *op, GError **error)
   if (!_accel_attention_check_tensors (op, tensors, 4, attention_backward_dtypes,
                                        G_N_ELEMENTS (attention_backward_dtypes), error))
     return FALSE;
-  gint64 B, Hq, Sq;
-  if (!_accel_attention_check_dense_dims (op, self->q, self->k, self->v, self->out, &B, &Hq, &Sq, error))
-    return FALSE;
-  const gint64 lse_dims[3] = { B, Hq, Sq };
-  if (!_accel_attention_check_lse (op, self->lse, lse_dims, 3, error)
-      || !_accel_attention_check_slopes (op, self->alibi_slopes, B, Hq, error))
+  if (!_accel_attention_check_dense_dims (op, self->q, self->k, self->v, self->out, self->lse,
+                                          self->alibi_slopes, error))
     return FALSE;
   if (!_accel_attention_check_grads (op, error))
     return FALSE;

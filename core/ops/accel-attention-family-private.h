@@ -73,15 +73,15 @@ gboolean _accel_attention_check_tensors (AccelOp *op,
                                          GError **error);
 
 /* Dense q `[B, Hq, Sq, D]`, k `[B, Hkv, Sk, D]`, v `[B, Hkv, Sk, Dv]`, out
- * `[B, Hq, Sq, Dv]`, all rank 4 already; gives B, Hq and Sq. */
+ * `[B, Hq, Sq, Dv]`, all rank 4 already; then the optional @lse
+ * `[B, Hq, Sq]` and ALiBi slopes. */
 gboolean _accel_attention_check_dense_dims (AccelOp *op,
                                             AccelBuffer *q,
                                             AccelBuffer *k,
                                             AccelBuffer *v,
                                             AccelBuffer *out,
-                                            gint64 *batch,
-                                            gint64 *hq,
-                                            gint64 *sq,
+                                            AccelBuffer *lse,
+                                            AccelBuffer *alibi_slopes,
                                             GError **error);
 
 /* Packed q `[Tq, Hq, D]`, k `[Tk, Hkv, D]`, v `[Tk, Hkv, Dv]`, out

@@ -92,9 +92,8 @@ _accel_attention_check_dense_dims (AccelOp *op,
                                    AccelBuffer *k,
                                    AccelBuffer *v,
                                    AccelBuffer *out,
-                                   gint64 *batch,
-                                   gint64 *hq,
-                                   gint64 *sq,
+                                   AccelBuffer *lse,
+                                   AccelBuffer *alibi_slopes,
                                    GError **error)
 {
   const char *name = accel_op_get_type_name (op);
@@ -124,8 +123,9 @@ _accel_attention_check_dense_dims (AccelOp *op,
   const gint64 want_out[4] = { B, Hq, Sq, Dv };
   if (!dims_are (out, want_out, 4))
     return accel_op_expect_dims_ (error, name, "out", out, want_out, 4, NULL);
-  *batch = B, *hq = Hq, *sq = Sq;
-  return TRUE;
+  const gint64 lse_dims[3] = { B, Hq, Sq };
+  return _accel_attention_check_lse (op, lse, lse_dims, 3, error)
+         && _accel_attention_check_slopes (op, alibi_slopes, B, Hq, error);
 }
 
 gboolean

@@ -48,12 +48,8 @@ accel_attention_validate (AccelOp *op, GError **error)
           : !accel_op_check_same_dtype (op, "q", "out", error))
     return FALSE;
 
-  gint64 B, Hq, Sq;
-  if (!_accel_attention_check_dense_dims (op, self->q, self->k, self->v, self->out, &B, &Hq, &Sq, error))
-    return FALSE;
-  const gint64 lse_dims[3] = { B, Hq, Sq };
-  if (!_accel_attention_check_lse (op, self->lse, lse_dims, 3, error)
-      || !_accel_attention_check_slopes (op, self->alibi_slopes, B, Hq, error))
+  if (!_accel_attention_check_dense_dims (op, self->q, self->k, self->v, self->out, self->lse,
+                                          self->alibi_slopes, error))
     return FALSE;
 
   static const char *const descale_names[] = { "q-descale", "k-descale", "v-descale" };
