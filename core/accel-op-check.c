@@ -84,6 +84,25 @@ accel_op_check_same_dtype (AccelOp *self, const char *property_a, const char *pr
   return TRUE;
 }
 
+gboolean
+_accel_op_check_dtypes (AccelOp *self,
+                        const AccelDType *allowed,
+                        guint n_allowed,
+                        GError **error,
+                        const char *first,
+                        ...)
+{
+  if (!accel_op_check_dtype (self, first, allowed, n_allowed, error))
+    return FALSE;
+  va_list ap;
+  va_start (ap, first);
+  gboolean ok = TRUE;
+  for (const char *other = va_arg (ap, const char *); ok && other != NULL; other = va_arg (ap, const char *))
+    ok = accel_op_check_same_dtype (self, first, other, error);
+  va_end (ap);
+  return ok;
+}
+
 /**
  * accel_op_check_rank:
  * @self: an op

@@ -213,6 +213,17 @@ AccelRegistry *_accel_backend_get_registry (AccelBackend *self);
 /* accel-op.c */
 GParamSpec **_accel_op_class_list_buffer_pspecs (AccelOpClass *klass, guint *n);
 gboolean _accel_op_check_results_alias (AccelOp *self, GError **error);
+
+/* accel-op-check.c */
+/* The buffers of @first and the properties after it (NULL-terminated)
+ * share one dtype, one of @allowed: accel_op_check_dtype () on @first,
+ * then accel_op_check_same_dtype () of @first and each other, in order. */
+gboolean _accel_op_check_dtypes (AccelOp *self,
+                                 const AccelDType *allowed,
+                                 guint n_allowed,
+                                 GError **error,
+                                 const char *first,
+                                 ...) G_GNUC_NULL_TERMINATED;
 /* Whether two buffers' storage overlaps. */
 gboolean _accel_buffers_alias (AccelBuffer *a, AccelBuffer *b);
 ACCEL_API

@@ -22,8 +22,7 @@ accel_axpy_validate (AccelOp *op, GError **error)
 {
   AccelAxpy *self = ACCEL_AXPY (op);
 
-  if (!accel_op_check_dtype (op, "x", axpy_dtypes, G_N_ELEMENTS (axpy_dtypes), error)
-      || !accel_op_check_same_dtype (op, "x", "y", error))
+  if (!_accel_op_check_dtypes (op, axpy_dtypes, G_N_ELEMENTS (axpy_dtypes), error, "x", "y", NULL))
     return FALSE;
   if (!accel_op_check_contiguous (op, "x", error)
       || !accel_op_check_contiguous (op, "y", error))

@@ -26,8 +26,7 @@ accel_cholesky_validate (AccelOp *op, GError **error)
   AccelCholesky *self = ACCEL_CHOLESKY (op);
 
   AccelOpMatrixDims d;
-  if (!accel_op_check_dtype (op, "a", linalg_dtypes, G_N_ELEMENTS (linalg_dtypes), error)
-      || !accel_op_check_same_dtype (op, "a", "l", error)
+  if (!_accel_op_check_dtypes (op, linalg_dtypes, G_N_ELEMENTS (linalg_dtypes), error, "a", "l", NULL)
       || !accel_op_matrix_dims_ (op, "a", self->a, &d, error)
       || !accel_op_check_contiguous (op, "l", error))
     return FALSE;

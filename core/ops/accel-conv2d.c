@@ -64,9 +64,7 @@ _accel_conv2d_check_geometry (AccelOp *op,
   const char *name = accel_op_get_type_name (op);
   const char *names[3] = { x_name, w_name, y_name };
 
-  if (!accel_op_check_dtype (op, x_name, conv_dtypes, G_N_ELEMENTS (conv_dtypes), error)
-      || !accel_op_check_same_dtype (op, x_name, w_name, error)
-      || !accel_op_check_same_dtype (op, x_name, y_name, error))
+  if (!_accel_op_check_dtypes (op, conv_dtypes, G_N_ELEMENTS (conv_dtypes), error, x_name, w_name, y_name, NULL))
     return FALSE;
   for (guint i = 0; i < 3; i++)
     if (!accel_op_check_rank (op, names[i], 4, 4, error)

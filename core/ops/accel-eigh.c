@@ -24,9 +24,7 @@ accel_eigh_validate (AccelOp *op, GError **error)
   AccelEigh *self = ACCEL_EIGH (op);
 
   AccelOpMatrixDims d;
-  if (!accel_op_check_dtype (op, "a", linalg_dtypes, G_N_ELEMENTS (linalg_dtypes), error)
-      || !accel_op_check_same_dtype (op, "a", "w", error)
-      || !accel_op_check_same_dtype (op, "a", "v", error)
+  if (!_accel_op_check_dtypes (op, linalg_dtypes, G_N_ELEMENTS (linalg_dtypes), error, "a", "w", "v", NULL)
       || !accel_op_matrix_dims_ (op, "a", self->a, &d, error)
       || !accel_op_check_contiguous (op, "w", error)
       || !accel_op_check_contiguous (op, "v", error))

@@ -111,9 +111,7 @@ accel_gemm_validate (AccelOp *op, GError **error)
   AccelGemm *self = ACCEL_GEMM (op);
   AccelGemmDims dims;
 
-  if (!accel_op_check_dtype (op, "a", gemm_dtypes, G_N_ELEMENTS (gemm_dtypes), error)
-      || !accel_op_check_same_dtype (op, "a", "b", error)
-      || !accel_op_check_same_dtype (op, "a", "c", error)
+  if (!_accel_op_check_dtypes (op, gemm_dtypes, G_N_ELEMENTS (gemm_dtypes), error, "a", "b", "c", NULL)
       || !accel_gemm_dims (op, self->a, self->transa, self->b, self->transb, self->c, &dims, error))
     return FALSE;
   if (self->compute == ACCEL_GEMM_COMPUTE_TF32 && accel_buffer_get_dtype (self->a) != ACCEL_DTYPE_F32)

@@ -31,8 +31,7 @@ accel_grouped_gemm_validate (AccelOp *op, GError **error)
   AccelGroupedGemm *self = ACCEL_GROUPED_GEMM (op);
   static const char *const names[] = { "a", "b", "group-offsets", "out" };
 
-  if (!accel_op_check_dtype (op, "a", input_dtypes, G_N_ELEMENTS (input_dtypes), error)
-      || !accel_op_check_same_dtype (op, "a", "b", error)
+  if (!_accel_op_check_dtypes (op, input_dtypes, G_N_ELEMENTS (input_dtypes), error, "a", "b", NULL)
       || !accel_op_check_dtype (op, "out", out_dtypes, G_N_ELEMENTS (out_dtypes), error)
       || !accel_op_check_dtype (op, "group-offsets", offset_dtypes, 1, error)
       || !accel_op_check_rank (op, "a", 2, 2, error)

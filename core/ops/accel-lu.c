@@ -29,8 +29,7 @@ accel_lu_validate (AccelOp *op, GError **error)
 
   static const AccelDType pivot_dtypes[] = { ACCEL_DTYPE_I32 };
   AccelOpMatrixDims d;
-  if (!accel_op_check_dtype (op, "a", linalg_dtypes, G_N_ELEMENTS (linalg_dtypes), error)
-      || !accel_op_check_same_dtype (op, "a", "lu", error)
+  if (!_accel_op_check_dtypes (op, linalg_dtypes, G_N_ELEMENTS (linalg_dtypes), error, "a", "lu", NULL)
       || !accel_op_check_dtype (op, "pivots", pivot_dtypes, G_N_ELEMENTS (pivot_dtypes), error)
       || !accel_op_matrix_dims_ (op, "a", self->a, &d, error)
       || !accel_op_check_contiguous (op, "lu", error)

@@ -20,8 +20,7 @@ _accel_norm_validate (AccelOp *op, GError **error)
   const AccelNormFields *self = (const AccelNormFields *) op;
   const char *name = accel_op_get_type_name (op);
 
-  if (!accel_op_check_dtype (op, "x", norm_dtypes, G_N_ELEMENTS (norm_dtypes), error)
-      || !accel_op_check_same_dtype (op, "x", "y", error)
+  if (!_accel_op_check_dtypes (op, norm_dtypes, G_N_ELEMENTS (norm_dtypes), error, "x", "y", NULL)
       || !accel_op_check_rank (op, "x", 1, ACCEL_SHAPE_MAX_RANK, error)
       || !accel_op_check_contiguous (op, "x", error)
       || !accel_op_check_contiguous (op, "y", error)

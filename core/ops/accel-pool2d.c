@@ -48,8 +48,7 @@ accel_pool2d_validate (AccelOp *op, GError **error)
                      fields[i].below != G_MAXINT ? " and less than the window" : "");
         return FALSE;
       }
-  if (!accel_op_check_dtype (op, "x", pool_dtypes, G_N_ELEMENTS (pool_dtypes), error)
-      || !accel_op_check_same_dtype (op, "x", "y", error)
+  if (!_accel_op_check_dtypes (op, pool_dtypes, G_N_ELEMENTS (pool_dtypes), error, "x", "y", NULL)
       || !accel_op_check_rank (op, "x", 4, 4, error)
       || !accel_op_check_contiguous (op, "x", error)
       || !accel_op_check_contiguous (op, "y", error))

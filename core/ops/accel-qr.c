@@ -22,9 +22,7 @@ accel_qr_validate (AccelOp *op, GError **error)
   AccelQr *self = ACCEL_QR (op);
 
   AccelOpMatrixDims d;
-  if (!accel_op_check_dtype (op, "a", linalg_dtypes, G_N_ELEMENTS (linalg_dtypes), error)
-      || !accel_op_check_same_dtype (op, "a", "q", error)
-      || !accel_op_check_same_dtype (op, "a", "r", error)
+  if (!_accel_op_check_dtypes (op, linalg_dtypes, G_N_ELEMENTS (linalg_dtypes), error, "a", "q", "r", NULL)
       || !accel_op_matrix_dims_ (op, "a", self->a, &d, error)
       || !accel_op_check_contiguous (op, "q", error)
       || !accel_op_check_contiguous (op, "r", error))

@@ -33,8 +33,7 @@ accel_quant_matmul_validate (AccelOp *op, GError **error)
   const AccelDType *b_dtypes = self->format == ACCEL_QUANT_FORMAT_INT4 ? int4_dtypes
                                : self->format == ACCEL_QUANT_FORMAT_INT8 ? int8_dtypes : fp8_dtypes;
 
-  if (!accel_op_check_dtype (op, "a", act_dtypes, G_N_ELEMENTS (act_dtypes), error)
-      || !accel_op_check_same_dtype (op, "a", "out", error)
+  if (!_accel_op_check_dtypes (op, act_dtypes, G_N_ELEMENTS (act_dtypes), error, "a", "out", NULL)
       || !accel_op_check_dtype (op, "b", b_dtypes, 1, error)
       || !accel_op_check_dtype (op, "scales", scale_dtypes, G_N_ELEMENTS (scale_dtypes), error))
     return FALSE;

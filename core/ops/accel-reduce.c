@@ -24,8 +24,7 @@ accel_reduce_validate (AccelOp *op, GError **error)
 {
   AccelReduce *self = ACCEL_REDUCE (op);
 
-  if (!accel_op_check_dtype (op, "src", reduce_dtypes, G_N_ELEMENTS (reduce_dtypes), error)
-      || !accel_op_check_same_dtype (op, "src", "dst", error)
+  if (!_accel_op_check_dtypes (op, reduce_dtypes, G_N_ELEMENTS (reduce_dtypes), error, "src", "dst", NULL)
       || !accel_op_check_rank (op, "src", 1, ACCEL_SHAPE_MAX_RANK, error)
       || !accel_op_check_contiguous (op, "src", error)
       || !accel_op_check_contiguous (op, "dst", error))

@@ -29,8 +29,7 @@ accel_scan_validate (AccelOp *op, GError **error)
                    "scan: property “kind” has the unknown value %d", self->kind);
       return FALSE;
     }
-  return accel_op_check_dtype (op, "input", scan_dtypes, G_N_ELEMENTS (scan_dtypes), error)
-         && accel_op_check_same_dtype (op, "input", "output", error)
+  return _accel_op_check_dtypes (op, scan_dtypes, G_N_ELEMENTS (scan_dtypes), error, "input", "output", NULL)
          && accel_op_check_rank (op, "input", 1, ACCEL_SHAPE_MAX_RANK, error)
          && accel_op_check_contiguous (op, "input", error)
          && accel_op_check_contiguous (op, "output", error)

@@ -21,8 +21,7 @@ accel_softmax_validate (AccelOp *op, GError **error)
 {
   AccelSoftmax *self = ACCEL_SOFTMAX (op);
 
-  if (!accel_op_check_dtype (op, "src", softmax_dtypes, G_N_ELEMENTS (softmax_dtypes), error)
-      || !accel_op_check_same_dtype (op, "src", "dst", error)
+  if (!_accel_op_check_dtypes (op, softmax_dtypes, G_N_ELEMENTS (softmax_dtypes), error, "src", "dst", NULL)
       || !accel_op_check_rank (op, "src", 1, ACCEL_SHAPE_MAX_RANK, error)
       || !accel_op_check_contiguous (op, "src", error)
       || !accel_op_check_contiguous (op, "dst", error))

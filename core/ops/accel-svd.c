@@ -23,10 +23,7 @@ accel_svd_validate (AccelOp *op, GError **error)
   AccelSvd *self = ACCEL_SVD (op);
 
   AccelOpMatrixDims d;
-  if (!accel_op_check_dtype (op, "a", linalg_dtypes, G_N_ELEMENTS (linalg_dtypes), error)
-      || !accel_op_check_same_dtype (op, "a", "s", error)
-      || !accel_op_check_same_dtype (op, "a", "u", error)
-      || !accel_op_check_same_dtype (op, "a", "vt", error)
+  if (!_accel_op_check_dtypes (op, linalg_dtypes, G_N_ELEMENTS (linalg_dtypes), error, "a", "s", "u", "vt", NULL)
       || !accel_op_matrix_dims_ (op, "a", self->a, &d, error)
       || !accel_op_check_contiguous (op, "s", error)
       || !accel_op_check_contiguous (op, "u", error)
