@@ -49,21 +49,3 @@ ACCEL_DEFINE_IMAGE_OP_TYPE (AccelConvertColor, accel_convert_color, "convert-col
                             "Converts an image between pixel formats and colour spaces, scaling it if the sizes differ",
                             _accel_convert_color_params, accel_convert_color_validate, TRUE)
 
-/**
- * accel_convert_color_new:
- * @src: (transfer none) (nullable): the source image's buffer
- * @dst: (transfer none) (nullable): the destination image's buffer
- *
- * Makes a `convert-color` op; set the formats and sizes (`src-format`,
- * `src-width`, …) with g_object_set().
- *
- * Returns: (transfer full): a new #AccelConvertColor
- */
-AccelOp *
-accel_convert_color_new (AccelBuffer *src, AccelBuffer *dst)
-{
-  g_return_val_if_fail (src == NULL || ACCEL_IS_BUFFER (src), NULL);
-  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
-
-  return g_object_new (ACCEL_TYPE_CONVERT_COLOR, "src", src, "dst", dst, NULL);
-}

@@ -144,25 +144,6 @@ ACCEL_DEFINE_IMAGE_OP_TYPE (AccelFilter, accel_filter, "filter",
                             "Filters an image: Gaussian, box, Sobel, Scharr or a user kernel, with border modes",
                             _accel_filter_params, accel_filter_validate, FALSE)
 
-/**
- * accel_filter_new:
- * @src: (transfer none) (nullable): the source image's buffer
- * @dst: (transfer none) (nullable): the destination image's buffer
- * @kind: what to compute
- *
- * Makes a `filter` op; set the image (`src-format`, `src-width`, …) and
- * the kernel's parameters with g_object_set().
- *
- * Returns: (transfer full): a new #AccelFilter
- */
-AccelOp *
-accel_filter_new (AccelBuffer *src, AccelBuffer *dst, AccelFilterKind kind)
-{
-  g_return_val_if_fail (src == NULL || ACCEL_IS_BUFFER (src), NULL);
-  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
-
-  return g_object_new (ACCEL_TYPE_FILTER, "src", src, "dst", dst, "kind", kind, NULL);
-}
 
 /* The binomial smoothing of @k taps convolved @order times with [-1, 1]. */
 static void

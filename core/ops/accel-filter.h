@@ -21,8 +21,10 @@ struct _AccelFilter {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelImage src;
-  AccelImage dst;
+  /* The source image's buffer. */
+  AccelImage src; /*< image >*/
+  /* The destination image's buffer. */
+  AccelImage dst; /*< image >*/
   /* What to compute. */
   AccelFilterKind kind; /*< default=ACCEL_FILTER_GAUSSIAN >*/
   /* The Gaussian's standard deviation along rows, in pixels. */

@@ -33,7 +33,9 @@
 # The field's C type gives the parameter's kind (AccelBuffer *, gboolean,
 # int, guint, gint64, guint64, double, char *, an Accel enum, flags with the
 # word `flags`, or an object pointer). Words: read, write, readwrite (a
-# buffer's access), required, allow-nan, flags; keys: name= (the property,
+# buffer's access), required, allow-nan, flags, image (an AccelImage field:
+# ACCEL_DEFINE_IMAGE_OP_TYPE installs its properties, so it has no table
+# row, but a constructor may take its buffer); keys: name= (the property,
 # else the field with - for _), min=, max=, default= (C expressions without
 # spaces), type= (the get_type function, else the one the type's name
 # gives), family= (the field is a parameter that the named family declares
@@ -101,7 +103,9 @@ class Param:
         self.values = {}
         self.get_type = None
         self.family = None
+        self.arg_ctype = ctype
         is_flags = False
+        is_image = False
         for word in words:
             key, eq, value = word.partition('=')
             if eq:
@@ -121,6 +125,8 @@ class Param:
                 self.flags.append(FLAGS[word])
             elif word == 'flags':
                 is_flags = True
+            elif word == 'image':
+                is_image = True
             else:
                 raise Error(f'{where}: unknown word “{word}”')
         if self.family:
@@ -128,7 +134,16 @@ class Param:
             if words != [f'family={self.family}']:
                 raise Error(f'{where}: a family field says nothing but family=')
             return
-        if ctype in KINDS:
+        if is_image:
+            # An image's properties (its buffer, `src` or `dst`, and its
+            # format and sizes) are installed by ACCEL_DEFINE_IMAGE_OP_TYPE;
+            # a constructor takes its buffer.
+            if ctype != 'AccelImage' or len(words) != 1:
+                raise Error(f'{where}: `image` is for an AccelImage field, and says nothing else')
+            self.kind = 'IMAGE'
+            self.arg_ctype = 'AccelBuffer *'
+            self.get_type = 'accel_buffer_get_type'
+        elif ctype in KINDS:
             self.kind = KINDS[ctype]
         elif re.fullmatch(r'Accel\w+', ctype):
             self.kind = 'FLAGS' if is_flags else 'ENUM'
@@ -335,26 +350,30 @@ def constructor(op, families):
         am = re.fullmatch(r'(.*?)\s*(\**)(\w+)', arg)
         ctype = (am.group(1) + (' ' + am.group(2) if am.group(2) else '')).strip()
         param = by_field.get(am.group(3))
-        if param is None or param.ctype != ctype:
+        if param is None or param.arg_ctype != ctype:
             return None
         chosen.append(param)
     doc = [f'/**', f' * {op["prefix"]}_new:']
     for p in chosen:
         # NULL leaves a buffer or object unset, to be set later (and refused
         # by accel_op_validate() while a required one is still unset).
-        note = '(transfer none) (nullable): ' if p.kind in ('BUFFER', 'OBJECT') else ''
+        note = '(transfer none) (nullable): ' if p.kind in ('BUFFER', 'OBJECT', 'IMAGE') else ''
         doc.append(f' * @{p.field}: {note}{p.blurb}')
     doc += [' *',
             f' * Creates an #{op["type"]} with these properties set; the others keep',
-            ' * their defaults.',
-            ' *',
+            ' * their defaults.']
+    images = [p.field for p in chosen if p.kind == 'IMAGE']
+    if images:
+        doc += [f' * Set the images\' formats and sizes (`{images[0]}-format`, `{images[0]}-width`, …)',
+                ' * with g_object_set().']
+    doc += [' *',
             f' * Returns: (transfer full): a new #{op["type"]}',
             ' */']
-    signature = ', '.join(f'{p.ctype}{"" if p.ctype.endswith("*") else " "}{p.field}' for p in chosen)
+    signature = ', '.join(f'{p.arg_ctype}{"" if p.arg_ctype.endswith("*") else " "}{p.field}' for p in chosen)
     values = ', '.join(f'{c_string(p.name)}, {p.field}' for p in chosen)
     checks = [f'  g_return_val_if_fail ({p.field} == NULL || G_TYPE_CHECK_INSTANCE_TYPE ({p.field}, '
               f'{p.get_type or "accel_buffer_get_type"} ()), NULL);'
-              for p in chosen if p.kind in ('BUFFER', 'OBJECT')]
+              for p in chosen if p.kind in ('BUFFER', 'OBJECT', 'IMAGE')]
     return '\n'.join(doc + [ret.strip(), f'{op["prefix"]}_new ({signature})', '{'] + checks
                      + [f'  return g_object_new ({op["type_macro"]}, {values}, NULL);', '}', ''])
 
@@ -401,7 +420,7 @@ def main(argv):
     # The private headers, for their families' structs.
     body += [f'#include "{os.path.basename(h)}"' for h in sorted(inputs) if h.endswith('-private.h')] + ['']
     for op in ops:
-        table = [p for p in op['params'] if not p.family]
+        table = [p for p in op['params'] if not p.family and p.kind != 'IMAGE']
         n = len(table)
         if n:
             decls.append(f'extern const AccelOpParam _{op["prefix"]}_params[{n}];')

@@ -33,25 +33,6 @@ ACCEL_DEFINE_IMAGE_OP_TYPE (AccelMorphology, accel_morphology, "morphology",
                             "Erodes, dilates, opens or closes an image with a rectangular or elliptic element",
                             _accel_morphology_params, accel_morphology_validate, FALSE)
 
-/**
- * accel_morphology_new:
- * @src: (transfer none) (nullable): the source image's buffer
- * @dst: (transfer none) (nullable): the destination image's buffer
- * @operation: erode, dilate, open or close
- *
- * Makes a `morphology` op with a 3×3 rectangle; set the image
- * (`src-format`, `src-width`, …) and the element with g_object_set().
- *
- * Returns: (transfer full): a new #AccelMorphology
- */
-AccelOp *
-accel_morphology_new (AccelBuffer *src, AccelBuffer *dst, AccelMorphologyOp operation)
-{
-  g_return_val_if_fail (src == NULL || ACCEL_IS_BUFFER (src), NULL);
-  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
-
-  return g_object_new (ACCEL_TYPE_MORPHOLOGY, "src", src, "dst", dst, "operation", operation, NULL);
-}
 
 /**
  * accel_morphology_get_element: (skip)

@@ -14,8 +14,10 @@ struct _AccelMorphology {
   AccelOp parent_instance;
 
   /*< public >*/
-  AccelImage src;
-  AccelImage dst;
+  /* The source image's buffer. */
+  AccelImage src; /*< image >*/
+  /* The destination image's buffer. */
+  AccelImage dst; /*< image >*/
   /* Erode, dilate, open or close. */
   AccelMorphologyOp operation; /*< default=ACCEL_MORPHOLOGY_ERODE >*/
   /* Structuring element: rect or ellipse */

@@ -40,22 +40,3 @@ ACCEL_DEFINE_IMAGE_OP_TYPE (AccelResize, accel_resize, "resize",
                             "Resizes an image, plane by plane, with half-pixel centres",
                             _accel_resize_params, accel_resize_validate, TRUE)
 
-/**
- * accel_resize_new:
- * @src: (transfer none) (nullable): the source image's buffer
- * @dst: (transfer none) (nullable): the destination image's buffer
- * @method: the interpolation
- *
- * Makes a `resize` op; set the format and sizes (`src-format`,
- * `src-width`, …, `dst-format`, `dst-width`, …) with g_object_set().
- *
- * Returns: (transfer full): a new #AccelResize
- */
-AccelOp *
-accel_resize_new (AccelBuffer *src, AccelBuffer *dst, AccelInterpolation method)
-{
-  g_return_val_if_fail (src == NULL || ACCEL_IS_BUFFER (src), NULL);
-  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
-
-  return g_object_new (ACCEL_TYPE_RESIZE, "src", src, "dst", dst, "method", method, NULL);
-}

@@ -52,21 +52,3 @@ ACCEL_DEFINE_IMAGE_OP_TYPE (AccelWarpAffine, accel_warp_affine, "warp-affine",
                             "Warps an image by an inverse affine map, with border modes",
                             warp_affine_params, accel_warp_affine_validate, TRUE)
 
-/**
- * accel_warp_affine_new:
- * @src: (transfer none) (nullable): the source image's buffer
- * @dst: (transfer none) (nullable): the destination image's buffer
- *
- * Makes a `warp-affine` op (the identity map); set the images and the
- * matrix (`m00` … `m12`) with g_object_set().
- *
- * Returns: (transfer full): a new #AccelWarpAffine
- */
-AccelOp *
-accel_warp_affine_new (AccelBuffer *src, AccelBuffer *dst)
-{
-  g_return_val_if_fail (src == NULL || ACCEL_IS_BUFFER (src), NULL);
-  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
-
-  return g_object_new (ACCEL_TYPE_WARP_AFFINE, "src", src, "dst", dst, NULL);
-}

@@ -52,21 +52,3 @@ ACCEL_DEFINE_IMAGE_OP_TYPE (AccelWarpPerspective, accel_warp_perspective, "warp-
                             "Warps an image by an inverse homography, with border modes",
                             warp_perspective_params, accel_warp_perspective_validate, TRUE)
 
-/**
- * accel_warp_perspective_new:
- * @src: (transfer none) (nullable): the source image's buffer
- * @dst: (transfer none) (nullable): the destination image's buffer
- *
- * Makes a `warp-perspective` op (the identity map); set the images and
- * the matrix (`m00` … `m22`) with g_object_set().
- *
- * Returns: (transfer full): a new #AccelWarpPerspective
- */
-AccelOp *
-accel_warp_perspective_new (AccelBuffer *src, AccelBuffer *dst)
-{
-  g_return_val_if_fail (src == NULL || ACCEL_IS_BUFFER (src), NULL);
-  g_return_val_if_fail (dst == NULL || ACCEL_IS_BUFFER (dst), NULL);
-
-  return g_object_new (ACCEL_TYPE_WARP_PERSPECTIVE, "src", src, "dst", dst, NULL);
-}

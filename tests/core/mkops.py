@@ -183,6 +183,26 @@ class MkOps(unittest.TestCase):
                 self.assertIn(needle, err)
                 self.assertIn(f'{op}:{line}:' if line else op, err)
 
+    def test_image(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            op = os.path.join(tmp, 'accel-thing.op')
+            with open(op, 'w') as f:
+                f.write('op AccelThing : AccelOp\nnew (AccelBuffer *src, level)\n\n'
+                        "/* The source image's buffer. */\nAccelImage src; /*< image >*/\n"
+                        '/* How much. */\nint level; /*< min=0 max=9 default=3 >*/\n')
+            rc, out, err = run([op])
+            self.assertEqual(rc, 0, err)
+            # The image's properties are the image table's: no row here.
+            self.assertIn('_accel_thing_params[1]', out)
+            self.assertNotIn('ACCEL_OP_BUFFER (AccelThing, src', out)
+            self.assertIn('accel_thing_new (AccelBuffer *src, int level)', out)
+            self.assertIn(" * @src: (transfer none) (nullable): The source image's buffer.", out)
+            self.assertIn('G_TYPE_CHECK_INSTANCE_TYPE (src, accel_buffer_get_type ())', out)
+            self.assertIn('return g_object_new (ACCEL_TYPE_THING, "src", src, "level", level, NULL);', out)
+
+    def test_image_on_a_buffer(self):
+        self.refused('AccelBuffer *x; /*< image >*/', '`image` is for an AccelImage field')
+
     def refused(self, extra, needle):
         with tempfile.TemporaryDirectory() as tmp:
             path = self.header(tmp, extra=extra)
