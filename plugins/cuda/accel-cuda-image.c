@@ -10,6 +10,7 @@
 #include <accel-image-plan.h>
 #include "accel-config.h"
 #include "accel-cuda.h"
+#include "accel-cuda-kernel-table.h"
 #include "accel-cuda-image.h"
 #include "accel-cuda-image-kernels.h"
 
@@ -246,21 +247,17 @@ warp_perspective_run (AccelOp *op, gpointer context, GError **error)
                    context, error);
 }
 
-static const AccelKernelVTable resize_kernel = { .run = resize_run };
-static const AccelKernelVTable convert_kernel = { .run = convert_run };
-static const AccelKernelVTable filter_kernel = { .run = filter_run };
-static const AccelKernelVTable morphology_kernel = { .run = morphology_run };
-static const AccelKernelVTable warp_affine_kernel = { .run = warp_affine_run };
-static const AccelKernelVTable warp_perspective_kernel = { .run = warp_perspective_run };
+static const AccelCudaKernelEntry image_kernels[] = {
+  { "resize", { .run = resize_run } },
+  { "convert-color", { .run = convert_run } },
+  { "filter", { .run = filter_run } },
+  { "morphology", { .run = morphology_run } },
+  { "warp-affine", { .run = warp_affine_run } },
+  { "warp-perspective", { .run = warp_perspective_run } },
+};
 
 void
 accel_cuda_register_image_kernels (AccelPlugin *plugin)
 {
-  accel_plugin_register_kernel (plugin, "resize", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &resize_kernel);
-  accel_plugin_register_kernel (plugin, "convert-color", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &convert_kernel);
-  accel_plugin_register_kernel (plugin, "filter", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &filter_kernel);
-  accel_plugin_register_kernel (plugin, "morphology", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &morphology_kernel);
-  accel_plugin_register_kernel (plugin, "warp-affine", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &warp_affine_kernel);
-  accel_plugin_register_kernel (plugin, "warp-perspective", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK,
-                                &warp_perspective_kernel);
+  accel_cuda_register_kernels (plugin, KERNEL_RANK, image_kernels, G_N_ELEMENTS (image_kernels));
 }

@@ -12,6 +12,7 @@
 #include <accel-half.h>
 #include "accel-config.h"
 #include "accel-cuda.h"
+#include "accel-cuda-kernel-table.h"
 #include "accel-cuda-kernels.h"
 #include "accel-cuda-image.h"
 
@@ -30,8 +31,6 @@ replay_run (AccelOp *op, gpointer context, GError **error)
 {
   return accel_cuda_lane_run_graph (context, ACCEL_REPLAY (op)->graph, error);
 }
-
-static const AccelKernelVTable replay_kernel = { .run = replay_run };
 
 static gboolean
 check_launch (cudaError_t status, const char *op, GError **error)
@@ -301,28 +300,23 @@ rng_fill_run (AccelOp *op, gpointer context, GError **error)
                        "rng-fill kernel", error);
 }
 
-static const AccelKernelVTable copy_kernel = { .run = copy_run };
-static const AccelKernelVTable fill_kernel = { .run = fill_run };
-static const AccelKernelVTable cast_kernel = { .run = cast_run };
-static const AccelKernelVTable reduce_kernel = { .run = reduce_run };
-static const AccelKernelVTable softmax_kernel = { .run = softmax_run };
-static const AccelKernelVTable layernorm_kernel = { .supports = norm_supports, .run = layernorm_run };
-static const AccelKernelVTable rmsnorm_kernel = { .supports = norm_supports, .run = rmsnorm_run };
-static const AccelKernelVTable rng_fill_kernel = { .supports = rng_fill_supports, .run = rng_fill_run };
+static const AccelCudaKernelEntry kernels[] = {
+  { "copy", { .run = copy_run } },
+  { "fill", { .run = fill_run } },
+  { "cast", { .run = cast_run } },
+  { "reduce", { .run = reduce_run } },
+  { "softmax", { .run = softmax_run } },
+  { "layernorm", { .supports = norm_supports, .run = layernorm_run } },
+  { "rmsnorm", { .supports = norm_supports, .run = rmsnorm_run } },
+  { "rng-fill", { .supports = rng_fill_supports, .run = rng_fill_run } },
+  { "replay", { .run = replay_run } },
+};
 
 static gboolean
 accel_cuda_plugin_init (AccelPlugin *plugin, GError **error)
 {
   accel_plugin_register_backend (plugin, ACCEL_CUDA_BACKEND_NAME, ACCEL_CUDA_TYPE_BACKEND);
-  accel_plugin_register_kernel (plugin, "copy", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &copy_kernel);
-  accel_plugin_register_kernel (plugin, "fill", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &fill_kernel);
-  accel_plugin_register_kernel (plugin, "cast", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &cast_kernel);
-  accel_plugin_register_kernel (plugin, "reduce", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &reduce_kernel);
-  accel_plugin_register_kernel (plugin, "softmax", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &softmax_kernel);
-  accel_plugin_register_kernel (plugin, "layernorm", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &layernorm_kernel);
-  accel_plugin_register_kernel (plugin, "rmsnorm", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &rmsnorm_kernel);
-  accel_plugin_register_kernel (plugin, "rng-fill", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &rng_fill_kernel);
-  accel_plugin_register_kernel (plugin, "replay", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &replay_kernel);
+  accel_cuda_register_kernels (plugin, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
   accel_cuda_register_image_kernels (plugin);
   return TRUE;
 }

@@ -12,6 +12,7 @@
  */
 #include "accel-config.h"
 #include "accel-cuda.h"
+#include "accel-cuda-kernel-table.h"
 #include "accel-cub-kernels.h"
 
 #define KERNEL_RANK 100
@@ -262,21 +263,18 @@ segmented_reduce_run (AccelOp *op, gpointer context, GError **error)
   return TRUE;
 }
 
-static const AccelKernelVTable sort_kernel = { .supports = sort_supports, .run = sort_run };
-static const AccelKernelVTable scan_kernel = { .run = scan_run };
-static const AccelKernelVTable histogram_kernel = { .run = histogram_run };
-static const AccelKernelVTable select_kernel = { .run = select_run };
-static const AccelKernelVTable segmented_reduce_kernel = { .run = segmented_reduce_run };
+static const AccelCudaKernelEntry kernels[] = {
+  { "sort", { .supports = sort_supports, .run = sort_run } },
+  { "scan", { .run = scan_run } },
+  { "histogram", { .run = histogram_run } },
+  { "select", { .run = select_run } },
+  { "segmented-reduce", { .run = segmented_reduce_run } },
+};
 
 static gboolean
 accel_cub_plugin_init (AccelPlugin *plugin, GError **error)
 {
-  const char *backend = ACCEL_CUDA_BACKEND_NAME;
-  accel_plugin_register_kernel (plugin, "sort", backend, KERNEL_RANK, &sort_kernel);
-  accel_plugin_register_kernel (plugin, "scan", backend, KERNEL_RANK, &scan_kernel);
-  accel_plugin_register_kernel (plugin, "histogram", backend, KERNEL_RANK, &histogram_kernel);
-  accel_plugin_register_kernel (plugin, "select", backend, KERNEL_RANK, &select_kernel);
-  accel_plugin_register_kernel (plugin, "segmented-reduce", backend, KERNEL_RANK, &segmented_reduce_kernel);
+  accel_cuda_register_kernels (plugin, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
   return TRUE;
 }
 

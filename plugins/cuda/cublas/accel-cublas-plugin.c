@@ -16,6 +16,7 @@
 #include <cublas_v2.h>
 #include "accel-config.h"
 #include "accel-cuda.h"
+#include "accel-cuda-kernel-table.h"
 
 #define KERNEL_RANK 100
 
@@ -231,16 +232,16 @@ scal_run (AccelOp *op, gpointer context, GError **error)
   return vector_run ("scal", self->x, NULL, self->alpha, context, error);
 }
 
-static const AccelKernelVTable gemm_kernel = { .supports = gemm_supports, .run = gemm_run };
-static const AccelKernelVTable axpy_kernel = { .run = axpy_run };
-static const AccelKernelVTable scal_kernel = { .run = scal_run };
+static const AccelCudaKernelEntry kernels[] = {
+  { "gemm", { .supports = gemm_supports, .run = gemm_run } },
+  { "axpy", { .run = axpy_run } },
+  { "scal", { .run = scal_run } },
+};
 
 static gboolean
 accel_cublas_plugin_init (AccelPlugin *plugin, GError **error)
 {
-  accel_plugin_register_kernel (plugin, "gemm", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &gemm_kernel);
-  accel_plugin_register_kernel (plugin, "axpy", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &axpy_kernel);
-  accel_plugin_register_kernel (plugin, "scal", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &scal_kernel);
+  accel_cuda_register_kernels (plugin, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
   return TRUE;
 }
 

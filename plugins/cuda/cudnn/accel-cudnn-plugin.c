@@ -23,6 +23,7 @@
 #include <cudnn.h>
 #include "accel-config.h"
 #include "accel-cuda.h"
+#include "accel-cuda-kernel-table.h"
 
 #define KERNEL_RANK 100
 #define PLAN_CACHE_SIZE 64
@@ -366,20 +367,17 @@ pool2d_run (AccelOp *op, gpointer context, GError **error)
   return ok;
 }
 
-static const AccelKernelVTable conv2d_kernel = { .run = conv2d_run };
-static const AccelKernelVTable conv2d_backward_data_kernel = { .run = conv2d_backward_data_run };
-static const AccelKernelVTable conv2d_backward_filter_kernel = { .run = conv2d_backward_filter_run };
-static const AccelKernelVTable pool2d_kernel = { .run = pool2d_run };
+static const AccelCudaKernelEntry kernels[] = {
+  { "conv2d", { .run = conv2d_run } },
+  { "conv2d-backward-data", { .run = conv2d_backward_data_run } },
+  { "conv2d-backward-filter", { .run = conv2d_backward_filter_run } },
+  { "pool2d", { .run = pool2d_run } },
+};
 
 static gboolean
 accel_cudnn_plugin_init (AccelPlugin *plugin, GError **error)
 {
-  const char *backend = ACCEL_CUDA_BACKEND_NAME;
-  accel_plugin_register_kernel (plugin, "conv2d", backend, KERNEL_RANK, &conv2d_kernel);
-  accel_plugin_register_kernel (plugin, "conv2d-backward-data", backend, KERNEL_RANK, &conv2d_backward_data_kernel);
-  accel_plugin_register_kernel (plugin, "conv2d-backward-filter", backend, KERNEL_RANK,
-                                &conv2d_backward_filter_kernel);
-  accel_plugin_register_kernel (plugin, "pool2d", backend, KERNEL_RANK, &pool2d_kernel);
+  accel_cuda_register_kernels (plugin, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
   return TRUE;
 }
 

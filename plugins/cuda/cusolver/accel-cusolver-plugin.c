@@ -28,6 +28,7 @@
 #include <cusolverDn.h>
 #include "accel-config.h"
 #include "accel-cuda.h"
+#include "accel-cuda-kernel-table.h"
 #include "accel-cusolver-kernels.h"
 
 #define KERNEL_RANK 100
@@ -567,25 +568,20 @@ eigh_run (AccelOp *op, gpointer context, GError **error)
   return check_infos_after (&r, info, INFO_EIGH, error);
 }
 
-static const AccelKernelVTable qr_kernel = { .run = qr_run };
-static const AccelKernelVTable lu_kernel = { .run = lu_run };
-static const AccelKernelVTable lu_solve_kernel = { .run = lu_solve_run };
-static const AccelKernelVTable cholesky_kernel = { .run = cholesky_run };
-static const AccelKernelVTable cholesky_solve_kernel = { .run = cholesky_solve_run };
-static const AccelKernelVTable svd_kernel = { .run = svd_run };
-static const AccelKernelVTable eigh_kernel = { .run = eigh_run };
+static const AccelCudaKernelEntry kernels[] = {
+  { "qr", { .run = qr_run } },
+  { "lu", { .run = lu_run } },
+  { "lu-solve", { .run = lu_solve_run } },
+  { "cholesky", { .run = cholesky_run } },
+  { "cholesky-solve", { .run = cholesky_solve_run } },
+  { "svd", { .run = svd_run } },
+  { "eigh", { .run = eigh_run } },
+};
 
 static gboolean
 accel_cusolver_plugin_init (AccelPlugin *plugin, GError **error)
 {
-  const char *backend = ACCEL_CUDA_BACKEND_NAME;
-  accel_plugin_register_kernel (plugin, "qr", backend, KERNEL_RANK, &qr_kernel);
-  accel_plugin_register_kernel (plugin, "lu", backend, KERNEL_RANK, &lu_kernel);
-  accel_plugin_register_kernel (plugin, "lu-solve", backend, KERNEL_RANK, &lu_solve_kernel);
-  accel_plugin_register_kernel (plugin, "cholesky", backend, KERNEL_RANK, &cholesky_kernel);
-  accel_plugin_register_kernel (plugin, "cholesky-solve", backend, KERNEL_RANK, &cholesky_solve_kernel);
-  accel_plugin_register_kernel (plugin, "svd", backend, KERNEL_RANK, &svd_kernel);
-  accel_plugin_register_kernel (plugin, "eigh", backend, KERNEL_RANK, &eigh_kernel);
+  accel_cuda_register_kernels (plugin, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
   return TRUE;
 }
 

@@ -20,6 +20,7 @@
 #include <cusparse.h>
 #include "accel-config.h"
 #include "accel-cuda.h"
+#include "accel-cuda-kernel-table.h"
 #include "accel-cusparse-kernels.h"
 
 #define KERNEL_RANK 100
@@ -329,14 +330,15 @@ spmm_run (AccelOp *op, gpointer context, GError **error)
                   self->check_structure, self->b, self->c, TRUE, self->alpha, self->beta, error);
 }
 
-static const AccelKernelVTable spmv_kernel = { .run = spmv_run };
-static const AccelKernelVTable spmm_kernel = { .run = spmm_run };
+static const AccelCudaKernelEntry kernels[] = {
+  { "spmv", { .run = spmv_run } },
+  { "spmm", { .run = spmm_run } },
+};
 
 static gboolean
 accel_cusparse_plugin_init (AccelPlugin *plugin, GError **error)
 {
-  accel_plugin_register_kernel (plugin, "spmv", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &spmv_kernel);
-  accel_plugin_register_kernel (plugin, "spmm", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &spmm_kernel);
+  accel_cuda_register_kernels (plugin, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
   return TRUE;
 }
 

@@ -23,6 +23,7 @@
  */
 #include "accel-config.h"
 #include "accel-nccl-comm.h"
+#include "accel-cuda-kernel-table.h"
 
 #define KERNEL_RANK 100
 
@@ -290,29 +291,22 @@ abort_run (AccelOp *op, gpointer context, GError **error)
   return TRUE;
 }
 
-static const AccelKernelVTable kernels[] = {
-  { .supports = reduction_supports, .run = all_reduce_run },
-  { .run = all_gather_run },
-  { .supports = reduction_supports, .run = reduce_scatter_run },
-  { .run = broadcast_run },
-  { .supports = reduction_supports, .run = root_reduce_run },
-  { .run = all_to_all_run },
-  { .run = send_recv_run },
-  { .run = bootstrap_run },
-  { .run = abort_run },
-};
-
-static const char *const kernel_ops[] = {
-  "all-reduce", "all-gather", "reduce-scatter", "broadcast", "root-reduce", "all-to-all", "send-recv",
-  "collective-bootstrap", "collective-abort",
+static const AccelCudaKernelEntry kernels[] = {
+  { "all-reduce", { .supports = reduction_supports, .run = all_reduce_run } },
+  { "all-gather", { .run = all_gather_run } },
+  { "reduce-scatter", { .supports = reduction_supports, .run = reduce_scatter_run } },
+  { "broadcast", { .run = broadcast_run } },
+  { "root-reduce", { .supports = reduction_supports, .run = root_reduce_run } },
+  { "all-to-all", { .run = all_to_all_run } },
+  { "send-recv", { .run = send_recv_run } },
+  { "collective-bootstrap", { .run = bootstrap_run } },
+  { "collective-abort", { .run = abort_run } },
 };
 
 static gboolean
 nccl_plugin_init (AccelPlugin *plugin, GError **error)
 {
-  G_STATIC_ASSERT (G_N_ELEMENTS (kernels) == G_N_ELEMENTS (kernel_ops));
-  for (guint i = 0; i < G_N_ELEMENTS (kernels); i++)
-    accel_plugin_register_kernel (plugin, kernel_ops[i], ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &kernels[i]);
+  accel_cuda_register_kernels (plugin, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
   return TRUE;
 }
 
