@@ -126,6 +126,18 @@ validate_part (AccelCommunicator *self, AccelOp *part, guint local, GError **err
   return accel_op_validate (part, error) && check_buffers (self, part, local, error);
 }
 
+/* Adds @part (taken: @c holds it even when it fails validation) as the
+ * share of local rank @local, and validates it. */
+static gboolean
+add_part (AccelCommunicator *self, Collective *c, AccelOp *part, guint local, GError **error)
+{
+  g_ptr_array_add (c->parts, part);
+  g_ptr_array_add (c->devices, g_object_ref (self->devices->pdata[local]));
+  int rank = (int) (self->first_rank + local);
+  g_array_append_val (c->ranks, rank);
+  return validate_part (self, part, local, error);
+}
+
 static gboolean
 prepare_collective (AccelCommunicator *self, AccelOp **ops, guint n_ops, Collective *c, GError **error)
 {
@@ -148,11 +160,7 @@ prepare_collective (AccelCommunicator *self, AccelOp **ops, guint n_ops, Collect
           return FALSE;
         }
       AccelOp *part = copy_op (ops[i]);
-      g_ptr_array_add (c->parts, part);
-      g_ptr_array_add (c->devices, g_object_ref (self->devices->pdata[i]));
-      int rank = (int) (self->first_rank + i);
-      g_array_append_val (c->ranks, rank);
-      if (!validate_part (self, part, i, error))
+      if (!add_part (self, c, part, i, error))
         return FALSE;
       AccelCollectiveClass *klass = ACCEL_COLLECTIVE_GET_CLASS (part);
       if (i > 0 && klass->check_peer
@@ -264,11 +272,7 @@ prepare_p2p (AccelCommunicator *self, AccelOp **ops, guint n_ops, Collective *c,
                                     recvs[local] ? ACCEL_RECV (recvs[local])->peer : -1);
       else
         continue;
-      g_ptr_array_add (c->parts, part);
-      g_ptr_array_add (c->devices, g_object_ref (self->devices->pdata[local]));
-      int rank = (int) (self->first_rank + local);
-      g_array_append_val (c->ranks, rank);
-      if (!validate_part (self, part, local, error))
+      if (!add_part (self, c, part, local, error))
         return FALSE;
     }
 

@@ -433,9 +433,7 @@ accel_registry_get_plugins (AccelRegistry *self)
   g_return_val_if_fail (ACCEL_IS_REGISTRY (self), NULL);
 
   g_rw_lock_reader_lock (&self->lock);
-  GPtrArray *out = g_ptr_array_new_full (self->plugins->len, g_object_unref);
-  for (guint i = 0; i < self->plugins->len; i++)
-    g_ptr_array_add (out, g_object_ref (self->plugins->pdata[i]));
+  GPtrArray *out = g_ptr_array_copy (self->plugins, (GCopyFunc) g_object_ref, NULL);
   g_rw_lock_reader_unlock (&self->lock);
   return out;
 }

@@ -342,9 +342,7 @@ accel_system_list_devices (AccelSystem *self)
 
   g_mutex_lock (&self->lock);
   enumerate_locked (self);
-  GPtrArray *out = g_ptr_array_new_full (self->devices->len, g_object_unref);
-  for (guint i = 0; i < self->devices->len; i++)
-    g_ptr_array_add (out, g_object_ref (self->devices->pdata[i]));
+  GPtrArray *out = g_ptr_array_copy (self->devices, (GCopyFunc) g_object_ref, NULL);
   g_mutex_unlock (&self->lock);
   return out;
 }

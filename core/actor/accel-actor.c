@@ -410,10 +410,8 @@ accel_actor_get_children (AccelActor *self)
 {
   g_return_val_if_fail (ACCEL_IS_ACTOR (self), NULL);
   AccelActorPrivate *priv = accel_actor_get_instance_private (self);
-  GPtrArray *out = g_ptr_array_new_with_free_func (g_object_unref);
   g_mutex_lock (&priv->lock);
-  for (guint i = 0; i < priv->children->len; i++)
-    g_ptr_array_add (out, g_object_ref (priv->children->pdata[i]));
+  GPtrArray *out = g_ptr_array_copy (priv->children, (GCopyFunc) g_object_ref, NULL);
   g_mutex_unlock (&priv->lock);
   return out;
 }
