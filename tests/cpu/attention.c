@@ -679,29 +679,13 @@ test_attention_backward_alibi_sinks (void)
 int
 main (int argc, char **argv)
 {
-  static const AccelDType types[] = {
-    ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16,
-  };
-
   g_test_init (&argc, &argv, NULL);
-  for (guint i = 0; i < G_N_ELEMENTS (types); i++)
-    {
-      g_autofree char *path = g_strdup_printf ("/cpu/attention/%s", accel_dtype_get_name (types[i]));
-      g_test_add_data_func (path, GINT_TO_POINTER (types[i]), test_attention);
-    }
+  cpu_test_add_per_float_dtype ("/cpu/attention", test_attention);
   g_test_add_func ("/cpu/attention/large", test_attention_large);
-  for (guint i = 0; i < G_N_ELEMENTS (types); i++)
-    {
-      g_autofree char *path = g_strdup_printf ("/cpu/attention/alibi-sinks/%s", accel_dtype_get_name (types[i]));
-      g_test_add_data_func (path, GINT_TO_POINTER (types[i]), test_attention_alibi_sinks);
-    }
+  cpu_test_add_per_float_dtype ("/cpu/attention/alibi-sinks", test_attention_alibi_sinks);
   g_test_add_func ("/cpu/attention/sinks-without-window", test_attention_sinks_noop);
   g_test_add_func ("/cpu/attention/fp8", test_attention_fp8);
-  for (guint i = 0; i < G_N_ELEMENTS (types); i++)
-    {
-      g_autofree char *path = g_strdup_printf ("/cpu/attention-varlen/%s", accel_dtype_get_name (types[i]));
-      g_test_add_data_func (path, GINT_TO_POINTER (types[i]), test_attention_varlen);
-    }
+  cpu_test_add_per_float_dtype ("/cpu/attention-varlen", test_attention_varlen);
   g_test_add_func ("/cpu/attention-varlen/large", test_attention_varlen_large);
   g_test_add_func ("/cpu/attention-backward/alibi-sinks", test_attention_backward_alibi_sinks);
   return cpu_test_run ();
