@@ -31,16 +31,13 @@ import argparse
 import ctypes
 import json
 import math
-import os
-import shlex
-import subprocess
-import tempfile
-import statistics
 import sys
 
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from side_by_side import run_accel_bench_json, time_ms
 
 I64x3 = ctypes.c_int64 * 3
 
@@ -117,22 +114,6 @@ class Ours:
             raise RuntimeError(f"accel_flashattn_bwd returned {r}")
 
 
-def time_ms(fn, reps):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times)
-
-
 def torch_times(backend, q, k, v, dout, causal, reps):
     """(fwd ms, bwd ms) of SDPA with one backend; None where it refuses."""
     res = [None, None]
@@ -153,16 +134,7 @@ def rel(a, b):
 
 def run_accel_bench(cmd, quick):
     """{(dir, d, seqlen, causal): (op TFLOP/s, raw kernel TFLOP/s)} from accel-bench."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "attention.json")
-        argv = shlex.split(cmd) + ["--device", "cuda:0", "--json", out] + (["--quick"] if quick else []) + ["attention"]
-        print("running: " + " ".join(shlex.quote(a) for a in argv), file=sys.stderr, flush=True)
-        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if proc.returncode != 0 or not os.path.exists(out):
-            print(proc.stdout, file=sys.stderr)
-            raise SystemExit(f"accel-bench failed (exit {proc.returncode})")
-        with open(out) as f:
-            doc = json.load(f)
+    doc = run_accel_bench_json(cmd, (["--quick"] if quick else []) + ["attention"], "accel-bench")
     res = {}
     for r in doc["results"]:
         # attention.{fwd,bwd}.d{D}.s{S}.{full,causal}

@@ -25,14 +25,10 @@ runs first, before PyTorch takes GPU memory.
 """
 import argparse
 import json
-import os
-import shlex
-import statistics
-import subprocess
-import sys
-import tempfile
 
 import torch
+
+from side_by_side import run_accel_bench_json, time_ms
 
 SHAPES = {"moe64": (64, 8192 * 6, 4096, 1408), "moe8": (8, 4096 * 2, 4096, 14336)}
 
@@ -45,34 +41,9 @@ def moe_counts(groups, rows):
     return counts
 
 
-def time_ms(fn, reps):
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        a = torch.cuda.Event(enable_timing=True)
-        b = torch.cuda.Event(enable_timing=True)
-        a.record()
-        fn()
-        b.record()
-        b.synchronize()
-        times.append(a.elapsed_time(b))
-    return statistics.median(times)
-
-
 def run_accel_bench(cmd):
     """{name: (value, baseline, ratio)} of the libs-cutlass group."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "cutlass.json")
-        argv = shlex.split(cmd) + ["--device", "cuda:0", "--json", out, "libs-cutlass"]
-        print("running: " + " ".join(shlex.quote(a) for a in argv), file=sys.stderr, flush=True)
-        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        if proc.returncode != 0 or not os.path.exists(out):
-            print(proc.stdout, file=sys.stderr)
-            raise SystemExit(f"accel-bench-libs failed (exit {proc.returncode})")
-        with open(out) as f:
-            doc = json.load(f)
+    doc = run_accel_bench_json(cmd, ["libs-cutlass"], "accel-bench-libs")
     return {r["name"]: (r["value"], r.get("baseline"), r.get("ratio")) for r in doc["results"]}, doc.get("device")
 
 

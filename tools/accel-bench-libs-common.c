@@ -19,38 +19,6 @@ libs_lib_ok (int status, const char *library, const char *what, GError **error)
   return accel_cuda_check_library (status, library, NULL, FALSE, what, error);
 }
 
-AccelBuffer *
-libs_random_buffer (AccelDevice *device, AccelDType dtype, const gint64 *dims, guint rank, double lo, double hi,
-                    guint64 seed, GError **error)
-{
-  g_autoptr(AccelShape) shape = accel_shape_new (dims, rank);
-  AccelBuffer *b = accel_device_alloc (device, dtype, shape, error);
-  if (b == NULL)
-    return NULL;
-  g_autoptr(AccelOp) fill = accel_rng_fill_new (b, ACCEL_RNG_UNIFORM, seed);
-  g_object_set (fill, "low", lo, "high", hi, NULL);
-  if (!accel_device_submit (device, fill, NULL, error))
-    g_clear_object (&b);
-  return b;
-}
-
-void *
-libs_raw_copy (AccelBuffer *buffer, GError **error)
-{
-  g_autoptr(GBytes) bytes = accel_buffer_download (buffer, error);
-  void *p = NULL;
-  if (bytes == NULL)
-    return NULL;
-  if (!libs_cuda_ok (cudaMalloc (&p, MAX (g_bytes_get_size (bytes), 1)), "cudaMalloc", error)
-      || !libs_cuda_ok (cudaMemcpy (p, g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes),
-                                    cudaMemcpyHostToDevice), "cudaMemcpy", error))
-    {
-      cudaFree (p);
-      return NULL;
-    }
-  return p;
-}
-
 gboolean
 libs_compare_ops (Raw *raw, const char *label, AccelOp **ops, guint n_ops, RawCall call, gpointer data,
                   guint burst, double work, const char *unit, GError **error)

@@ -529,19 +529,6 @@ run_cub (AccelBench *bench, GError **error)
 
 /* libs-norm */
 
-typedef struct {
-  void *src, *dst;
-  gsize bytes;
-} CopyCall;
-
-static gboolean
-copy_call (Raw *raw, gpointer data, GError **error)
-{
-  CopyCall *c = data;
-  return libs_cuda_ok (cudaMemcpyAsync (c->dst, c->src, c->bytes, cudaMemcpyDeviceToDevice, raw->stream),
-                  "cudaMemcpyAsync", error);
-}
-
 /* layernorm (gamma and beta) and rmsnorm (gamma) of x [rows, n] into y.
  * Both sides count the bytes of x read and y written; gamma and beta, n
  * elements each and cached, are left out of the op's figure. */
@@ -555,11 +542,8 @@ bench_norm (Raw *raw, AccelDType dtype, gint64 rows, gint64 n, GError **error)
   g_autoptr(AccelBuffer) y = x ? libs_random_buffer (raw->device, dtype, dims, 2, 0, 1, 17, error) : NULL;
   g_autoptr(AccelBuffer) gamma = y ? libs_random_buffer (raw->device, dtype, dn, 1, 0.5, 1.5, 18, error) : NULL;
   g_autoptr(AccelBuffer) beta = gamma ? libs_random_buffer (raw->device, dtype, dn, 1, -1, 1, 19, error) : NULL;
-  CopyCall c = { NULL, NULL, size };
-  gboolean ok = beta != NULL
-    && libs_cuda_ok (cudaMalloc (&c.src, size), "cudaMalloc", error)
-    && libs_cuda_ok (cudaMalloc (&c.dst, size), "cudaMalloc", error)
-    && libs_cuda_ok (cudaMemsetAsync (c.src, 0, size, raw->stream), "cudaMemsetAsync", error);
+  AccelBenchRawCopy c = { NULL, NULL, size };
+  gboolean ok = beta != NULL && accel_bench_raw_copy_init (raw, &c, size, error);
   if (ok)
     {
       const char *dt = accel_dtype_get_name (dtype);
@@ -567,11 +551,10 @@ bench_norm (Raw *raw, AccelDType dtype, gint64 rows, gint64 n, GError **error)
       g_autofree char *rms_label = g_strdup_printf ("libs-norm.rmsnorm.%s", dt);
       g_autoptr(AccelOp) ln = accel_layernorm_new (x, gamma, beta, y);
       g_autoptr(AccelOp) rms = accel_rmsnorm_new (x, gamma, NULL, y);
-      ok = libs_compare (raw, ln_label, ln, copy_call, &c, 20, gb, "GB/s", error)
-           && libs_compare (raw, rms_label, rms, copy_call, &c, 20, gb, "GB/s", error);
+      ok = libs_compare (raw, ln_label, ln, accel_bench_raw_copy_call, &c, 20, gb, "GB/s", error)
+           && libs_compare (raw, rms_label, rms, accel_bench_raw_copy_call, &c, 20, gb, "GB/s", error);
     }
-  cudaFree (c.src);
-  cudaFree (c.dst);
+  accel_bench_raw_copy_clear (&c);
   return ok;
 }
 

@@ -22,16 +22,12 @@ G_BEGIN_DECLS
 /* The raw side (accel-bench-raw.h). */
 typedef AccelBenchRaw Raw;
 typedef AccelBenchRawCall RawCall;
+#define libs_random_buffer accel_bench_raw_random_buffer
+#define libs_raw_copy accel_bench_raw_copy_of
 
 gboolean libs_cuda_ok (cudaError_t status, const char *what, GError **error);
 gboolean libs_lib_ok (int status, const char *library, const char *what, GError **error);
 
-
-/* A buffer of @dtype filled with uniform values in [lo, hi). */
-AccelBuffer *libs_random_buffer (AccelDevice *device, AccelDType dtype, const gint64 *dims, guint rank,
-                                 double lo, double hi, guint64 seed, GError **error);
-/* A raw device copy of @buffer's bytes (cudaFree it). */
-void *libs_raw_copy (AccelBuffer *buffer, GError **error);
 
 /* Median seconds per run of each side over LIBS_REPS bursts of @burst
  * after a warm-up, reported as @work / seconds in @unit (milliseconds when

@@ -1,6 +1,7 @@
 # The TAP loop of the Python binding tests: runs each test function with
 # the fixture, prints "ok"/"not ok" lines (with the traceback as comments)
-# and returns the exit status.
+# and returns the exit status; main() is the whole of each test script's
+# main around it.
 #
 # SPDX-License-Identifier: LGPL-2.1-or-later
 
@@ -24,3 +25,13 @@ def run(tests, fixture, prefix):
             print(f"ok {i} {prefix}/{name}")
         sys.stdout.flush()
     return 1 if failed else 0
+
+
+def main(tests, make_fixture, prefix, seed, note=""):
+    """Prints the seed, runs @tests with a fixture from make_fixture() and
+    shuts its system down; returns the exit status."""
+    print(f"# random seed {seed} (set ACCEL_TEST_SEED to repeat){note}")
+    fixture = make_fixture()
+    status = run(tests, fixture, prefix)
+    fixture.system.shutdown()
+    return status

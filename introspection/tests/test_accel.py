@@ -272,11 +272,7 @@ TESTS = [
 
 
 def main():
-    print(f"# random seed {SEED} (set ACCEL_TEST_SEED to repeat)")
-    fx = Fixture()
-    status = taprunner.run(TESTS, fx, "/bindings/python")
-    fx.system.shutdown()
-    return status
+    return taprunner.main(TESTS, Fixture, "/bindings/python", SEED)
 
 
 if __name__ == "__main__":

@@ -404,14 +404,14 @@ TESTS = [
 ]
 
 
-def main():
-    print(f"# random seed {SEED} (set ACCEL_TEST_SEED to repeat); ml_dtypes: "
-          f"{ml_dtypes.__version__ if ml_dtypes else 'not installed (raw uint views)'}")
+def make_fixture():
     check("gi/overrides/Accel.py" in sys.modules["gi.overrides.Accel"].__file__, "the overrides are loaded")
-    fx = Fixture()
-    status = taprunner.run(TESTS, fx, "/bindings/python-overrides")
-    fx.system.shutdown()
-    return status
+    return Fixture()
+
+
+def main():
+    note = f"; ml_dtypes: {ml_dtypes.__version__ if ml_dtypes else 'not installed (raw uint views)'}"
+    return taprunner.main(TESTS, make_fixture, "/bindings/python-overrides", SEED, note)
 
 
 if __name__ == "__main__":

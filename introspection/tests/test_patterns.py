@@ -218,11 +218,7 @@ TESTS = [
 
 
 def main():
-    print(f"# random seed {SEED} (set ACCEL_TEST_SEED to repeat)")
-    fx = Fixture()
-    status = taprunner.run(TESTS, fx, "/bindings/python/patterns")
-    fx.system.shutdown()
-    return status
+    return taprunner.main(TESTS, Fixture, "/bindings/python/patterns", SEED)
 
 
 if __name__ == "__main__":

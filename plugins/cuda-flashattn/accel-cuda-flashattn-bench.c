@@ -62,47 +62,6 @@ alloc_buffer (AccelDevice *device, AccelDType dtype, const gint64 *dims, guint r
   return accel_device_alloc (device, dtype, shape, error);
 }
 
-/* A buffer of @dtype filled with uniform values in [lo, hi). */
-static AccelBuffer *
-random_buffer (AccelDevice *device, AccelDType dtype, const gint64 *dims, guint rank, double lo, double hi,
-               guint64 seed, GError **error)
-{
-  AccelBuffer *b = alloc_buffer (device, dtype, dims, rank, error);
-  if (b == NULL)
-    return NULL;
-  g_autoptr(AccelOp) fill = accel_rng_fill_new (b, ACCEL_RNG_UNIFORM, seed);
-  g_object_set (fill, "low", lo, "high", hi, NULL);
-  if (!accel_device_submit (device, fill, NULL, error))
-    g_clear_object (&b);
-  return b;
-}
-
-/* A raw device copy of @buffer's bytes: device to device where the buffer
- * lives in this process, else through the host. */
-static void *
-raw_copy (AccelBuffer *buffer, GError **error)
-{
-  gsize size = accel_buffer_get_size (buffer);
-  void *p = NULL;
-  if (!cuda_ok (cudaMalloc (&p, MAX (size, 1)), "cudaMalloc", error))
-    return NULL;
-  if (ACCEL_CUDA_IS_DEVICE (accel_buffer_get_device (buffer)))
-    {
-      if (cuda_ok (cudaMemcpy (p, accel_buffer_get_data (buffer), size, cudaMemcpyDeviceToDevice), "cudaMemcpy", error))
-        return p;
-      cudaFree (p);
-      return NULL;
-    }
-  g_autoptr(GBytes) bytes = accel_buffer_download (buffer, error);
-  if (bytes == NULL
-      || !cuda_ok (cudaMemcpy (p, g_bytes_get_data (bytes, NULL), size, cudaMemcpyHostToDevice), "cudaMemcpy", error))
-    {
-      cudaFree (p);
-      return NULL;
-    }
-  return p;
-}
-
 /* Seconds per op of a burst of @n submissions of @op, all in flight. */
 static double
 accel_burst (AccelDevice *device, AccelOp *op, guint n, GError **error)
@@ -189,10 +148,11 @@ bench_attention_shape (Raw *raw, gint64 d, gint64 S, gboolean causal, GError **e
   gint64 B = 16384 / S, H = 2048 / d;
   gint64 dims[4] = { B, H, S, d }, dl[3] = { B, H, S };
   AccelDType dt = ACCEL_DTYPE_BF16;
-  g_autoptr(AccelBuffer) q = random_buffer (raw->device, dt, dims, 4, -1, 1, 31, error);
-  g_autoptr(AccelBuffer) k = q ? random_buffer (raw->device, dt, dims, 4, -1, 1, 32, error) : NULL;
-  g_autoptr(AccelBuffer) v = k ? random_buffer (raw->device, dt, dims, 4, -1, 1, 33, error) : NULL;
-  g_autoptr(AccelBuffer) dout = v ? random_buffer (raw->device, dt, dims, 4, -1, 1, 34, error) : NULL;
+  g_autoptr(AccelBuffer) q = accel_bench_raw_random_buffer (raw->device, dt, dims, 4, -1, 1, 31, error);
+  g_autoptr(AccelBuffer) k = q ? accel_bench_raw_random_buffer (raw->device, dt, dims, 4, -1, 1, 32, error) : NULL;
+  g_autoptr(AccelBuffer) v = k ? accel_bench_raw_random_buffer (raw->device, dt, dims, 4, -1, 1, 33, error) : NULL;
+  g_autoptr(AccelBuffer) dout = v ? accel_bench_raw_random_buffer (raw->device, dt, dims, 4, -1, 1, 34, error)
+                                  : NULL;
   g_autoptr(AccelBuffer) out = dout ? alloc_buffer (raw->device, dt, dims, 4, error) : NULL;
   g_autoptr(AccelBuffer) lse = out ? alloc_buffer (raw->device, ACCEL_DTYPE_F32, dl, 3, error) : NULL;
   g_autoptr(AccelBuffer) dq = lse ? alloc_buffer (raw->device, dt, dims, 4, error) : NULL;
@@ -213,8 +173,9 @@ bench_attention_shape (Raw *raw, gint64 d, gint64 S, gboolean causal, GError **e
   memset (&c, 0, sizeof c);
   AccelFlashAttnFwdParams *f = &c.p.fwd;
   gsize elems_bytes = accel_buffer_get_size (q);
-  gboolean ok = (f->q = raw_copy (q, error)) && (f->k = raw_copy (k, error)) && (f->v = raw_copy (v, error))
-    && (f->out = raw_copy (out, error)) && (f->lse = raw_copy (lse, error)) && (c.p.dout = raw_copy (dout, error))
+  gboolean ok = (f->q = accel_bench_raw_copy_of (q, error)) && (f->k = accel_bench_raw_copy_of (k, error))
+    && (f->v = accel_bench_raw_copy_of (v, error)) && (f->out = accel_bench_raw_copy_of (out, error))
+    && (f->lse = accel_bench_raw_copy_of (lse, error)) && (c.p.dout = accel_bench_raw_copy_of (dout, error))
     && cuda_ok (cudaMalloc (&c.p.dq, elems_bytes), "cudaMalloc", error)
     && cuda_ok (cudaMalloc (&c.p.dk, elems_bytes), "cudaMalloc", error)
     && cuda_ok (cudaMalloc (&c.p.dv, elems_bytes), "cudaMalloc", error);
@@ -293,19 +254,6 @@ run_attention (AccelBench *bench, GError **error)
 /* attention-decode */
 
 typedef struct {
-  void *src, *dst;
-  gsize bytes;
-} CopyCall;
-
-static gboolean
-copy_call (Raw *raw, gpointer data, GError **error)
-{
-  CopyCall *c = data;
-  return cuda_ok (cudaMemcpyAsync (c->dst, c->src, c->bytes, cudaMemcpyDeviceToDevice, raw->stream),
-                  "cudaMemcpyAsync", error);
-}
-
-typedef struct {
   AccelFlashAttnKvcacheParams p;
   void *workspace;
 } KvCall;
@@ -349,9 +297,9 @@ bench_decode (Raw *raw, gint64 B, gint64 Hq, gint64 Hkv, gint64 ctx, gint64 page
   for (gint64 b = 0; b < B; b++)
     lens[b] = (gint32) ctx;
 
-  g_autoptr(AccelBuffer) q = random_buffer (raw->device, dtype, dq, 4, -1, 1, 41, error);
-  g_autoptr(AccelBuffer) kc = q ? random_buffer (raw->device, dtype, dc, 4, -1, 1, 42, error) : NULL;
-  g_autoptr(AccelBuffer) vc = kc ? random_buffer (raw->device, dtype, dc, 4, -1, 1, 43, error) : NULL;
+  g_autoptr(AccelBuffer) q = accel_bench_raw_random_buffer (raw->device, dtype, dq, 4, -1, 1, 41, error);
+  g_autoptr(AccelBuffer) kc = q ? accel_bench_raw_random_buffer (raw->device, dtype, dc, 4, -1, 1, 42, error) : NULL;
+  g_autoptr(AccelBuffer) vc = kc ? accel_bench_raw_random_buffer (raw->device, dtype, dc, 4, -1, 1, 43, error) : NULL;
   g_autoptr(AccelBuffer) out = vc ? alloc_buffer (raw->device, dtype, dq, 4, error) : NULL;
   g_autoptr(AccelBuffer) bt = out ? int_buffer (raw->device, dt, 2, table, error) : NULL;
   g_autoptr(AccelBuffer) sl = bt ? int_buffer (raw->device, db, 1, lens, error) : NULL;
@@ -362,14 +310,13 @@ bench_decode (Raw *raw, gint64 B, gint64 Hq, gint64 Hkv, gint64 ctx, gint64 page
   double gb = 2.0 * cache_bytes * 1e-9;
   KvCall c;
   memset (&c, 0, sizeof c);
-  CopyCall copy = { NULL, NULL, cache_bytes };   /* reads and writes 2 × cache_bytes / 2 each way */
-  gboolean ok = (c.p.q = raw_copy (q, error)) && (c.p.k_cache = raw_copy (kc, error))
-    && (c.p.v_cache = raw_copy (vc, error)) && (c.p.block_table = raw_copy (bt, error))
-    && (c.p.seqlens_k = raw_copy (sl, error))
+  AccelBenchRawCopy copy = { NULL, NULL, cache_bytes };   /* reads and writes 2 × cache_bytes / 2 each way */
+  gboolean ok = (c.p.q = accel_bench_raw_copy_of (q, error))
+    && (c.p.k_cache = accel_bench_raw_copy_of (kc, error)) && (c.p.v_cache = accel_bench_raw_copy_of (vc, error))
+    && (c.p.block_table = accel_bench_raw_copy_of (bt, error))
+    && (c.p.seqlens_k = accel_bench_raw_copy_of (sl, error))
     && cuda_ok (cudaMalloc (&c.p.out, accel_buffer_get_size (out)), "cudaMalloc", error)
-    && cuda_ok (cudaMalloc (&copy.src, copy.bytes), "cudaMalloc", error)
-    && cuda_ok (cudaMalloc (&copy.dst, copy.bytes), "cudaMalloc", error)
-    && cuda_ok (cudaMemsetAsync (copy.src, 0, copy.bytes, raw->stream), "cudaMemsetAsync", error);
+    && accel_bench_raw_copy_init (raw, &copy, cache_bytes, error);
   if (ok)
     {
       c.p.batch = (int32_t) B;
@@ -402,7 +349,8 @@ bench_decode (Raw *raw, gint64 B, gint64 Hq, gint64 Hkv, gint64 ctx, gint64 page
                                                Hq, Hkv, B, ctx, d, page);
       g_autofree char *l_raw = g_strdup_printf ("attention-decode.kernel.%s.splits%d", name, c.p.num_splits);
       g_autofree char *l_op = g_strdup_printf ("attention-decode.%s", name);
-      Side kernel = { NULL, kvcache_call, &c }, memcpy_side = { NULL, copy_call, &copy };
+      Side kernel = { NULL, kvcache_call, &c };
+      Side memcpy_side = { NULL, accel_bench_raw_copy_call, &copy };
       guint burst = burst_for (gb, 2500);
       ok = compare (raw, l_raw, &kernel, &memcpy_side, burst, gb, "GB/s", error);
 
@@ -424,8 +372,7 @@ bench_decode (Raw *raw, gint64 B, gint64 Hq, gint64 Hkv, gint64 ctx, gint64 page
   cudaFree ((void *) c.p.seqlens_k);
   cudaFree (c.p.out);
   cudaFree (c.workspace);
-  cudaFree (copy.src);
-  cudaFree (copy.dst);
+  accel_bench_raw_copy_clear (&copy);
   return ok;
 }
 

@@ -146,3 +146,23 @@ accel_test_submit_fault (AccelDevice *dev, GError **error)
     return FALSE;
   return accel_device_submit (dev, fault, NULL, error);
 }
+
+void
+accel_test_assert_fault_poisons (AccelDevice *dev)
+{
+  g_autoptr(GError) error = NULL;
+  g_assert_false (accel_test_submit_fault (dev, &error));
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED);
+}
+
+void
+accel_test_assert_restarted (AccelDevice *dev, AccelBuffer *old, guint restarts)
+{
+  g_autoptr(GError) error = NULL;
+  g_assert_cmpuint (accel_device_get_generation (dev), ==, restarts);
+  g_assert_cmpuint (accel_actor_get_restart_count (ACCEL_ACTOR (dev)), ==, restarts);
+  g_assert_true (accel_buffer_is_stale (old));
+  g_autoptr(GBytes) gone = accel_buffer_download (old, &error);
+  g_assert_null (gone);
+  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_STALE_BUFFER);
+}

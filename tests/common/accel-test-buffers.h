@@ -57,5 +57,13 @@ void accel_test_fill_f32 (AccelDevice *dev, AccelBuffer *buffer, float value);
 
 /* Submits the fault plugin's `fault` op and waits for it. */
 gboolean accel_test_submit_fault (AccelDevice *dev, GError **error);
+/* The same, asserting that it fails with CONTEXT_POISONED (the device then
+ * restarts or fails, as its strategy says). */
+void accel_test_assert_fault_poisons (AccelDevice *dev);
+
+/* Asserts that @dev has restarted @restarts times in all (its generation
+ * and its actor's restart count) and that @old, a buffer of the first
+ * generation, is stale: downloading it fails with STALE_BUFFER. */
+void accel_test_assert_restarted (AccelDevice *dev, AccelBuffer *old, guint restarts);
 
 G_END_DECLS

@@ -261,11 +261,7 @@ test_export_outlives_context (void)
   g_assert_no_error (error);
   g_object_unref (b);
 
-  g_autoptr(AccelOp) fault = accel_op_new_by_name ("fault", &error);
-  g_assert_no_error (error);
-  g_assert_false (accel_device_submit (dev, fault, NULL, &error));
-  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED);
-  g_clear_error (&error);
+  accel_test_assert_fault_poisons (dev);
   g_assert_cmpuint (accel_device_get_generation (dev), ==, 1);
   g_assert_cmpmem (t->dl_tensor.data, size, bytes, size);
   t1->deleter (t1);

@@ -5,8 +5,27 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <math.h>
+#include <stdarg.h>
 #include <string.h>
 #include "cpu-test.h"
+
+/* `attention` on @q, @k, @v, @out with the properties that follow
+ * @first_property set (none when it is NULL) must fail with @code and an
+ * error naming @needle. */
+static void
+expect_attention_error (AccelBuffer *q, AccelBuffer *k, AccelBuffer *v, AccelBuffer *out, AccelError code,
+                        const char *needle, const char *first_property, ...)
+{
+  g_autoptr(AccelOp) op = accel_attention_new (q, k, v, out);
+  if (first_property != NULL)
+    {
+      va_list args;
+      va_start (args, first_property);
+      g_object_set_valist (G_OBJECT (op), first_property, args);
+      va_end (args);
+    }
+  cpu_test_expect_error_naming (op, code, needle);
+}
 
 static void
 test_attention_variant_errors (void)
@@ -32,31 +51,12 @@ test_attention_variant_errors (void)
   g_autofree double *h3 = cpu_test_fill_random (v, -1, 1);
   g_autofree double *h4 = cpu_test_fill_random (slopes_2d, 0.1, 0.5);
 
-  {
-    g_autoptr(AccelOp) op = accel_attention_new (q, k, v, out);
-    g_object_set (op, "alibi-slopes", slopes_bad, NULL);
-    cpu_test_expect_error_naming (op, ACCEL_ERROR_SHAPE_MISMATCH, "alibi-slopes");
-  }
-  {
-    g_autoptr(AccelOp) op = accel_attention_new (q, k, v, out);
-    g_object_set (op, "alibi-slopes", slopes_f64, NULL);
-    cpu_test_expect_error_naming (op, ACCEL_ERROR_DTYPE_UNSUPPORTED, "alibi-slopes");
-  }
-  {
-    g_autoptr(AccelOp) op = accel_attention_new (q, k, v, out);
-    g_object_set (op, "alibi-slopes", out, NULL);
-    cpu_test_expect_error_naming (op, ACCEL_ERROR_SHAPE_MISMATCH, "alibi-slopes");
-  }
-  {
-    g_autoptr(AccelOp) op = accel_attention_new (q, k, v, out);
-    g_object_set (op, "k-descale", 2.0, NULL);
-    cpu_test_expect_error_naming (op, ACCEL_ERROR_INVALID_ARGUMENT, "k-descale");
-  }
-  {
-    g_autoptr(AccelOp) op = accel_attention_new (q8, k8, v8, obf);
-    g_object_set (op, "q-descale", 0.0, NULL);
-    cpu_test_expect_error_naming (op, ACCEL_ERROR_INVALID_ARGUMENT, "q-descale");
-  }
+  expect_attention_error (q, k, v, out, ACCEL_ERROR_SHAPE_MISMATCH, "alibi-slopes", "alibi-slopes", slopes_bad, NULL);
+  expect_attention_error (q, k, v, out, ACCEL_ERROR_DTYPE_UNSUPPORTED, "alibi-slopes", "alibi-slopes", slopes_f64,
+                          NULL);
+  expect_attention_error (q, k, v, out, ACCEL_ERROR_SHAPE_MISMATCH, "alibi-slopes", "alibi-slopes", out, NULL);
+  expect_attention_error (q, k, v, out, ACCEL_ERROR_INVALID_ARGUMENT, "k-descale", "k-descale", 2.0, NULL);
+  expect_attention_error (q8, k8, v8, obf, ACCEL_ERROR_INVALID_ARGUMENT, "q-descale", "q-descale", 0.0, NULL);
   {
     /* Slopes that are a view of the result. */
     gint64 dh[1] = { 4 };
@@ -64,27 +64,16 @@ test_attention_variant_errors (void)
     g_autoptr(GError) verr = NULL;
     g_autoptr(AccelBuffer) view = accel_buffer_new_view (out, 8, sh, &verr);
     g_assert_no_error (verr);
-    g_autoptr(AccelOp) op = accel_attention_new (q, k, v, out);
-    g_object_set (op, "alibi-slopes", view, NULL);
-    cpu_test_expect_error_naming (op, ACCEL_ERROR_INVALID_ARGUMENT, "alibi-slopes");
+    expect_attention_error (q, k, v, out, ACCEL_ERROR_INVALID_ARGUMENT, "alibi-slopes", "alibi-slopes", view, NULL);
   }
   {
     g_autoptr(AccelOp) op = accel_attention_new (q8, k8, v8, obf);
     g_object_set (op, "v-descale", G_MAXDOUBLE, NULL);
     cpu_test_submit (op);  /* large but finite is allowed */
   }
-  {
-    g_autoptr(AccelOp) op = accel_attention_new (q8, k8, v8, o8);
-    cpu_test_expect_error_naming (op, ACCEL_ERROR_DTYPE_UNSUPPORTED, "out");
-  }
-  {
-    g_autoptr(AccelOp) op = accel_attention_new (q8, kbf, v8, obf);
-    cpu_test_expect_error_naming (op, ACCEL_ERROR_DTYPE_UNSUPPORTED, "k");
-  }
-  {
-    g_autoptr(AccelOp) op = accel_attention_new (q, k, v, obf);
-    cpu_test_expect_error_naming (op, ACCEL_ERROR_DTYPE_UNSUPPORTED, "out");
-  }
+  expect_attention_error (q8, k8, v8, o8, ACCEL_ERROR_DTYPE_UNSUPPORTED, "out", NULL);
+  expect_attention_error (q8, kbf, v8, obf, ACCEL_ERROR_DTYPE_UNSUPPORTED, "k", NULL);
+  expect_attention_error (q, k, v, obf, ACCEL_ERROR_DTYPE_UNSUPPORTED, "out", NULL);
   {
     g_autoptr(AccelBuffer) dq = cpu_test_alloc (ACCEL_DTYPE_F32, d4, 4);
     g_autoptr(AccelBuffer) dk = cpu_test_alloc (ACCEL_DTYPE_F32, dk4, 4);
@@ -124,36 +113,27 @@ test_attention_varlen_errors (void)
   g_autofree double *h3 = cpu_test_fill_random (v, -1, 1);
   const double good_q[3] = { 0, 4, 10 }, good_k[3] = { 0, 7, 12 };
 
-  {
-    const double bad[3] = { 1, 4, 10 };
-    g_autoptr(AccelOp) op = varlen_op_with_cu (q, k, v, out, bad, good_k, 3, 3);
-    cpu_test_expect_error_naming (op, ACCEL_ERROR_INVALID_ARGUMENT, "“cu-seqlens-q”[0]");
-  }
-  {
-    const double bad[4] = { 0, 8, 5, 12 }, q4[4] = { 0, 4, 4, 10 };
-    g_autoptr(AccelOp) op = varlen_op_with_cu (q, k, v, out, q4, bad, 4, 4);
-    cpu_test_expect_error_naming (op, ACCEL_ERROR_INVALID_ARGUMENT, "“cu-seqlens-k”[2]");
-  }
-  {
-    const double bad[3] = { 0, 4, 9 };
-    g_autoptr(AccelOp) op = varlen_op_with_cu (q, k, v, out, bad, good_k, 3, 3);
-    cpu_test_expect_error_naming (op, ACCEL_ERROR_INVALID_ARGUMENT, "“cu-seqlens-q”[2]");
-  }
-  {
-    const double bad[3] = { 0, 4, 13 };
-    g_autoptr(AccelOp) op = varlen_op_with_cu (q, k, v, out, good_q, bad, 3, 3);
-    cpu_test_expect_error_naming (op, ACCEL_ERROR_INVALID_ARGUMENT, "“cu-seqlens-k”[2]");
-  }
-  {
-    const double k4[4] = { 0, 3, 7, 12 };
-    g_autoptr(AccelOp) op = varlen_op_with_cu (q, k, v, out, good_q, k4, 3, 4);
-    cpu_test_expect_error_naming (op, ACCEL_ERROR_SHAPE_MISMATCH, "cu-seqlens-k");
-  }
-  {
-    const double one[1] = { 0 };
-    g_autoptr(AccelOp) op = varlen_op_with_cu (q, k, v, out, one, one, 1, 1);
-    cpu_test_expect_error_naming (op, ACCEL_ERROR_SHAPE_MISMATCH, "cu-seqlens-q");
-  }
+  /* Bad cumulative lengths: the error names the entry, or the property
+   * where the two counts disagree or leave no sequence. */
+  static const struct {
+    double cu_q[4], cu_k[4];
+    gint64 n_q, n_k;
+    AccelError code;
+    const char *needle;
+  } bad_cu[] = {
+    { { 1, 4, 10 }, { 0, 7, 12 }, 3, 3, ACCEL_ERROR_INVALID_ARGUMENT, "“cu-seqlens-q”[0]" },
+    { { 0, 4, 4, 10 }, { 0, 8, 5, 12 }, 4, 4, ACCEL_ERROR_INVALID_ARGUMENT, "“cu-seqlens-k”[2]" },
+    { { 0, 4, 9 }, { 0, 7, 12 }, 3, 3, ACCEL_ERROR_INVALID_ARGUMENT, "“cu-seqlens-q”[2]" },
+    { { 0, 4, 10 }, { 0, 4, 13 }, 3, 3, ACCEL_ERROR_INVALID_ARGUMENT, "“cu-seqlens-k”[2]" },
+    { { 0, 4, 10 }, { 0, 3, 7, 12 }, 3, 4, ACCEL_ERROR_SHAPE_MISMATCH, "cu-seqlens-k" },
+    { { 0 }, { 0 }, 1, 1, ACCEL_ERROR_SHAPE_MISMATCH, "cu-seqlens-q" },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (bad_cu); i++)
+    {
+      g_autoptr(AccelOp) op = varlen_op_with_cu (q, k, v, out, bad_cu[i].cu_q, bad_cu[i].cu_k, bad_cu[i].n_q,
+                                                 bad_cu[i].n_k);
+      cpu_test_expect_error_naming (op, bad_cu[i].code, bad_cu[i].needle);
+    }
   {
     gint64 d_bad_lse[2] = { 10, 4 };
     g_autoptr(AccelBuffer) lse = cpu_test_alloc (ACCEL_DTYPE_F32, d_bad_lse, 2);

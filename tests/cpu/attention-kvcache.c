@@ -463,21 +463,9 @@ test_kvcache_bad (void)
 int
 main (int argc, char **argv)
 {
-  static const AccelDType types[] = {
-    ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16,
-  };
-
   g_test_init (&argc, &argv, NULL);
-  for (guint i = 0; i < G_N_ELEMENTS (types); i++)
-    {
-      g_autofree char *path = g_strdup_printf ("/cpu/attention-kvcache/%s", accel_dtype_get_name (types[i]));
-      g_test_add_data_func (path, GINT_TO_POINTER (types[i]), test_kvcache);
-    }
-  for (guint i = 0; i < G_N_ELEMENTS (types); i++)
-    {
-      g_autofree char *path = g_strdup_printf ("/cpu/attention-kvcache/vs-attention/%s", accel_dtype_get_name (types[i]));
-      g_test_add_data_func (path, GINT_TO_POINTER (types[i]), test_kvcache_vs_attention);
-    }
+  cpu_test_add_per_float_dtype ("/cpu/attention-kvcache", test_kvcache);
+  cpu_test_add_per_float_dtype ("/cpu/attention-kvcache/vs-attention", test_kvcache_vs_attention);
   g_test_add_func ("/cpu/attention-kvcache/bad-input", test_kvcache_bad);
   return cpu_test_run ();
 }

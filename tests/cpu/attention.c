@@ -112,6 +112,38 @@ assert_lse_close (const char *what, const double *got, const double *want, gsize
   cpu_test_assert_close (lwhat, got, want, NULL, n, rtol, atol);
 }
 
+/* Row @row of a binary64 reference: the softmax of the logits @x over
+ * the @n keys that @seen lets through, times their rows of @V (@Dv
+ * wide), times @out_scale, into @want and its log-sum-exp into @want_lse.
+ * A row that sees no key gets zeros and -inf. */
+static void
+reference_softmax_row (const double *x, const gboolean *seen, gint64 n, const double *V, gint64 Dv,
+                       double out_scale, double *want, double *want_lse)
+{
+  double m = -INFINITY, sum = 0;
+  for (gint64 j = 0; j < n; j++)
+    if (seen[j])
+      m = MAX (m, x[j]);
+  for (gint64 e = 0; e < Dv; e++)
+    want[e] = 0;
+  if (m == -INFINITY)
+    {
+      *want_lse = -INFINITY;
+      return;
+    }
+  for (gint64 j = 0; j < n; j++)
+    if (seen[j])
+      {
+        double p = exp (x[j] - m);
+        sum += p;
+        for (gint64 e = 0; e < Dv; e++)
+          want[e] += p * V[j * Dv + e];
+      }
+  for (gint64 e = 0; e < Dv; e++)
+    want[e] *= out_scale / sum;
+  *want_lse = m + log (sum);
+}
+
 static gboolean
 visible (const AttnCase *c, gint64 i, gint64 j)
 {
@@ -150,6 +182,7 @@ check_attention (AccelDType dtype, const AttnCase *c)
   g_autofree double *want = g_new (double, rows * c->Dv);
   g_autofree double *want_lse = g_new (double, rows);
   g_autofree double *s = g_new (double, c->Sk);
+  g_autofree gboolean *seen = g_new (gboolean, c->Sk);
   double scale = qk_scale (c->scale, c->D);
 
   for (gint64 b = 0; b < c->B; b++)
@@ -158,10 +191,10 @@ check_attention (AccelDType dtype, const AttnCase *c)
         {
           gint64 row = (b * c->Hq + h) * c->Sq + i;
           gint64 kh = h / (c->Hq / c->Hkv);
-          double m = -INFINITY, sum = 0;
           for (gint64 j = 0; j < c->Sk; j++)
             {
-              if (!visible (c, i, j))
+              seen[j] = visible (c, i, j);
+              if (!seen[j])
                 continue;
               double dot = 0;
               for (gint64 e = 0; e < c->D; e++)
@@ -170,26 +203,9 @@ check_attention (AccelDType dtype, const AttnCase *c)
               if (c->softcap > 0)
                 x = c->softcap * tanh (x / c->softcap);
               s[j] = x;
-              m = MAX (m, x);
             }
-          for (gint64 e = 0; e < c->Dv; e++)
-            want[row * c->Dv + e] = 0;
-          if (m == -INFINITY)
-            {
-              want_lse[row] = -INFINITY;
-              continue;
-            }
-          for (gint64 j = 0; j < c->Sk; j++)
-            if (visible (c, i, j))
-              {
-                double p = exp (s[j] - m);
-                sum += p;
-                for (gint64 e = 0; e < c->Dv; e++)
-                  want[row * c->Dv + e] += p * hv[((b * c->Hkv + kh) * c->Sk + j) * c->Dv + e];
-              }
-          for (gint64 e = 0; e < c->Dv; e++)
-            want[row * c->Dv + e] /= sum;
-          want_lse[row] = m + log (sum);
+          reference_softmax_row (s, seen, c->Sk, hv + (b * c->Hkv + kh) * c->Sk * c->Dv, c->Dv, 1.0,
+                                 want + row * c->Dv, want_lse + row);
         }
 
   g_autofree char *what = g_strdup_printf ("attention %s B%" G_GINT64_FORMAT " Hq%" G_GINT64_FORMAT
@@ -279,7 +295,6 @@ dense_attention (const VarCase *c, const double *hq, const double *hk, const dou
           {
             gint64 row = (b * c->Hq + h) * c->Sq + i;
             const double *Q = hq + row * c->D;
-            double m = -INFINITY, sum = 0;
             for (gint64 j = 0; j < c->Sk; j++)
               {
                 double dot = 0;
@@ -288,29 +303,10 @@ dense_attention (const VarCase *c, const double *hq, const double *hk, const dou
                 double x = dot * qk_scale;
                 if (c->softcap > 0)
                   x = c->softcap * tanh (x / c->softcap);
-                x += bias[i * c->Sk + j];
-                logit[i * c->Sk + j] = x;
-                if (mask[i * c->Sk + j])
-                  m = MAX (m, x);
+                logit[i * c->Sk + j] = x + bias[i * c->Sk + j];
               }
-            for (gint64 e = 0; e < c->Dv; e++)
-              want[row * c->Dv + e] = 0;
-            if (m == -INFINITY)
-              {
-                want_lse[row] = -INFINITY;
-                continue;
-              }
-            for (gint64 j = 0; j < c->Sk; j++)
-              if (mask[i * c->Sk + j])
-                {
-                  double pr = exp (logit[i * c->Sk + j] - m);
-                  sum += pr;
-                  for (gint64 e = 0; e < c->Dv; e++)
-                    want[row * c->Dv + e] += pr * V[j * c->Dv + e];
-                }
-            for (gint64 e = 0; e < c->Dv; e++)
-              want[row * c->Dv + e] *= out_scale / sum;
-            want_lse[row] = m + log (sum);
+            reference_softmax_row (logit + i * c->Sk, mask + i * c->Sk, c->Sk, V, c->Dv, out_scale,
+                                   want + row * c->Dv, want_lse + row);
           }
       }
 }
@@ -679,29 +675,13 @@ test_attention_backward_alibi_sinks (void)
 int
 main (int argc, char **argv)
 {
-  static const AccelDType types[] = {
-    ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16,
-  };
-
   g_test_init (&argc, &argv, NULL);
-  for (guint i = 0; i < G_N_ELEMENTS (types); i++)
-    {
-      g_autofree char *path = g_strdup_printf ("/cpu/attention/%s", accel_dtype_get_name (types[i]));
-      g_test_add_data_func (path, GINT_TO_POINTER (types[i]), test_attention);
-    }
+  cpu_test_add_per_float_dtype ("/cpu/attention", test_attention);
   g_test_add_func ("/cpu/attention/large", test_attention_large);
-  for (guint i = 0; i < G_N_ELEMENTS (types); i++)
-    {
-      g_autofree char *path = g_strdup_printf ("/cpu/attention/alibi-sinks/%s", accel_dtype_get_name (types[i]));
-      g_test_add_data_func (path, GINT_TO_POINTER (types[i]), test_attention_alibi_sinks);
-    }
+  cpu_test_add_per_float_dtype ("/cpu/attention/alibi-sinks", test_attention_alibi_sinks);
   g_test_add_func ("/cpu/attention/sinks-without-window", test_attention_sinks_noop);
   g_test_add_func ("/cpu/attention/fp8", test_attention_fp8);
-  for (guint i = 0; i < G_N_ELEMENTS (types); i++)
-    {
-      g_autofree char *path = g_strdup_printf ("/cpu/attention-varlen/%s", accel_dtype_get_name (types[i]));
-      g_test_add_data_func (path, GINT_TO_POINTER (types[i]), test_attention_varlen);
-    }
+  cpu_test_add_per_float_dtype ("/cpu/attention-varlen", test_attention_varlen);
   g_test_add_func ("/cpu/attention-varlen/large", test_attention_varlen_large);
   g_test_add_func ("/cpu/attention-backward/alibi-sinks", test_attention_backward_alibi_sinks);
   return cpu_test_run ();

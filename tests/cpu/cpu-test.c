@@ -35,6 +35,20 @@ cpu_test_run (void)
   return ret;
 }
 
+void
+cpu_test_add_per_float_dtype (const char *prefix, GTestDataFunc func)
+{
+  static const AccelDType types[] = {
+    ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16,
+  };
+
+  for (guint i = 0; i < G_N_ELEMENTS (types); i++)
+    {
+      g_autofree char *path = g_strdup_printf ("%s/%s", prefix, accel_dtype_get_name (types[i]));
+      g_test_add_data_func (path, GINT_TO_POINTER (types[i]), func);
+    }
+}
+
 AccelBuffer *
 cpu_test_alloc (AccelDType dtype, const gint64 *dims, guint rank)
 {

@@ -18,6 +18,11 @@ AccelSystem *cpu_test_system (void);
 /* g_test_run() and the teardown of the shared system. */
 int cpu_test_run (void);
 
+/* Adds @func as "@prefix/NAME" for each of the floating dtypes f32, f64,
+ * f16 and bf16 (NAME its accel_dtype_get_name()), the dtype as its data
+ * (GINT_TO_POINTER). */
+void cpu_test_add_per_float_dtype (const char *prefix, GTestDataFunc func);
+
 AccelBuffer *cpu_test_alloc (AccelDType dtype, const gint64 *dims, guint rank);
 
 /* Values per element: 2 for complex dtypes, else 1. */

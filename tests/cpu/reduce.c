@@ -7,10 +7,6 @@
 #include <math.h>
 #include "cpu-test.h"
 
-static const AccelDType types[] = {
-  ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16,
-};
-
 typedef struct {
   guint rank;
   gint64 dims[4];
@@ -172,14 +168,8 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
 
-  for (guint i = 0; i < G_N_ELEMENTS (types); i++)
-    {
-      const char *name = accel_dtype_get_name (types[i]);
-      g_autofree char *p1 = g_strdup_printf ("/cpu/reduce/%s", name);
-      g_autofree char *p2 = g_strdup_printf ("/cpu/softmax/%s", name);
-      g_test_add_data_func (p1, GINT_TO_POINTER (types[i]), test_reduce);
-      g_test_add_data_func (p2, GINT_TO_POINTER (types[i]), test_softmax);
-    }
+  cpu_test_add_per_float_dtype ("/cpu/reduce", test_reduce);
+  cpu_test_add_per_float_dtype ("/cpu/softmax", test_softmax);
   g_test_add_func ("/cpu/reduce/nan", test_reduce_nan);
   return cpu_test_run ();
 }

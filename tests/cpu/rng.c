@@ -10,10 +10,6 @@
 #include <accel-philox.h>
 #include "cpu-test.h"
 
-static const AccelDType rng_types[] = {
-  ACCEL_DTYPE_F32, ACCEL_DTYPE_F64, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16,
-};
-
 /* Random123's known-answer vectors for philox4x32_R (R = 10). */
 static void
 test_known_answers (void)
@@ -226,18 +222,9 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/cpu/rng/known-answers", test_known_answers);
-  for (guint i = 0; i < G_N_ELEMENTS (rng_types); i++)
-    {
-      const char *name = accel_dtype_get_name (rng_types[i]);
-      gpointer t = GINT_TO_POINTER (rng_types[i]);
-      g_autofree char *p1 = g_strdup_printf ("/cpu/rng/reference/%s", name);
-      g_autofree char *p2 = g_strdup_printf ("/cpu/rng/threads/%s", name);
-      g_autofree char *p3 = g_strdup_printf ("/cpu/rng/chunks/%s", name);
-      g_autofree char *p4 = g_strdup_printf ("/cpu/rng/moments/%s", name);
-      g_test_add_data_func (p1, t, test_reference);
-      g_test_add_data_func (p2, t, test_threads);
-      g_test_add_data_func (p3, t, test_chunks);
-      g_test_add_data_func (p4, t, test_moments);
-    }
+  cpu_test_add_per_float_dtype ("/cpu/rng/reference", test_reference);
+  cpu_test_add_per_float_dtype ("/cpu/rng/threads", test_threads);
+  cpu_test_add_per_float_dtype ("/cpu/rng/chunks", test_chunks);
+  cpu_test_add_per_float_dtype ("/cpu/rng/moments", test_moments);
   return cpu_test_run ();
 }

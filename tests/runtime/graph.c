@@ -205,11 +205,7 @@ check_stale (gboolean remote)
   g_autoptr(AccelGraph) graph = record_chain (dev, bx, by, 1.5, 0.5, 0.75);
   g_autoptr(AccelGraph) open = accel_graph_new (dev, 0);
 
-  g_autoptr(AccelOp) fault = accel_op_new_by_name ("fault", &error);
-  g_assert_no_error (error);
-  g_assert_false (accel_device_submit (dev, fault, NULL, &error));
-  g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_CONTEXT_POISONED);
-  g_clear_error (&error);
+  accel_test_assert_fault_poisons (dev);
   g_assert_cmpuint (accel_device_get_generation (dev), ==, 1);
 
   /* The graph's memory went with the old context: its replay is refused
