@@ -20,6 +20,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <stdint.h>
+#include <type_traits>
 #include <cuda_runtime.h>
 #include <cuda_fp16.h>
 #include <cuda_bf16.h>
@@ -211,16 +212,97 @@ sort_bits (AccelCubType key_type, void *keys, void *values, size_t value_size, l
   return cudaSuccess;
 }
 
-/* Clears the sign of every NaN key in place, so that CUB's typed float sort
- * puts them all after +inf as the op defines. */
-template <typename K, typename Bits>
-__global__ void
-unsign_nan_kernel (Bits *keys, long long n, Bits inf)
+/* CUB's typed float sort orders a NaN by its bits: those with the sign set
+ * come below -inf, so they stand together at the start of an ascending row
+ * (the end of a descending one). The op orders every NaN as the largest
+ * value: last ascending, first descending. After the sort,
+ * count_signed_nan_kernel counts them (one load when there are none, else
+ * a binary search over the run), and rotate_kernel moves the run to the
+ * other end with the sign cleared (a plain copy when there are none), so
+ * that a row without such NaNs costs no pass over its keys. */
+template <typename Bits>
+__device__ __forceinline__ bool
+is_signed_nan (Bits b, Bits inf)
 {
   const Bits sign = (Bits) 1 << (8 * sizeof (Bits) - 1);
+  return (b & sign) && (b & ~sign) > inf;
+}
+
+template <typename Bits>
+__global__ void
+count_signed_nan_kernel (const Bits *keys, long long n, int descending, Bits inf, long long *count)
+{
+  /* Ascending: the run is a prefix, [0, lo); descending: a suffix, [lo, n). */
+  long long lo = 0, hi = n;
+  if (n == 0)
+    *count = 0;
+  else if (!descending)
+    {
+      if (!is_signed_nan (keys[0], inf))
+        hi = 0;
+      while (lo < hi)
+        {
+          long long mid = lo + (hi - lo) / 2;
+          if (is_signed_nan (keys[mid], inf))
+            lo = mid + 1;
+          else
+            hi = mid;
+        }
+      *count = lo;
+    }
+  else
+    {
+      if (!is_signed_nan (keys[n - 1], inf))
+        lo = n;
+      while (lo < hi)
+        {
+          long long mid = lo + (hi - lo) / 2;
+          if (is_signed_nan (keys[mid], inf))
+            hi = mid;
+          else
+            lo = mid + 1;
+        }
+      *count = n - lo;
+    }
+}
+
+/* @dst = @src with the run of *@count signed NaNs moved to the other end,
+ * unsigned. With @only_if_any, nothing at all is done when the run is
+ * empty. */
+template <typename Bits>
+__global__ void
+rotate_kernel (const Bits *src, Bits *dst, long long n, int descending, const long long *count, int only_if_any)
+{
+  const long long k = *count;
+  if (only_if_any && k == 0)
+    return;
+  const Bits sign = (Bits) 1 << (8 * sizeof (Bits) - 1);
   for (long long i = blockIdx.x * (long long) blockDim.x + threadIdx.x; i < n; i += (long long) gridDim.x * blockDim.x)
-    if ((keys[i] & ~sign) > inf)
-      keys[i] &= ~sign;
+    {
+      const bool moved = descending ? i >= n - k : i < k;
+      const long long j = !descending ? (moved ? n - k + i : i - k) : (moved ? i - (n - k) : i + k);
+      dst[j] = moved ? (Bits) (src[i] & ~sign) : src[i];
+    }
+}
+
+/* @dst = @src where the run of *@count is not empty. */
+template <typename Bits>
+__global__ void
+copy_if_kernel (const Bits *src, Bits *dst, long long n, const long long *count)
+{
+  if (*count == 0)
+    return;
+  for (long long i = blockIdx.x * (long long) blockDim.x + threadIdx.x; i < n; i += (long long) gridDim.x * blockDim.x)
+    dst[i] = src[i];
+}
+
+/* The grid of the kernels above: enough to stream a row at full bandwidth,
+ * few enough that an early return costs little. */
+static unsigned
+fixup_blocks (long long n)
+{
+  unsigned b = blocks_for (n);
+  return b > 2048 ? 2048 : b;
 }
 
 /* CUB's typed radix sort of @n keys, up or down. With a NULL @cub_temp it
@@ -235,9 +317,9 @@ sort_keys (void *cub_temp, size_t &cub_bytes, cub::DoubleBuffer<K> &d_keys, long
     : cub::DeviceRadixSort::SortKeys (cub_temp, cub_bytes, d_keys, n, 0, (int) (8 * sizeof (K)), stream);
 }
 
-/* Keys alone, one row, of a type CUB sorts natively: CUB's own typed sort
- * (the same order, once NaNs have lost their sign), in place through a
- * DoubleBuffer whose other half is scratch. */
+/* Keys alone, one row, of a type CUB sorts natively: CUB's own typed sort,
+ * in place through a DoubleBuffer whose other half is scratch; for floats
+ * the signed NaNs are moved after it (above). */
 template <typename K>
 static cudaError_t
 sort_keys_typed (K *keys, long long n, int descending, void *temp, size_t *temp_bytes, cudaStream_t stream)
@@ -248,19 +330,34 @@ sort_keys_typed (K *keys, long long n, int descending, void *temp, size_t *temp_
   cudaError_t status = sort_keys<K> (NULL, cub_bytes, d_keys, n, descending, stream);
   if (status != cudaSuccess || temp == NULL)
     {
-      *temp_bytes = head + cub_bytes;
+      *temp_bytes = head + round_up (cub_bytes) + sizeof (long long);
       return status;
     }
   void *cub_temp = (char *) temp + head;
-  if (sizeof (K) == 4 && (K) 0.5 != (K) 0)
-    unsign_nan_kernel<K, uint32_t><<<blocks_for (n), THREADS, 0, stream>>> ((uint32_t *) keys, n, 0x7f800000u);
-  else if (sizeof (K) == 8 && (K) 0.5 != (K) 0)
-    unsign_nan_kernel<K, uint64_t><<<blocks_for (n), THREADS, 0, stream>>> ((uint64_t *) keys, n,
-                                                                          0x7ff0000000000000ull);
-  status = sort_keys<K> (cub_temp, cub_bytes, d_keys, n, descending, stream);
-  if (status == cudaSuccess && d_keys.Current () != keys)
-    status = cudaMemcpyAsync (keys, d_keys.Current (), n * sizeof (K), cudaMemcpyDeviceToDevice, stream);
-  return status;
+  long long *count = (long long *) ((char *) temp + head + round_up (cub_bytes));
+  if ((status = sort_keys<K> (cub_temp, cub_bytes, d_keys, n, descending, stream)) != cudaSuccess)
+    return status;
+  K *sorted = d_keys.Current ();
+  const bool is_float = (K) 0.5 != (K) 0;
+  if (!is_float)
+    return sorted == keys ? cudaSuccess
+                          : cudaMemcpyAsync (keys, sorted, n * sizeof (K), cudaMemcpyDeviceToDevice, stream);
+  typedef typename std::conditional<sizeof (K) == 4, uint32_t, unsigned long long>::type Bits;
+  const Bits inf = sizeof (K) == 4 ? (Bits) 0x7f800000u : (Bits) 0x7ff0000000000000ull;
+  count_signed_nan_kernel<Bits><<<1, 1, 0, stream>>> ((const Bits *) sorted, n, descending, inf, count);
+  if (sorted != keys)
+    {
+      /* Back into keys, rotated where there are signed NaNs. */
+      rotate_kernel<Bits><<<fixup_blocks (n), THREADS, 0, stream>>> ((const Bits *) sorted, (Bits *) keys, n,
+                                                                      descending, count, 0);
+      return cudaGetLastError ();
+    }
+  /* Only where there are signed NaNs: rotated into the scratch half, then
+   * copied back. */
+  rotate_kernel<Bits><<<fixup_blocks (n), THREADS, 0, stream>>> ((const Bits *) keys, (Bits *) alt, n, descending,
+                                                                  count, 1);
+  copy_if_kernel<Bits><<<fixup_blocks (n), THREADS, 0, stream>>> ((const Bits *) alt, (Bits *) keys, n, count);
+  return cudaGetLastError ();
 }
 
 extern "C" cudaError_t
