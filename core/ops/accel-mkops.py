@@ -256,7 +256,7 @@ def read_declaration(path):
     """An op declaration (`accel-NAME.op`): its header's text, and the
     parameters of its fields. Its lines are: comments and `#include`s; `op
     AccelFoo : AccelParent`; optionally `new (ARG, …)`, an ARG being a
-    field's name or a C argument; then the instance struct's public fields,
+    parameter field's name or a C argument; then the instance struct's public fields,
     annotated as in a header."""
     with open(path, encoding='utf-8') as f:
         lines = f.read().split('\n')
@@ -297,11 +297,8 @@ def read_declaration(path):
     while body and not body[-1].strip():
         body.pop()
     params = parse_struct(path, '\n'.join(body), i + 1, True)
-    fields = {}
-    for line in body:
-        fm = re.fullmatch(r'\s*(\w+)\s*(\*?)\s*(\w+)(\[\w+\])?;.*', line)
-        if fm:
-            fields[fm.group(3)] = fm.group(1) + (' *' if fm.group(2) else '')
+    # A constructor argument named by its parameter takes its C type.
+    fields = {p.field: p.arg_ctype for p in params}
     prefix = snake(type_name)
     obj_name = prefix.upper()[len('ACCEL_'):]
     out = ['/* SPDX-License-Identifier: LGPL-2.1-or-later */',
@@ -319,7 +316,7 @@ def read_declaration(path):
         for arg in ctor_args:
             if re.fullmatch(r'\w+', arg):
                 if arg not in fields:
-                    raise Error(f'{path}: new (): “{arg}” is no field of {type_name}')
+                    raise Error(f'{path}: new (): “{arg}” is no parameter of {type_name} (give a C argument)')
                 ctype = fields[arg]
                 arg = f'{ctype}{"" if ctype.endswith("*") else " "}{arg}'
             args.append(arg)

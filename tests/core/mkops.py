@@ -168,7 +168,7 @@ class MkOps(unittest.TestCase):
             text = declaration(HEADER % {'count': 1, 'extra': ''})
             cases = [
                 (text.replace('op AccelThing : AccelOp', 'op AccelThing'), 4, 'expected `op AccelFoo'),
-                (text.replace('new (src, dst, count)', 'new (src, dst, nothing)'), None, '“nothing” is no field'),
+                (text.replace('new (src, dst, count)', 'new (src, dst, nothing)'), None, '“nothing” is no parameter'),
                 (text.replace('new (src, dst, count)', 'new (src, dst,'), 5, 'without its `)`'),
                 (text.replace('#include', 'include'), 2, 'expected `op AccelFoo'),
                 (text.replace('AccelBuffer *src; /*< read required >*/', 'AccelBuffer *src; /*< read sometimes >*/'),
