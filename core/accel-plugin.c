@@ -833,6 +833,31 @@ accel_plugin_register_kernel (AccelPlugin *self,
   _accel_plugin_unlock ();
 }
 
+/**
+ * accel_plugin_register_kernels: (skip)
+ * @self: the plugin being initialised
+ * @backend: the backend name (`cpu`, `cuda`)
+ * @rank: higher ranks are tried first
+ * @kernels: (array length=n_kernels): the kernels; their vtables are copied
+ * @n_kernels: how many
+ *
+ * Registers each of @kernels on @backend at @rank, as
+ * accel_plugin_register_kernel() does one: a plugin lists its kernels in
+ * one table. Called from a plugin's init function.
+ */
+void
+accel_plugin_register_kernels (AccelPlugin *self,
+                               const char *backend,
+                               guint rank,
+                               const AccelKernelEntry *kernels,
+                               gsize n_kernels)
+{
+  g_return_if_fail (kernels != NULL || n_kernels == 0);
+
+  for (gsize i = 0; i < n_kernels; i++)
+    accel_plugin_register_kernel (self, kernels[i].op_type, backend, rank, &kernels[i].vtable);
+}
+
 void
 _accel_plugin_add_unique (GPtrArray *array, const char *value)
 {

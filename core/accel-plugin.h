@@ -139,6 +139,24 @@ void accel_plugin_register_kernel (AccelPlugin *self,
                                    const char *backend,
                                    guint rank,
                                    const AccelKernelVTable *vtable);
+/**
+ * AccelKernelEntry:
+ * @op_type: the op type name (`gemm`)
+ * @vtable: the kernel's functions
+ *
+ * One kernel of a plugin's table, for accel_plugin_register_kernels().
+ */
+typedef struct {
+  const char *op_type;
+  AccelKernelVTable vtable;
+} AccelKernelEntry;
+
+ACCEL_API
+void accel_plugin_register_kernels (AccelPlugin *self,
+                                    const char *backend,
+                                    guint rank,
+                                    const AccelKernelEntry *kernels,
+                                    gsize n_kernels);
 ACCEL_API
 void accel_plugin_register_actor_type (AccelPlugin *self, GType actor_type);
 ACCEL_API

@@ -384,24 +384,19 @@ abort_run (AccelOp *op, gpointer context, GError **error)
   return TRUE;
 }
 
-static const AccelKernelVTable all_reduce_kernel = { .run = all_reduce_run };
-static const AccelKernelVTable all_gather_kernel = { .run = all_gather_run };
-static const AccelKernelVTable reduce_scatter_kernel = { .run = reduce_scatter_run };
-static const AccelKernelVTable broadcast_kernel = { .run = broadcast_run };
-static const AccelKernelVTable root_reduce_kernel = { .run = root_reduce_run };
-static const AccelKernelVTable all_to_all_kernel = { .run = all_to_all_run };
-static const AccelKernelVTable send_recv_kernel = { .run = send_recv_run };
-static const AccelKernelVTable abort_kernel = { .run = abort_run };
+static const AccelKernelEntry kernels[] = {
+  { "all-reduce", { .run = all_reduce_run } },
+  { "all-gather", { .run = all_gather_run } },
+  { "reduce-scatter", { .run = reduce_scatter_run } },
+  { "broadcast", { .run = broadcast_run } },
+  { "root-reduce", { .run = root_reduce_run } },
+  { "all-to-all", { .run = all_to_all_run } },
+  { "send-recv", { .run = send_recv_run } },
+  { "collective-abort", { .run = abort_run } },
+};
 
 void
 accel_cpu_register_collectives (AccelPlugin *plugin)
 {
-  accel_plugin_register_kernel (plugin, "all-reduce", "cpu", ACCEL_CPU_KERNEL_RANK, &all_reduce_kernel);
-  accel_plugin_register_kernel (plugin, "all-gather", "cpu", ACCEL_CPU_KERNEL_RANK, &all_gather_kernel);
-  accel_plugin_register_kernel (plugin, "reduce-scatter", "cpu", ACCEL_CPU_KERNEL_RANK, &reduce_scatter_kernel);
-  accel_plugin_register_kernel (plugin, "broadcast", "cpu", ACCEL_CPU_KERNEL_RANK, &broadcast_kernel);
-  accel_plugin_register_kernel (plugin, "root-reduce", "cpu", ACCEL_CPU_KERNEL_RANK, &root_reduce_kernel);
-  accel_plugin_register_kernel (plugin, "all-to-all", "cpu", ACCEL_CPU_KERNEL_RANK, &all_to_all_kernel);
-  accel_plugin_register_kernel (plugin, "send-recv", "cpu", ACCEL_CPU_KERNEL_RANK, &send_recv_kernel);
-  accel_plugin_register_kernel (plugin, "collective-abort", "cpu", ACCEL_CPU_KERNEL_RANK, &abort_kernel);
+  accel_plugin_register_kernels (plugin, "cpu", ACCEL_CPU_KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
 }

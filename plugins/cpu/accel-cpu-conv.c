@@ -405,18 +405,15 @@ pool2d_run (AccelOp *op, gpointer context, GError **error)
   return ok;
 }
 
-static const AccelKernelVTable conv2d_kernel = { .run = conv2d_run };
-static const AccelKernelVTable conv2d_backward_data_kernel = { .run = conv2d_backward_data_run };
-static const AccelKernelVTable conv2d_backward_filter_kernel = { .run = conv2d_backward_filter_run };
-static const AccelKernelVTable pool2d_kernel = { .run = pool2d_run };
+static const AccelKernelEntry kernels[] = {
+  { "conv2d", { .run = conv2d_run } },
+  { "conv2d-backward-data", { .run = conv2d_backward_data_run } },
+  { "conv2d-backward-filter", { .run = conv2d_backward_filter_run } },
+  { "pool2d", { .run = pool2d_run } },
+};
 
 void
 accel_cpu_register_conv (AccelPlugin *plugin)
 {
-  accel_plugin_register_kernel (plugin, "conv2d", "cpu", ACCEL_CPU_KERNEL_RANK, &conv2d_kernel);
-  accel_plugin_register_kernel (plugin, "conv2d-backward-data", "cpu", ACCEL_CPU_KERNEL_RANK,
-                                &conv2d_backward_data_kernel);
-  accel_plugin_register_kernel (plugin, "conv2d-backward-filter", "cpu", ACCEL_CPU_KERNEL_RANK,
-                                &conv2d_backward_filter_kernel);
-  accel_plugin_register_kernel (plugin, "pool2d", "cpu", ACCEL_CPU_KERNEL_RANK, &pool2d_kernel);
+  accel_plugin_register_kernels (plugin, "cpu", ACCEL_CPU_KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
 }

@@ -644,16 +644,15 @@ rng_fill_run (AccelOp *op, gpointer context, GError **error)
   return TRUE;
 }
 
-static const AccelKernelVTable copy_kernel = { .run = copy_run };
-static const AccelKernelVTable fill_kernel = { .run = fill_run };
-static const AccelKernelVTable cast_kernel = { .run = cast_run };
-static const AccelKernelVTable rng_fill_kernel = { .run = rng_fill_run };
+static const AccelKernelEntry kernels[] = {
+  { "copy", { .run = copy_run } },
+  { "fill", { .run = fill_run } },
+  { "cast", { .run = cast_run } },
+  { "rng-fill", { .run = rng_fill_run } },
+};
 
 void
 accel_cpu_register_elementwise_kernels (AccelPlugin *plugin)
 {
-  accel_plugin_register_kernel (plugin, "copy", "cpu", ACCEL_CPU_KERNEL_RANK, &copy_kernel);
-  accel_plugin_register_kernel (plugin, "fill", "cpu", ACCEL_CPU_KERNEL_RANK, &fill_kernel);
-  accel_plugin_register_kernel (plugin, "cast", "cpu", ACCEL_CPU_KERNEL_RANK, &cast_kernel);
-  accel_plugin_register_kernel (plugin, "rng-fill", "cpu", ACCEL_CPU_KERNEL_RANK, &rng_fill_kernel);
+  accel_plugin_register_kernels (plugin, "cpu", ACCEL_CPU_KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
 }

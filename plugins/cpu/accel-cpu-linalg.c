@@ -414,22 +414,18 @@ eigh_run (AccelOp *op, gpointer context, GError **error)
   return batch_finish (&bt, error);
 }
 
-static const AccelKernelVTable qr_kernel = { .run = qr_run };
-static const AccelKernelVTable lu_kernel = { .run = lu_run };
-static const AccelKernelVTable lu_solve_kernel = { .run = lu_solve_run };
-static const AccelKernelVTable cholesky_kernel = { .run = cholesky_run };
-static const AccelKernelVTable cholesky_solve_kernel = { .run = cholesky_solve_run };
-static const AccelKernelVTable svd_kernel = { .run = svd_run };
-static const AccelKernelVTable eigh_kernel = { .run = eigh_run };
+static const AccelKernelEntry kernels[] = {
+  { "qr", { .run = qr_run } },
+  { "lu", { .run = lu_run } },
+  { "lu-solve", { .run = lu_solve_run } },
+  { "cholesky", { .run = cholesky_run } },
+  { "cholesky-solve", { .run = cholesky_solve_run } },
+  { "svd", { .run = svd_run } },
+  { "eigh", { .run = eigh_run } },
+};
 
 void
 accel_cpu_register_linalg (AccelPlugin *plugin)
 {
-  accel_plugin_register_kernel (plugin, "qr", "cpu", ACCEL_CPU_KERNEL_RANK, &qr_kernel);
-  accel_plugin_register_kernel (plugin, "lu", "cpu", ACCEL_CPU_KERNEL_RANK, &lu_kernel);
-  accel_plugin_register_kernel (plugin, "lu-solve", "cpu", ACCEL_CPU_KERNEL_RANK, &lu_solve_kernel);
-  accel_plugin_register_kernel (plugin, "cholesky", "cpu", ACCEL_CPU_KERNEL_RANK, &cholesky_kernel);
-  accel_plugin_register_kernel (plugin, "cholesky-solve", "cpu", ACCEL_CPU_KERNEL_RANK, &cholesky_solve_kernel);
-  accel_plugin_register_kernel (plugin, "svd", "cpu", ACCEL_CPU_KERNEL_RANK, &svd_kernel);
-  accel_plugin_register_kernel (plugin, "eigh", "cpu", ACCEL_CPU_KERNEL_RANK, &eigh_kernel);
+  accel_plugin_register_kernels (plugin, "cpu", ACCEL_CPU_KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
 }

@@ -385,19 +385,16 @@ segmented_reduce_run (AccelOp *op_, gpointer context, GError **error)
   return TRUE;
 }
 
-static const AccelKernelVTable sort_kernel = { .run = sort_run };
-static const AccelKernelVTable scan_kernel = { .run = scan_run };
-static const AccelKernelVTable histogram_kernel = { .run = histogram_run };
-static const AccelKernelVTable select_kernel = { .run = select_run };
-static const AccelKernelVTable segmented_reduce_kernel = { .run = segmented_reduce_run };
+static const AccelKernelEntry kernels[] = {
+  { "sort", { .run = sort_run } },
+  { "scan", { .run = scan_run } },
+  { "histogram", { .run = histogram_run } },
+  { "select", { .run = select_run } },
+  { "segmented-reduce", { .run = segmented_reduce_run } },
+};
 
 void
 accel_cpu_register_primitives (AccelPlugin *plugin)
 {
-  accel_plugin_register_kernel (plugin, "sort", "cpu", ACCEL_CPU_KERNEL_RANK, &sort_kernel);
-  accel_plugin_register_kernel (plugin, "scan", "cpu", ACCEL_CPU_KERNEL_RANK, &scan_kernel);
-  accel_plugin_register_kernel (plugin, "histogram", "cpu", ACCEL_CPU_KERNEL_RANK, &histogram_kernel);
-  accel_plugin_register_kernel (plugin, "select", "cpu", ACCEL_CPU_KERNEL_RANK, &select_kernel);
-  accel_plugin_register_kernel (plugin, "segmented-reduce", "cpu", ACCEL_CPU_KERNEL_RANK,
-                                &segmented_reduce_kernel);
+  accel_plugin_register_kernels (plugin, "cpu", ACCEL_CPU_KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
 }

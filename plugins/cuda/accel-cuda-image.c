@@ -10,7 +10,6 @@
 #include <accel-image-plan.h>
 #include "accel-config.h"
 #include "accel-cuda.h"
-#include "accel-cuda-kernel-table.h"
 #include "accel-cuda-image.h"
 #include "accel-cuda-image-kernels.h"
 
@@ -247,7 +246,7 @@ warp_perspective_run (AccelOp *op, gpointer context, GError **error)
                    context, error);
 }
 
-static const AccelCudaKernelEntry image_kernels[] = {
+static const AccelKernelEntry image_kernels[] = {
   { "resize", { .run = resize_run } },
   { "convert-color", { .run = convert_run } },
   { "filter", { .run = filter_run } },
@@ -259,5 +258,6 @@ static const AccelCudaKernelEntry image_kernels[] = {
 void
 accel_cuda_register_image_kernels (AccelPlugin *plugin)
 {
-  accel_cuda_register_kernels (plugin, KERNEL_RANK, image_kernels, G_N_ELEMENTS (image_kernels));
+  accel_plugin_register_kernels (plugin, ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, image_kernels,
+                                G_N_ELEMENTS (image_kernels));
 }

@@ -12,7 +12,6 @@
 #include <accel-half.h>
 #include "accel-config.h"
 #include "accel-cuda.h"
-#include "accel-cuda-kernel-table.h"
 #include "accel-cuda-kernels.h"
 #include "accel-cuda-image.h"
 
@@ -300,7 +299,7 @@ rng_fill_run (AccelOp *op, gpointer context, GError **error)
                        "rng-fill kernel", error);
 }
 
-static const AccelCudaKernelEntry kernels[] = {
+static const AccelKernelEntry kernels[] = {
   { "copy", { .run = copy_run } },
   { "fill", { .run = fill_run } },
   { "cast", { .run = cast_run } },
@@ -316,7 +315,7 @@ static gboolean
 accel_cuda_plugin_init (AccelPlugin *plugin, GError **error)
 {
   accel_plugin_register_backend (plugin, ACCEL_CUDA_BACKEND_NAME, ACCEL_CUDA_TYPE_BACKEND);
-  accel_cuda_register_kernels (plugin, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
+  accel_plugin_register_kernels (plugin, ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
   accel_cuda_register_image_kernels (plugin);
   return TRUE;
 }

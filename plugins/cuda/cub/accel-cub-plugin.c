@@ -12,7 +12,6 @@
  */
 #include "accel-config.h"
 #include "accel-cuda.h"
-#include "accel-cuda-kernel-table.h"
 #include "accel-cub-kernels.h"
 
 #define KERNEL_RANK 100
@@ -263,7 +262,7 @@ segmented_reduce_run (AccelOp *op, gpointer context, GError **error)
   return TRUE;
 }
 
-static const AccelCudaKernelEntry kernels[] = {
+static const AccelKernelEntry kernels[] = {
   { "sort", { .supports = sort_supports, .run = sort_run } },
   { "scan", { .run = scan_run } },
   { "histogram", { .run = histogram_run } },
@@ -274,7 +273,7 @@ static const AccelCudaKernelEntry kernels[] = {
 static gboolean
 accel_cub_plugin_init (AccelPlugin *plugin, GError **error)
 {
-  accel_cuda_register_kernels (plugin, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
+  accel_plugin_register_kernels (plugin, ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
   return TRUE;
 }
 

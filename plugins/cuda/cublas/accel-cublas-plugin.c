@@ -16,7 +16,6 @@
 #include <cublas_v2.h>
 #include "accel-config.h"
 #include "accel-cuda.h"
-#include "accel-cuda-kernel-table.h"
 
 #define KERNEL_RANK 100
 
@@ -232,7 +231,7 @@ scal_run (AccelOp *op, gpointer context, GError **error)
   return vector_run ("scal", self->x, NULL, self->alpha, context, error);
 }
 
-static const AccelCudaKernelEntry kernels[] = {
+static const AccelKernelEntry kernels[] = {
   { "gemm", { .supports = gemm_supports, .run = gemm_run } },
   { "axpy", { .run = axpy_run } },
   { "scal", { .run = scal_run } },
@@ -241,7 +240,7 @@ static const AccelCudaKernelEntry kernels[] = {
 static gboolean
 accel_cublas_plugin_init (AccelPlugin *plugin, GError **error)
 {
-  accel_cuda_register_kernels (plugin, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
+  accel_plugin_register_kernels (plugin, ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
   return TRUE;
 }
 

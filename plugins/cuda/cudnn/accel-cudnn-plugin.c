@@ -23,7 +23,6 @@
 #include <cudnn.h>
 #include "accel-config.h"
 #include "accel-cuda.h"
-#include "accel-cuda-kernel-table.h"
 
 #define KERNEL_RANK 100
 #define PLAN_CACHE_SIZE 64
@@ -367,7 +366,7 @@ pool2d_run (AccelOp *op, gpointer context, GError **error)
   return ok;
 }
 
-static const AccelCudaKernelEntry kernels[] = {
+static const AccelKernelEntry kernels[] = {
   { "conv2d", { .run = conv2d_run } },
   { "conv2d-backward-data", { .run = conv2d_backward_data_run } },
   { "conv2d-backward-filter", { .run = conv2d_backward_filter_run } },
@@ -377,7 +376,7 @@ static const AccelCudaKernelEntry kernels[] = {
 static gboolean
 accel_cudnn_plugin_init (AccelPlugin *plugin, GError **error)
 {
-  accel_cuda_register_kernels (plugin, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
+  accel_plugin_register_kernels (plugin, ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
   return TRUE;
 }
 

@@ -28,7 +28,6 @@
 #include <cusolverDn.h>
 #include "accel-config.h"
 #include "accel-cuda.h"
-#include "accel-cuda-kernel-table.h"
 #include "accel-cusolver-kernels.h"
 
 #define KERNEL_RANK 100
@@ -568,7 +567,7 @@ eigh_run (AccelOp *op, gpointer context, GError **error)
   return check_infos_after (&r, info, INFO_EIGH, error);
 }
 
-static const AccelCudaKernelEntry kernels[] = {
+static const AccelKernelEntry kernels[] = {
   { "qr", { .run = qr_run } },
   { "lu", { .run = lu_run } },
   { "lu-solve", { .run = lu_solve_run } },
@@ -581,7 +580,7 @@ static const AccelCudaKernelEntry kernels[] = {
 static gboolean
 accel_cusolver_plugin_init (AccelPlugin *plugin, GError **error)
 {
-  accel_cuda_register_kernels (plugin, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
+  accel_plugin_register_kernels (plugin, ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
   return TRUE;
 }
 

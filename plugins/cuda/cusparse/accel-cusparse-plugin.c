@@ -20,7 +20,6 @@
 #include <cusparse.h>
 #include "accel-config.h"
 #include "accel-cuda.h"
-#include "accel-cuda-kernel-table.h"
 #include "accel-cusparse-kernels.h"
 
 #define KERNEL_RANK 100
@@ -330,7 +329,7 @@ spmm_run (AccelOp *op, gpointer context, GError **error)
                   self->check_structure, self->b, self->c, TRUE, self->alpha, self->beta, error);
 }
 
-static const AccelCudaKernelEntry kernels[] = {
+static const AccelKernelEntry kernels[] = {
   { "spmv", { .run = spmv_run } },
   { "spmm", { .run = spmm_run } },
 };
@@ -338,7 +337,7 @@ static const AccelCudaKernelEntry kernels[] = {
 static gboolean
 accel_cusparse_plugin_init (AccelPlugin *plugin, GError **error)
 {
-  accel_cuda_register_kernels (plugin, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
+  accel_plugin_register_kernels (plugin, ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
   return TRUE;
 }
 

@@ -23,7 +23,6 @@
  */
 #include "accel-config.h"
 #include "accel-nccl-comm.h"
-#include "accel-cuda-kernel-table.h"
 
 #define KERNEL_RANK 100
 
@@ -291,7 +290,7 @@ abort_run (AccelOp *op, gpointer context, GError **error)
   return TRUE;
 }
 
-static const AccelCudaKernelEntry kernels[] = {
+static const AccelKernelEntry kernels[] = {
   { "all-reduce", { .supports = reduction_supports, .run = all_reduce_run } },
   { "all-gather", { .run = all_gather_run } },
   { "reduce-scatter", { .supports = reduction_supports, .run = reduce_scatter_run } },
@@ -306,7 +305,7 @@ static const AccelCudaKernelEntry kernels[] = {
 static gboolean
 nccl_plugin_init (AccelPlugin *plugin, GError **error)
 {
-  accel_cuda_register_kernels (plugin, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
+  accel_plugin_register_kernels (plugin, ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
   return TRUE;
 }
 
