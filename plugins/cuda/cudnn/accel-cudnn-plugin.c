@@ -373,16 +373,7 @@ static const AccelKernelEntry kernels[] = {
   { "pool2d", { .run = pool2d_run } },
 };
 
-static gboolean
-accel_cudnn_plugin_init (AccelPlugin *plugin, GError **error)
-{
-  accel_plugin_register_kernels (plugin, ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
-  return TRUE;
-}
-
-ACCEL_PLUGIN_DEFINE (cudnn,
-                     "cuDNN kernels on the cuda backend: conv2d and its backward-data and backward-filter ops, "
-                     "pool2d (NCHW, NHWC; f32, f16, bf16)",
-                     accel_cudnn_plugin_init,
-                     ACCEL_VERSION,
-                     "LGPL-2.1-or-later")
+ACCEL_PLUGIN_DEFINE_KERNELS (cudnn,
+                             "cuDNN kernels on the cuda backend: conv2d and its backward-data and backward-filter ops, "
+                             "pool2d (NCHW, NHWC; f32, f16, bf16)",
+                             ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, ACCEL_VERSION, "LGPL-2.1-or-later")

@@ -577,16 +577,7 @@ static const AccelKernelEntry kernels[] = {
   { "eigh", { .run = eigh_run } },
 };
 
-static gboolean
-accel_cusolver_plugin_init (AccelPlugin *plugin, GError **error)
-{
-  accel_plugin_register_kernels (plugin, ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
-  return TRUE;
-}
-
-ACCEL_PLUGIN_DEFINE (cusolver,
-                     "cuSOLVER kernels on the cuda backend: qr, lu, lu-solve, cholesky, cholesky-solve, "
-                     "svd, eigh (f32, f64; batched)",
-                     accel_cusolver_plugin_init,
-                     ACCEL_VERSION,
-                     "LGPL-2.1-or-later")
+ACCEL_PLUGIN_DEFINE_KERNELS (cusolver,
+                             "cuSOLVER kernels on the cuda backend: qr, lu, lu-solve, cholesky, cholesky-solve, "
+                             "svd, eigh (f32, f64; batched)",
+                             ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, ACCEL_VERSION, "LGPL-2.1-or-later")
