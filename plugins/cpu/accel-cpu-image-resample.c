@@ -344,20 +344,12 @@ run_plan (const AccelCpuExec *exec, const AccelImagePlan *plan, AccelBuffer *src
   return TRUE;
 }
 
+/* resize and convert-color alike: their plans differ, not their runs. */
 gboolean
-accel_cpu_resize_run (AccelOp *op, gpointer context, GError **error)
+accel_cpu_resample_run (AccelOp *op, gpointer context, GError **error)
 {
-  AccelResize *self = ACCEL_RESIZE (op);
   AccelImagePlan plan;
-  accel_image_plan_resize (self, &plan);
-  return run_plan (context, &plan, self->src.buffer, self->dst.buffer, error);
-}
-
-gboolean
-accel_cpu_convert_color_run (AccelOp *op, gpointer context, GError **error)
-{
-  AccelConvertColor *self = ACCEL_CONVERT_COLOR (op);
-  AccelImagePlan plan;
-  accel_image_plan_convert (self, &plan);
-  return run_plan (context, &plan, self->src.buffer, self->dst.buffer, error);
+  AccelBuffer *src, *dst;
+  accel_image_plan_of (op, &plan, &src, &dst);
+  return run_plan (context, &plan, src, dst, error);
 }

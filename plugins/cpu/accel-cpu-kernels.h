@@ -84,8 +84,7 @@ gboolean accel_cpu_all_to_all_run (AccelOp *op, gpointer context, GError **error
 gboolean accel_cpu_send_recv_run (AccelOp *op, gpointer context, GError **error);
 gboolean accel_cpu_collective_abort_run (AccelOp *op, gpointer context, GError **error);
 /* accel-cpu-image-resample.c */
-gboolean accel_cpu_resize_run (AccelOp *op, gpointer context, GError **error);
-gboolean accel_cpu_convert_color_run (AccelOp *op, gpointer context, GError **error);
+gboolean accel_cpu_resample_run (AccelOp *op, gpointer context, GError **error);   /* resize, convert-color */
 /* accel-cpu-image-filter.c */
 gboolean accel_cpu_filter_run (AccelOp *op, gpointer context, GError **error);
 gboolean accel_cpu_morphology_run (AccelOp *op, gpointer context, GError **error);

@@ -1,8 +1,8 @@
 /* accel-cuda-image.c: the `cuda` plugin's kernels of the image ops
  * (resize, convert-color, filter, morphology, warp-affine,
- * warp-perspective; accel-cuda-plugin.c registers them): each fills the plain descriptors of
- * accel-cuda-image-kernels.h from the op, one sample plane at a time, and
- * enqueues on the lane's stream.
+ * warp-perspective; accel-cuda-plugin.c registers them): each fills the
+ * plain descriptors of accel-cuda-image-kernels.h from the op, one sample
+ * plane at a time, and enqueues on the lane's stream.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -74,22 +74,14 @@ run_plan (const AccelImagePlan *plan, AccelBuffer *src, AccelBuffer *dst, gpoint
   return TRUE;
 }
 
+/* resize and convert-color alike: their plans differ, not their runs. */
 gboolean
-accel_cuda_resize_run (AccelOp *op, gpointer context, GError **error)
+accel_cuda_resample_run (AccelOp *op, gpointer context, GError **error)
 {
-  AccelResize *self = ACCEL_RESIZE (op);
   AccelImagePlan plan;
-  accel_image_plan_resize (self, &plan);
-  return run_plan (&plan, self->src.buffer, self->dst.buffer, context, error);
-}
-
-gboolean
-accel_cuda_convert_run (AccelOp *op, gpointer context, GError **error)
-{
-  AccelConvertColor *self = ACCEL_CONVERT_COLOR (op);
-  AccelImagePlan plan;
-  accel_image_plan_convert (self, &plan);
-  return run_plan (&plan, self->src.buffer, self->dst.buffer, context, error);
+  AccelBuffer *src, *dst;
+  accel_image_plan_of (op, &plan, &src, &dst);
+  return run_plan (&plan, src, dst, context, error);
 }
 
 /* filter */

@@ -9,8 +9,7 @@
 
 G_BEGIN_DECLS
 
-gboolean accel_cuda_resize_run (AccelOp *op, gpointer context, GError **error);
-gboolean accel_cuda_convert_run (AccelOp *op, gpointer context, GError **error);
+gboolean accel_cuda_resample_run (AccelOp *op, gpointer context, GError **error);   /* resize, convert-color */
 gboolean accel_cuda_filter_run (AccelOp *op, gpointer context, GError **error);
 gboolean accel_cuda_morphology_run (AccelOp *op, gpointer context, GError **error);
 gboolean accel_cuda_warp_affine_run (AccelOp *op, gpointer context, GError **error);

@@ -134,5 +134,6 @@ static const AccelKernelEntry kernels[] = {
 };
 
 ACCEL_PLUGIN_DEFINE_KERNELS (curand,
-                             "cuRAND Philox4x32-10 rng-fill on the cuda backend (rank 50; ACCEL_CUDA_RNG=curand picks it)",
+                             "cuRAND Philox4x32-10 rng-fill on the cuda backend (rank 50; "
+                             "ACCEL_CUDA_RNG=curand picks it)",
                              ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, ACCEL_VERSION, "LGPL-2.1-or-later")
