@@ -115,8 +115,10 @@ typedef struct {
 
 /* The offset of @field in @Type, checked against @CType at compile time:
  * accel-property-field.h's checks. Not for bindings. */
+#ifndef __GI_SCANNER__
 #define ACCEL_OP_FIELD_OFFSET_(Type, field, CType) ACCEL_FIELD_OFFSET_ (Type, field, CType)
 #define ACCEL_OP_FIELD_SIZED_(Type, field, CType) ACCEL_FIELD_SIZED_ (Type, field, CType)
+#endif
 
 /**
  * ACCEL_OP_BUFFER: (skip)

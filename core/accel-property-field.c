@@ -164,21 +164,6 @@ typedef struct {
 G_DEFINE_QUARK (accel-property-field-slot, slot)
 G_DEFINE_QUARK (accel-property-field-class, class_fields)
 
-/* The fields of the class that installed the accessors @type has: @type's
- * own, or those of the nearest ancestor that installed fields (a subclass
- * that installs a property by hand inherits them). */
-static const ClassFields *
-class_fields_of (GType type)
-{
-  for (; type != 0; type = g_type_parent (type))
-    {
-      const ClassFields *cf = g_type_get_qdata (type, class_fields_quark ());
-      if (cf != NULL)
-        return cf;
-    }
-  return NULL;
-}
-
 static void
 fields_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
 {
@@ -188,7 +173,7 @@ fields_set_property (GObject *object, guint prop_id, const GValue *value, GParam
       _accel_field_set_property (object, G_STRUCT_MEMBER_P (object, slot->offset), value, pspec);
       return;
     }
-  const ClassFields *cf = class_fields_of (pspec->owner_type);
+  const ClassFields *cf = g_type_get_qdata (pspec->owner_type, class_fields_quark ());
   if (cf != NULL && cf->set_other != NULL)
     cf->set_other (object, prop_id, value, pspec);
   else
@@ -204,7 +189,7 @@ fields_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *
       _accel_field_load (G_STRUCT_MEMBER_P (object, slot->offset), value);
       return;
     }
-  const ClassFields *cf = class_fields_of (pspec->owner_type);
+  const ClassFields *cf = g_type_get_qdata (pspec->owner_type, class_fields_quark ());
   if (cf != NULL && cf->get_other != NULL)
     cf->get_other (object, prop_id, value, pspec);
   else
@@ -269,7 +254,6 @@ static void
 install_fields (GObjectClass *klass, gssize base, const AccelPropertyField *fields, guint n_fields)
 {
   GType type = G_OBJECT_CLASS_TYPE (klass);
-  GObjectClass *parent = g_type_class_peek_parent (klass);
   ClassFields *cf = g_type_get_qdata (type, class_fields_quark ());
 
   if (cf == NULL)
@@ -278,11 +262,11 @@ install_fields (GObjectClass *klass, gssize base, const AccelPropertyField *fiel
       cf->slots = g_ptr_array_new ();
       g_type_set_qdata (type, class_fields_quark (), cf);
     }
-  /* Accessors the class set itself (not inherited) handle its other
-   * properties. */
-  if (klass->set_property != fields_set_property && klass->set_property != parent->set_property)
+  /* Accessors the class set before (GObject does not inherit them) handle
+   * its other properties. */
+  if (klass->set_property != NULL && klass->set_property != fields_set_property)
     cf->set_other = klass->set_property;
-  if (klass->get_property != fields_get_property && klass->get_property != parent->get_property)
+  if (klass->get_property != NULL && klass->get_property != fields_get_property)
     cf->get_other = klass->get_property;
   klass->set_property = fields_set_property;
   klass->get_property = fields_get_property;
@@ -376,7 +360,7 @@ clear_fields (GObject *object, GType type, gboolean objects_only)
 }
 
 /**
- * accel_object_dispose_fields:
+ * accel_object_dispose_fields: (skip)
  * @object: an instance of @type
  * @type: a class that installed fields with
  *   accel_object_class_install_fields() or
@@ -394,7 +378,7 @@ accel_object_dispose_fields (GObject *object, GType type)
 }
 
 /**
- * accel_object_finalize_fields:
+ * accel_object_finalize_fields: (skip)
  * @object: an instance of @type
  * @type: a class that installed fields
  *

@@ -75,11 +75,10 @@ typedef struct {
 #endif
 #define ACCEL_FIELD_SIZED_(Type, field, CType)                                            \
   ((guint) (G_STRUCT_OFFSET (Type, field) + 0 * sizeof (char[sizeof (((Type *) 0)->field) == sizeof (CType) ? 1 : -1])))
-#endif
-
 #define ACCEL_FIELD_ENTRY_(Type, field, name, blurb, fundamental, CType, SIZED, get_type, flags) \
   (name), NULL, (blurb), (fundamental), (get_type), (GParamFlags) (flags),                       \
     ACCEL_FIELD_##SIZED##_ (Type, field, CType)
+#endif
 
 /**
  * ACCEL_FIELD_BOOLEAN: (skip)
