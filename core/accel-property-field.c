@@ -164,6 +164,22 @@ typedef struct {
 G_DEFINE_QUARK (accel-property-field-slot, slot)
 G_DEFINE_QUARK (accel-property-field-class, class_fields)
 
+/* The fields of @type, or of its nearest ancestor that installed some: a
+ * subclass that chains its own accessors up to its parent class's (for a
+ * property the parent installs on it, as GObject allows) reaches the
+ * parent's hand-written accessors that way. */
+static const ClassFields *
+class_fields_of (GType type)
+{
+  for (; type != 0; type = g_type_parent (type))
+    {
+      const ClassFields *cf = g_type_get_qdata (type, class_fields_quark ());
+      if (cf != NULL)
+        return cf;
+    }
+  return NULL;
+}
+
 static void
 fields_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
 {
@@ -173,7 +189,7 @@ fields_set_property (GObject *object, guint prop_id, const GValue *value, GParam
       _accel_field_set_property (object, G_STRUCT_MEMBER_P (object, slot->offset), value, pspec);
       return;
     }
-  const ClassFields *cf = g_type_get_qdata (pspec->owner_type, class_fields_quark ());
+  const ClassFields *cf = class_fields_of (pspec->owner_type);
   if (cf != NULL && cf->set_other != NULL)
     cf->set_other (object, prop_id, value, pspec);
   else
@@ -189,7 +205,7 @@ fields_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *
       _accel_field_load (G_STRUCT_MEMBER_P (object, slot->offset), value);
       return;
     }
-  const ClassFields *cf = g_type_get_qdata (pspec->owner_type, class_fields_quark ());
+  const ClassFields *cf = class_fields_of (pspec->owner_type);
   if (cf != NULL && cf->get_other != NULL)
     cf->get_other (object, prop_id, value, pspec);
   else

@@ -122,10 +122,10 @@ test_fields_init (TestFields *self)
   f->dtype = ACCEL_DTYPE_F16, f->pflags = G_APPLICATION_NON_UNIQUE;
 }
 
-/* A subclass that installs a property by hand, with the base's hand-written
- * accessors (GObject does not inherit them): the base's table still serves
- * the base's properties of its instances. */
-
+/* A subclass that installs a property by hand and chains its accessors up
+ * to the base class's (GObject does not inherit them): the base's table
+ * still serves the base's properties, and the base's hand-written accessors
+ * the subclass's. */
 #define TEST_TYPE_SUB (test_sub_get_type ())
 GType test_sub_get_type (void);
 typedef struct {
@@ -137,10 +137,22 @@ typedef struct {
 G_DEFINE_FINAL_TYPE (TestSub, test_sub, TEST_TYPE_FIELDS)
 
 static void
+test_sub_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  G_OBJECT_CLASS (test_sub_parent_class)->set_property (object, prop_id, value, pspec);
+}
+
+static void
+test_sub_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  G_OBJECT_CLASS (test_sub_parent_class)->get_property (object, prop_id, value, pspec);
+}
+
+static void
 test_sub_class_init (TestSubClass *klass)
 {
-  G_OBJECT_CLASS (klass)->set_property = test_fields_set_hand;
-  G_OBJECT_CLASS (klass)->get_property = test_fields_get_hand;
+  G_OBJECT_CLASS (klass)->set_property = test_sub_set_property;
+  G_OBJECT_CLASS (klass)->get_property = test_sub_get_property;
   g_object_class_install_property (G_OBJECT_CLASS (klass), PROP_HAND,
                                    g_param_spec_uint ("sub-hand", NULL, "By hand, on the subclass",
                                                       0, G_MAXUINT, 0, RW));
