@@ -344,26 +344,18 @@ run_plan (const AccelCpuExec *exec, const AccelImagePlan *plan, AccelBuffer *src
   return TRUE;
 }
 
+/* resize and convert-color alike: their plans differ, not their runs. */
 static gboolean
-resize_run (AccelOp *op, gpointer context, GError **error)
+resample_run (AccelOp *op, gpointer context, GError **error)
 {
-  AccelResize *self = ACCEL_RESIZE (op);
   AccelImagePlan plan;
-  accel_image_plan_resize (self, &plan);
-  return run_plan (context, &plan, self->src.buffer, self->dst.buffer, error);
+  AccelBuffer *src, *dst;
+  accel_image_plan_of (op, &plan, &src, &dst);
+  return run_plan (context, &plan, src, dst, error);
 }
 
-static gboolean
-convert_run (AccelOp *op, gpointer context, GError **error)
-{
-  AccelConvertColor *self = ACCEL_CONVERT_COLOR (op);
-  AccelImagePlan plan;
-  accel_image_plan_convert (self, &plan);
-  return run_plan (context, &plan, self->src.buffer, self->dst.buffer, error);
-}
-
-static const AccelKernelVTable resize_kernel = { .run = resize_run };
-static const AccelKernelVTable convert_kernel = { .run = convert_run };
+static const AccelKernelVTable resize_kernel = { .run = resample_run };
+static const AccelKernelVTable convert_kernel = { .run = resample_run };
 
 void
 accel_cpu_register_image_resample (AccelPlugin *plugin)

@@ -76,22 +76,14 @@ run_plan (const AccelImagePlan *plan, AccelBuffer *src, AccelBuffer *dst, gpoint
   return TRUE;
 }
 
+/* resize and convert-color alike: their plans differ, not their runs. */
 static gboolean
-resize_run (AccelOp *op, gpointer context, GError **error)
+resample_run (AccelOp *op, gpointer context, GError **error)
 {
-  AccelResize *self = ACCEL_RESIZE (op);
   AccelImagePlan plan;
-  accel_image_plan_resize (self, &plan);
-  return run_plan (&plan, self->src.buffer, self->dst.buffer, context, error);
-}
-
-static gboolean
-convert_run (AccelOp *op, gpointer context, GError **error)
-{
-  AccelConvertColor *self = ACCEL_CONVERT_COLOR (op);
-  AccelImagePlan plan;
-  accel_image_plan_convert (self, &plan);
-  return run_plan (&plan, self->src.buffer, self->dst.buffer, context, error);
+  AccelBuffer *src, *dst;
+  accel_image_plan_of (op, &plan, &src, &dst);
+  return run_plan (&plan, src, dst, context, error);
 }
 
 /* filter */
@@ -247,8 +239,8 @@ warp_perspective_run (AccelOp *op, gpointer context, GError **error)
 }
 
 static const AccelKernelEntry image_kernels[] = {
-  { "resize", { .run = resize_run } },
-  { "convert-color", { .run = convert_run } },
+  { "resize", { .run = resample_run } },
+  { "convert-color", { .run = resample_run } },
   { "filter", { .run = filter_run } },
   { "morphology", { .run = morphology_run } },
   { "warp-affine", { .run = warp_affine_run } },
