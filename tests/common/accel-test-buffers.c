@@ -24,6 +24,28 @@ accel_test_get_device (AccelSystem *system, const char *name)
   return dev;
 }
 
+void
+accel_test_cpu_setup (AccelTestDeviceFixture *f, gconstpointer user_data)
+{
+  f->system = accel_test_new_system ();
+  f->dev = accel_test_get_device (f->system, "cpu:0");
+}
+
+void
+accel_test_remote_cpu_setup (AccelTestDeviceFixture *f, gconstpointer user_data)
+{
+  f->system = accel_test_new_system ();
+  f->dev = accel_test_remote_cpu_device (f->system);
+}
+
+void
+accel_test_device_teardown (AccelTestDeviceFixture *f, gconstpointer user_data)
+{
+  g_clear_object (&f->dev);
+  accel_system_shutdown (f->system);
+  g_clear_object (&f->system);
+}
+
 AccelBuffer *
 accel_test_alloc (AccelDevice *dev, AccelDType dtype, const AccelShape *shape)
 {
