@@ -15,6 +15,13 @@ AccelSystem *accel_test_new_system (void);
 /* @system's device @name (a new reference); asserts it is there. */
 AccelDevice *accel_test_get_device (AccelSystem *system, const char *name);
 
+/* The program's system and its cpu:0, made on first use (the suite
+ * helpers of cpu, cuda, libs and patterns hand them out), and their end:
+ * the system shut down and both dropped, after g_test_run(). */
+AccelSystem *accel_test_shared_system (void);
+AccelDevice *accel_test_shared_cpu (void);
+void accel_test_shared_teardown (void);
+
 /* The fixture of a test on one device of a system of its own: made before
  * the test, shut down and dropped after it (g_test_add()). */
 typedef struct {
