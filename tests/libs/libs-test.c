@@ -10,7 +10,7 @@ static AccelDevice *device;        /* under test, NULL if absent */
 static char *device_name;
 static char *absent_reason;
 
-void
+static void
 lt_init (int *argc, char ***argv)
 {
   g_test_init (argc, argv, NULL);
@@ -22,7 +22,7 @@ lt_init (int *argc, char ***argv)
     absent_reason = g_strdup_printf ("no device %s: %s", device_name, error->message);
 }
 
-int
+static int
 lt_run (void)
 {
   int ret = g_test_run ();
@@ -266,4 +266,13 @@ lt_assert_close (const char *what, const double *got, const double *want, gsize 
         g_error ("%s: element %" G_GSIZE_FORMAT " is %.9g, expected %.9g (tolerance %.3g)",
                  what, i, got[i], want[i], tol);
     }
+}
+
+int
+main (int argc, char **argv)
+{
+  lt_init (&argc, &argv);
+  for (const LtTest *t = lt_tests; t->path != NULL; t++)
+    g_test_add_func (t->path, t->func);
+  return lt_run ();
 }
