@@ -54,20 +54,6 @@ enum {
 
 static GParamSpec *properties[N_PROPS];
 
-typedef struct {
-  AccelDispatchFunc func;
-  gpointer data;
-  AccelWaiter waiter;
-} SyncCall;
-
-static void
-sync_call_trampoline (gpointer data)
-{
-  SyncCall *call = data;
-  call->func (call->data);
-  _accel_waiter_signal (&call->waiter, NULL);
-}
-
 /* Runs @func on the device thread and waits for it. */
 void
 _accel_device_run_on_thread_sync (AccelDevice *self, AccelDispatchFunc func, gpointer data)
@@ -79,9 +65,9 @@ _accel_device_run_on_thread_sync (AccelDevice *self, AccelDispatchFunc func, gpo
       func (data);
       return;
     }
-  SyncCall call = { func, data };
-  _accel_waiter_init (&call.waiter);
-  accel_dispatcher_post (priv->dispatcher, sync_call_trampoline, &call);
+  AccelSyncCall call;
+  _accel_sync_call_init (&call, func, data);
+  accel_dispatcher_post (priv->dispatcher, _accel_sync_call_run, &call);
   _accel_waiter_wait (&call.waiter);
 }
 

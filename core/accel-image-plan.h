@@ -49,6 +49,8 @@ ACCEL_API
 void accel_image_plan_resize (AccelResize *op, AccelImagePlan *plan);
 ACCEL_API
 void accel_image_plan_convert (AccelConvertColor *op, AccelImagePlan *plan);
+ACCEL_API
+void accel_image_plan_of (AccelOp *op, AccelImagePlan *plan, AccelBuffer **src, AccelBuffer **dst);
 
 G_END_DECLS
 

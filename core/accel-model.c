@@ -9,6 +9,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "accel-private.h"
+#include "accel-work-private.h"
 
 /**
  * AccelModel:
@@ -101,31 +102,10 @@ home_of (AccelModel *self)
   return home;
 }
 
-/* A call into the implementation made on its home context, waited for. */
-typedef struct {
-  GSourceFunc func;
-  gpointer data;
-  GMutex lock;
-  GCond cond;
-  gboolean done;
-} HomeCall;
-
-static gboolean
-home_call_run (gpointer data)
-{
-  HomeCall *call = data;
-  call->func (call->data);
-  g_mutex_lock (&call->lock);
-  call->done = TRUE;
-  g_cond_signal (&call->cond);
-  g_mutex_unlock (&call->lock);
-  return G_SOURCE_REMOVE;
-}
-
 /* Runs @func (@data) where the implementation lives: here, or on its home
  * context (and then waits for it). */
 static void
-call_home (AccelModel *self, GSourceFunc func, gpointer data)
+call_home (AccelModel *self, AccelDispatchFunc func, gpointer data)
 {
   g_autoptr(GMainContext) home = home_of (self);
   if (home == NULL || g_main_context_is_owner (home))
@@ -133,16 +113,10 @@ call_home (AccelModel *self, GSourceFunc func, gpointer data)
       func (data);
       return;
     }
-  HomeCall call = { func, data };
-  g_mutex_init (&call.lock);
-  g_cond_init (&call.cond);
-  g_main_context_invoke (home, home_call_run, &call);
-  g_mutex_lock (&call.lock);
-  while (!call.done)
-    g_cond_wait (&call.cond, &call.lock);
-  g_mutex_unlock (&call.lock);
-  g_mutex_clear (&call.lock);
-  g_cond_clear (&call.cond);
+  AccelSyncCall call;
+  _accel_sync_call_init (&call, func, data);
+  g_main_context_invoke (home, _accel_sync_call_run_source, &call);
+  _accel_waiter_wait (&call.waiter);
 }
 
 /**
@@ -194,14 +168,13 @@ typedef struct {
   GPtrArray *out;
 } AskSpecs;
 
-static gboolean
+static void
 ask_specs_here (gpointer data)
 {
   AskSpecs *ask = data;
   AccelTensorSpec *spec;
   for (guint i = 0; ask->get && i < MAX_SPECS && (spec = ask->get (ask->self, i)) != NULL; i++)
     g_ptr_array_add (ask->out, spec);
-  return G_SOURCE_REMOVE;
 }
 
 static GPtrArray *
@@ -286,12 +259,11 @@ typedef struct {
   gboolean ok;
 } PrepareCall;
 
-static gboolean
+static void
 prepare_here (gpointer data)
 {
   PrepareCall *call = data;
   call->ok = ACCEL_MODEL_GET_IFACE (call->self)->prepare (call->self, call->device, call->error);
-  return G_SOURCE_REMOVE;
 }
 
 /**

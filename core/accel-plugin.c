@@ -837,13 +837,15 @@ accel_plugin_register_kernel (AccelPlugin *self,
  * accel_plugin_register_kernels: (skip)
  * @self: the plugin being initialised
  * @backend: the backend name (`cpu`, `cuda`)
- * @rank: higher ranks are tried first
+ * @rank: the rank of the kernels whose entry names none (higher ranks are
+ *   tried first)
  * @kernels: (array length=n_kernels): the kernels; their vtables are copied
  * @n_kernels: how many
  *
- * Registers each of @kernels on @backend at @rank, as
- * accel_plugin_register_kernel() does one: a plugin lists its kernels in
- * one table. Called from a plugin's init function.
+ * Registers each of @kernels on @backend, at its entry's rank or else at
+ * @rank, in the table's order, as accel_plugin_register_kernel() does one:
+ * a plugin lists its kernels in one table. Called from a plugin's init
+ * function, or from the one ACCEL_PLUGIN_DEFINE_KERNELS() defines.
  */
 void
 accel_plugin_register_kernels (AccelPlugin *self,
@@ -855,7 +857,8 @@ accel_plugin_register_kernels (AccelPlugin *self,
   g_return_if_fail (kernels != NULL || n_kernels == 0);
 
   for (gsize i = 0; i < n_kernels; i++)
-    accel_plugin_register_kernel (self, kernels[i].op_type, backend, rank, &kernels[i].vtable);
+    accel_plugin_register_kernel (self, kernels[i].op_type, backend, kernels[i].rank ? kernels[i].rank : rank,
+                                  &kernels[i].vtable);
 }
 
 void

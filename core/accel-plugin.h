@@ -80,6 +80,41 @@ typedef struct {
   }
 
 /**
+ * ACCEL_PLUGIN_DEFINE_KERNELS:
+ * @name: the plugin name as a C identifier (`cub`, `cuda_flashattn`)
+ * @description: a string
+ * @backend: the backend name every kernel of @kernels runs on (`cuda`)
+ * @rank: the rank of the kernels whose entry names none
+ * @kernels: the plugin's static array of #AccelKernelEntry
+ * @version: a string
+ * @license: a string
+ *
+ * ACCEL_PLUGIN_DEFINE() for a plugin whose init function would only
+ * register its one kernel table: this defines that function too, which
+ * calls accel_plugin_register_kernels() with @backend, @rank and every
+ * entry of @kernels. A plugin whose init does more (registers a backend,
+ * checks a library version) writes it and uses ACCEL_PLUGIN_DEFINE().
+ *
+ * |[<!-- language="C" -->
+ * static const AccelKernelEntry kernels[] = {
+ *   { "sort", { .supports = sort_supports, .run = sort_run } },
+ *   { "scan", { .run = scan_run } },
+ * };
+ *
+ * ACCEL_PLUGIN_DEFINE_KERNELS (my_sort, "Sorting kernels on the cuda backend", "cuda", 100, kernels,
+ *                              "1.0", "LGPL-2.1-or-later")
+ * ]|
+ */
+#define ACCEL_PLUGIN_DEFINE_KERNELS(name, description, backend, rank, kernels, version, license) \
+  static gboolean                                                               \
+  accel_plugin_##name##_register_kernels_ (AccelPlugin *plugin, GError **error) \
+  {                                                                             \
+    accel_plugin_register_kernels (plugin, backend, rank, kernels, G_N_ELEMENTS (kernels)); \
+    return TRUE;                                                                \
+  }                                                                             \
+  ACCEL_PLUGIN_DEFINE (name, description, accel_plugin_##name##_register_kernels_, version, license)
+
+/**
  * AccelPluginStatus:
  * @ACCEL_PLUGIN_STATUS_OK: usable (loaded, or loadable on first use)
  * @ACCEL_PLUGIN_STATUS_BLACKLISTED: refused; see accel_plugin_get_reason()
@@ -143,12 +178,15 @@ void accel_plugin_register_kernel (AccelPlugin *self,
  * AccelKernelEntry:
  * @op_type: the op type name (`gemm`)
  * @vtable: the kernel's functions
+ * @rank: the kernel's own rank, or 0 to take the rank the table is
+ *   registered at (a table whose kernels all rank alike leaves it out)
  *
  * One kernel of a plugin's table, for accel_plugin_register_kernels().
  */
 typedef struct {
   const char *op_type;
   AccelKernelVTable vtable;
+  guint rank;
 } AccelKernelEntry;
 
 ACCEL_API

@@ -103,6 +103,20 @@ void _accel_waiter_init (AccelWaiter *waiter);
 void _accel_waiter_wait (AccelWaiter *waiter);
 void _accel_waiter_signal (AccelWaiter *waiter, GError *error);
 
+/* A call made on another thread and waited for (on the device's thread, on
+ * a model's home context): _accel_sync_call_init(), then hand
+ * _accel_sync_call_run (or _accel_sync_call_run_source, a #GSourceFunc)
+ * with the call to that thread, then _accel_waiter_wait (&call.waiter). */
+typedef struct {
+  AccelDispatchFunc func;
+  gpointer data;
+  AccelWaiter waiter;
+} AccelSyncCall;
+
+void _accel_sync_call_init (AccelSyncCall *call, AccelDispatchFunc func, gpointer data);
+void _accel_sync_call_run (gpointer call);
+gboolean _accel_sync_call_run_source (gpointer call);
+
 /* accel-delivery.c: a caller's main context, where its tasks return. */
 AccelDelivery *_accel_delivery_get_for_thread (void);
 AccelDelivery *_accel_delivery_ref (AccelDelivery *self);

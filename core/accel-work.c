@@ -121,6 +121,29 @@ _accel_waiter_signal (AccelWaiter *w, GError *error)
   g_mutex_unlock (&w->lock);
 }
 
+void
+_accel_sync_call_init (AccelSyncCall *call, AccelDispatchFunc func, gpointer data)
+{
+  call->func = func;
+  call->data = data;
+  _accel_waiter_init (&call->waiter);
+}
+
+void
+_accel_sync_call_run (gpointer data)
+{
+  AccelSyncCall *call = data;
+  call->func (call->data);
+  _accel_waiter_signal (&call->waiter, NULL);
+}
+
+gboolean
+_accel_sync_call_run_source (gpointer data)
+{
+  _accel_sync_call_run (data);
+  return G_SOURCE_REMOVE;
+}
+
 /* Work items. */
 
 AccelWork *

@@ -136,3 +136,35 @@ accel_image_plan_convert (AccelConvertColor *op, AccelImagePlan *plan)
         }
     }
 }
+
+/**
+ * accel_image_plan_of: (skip)
+ * @op: a validated `resize` or `convert-color` op
+ * @plan: (out caller-allocates): its plan
+ * @src: (out) (transfer none): its source image's buffer
+ * @dst: (out) (transfer none): its destination image's buffer
+ *
+ * accel_image_plan_resize() or accel_image_plan_convert(), whichever
+ * @op is, with its buffers: for a kernel that serves both op types.
+ */
+void
+accel_image_plan_of (AccelOp *op, AccelImagePlan *plan, AccelBuffer **src, AccelBuffer **dst)
+{
+  g_return_if_fail (ACCEL_IS_RESIZE (op) || ACCEL_IS_CONVERT_COLOR (op));
+  g_return_if_fail (src != NULL && dst != NULL);
+
+  if (ACCEL_IS_RESIZE (op))
+    {
+      AccelResize *self = ACCEL_RESIZE (op);
+      accel_image_plan_resize (self, plan);
+      *src = self->src.buffer;
+      *dst = self->dst.buffer;
+    }
+  else
+    {
+      AccelConvertColor *self = ACCEL_CONVERT_COLOR (op);
+      accel_image_plan_convert (self, plan);
+      *src = self->src.buffer;
+      *dst = self->dst.buffer;
+    }
+}

@@ -93,6 +93,23 @@ gboolean accel_image_check_scale_ (AccelOp *op,
                    "The value read outside the source with ACCEL_BORDER_CONSTANT, in the sample's code "     \
                    "values (10-bit values for P010).", -1e9, 1e9, 0.0, 0)
 
+/* The first two rows of a warp's inverse map, @Type's `matrix[0]` to
+ * `matrix[5]` (m00 … m12): the whole of warp-affine's, the x and y rows of
+ * warp-perspective's. */
+#define ACCEL_IMAGE_WARP_XY_ROWS(Type)                                                                     \
+  ACCEL_OP_DOUBLE (Type, matrix[0], "m00",                                                                  \
+                   "Row 0, column 0 of the inverse map: source x per destination x.", -1e9, 1e9, 1.0, 0),   \
+  ACCEL_OP_DOUBLE (Type, matrix[1], "m01",                                                                  \
+                   "Row 0, column 1 of the inverse map: source x per destination y.", -1e9, 1e9, 0.0, 0),   \
+  ACCEL_OP_DOUBLE (Type, matrix[2], "m02",                                                                  \
+                   "Row 0, column 2 of the inverse map: source x at the origin.", -1e9, 1e9, 0.0, 0),       \
+  ACCEL_OP_DOUBLE (Type, matrix[3], "m10",                                                                  \
+                   "Row 1, column 0 of the inverse map: source y per destination x.", -1e9, 1e9, 0.0, 0),   \
+  ACCEL_OP_DOUBLE (Type, matrix[4], "m11",                                                                  \
+                   "Row 1, column 1 of the inverse map: source y per destination y.", -1e9, 1e9, 1.0, 0),   \
+  ACCEL_OP_DOUBLE (Type, matrix[5], "m12",                                                                  \
+                   "Row 1, column 2 of the inverse map: source y at the origin.", -1e9, 1e9, 0.0, 0)
+
 /* Checks a warp's images, method, border value and matrix of @n entries. */
 gboolean accel_image_check_warp_ (AccelOp *op,
                                   const AccelImage *src,
@@ -102,5 +119,19 @@ gboolean accel_image_check_warp_ (AccelOp *op,
                                   const double *matrix,
                                   guint n,
                                   GError **error);
+
+/* As ACCEL_DEFINE_IMAGE_OP_TYPE(), for a warp (warp-affine,
+ * warp-perspective) whose instance struct has `src`, `dst`, `matrix`,
+ * `method` and `border_value`: also defines its validate, which is
+ * accel_image_check_warp_() of those. */
+#define ACCEL_DEFINE_IMAGE_WARP_TYPE(TN, t_n, op_name, description, params)                            \
+  static gboolean                                                                                       \
+  t_n##_validate (AccelOp *op, GError **error)                                                          \
+  {                                                                                                     \
+    TN *self = (TN *) op;                                                                               \
+    return accel_image_check_warp_ (op, &self->src, &self->dst, self->method, self->border_value,      \
+                                    self->matrix, G_N_ELEMENTS (self->matrix), error);                 \
+  }                                                                                                     \
+  ACCEL_DEFINE_IMAGE_OP_TYPE (TN, t_n, op_name, description, params, t_n##_validate, TRUE)
 
 G_END_DECLS

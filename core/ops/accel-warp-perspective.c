@@ -17,28 +17,8 @@
  * Op name: `warp-perspective`.
  */
 
-static gboolean
-accel_warp_perspective_validate (AccelOp *op, GError **error)
-{
-  AccelWarpPerspective *self = ACCEL_WARP_PERSPECTIVE (op);
-
-  return accel_image_check_warp_ (op, &self->src, &self->dst, self->method, self->border_value,
-                                  self->matrix, G_N_ELEMENTS (self->matrix), error);
-}
-
 static const AccelOpParam warp_perspective_params[] = {
-  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[0], "m00",
-                   "Row 0, column 0 of the inverse map: source x per destination x.", -1e9, 1e9, 1.0, 0),
-  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[1], "m01",
-                   "Row 0, column 1 of the inverse map: source x per destination y.", -1e9, 1e9, 0.0, 0),
-  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[2], "m02",
-                   "Row 0, column 2 of the inverse map: source x at the origin.", -1e9, 1e9, 0.0, 0),
-  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[3], "m10",
-                   "Row 1, column 0 of the inverse map: source y per destination x.", -1e9, 1e9, 0.0, 0),
-  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[4], "m11",
-                   "Row 1, column 1 of the inverse map: source y per destination y.", -1e9, 1e9, 1.0, 0),
-  ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[5], "m12",
-                   "Row 1, column 2 of the inverse map: source y at the origin.", -1e9, 1e9, 0.0, 0),
+  ACCEL_IMAGE_WARP_XY_ROWS (AccelWarpPerspective),
   ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[6], "m20",
                    "Row 2, column 0 of the inverse map: the homogeneous w per destination x.", -1e9, 1e9, 0.0, 0),
   ACCEL_OP_DOUBLE (AccelWarpPerspective, matrix[7], "m21",
@@ -48,7 +28,7 @@ static const AccelOpParam warp_perspective_params[] = {
   ACCEL_IMAGE_WARP_PARAMS (AccelWarpPerspective),
 };
 
-ACCEL_DEFINE_IMAGE_OP_TYPE (AccelWarpPerspective, accel_warp_perspective, "warp-perspective",
-                            "Warps an image by an inverse homography, with border modes",
-                            warp_perspective_params, accel_warp_perspective_validate, TRUE)
+ACCEL_DEFINE_IMAGE_WARP_TYPE (AccelWarpPerspective, accel_warp_perspective, "warp-perspective",
+                              "Warps an image by an inverse homography, with border modes",
+                              warp_perspective_params)
 

@@ -17,7 +17,6 @@
 #include <string.h>
 #include "accel-cpu-attention.h"
 
-void accel_cpu_register_attention_backward (AccelPlugin *plugin);
 
 typedef struct {
   AccelCpuAttnProblem problem; /* varlen: the lse is [Hq, Tq] */
@@ -207,8 +206,8 @@ attention_backward_compute (gpointer context, AttnBwdJob *job, gint64 n_items, A
   return ok;
 }
 
-static gboolean
-attention_backward_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_attention_backward_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelAttentionBackward *self = ACCEL_ATTENTION_BACKWARD (op);
   AttnBwdJob job = { .lse = accel_buffer_get_data (self->lse) };
@@ -225,8 +224,8 @@ attention_backward_run (AccelOp *op, gpointer context, GError **error)
                                      error);
 }
 
-static gboolean
-attention_varlen_backward_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_attention_varlen_backward_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelAttentionVarlenBackward *self = ACCEL_ATTENTION_VARLEN_BACKWARD (op);
   AttnBwdJob job = { .lse = accel_buffer_get_data (self->lse) };
@@ -241,15 +240,4 @@ attention_varlen_backward_run (AccelOp *op, gpointer context, GError **error)
   AccelBuffer *const in[5] = { self->q, self->k, self->v, self->out, self->dout };
   return attention_backward_compute (context, &job, problem->B * problem->Hkv, in, self->dq, self->dk, self->dv,
                                      error);
-}
-
-static const AccelKernelVTable attention_backward_kernel = { .run = attention_backward_run };
-static const AccelKernelVTable attention_varlen_backward_kernel = { .run = attention_varlen_backward_run };
-
-void
-accel_cpu_register_attention_backward (AccelPlugin *plugin)
-{
-  accel_plugin_register_kernel (plugin, "attention-backward", "cpu", ACCEL_CPU_KERNEL_RANK, &attention_backward_kernel);
-  accel_plugin_register_kernel (plugin, "attention-varlen-backward", "cpu", ACCEL_CPU_KERNEL_RANK,
-                                &attention_varlen_backward_kernel);
 }

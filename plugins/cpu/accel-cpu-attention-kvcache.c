@@ -132,8 +132,8 @@ check_tables (const KvJob *job, gint64 P, GError **error)
   return TRUE;
 }
 
-static gboolean
-kvcache_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_attention_kvcache_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelAttentionKvcache *self = ACCEL_ATTENTION_KVCACHE (op);
   const AccelShape *sq = accel_buffer_get_shape (self->q), *sk = accel_buffer_get_shape (self->k_cache);
@@ -173,12 +173,4 @@ kvcache_run (AccelOp *op, gpointer context, GError **error)
   accel_cpu_parallel_for (context, rows, MAX (262144 / cost, 1), kvcache_rows, &job);
   accel_cpu_attn_arrays_finish (&job.arrays, context, self->out);
   return TRUE;
-}
-
-static const AccelKernelVTable kvcache_kernel = { .run = kvcache_run };
-
-void
-accel_cpu_register_attention_kvcache (AccelPlugin *plugin)
-{
-  accel_plugin_register_kernel (plugin, "attention-kvcache", "cpu", ACCEL_CPU_KERNEL_RANK, &kvcache_kernel);
 }

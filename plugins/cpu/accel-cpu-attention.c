@@ -375,8 +375,8 @@ accel_cpu_attn_problem_set_mask (AccelCpuAttnProblem *problem, gboolean causal, 
     problem->alibi_batch_stride = problem->Hq;
 }
 
-static gboolean
-attention_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_attention_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelAttention *self = ACCEL_ATTENTION (op);
   AttnJob job = {
@@ -395,8 +395,8 @@ attention_run (AccelOp *op, gpointer context, GError **error)
                             self->out, error);
 }
 
-static gboolean
-attention_varlen_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_attention_varlen_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelAttentionVarlen *self = ACCEL_ATTENTION_VARLEN (op);
   AttnJob job = {
@@ -412,14 +412,4 @@ attention_varlen_run (AccelOp *op, gpointer context, GError **error)
                                    self->scale, self->softcap, self->alibi_slopes);
 
   return attention_compute (context, &job, problem->Tq * problem->Hq, self->q, self->k, self->v, self->out, error);
-}
-
-static const AccelKernelVTable attention_kernel = { .run = attention_run };
-static const AccelKernelVTable attention_varlen_kernel = { .run = attention_varlen_run };
-
-void
-accel_cpu_register_attention_kernels (AccelPlugin *plugin)
-{
-  accel_plugin_register_kernel (plugin, "attention", "cpu", ACCEL_CPU_KERNEL_RANK, &attention_kernel);
-  accel_plugin_register_kernel (plugin, "attention-varlen", "cpu", ACCEL_CPU_KERNEL_RANK, &attention_varlen_kernel);
 }

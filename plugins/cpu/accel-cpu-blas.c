@@ -48,8 +48,8 @@ sgemm_batch (const GemmDims *g, float alpha, const float *a, const float *b, flo
                  beta, c + i * g->stride_c, g->ldc);
 }
 
-static gboolean
-gemm_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_gemm_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelGemm *self = ACCEL_GEMM (op);
   AccelDType dtype = accel_buffer_get_dtype (self->a);
@@ -174,8 +174,8 @@ half_scal_range (gint64 begin, gint64 end, gpointer data)
     job->y[i] = half_store (job->dtype, job->alpha * half_load (job->dtype, job->y[i]));
 }
 
-static gboolean
-axpy_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_axpy_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelAxpy *self = ACCEL_AXPY (op);
   AccelDType dtype = accel_buffer_get_dtype (self->x);
@@ -225,8 +225,8 @@ axpy_run (AccelOp *op, gpointer context, GError **error)
   return TRUE;
 }
 
-static gboolean
-scal_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_scal_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelScal *self = ACCEL_SCAL (op);
   AccelDType dtype = accel_buffer_get_dtype (self->x);
@@ -266,16 +266,4 @@ scal_run (AccelOp *op, gpointer context, GError **error)
         }
     }
   return TRUE;
-}
-
-static const AccelKernelVTable gemm_kernel = { .run = gemm_run };
-static const AccelKernelVTable axpy_kernel = { .run = axpy_run };
-static const AccelKernelVTable scal_kernel = { .run = scal_run };
-
-void
-accel_cpu_register_blas_kernels (AccelPlugin *plugin)
-{
-  accel_plugin_register_kernel (plugin, "gemm", "cpu", ACCEL_CPU_KERNEL_RANK, &gemm_kernel);
-  accel_plugin_register_kernel (plugin, "axpy", "cpu", ACCEL_CPU_KERNEL_RANK, &axpy_kernel);
-  accel_plugin_register_kernel (plugin, "scal", "cpu", ACCEL_CPU_KERNEL_RANK, &scal_kernel);
 }

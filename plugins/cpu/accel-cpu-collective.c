@@ -257,8 +257,8 @@ compute_all_reduce (AccelCollective *c, const guint8 *const *in, guint8 *out)
                self->reduction);
 }
 
-static gboolean
-all_reduce_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_all_reduce_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelAllReduce *self = ACCEL_ALL_REDUCE (op);
   return run_gathered (ACCEL_COLLECTIVE (op), self->src, self->dst, accel_buffer_get_size (self->dst),
@@ -273,8 +273,8 @@ compute_all_gather (AccelCollective *c, const guint8 *const *in, guint8 *out)
     memcpy (out + r * block, in[r], block);
 }
 
-static gboolean
-all_gather_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_all_gather_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelAllGather *self = ACCEL_ALL_GATHER (op);
   return run_gathered (ACCEL_COLLECTIVE (op), self->src, self->dst, accel_buffer_get_size (self->dst),
@@ -289,16 +289,16 @@ compute_reduce_scatter (AccelCollective *c, const guint8 *const *in, guint8 *out
   reduce_into (out, in, c->n_ranks, count * c->rank, count, accel_buffer_get_dtype (self->dst), self->reduction);
 }
 
-static gboolean
-reduce_scatter_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_reduce_scatter_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelReduceScatter *self = ACCEL_REDUCE_SCATTER (op);
   return run_gathered (ACCEL_COLLECTIVE (op), self->src, self->dst, accel_buffer_get_size (self->dst),
                        compute_reduce_scatter, error);
 }
 
-static gboolean
-broadcast_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_broadcast_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelBroadcast *self = ACCEL_BROADCAST (op);
   AccelCollective *c = ACCEL_COLLECTIVE (op);
@@ -338,8 +338,8 @@ compute_root_reduce (AccelCollective *c, const guint8 *const *in, guint8 *out)
                self->reduction);
 }
 
-static gboolean
-root_reduce_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_root_reduce_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelRootReduce *self = ACCEL_ROOT_REDUCE (op);
   AccelCollective *c = ACCEL_COLLECTIVE (op);
@@ -355,16 +355,16 @@ compute_all_to_all (AccelCollective *c, const guint8 *const *in, guint8 *out)
     memcpy (out + r * block, in[r] + c->rank * block, block);
 }
 
-static gboolean
-all_to_all_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_all_to_all_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelAllToAll *self = ACCEL_ALL_TO_ALL (op);
   return run_gathered (ACCEL_COLLECTIVE (op), self->src, self->dst, accel_buffer_get_size (self->dst),
                        compute_all_to_all, error);
 }
 
-static gboolean
-send_recv_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_send_recv_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelSendRecv *self = ACCEL_SEND_RECV (op);
   return accel_collective_exchange (ACCEL_COLLECTIVE (op),
@@ -374,29 +374,12 @@ send_recv_run (AccelOp *op, gpointer context, GError **error)
                                     self->dst ? accel_buffer_get_size (self->dst) : 0, error);
 }
 
-static gboolean
-abort_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_collective_abort_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelCollectiveAbort *self = ACCEL_COLLECTIVE_ABORT (op);
   g_autoptr(GError) reason = g_error_new (ACCEL_ERROR, ACCEL_ERROR_FAILED, "%s",
                                           self->reason ? self->reason : "collective-abort");
   accel_collective_abort_key (self->comm_key, reason);
   return TRUE;
-}
-
-static const AccelKernelEntry kernels[] = {
-  { "all-reduce", { .run = all_reduce_run } },
-  { "all-gather", { .run = all_gather_run } },
-  { "reduce-scatter", { .run = reduce_scatter_run } },
-  { "broadcast", { .run = broadcast_run } },
-  { "root-reduce", { .run = root_reduce_run } },
-  { "all-to-all", { .run = all_to_all_run } },
-  { "send-recv", { .run = send_recv_run } },
-  { "collective-abort", { .run = abort_run } },
-};
-
-void
-accel_cpu_register_collectives (AccelPlugin *plugin)
-{
-  accel_plugin_register_kernels (plugin, "cpu", ACCEL_CPU_KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
 }

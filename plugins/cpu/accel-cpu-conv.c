@@ -10,7 +10,6 @@
  */
 #include <math.h>
 #include "accel-cpu-kernels.h"
-#include "accel-cpu-lib-kernels.h"
 
 typedef struct {
   gboolean nhwc;
@@ -293,8 +292,8 @@ items_backward_filter (const Geo *g)
   return g->k;
 }
 
-static gboolean
-conv2d_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_conv2d_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelConv2d *self = ACCEL_CONV2D (op);
   return conv_run (context, &self->params, self->x, self->w, self->y,
@@ -302,8 +301,8 @@ conv2d_run (AccelOp *op, gpointer context, GError **error)
                    items_forward, forward_range, error);
 }
 
-static gboolean
-conv2d_backward_data_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_conv2d_backward_data_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelConv2dBackwardData *self = ACCEL_CONV2D_BACKWARD_DATA (op);
   return conv_run (context, &self->params, self->dx, self->w, self->dy,
@@ -311,8 +310,8 @@ conv2d_backward_data_run (AccelOp *op, gpointer context, GError **error)
                    items_backward_data, backward_data_range, error);
 }
 
-static gboolean
-conv2d_backward_filter_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_conv2d_backward_filter_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelConv2dBackwardFilter *self = ACCEL_CONV2D_BACKWARD_FILTER (op);
   return conv_run (context, &self->params, self->x, self->dw, self->dy,
@@ -375,8 +374,8 @@ pool_range (gint64 begin, gint64 end, gpointer data)
     }
 }
 
-static gboolean
-pool2d_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_pool2d_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelPool2d *self = ACCEL_POOL2D (op);
   const AccelShape *sx = accel_buffer_get_shape (self->x);
@@ -403,17 +402,4 @@ pool2d_run (AccelOp *op, gpointer context, GError **error)
   view_clear (&vx);
   view_clear (&vy);
   return ok;
-}
-
-static const AccelKernelEntry kernels[] = {
-  { "conv2d", { .run = conv2d_run } },
-  { "conv2d-backward-data", { .run = conv2d_backward_data_run } },
-  { "conv2d-backward-filter", { .run = conv2d_backward_filter_run } },
-  { "pool2d", { .run = pool2d_run } },
-};
-
-void
-accel_cpu_register_conv (AccelPlugin *plugin)
-{
-  accel_plugin_register_kernels (plugin, "cpu", ACCEL_CPU_KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
 }

@@ -151,8 +151,8 @@ copy_range (gint64 begin, gint64 end, gpointer data)
     copy_elem (walk_ptr (&wd), walk_ptr (&ws), job->esize);
 }
 
-static gboolean
-copy_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_copy_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelCopy *self = ACCEL_COPY (op);
   CopyJob job = {
@@ -455,8 +455,8 @@ cast_range (gint64 begin, gint64 end, gpointer data)
     }
 }
 
-static gboolean
-cast_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_cast_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelCast *self = ACCEL_CAST (op);
   CastJob job = {
@@ -526,8 +526,8 @@ fill_range (gint64 begin, gint64 end, gpointer data)
     }
 }
 
-static gboolean
-fill_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_fill_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelFill *self = ACCEL_FILL (op);
   AccelDType dtype = accel_buffer_get_dtype (self->dst);
@@ -625,8 +625,8 @@ rng_range (gint64 begin, gint64 end, gpointer data)
     }
 }
 
-static gboolean
-rng_fill_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_rng_fill_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelRngFill *self = ACCEL_RNG_FILL (op);
   RngJob job = {
@@ -642,17 +642,4 @@ rng_fill_run (AccelOp *op, gpointer context, GError **error)
 
   accel_cpu_parallel_for (context, counters, 2048, rng_range, &job);
   return TRUE;
-}
-
-static const AccelKernelEntry kernels[] = {
-  { "copy", { .run = copy_run } },
-  { "fill", { .run = fill_run } },
-  { "cast", { .run = cast_run } },
-  { "rng-fill", { .run = rng_fill_run } },
-};
-
-void
-accel_cpu_register_elementwise_kernels (AccelPlugin *plugin)
-{
-  accel_plugin_register_kernels (plugin, "cpu", ACCEL_CPU_KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
 }

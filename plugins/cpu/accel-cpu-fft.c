@@ -195,8 +195,8 @@ plan_release (PlanEntry *e)
   g_mutex_unlock (&planner_lock);
 }
 
-static gboolean
-fft_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_fft_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelFft *self = ACCEL_FFT (op);
   AccelBuffer *real = self->kind == ACCEL_FFT_C2R ? self->output : self->input;
@@ -283,12 +283,4 @@ fft_run (AccelOp *op, gpointer context, GError **error)
   plan_release (e);
   accel_cpu_scratch_free (scratch);
   return TRUE;
-}
-
-static const AccelKernelVTable fft_kernel = { .run = fft_run };
-
-void
-accel_cpu_register_fft_kernels (AccelPlugin *plugin)
-{
-  accel_plugin_register_kernel (plugin, "fft", "cpu", ACCEL_CPU_KERNEL_RANK, &fft_kernel);
 }

@@ -7,8 +7,8 @@
  */
 #include "accel-cpu-kernels.h"
 
-static gboolean
-replay_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_replay_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelGraph *graph = ACCEL_REPLAY (op)->graph;
   AccelCpuExec *exec = context;
@@ -33,12 +33,4 @@ replay_run (AccelOp *op, gpointer context, GError **error)
         }
     }
   return TRUE;
-}
-
-static const AccelKernelVTable replay_kernel = { .run = replay_run };
-
-void
-accel_cpu_register_graph (AccelPlugin *plugin)
-{
-  accel_plugin_register_kernel (plugin, "replay", "cpu", ACCEL_CPU_KERNEL_RANK, &replay_kernel);
 }

@@ -7,7 +7,6 @@
  */
 #include <cblas.h>
 #include "accel-cpu-kernels.h"
-#include "accel-cpu-lib-kernels.h"
 
 static gboolean
 check_offsets (const gint32 *offsets, gint64 groups, gint64 rows, GError **error)
@@ -37,8 +36,8 @@ check_offsets (const gint32 *offsets, gint64 groups, gint64 rows, GError **error
   return TRUE;
 }
 
-static gboolean
-grouped_gemm_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_grouped_gemm_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelGroupedGemm *self = ACCEL_GROUPED_GEMM (op);
   const AccelShape *sa = accel_buffer_get_shape (self->a), *sb = accel_buffer_get_shape (self->b);
@@ -84,12 +83,4 @@ out:
     accel_cpu_scratch_free (fbias);
   accel_cpu_scratch_free (t);
   return ok;
-}
-
-static const AccelKernelVTable grouped_gemm_kernel = { .run = grouped_gemm_run };
-
-void
-accel_cpu_register_grouped_gemm (AccelPlugin *plugin)
-{
-  accel_plugin_register_kernel (plugin, "grouped-gemm", "cpu", ACCEL_CPU_KERNEL_RANK, &grouped_gemm_kernel);
 }

@@ -142,8 +142,8 @@ filter_band (gint64 begin, gint64 end, gpointer data)
   accel_cpu_scratch_free (scratch);
 }
 
-static gboolean
-filter_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_filter_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelFilter *self = ACCEL_FILTER (op);
   AccelImageLayout ls, ld;
@@ -235,8 +235,8 @@ morph_band (gint64 begin, gint64 end, gpointer data)
         }
 }
 
-static gboolean
-morphology_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_morphology_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelMorphology *self = ACCEL_MORPHOLOGY (op);
   AccelImageLayout ls, ld;
@@ -284,14 +284,4 @@ morphology_run (AccelOp *op, gpointer context, GError **error)
       accel_cpu_scratch_free (a);
     }
   return TRUE;
-}
-
-static const AccelKernelVTable filter_kernel = { .run = filter_run };
-static const AccelKernelVTable morphology_kernel = { .run = morphology_run };
-
-void
-accel_cpu_register_image_filter (AccelPlugin *plugin)
-{
-  accel_plugin_register_kernel (plugin, "filter", "cpu", ACCEL_CPU_KERNEL_RANK, &filter_kernel);
-  accel_plugin_register_kernel (plugin, "morphology", "cpu", ACCEL_CPU_KERNEL_RANK, &morphology_kernel);
 }

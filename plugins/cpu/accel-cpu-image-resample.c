@@ -344,30 +344,12 @@ run_plan (const AccelCpuExec *exec, const AccelImagePlan *plan, AccelBuffer *src
   return TRUE;
 }
 
-static gboolean
-resize_run (AccelOp *op, gpointer context, GError **error)
+/* resize and convert-color alike: their plans differ, not their runs. */
+gboolean
+accel_cpu_resample_run (AccelOp *op, gpointer context, GError **error)
 {
-  AccelResize *self = ACCEL_RESIZE (op);
   AccelImagePlan plan;
-  accel_image_plan_resize (self, &plan);
-  return run_plan (context, &plan, self->src.buffer, self->dst.buffer, error);
-}
-
-static gboolean
-convert_run (AccelOp *op, gpointer context, GError **error)
-{
-  AccelConvertColor *self = ACCEL_CONVERT_COLOR (op);
-  AccelImagePlan plan;
-  accel_image_plan_convert (self, &plan);
-  return run_plan (context, &plan, self->src.buffer, self->dst.buffer, error);
-}
-
-static const AccelKernelVTable resize_kernel = { .run = resize_run };
-static const AccelKernelVTable convert_kernel = { .run = convert_run };
-
-void
-accel_cpu_register_image_resample (AccelPlugin *plugin)
-{
-  accel_plugin_register_kernel (plugin, "resize", "cpu", ACCEL_CPU_KERNEL_RANK, &resize_kernel);
-  accel_plugin_register_kernel (plugin, "convert-color", "cpu", ACCEL_CPU_KERNEL_RANK, &convert_kernel);
+  AccelBuffer *src, *dst;
+  accel_image_plan_of (op, &plan, &src, &dst);
+  return run_plan (context, &plan, src, dst, error);
 }

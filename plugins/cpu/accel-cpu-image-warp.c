@@ -93,28 +93,18 @@ warp_run (AccelImage *src, AccelImage *dst, const double *matrix, gboolean persp
   return TRUE;
 }
 
-static gboolean
-warp_affine_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_warp_affine_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelWarpAffine *self = ACCEL_WARP_AFFINE (op);
   return warp_run (&self->src, &self->dst, self->matrix, FALSE, self->method, self->border, self->border_value,
                    context);
 }
 
-static gboolean
-warp_perspective_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_warp_perspective_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelWarpPerspective *self = ACCEL_WARP_PERSPECTIVE (op);
   return warp_run (&self->src, &self->dst, self->matrix, TRUE, self->method, self->border, self->border_value,
                    context);
-}
-
-static const AccelKernelVTable warp_affine_kernel = { .run = warp_affine_run };
-static const AccelKernelVTable warp_perspective_kernel = { .run = warp_perspective_run };
-
-void
-accel_cpu_register_image_warp (AccelPlugin *plugin)
-{
-  accel_plugin_register_kernel (plugin, "warp-affine", "cpu", ACCEL_CPU_KERNEL_RANK, &warp_affine_kernel);
-  accel_plugin_register_kernel (plugin, "warp-perspective", "cpu", ACCEL_CPU_KERNEL_RANK, &warp_perspective_kernel);
 }

@@ -1,6 +1,5 @@
 /* accel-cpu-image.h: what the CPU kernels of the image ops share: a view
- * of one sample plane of an image in memory, its rows as binary32, and
- * the registration of the kernels.
+ * of one sample plane of an image in memory and its rows as binary32.
  *
  * The CPU kernels are the oracle of the CUDA ones: both take their
  * coordinates and weights from accel-image-sampling.h and sum in the same
@@ -134,9 +133,5 @@ accel_cpu_image_layout (const AccelImage *image, const AccelImage *geometry, Acc
                                          image->uv_stride, image->uv_offset, image->v_offset, NULL);
   g_assert (ok);
 }
-
-void accel_cpu_register_image_resample (AccelPlugin *plugin);
-void accel_cpu_register_image_filter (AccelPlugin *plugin);
-void accel_cpu_register_image_warp (AccelPlugin *plugin);
 
 G_END_DECLS

@@ -12,7 +12,6 @@
 #include <string.h>
 #include <lapacke.h>
 #include "accel-cpu-kernels.h"
-#include "accel-cpu-lib-kernels.h"
 
 /* Calls the s or d variant of a LAPACKE routine; buffer arguments are void *. */
 #define LAPACK(dtype, fn, ...) \
@@ -169,8 +168,8 @@ rhs_columns (AccelBuffer *factor, AccelBuffer *b)
 
 /* qr */
 
-static gboolean
-qr_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_qr_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelQr *self = ACCEL_QR (op);
   Batch bt = batch_start ("qr", self->a);
@@ -217,8 +216,8 @@ qr_run (AccelOp *op, gpointer context, GError **error)
 
 /* lu */
 
-static gboolean
-lu_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_lu_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelLu *self = ACCEL_LU (op);
   Batch bt = batch_start ("lu", self->a);
@@ -257,8 +256,8 @@ check_pivots (Batch *bt, gint64 b, const gint32 *pivots, gint64 n)
   return TRUE;
 }
 
-static gboolean
-lu_solve_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_lu_solve_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelLuSolve *self = ACCEL_LU_SOLVE (op);
   Batch bt = batch_start ("lu-solve", self->lu);
@@ -305,8 +304,8 @@ zero_other_triangle (guint8 *matrix, gint64 n, gsize es, gboolean lower)
     }
 }
 
-static gboolean
-cholesky_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_cholesky_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelCholesky *self = ACCEL_CHOLESKY (op);
   Batch bt = batch_start ("cholesky", self->a);
@@ -331,8 +330,8 @@ cholesky_run (AccelOp *op, gpointer context, GError **error)
   return batch_finish (&bt, error);
 }
 
-static gboolean
-cholesky_solve_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_cholesky_solve_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelCholeskySolve *self = ACCEL_CHOLESKY_SOLVE (op);
   Batch bt = batch_start ("cholesky-solve", self->l);
@@ -362,8 +361,8 @@ cholesky_solve_run (AccelOp *op, gpointer context, GError **error)
 
 /* svd */
 
-static gboolean
-svd_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_svd_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelSvd *self = ACCEL_SVD (op);
   Batch bt = batch_start ("svd", self->a);
@@ -392,8 +391,8 @@ svd_run (AccelOp *op, gpointer context, GError **error)
 
 /* eigh */
 
-static gboolean
-eigh_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_eigh_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelEigh *self = ACCEL_EIGH (op);
   Batch bt = batch_start ("eigh", self->a);
@@ -412,20 +411,4 @@ eigh_run (AccelOp *op, gpointer context, GError **error)
         batch_not_converged (&bt, b, "syevd", info);
     }
   return batch_finish (&bt, error);
-}
-
-static const AccelKernelEntry kernels[] = {
-  { "qr", { .run = qr_run } },
-  { "lu", { .run = lu_run } },
-  { "lu-solve", { .run = lu_solve_run } },
-  { "cholesky", { .run = cholesky_run } },
-  { "cholesky-solve", { .run = cholesky_solve_run } },
-  { "svd", { .run = svd_run } },
-  { "eigh", { .run = eigh_run } },
-};
-
-void
-accel_cpu_register_linalg (AccelPlugin *plugin)
-{
-  accel_plugin_register_kernels (plugin, "cpu", ACCEL_CPU_KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
 }

@@ -15,7 +15,6 @@
 #include <cblas.h>
 #include <accel-half.h>
 #include "accel-cpu-kernels.h"
-#include "accel-cpu-lib-kernels.h"
 
 static inline float
 gelu (float x)
@@ -117,8 +116,8 @@ epilogue_rows (gint64 begin, gint64 end, gpointer data)
   atomic_max_bits (&job->amax_bits, amax);
 }
 
-static gboolean
-matmul_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_matmul_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelMatmul *self = ACCEL_MATMUL (op);
   AccelGemmDims d;
@@ -180,12 +179,4 @@ out:
   accel_cpu_scratch_free (t);
   accel_cpu_scratch_free (c_old);
   return ok;
-}
-
-static const AccelKernelVTable matmul_kernel = { .run = matmul_run };
-
-void
-accel_cpu_register_matmul (AccelPlugin *plugin)
-{
-  accel_plugin_register_kernel (plugin, "matmul", "cpu", ACCEL_CPU_KERNEL_RANK, &matmul_kernel);
 }

@@ -7,7 +7,6 @@
 #include <math.h>
 #include <accel-half.h>
 #include "accel-cpu-kernels.h"
-#include "accel-cpu-lib-kernels.h"
 
 static inline double
 load (AccelDType dtype, const void *p, gint64 i)
@@ -101,26 +100,16 @@ norm_run (gboolean rms, gpointer context, AccelBuffer *x, AccelBuffer *gamma, Ac
   return TRUE;
 }
 
-static gboolean
-layernorm_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_layernorm_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelLayernorm *self = ACCEL_LAYERNORM (op);
   return norm_run (FALSE, context, self->x, self->gamma, self->beta, self->y, self->eps);
 }
 
-static gboolean
-rmsnorm_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_rmsnorm_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelRmsnorm *self = ACCEL_RMSNORM (op);
   return norm_run (TRUE, context, self->x, self->gamma, self->beta, self->y, self->eps);
-}
-
-static const AccelKernelVTable layernorm_kernel = { .run = layernorm_run };
-static const AccelKernelVTable rmsnorm_kernel = { .run = rmsnorm_run };
-
-void
-accel_cpu_register_norm (AccelPlugin *plugin)
-{
-  accel_plugin_register_kernel (plugin, "layernorm", "cpu", ACCEL_CPU_KERNEL_RANK, &layernorm_kernel);
-  accel_plugin_register_kernel (plugin, "rmsnorm", "cpu", ACCEL_CPU_KERNEL_RANK, &rmsnorm_kernel);
 }

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <accel-half.h>
 #include "accel-cpu-kernels.h"
-#include "accel-cpu-lib-kernels.h"
 
 /* sort */
 
@@ -122,8 +121,8 @@ sort_rows (gint64 begin, gint64 end, gpointer data)
   g_free (tmp);
 }
 
-static gboolean
-sort_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_sort_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelSort *self = ACCEL_SORT (op);
   const AccelShape *s = accel_buffer_get_shape (self->keys);
@@ -193,8 +192,8 @@ scan_rows (gint64 begin, gint64 end, gpointer data)
       }
 }
 
-static gboolean
-scan_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_scan_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelScan *self = ACCEL_SCAN (op);
   const AccelShape *s = accel_buffer_get_shape (self->input);
@@ -212,8 +211,8 @@ scan_run (AccelOp *op, gpointer context, GError **error)
 
 /* histogram */
 
-static gboolean
-histogram_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_histogram_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelHistogram *self = ACCEL_HISTOGRAM (op);
   AccelDType dt = accel_buffer_get_dtype (self->samples);
@@ -268,8 +267,8 @@ histogram_run (AccelOp *op, gpointer context, GError **error)
 
 /* select */
 
-static gboolean
-select_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_select_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelSelect *self = ACCEL_SELECT (op);
   AccelDType ft = accel_buffer_get_dtype (self->flags);
@@ -351,8 +350,8 @@ check_offsets (AccelBuffer *offsets, gint64 n, gint64 *out, GError **error)
       }                                                                 \
   } G_STMT_END
 
-static gboolean
-segmented_reduce_run (AccelOp *op_, gpointer context, GError **error)
+gboolean
+accel_cpu_segmented_reduce_run (AccelOp *op_, gpointer context, GError **error)
 {
   AccelSegmentedReduce *self = ACCEL_SEGMENTED_REDUCE (op_);
   AccelReduceOp op = self->reduction;
@@ -383,18 +382,4 @@ segmented_reduce_run (AccelOp *op_, gpointer context, GError **error)
       break;
     }
   return TRUE;
-}
-
-static const AccelKernelEntry kernels[] = {
-  { "sort", { .run = sort_run } },
-  { "scan", { .run = scan_run } },
-  { "histogram", { .run = histogram_run } },
-  { "select", { .run = select_run } },
-  { "segmented-reduce", { .run = segmented_reduce_run } },
-};
-
-void
-accel_cpu_register_primitives (AccelPlugin *plugin)
-{
-  accel_plugin_register_kernels (plugin, "cpu", ACCEL_CPU_KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
 }

@@ -8,7 +8,6 @@
 #include <cblas.h>
 #include <accel-half.h>
 #include "accel-cpu-kernels.h"
-#include "accel-cpu-lib-kernels.h"
 
 typedef struct {
   AccelQuantFormat format;
@@ -49,8 +48,8 @@ dequant_rows (gint64 begin, gint64 end, gpointer data)
       }
 }
 
-static gboolean
-quant_matmul_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_quant_matmul_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelQuantMatmul *self = ACCEL_QUANT_MATMUL (op);
   const AccelShape *sa = accel_buffer_get_shape (self->a);
@@ -94,12 +93,4 @@ out:
   accel_cpu_scratch_free (w);
   accel_cpu_scratch_free (t);
   return ok;
-}
-
-static const AccelKernelVTable quant_matmul_kernel = { .run = quant_matmul_run };
-
-void
-accel_cpu_register_quant_matmul (AccelPlugin *plugin)
-{
-  accel_plugin_register_kernel (plugin, "quant-matmul", "cpu", ACCEL_CPU_KERNEL_RANK, &quant_matmul_kernel);
 }

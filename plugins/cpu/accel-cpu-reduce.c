@@ -113,8 +113,8 @@ reduce_range (gint64 begin, gint64 end, gpointer data)
     }
 }
 
-static gboolean
-reduce_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_reduce_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelReduce *self = ACCEL_REDUCE (op);
   const AccelShape *shape = accel_buffer_get_shape (self->src);
@@ -216,8 +216,8 @@ softmax_range (gint64 begin, gint64 end, gpointer data)
   g_free (tmp);
 }
 
-static gboolean
-softmax_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_softmax_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelSoftmax *self = ACCEL_SOFTMAX (op);
   const AccelShape *shape = accel_buffer_get_shape (self->src);
@@ -233,14 +233,4 @@ softmax_run (AccelOp *op, gpointer context, GError **error)
   gint64 rows = accel_shape_get_n_elements (shape) / job.len;
   accel_cpu_parallel_for (context, rows, MAX (32768 / job.len, 1), softmax_range, &job);
   return TRUE;
-}
-
-static const AccelKernelVTable reduce_kernel = { .run = reduce_run };
-static const AccelKernelVTable softmax_kernel = { .run = softmax_run };
-
-void
-accel_cpu_register_reduce_kernels (AccelPlugin *plugin)
-{
-  accel_plugin_register_kernel (plugin, "reduce", "cpu", ACCEL_CPU_KERNEL_RANK, &reduce_kernel);
-  accel_plugin_register_kernel (plugin, "softmax", "cpu", ACCEL_CPU_KERNEL_RANK, &softmax_kernel);
 }

@@ -9,7 +9,6 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "accel-cpu-kernels.h"
-#include "accel-cpu-lib-kernels.h"
 
 static gboolean
 check_csr (const char *op,
@@ -159,29 +158,19 @@ sp_run (const char *op,
   return TRUE;
 }
 
-static gboolean
-spmv_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_spmv_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelSpmv *self = ACCEL_SPMV (op);
   return sp_run ("spmv", context, self->row_ptr, self->col_ind, self->values, self->n_cols,
                  self->x, self->y, 1, self->alpha, self->beta, error);
 }
 
-static gboolean
-spmm_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cpu_spmm_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelSpmm *self = ACCEL_SPMM (op);
   gint64 k = accel_shape_get_dim (accel_buffer_get_shape (self->b), 1);
   return sp_run ("spmm", context, self->row_ptr, self->col_ind, self->values, self->n_cols,
                  self->b, self->c, k, self->alpha, self->beta, error);
-}
-
-static const AccelKernelVTable spmv_kernel = { .run = spmv_run };
-static const AccelKernelVTable spmm_kernel = { .run = spmm_run };
-
-void
-accel_cpu_register_sparse (AccelPlugin *plugin)
-{
-  accel_plugin_register_kernel (plugin, "spmv", "cpu", ACCEL_CPU_KERNEL_RANK, &spmv_kernel);
-  accel_plugin_register_kernel (plugin, "spmm", "cpu", ACCEL_CPU_KERNEL_RANK, &spmm_kernel);
 }

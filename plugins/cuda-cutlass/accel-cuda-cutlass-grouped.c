@@ -19,8 +19,6 @@
  */
 #include "accel-cuda-cutlass-private.h"
 
-#define SM90_RANK 200
-#define GENERIC_RANK 100
 #define OP_NAME "grouped-gemm"
 
 /* The op's buffers as the kernels take them; data pointers only on a device
@@ -98,16 +96,16 @@ enqueue_check (AccelCudaLane *lane, AccelCutlassGroupedParams *p, GError **error
                                       OP_NAME " offset check", error);
 }
 
-static gboolean
-generic_supports (AccelOp *op, AccelDevice *device, GError **error)
+gboolean
+accel_cuda_cutlass_grouped_generic_supports (AccelOp *op, AccelDevice *device, GError **error)
 {
   AccelCutlassGroupedParams p;
   return accel_cuda_cutlass_needs_cc (device, 8, 0, OP_NAME, error) && params_fill (op, device, &p, error)
          && accel_cuda_cutlass_general_fits (p.n, 1, OP_NAME, error);
 }
 
-static gboolean
-generic_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cuda_cutlass_grouped_generic_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelCudaLane *lane = context;
   AccelCutlassGroupedParams p;
@@ -117,8 +115,8 @@ generic_run (AccelOp *op, gpointer context, GError **error)
 }
 
 #ifdef ACCEL_CUTLASS_HAVE_SM90
-static gboolean
-sm90_supports (AccelOp *op, AccelDevice *device, GError **error)
+gboolean
+accel_cuda_cutlass_grouped_sm90_supports (AccelOp *op, AccelDevice *device, GError **error)
 {
   AccelCutlassGroupedParams p;
   if (!accel_cuda_cutlass_is_sm90 (device, OP_NAME, error))
@@ -135,8 +133,8 @@ sm90_supports (AccelOp *op, AccelDevice *device, GError **error)
   return TRUE;
 }
 
-static gboolean
-sm90_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cuda_cutlass_grouped_sm90_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelCudaLane *lane = context;
   AccelCutlassGroupedParams p;
@@ -151,23 +149,4 @@ sm90_run (AccelOp *op, gpointer context, GError **error)
          && accel_cuda_cutlass_check (accel_cutlass_grouped_sm90 (&p, workspace, accel_cuda_lane_get_stream (lane)),
                                       OP_NAME " (sm90)", error);
 }
-
-static const AccelKernelVTable sm90_kernel = { .supports = sm90_supports, .run = sm90_run };
 #endif
-
-static const AccelKernelVTable generic_kernel = { .supports = generic_supports, .run = generic_run };
-
-/**
- * accel_cuda_cutlass_register_grouped:
- * @plugin: the cuda_cutlass plugin, in its plugin_init
- *
- * Registers the `grouped-gemm` kernels of the cuda backend.
- */
-void
-accel_cuda_cutlass_register_grouped (AccelPlugin *plugin)
-{
-#ifdef ACCEL_CUTLASS_HAVE_SM90
-  accel_plugin_register_kernel (plugin, OP_NAME, ACCEL_CUDA_BACKEND_NAME, SM90_RANK, &sm90_kernel);
-#endif
-  accel_plugin_register_kernel (plugin, OP_NAME, ACCEL_CUDA_BACKEND_NAME, GENERIC_RANK, &generic_kernel);
-}

@@ -16,8 +16,6 @@
  */
 #include "accel-cuda-cutlass-private.h"
 
-#define SM90_RANK 160
-#define GENERIC_RANK 150
 #define OP_NAME "matmul"
 
 static gboolean
@@ -100,16 +98,16 @@ beyond_cublaslt (AccelOp *op, const AccelCutlassMatmulParams *p, GError **error)
   return FALSE;
 }
 
-static gboolean
-generic_supports (AccelOp *op, AccelDevice *device, GError **error)
+gboolean
+accel_cuda_cutlass_matmul_generic_supports (AccelOp *op, AccelDevice *device, GError **error)
 {
   AccelCutlassMatmulParams p;
   return accel_cuda_cutlass_needs_cc (device, 8, 0, OP_NAME, error) && params_fill (op, device, &p, error)
          && beyond_cublaslt (op, &p, error) && accel_cuda_cutlass_general_fits (p.n, p.batch, OP_NAME, error);
 }
 
-static gboolean
-generic_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cuda_cutlass_matmul_generic_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelCutlassMatmulParams p;
   return params_fill (op, NULL, &p, error)
@@ -118,8 +116,8 @@ generic_run (AccelOp *op, gpointer context, GError **error)
 }
 
 #ifdef ACCEL_CUTLASS_HAVE_SM90
-static gboolean
-sm90_supports (AccelOp *op, AccelDevice *device, GError **error)
+gboolean
+accel_cuda_cutlass_matmul_sm90_supports (AccelOp *op, AccelDevice *device, GError **error)
 {
   AccelCutlassMatmulParams p;
   if (!accel_cuda_cutlass_is_sm90 (device, OP_NAME, error))
@@ -136,8 +134,8 @@ sm90_supports (AccelOp *op, AccelDevice *device, GError **error)
   return TRUE;
 }
 
-static gboolean
-sm90_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cuda_cutlass_matmul_sm90_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelCudaLane *lane = context;
   AccelCutlassMatmulParams p;
@@ -154,24 +152,4 @@ sm90_run (AccelOp *op, gpointer context, GError **error)
                                                               accel_cuda_lane_get_stream (lane)),
                                    OP_NAME " (sm90)", error);
 }
-
-static const AccelKernelVTable sm90_kernel = { .supports = sm90_supports, .run = sm90_run };
 #endif
-
-static const AccelKernelVTable generic_kernel = { .supports = generic_supports, .run = generic_run };
-
-/**
- * accel_cuda_cutlass_register_matmul:
- * @plugin: the cuda_cutlass plugin, in its plugin_init
- *
- * Registers the `matmul` kernels of the cuda backend for the epilogues
- * cuBLASLt lacks.
- */
-void
-accel_cuda_cutlass_register_matmul (AccelPlugin *plugin)
-{
-#ifdef ACCEL_CUTLASS_HAVE_SM90
-  accel_plugin_register_kernel (plugin, OP_NAME, ACCEL_CUDA_BACKEND_NAME, SM90_RANK, &sm90_kernel);
-#endif
-  accel_plugin_register_kernel (plugin, OP_NAME, ACCEL_CUDA_BACKEND_NAME, GENERIC_RANK, &generic_kernel);
-}

@@ -13,7 +13,8 @@
  *
  * The kernels are compiled with nvcc at build time, a small fixed set of
  * instances for the architectures of the `gpu_archs` option (the CUTLASS
- * ones for sm_90a alone). Ranks: see each file.
+ * ones for sm_90a alone). Ranks: see each file; the one kernel table is
+ * below.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -21,16 +22,28 @@
 
 const guint8 accel_cuda_cutlass_stand_in[16] __attribute__ ((aligned (256))) = { 0 };
 
-static gboolean
-plugin_init (AccelPlugin *plugin, GError **error)
-{
-  accel_cuda_cutlass_register_grouped (plugin);
-  accel_cuda_cutlass_register_quant (plugin);
-  accel_cuda_cutlass_register_matmul (plugin);
-  return TRUE;
-}
+/* Each kernel with its rank; the files' headers say why they rank so: the
+ * sm_90a and tensor-core kernels above the general ones of each op. */
+static const AccelKernelEntry kernels[] = {
+#ifdef ACCEL_CUTLASS_HAVE_SM90
+  { "grouped-gemm",
+    { .supports = accel_cuda_cutlass_grouped_sm90_supports, .run = accel_cuda_cutlass_grouped_sm90_run }, 200 },
+#endif
+  { "grouped-gemm",
+    { .supports = accel_cuda_cutlass_grouped_generic_supports, .run = accel_cuda_cutlass_grouped_generic_run }, 100 },
+  { "quant-matmul",
+    { .supports = accel_cuda_cutlass_quant_mma_supports, .run = accel_cuda_cutlass_quant_mma_run }, 200 },
+  { "quant-matmul",
+    { .supports = accel_cuda_cutlass_quant_generic_supports, .run = accel_cuda_cutlass_quant_generic_run }, 100 },
+#ifdef ACCEL_CUTLASS_HAVE_SM90
+  { "matmul",
+    { .supports = accel_cuda_cutlass_matmul_sm90_supports, .run = accel_cuda_cutlass_matmul_sm90_run }, 160 },
+#endif
+  { "matmul",
+    { .supports = accel_cuda_cutlass_matmul_generic_supports, .run = accel_cuda_cutlass_matmul_generic_run }, 150 },
+};
 
-ACCEL_PLUGIN_DEFINE (cuda_cutlass,
-                     "CUTLASS kernels on the cuda backend: grouped-gemm (mixture of experts), quant-matmul "
-                     "(int4/int8/fp8 weights), matmul with residual, row/column scales and amax",
-                     plugin_init, ACCEL_VERSION, "LGPL-2.1-or-later")
+ACCEL_PLUGIN_DEFINE_KERNELS (cuda_cutlass,
+                             "CUTLASS kernels on the cuda backend: grouped-gemm (mixture of experts), quant-matmul "
+                             "(int4/int8/fp8 weights), matmul with residual, row/column scales and amax",
+                             ACCEL_CUDA_BACKEND_NAME, 100, kernels, ACCEL_VERSION, "LGPL-2.1-or-later")

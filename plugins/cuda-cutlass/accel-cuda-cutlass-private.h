@@ -12,9 +12,22 @@
 
 G_BEGIN_DECLS
 
-void accel_cuda_cutlass_register_grouped (AccelPlugin *plugin);   /* accel-cuda-cutlass-grouped.c */
-void accel_cuda_cutlass_register_quant (AccelPlugin *plugin);     /* accel-cuda-cutlass-quant.c */
-void accel_cuda_cutlass_register_matmul (AccelPlugin *plugin);    /* accel-cuda-cutlass-matmul.c */
+/* The kernels, for the plugin's table (accel-cuda-cutlass-plugin.c); each
+ * file's header says what they take and why they rank as they do. */
+gboolean accel_cuda_cutlass_grouped_generic_supports (AccelOp *op, AccelDevice *device, GError **error);
+gboolean accel_cuda_cutlass_grouped_generic_run (AccelOp *op, gpointer context, GError **error);
+gboolean accel_cuda_cutlass_quant_mma_supports (AccelOp *op, AccelDevice *device, GError **error);
+gboolean accel_cuda_cutlass_quant_mma_run (AccelOp *op, gpointer context, GError **error);
+gboolean accel_cuda_cutlass_quant_generic_supports (AccelOp *op, AccelDevice *device, GError **error);
+gboolean accel_cuda_cutlass_quant_generic_run (AccelOp *op, gpointer context, GError **error);
+gboolean accel_cuda_cutlass_matmul_generic_supports (AccelOp *op, AccelDevice *device, GError **error);
+gboolean accel_cuda_cutlass_matmul_generic_run (AccelOp *op, gpointer context, GError **error);
+#ifdef ACCEL_CUTLASS_HAVE_SM90
+gboolean accel_cuda_cutlass_grouped_sm90_supports (AccelOp *op, AccelDevice *device, GError **error);
+gboolean accel_cuda_cutlass_grouped_sm90_run (AccelOp *op, gpointer context, GError **error);
+gboolean accel_cuda_cutlass_matmul_sm90_supports (AccelOp *op, AccelDevice *device, GError **error);
+gboolean accel_cuda_cutlass_matmul_sm90_run (AccelOp *op, gpointer context, GError **error);
+#endif
 
 /* What the C files put for a buffer's address where the device is served by
  * a host process (the address is only known there): aligned like any

@@ -15,8 +15,6 @@
  */
 #include "accel-cuda-cutlass-private.h"
 
-#define MMA_RANK 200
-#define GENERIC_RANK 100
 #define OP_NAME "quant-matmul"
 
 /* The op as the kernels take it; data pointers only on a device of this
@@ -54,16 +52,16 @@ params_fill (AccelOp *op, AccelDevice *device, AccelCutlassQuantParams *p, GErro
   return TRUE;
 }
 
-static gboolean
-generic_supports (AccelOp *op, AccelDevice *device, GError **error)
+gboolean
+accel_cuda_cutlass_quant_generic_supports (AccelOp *op, AccelDevice *device, GError **error)
 {
   AccelCutlassQuantParams p;
   return accel_cuda_cutlass_needs_cc (device, 8, 0, OP_NAME, error) && params_fill (op, device, &p, error)
          && accel_cuda_cutlass_general_fits (p.n, 1, OP_NAME, error);
 }
 
-static gboolean
-generic_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cuda_cutlass_quant_generic_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelCutlassQuantParams p;
   return params_fill (op, NULL, &p, error)
@@ -71,8 +69,8 @@ generic_run (AccelOp *op, gpointer context, GError **error)
                                       OP_NAME, error);
 }
 
-static gboolean
-mma_supports (AccelOp *op, AccelDevice *device, GError **error)
+gboolean
+accel_cuda_cutlass_quant_mma_supports (AccelOp *op, AccelDevice *device, GError **error)
 {
   AccelCutlassQuantParams p;
   if (!accel_cuda_cutlass_needs_cc (device, 8, 0, OP_NAME, error) || !params_fill (op, device, &p, error))
@@ -86,8 +84,8 @@ mma_supports (AccelOp *op, AccelDevice *device, GError **error)
   return TRUE;
 }
 
-static gboolean
-mma_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cuda_cutlass_quant_mma_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelCudaLane *lane = context;
   AccelCutlassQuantParams p;
@@ -101,20 +99,4 @@ mma_run (AccelOp *op, gpointer context, GError **error)
     return FALSE;
   return accel_cuda_cutlass_check (accel_cutlass_quant_mma (&p, workspace, accel_cuda_lane_get_stream (lane)),
                                    OP_NAME, error);
-}
-
-static const AccelKernelVTable mma_kernel = { .supports = mma_supports, .run = mma_run };
-static const AccelKernelVTable generic_kernel = { .supports = generic_supports, .run = generic_run };
-
-/**
- * accel_cuda_cutlass_register_quant:
- * @plugin: the cuda_cutlass plugin, in its plugin_init
- *
- * Registers the `quant-matmul` kernels of the cuda backend.
- */
-void
-accel_cuda_cutlass_register_quant (AccelPlugin *plugin)
-{
-  accel_plugin_register_kernel (plugin, OP_NAME, ACCEL_CUDA_BACKEND_NAME, MMA_RANK, &mma_kernel);
-  accel_plugin_register_kernel (plugin, OP_NAME, ACCEL_CUDA_BACKEND_NAME, GENERIC_RANK, &generic_kernel);
 }

@@ -2,7 +2,8 @@
  * decode and chunked prefill) on the cuda backend through the split-KV
  * kernels of accel-flashattn-kvcache.cu.
  *
- * Rank 500. supports() declines what the kernels do not cover (dtypes other
+ * Rank 500, the plugin's (accel-cuda-flashattn-plugin.c registers it).
+ * supports() declines what the kernels do not cover (dtypes other
  * than f16/bf16, head dims other than 64/128/256, Dv != D, buffers not
  * 16-byte aligned). seqlens-k and block-table are read by the kernels on the
  * device, so their values are checked there: the kernels leave codes that
@@ -22,8 +23,6 @@
 #include "accel-cuda-flashattn-private.h"
 #include "accel-flashattn.h"
 
-
-#define KERNEL_RANK 500
 #define OP_NAME "attention-kvcache"
 
 /* The op's properties; buffers borrowed from the op. */
@@ -93,8 +92,8 @@ fill_params (AccelFlashAttnKvcacheParams *p, const KvOp *k)
   p->num_splits = k->num_splits;
 }
 
-static gboolean
-kvcache_supports (AccelOp *op, AccelDevice *device, GError **error)
+gboolean
+accel_cuda_flashattn_kvcache_supports (AccelOp *op, AccelDevice *device, GError **error)
 {
   KvOp k;
 
@@ -173,8 +172,8 @@ kvcache_judge (const gint32 *codes, guint n_codes, gpointer user_data, GError **
   return TRUE;
 }
 
-static gboolean
-kvcache_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cuda_flashattn_kvcache_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelCudaLane *lane = context;
   AccelFlashAttnKvcacheParams p;
@@ -202,21 +201,4 @@ kvcache_run (AccelOp *op, gpointer context, GError **error)
 
   int status = accel_flashattn_kvcache (&p, workspace, accel_cuda_lane_get_stream (lane));
   return accel_cuda_flashattn_report (OP_NAME, status, error);
-}
-
-static const AccelKernelVTable kvcache_kernel = {
-  .supports = kvcache_supports,
-  .run = kvcache_run,
-};
-
-/**
- * accel_cuda_flashattn_register_kvcache:
- * @plugin: the cuda_flashattn plugin, in its plugin_init
- *
- * Registers the `attention-kvcache` kernel of the cuda backend.
- */
-void
-accel_cuda_flashattn_register_kvcache (AccelPlugin *plugin)
-{
-  accel_plugin_register_kernel (plugin, OP_NAME, ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &kvcache_kernel);
 }

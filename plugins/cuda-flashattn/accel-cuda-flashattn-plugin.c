@@ -392,11 +392,6 @@ attention_run (AccelOp *op, gpointer context, GError **error)
   return accel_cuda_flashattn_report ("attention", accel_flashattn_fwd (&p, accel_cuda_lane_get_stream (lane)), error);
 }
 
-static const AccelKernelVTable attention_kernel = {
-  .supports = attention_supports,
-  .run = attention_run,
-};
-
 /* ---- attention-backward -------------------------------------------------- */
 
 static void
@@ -448,21 +443,17 @@ attention_backward_run (AccelOp *op, gpointer context, GError **error)
                                       accel_flashattn_bwd (&p, workspace, accel_cuda_lane_get_stream (lane)), error);
 }
 
-static const AccelKernelVTable attention_backward_kernel = {
-  .supports = attention_backward_supports,
-  .run = attention_backward_run,
+/* ---- the plugin ---------------------------------------------------------- */
+
+static const AccelKernelEntry kernels[] = {
+  { "attention", { .supports = attention_supports, .run = attention_run } },
+  { "attention-backward", { .supports = attention_backward_supports, .run = attention_backward_run } },
+  { "attention-kvcache",
+    { .supports = accel_cuda_flashattn_kvcache_supports, .run = accel_cuda_flashattn_kvcache_run } },
+  { "attention-varlen", { .supports = accel_cuda_flashattn_varlen_supports, .run = accel_cuda_flashattn_varlen_run } },
+  { "attention-varlen-backward",
+    { .supports = accel_cuda_flashattn_varlen_supports, .run = accel_cuda_flashattn_varlen_run } },
 };
 
-static gboolean
-plugin_init (AccelPlugin *plugin, GError **error)
-{
-  accel_plugin_register_kernel (plugin, "attention", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &attention_kernel);
-  accel_plugin_register_kernel (plugin, "attention-backward", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK,
-                                &attention_backward_kernel);
-  accel_cuda_flashattn_register_kvcache (plugin);
-  accel_cuda_flashattn_register_varlen (plugin);
-  return TRUE;
-}
-
-ACCEL_PLUGIN_DEFINE (cuda_flashattn, "FlashAttention forward and backward kernels on the cuda backend",
-                     plugin_init, ACCEL_VERSION, "LGPL-2.1-or-later")
+ACCEL_PLUGIN_DEFINE_KERNELS (cuda_flashattn, "FlashAttention forward and backward kernels on the cuda backend",
+                             ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, ACCEL_VERSION, "LGPL-2.1-or-later")

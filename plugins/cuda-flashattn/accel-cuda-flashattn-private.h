@@ -11,8 +11,12 @@
 
 G_BEGIN_DECLS
 
-void accel_cuda_flashattn_register_kvcache (AccelPlugin *plugin);   /* accel-cuda-flashattn-kvcache.c */
-void accel_cuda_flashattn_register_varlen (AccelPlugin *plugin);    /* accel-cuda-flashattn-varlen.c */
+/* The kernels of accel-cuda-flashattn-kvcache.c and
+ * accel-cuda-flashattn-varlen.c (both varlen ops), for the plugin's table. */
+gboolean accel_cuda_flashattn_kvcache_supports (AccelOp *op, AccelDevice *device, GError **error);
+gboolean accel_cuda_flashattn_kvcache_run (AccelOp *op, gpointer context, GError **error);
+gboolean accel_cuda_flashattn_varlen_supports (AccelOp *op, AccelDevice *device, GError **error);
+gboolean accel_cuda_flashattn_varlen_run (AccelOp *op, gpointer context, GError **error);
 
 gboolean accel_cuda_flashattn_head_dims_supported (const char *op_name, gint64 D, gint64 Dv, GError **error);
 gboolean accel_cuda_flashattn_alibi_supported (const char *op_name, AccelBuffer *alibi_slopes, int sinks,

@@ -4,7 +4,8 @@
  * (accel-flashattn-fwd.cu and accel-flashattn-fwd-sm90.cu forward,
  * accel-flashattn-bwd.cu backward, accel-flashattn-f32.cu for f32).
  *
- * Rank 500. supports() declines what the kernels do not cover (dtypes other
+ * Rank 500, the plugin's (accel-cuda-flashattn-plugin.c registers both).
+ * supports() declines what the kernels do not cover (dtypes other
  * than f16, bf16 and f32; head dims that are not multiples of 8 up to 256;
  * buffers not 16-byte aligned), naming the supported set. The kernels read
  * cu-seqlens-q and cu-seqlens-k on the device, so nothing on the submit
@@ -27,7 +28,6 @@
 #include "accel-cuda-flashattn-private.h"
 #include "accel-flashattn.h"
 
-#define KERNEL_RANK 500
 #define FWD_NAME "attention-varlen"
 #define BWD_NAME "attention-varlen-backward"
 
@@ -131,8 +131,8 @@ fill_params (AccelFlashAttnBwdParams *bp, const VarlenOp *o)
     }
 }
 
-static gboolean
-varlen_supports (AccelOp *op, AccelDevice *device, GError **error)
+gboolean
+accel_cuda_flashattn_varlen_supports (AccelOp *op, AccelDevice *device, GError **error)
 {
   VarlenOp o;
 
@@ -207,8 +207,8 @@ varlen_judge (const gint32 *codes, guint n_codes, gpointer user_data, GError **e
          && judge_one (j->name, "cu-seqlens-k", "k", codes + 3, j->batch, j->total_k, error);
 }
 
-static gboolean
-varlen_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cuda_flashattn_varlen_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelCudaLane *lane = context;
   AccelFlashAttnBwdParams p;
@@ -238,23 +238,4 @@ varlen_run (AccelOp *op, gpointer context, GError **error)
   else
     status = accel_flashattn_fwd (&p.fwd, stream);
   return accel_cuda_flashattn_report (o.name, status, error);
-}
-
-static const AccelKernelVTable varlen_kernel = {
-  .supports = varlen_supports,
-  .run = varlen_run,
-};
-
-/**
- * accel_cuda_flashattn_register_varlen:
- * @plugin: the cuda_flashattn plugin, in its plugin_init
- *
- * Registers the `attention-varlen` and `attention-varlen-backward` kernels
- * of the cuda backend.
- */
-void
-accel_cuda_flashattn_register_varlen (AccelPlugin *plugin)
-{
-  accel_plugin_register_kernel (plugin, FWD_NAME, ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &varlen_kernel);
-  accel_plugin_register_kernel (plugin, BWD_NAME, ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &varlen_kernel);
 }

@@ -1,8 +1,8 @@
 /* accel-cuda-image.c: the `cuda` plugin's kernels of the image ops
  * (resize, convert-color, filter, morphology, warp-affine,
- * warp-perspective): each fills the plain descriptors of
- * accel-cuda-image-kernels.h from the op, one sample plane at a time, and
- * enqueues on the lane's stream.
+ * warp-perspective; accel-cuda-plugin.c registers them): each fills the
+ * plain descriptors of accel-cuda-image-kernels.h from the op, one sample
+ * plane at a time, and enqueues on the lane's stream.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -12,8 +12,6 @@
 #include "accel-cuda.h"
 #include "accel-cuda-image.h"
 #include "accel-cuda-image-kernels.h"
-
-#define KERNEL_RANK 100
 
 G_STATIC_ASSERT ((int) ACCEL_IMAGE_TAKE_ALPHA == ACCEL_CUDA_TAKE_ALPHA);
 G_STATIC_ASSERT ((int) ACCEL_IMAGE_TAKE_OPAQUE == ACCEL_CUDA_TAKE_OPAQUE);
@@ -76,28 +74,20 @@ run_plan (const AccelImagePlan *plan, AccelBuffer *src, AccelBuffer *dst, gpoint
   return TRUE;
 }
 
-static gboolean
-resize_run (AccelOp *op, gpointer context, GError **error)
+/* resize and convert-color alike: their plans differ, not their runs. */
+gboolean
+accel_cuda_resample_run (AccelOp *op, gpointer context, GError **error)
 {
-  AccelResize *self = ACCEL_RESIZE (op);
   AccelImagePlan plan;
-  accel_image_plan_resize (self, &plan);
-  return run_plan (&plan, self->src.buffer, self->dst.buffer, context, error);
-}
-
-static gboolean
-convert_run (AccelOp *op, gpointer context, GError **error)
-{
-  AccelConvertColor *self = ACCEL_CONVERT_COLOR (op);
-  AccelImagePlan plan;
-  accel_image_plan_convert (self, &plan);
-  return run_plan (&plan, self->src.buffer, self->dst.buffer, context, error);
+  AccelBuffer *src, *dst;
+  accel_image_plan_of (op, &plan, &src, &dst);
+  return run_plan (&plan, src, dst, context, error);
 }
 
 /* filter */
 
-static gboolean
-filter_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cuda_filter_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelFilter *self = ACCEL_FILTER (op);
   AccelImageLayout ls, ld;
@@ -146,8 +136,8 @@ filter_run (AccelOp *op, gpointer context, GError **error)
 
 /* morphology */
 
-static gboolean
-morphology_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cuda_morphology_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelMorphology *self = ACCEL_MORPHOLOGY (op);
   AccelImageLayout ls, ld;
@@ -230,34 +220,18 @@ warp_run (AccelImage *src, AccelImage *dst, const double *matrix, gboolean persp
   return TRUE;
 }
 
-static gboolean
-warp_affine_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cuda_warp_affine_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelWarpAffine *self = ACCEL_WARP_AFFINE (op);
   return warp_run (&self->src, &self->dst, self->matrix, FALSE, self->method, self->border, self->border_value,
                    context, error);
 }
 
-static gboolean
-warp_perspective_run (AccelOp *op, gpointer context, GError **error)
+gboolean
+accel_cuda_warp_perspective_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelWarpPerspective *self = ACCEL_WARP_PERSPECTIVE (op);
   return warp_run (&self->src, &self->dst, self->matrix, TRUE, self->method, self->border, self->border_value,
                    context, error);
-}
-
-static const AccelKernelEntry image_kernels[] = {
-  { "resize", { .run = resize_run } },
-  { "convert-color", { .run = convert_run } },
-  { "filter", { .run = filter_run } },
-  { "morphology", { .run = morphology_run } },
-  { "warp-affine", { .run = warp_affine_run } },
-  { "warp-perspective", { .run = warp_perspective_run } },
-};
-
-void
-accel_cuda_register_image_kernels (AccelPlugin *plugin)
-{
-  accel_plugin_register_kernels (plugin, ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, image_kernels,
-                                G_N_ELEMENTS (image_kernels));
 }

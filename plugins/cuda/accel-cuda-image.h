@@ -1,5 +1,5 @@
-/* accel-cuda-image.h: registration of the image op kernels of the `cuda`
- * plugin (accel-cuda-image.c).
+/* accel-cuda-image.h: the image op kernels of the `cuda` plugin
+ * (accel-cuda-image.c), which accel-cuda-plugin.c registers.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -9,6 +9,10 @@
 
 G_BEGIN_DECLS
 
-void accel_cuda_register_image_kernels (AccelPlugin *plugin);
+gboolean accel_cuda_resample_run (AccelOp *op, gpointer context, GError **error);   /* resize, convert-color */
+gboolean accel_cuda_filter_run (AccelOp *op, gpointer context, GError **error);
+gboolean accel_cuda_morphology_run (AccelOp *op, gpointer context, GError **error);
+gboolean accel_cuda_warp_affine_run (AccelOp *op, gpointer context, GError **error);
+gboolean accel_cuda_warp_perspective_run (AccelOp *op, gpointer context, GError **error);
 
 G_END_DECLS

@@ -1,5 +1,6 @@
 /* accel-cuda-plugin.c: the `cuda` plugin: the CUDA backend, and kernels
- * for copy, fill, cast, reduce, softmax, layernorm, rmsnorm and rng-fill.
+ * for copy, fill, cast, reduce, softmax, layernorm, rmsnorm and rng-fill,
+ * and the image ops of accel-cuda-image.c, all in one table.
  *
  * rng-fill here is Accel's own Philox mapping, bit-identical to cpu:0 for
  * uniform values. The `curand` plugin offers cuRAND's generator as a second
@@ -309,6 +310,12 @@ static const AccelKernelEntry kernels[] = {
   { "rmsnorm", { .supports = norm_supports, .run = rmsnorm_run } },
   { "rng-fill", { .supports = rng_fill_supports, .run = rng_fill_run } },
   { "replay", { .run = replay_run } },
+  { "resize", { .run = accel_cuda_resample_run } },
+  { "convert-color", { .run = accel_cuda_resample_run } },
+  { "filter", { .run = accel_cuda_filter_run } },
+  { "morphology", { .run = accel_cuda_morphology_run } },
+  { "warp-affine", { .run = accel_cuda_warp_affine_run } },
+  { "warp-perspective", { .run = accel_cuda_warp_perspective_run } },
 };
 
 static gboolean
@@ -316,7 +323,6 @@ accel_cuda_plugin_init (AccelPlugin *plugin, GError **error)
 {
   accel_plugin_register_backend (plugin, ACCEL_CUDA_BACKEND_NAME, ACCEL_CUDA_TYPE_BACKEND);
   accel_plugin_register_kernels (plugin, ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
-  accel_cuda_register_image_kernels (plugin);
   return TRUE;
 }
 

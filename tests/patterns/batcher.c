@@ -742,6 +742,72 @@ test_linear_seeded (void)
   g_assert_nonnull (strstr (error->message, "input “x”"));
 }
 
+/* A model whose calls go to its home context (set_main_context), served by
+ * another thread: its specs and its prepare are asked from here and
+ * waited for, and it answers as its twin without a home does. */
+static gpointer
+home_thread (gpointer data)
+{
+  GMainLoop *loop = data;
+  g_main_context_push_thread_default (g_main_loop_get_context (loop));
+  g_main_loop_run (loop);
+  g_main_context_pop_thread_default (g_main_loop_get_context (loop));
+  return NULL;
+}
+
+static void
+test_model_home_context (void)
+{
+  g_autoptr(GError) error = NULL;
+  guint64 sizes[] = { g_test_rand_int_range (2, 30), g_test_rand_int_range (2, 30) };
+  guint64 seed = g_test_rand_int_range (1, 1 << 30);
+  AccelModel *models[2];
+  for (guint i = 0; i < 2; i++)
+    {
+      models[i] = accel_system_new_model (pt_system (), "linear", &error, "layer-sizes",
+                                          g_variant_new_fixed_array (G_VARIANT_TYPE_UINT64, sizes, 2, 8),
+                                          "seed", seed, NULL);
+      g_assert_no_error (error);
+    }
+  g_autoptr(GMainContext) home = g_main_context_new ();
+  g_autoptr(GMainLoop) loop = g_main_loop_new (home, FALSE);
+  GThread *thread = g_thread_new ("model-home", home_thread, loop);
+  accel_model_set_main_context (models[0], home);
+
+  g_autoptr(GPtrArray) inputs = accel_model_get_inputs (models[0]);
+  g_assert_cmpuint (inputs->len, ==, 1);
+  g_assert_cmpstr (accel_tensor_spec_get_name (inputs->pdata[0]), ==, "x");
+  g_assert_true (accel_model_prepare (models[0], pt_cpu (), &error));
+  g_assert_no_error (error);
+  g_assert_true (accel_model_is_prepared (models[0], pt_cpu ()));
+
+  gint64 rows = g_test_rand_int_range (1, 9);
+  g_autoptr(AccelShape) xs = accel_shape_new_2d (rows, sizes[0]);
+  g_autoptr(AccelShape) ys = accel_shape_new_2d (rows, sizes[1]);
+  g_autoptr(AccelBuffer) x = accel_device_alloc (pt_cpu (), ACCEL_DTYPE_F32, xs, &error);
+  g_autofree double *xv = pt_random (ACCEL_DTYPE_F32, rows * sizes[0], -1, 1);
+  g_autoptr(GBytes) xbytes = pt_bytes (ACCEL_DTYPE_F32, xv, rows * sizes[0]);
+  g_assert_true (accel_buffer_upload (x, xbytes, &error));
+  GBytes *results[2];
+  for (guint i = 0; i < 2; i++)
+    {
+      g_autoptr(AccelBuffer) y = accel_device_alloc (pt_cpu (), ACCEL_DTYPE_F32, ys, &error);
+      g_assert_true (accel_model_run (models[i], pt_cpu (), &x, 1, &y, 1, NULL, &error));
+      g_assert_no_error (error);
+      results[i] = accel_buffer_download (y, &error);
+      g_assert_no_error (error);
+    }
+  g_assert_true (g_bytes_equal (results[0], results[1]));
+
+  g_main_loop_quit (loop);
+  g_thread_join (thread);
+  for (guint i = 0; i < 2; i++)
+    {
+      g_bytes_unref (results[i]);
+      g_object_unref (models[i]);
+    }
+}
+
 int
 main (int argc, char **argv)
 {
@@ -758,5 +824,6 @@ main (int argc, char **argv)
   g_test_add_func ("/batcher/shutdown-pending", test_shutdown_pending);
   g_test_add_func ("/batcher/spawn-errors", test_spawn_errors);
   g_test_add_func ("/batcher/linear-seeded", test_linear_seeded);
+  g_test_add_func ("/batcher/model-home-context", test_model_home_context);
   return pt_run ();
 }

@@ -270,16 +270,7 @@ static const AccelKernelEntry kernels[] = {
   { "segmented-reduce", { .run = segmented_reduce_run } },
 };
 
-static gboolean
-accel_cub_plugin_init (AccelPlugin *plugin, GError **error)
-{
-  accel_plugin_register_kernels (plugin, ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
-  return TRUE;
-}
-
-ACCEL_PLUGIN_DEFINE (cub,
-                     "CUB kernels on the cuda backend: sort (keys, pairs; rows), scan, histogram, select, "
-                     "segmented-reduce",
-                     accel_cub_plugin_init,
-                     ACCEL_VERSION,
-                     "LGPL-2.1-or-later")
+ACCEL_PLUGIN_DEFINE_KERNELS (cub,
+                             "CUB kernels on the cuda backend: sort (keys, pairs; rows), scan, histogram, select, "
+                             "segmented-reduce",
+                             ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, ACCEL_VERSION, "LGPL-2.1-or-later")

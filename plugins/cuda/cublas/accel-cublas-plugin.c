@@ -237,16 +237,7 @@ static const AccelKernelEntry kernels[] = {
   { "scal", { .run = scal_run } },
 };
 
-static gboolean
-accel_cublas_plugin_init (AccelPlugin *plugin, GError **error)
-{
-  accel_plugin_register_kernels (plugin, ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
-  return TRUE;
-}
-
-ACCEL_PLUGIN_DEFINE (cublas,
-                     "cuBLAS kernels on the cuda backend: gemm (f32, tf32, f64, c64, c128, f16, bf16; "
-                     "batched, transposed), axpy, scal",
-                     accel_cublas_plugin_init,
-                     ACCEL_VERSION,
-                     "LGPL-2.1-or-later")
+ACCEL_PLUGIN_DEFINE_KERNELS (cublas,
+                             "cuBLAS kernels on the cuda backend: gemm (f32, tf32, f64, c64, c128, f16, bf16; "
+                             "batched, transposed), axpy, scal",
+                             ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, ACCEL_VERSION, "LGPL-2.1-or-later")

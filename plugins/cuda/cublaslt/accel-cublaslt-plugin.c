@@ -464,20 +464,12 @@ gemm_run (AccelOp *op, gpointer context, GError **error)
   return run_plan (context, &key, &o, error);
 }
 
-static const AccelKernelVTable matmul_kernel = { .supports = matmul_supports, .run = matmul_run };
-static const AccelKernelVTable gemm_kernel = { .supports = gemm_supports, .run = gemm_run };
+static const AccelKernelEntry kernels[] = {
+  { "matmul", { .supports = matmul_supports, .run = matmul_run } },
+  { "gemm", { .supports = gemm_supports, .run = gemm_run }, GEMM_RANK },
+};
 
-static gboolean
-accel_cublaslt_plugin_init (AccelPlugin *plugin, GError **error)
-{
-  accel_plugin_register_kernel (plugin, "matmul", ACCEL_CUDA_BACKEND_NAME, MATMUL_RANK, &matmul_kernel);
-  accel_plugin_register_kernel (plugin, "gemm", ACCEL_CUDA_BACKEND_NAME, GEMM_RANK, &gemm_kernel);
-  return TRUE;
-}
-
-ACCEL_PLUGIN_DEFINE (cublaslt,
-                     "cuBLASLt kernels on the cuda backend: matmul with fused bias/ReLU/GELU epilogues "
-                     "(f32, f16, bf16, fp8 e4m3/e5m2 with per-tensor scales; batched), gemm (f16, bf16)",
-                     accel_cublaslt_plugin_init,
-                     ACCEL_VERSION,
-                     "LGPL-2.1-or-later")
+ACCEL_PLUGIN_DEFINE_KERNELS (cublaslt,
+                             "cuBLASLt kernels on the cuda backend: matmul with fused bias/ReLU/GELU epilogues "
+                             "(f32, f16, bf16, fp8 e4m3/e5m2 with per-tensor scales; batched), gemm (f16, bf16)",
+                             ACCEL_CUDA_BACKEND_NAME, MATMUL_RANK, kernels, ACCEL_VERSION, "LGPL-2.1-or-later")

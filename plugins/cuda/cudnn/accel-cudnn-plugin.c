@@ -177,6 +177,22 @@ plan_descriptors (Plan *pl, GError **error)
 
 #define N_CANDIDATES 8
 
+/* In plan_choose(): asks the heuristics @query (a
+ * cudnnGetConvolution*Algorithm_v7, which takes the handle, the four
+ * descriptors @a @b @conv @c, then fills @PerfType candidates best first)
+ * and takes the first that succeeded and fits the workspace limit. */
+#define CHOOSE_FROM(PerfType, query, a, b, conv, c)                                                \
+  do                                                                                               \
+    {                                                                                              \
+      PerfType perf[N_CANDIDATES];                                                                 \
+      if (!check_cudnn (query (d->handle, a, b, conv, c, N_CANDIDATES, &n, perf), #query, error))   \
+        return FALSE;                                                                              \
+      for (int i = 0; i < n && pl->algo < 0; i++)                                                  \
+        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= WORKSPACE_LIMIT)           \
+          pl->algo = perf[i].algo, pl->workspace = perf[i].memory;                                 \
+    }                                                                                              \
+  while (0)
+
 /* The heuristics' best algorithm that fits the workspace limit. */
 static gboolean
 plan_choose (Dnn *d, Plan *pl, GError **error)
@@ -186,41 +202,17 @@ plan_choose (Dnn *d, Plan *pl, GError **error)
   switch (pl->key.direction)
     {
     case DIR_FORWARD:
-      {
-        cudnnConvolutionFwdAlgoPerf_t perf[N_CANDIDATES];
-        if (!check_cudnn (cudnnGetConvolutionForwardAlgorithm_v7 (d->handle, pl->x, pl->w, pl->conv, pl->y,
-                                                                  N_CANDIDATES, &n, perf),
-                          "cudnnGetConvolutionForwardAlgorithm_v7", error))
-          return FALSE;
-        for (int i = 0; i < n && pl->algo < 0; i++)
-          if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= WORKSPACE_LIMIT)
-            pl->algo = perf[i].algo, pl->workspace = perf[i].memory;
-        break;
-      }
+      CHOOSE_FROM (cudnnConvolutionFwdAlgoPerf_t, cudnnGetConvolutionForwardAlgorithm_v7,
+                   pl->x, pl->w, pl->conv, pl->y);
+      break;
     case DIR_BACKWARD_DATA:
-      {
-        cudnnConvolutionBwdDataAlgoPerf_t perf[N_CANDIDATES];
-        if (!check_cudnn (cudnnGetConvolutionBackwardDataAlgorithm_v7 (d->handle, pl->w, pl->y, pl->conv, pl->x,
-                                                                       N_CANDIDATES, &n, perf),
-                          "cudnnGetConvolutionBackwardDataAlgorithm_v7", error))
-          return FALSE;
-        for (int i = 0; i < n && pl->algo < 0; i++)
-          if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= WORKSPACE_LIMIT)
-            pl->algo = perf[i].algo, pl->workspace = perf[i].memory;
-        break;
-      }
+      CHOOSE_FROM (cudnnConvolutionBwdDataAlgoPerf_t, cudnnGetConvolutionBackwardDataAlgorithm_v7,
+                   pl->w, pl->y, pl->conv, pl->x);
+      break;
     default:
-      {
-        cudnnConvolutionBwdFilterAlgoPerf_t perf[N_CANDIDATES];
-        if (!check_cudnn (cudnnGetConvolutionBackwardFilterAlgorithm_v7 (d->handle, pl->x, pl->y, pl->conv, pl->w,
-                                                                         N_CANDIDATES, &n, perf),
-                          "cudnnGetConvolutionBackwardFilterAlgorithm_v7", error))
-          return FALSE;
-        for (int i = 0; i < n && pl->algo < 0; i++)
-          if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= WORKSPACE_LIMIT)
-            pl->algo = perf[i].algo, pl->workspace = perf[i].memory;
-        break;
-      }
+      CHOOSE_FROM (cudnnConvolutionBwdFilterAlgoPerf_t, cudnnGetConvolutionBackwardFilterAlgorithm_v7,
+                   pl->x, pl->y, pl->conv, pl->w);
+      break;
     }
   if (pl->algo < 0)
     {
@@ -373,16 +365,7 @@ static const AccelKernelEntry kernels[] = {
   { "pool2d", { .run = pool2d_run } },
 };
 
-static gboolean
-accel_cudnn_plugin_init (AccelPlugin *plugin, GError **error)
-{
-  accel_plugin_register_kernels (plugin, ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
-  return TRUE;
-}
-
-ACCEL_PLUGIN_DEFINE (cudnn,
-                     "cuDNN kernels on the cuda backend: conv2d and its backward-data and backward-filter ops, "
-                     "pool2d (NCHW, NHWC; f32, f16, bf16)",
-                     accel_cudnn_plugin_init,
-                     ACCEL_VERSION,
-                     "LGPL-2.1-or-later")
+ACCEL_PLUGIN_DEFINE_KERNELS (cudnn,
+                             "cuDNN kernels on the cuda backend: conv2d and its backward-data and backward-filter ops, "
+                             "pool2d (NCHW, NHWC; f32, f16, bf16)",
+                             ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, ACCEL_VERSION, "LGPL-2.1-or-later")

@@ -182,18 +182,11 @@ fft_run (AccelOp *op, gpointer context, GError **error)
     }
 }
 
-static const AccelKernelVTable fft_kernel = { .run = fft_run };
+static const AccelKernelEntry kernels[] = {
+  { "fft", { .run = fft_run } },
+};
 
-static gboolean
-accel_cufft_plugin_init (AccelPlugin *plugin, GError **error)
-{
-  accel_plugin_register_kernel (plugin, "fft", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &fft_kernel);
-  return TRUE;
-}
-
-ACCEL_PLUGIN_DEFINE (cufft,
-                     "cuFFT kernels on the cuda backend: fft (c2c, r2c, c2r; 1-3 dimensions, batched; "
-                     "f32, f64) with a bounded per-lane plan cache",
-                     accel_cufft_plugin_init,
-                     ACCEL_VERSION,
-                     "LGPL-2.1-or-later")
+ACCEL_PLUGIN_DEFINE_KERNELS (cufft,
+                             "cuFFT kernels on the cuda backend: fft (c2c, r2c, c2r; 1-3 dimensions, batched; "
+                             "f32, f64) with a bounded per-lane plan cache",
+                             ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, ACCEL_VERSION, "LGPL-2.1-or-later")

@@ -129,17 +129,11 @@ rng_fill_run (AccelOp *op, gpointer context, GError **error)
   return TRUE;
 }
 
-static const AccelKernelVTable rng_fill_kernel = { .run = rng_fill_run };
+static const AccelKernelEntry kernels[] = {
+  { "rng-fill", { .run = rng_fill_run } },
+};
 
-static gboolean
-accel_curand_plugin_init (AccelPlugin *plugin, GError **error)
-{
-  accel_plugin_register_kernel (plugin, "rng-fill", ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, &rng_fill_kernel);
-  return TRUE;
-}
-
-ACCEL_PLUGIN_DEFINE (curand,
-                     "cuRAND Philox4x32-10 rng-fill on the cuda backend (rank 50; ACCEL_CUDA_RNG=curand picks it)",
-                     accel_curand_plugin_init,
-                     ACCEL_VERSION,
-                     "LGPL-2.1-or-later")
+ACCEL_PLUGIN_DEFINE_KERNELS (curand,
+                             "cuRAND Philox4x32-10 rng-fill on the cuda backend (rank 50; "
+                             "ACCEL_CUDA_RNG=curand picks it)",
+                             ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, ACCEL_VERSION, "LGPL-2.1-or-later")

@@ -365,30 +365,60 @@ rhs_out (const Run *r, guint8 *work, AccelBuffer *x, int nrhs, GError **error)
   return transpose (r, work, accel_buffer_get_data (x), nrhs, (int) r->d.rows, r->d.batch, error);
 }
 
+/* getrs or potrs of batch entry @index of @op: @factor is that entry's
+ * factor as cuSOLVER reads it (column-major), @rhs its right-hand sides,
+ * solved in place. */
+typedef cusolverStatus_t (*SolveEntry) (const Run *r, Solver *s, AccelOp *op, gint64 index, const void *factor,
+                                        void *rhs, int nrhs, int *info);
+
+/* What lu-solve and cholesky-solve share: @b into @x (through a transposed
+ * scratch copy when it has several columns), @solve on every batch entry
+ * of @factor, transposed into scratch first with @transposed (an LU
+ * factor; a Cholesky one is read as its column-major view, see fill_for). */
+static gboolean
+solve_run (AccelOp *op, gpointer context, AccelBuffer *factor, gboolean transposed, AccelBuffer *b,
+           AccelBuffer *x, SolveEntry solve, const char *routine, GError **error)
+{
+  Run r = run_start (context, factor);
+  int n = (int) r.d.rows, nrhs = (int) rhs_columns (factor, b);
+
+  if (r.d.batch == 0 || n == 0 || nrhs == 0)
+    return copy_if_distinct (x, b, r.stream, error);
+  Solver *s = lane_solver (r.lane, error);
+  if (s == NULL)
+    return FALSE;
+  guint8 *factors = accel_buffer_get_data (factor);
+  if (transposed)
+    {
+      guint8 *work = scratch (&r, r.d.batch * n * n, error);
+      if (work == NULL || !transpose (&r, factors, work, n, n, r.d.batch, error))
+        return FALSE;
+      factors = work;
+    }
+  int *info = infos (&r, 1, error);
+  guint8 *rhs = info ? rhs_in (&r, b, x, nrhs, error) : NULL;
+  if (rhs == NULL)
+    return FALSE;
+  for (gint64 i = 0; i < r.d.batch; i++)
+    if (!check_cusolver (solve (&r, s, op, i, entry (factors, i, (gint64) n * n, r.es),
+                                entry (rhs, i, (gint64) n * nrhs, r.es), nrhs, info), routine, error))
+      return FALSE;
+  return rhs_out (&r, rhs, x, nrhs, error);
+}
+
+static cusolverStatus_t
+getrs_entry (const Run *r, Solver *s, AccelOp *op, gint64 index, const void *lu, void *rhs, int nrhs, int *info)
+{
+  int n = (int) r->d.rows;
+  const int *pivots = (const int *) accel_buffer_get_data (ACCEL_LU_SOLVE (op)->pivots) + index * n;
+  return SOLVER (r->dt, getrs, s->handle, CUBLAS_OP_N, n, nrhs, lu, n, pivots, rhs, n, info);
+}
+
 static gboolean
 lu_solve_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelLuSolve *self = ACCEL_LU_SOLVE (op);
-  Run r = run_start (context, self->lu);
-  int n = (int) r.d.rows, nrhs = (int) rhs_columns (self->lu, self->b);
-
-  if (r.d.batch == 0 || n == 0 || nrhs == 0)
-    return copy_if_distinct (self->x, self->b, r.stream, error);
-  Solver *s = lane_solver (r.lane, error);
-  guint8 *work_lu = s ? scratch (&r, r.d.batch * n * n, error) : NULL;
-  int *info = work_lu ? infos (&r, 1, error) : NULL;
-  if (info == NULL || !transpose (&r, accel_buffer_get_data (self->lu), work_lu, n, n, r.d.batch, error))
-    return FALSE;
-  guint8 *rhs = rhs_in (&r, self->b, self->x, nrhs, error);
-  if (rhs == NULL)
-    return FALSE;
-  for (gint64 b = 0; b < r.d.batch; b++)
-    if (!check_cusolver (SOLVER (r.dt, getrs, s->handle, CUBLAS_OP_N, n, nrhs,
-                                 (const void *) entry (work_lu, b, (gint64) n * n, r.es), n,
-                                 (const int *) accel_buffer_get_data (self->pivots) + b * n,
-                                 (void *) entry (rhs, b, (gint64) n * nrhs, r.es), n, info), "getrs", error))
-      return FALSE;
-  return rhs_out (&r, rhs, self->x, nrhs, error);
+  return solve_run (op, context, self->lu, TRUE, self->b, self->x, getrs_entry, "getrs", error);
 }
 
 /* cholesky: the lower triangle of a row-major matrix is the upper one of
@@ -433,26 +463,18 @@ cholesky_run (AccelOp *op, gpointer context, GError **error)
   return check_infos_after (&r, info, INFO_CHOLESKY, error);
 }
 
+static cusolverStatus_t
+potrs_entry (const Run *r, Solver *s, AccelOp *op, gint64 index, const void *l, void *rhs, int nrhs, int *info)
+{
+  int n = (int) r->d.rows;
+  return SOLVER (r->dt, potrs, s->handle, fill_for (ACCEL_CHOLESKY_SOLVE (op)->lower), n, nrhs, l, n, rhs, n, info);
+}
+
 static gboolean
 cholesky_solve_run (AccelOp *op, gpointer context, GError **error)
 {
   AccelCholeskySolve *self = ACCEL_CHOLESKY_SOLVE (op);
-  Run r = run_start (context, self->l);
-  int n = (int) r.d.rows, nrhs = (int) rhs_columns (self->l, self->b);
-
-  if (r.d.batch == 0 || n == 0 || nrhs == 0)
-    return copy_if_distinct (self->x, self->b, r.stream, error);
-  Solver *s = lane_solver (r.lane, error);
-  int *info = s ? infos (&r, 1, error) : NULL;
-  guint8 *rhs = info ? rhs_in (&r, self->b, self->x, nrhs, error) : NULL;
-  if (rhs == NULL)
-    return FALSE;
-  for (gint64 b = 0; b < r.d.batch; b++)
-    if (!check_cusolver (SOLVER (r.dt, potrs, s->handle, fill_for (self->lower), n, nrhs,
-                                 (const void *) entry (accel_buffer_get_data (self->l), b, (gint64) n * n, r.es), n,
-                                 (void *) entry (rhs, b, (gint64) n * nrhs, r.es), n, info), "potrs", error))
-      return FALSE;
-  return rhs_out (&r, rhs, self->x, nrhs, error);
+  return solve_run (op, context, self->l, FALSE, self->b, self->x, potrs_entry, "potrs", error);
 }
 
 /* svd */
@@ -577,16 +599,7 @@ static const AccelKernelEntry kernels[] = {
   { "eigh", { .run = eigh_run } },
 };
 
-static gboolean
-accel_cusolver_plugin_init (AccelPlugin *plugin, GError **error)
-{
-  accel_plugin_register_kernels (plugin, ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
-  return TRUE;
-}
-
-ACCEL_PLUGIN_DEFINE (cusolver,
-                     "cuSOLVER kernels on the cuda backend: qr, lu, lu-solve, cholesky, cholesky-solve, "
-                     "svd, eigh (f32, f64; batched)",
-                     accel_cusolver_plugin_init,
-                     ACCEL_VERSION,
-                     "LGPL-2.1-or-later")
+ACCEL_PLUGIN_DEFINE_KERNELS (cusolver,
+                             "cuSOLVER kernels on the cuda backend: qr, lu, lu-solve, cholesky, cholesky-solve, "
+                             "svd, eigh (f32, f64; batched)",
+                             ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, ACCEL_VERSION, "LGPL-2.1-or-later")

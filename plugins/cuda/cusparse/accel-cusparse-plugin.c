@@ -334,16 +334,7 @@ static const AccelKernelEntry kernels[] = {
   { "spmm", { .run = spmm_run } },
 };
 
-static gboolean
-accel_cusparse_plugin_init (AccelPlugin *plugin, GError **error)
-{
-  accel_plugin_register_kernels (plugin, ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
-  return TRUE;
-}
-
-ACCEL_PLUGIN_DEFINE (cusparse,
-                     "cuSPARSE kernels on the cuda backend: spmv and spmm on CSR matrices (f32, f64), "
-                     "with an on-device structure check",
-                     accel_cusparse_plugin_init,
-                     ACCEL_VERSION,
-                     "LGPL-2.1-or-later")
+ACCEL_PLUGIN_DEFINE_KERNELS (cusparse,
+                             "cuSPARSE kernels on the cuda backend: spmv and spmm on CSR matrices (f32, f64), "
+                             "with an on-device structure check",
+                             ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, ACCEL_VERSION, "LGPL-2.1-or-later")

@@ -302,15 +302,6 @@ static const AccelKernelEntry kernels[] = {
   { "collective-abort", { .run = abort_run } },
 };
 
-static gboolean
-nccl_plugin_init (AccelPlugin *plugin, GError **error)
-{
-  accel_plugin_register_kernels (plugin, ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, G_N_ELEMENTS (kernels));
-  return TRUE;
-}
-
-ACCEL_PLUGIN_DEFINE (nccl,
-                     "NCCL collectives on CUDA devices: one rank per GPU, in the process that owns it",
-                     nccl_plugin_init,
-                     ACCEL_VERSION,
-                     "LGPL-2.1-or-later")
+ACCEL_PLUGIN_DEFINE_KERNELS (nccl,
+                             "NCCL collectives on CUDA devices: one rank per GPU, in the process that owns it",
+                             ACCEL_CUDA_BACKEND_NAME, KERNEL_RANK, kernels, ACCEL_VERSION, "LGPL-2.1-or-later")
