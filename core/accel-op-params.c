@@ -4,7 +4,9 @@
  * (name, blurb, kind, range, default, the field's offset), as GEGL's op
  * files do with their property_*() lists. From that table this file makes
  * the GObject properties and does what each op class used to write by
- * hand: get and set, defaults, dispose, and the range checks at submit.
+ * hand: get and set (with accel-property-field.c's field access, which
+ * plain GObject classes share), defaults, dispose, and the range checks
+ * at submit.
  *
  * The pspecs of numbers and enums are of permissive subtypes of GLib's
  * own (AccelParamInt derives from GParamSpecInt, and so on): they carry
@@ -17,8 +19,8 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <math.h>
-#include <string.h>
 #include "accel-op-private.h"
+#include "accel-property-field-private.h"
 
 /* Permissive pspec types. */
 
@@ -171,14 +173,6 @@ own_slot (GParamSpec *pspec, guint prop_id)
   return g_ptr_array_index (info->own, prop_id - 1);
 }
 
-#define SET_SCALAR(ctype, getter)                      \
-  G_STMT_START {                                       \
-    ctype v_ = getter (value);                         \
-    ctype *f_ = field;                                 \
-    changed = memcmp (f_, &v_, sizeof v_) != 0;        \
-    *f_ = v_;                                          \
-  } G_STMT_END
-
 static void
 params_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
 {
@@ -188,52 +182,9 @@ params_set_property (GObject *object, guint prop_id, const GValue *value, GParam
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       return;
     }
-  gpointer field = G_STRUCT_MEMBER_P (object, slot->offset);
-  gboolean changed = FALSE;
-
-  switch (slot->kind)
-    {
-    case ACCEL_OP_PARAM_BUFFER:
-      changed = g_set_object ((AccelBuffer **) field, g_value_get_object (value));
-      break;
-    case ACCEL_OP_PARAM_OBJECT:
-      changed = g_set_object ((GObject **) field, g_value_get_object (value));
-      break;
-    case ACCEL_OP_PARAM_BOOLEAN:
-      {
-        gboolean v = g_value_get_boolean (value) ? TRUE : FALSE;
-        changed = *(gboolean *) field != v;
-        *(gboolean *) field = v;
-        break;
-      }
-    case ACCEL_OP_PARAM_INT: SET_SCALAR (int, g_value_get_int); break;
-    case ACCEL_OP_PARAM_UINT: SET_SCALAR (guint, g_value_get_uint); break;
-    case ACCEL_OP_PARAM_INT64: SET_SCALAR (gint64, g_value_get_int64); break;
-    case ACCEL_OP_PARAM_UINT64: SET_SCALAR (guint64, g_value_get_uint64); break;
-    /* Bit patterns are compared, so NaN and -0.0 notify too. */
-    case ACCEL_OP_PARAM_DOUBLE: SET_SCALAR (double, g_value_get_double); break;
-    case ACCEL_OP_PARAM_ENUM: SET_SCALAR (int, g_value_get_enum); break;
-    case ACCEL_OP_PARAM_FLAGS: SET_SCALAR (guint, g_value_get_flags); break;
-    case ACCEL_OP_PARAM_STRING:
-      {
-        const char *v = g_value_get_string (value);
-        char **f = field;
-        changed = g_strcmp0 (*f, v) != 0;
-        if (changed)
-          {
-            g_free (*f);
-            *f = g_strdup (v);
-          }
-        break;
-      }
-    default:
-      g_assert_not_reached ();
-    }
-  if (changed)
-    g_object_notify_by_pspec (object, pspec);
+  /* Every table pspec has G_PARAM_EXPLICIT_NOTIFY: a change notifies. */
+  _accel_field_set_property (object, G_STRUCT_MEMBER_P (object, slot->offset), value, pspec);
 }
-
-#undef SET_SCALAR
 
 static void
 params_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
@@ -244,24 +195,7 @@ params_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
       return;
     }
-  gconstpointer field = G_STRUCT_MEMBER_P (object, slot->offset);
-
-  switch (slot->kind)
-    {
-    case ACCEL_OP_PARAM_BUFFER: g_value_set_object (value, *(AccelBuffer * const *) field); break;
-    case ACCEL_OP_PARAM_OBJECT: g_value_set_object (value, *(GObject * const *) field); break;
-    case ACCEL_OP_PARAM_BOOLEAN: g_value_set_boolean (value, *(const gboolean *) field); break;
-    case ACCEL_OP_PARAM_INT: g_value_set_int (value, *(const int *) field); break;
-    case ACCEL_OP_PARAM_UINT: g_value_set_uint (value, *(const guint *) field); break;
-    case ACCEL_OP_PARAM_INT64: g_value_set_int64 (value, *(const gint64 *) field); break;
-    case ACCEL_OP_PARAM_UINT64: g_value_set_uint64 (value, *(const guint64 *) field); break;
-    case ACCEL_OP_PARAM_DOUBLE: g_value_set_double (value, *(const double *) field); break;
-    case ACCEL_OP_PARAM_ENUM: g_value_set_enum (value, *(const int *) field); break;
-    case ACCEL_OP_PARAM_FLAGS: g_value_set_flags (value, *(const guint *) field); break;
-    case ACCEL_OP_PARAM_STRING: g_value_set_string (value, *(char * const *) field); break;
-    default:
-      g_assert_not_reached ();
-    }
+  _accel_field_load (G_STRUCT_MEMBER_P (object, slot->offset), value);
 }
 
 /**
@@ -386,8 +320,7 @@ _accel_op_params_dispose (AccelOp *self)
 {
   const AccelOpClassInfo *info = _accel_op_class_info_flat (G_OBJECT_TYPE (self));
   for (guint i = 0; i < info->n_params; i++)
-    if (info->params[i]->kind == ACCEL_OP_PARAM_BUFFER || info->params[i]->kind == ACCEL_OP_PARAM_OBJECT)
-      g_clear_object (&G_STRUCT_MEMBER (GObject *, self, info->params[i]->offset));
+    _accel_field_clear (G_STRUCT_MEMBER_P (self, info->params[i]->offset), info->params[i]->pspec->value_type, TRUE);
 }
 
 void
@@ -395,8 +328,7 @@ _accel_op_params_finalize (AccelOp *self)
 {
   const AccelOpClassInfo *info = _accel_op_class_info_flat (G_OBJECT_TYPE (self));
   for (guint i = 0; i < info->n_params; i++)
-    if (info->params[i]->kind == ACCEL_OP_PARAM_STRING)
-      g_clear_pointer (&G_STRUCT_MEMBER (char *, self, info->params[i]->offset), g_free);
+    _accel_field_clear (G_STRUCT_MEMBER_P (self, info->params[i]->offset), info->params[i]->pspec->value_type, FALSE);
 }
 
 /* Range checks. */

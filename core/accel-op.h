@@ -3,6 +3,7 @@
 
 #include "accel-types.h"
 #include "accel-buffer.h"
+#include "accel-property-field.h"
 
 G_BEGIN_DECLS
 
@@ -112,19 +113,11 @@ typedef struct {
   double ddef;
 } AccelOpParam;
 
-/* The offset of @field in @Type, refused at compile time unless the field
- * has the C type @CType (or, without GNU C, its size). Not for bindings. */
+/* The offset of @field in @Type, checked against @CType at compile time:
+ * accel-property-field.h's checks. Not for bindings. */
 #ifndef __GI_SCANNER__
-#if defined(__GNUC__) && !defined(__cplusplus)
-#define ACCEL_OP_FIELD_OFFSET_(Type, field, CType)                                        \
-  ((guint) (G_STRUCT_OFFSET (Type, field)                                                \
-            + 0 * sizeof (char[__builtin_types_compatible_p (__typeof__ (((Type *) 0)->field), CType) ? 1 : -1])))
-#else
-#define ACCEL_OP_FIELD_OFFSET_(Type, field, CType)                                        \
-  ((guint) (G_STRUCT_OFFSET (Type, field) + 0 * sizeof (char[sizeof (((Type *) 0)->field) == sizeof (CType) ? 1 : -1])))
-#endif
-#define ACCEL_OP_FIELD_SIZED_(Type, field, CType)                                         \
-  ((guint) (G_STRUCT_OFFSET (Type, field) + 0 * sizeof (char[sizeof (((Type *) 0)->field) == sizeof (CType) ? 1 : -1])))
+#define ACCEL_OP_FIELD_OFFSET_(Type, field, CType) ACCEL_FIELD_OFFSET_ (Type, field, CType)
+#define ACCEL_OP_FIELD_SIZED_(Type, field, CType) ACCEL_FIELD_SIZED_ (Type, field, CType)
 #endif
 
 /**

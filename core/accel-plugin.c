@@ -28,19 +28,53 @@
 
 G_DEFINE_FINAL_TYPE (AccelPlugin, accel_plugin, G_TYPE_OBJECT)
 
-enum {
-  PROP_0,
-  PROP_NAME,
-  PROP_DESCRIPTION,
-  PROP_VERSION,
-  PROP_LICENSE,
-  PROP_FILENAME,
-  PROP_STATUS,
-  PROP_REASON,
-  N_PROPS
-};
+#define READABLE (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)
 
-static GParamSpec *properties[N_PROPS];
+static const AccelPropertyField plugin_fields[] = {
+  /**
+   * AccelPlugin:name:
+   *
+   * The plugin's name, as given to ACCEL_PLUGIN_DEFINE().
+   */
+  ACCEL_FIELD_STRING (AccelPlugin, name, "name", "Plugin name", NULL, READABLE),
+  /**
+   * AccelPlugin:description:
+   *
+   * One line on what the plugin provides.
+   */
+  ACCEL_FIELD_STRING (AccelPlugin, description, "description", "What the plugin provides", NULL, READABLE),
+  /**
+   * AccelPlugin:version:
+   *
+   * The plugin's version string.
+   */
+  ACCEL_FIELD_STRING (AccelPlugin, version, "version", "Plugin version", NULL, READABLE),
+  /**
+   * AccelPlugin:license:
+   *
+   * The plugin's licence.
+   */
+  ACCEL_FIELD_STRING (AccelPlugin, license, "license", "Plugin licence", NULL, READABLE),
+  /**
+   * AccelPlugin:filename:
+   *
+   * The module file, or %NULL for a plugin linked into the program.
+   */
+  ACCEL_FIELD_STRING (AccelPlugin, filename, "filename", "Module file", NULL, READABLE),
+  /**
+   * AccelPlugin:status:
+   *
+   * What the registry thinks of the plugin.
+   */
+  ACCEL_FIELD_ENUM (AccelPlugin, status, "status", "Registry status", accel_plugin_status_get_type,
+                    ACCEL_PLUGIN_STATUS_OK, READABLE),
+  /**
+   * AccelPlugin:reason:
+   *
+   * Why the plugin is not usable, or %NULL.
+   */
+  ACCEL_FIELD_STRING (AccelPlugin, reason, "reason", "Why the plugin is not usable", NULL, READABLE),
+};
 
 static GRecMutex plugin_lock;
 /* Plugin name -> the file it was loaded from ("" when linked in), for the
@@ -72,12 +106,7 @@ accel_plugin_finalize (GObject *object)
 {
   AccelPlugin *self = ACCEL_PLUGIN (object);
 
-  g_free (self->name);
-  g_free (self->description);
-  g_free (self->version);
-  g_free (self->license);
-  g_free (self->filename);
-  g_free (self->reason);
+  accel_object_finalize_fields (object, ACCEL_TYPE_PLUGIN);
   for (guint i = 0; i < ACCEL_PLUGIN_N_FEATURE_KINDS; i++)
     g_ptr_array_unref (self->features[i]);
   g_ptr_array_unref (self->kernels);
@@ -88,103 +117,12 @@ accel_plugin_finalize (GObject *object)
 }
 
 static void
-accel_plugin_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelPlugin *self = ACCEL_PLUGIN (object);
-
-  switch (prop_id)
-    {
-    case PROP_NAME:
-      g_value_set_string (value, self->name);
-      break;
-    case PROP_DESCRIPTION:
-      g_value_set_string (value, self->description);
-      break;
-    case PROP_VERSION:
-      g_value_set_string (value, self->version);
-      break;
-    case PROP_LICENSE:
-      g_value_set_string (value, self->license);
-      break;
-    case PROP_FILENAME:
-      g_value_set_string (value, self->filename);
-      break;
-    case PROP_STATUS:
-      g_value_set_enum (value, self->status);
-      break;
-    case PROP_REASON:
-      g_value_set_string (value, self->reason);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
 accel_plugin_class_init (AccelPluginClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
 
   object_class->finalize = accel_plugin_finalize;
-  object_class->get_property = accel_plugin_get_property;
-
-  /**
-   * AccelPlugin:name:
-   *
-   * The plugin's name, as given to ACCEL_PLUGIN_DEFINE().
-   */
-  properties[PROP_NAME] =
-    g_param_spec_string ("name", NULL, "Plugin name", NULL,
-                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  /**
-   * AccelPlugin:description:
-   *
-   * One line on what the plugin provides.
-   */
-  properties[PROP_DESCRIPTION] =
-    g_param_spec_string ("description", NULL, "What the plugin provides", NULL,
-                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  /**
-   * AccelPlugin:version:
-   *
-   * The plugin's version string.
-   */
-  properties[PROP_VERSION] =
-    g_param_spec_string ("version", NULL, "Plugin version", NULL,
-                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  /**
-   * AccelPlugin:license:
-   *
-   * The plugin's licence.
-   */
-  properties[PROP_LICENSE] =
-    g_param_spec_string ("license", NULL, "Plugin licence", NULL,
-                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  /**
-   * AccelPlugin:filename:
-   *
-   * The module file, or %NULL for a plugin linked into the program.
-   */
-  properties[PROP_FILENAME] =
-    g_param_spec_string ("filename", NULL, "Module file", NULL,
-                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  /**
-   * AccelPlugin:status:
-   *
-   * What the registry thinks of the plugin.
-   */
-  properties[PROP_STATUS] =
-    g_param_spec_enum ("status", NULL, "Registry status", ACCEL_TYPE_PLUGIN_STATUS,
-                       ACCEL_PLUGIN_STATUS_OK, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  /**
-   * AccelPlugin:reason:
-   *
-   * Why the plugin is not usable, or %NULL.
-   */
-  properties[PROP_REASON] =
-    g_param_spec_string ("reason", NULL, "Why the plugin is not usable", NULL,
-                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  accel_object_class_install_fields (object_class, plugin_fields, G_N_ELEMENTS (plugin_fields));
 }
 
 static void

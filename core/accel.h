@@ -14,6 +14,7 @@
 #include "accel-plugin.h"
 #include "accel-registry.h"
 #include "accel-backend.h"
+#include "accel-property-field.h"
 #include "actor/accel-dispatcher.h"
 #include "actor/accel-actor.h"
 #include "accel-buffer.h"

@@ -50,14 +50,25 @@ struct _AccelPatternsCascade {
  */
 G_DEFINE_FINAL_TYPE (AccelPatternsCascade, accel_patterns_cascade, ACCEL_PATTERNS_TYPE_SERVER)
 
+#define CONSTRUCT (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS)
+
+static const AccelPropertyField cascade_fields[] = {
+  ACCEL_FIELD_OBJECT (AccelPatternsCascade, small, "small-model", "Model that answers every row first",
+                      accel_model_get_type, CONSTRUCT),
+  ACCEL_FIELD_OBJECT (AccelPatternsCascade, large, "large-model", "Model that answers the rows of low confidence",
+                      accel_model_get_type, CONSTRUCT),
+  ACCEL_FIELD_OBJECT (AccelPatternsCascade, device, "device", "Device both models run on (default: the system's best)",
+                      accel_device_get_type, CONSTRUCT),
+  ACCEL_FIELD_DOUBLE (AccelPatternsCascade, threshold, "threshold",
+                      "Rows whose confidence is below this go to the large model", -G_MAXDOUBLE, G_MAXDOUBLE, 0.5,
+                      CONSTRUCT),
+  ACCEL_FIELD_STRING (AccelPatternsCascade, confidence_output, "confidence-output",
+                      "Output of the small model giving each row's confidence", "confidence", CONSTRUCT),
+};
+
+/* The statistics, read under the stats lock; their ids follow the fields'. */
 enum {
-  PROP_0,
-  PROP_SMALL_MODEL,
-  PROP_LARGE_MODEL,
-  PROP_DEVICE,
-  PROP_THRESHOLD,
-  PROP_CONFIDENCE_OUTPUT,
-  PROP_SMALL_ROWS,
+  PROP_SMALL_ROWS = G_N_ELEMENTS (cascade_fields) + 1,
   PROP_LARGE_ROWS,
   N_PROPS
 };
@@ -84,10 +95,7 @@ static void
 accel_patterns_cascade_finalize (GObject *object)
 {
   AccelPatternsCascade *self = ACCEL_PATTERNS_CASCADE (object);
-  g_clear_object (&self->small);
-  g_clear_object (&self->large);
-  g_clear_object (&self->device);
-  g_free (self->confidence_output);
+  accel_object_finalize_fields (object, ACCEL_PATTERNS_TYPE_CASCADE);
   g_clear_pointer (&self->small_runner, accel_patterns_runner_unref);
   g_clear_pointer (&self->large_runner, accel_patterns_runner_unref);
   g_clear_pointer (&self->small_outputs, g_ptr_array_unref);
@@ -98,36 +106,12 @@ accel_patterns_cascade_finalize (GObject *object)
 }
 
 static void
-accel_patterns_cascade_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelPatternsCascade *self = ACCEL_PATTERNS_CASCADE (object);
-
-  switch (prop_id)
-    {
-    case PROP_SMALL_MODEL: g_set_object (&self->small, g_value_get_object (value)); break;
-    case PROP_LARGE_MODEL: g_set_object (&self->large, g_value_get_object (value)); break;
-    case PROP_DEVICE: g_set_object (&self->device, g_value_get_object (value)); break;
-    case PROP_THRESHOLD: self->threshold = g_value_get_double (value); break;
-    case PROP_CONFIDENCE_OUTPUT:
-      g_free (self->confidence_output);
-      self->confidence_output = g_value_dup_string (value);
-      break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
 accel_patterns_cascade_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
 {
   AccelPatternsCascade *self = ACCEL_PATTERNS_CASCADE (object);
 
   switch (prop_id)
     {
-    case PROP_SMALL_MODEL: g_value_set_object (value, self->small); break;
-    case PROP_LARGE_MODEL: g_value_set_object (value, self->large); break;
-    case PROP_DEVICE: g_value_set_object (value, self->device); break;
-    case PROP_THRESHOLD: g_value_set_double (value, self->threshold); break;
-    case PROP_CONFIDENCE_OUTPUT: g_value_set_string (value, self->confidence_output); break;
     case PROP_SMALL_ROWS:
     case PROP_LARGE_ROWS:
       g_mutex_lock (&self->stats_lock);
@@ -356,11 +340,9 @@ accel_patterns_cascade_class_init (AccelPatternsCascadeClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   AccelPatternsServerClass *server_class = ACCEL_PATTERNS_SERVER_CLASS (klass);
-  const GParamFlags construct = G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS;
   const GParamFlags stat = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
 
   object_class->finalize = accel_patterns_cascade_finalize;
-  object_class->set_property = accel_patterns_cascade_set_property;
   object_class->get_property = accel_patterns_cascade_get_property;
   server_class->setup = accel_patterns_cascade_setup;
   server_class->get_capacity = accel_patterns_cascade_get_capacity;
@@ -369,25 +351,13 @@ accel_patterns_cascade_class_init (AccelPatternsCascadeClass *klass)
   accel_actor_class_set_metadata (ACCEL_ACTOR_CLASS (klass), "cascade",
                                   "A small model first; the large one only where the small one's confidence is low");
 
-  properties[PROP_SMALL_MODEL] =
-    g_param_spec_object ("small-model", NULL, "Model that answers every row first", ACCEL_TYPE_MODEL, construct);
-  properties[PROP_LARGE_MODEL] =
-    g_param_spec_object ("large-model", NULL, "Model that answers the rows of low confidence",
-                         ACCEL_TYPE_MODEL, construct);
-  properties[PROP_DEVICE] =
-    g_param_spec_object ("device", NULL, "Device both models run on (default: the system's best)",
-                         ACCEL_TYPE_DEVICE, construct);
-  properties[PROP_THRESHOLD] =
-    g_param_spec_double ("threshold", NULL, "Rows whose confidence is below this go to the large model",
-                         -G_MAXDOUBLE, G_MAXDOUBLE, 0.5, construct);
-  properties[PROP_CONFIDENCE_OUTPUT] =
-    g_param_spec_string ("confidence-output", NULL, "Output of the small model giving each row's confidence",
-                         "confidence", construct);
+  accel_object_class_install_fields (object_class, cascade_fields, G_N_ELEMENTS (cascade_fields));
   properties[PROP_SMALL_ROWS] =
     g_param_spec_uint64 ("small-rows", NULL, "Rows the small model ran", 0, G_MAXUINT64, 0, stat);
   properties[PROP_LARGE_ROWS] =
     g_param_spec_uint64 ("large-rows", NULL, "Rows the large model answered", 0, G_MAXUINT64, 0, stat);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  for (guint id = PROP_SMALL_ROWS; id < N_PROPS; id++)
+    g_object_class_install_property (object_class, id, properties[id]);
 }
 
 static void

@@ -55,36 +55,40 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (AccelPatternsLinear, accel_patterns_linear, G_TYP
                                G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE, accel_patterns_linear_initable_init)
                                G_IMPLEMENT_INTERFACE (ACCEL_TYPE_MODEL, accel_patterns_linear_model_init))
 
-enum {
-  PROP_0,
-  PROP_DTYPE,
-  PROP_LAYER_SIZES,
-  PROP_WEIGHTS,
-  PROP_BIASES,
-  PROP_WEIGHT_BUFFERS,
-  PROP_BIAS_BUFFERS,
-  PROP_SEED,
-  PROP_ACTIVATION,
-  PROP_OUTPUT_ACTIVATION,
-  PROP_INPUT_NAME,
-  PROP_OUTPUT_NAME,
-  N_PROPS
-};
+#define CONSTRUCT (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS)
 
-static GParamSpec *properties[N_PROPS];
+static const AccelPropertyField linear_fields[] = {
+  ACCEL_FIELD_ENUM (AccelPatternsLinear, dtype, "dtype", "Element type of weights, input and output (f32, f16, bf16)",
+                    accel_dtype_get_type, ACCEL_DTYPE_F32, CONSTRUCT),
+  ACCEL_FIELD_VARIANT (AccelPatternsLinear, layer_sizes, "layer-sizes",
+                       "Features in, then after each layer: [k0, k1, …] (at)", "at", CONSTRUCT),
+  ACCEL_FIELD_VARIANT (AccelPatternsLinear, weights, "weights",
+                       "One row-major [k_i, k_i+1] block per layer, in dtype (aay)", "aay", CONSTRUCT),
+  ACCEL_FIELD_VARIANT (AccelPatternsLinear, biases, "biases",
+                       "One [k_i+1] vector per layer, in dtype (aay); zeros if absent", "aay", CONSTRUCT),
+  ACCEL_FIELD_OBJECT (AccelPatternsLinear, weight_buffers, "weight-buffers",
+                      "Instead of weights: one [k_i, k_i+1] AccelBuffer per layer (a GListModel), "
+                      "used in place on its device and copied to others",
+                      g_list_model_get_type, CONSTRUCT),
+  ACCEL_FIELD_OBJECT (AccelPatternsLinear, bias_buffers, "bias-buffers",
+                      "Instead of biases: one [k_i+1] AccelBuffer per layer (a GListModel)",
+                      g_list_model_get_type, CONSTRUCT),
+  ACCEL_FIELD_UINT64 (AccelPatternsLinear, seed, "seed", "Without weights: draw them on the device from this seed",
+                      0, G_MAXUINT64, 0, CONSTRUCT),
+  ACCEL_FIELD_ENUM (AccelPatternsLinear, activation, "activation", "After the bias of every layer but the last",
+                    accel_patterns_activation_get_type, ACCEL_PATTERNS_ACTIVATION_RELU, CONSTRUCT),
+  ACCEL_FIELD_ENUM (AccelPatternsLinear, output_activation, "output-activation", "After the bias of the last layer",
+                    accel_patterns_activation_get_type, ACCEL_PATTERNS_ACTIVATION_NONE, CONSTRUCT),
+  ACCEL_FIELD_STRING (AccelPatternsLinear, input_name, "input-name", "Name of the input", "x", CONSTRUCT),
+  ACCEL_FIELD_STRING (AccelPatternsLinear, output_name, "output-name", "Name of the output", "y", CONSTRUCT),
+};
 
 static void
 accel_patterns_linear_finalize (GObject *object)
 {
   AccelPatternsLinear *self = ACCEL_PATTERNS_LINEAR (object);
 
-  g_clear_pointer (&self->layer_sizes, g_variant_unref);
-  g_clear_pointer (&self->weights, g_variant_unref);
-  g_clear_pointer (&self->biases, g_variant_unref);
-  g_clear_object (&self->weight_buffers);
-  g_clear_object (&self->bias_buffers);
-  g_free (self->input_name);
-  g_free (self->output_name);
+  accel_object_finalize_fields (object, ACCEL_PATTERNS_TYPE_LINEAR);
   g_free (self->sizes);
   g_hash_table_unref (self->per_device);
   g_mutex_clear (&self->lock);
@@ -92,148 +96,12 @@ accel_patterns_linear_finalize (GObject *object)
 }
 
 static void
-take_variant (GVariant **slot, const GValue *value)
-{
-  g_clear_pointer (slot, g_variant_unref);
-  *slot = g_value_dup_variant (value);
-}
-
-static void
-accel_patterns_linear_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelPatternsLinear *self = ACCEL_PATTERNS_LINEAR (object);
-
-  switch (prop_id)
-    {
-    case PROP_DTYPE:
-      self->dtype = g_value_get_enum (value);
-      break;
-    case PROP_LAYER_SIZES:
-      take_variant (&self->layer_sizes, value);
-      break;
-    case PROP_WEIGHTS:
-      take_variant (&self->weights, value);
-      break;
-    case PROP_BIASES:
-      take_variant (&self->biases, value);
-      break;
-    case PROP_WEIGHT_BUFFERS:
-      g_set_object (&self->weight_buffers, g_value_get_object (value));
-      break;
-    case PROP_BIAS_BUFFERS:
-      g_set_object (&self->bias_buffers, g_value_get_object (value));
-      break;
-    case PROP_SEED:
-      self->seed = g_value_get_uint64 (value);
-      break;
-    case PROP_ACTIVATION:
-      self->activation = g_value_get_enum (value);
-      break;
-    case PROP_OUTPUT_ACTIVATION:
-      self->output_activation = g_value_get_enum (value);
-      break;
-    case PROP_INPUT_NAME:
-      g_free (self->input_name);
-      self->input_name = g_value_dup_string (value);
-      break;
-    case PROP_OUTPUT_NAME:
-      g_free (self->output_name);
-      self->output_name = g_value_dup_string (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_patterns_linear_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelPatternsLinear *self = ACCEL_PATTERNS_LINEAR (object);
-
-  switch (prop_id)
-    {
-    case PROP_DTYPE:
-      g_value_set_enum (value, self->dtype);
-      break;
-    case PROP_LAYER_SIZES:
-      g_value_set_variant (value, self->layer_sizes);
-      break;
-    case PROP_WEIGHTS:
-      g_value_set_variant (value, self->weights);
-      break;
-    case PROP_BIASES:
-      g_value_set_variant (value, self->biases);
-      break;
-    case PROP_WEIGHT_BUFFERS:
-      g_value_set_object (value, self->weight_buffers);
-      break;
-    case PROP_BIAS_BUFFERS:
-      g_value_set_object (value, self->bias_buffers);
-      break;
-    case PROP_SEED:
-      g_value_set_uint64 (value, self->seed);
-      break;
-    case PROP_ACTIVATION:
-      g_value_set_enum (value, self->activation);
-      break;
-    case PROP_OUTPUT_ACTIVATION:
-      g_value_set_enum (value, self->output_activation);
-      break;
-    case PROP_INPUT_NAME:
-      g_value_set_string (value, self->input_name);
-      break;
-    case PROP_OUTPUT_NAME:
-      g_value_set_string (value, self->output_name);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
 accel_patterns_linear_class_init (AccelPatternsLinearClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  const GParamFlags flags = G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS;
 
   object_class->finalize = accel_patterns_linear_finalize;
-  object_class->set_property = accel_patterns_linear_set_property;
-  object_class->get_property = accel_patterns_linear_get_property;
-
-  properties[PROP_DTYPE] =
-    g_param_spec_enum ("dtype", NULL, "Element type of weights, input and output (f32, f16, bf16)",
-                       ACCEL_TYPE_DTYPE, ACCEL_DTYPE_F32, flags);
-  properties[PROP_LAYER_SIZES] =
-    g_param_spec_variant ("layer-sizes", NULL, "Features in, then after each layer: [k0, k1, …] (at)",
-                          G_VARIANT_TYPE ("at"), NULL, flags);
-  properties[PROP_WEIGHTS] =
-    g_param_spec_variant ("weights", NULL, "One row-major [k_i, k_i+1] block per layer, in dtype (aay)",
-                          G_VARIANT_TYPE ("aay"), NULL, flags);
-  properties[PROP_BIASES] =
-    g_param_spec_variant ("biases", NULL, "One [k_i+1] vector per layer, in dtype (aay); zeros if absent",
-                          G_VARIANT_TYPE ("aay"), NULL, flags);
-  properties[PROP_WEIGHT_BUFFERS] =
-    g_param_spec_object ("weight-buffers", NULL,
-                         "Instead of weights: one [k_i, k_i+1] AccelBuffer per layer (a GListModel), "
-                         "used in place on its device and copied to others",
-                         G_TYPE_LIST_MODEL, flags);
-  properties[PROP_BIAS_BUFFERS] =
-    g_param_spec_object ("bias-buffers", NULL, "Instead of biases: one [k_i+1] AccelBuffer per layer (a GListModel)",
-                         G_TYPE_LIST_MODEL, flags);
-  properties[PROP_SEED] =
-    g_param_spec_uint64 ("seed", NULL, "Without weights: draw them on the device from this seed",
-                         0, G_MAXUINT64, 0, flags);
-  properties[PROP_ACTIVATION] =
-    g_param_spec_enum ("activation", NULL, "After the bias of every layer but the last",
-                       ACCEL_PATTERNS_TYPE_ACTIVATION, ACCEL_PATTERNS_ACTIVATION_RELU, flags);
-  properties[PROP_OUTPUT_ACTIVATION] =
-    g_param_spec_enum ("output-activation", NULL, "After the bias of the last layer",
-                       ACCEL_PATTERNS_TYPE_ACTIVATION, ACCEL_PATTERNS_ACTIVATION_NONE, flags);
-  properties[PROP_INPUT_NAME] =
-    g_param_spec_string ("input-name", NULL, "Name of the input", "x", flags);
-  properties[PROP_OUTPUT_NAME] =
-    g_param_spec_string ("output-name", NULL, "Name of the output", "y", flags);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  accel_object_class_install_fields (object_class, linear_fields, G_N_ELEMENTS (linear_fields));
 }
 
 static void

@@ -50,14 +50,24 @@ struct _AccelPatternsMoeRouter {
  */
 G_DEFINE_FINAL_TYPE (AccelPatternsMoeRouter, accel_patterns_moe_router, ACCEL_PATTERNS_TYPE_SERVER)
 
+#define CONSTRUCT (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS)
+
+static const AccelPropertyField moe_router_fields[] = {
+  ACCEL_FIELD_OBJECT (AccelPatternsMoeRouter, gate, "gate", "Model scoring the experts for each row",
+                      accel_model_get_type, CONSTRUCT),
+  ACCEL_FIELD_OBJECT (AccelPatternsMoeRouter, experts, "experts", "The expert models (a GListModel of AccelModel)",
+                      g_list_model_get_type, CONSTRUCT),
+  ACCEL_FIELD_OBJECT (AccelPatternsMoeRouter, device, "device",
+                      "Device the gate and the experts run on (default: the system's best)",
+                      accel_device_get_type, CONSTRUCT),
+  ACCEL_FIELD_UINT (AccelPatternsMoeRouter, top_k, "top-k", "Experts per row", 1, 1024, 2, CONSTRUCT),
+  ACCEL_FIELD_STRING (AccelPatternsMoeRouter, gate_output, "gate-output",
+                      "Output of the gate with the scores (default: its first)", NULL, CONSTRUCT),
+};
+
+/* The statistics, read under the stats lock; their ids follow the fields'. */
 enum {
-  PROP_0,
-  PROP_GATE,
-  PROP_EXPERTS,
-  PROP_DEVICE,
-  PROP_TOP_K,
-  PROP_GATE_OUTPUT,
-  PROP_EXPERT_ROWS,
+  PROP_EXPERT_ROWS = G_N_ELEMENTS (moe_router_fields) + 1,
   N_PROPS
 };
 
@@ -94,10 +104,7 @@ static void
 accel_patterns_moe_router_finalize (GObject *object)
 {
   AccelPatternsMoeRouter *self = ACCEL_PATTERNS_MOE_ROUTER (object);
-  g_clear_object (&self->gate);
-  g_clear_object (&self->experts);
-  g_clear_object (&self->device);
-  g_free (self->gate_output);
+  accel_object_finalize_fields (object, ACCEL_PATTERNS_TYPE_MOE_ROUTER);
   g_clear_pointer (&self->gate_runner, accel_patterns_runner_unref);
   g_clear_pointer (&self->expert_runners, g_ptr_array_unref);
   g_clear_pointer (&self->in_specs, g_ptr_array_unref);
@@ -108,36 +115,12 @@ accel_patterns_moe_router_finalize (GObject *object)
 }
 
 static void
-accel_patterns_moe_router_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelPatternsMoeRouter *self = ACCEL_PATTERNS_MOE_ROUTER (object);
-
-  switch (prop_id)
-    {
-    case PROP_GATE: g_set_object (&self->gate, g_value_get_object (value)); break;
-    case PROP_EXPERTS: g_set_object (&self->experts, g_value_get_object (value)); break;
-    case PROP_DEVICE: g_set_object (&self->device, g_value_get_object (value)); break;
-    case PROP_TOP_K: self->top_k = g_value_get_uint (value); break;
-    case PROP_GATE_OUTPUT:
-      g_free (self->gate_output);
-      self->gate_output = g_value_dup_string (value);
-      break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
 accel_patterns_moe_router_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
 {
   AccelPatternsMoeRouter *self = ACCEL_PATTERNS_MOE_ROUTER (object);
 
   switch (prop_id)
     {
-    case PROP_GATE: g_value_set_object (value, self->gate); break;
-    case PROP_EXPERTS: g_value_set_object (value, self->experts); break;
-    case PROP_DEVICE: g_value_set_object (value, self->device); break;
-    case PROP_TOP_K: g_value_set_uint (value, self->top_k); break;
-    case PROP_GATE_OUTPUT: g_value_set_string (value, self->gate_output); break;
     case PROP_EXPERT_ROWS:
       g_mutex_lock (&self->stats_lock);
       g_value_set_variant (value, g_variant_new_fixed_array (G_VARIANT_TYPE_UINT64, self->expert_rows,
@@ -459,10 +442,8 @@ accel_patterns_moe_router_class_init (AccelPatternsMoeRouterClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   AccelPatternsServerClass *server_class = ACCEL_PATTERNS_SERVER_CLASS (klass);
-  const GParamFlags construct = G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS;
 
   object_class->finalize = accel_patterns_moe_router_finalize;
-  object_class->set_property = accel_patterns_moe_router_set_property;
   object_class->get_property = accel_patterns_moe_router_get_property;
   server_class->setup = accel_patterns_moe_router_setup;
   server_class->get_capacity = accel_patterns_moe_router_get_capacity;
@@ -471,23 +452,11 @@ accel_patterns_moe_router_class_init (AccelPatternsMoeRouterClass *klass)
   accel_actor_class_set_metadata (ACCEL_ACTOR_CLASS (klass), "moe-router",
                                   "A gate picks each row's top-k experts; their outputs are combined with the gate's weights");
 
-  properties[PROP_GATE] =
-    g_param_spec_object ("gate", NULL, "Model scoring the experts for each row", ACCEL_TYPE_MODEL, construct);
-  properties[PROP_EXPERTS] =
-    g_param_spec_object ("experts", NULL, "The expert models (a GListModel of AccelModel)",
-                         G_TYPE_LIST_MODEL, construct);
-  properties[PROP_DEVICE] =
-    g_param_spec_object ("device", NULL, "Device the gate and the experts run on (default: the system's best)",
-                         ACCEL_TYPE_DEVICE, construct);
-  properties[PROP_TOP_K] =
-    g_param_spec_uint ("top-k", NULL, "Experts per row", 1, 1024, 2, construct);
-  properties[PROP_GATE_OUTPUT] =
-    g_param_spec_string ("gate-output", NULL, "Output of the gate with the scores (default: its first)",
-                         NULL, construct);
+  accel_object_class_install_fields (object_class, moe_router_fields, G_N_ELEMENTS (moe_router_fields));
   properties[PROP_EXPERT_ROWS] =
     g_param_spec_variant ("expert-rows", NULL, "Rows each expert ran (at)", G_VARIANT_TYPE ("at"), NULL,
                           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  g_object_class_install_property (object_class, PROP_EXPERT_ROWS, properties[PROP_EXPERT_ROWS]);
 }
 
 static void

@@ -50,13 +50,22 @@ struct _AccelPatternsReplicaPool {
  */
 G_DEFINE_FINAL_TYPE (AccelPatternsReplicaPool, accel_patterns_replica_pool, ACCEL_PATTERNS_TYPE_SERVER)
 
+#define CONSTRUCT (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS)
+
+static const AccelPropertyField replica_pool_fields[] = {
+  ACCEL_FIELD_OBJECT (AccelPatternsReplicaPool, model, "model", "Model served on every replica",
+                      accel_model_get_type, CONSTRUCT),
+  ACCEL_FIELD_BOXED (AccelPatternsReplicaPool, device_names, "devices", "Names of the devices to replicate the model on",
+                     g_strv_get_type, CONSTRUCT),
+  ACCEL_FIELD_ENUM (AccelPatternsReplicaPool, placement, "placement", "Which replica takes the next batch",
+                    accel_patterns_placement_get_type, ACCEL_PATTERNS_PLACEMENT_LEAST_OUTSTANDING, CONSTRUCT),
+  ACCEL_FIELD_UINT (AccelPatternsReplicaPool, batches_per_replica, "batches-per-replica",
+                    "Batches each replica runs at once", 1, 64, 1, CONSTRUCT),
+};
+
+/* The statistics, read under the stats lock; their ids follow the fields'. */
 enum {
-  PROP_0,
-  PROP_MODEL,
-  PROP_DEVICES,
-  PROP_PLACEMENT,
-  PROP_BATCHES_PER_REPLICA,
-  PROP_REPLICA_BATCHES,
+  PROP_REPLICA_BATCHES = G_N_ELEMENTS (replica_pool_fields) + 1,
   PROP_FAILOVERS,
   N_PROPS
 };
@@ -119,37 +128,11 @@ static void
 accel_patterns_replica_pool_finalize (GObject *object)
 {
   AccelPatternsReplicaPool *self = ACCEL_PATTERNS_REPLICA_POOL (object);
-  g_clear_object (&self->model);
-  g_strfreev (self->device_names);
+  accel_object_finalize_fields (object, ACCEL_PATTERNS_TYPE_REPLICA_POOL);
   g_ptr_array_unref (self->replicas);
   g_queue_clear (&self->retries);
   g_mutex_clear (&self->stats_lock);
   G_OBJECT_CLASS (accel_patterns_replica_pool_parent_class)->finalize (object);
-}
-
-static void
-accel_patterns_replica_pool_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelPatternsReplicaPool *self = ACCEL_PATTERNS_REPLICA_POOL (object);
-
-  switch (prop_id)
-    {
-    case PROP_MODEL:
-      g_set_object (&self->model, g_value_get_object (value));
-      break;
-    case PROP_DEVICES:
-      g_strfreev (self->device_names);
-      self->device_names = g_value_dup_boxed (value);
-      break;
-    case PROP_PLACEMENT:
-      self->placement = g_value_get_enum (value);
-      break;
-    case PROP_BATCHES_PER_REPLICA:
-      self->batches_per_replica = g_value_get_uint (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
 }
 
 static void
@@ -159,18 +142,6 @@ accel_patterns_replica_pool_get_property (GObject *object, guint prop_id, GValue
 
   switch (prop_id)
     {
-    case PROP_MODEL:
-      g_value_set_object (value, self->model);
-      break;
-    case PROP_DEVICES:
-      g_value_set_boxed (value, self->device_names);
-      break;
-    case PROP_PLACEMENT:
-      g_value_set_enum (value, self->placement);
-      break;
-    case PROP_BATCHES_PER_REPLICA:
-      g_value_set_uint (value, self->batches_per_replica);
-      break;
     case PROP_REPLICA_BATCHES:
       {
         GVariantBuilder builder;
@@ -452,11 +423,9 @@ accel_patterns_replica_pool_class_init (AccelPatternsReplicaPoolClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   AccelPatternsServerClass *server_class = ACCEL_PATTERNS_SERVER_CLASS (klass);
-  const GParamFlags construct = G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS;
 
   object_class->dispose = accel_patterns_replica_pool_dispose;
   object_class->finalize = accel_patterns_replica_pool_finalize;
-  object_class->set_property = accel_patterns_replica_pool_set_property;
   object_class->get_property = accel_patterns_replica_pool_get_property;
   server_class->setup = accel_patterns_replica_pool_setup;
   server_class->get_capacity = accel_patterns_replica_pool_get_capacity;
@@ -465,22 +434,15 @@ accel_patterns_replica_pool_class_init (AccelPatternsReplicaPoolClass *klass)
   accel_actor_class_set_metadata (ACCEL_ACTOR_CLASS (klass), "replica-pool",
                                   "One model replicated on several devices, with failover");
 
-  properties[PROP_MODEL] =
-    g_param_spec_object ("model", NULL, "Model served on every replica", ACCEL_TYPE_MODEL, construct);
-  properties[PROP_DEVICES] =
-    g_param_spec_boxed ("devices", NULL, "Names of the devices to replicate the model on", G_TYPE_STRV, construct);
-  properties[PROP_PLACEMENT] =
-    g_param_spec_enum ("placement", NULL, "Which replica takes the next batch",
-                       ACCEL_PATTERNS_TYPE_PLACEMENT, ACCEL_PATTERNS_PLACEMENT_LEAST_OUTSTANDING, construct);
-  properties[PROP_BATCHES_PER_REPLICA] =
-    g_param_spec_uint ("batches-per-replica", NULL, "Batches each replica runs at once", 1, 64, 1, construct);
+  accel_object_class_install_fields (object_class, replica_pool_fields, G_N_ELEMENTS (replica_pool_fields));
   properties[PROP_REPLICA_BATCHES] =
     g_param_spec_variant ("replica-batches", NULL, "Batches each replica completed (a{st}, by device name)",
                           G_VARIANT_TYPE ("a{st}"), NULL, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
   properties[PROP_FAILOVERS] =
     g_param_spec_uint64 ("failovers", NULL, "Batches run again after a device fault", 0, G_MAXUINT64, 0,
                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  for (guint id = PROP_REPLICA_BATCHES; id < N_PROPS; id++)
+    g_object_class_install_property (object_class, id, properties[id]);
 }
 
 static void

@@ -91,19 +91,38 @@ G_DEFINE_ABSTRACT_TYPE_WITH_CODE (AccelPatternsServer, accel_patterns_server, AC
                                   G_ADD_PRIVATE (AccelPatternsServer)
                                   G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE, accel_patterns_server_initable_init))
 
+#define CONSTRUCT (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS)
+
+static const AccelPropertyField server_fields[] = {
+  ACCEL_FIELD_UINT (AccelPatternsServerPrivate, max_batch_size, "max-batch-size", "Most rows in one batch",
+                    1, 1 << 20, 32, CONSTRUCT),
+  ACCEL_FIELD_VARIANT (AccelPatternsServerPrivate, preferred_sizes, "preferred-batch-sizes",
+                       "Batch sizes (au) to send at once, without waiting for max-queue-delay-us", "au", CONSTRUCT),
+  ACCEL_FIELD_UINT64 (AccelPatternsServerPrivate, max_queue_delay_us, "max-queue-delay-us",
+                      "Longest wait of the oldest request for a fuller batch, in µs", 0, G_MAXINT64, 0, CONSTRUCT),
+  ACCEL_FIELD_UINT (AccelPatternsServerPrivate, priority_levels, "priority-levels",
+                    "Priority levels; 1 is the highest", 1, 1024, 1, CONSTRUCT),
+  ACCEL_FIELD_UINT (AccelPatternsServerPrivate, default_priority, "default-priority",
+                    "Level of a request that names none; 0: the lowest", 0, 1024, 0, CONSTRUCT),
+  ACCEL_FIELD_UINT (AccelPatternsServerPrivate, max_queue_size, "max-queue-size",
+                    "Most requests queued; more are refused with ACCEL_ERROR_BUSY (0: no limit)",
+                    0, G_MAXUINT, 0, CONSTRUCT),
+  ACCEL_FIELD_UINT64 (AccelPatternsServerPrivate, default_timeout_us, "default-timeout-us",
+                      "Longest wait in the queue of a request that names none, in µs (0: none)",
+                      0, G_MAXINT64, 0, CONSTRUCT),
+  ACCEL_FIELD_ENUM (AccelPatternsServerPrivate, timeout_action, "timeout-action",
+                    "What happens to a request whose timeout passed in the queue",
+                    accel_patterns_timeout_action_get_type, ACCEL_PATTERNS_TIMEOUT_ACTION_REJECT, CONSTRUCT),
+  ACCEL_FIELD_BOOLEAN (AccelPatternsServerPrivate, preserve_ordering, "preserve-ordering",
+                       "Reply in the order the requests came", FALSE, CONSTRUCT),
+  ACCEL_FIELD_UINT (AccelPatternsServerPrivate, run_timeout_ms, "run-timeout-ms",
+                    "Longest run of one batch before the actor counts as failed, in ms (0: none)",
+                    0, G_MAXUINT, 60000, CONSTRUCT),
+};
+
+/* The statistics, read under the stats lock; their ids follow the fields'. */
 enum {
-  PROP_0,
-  PROP_MAX_BATCH_SIZE,
-  PROP_PREFERRED_BATCH_SIZES,
-  PROP_MAX_QUEUE_DELAY_US,
-  PROP_PRIORITY_LEVELS,
-  PROP_DEFAULT_PRIORITY,
-  PROP_MAX_QUEUE_SIZE,
-  PROP_DEFAULT_TIMEOUT_US,
-  PROP_TIMEOUT_ACTION,
-  PROP_PRESERVE_ORDERING,
-  PROP_RUN_TIMEOUT_MS,
-  PROP_BATCHES_RUN,
+  PROP_BATCHES_RUN = G_N_ELEMENTS (server_fields) + 1,
   PROP_BATCHES_STARTED,
   PROP_REQUESTS_COMPLETED,
   PROP_REQUESTS_FAILED,
@@ -213,7 +232,7 @@ accel_patterns_server_finalize (GObject *object)
   g_clear_pointer (&priv->queue, accel_patterns_queue_free);
   g_ptr_array_unref (priv->in_flight);
   g_hash_table_unref (priv->held);
-  g_clear_pointer (&priv->preferred_sizes, g_variant_unref);
+  accel_object_finalize_fields (object, ACCEL_PATTERNS_TYPE_SERVER);
   g_clear_pointer (&priv->input_specs, g_ptr_array_unref);
   g_clear_pointer (&priv->output_specs, g_ptr_array_unref);
   g_strfreev (priv->tenant_names);
@@ -249,48 +268,13 @@ delay_quantile (AccelPatternsServerPrivate *priv, double q)
 }
 
 static void
-accel_patterns_server_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelPatternsServerPrivate *priv = PRIV (ACCEL_PATTERNS_SERVER (object));
-
-  switch (prop_id)
-    {
-    case PROP_MAX_BATCH_SIZE: priv->max_batch_size = g_value_get_uint (value); break;
-    case PROP_PREFERRED_BATCH_SIZES:
-      g_clear_pointer (&priv->preferred_sizes, g_variant_unref);
-      priv->preferred_sizes = g_value_dup_variant (value);
-      break;
-    case PROP_MAX_QUEUE_DELAY_US: priv->max_queue_delay_us = g_value_get_uint64 (value); break;
-    case PROP_PRIORITY_LEVELS: priv->priority_levels = g_value_get_uint (value); break;
-    case PROP_DEFAULT_PRIORITY: priv->default_priority = g_value_get_uint (value); break;
-    case PROP_MAX_QUEUE_SIZE: priv->max_queue_size = g_value_get_uint (value); break;
-    case PROP_DEFAULT_TIMEOUT_US: priv->default_timeout_us = g_value_get_uint64 (value); break;
-    case PROP_TIMEOUT_ACTION: priv->timeout_action = g_value_get_enum (value); break;
-    case PROP_PRESERVE_ORDERING: priv->preserve_ordering = g_value_get_boolean (value); break;
-    case PROP_RUN_TIMEOUT_MS: priv->run_timeout_ms = g_value_get_uint (value); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
 accel_patterns_server_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
 {
   AccelPatternsServerPrivate *priv = PRIV (ACCEL_PATTERNS_SERVER (object));
 
-  if (prop_id >= PROP_BATCHES_RUN)
-    g_mutex_lock (&priv->stats_lock);
+  g_mutex_lock (&priv->stats_lock);
   switch (prop_id)
     {
-    case PROP_MAX_BATCH_SIZE: g_value_set_uint (value, priv->max_batch_size); break;
-    case PROP_PREFERRED_BATCH_SIZES: g_value_set_variant (value, priv->preferred_sizes); break;
-    case PROP_MAX_QUEUE_DELAY_US: g_value_set_uint64 (value, priv->max_queue_delay_us); break;
-    case PROP_PRIORITY_LEVELS: g_value_set_uint (value, priv->priority_levels); break;
-    case PROP_DEFAULT_PRIORITY: g_value_set_uint (value, priv->default_priority); break;
-    case PROP_MAX_QUEUE_SIZE: g_value_set_uint (value, priv->max_queue_size); break;
-    case PROP_DEFAULT_TIMEOUT_US: g_value_set_uint64 (value, priv->default_timeout_us); break;
-    case PROP_TIMEOUT_ACTION: g_value_set_enum (value, priv->timeout_action); break;
-    case PROP_PRESERVE_ORDERING: g_value_set_boolean (value, priv->preserve_ordering); break;
-    case PROP_RUN_TIMEOUT_MS: g_value_set_uint (value, priv->run_timeout_ms); break;
     case PROP_BATCHES_RUN: g_value_set_uint64 (value, priv->batches_run); break;
     case PROP_BATCHES_STARTED: g_value_set_uint64 (value, priv->batches_started); break;
     case PROP_REQUESTS_COMPLETED: g_value_set_uint64 (value, priv->completed); break;
@@ -307,8 +291,7 @@ accel_patterns_server_get_property (GObject *object, guint prop_id, GValue *valu
     case PROP_QUEUE_DELAY_P99_US: g_value_set_double (value, delay_quantile (priv, 0.99)); break;
     default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
-  if (prop_id >= PROP_BATCHES_RUN)
-    g_mutex_unlock (&priv->stats_lock);
+  g_mutex_unlock (&priv->stats_lock);
 }
 
 static GVariant *accel_patterns_server_receive (AccelActor *actor, GVariant *message, GError **error);
@@ -320,50 +303,17 @@ accel_patterns_server_class_init (AccelPatternsServerClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   AccelActorClass *actor_class = ACCEL_ACTOR_CLASS (klass);
-  const GParamFlags construct = G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS;
   const GParamFlags stat = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
 
   object_class->constructor = accel_patterns_server_constructor;
   object_class->dispose = accel_patterns_server_dispose;
   object_class->finalize = accel_patterns_server_finalize;
-  object_class->set_property = accel_patterns_server_set_property;
   object_class->get_property = accel_patterns_server_get_property;
   actor_class->receive = accel_patterns_server_receive;
   actor_class->restart = accel_patterns_server_restart;
   actor_class->stopped = accel_patterns_server_stopped;
 
-  properties[PROP_MAX_BATCH_SIZE] =
-    g_param_spec_uint ("max-batch-size", NULL, "Most rows in one batch", 1, 1 << 20, 32, construct);
-  properties[PROP_PREFERRED_BATCH_SIZES] =
-    g_param_spec_variant ("preferred-batch-sizes", NULL,
-                          "Batch sizes (au) to send at once, without waiting for max-queue-delay-us",
-                          G_VARIANT_TYPE ("au"), NULL, construct);
-  properties[PROP_MAX_QUEUE_DELAY_US] =
-    g_param_spec_uint64 ("max-queue-delay-us", NULL,
-                         "Longest wait of the oldest request for a fuller batch, in µs",
-                         0, G_MAXINT64, 0, construct);
-  properties[PROP_PRIORITY_LEVELS] =
-    g_param_spec_uint ("priority-levels", NULL, "Priority levels; 1 is the highest", 1, 1024, 1, construct);
-  properties[PROP_DEFAULT_PRIORITY] =
-    g_param_spec_uint ("default-priority", NULL, "Level of a request that names none; 0: the lowest",
-                       0, 1024, 0, construct);
-  properties[PROP_MAX_QUEUE_SIZE] =
-    g_param_spec_uint ("max-queue-size", NULL,
-                       "Most requests queued; more are refused with ACCEL_ERROR_BUSY (0: no limit)",
-                       0, G_MAXUINT, 0, construct);
-  properties[PROP_DEFAULT_TIMEOUT_US] =
-    g_param_spec_uint64 ("default-timeout-us", NULL,
-                         "Longest wait in the queue of a request that names none, in µs (0: none)",
-                         0, G_MAXINT64, 0, construct);
-  properties[PROP_TIMEOUT_ACTION] =
-    g_param_spec_enum ("timeout-action", NULL, "What happens to a request whose timeout passed in the queue",
-                       ACCEL_PATTERNS_TYPE_TIMEOUT_ACTION, ACCEL_PATTERNS_TIMEOUT_ACTION_REJECT, construct);
-  properties[PROP_PRESERVE_ORDERING] =
-    g_param_spec_boolean ("preserve-ordering", NULL, "Reply in the order the requests came", FALSE, construct);
-  properties[PROP_RUN_TIMEOUT_MS] =
-    g_param_spec_uint ("run-timeout-ms", NULL,
-                       "Longest run of one batch before the actor counts as failed, in ms (0: none)",
-                       0, G_MAXUINT, 60000, construct);
+  accel_object_class_install_private_fields (object_class, server_fields, G_N_ELEMENTS (server_fields));
   properties[PROP_BATCHES_RUN] =
     g_param_spec_uint64 ("batches-run", NULL, "Batches run", 0, G_MAXUINT64, 0, stat);
   properties[PROP_BATCHES_STARTED] =
@@ -390,7 +340,8 @@ accel_patterns_server_class_init (AccelPatternsServerClass *klass)
   properties[PROP_QUEUE_DELAY_P99_US] =
     g_param_spec_double ("queue-delay-p99-us", NULL, "99th percentile of that wait, µs",
                          0, G_MAXDOUBLE, 0, stat);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  for (guint id = PROP_BATCHES_RUN; id < N_PROPS; id++)
+    g_object_class_install_property (object_class, id, properties[id]);
 }
 
 static void

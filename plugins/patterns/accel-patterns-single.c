@@ -29,12 +29,21 @@ typedef struct {
 
 G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (AccelPatternsSingle, accel_patterns_single, ACCEL_PATTERNS_TYPE_SERVER)
 
+#define CONSTRUCT (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS)
+
+static const AccelPropertyField single_fields[] = {
+  ACCEL_FIELD_OBJECT (AccelPatternsSinglePrivate, device, "device",
+                      "Device the model runs on (default: the system's best)", accel_device_get_type, CONSTRUCT),
+  ACCEL_FIELD_UINT (AccelPatternsSinglePrivate, max_inflight, "max-inflight", "Batches running at once",
+                    1, 64, 1, CONSTRUCT),
+};
+
+/* What is not a plain field: the version, read atomically, and `model`,
+ * which subclasses install and which swaps the model when set once
+ * serving. Their ids follow the fields'. */
 enum {
-  PROP_0,
+  PROP_MODEL_VERSION = G_N_ELEMENTS (single_fields) + 1,
   PROP_MODEL,
-  PROP_DEVICE,
-  PROP_MAX_INFLIGHT,
-  PROP_MODEL_VERSION,
   N_PROPS
 };
 
@@ -47,7 +56,7 @@ accel_patterns_single_finalize (GObject *object)
 {
   AccelPatternsSinglePrivate *priv = PRIV (object);
   g_clear_object (&priv->model);
-  g_clear_object (&priv->device);
+  accel_object_finalize_fields (object, ACCEL_PATTERNS_TYPE_SINGLE);
   g_ptr_array_unref (priv->runners);
   G_OBJECT_CLASS (accel_patterns_single_parent_class)->finalize (object);
 }
@@ -152,12 +161,6 @@ accel_patterns_single_set_property (GObject *object, guint prop_id, const GValue
       else
         g_set_object (&priv->model, g_value_get_object (value));
       break;
-    case PROP_DEVICE:
-      g_set_object (&priv->device, g_value_get_object (value));
-      break;
-    case PROP_MAX_INFLIGHT:
-      priv->max_inflight = g_value_get_uint (value);
-      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -172,12 +175,6 @@ accel_patterns_single_get_property (GObject *object, guint prop_id, GValue *valu
     {
     case PROP_MODEL:
       g_value_set_object (value, priv->model);
-      break;
-    case PROP_DEVICE:
-      g_value_set_object (value, priv->device);
-      break;
-    case PROP_MAX_INFLIGHT:
-      g_value_set_uint (value, priv->max_inflight);
       break;
     case PROP_MODEL_VERSION:
       g_value_set_uint (value, g_atomic_int_get (&priv->version));
@@ -293,7 +290,6 @@ accel_patterns_single_class_init (AccelPatternsSingleClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   AccelPatternsServerClass *server_class = ACCEL_PATTERNS_SERVER_CLASS (klass);
-  const GParamFlags construct = G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS;
 
   object_class->finalize = accel_patterns_single_finalize;
   object_class->set_property = accel_patterns_single_set_property;
@@ -303,16 +299,10 @@ accel_patterns_single_class_init (AccelPatternsSingleClass *klass)
   server_class->execute = accel_patterns_single_execute;
   server_class->reset = accel_patterns_single_reset;
 
-  properties[PROP_DEVICE] =
-    g_param_spec_object ("device", NULL, "Device the model runs on (default: the system's best)",
-                         ACCEL_TYPE_DEVICE, construct);
-  properties[PROP_MAX_INFLIGHT] =
-    g_param_spec_uint ("max-inflight", NULL, "Batches running at once", 1, 64, 1, construct);
+  accel_object_class_install_private_fields (object_class, single_fields, G_N_ELEMENTS (single_fields));
   properties[PROP_MODEL_VERSION] =
     g_param_spec_uint ("model-version", NULL, "Version of the model now served: 1, then one more per swap",
                        0, G_MAXUINT32, 1, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  g_object_class_install_property (object_class, PROP_DEVICE, properties[PROP_DEVICE]);
-  g_object_class_install_property (object_class, PROP_MAX_INFLIGHT, properties[PROP_MAX_INFLIGHT]);
   g_object_class_install_property (object_class, PROP_MODEL_VERSION, properties[PROP_MODEL_VERSION]);
 }
 

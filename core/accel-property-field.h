@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "accel-types.h"
+
+G_BEGIN_DECLS
+
+/**
+ * AccelPropertyField: (skip)
+ * @name: the property name (kebab-case, static)
+ * @nick: the nick, or %NULL
+ * @blurb: one line for `accel-inspect`
+ * @fundamental: the fundamental type of the value: %G_TYPE_BOOLEAN,
+ *   %G_TYPE_INT, %G_TYPE_UINT, %G_TYPE_INT64, %G_TYPE_UINT64,
+ *   %G_TYPE_DOUBLE, %G_TYPE_ENUM, %G_TYPE_FLAGS, %G_TYPE_STRING,
+ *   %G_TYPE_OBJECT, %G_TYPE_BOXED or %G_TYPE_VARIANT
+ * @get_type: for enums, flags, objects (or interfaces) and boxed types,
+ *   the value type's `get_type` function
+ * @flags: the #GParamFlags of the property, as given to g_param_spec_*()
+ * @offset: where the field sits, from the start of the instance struct or
+ *   of the class's private struct (G_STRUCT_OFFSET())
+ * @min: the smallest value of an integer field
+ * @max: the largest value of an integer field (for %G_TYPE_UINT64, the bits
+ *   of a #guint64)
+ * @def: the default of an integer, boolean, enum or flags field
+ * @dmin: the smallest value of a double field
+ * @dmax: the largest value of a double field
+ * @ddef: the default of a double field
+ * @str: the default of a string field; the type string of a variant field
+ *
+ * One property of a GObject class whose value is a plain field of its
+ * instance (or of its private struct), declared once in a static table:
+ * accel_object_class_install_fields() makes the #GParamSpec of each entry
+ * with the entry's name, nick, blurb, range, default and flags (the pspec
+ * GLib's own g_param_spec_*() would make), and the class then gets and sets
+ * the fields without a hand-written switch. Write entries with
+ * ACCEL_FIELD_UINT(), ACCEL_FIELD_STRING() and the other `ACCEL_FIELD_`
+ * macros, which refuse at compile time a field of another C type.
+ *
+ * Setting a field stores the value (a copy of a string, boxed value or
+ * variant, a new reference to an object) and frees the old one; GObject
+ * notifies as for any property, and a property with
+ * %G_PARAM_EXPLICIT_NOTIFY is notified only when its value changed. An
+ * integer field holds what was set: the pspec's range is checked by
+ * GObject before the class sees the value.
+ */
+typedef struct {
+  const char *name;
+  const char *nick;
+  const char *blurb;
+  GType fundamental;
+  GType (*get_type) (void);
+  GParamFlags flags;
+  guint offset;
+  gint64 min;
+  gint64 max;
+  gint64 def;
+  double dmin;
+  double dmax;
+  double ddef;
+  const char *str;
+} AccelPropertyField;
+
+/* The offset of @field in @Type, refused at compile time unless the field
+ * has the C type @CType (ACCEL_FIELD_OFFSET_), or its size (ACCEL_FIELD_SIZED_,
+ * for enums and flags, whose C type is the enum's). Not for bindings. */
+#ifndef __GI_SCANNER__
+#if defined(__GNUC__) && !defined(__cplusplus)
+#define ACCEL_FIELD_OFFSET_(Type, field, CType)                                           \
+  ((guint) (G_STRUCT_OFFSET (Type, field)                                                \
+            + 0 * sizeof (char[__builtin_types_compatible_p (__typeof__ (((Type *) 0)->field), CType) ? 1 : -1])))
+#else
+#define ACCEL_FIELD_OFFSET_(Type, field, CType)                                           \
+  ((guint) (G_STRUCT_OFFSET (Type, field) + 0 * sizeof (char[sizeof (((Type *) 0)->field) == sizeof (CType) ? 1 : -1])))
+#endif
+#define ACCEL_FIELD_SIZED_(Type, field, CType)                                            \
+  ((guint) (G_STRUCT_OFFSET (Type, field) + 0 * sizeof (char[sizeof (((Type *) 0)->field) == sizeof (CType) ? 1 : -1])))
+#define ACCEL_FIELD_ENTRY_(Type, field, name, blurb, fundamental, CType, SIZED, get_type, flags) \
+  (name), NULL, (blurb), (fundamental), (get_type), (GParamFlags) (flags),                       \
+    ACCEL_FIELD_##SIZED##_ (Type, field, CType)
+#endif
+
+/**
+ * ACCEL_FIELD_BOOLEAN: (skip)
+ * @Type: the struct holding the field (the instance, or the private struct)
+ * @field: its `gboolean` field
+ * @name: the property name
+ * @blurb: what it is
+ * @def: the default
+ * @flags: the #GParamFlags
+ *
+ * A boolean entry of an #AccelPropertyField table.
+ */
+#define ACCEL_FIELD_BOOLEAN(Type, field, name, blurb, def, flags)                               \
+  { ACCEL_FIELD_ENTRY_ (Type, field, name, blurb, G_TYPE_BOOLEAN, gboolean, OFFSET, NULL, flags), \
+    0, 0, (def), 0.0, 0.0, 0.0, NULL }
+
+/**
+ * ACCEL_FIELD_INT: (skip)
+ * @Type: the struct holding the field
+ * @field: its `int` field
+ * @name: the property name
+ * @blurb: what it is
+ * @min: the smallest value
+ * @max: the largest value
+ * @def: the default
+ * @flags: the #GParamFlags
+ *
+ * An `int` entry of an #AccelPropertyField table.
+ */
+#define ACCEL_FIELD_INT(Type, field, name, blurb, min, max, def, flags)                         \
+  { ACCEL_FIELD_ENTRY_ (Type, field, name, blurb, G_TYPE_INT, int, OFFSET, NULL, flags),       \
+    (min), (max), (def), 0.0, 0.0, 0.0, NULL }
+
+/**
+ * ACCEL_FIELD_UINT: (skip)
+ * @Type: the struct holding the field
+ * @field: its `guint` field
+ * @name: the property name
+ * @blurb: what it is
+ * @min: the smallest value
+ * @max: the largest value
+ * @def: the default
+ * @flags: the #GParamFlags
+ *
+ * A `guint` entry of an #AccelPropertyField table.
+ */
+#define ACCEL_FIELD_UINT(Type, field, name, blurb, min, max, def, flags)                        \
+  { ACCEL_FIELD_ENTRY_ (Type, field, name, blurb, G_TYPE_UINT, guint, OFFSET, NULL, flags),    \
+    (min), (max), (def), 0.0, 0.0, 0.0, NULL }
+
+/**
+ * ACCEL_FIELD_INT64: (skip)
+ * @Type: the struct holding the field
+ * @field: its `gint64` field
+ * @name: the property name
+ * @blurb: what it is
+ * @min: the smallest value
+ * @max: the largest value
+ * @def: the default
+ * @flags: the #GParamFlags
+ *
+ * A `gint64` entry of an #AccelPropertyField table.
+ */
+#define ACCEL_FIELD_INT64(Type, field, name, blurb, min, max, def, flags)                       \
+  { ACCEL_FIELD_ENTRY_ (Type, field, name, blurb, G_TYPE_INT64, gint64, SIZED, NULL, flags),   \
+    (min), (max), (def), 0.0, 0.0, 0.0, NULL }
+
+/**
+ * ACCEL_FIELD_UINT64: (skip)
+ * @Type: the struct holding the field
+ * @field: its `guint64` field
+ * @name: the property name
+ * @blurb: what it is
+ * @min: the smallest value
+ * @max: the largest value
+ * @def: the default
+ * @flags: the #GParamFlags
+ *
+ * A `guint64` entry of an #AccelPropertyField table.
+ */
+#define ACCEL_FIELD_UINT64(Type, field, name, blurb, min, max, def, flags)                      \
+  { ACCEL_FIELD_ENTRY_ (Type, field, name, blurb, G_TYPE_UINT64, guint64, SIZED, NULL, flags), \
+    (gint64) (min), (gint64) (max), (gint64) (def), 0.0, 0.0, 0.0, NULL }
+
+/**
+ * ACCEL_FIELD_DOUBLE: (skip)
+ * @Type: the struct holding the field
+ * @field: its `double` field
+ * @name: the property name
+ * @blurb: what it is
+ * @min: the smallest value
+ * @max: the largest value
+ * @def: the default
+ * @flags: the #GParamFlags
+ *
+ * A `double` entry of an #AccelPropertyField table.
+ */
+#define ACCEL_FIELD_DOUBLE(Type, field, name, blurb, min, max, def, flags)                      \
+  { ACCEL_FIELD_ENTRY_ (Type, field, name, blurb, G_TYPE_DOUBLE, double, OFFSET, NULL, flags), \
+    0, 0, 0, (min), (max), (def), NULL }
+
+/**
+ * ACCEL_FIELD_ENUM: (skip)
+ * @Type: the struct holding the field
+ * @field: its field of the enum type
+ * @name: the property name
+ * @blurb: what it is
+ * @get_type: the enum type's `get_type` function
+ * @def: the default
+ * @flags: the #GParamFlags
+ *
+ * An enum entry of an #AccelPropertyField table.
+ */
+#define ACCEL_FIELD_ENUM(Type, field, name, blurb, get_type, def, flags)                        \
+  { ACCEL_FIELD_ENTRY_ (Type, field, name, blurb, G_TYPE_ENUM, int, SIZED, get_type, flags),   \
+    0, 0, (def), 0.0, 0.0, 0.0, NULL }
+
+/**
+ * ACCEL_FIELD_FLAGS: (skip)
+ * @Type: the struct holding the field
+ * @field: its field of the flags type
+ * @name: the property name
+ * @blurb: what it is
+ * @get_type: the flags type's `get_type` function
+ * @def: the default
+ * @flags: the #GParamFlags
+ *
+ * A flags entry of an #AccelPropertyField table.
+ */
+#define ACCEL_FIELD_FLAGS(Type, field, name, blurb, get_type, def, flags)                       \
+  { ACCEL_FIELD_ENTRY_ (Type, field, name, blurb, G_TYPE_FLAGS, guint, SIZED, get_type, flags), \
+    0, 0, (def), 0.0, 0.0, 0.0, NULL }
+
+/**
+ * ACCEL_FIELD_STRING: (skip)
+ * @Type: the struct holding the field
+ * @field: its `char *` field, which the object owns
+ * @name: the property name
+ * @blurb: what it is
+ * @def: (nullable): the default
+ * @flags: the #GParamFlags
+ *
+ * A string entry of an #AccelPropertyField table.
+ */
+#define ACCEL_FIELD_STRING(Type, field, name, blurb, def, flags)                                \
+  { ACCEL_FIELD_ENTRY_ (Type, field, name, blurb, G_TYPE_STRING, char *, OFFSET, NULL, flags), \
+    0, 0, 0, 0.0, 0.0, 0.0, (def) }
+
+/**
+ * ACCEL_FIELD_OBJECT: (skip)
+ * @Type: the struct holding the field
+ * @field: its pointer to an object, of which the object holds a reference
+ * @name: the property name
+ * @blurb: what it is
+ * @get_type: the value type's `get_type` function (a class or an interface)
+ * @flags: the #GParamFlags
+ *
+ * An object entry of an #AccelPropertyField table.
+ */
+#define ACCEL_FIELD_OBJECT(Type, field, name, blurb, get_type, flags)                           \
+  { ACCEL_FIELD_ENTRY_ (Type, field, name, blurb, G_TYPE_OBJECT, gpointer, SIZED, get_type, flags), \
+    0, 0, 0, 0.0, 0.0, 0.0, NULL }
+
+/**
+ * ACCEL_FIELD_BOXED: (skip)
+ * @Type: the struct holding the field
+ * @field: its pointer to a boxed value, which the object owns
+ * @name: the property name
+ * @blurb: what it is
+ * @get_type: the boxed type's `get_type` function
+ * @flags: the #GParamFlags
+ *
+ * A boxed entry of an #AccelPropertyField table (a #GStrv, an #AccelShape…).
+ */
+#define ACCEL_FIELD_BOXED(Type, field, name, blurb, get_type, flags)                            \
+  { ACCEL_FIELD_ENTRY_ (Type, field, name, blurb, G_TYPE_BOXED, gpointer, SIZED, get_type, flags), \
+    0, 0, 0, 0.0, 0.0, 0.0, NULL }
+
+/**
+ * ACCEL_FIELD_VARIANT: (skip)
+ * @Type: the struct holding the field
+ * @field: its `GVariant *` field, of which the object holds a reference
+ * @name: the property name
+ * @blurb: what it is
+ * @type_string: the variant type, as a string (`"au"`)
+ * @flags: the #GParamFlags
+ *
+ * A variant entry of an #AccelPropertyField table; its default is %NULL.
+ */
+#define ACCEL_FIELD_VARIANT(Type, field, name, blurb, type_string, flags)                       \
+  { ACCEL_FIELD_ENTRY_ (Type, field, name, blurb, G_TYPE_VARIANT, GVariant *, OFFSET, NULL, flags), \
+    0, 0, 0, 0.0, 0.0, 0.0, (type_string) }
+
+ACCEL_API
+void accel_object_class_install_fields (GObjectClass *klass,
+                                        const AccelPropertyField *fields,
+                                        guint n_fields);
+ACCEL_API
+void accel_object_class_install_private_fields (GObjectClass *klass,
+                                                const AccelPropertyField *fields,
+                                                guint n_fields);
+ACCEL_API
+void accel_object_dispose_fields (GObject *object, GType type);
+ACCEL_API
+void accel_object_finalize_fields (GObject *object, GType type);
+
+G_END_DECLS

@@ -1,0 +1,384 @@
+/* Properties declared by a table of fields (AccelPropertyField): the pspecs
+ * are those g_param_spec_*() makes from the same arguments, get and set
+ * reach the fields (of the instance and of the private struct), notify
+ * follows GObject's rules, the class's own accessors serve its other
+ * properties (and a subclass's), and what the fields own is released.
+ *
+ * SPDX-License-Identifier: LGPL-2.1-or-later
+ */
+#include <accel.h>
+#include <string.h>
+
+/* A base class with every kind of field in its instance, and one property
+ * of its own written by hand. */
+
+#define TEST_TYPE_FIELDS (test_fields_get_type ())
+GType test_fields_get_type (void);
+
+typedef struct {
+  GObjectClass parent_class;
+} TestFieldsClass;
+
+typedef struct {
+  GObject parent_instance;
+  gboolean flag;
+  int i;
+  guint u;
+  gint64 i64;
+  guint64 u64;
+  double d;
+  AccelDType dtype;
+  GApplicationFlags pflags;
+  char *s;
+  GObject *object;
+  GListModel *list;
+  char **strv;
+  GVariant *variant;
+  guint hand;   /* the hand-written property: twice what was set */
+} TestFields;
+
+typedef struct {
+  guint deep;
+  char *label;
+} TestFieldsPrivate;
+
+#define CONSTRUCT (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS)
+#define RW (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS)
+#define RW_EXPLICIT (RW | G_PARAM_EXPLICIT_NOTIFY)
+
+static const AccelPropertyField instance_fields[] = {
+  ACCEL_FIELD_BOOLEAN (TestFields, flag, "flag", "A boolean", TRUE, RW),
+  ACCEL_FIELD_INT (TestFields, i, "i", "An int", -1000, 1000, -7, RW),
+  ACCEL_FIELD_UINT (TestFields, u, "u", "A uint", 3, 1 << 20, 32, RW_EXPLICIT),
+  ACCEL_FIELD_INT64 (TestFields, i64, "i64", "An int64", G_MININT64, G_MAXINT64, -5, RW),
+  ACCEL_FIELD_UINT64 (TestFields, u64, "u64", "A uint64", 0, G_MAXUINT64, G_MAXUINT64, RW_EXPLICIT),
+  ACCEL_FIELD_DOUBLE (TestFields, d, "d", "A double", -G_MAXDOUBLE, G_MAXDOUBLE, 0.5, RW),
+  ACCEL_FIELD_ENUM (TestFields, dtype, "dtype", "An enum", accel_dtype_get_type, ACCEL_DTYPE_F16, RW),
+  ACCEL_FIELD_FLAGS (TestFields, pflags, "pflags", "Flags", g_application_flags_get_type, G_APPLICATION_NON_UNIQUE, RW),
+  ACCEL_FIELD_STRING (TestFields, s, "s", "A string", "default", CONSTRUCT),
+  ACCEL_FIELD_OBJECT (TestFields, object, "object", "An object", g_object_get_type, RW_EXPLICIT),
+  ACCEL_FIELD_OBJECT (TestFields, list, "list", "An interface", g_list_model_get_type, RW),
+  ACCEL_FIELD_BOXED (TestFields, strv, "strv", "A boxed", g_strv_get_type, RW),
+  ACCEL_FIELD_VARIANT (TestFields, variant, "variant", "A variant", "at", RW_EXPLICIT),
+};
+
+enum { PROP_HAND = G_N_ELEMENTS (instance_fields) + 1 };
+
+G_DEFINE_TYPE_WITH_PRIVATE (TestFields, test_fields, G_TYPE_OBJECT)
+
+static const AccelPropertyField private_fields[] = {
+  ACCEL_FIELD_UINT (TestFieldsPrivate, deep, "deep", "A private uint", 0, 99, 9, CONSTRUCT),
+  ACCEL_FIELD_STRING (TestFieldsPrivate, label, "label", "A private string", NULL, RW),
+};
+
+static void
+test_fields_set_hand (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  g_assert_cmpuint (prop_id, ==, PROP_HAND);
+  ((TestFields *) object)->hand = 2 * g_value_get_uint (value);
+}
+
+static void
+test_fields_get_hand (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  g_assert_cmpuint (prop_id, ==, PROP_HAND);
+  g_value_set_uint (value, ((TestFields *) object)->hand);
+}
+
+static void
+test_fields_dispose (GObject *object)
+{
+  accel_object_dispose_fields (object, TEST_TYPE_FIELDS);
+  G_OBJECT_CLASS (test_fields_parent_class)->dispose (object);
+}
+
+static void
+test_fields_finalize (GObject *object)
+{
+  accel_object_finalize_fields (object, TEST_TYPE_FIELDS);
+  G_OBJECT_CLASS (test_fields_parent_class)->finalize (object);
+}
+
+static void
+test_fields_class_init (TestFieldsClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = test_fields_dispose;
+  object_class->finalize = test_fields_finalize;
+  object_class->set_property = test_fields_set_hand;
+  object_class->get_property = test_fields_get_hand;
+  accel_object_class_install_fields (object_class, instance_fields, G_N_ELEMENTS (instance_fields));
+  g_object_class_install_property (object_class, PROP_HAND,
+                                   g_param_spec_uint ("hand", NULL, "By hand", 0, G_MAXUINT, 0, RW));
+  accel_object_class_install_private_fields (object_class, private_fields, G_N_ELEMENTS (private_fields));
+}
+
+static void
+test_fields_init (TestFields *self)
+{
+  TestFields *f = self;
+  f->flag = TRUE, f->i = -7, f->u = 32, f->i64 = -5, f->u64 = G_MAXUINT64, f->d = 0.5;
+  f->dtype = ACCEL_DTYPE_F16, f->pflags = G_APPLICATION_NON_UNIQUE;
+}
+
+/* A subclass that installs a property by hand and chains its accessors up
+ * to the base class's (GObject does not inherit them): the base's table
+ * still serves the base's properties, and the base's hand-written accessors
+ * the subclass's. */
+#define TEST_TYPE_SUB (test_sub_get_type ())
+GType test_sub_get_type (void);
+typedef struct {
+  TestFields parent_instance;
+} TestSub;
+typedef struct {
+  TestFieldsClass parent_class;
+} TestSubClass;
+G_DEFINE_FINAL_TYPE (TestSub, test_sub, TEST_TYPE_FIELDS)
+
+static void
+test_sub_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+{
+  G_OBJECT_CLASS (test_sub_parent_class)->set_property (object, prop_id, value, pspec);
+}
+
+static void
+test_sub_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+{
+  G_OBJECT_CLASS (test_sub_parent_class)->get_property (object, prop_id, value, pspec);
+}
+
+static void
+test_sub_class_init (TestSubClass *klass)
+{
+  G_OBJECT_CLASS (klass)->set_property = test_sub_set_property;
+  G_OBJECT_CLASS (klass)->get_property = test_sub_get_property;
+  g_object_class_install_property (G_OBJECT_CLASS (klass), PROP_HAND,
+                                   g_param_spec_uint ("sub-hand", NULL, "By hand, on the subclass",
+                                                      0, G_MAXUINT, 0, RW));
+}
+
+static void
+test_sub_init (TestSub *self)
+{
+}
+
+/* The pspecs: what g_param_spec_*() makes from the same arguments. */
+
+static void
+assert_same_pspec (GParamSpec *got, GParamSpec *want)
+{
+  g_assert_cmpstr (got->name, ==, want->name);
+  g_assert_cmpstr (g_param_spec_get_nick (got), ==, g_param_spec_get_nick (want));
+  g_assert_cmpstr (g_param_spec_get_blurb (got), ==, g_param_spec_get_blurb (want));
+  g_assert_cmpstr (G_PARAM_SPEC_TYPE_NAME (got), ==, G_PARAM_SPEC_TYPE_NAME (want));
+  g_assert_true (got->value_type == want->value_type);
+  g_assert_cmpint (got->flags, ==, want->flags);
+
+  GValue a = G_VALUE_INIT, b = G_VALUE_INIT;
+  g_value_init (&a, got->value_type);
+  g_value_init (&b, want->value_type);
+  g_param_value_set_default (got, &a);
+  g_param_value_set_default (want, &b);
+  g_assert_cmpint (g_param_values_cmp (got, &a, &b), ==, 0);
+  g_value_unset (&a);
+  g_value_unset (&b);
+
+  /* Ranges: the values just out of range are refused alike. */
+#define RANGE(T) \
+  if (G_IS_PARAM_SPEC_##T (got)) \
+    { \
+      g_assert_true (G_PARAM_SPEC_##T (got)->minimum == G_PARAM_SPEC_##T (want)->minimum); \
+      g_assert_true (G_PARAM_SPEC_##T (got)->maximum == G_PARAM_SPEC_##T (want)->maximum); \
+    }
+  RANGE (INT) RANGE (UINT) RANGE (INT64) RANGE (UINT64) RANGE (DOUBLE)
+#undef RANGE
+  if (G_IS_PARAM_SPEC_DOUBLE (got))
+    g_assert_cmpfloat (G_PARAM_SPEC_DOUBLE (got)->epsilon, ==, G_PARAM_SPEC_DOUBLE (want)->epsilon);
+  if (G_IS_PARAM_SPEC_VARIANT (got))
+    g_assert_true (g_variant_type_equal (G_PARAM_SPEC_VARIANT (got)->type, G_PARAM_SPEC_VARIANT (want)->type));
+  g_param_spec_unref (g_param_spec_ref_sink (want));
+}
+
+static void
+test_pspecs (void)
+{
+  GObjectClass *klass = g_type_class_ref (TEST_TYPE_FIELDS);
+#define P(name) g_object_class_find_property (klass, name)
+  assert_same_pspec (P ("flag"), g_param_spec_boolean ("flag", NULL, "A boolean", TRUE, RW));
+  assert_same_pspec (P ("i"), g_param_spec_int ("i", NULL, "An int", -1000, 1000, -7, RW));
+  assert_same_pspec (P ("u"), g_param_spec_uint ("u", NULL, "A uint", 3, 1 << 20, 32, RW_EXPLICIT));
+  assert_same_pspec (P ("i64"), g_param_spec_int64 ("i64", NULL, "An int64", G_MININT64, G_MAXINT64, -5, RW));
+  assert_same_pspec (P ("u64"), g_param_spec_uint64 ("u64", NULL, "A uint64", 0, G_MAXUINT64, G_MAXUINT64,
+                                                     RW_EXPLICIT));
+  assert_same_pspec (P ("d"), g_param_spec_double ("d", NULL, "A double", -G_MAXDOUBLE, G_MAXDOUBLE, 0.5, RW));
+  assert_same_pspec (P ("dtype"), g_param_spec_enum ("dtype", NULL, "An enum", ACCEL_TYPE_DTYPE,
+                                                     ACCEL_DTYPE_F16, RW));
+  assert_same_pspec (P ("pflags"), g_param_spec_flags ("pflags", NULL, "Flags", G_TYPE_APPLICATION_FLAGS,
+                                                       G_APPLICATION_NON_UNIQUE, RW));
+  assert_same_pspec (P ("s"), g_param_spec_string ("s", NULL, "A string", "default", CONSTRUCT));
+  assert_same_pspec (P ("object"), g_param_spec_object ("object", NULL, "An object", G_TYPE_OBJECT, RW_EXPLICIT));
+  assert_same_pspec (P ("list"), g_param_spec_object ("list", NULL, "An interface", G_TYPE_LIST_MODEL, RW));
+  assert_same_pspec (P ("strv"), g_param_spec_boxed ("strv", NULL, "A boxed", G_TYPE_STRV, RW));
+  assert_same_pspec (P ("variant"), g_param_spec_variant ("variant", NULL, "A variant", G_VARIANT_TYPE ("at"),
+                                                          NULL, RW_EXPLICIT));
+  assert_same_pspec (P ("deep"), g_param_spec_uint ("deep", NULL, "A private uint", 0, 99, 9, CONSTRUCT));
+  assert_same_pspec (P ("label"), g_param_spec_string ("label", NULL, "A private string", NULL, RW));
+#undef P
+
+  /* Ids in the table's order, the hand-written one where its id says, the
+   * private table after it. */
+  guint n;
+  GParamSpec **pspecs = g_object_class_list_properties (klass, &n);
+  g_assert_cmpuint (n, ==, G_N_ELEMENTS (instance_fields) + 1 + G_N_ELEMENTS (private_fields));
+  for (guint i = 0; i < G_N_ELEMENTS (instance_fields); i++)
+    {
+      g_assert_cmpstr (pspecs[i]->name, ==, instance_fields[i].name);
+      g_assert_cmpuint (pspecs[i]->param_id, ==, i + 1);
+    }
+  g_assert_cmpstr (pspecs[G_N_ELEMENTS (instance_fields)]->name, ==, "hand");
+  g_assert_cmpstr (pspecs[n - 2]->name, ==, "deep");
+  g_assert_cmpstr (pspecs[n - 1]->name, ==, "label");
+  g_free (pspecs);
+  g_type_class_unref (klass);
+}
+
+/* Get and set reach the fields. */
+
+static void
+count_notify (GObject *object, GParamSpec *pspec, gpointer data)
+{
+  guint *counts = data;
+  counts[pspec->param_id]++;
+}
+
+static void
+test_get_set (void)
+{
+  guint32 r = g_test_rand_int ();
+  int i = g_test_rand_int_range (-1000, 1001);
+  guint u = (guint) g_test_rand_int_range (3, (1 << 20) + 1);
+  gint64 i64 = ((gint64) g_test_rand_int () << 32) | r;
+  guint64 u64 = ((guint64) g_test_rand_int () << 32) | g_test_rand_int ();
+  double d = g_test_rand_double_range (-1e6, 1e6);
+  char *s = g_strdup_printf ("s-%u", r);
+  char *label = g_strdup_printf ("label-%u", g_test_rand_int ());
+  guint deep = (guint) g_test_rand_int_range (0, 100);
+  guint hand = (guint) g_test_rand_int_range (0, 1 << 30);
+  const char *strv[] = { s, label, NULL };
+  guint64 sizes[] = { u64, r, 7 };
+  g_autoptr(GVariant) variant = g_variant_ref_sink (g_variant_new_fixed_array (G_VARIANT_TYPE_UINT64, sizes,
+                                                                              G_N_ELEMENTS (sizes), sizeof (guint64)));
+  g_autoptr(GObject) other = g_object_new (G_TYPE_OBJECT, NULL);
+  g_autoptr(GListStore) list = g_list_store_new (G_TYPE_OBJECT);
+
+  TestFields *self = g_object_new (TEST_TYPE_FIELDS, "s", s, "deep", deep, NULL);
+  TestFields *f = self;
+  TestFieldsPrivate *priv = test_fields_get_instance_private (self);
+
+  /* Defaults: of construct properties from the pspec, of the others from init. */
+  g_assert_cmpstr (f->s, ==, s);
+  g_assert_true (f->s != s);
+  g_assert_cmpuint (priv->deep, ==, deep);
+  g_object_set (self, "i", i, "u", u, "i64", i64, "u64", u64, "d", d, "dtype", ACCEL_DTYPE_BF16,
+                "pflags", G_APPLICATION_IS_SERVICE | G_APPLICATION_HANDLES_OPEN, "flag", FALSE, "object", other,
+                "list", list, "strv", strv, "variant", variant, "label", label, "hand", hand, NULL);
+  g_assert_cmpint (f->i, ==, i);
+  g_assert_cmpuint (f->u, ==, u);
+  g_assert_cmpint (f->i64, ==, i64);
+  g_assert_cmpuint (f->u64, ==, u64);
+  g_assert_cmpfloat (f->d, ==, d);
+  g_assert_cmpint (f->dtype, ==, ACCEL_DTYPE_BF16);
+  g_assert_cmpint (f->pflags, ==, G_APPLICATION_IS_SERVICE | G_APPLICATION_HANDLES_OPEN);
+  g_assert_false (f->flag);
+  g_assert_true (f->object == other);
+  g_assert_true (f->list == G_LIST_MODEL (list));
+  g_assert_true (g_strv_equal ((const char * const *) f->strv, strv));
+  g_assert_true ((gpointer) f->strv != (gpointer) strv);
+  g_assert_true (g_variant_equal (f->variant, variant));
+  g_assert_cmpstr (priv->label, ==, label);
+  g_assert_true (priv->label != label);
+  g_assert_cmpuint (f->hand, ==, 2 * hand);
+
+  int gi;
+  guint gu, gdeep, ghand;
+  gint64 gi64;
+  guint64 gu64;
+  double gd;
+  AccelDType gdtype;
+  gboolean gflag;
+  g_autofree char *gs = NULL, *glabel = NULL;
+  g_autoptr(GObject) gobject = NULL;
+  g_auto(GStrv) gstrv = NULL;
+  g_autoptr(GVariant) gvariant = NULL;
+  g_object_get (self, "i", &gi, "u", &gu, "i64", &gi64, "u64", &gu64, "d", &gd, "dtype", &gdtype,
+                "flag", &gflag, "s", &gs, "object", &gobject, "strv", &gstrv, "variant", &gvariant,
+                "deep", &gdeep, "label", &glabel, "hand", &ghand, NULL);
+  g_assert_cmpint (gi, ==, i);
+  g_assert_cmpuint (gu, ==, u);
+  g_assert_cmpint (gi64, ==, i64);
+  g_assert_cmpuint (gu64, ==, u64);
+  g_assert_cmpfloat (gd, ==, d);
+  g_assert_cmpint (gdtype, ==, ACCEL_DTYPE_BF16);
+  g_assert_false (gflag);
+  g_assert_cmpstr (gs, ==, s);
+  g_assert_true (gobject == other);
+  g_assert_true (g_strv_equal ((const char * const *) gstrv, strv));
+  g_assert_true (g_variant_equal (gvariant, variant));
+  g_assert_cmpuint (gdeep, ==, deep);
+  g_assert_cmpstr (glabel, ==, label);
+  g_assert_cmpuint (ghand, ==, 2 * hand);
+
+  /* A subclass's instance: its own property by hand, the base's from the table. */
+  TestSub *sub = g_object_new (TEST_TYPE_SUB, "sub-hand", hand, "u", u, NULL);
+  guint sub_hand;
+  g_object_get (sub, "sub-hand", &sub_hand, NULL);
+  g_assert_cmpuint (sub_hand, ==, 2 * hand);
+  g_assert_cmpuint (((TestFields *) sub)->u, ==, u);
+  g_object_unref (sub);
+
+  /* What the fields own goes with the object: the reference to @other
+   * in dispose, the rest in finalize (LeakSanitizer checks those). */
+  g_clear_object (&gobject);
+  g_object_add_weak_pointer (G_OBJECT (self), (gpointer *) &self);
+  g_object_unref (self);
+  g_assert_null (self);
+  g_assert_cmpuint (G_OBJECT (other)->ref_count, ==, 1);
+  g_assert_cmpuint (G_OBJECT (list)->ref_count, ==, 1);
+  g_free (s);
+  g_free (label);
+}
+
+/* Notify: every set of a plain property; a set of an explicit-notify one
+ * only when the value changed. */
+static void
+test_notify (void)
+{
+  guint counts[32] = { 0 };
+  TestFields *self = g_object_new (TEST_TYPE_FIELDS, NULL);
+  g_signal_connect (self, "notify", G_CALLBACK (count_notify), counts);
+  int i = g_test_rand_int_range (-1000, 1001);
+  guint u = (guint) g_test_rand_int_range (3, 1 << 20);
+  g_autoptr(GObject) other = g_object_new (G_TYPE_OBJECT, NULL);
+
+  for (int round = 0; round < 2; round++)
+    g_object_set (self, "i", i, "u", u, "object", other, NULL);
+  g_assert_cmpuint (counts[2], ==, 2);   /* i */
+  g_assert_cmpuint (counts[3], ==, 1);   /* u */
+  g_assert_cmpuint (counts[10], ==, 1);  /* object */
+  g_object_set (self, "u", u + 1, "object", NULL, NULL);
+  g_assert_cmpuint (counts[3], ==, 2);
+  g_assert_cmpuint (counts[10], ==, 2);
+  g_assert_null (((TestFields *) self)->object);
+  g_object_unref (self);
+}
+
+int
+main (int argc, char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/property-field/pspecs", test_pspecs);
+  g_test_add_func ("/property-field/get-set", test_get_set);
+  g_test_add_func ("/property-field/notify", test_notify);
+  return g_test_run ();
+}
