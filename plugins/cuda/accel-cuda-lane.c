@@ -151,18 +151,25 @@ lane_add_handle (AccelCudaLane *lane, const char *key, gpointer handle, GDestroy
   return handle;
 }
 
-/* Makes the lane's handle for @key with @create or, where that is NULL,
- * @open; a handle @open stored before it failed is freed with @destroy. */
+/* The lane's handle for @key, made on first use with @create or, where
+ * that is NULL, @open; a handle @open stored before it failed is freed
+ * with @destroy. */
 static gpointer
-lane_make_handle (AccelCudaLane *lane,
-                  const char *key,
-                  AccelCudaHandleCreate create,
-                  AccelCudaHandleOpen open,
-                  GDestroyNotify destroy,
-                  GError **error)
+lane_handle (AccelCudaLane *lane,
+             const char *key,
+             AccelCudaHandleCreate create,
+             AccelCudaHandleOpen open,
+             GDestroyNotify destroy,
+             GError **error)
 {
   GError *local = NULL;
   gpointer handle = NULL;
+
+  g_return_val_if_fail (lane != NULL, NULL);
+  g_return_val_if_fail (key != NULL, NULL);
+  LaneHandle *h = g_hash_table_lookup (lane->handles, key);
+  if (G_LIKELY (h != NULL))
+    return h->handle;
 
   if (create != NULL)
     handle = create (lane, &local);
@@ -207,14 +214,8 @@ accel_cuda_lane_get_handle (AccelCudaLane *lane,
                             GDestroyNotify destroy,
                             GError **error)
 {
-  g_return_val_if_fail (lane != NULL, NULL);
-  g_return_val_if_fail (key != NULL, NULL);
   g_return_val_if_fail (create != NULL, NULL);
-
-  LaneHandle *h = g_hash_table_lookup (lane->handles, key);
-  if (G_LIKELY (h != NULL))
-    return h->handle;
-  return lane_make_handle (lane, key, create, NULL, destroy, error);
+  return lane_handle (lane, key, create, NULL, destroy, error);
 }
 
 /**
@@ -242,14 +243,8 @@ accel_cuda_lane_open_handle (AccelCudaLane *lane,
                              GDestroyNotify destroy,
                              GError **error)
 {
-  g_return_val_if_fail (lane != NULL, NULL);
-  g_return_val_if_fail (key != NULL, NULL);
   g_return_val_if_fail (open != NULL, NULL);
-
-  LaneHandle *h = g_hash_table_lookup (lane->handles, key);
-  if (G_LIKELY (h != NULL))
-    return h->handle;
-  return lane_make_handle (lane, key, NULL, open, destroy, error);
+  return lane_handle (lane, key, NULL, open, destroy, error);
 }
 
 /**
