@@ -66,14 +66,15 @@ static const AccelPropertyField cascade_fields[] = {
                       "Output of the small model giving each row's confidence", "confidence", CONSTRUCT),
 };
 
-/* The statistics, read under the stats lock; their ids follow the fields'. */
-enum {
-  PROP_SMALL_ROWS = G_N_ELEMENTS (cascade_fields) + 1,
-  PROP_LARGE_ROWS,
-  N_PROPS
-};
+#define STAT (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)
 
-static GParamSpec *properties[N_PROPS];
+/* The statistics, read under the stats lock. */
+static const AccelPropertyField stat_fields[] = {
+  ACCEL_FIELD_UINT64 (AccelPatternsCascade, small_rows, "small-rows", "Rows the small model ran",
+                      0, G_MAXUINT64, 0, STAT),
+  ACCEL_FIELD_UINT64 (AccelPatternsCascade, large_rows, "large-rows", "Rows the large model answered",
+                      0, G_MAXUINT64, 0, STAT),
+};
 
 typedef struct {
   AccelPatternsCascade *self;
@@ -103,23 +104,6 @@ accel_patterns_cascade_finalize (GObject *object)
   g_free (self->answer_index);
   g_mutex_clear (&self->stats_lock);
   G_OBJECT_CLASS (accel_patterns_cascade_parent_class)->finalize (object);
-}
-
-static void
-accel_patterns_cascade_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelPatternsCascade *self = ACCEL_PATTERNS_CASCADE (object);
-
-  switch (prop_id)
-    {
-    case PROP_SMALL_ROWS:
-    case PROP_LARGE_ROWS:
-      g_mutex_lock (&self->stats_lock);
-      g_value_set_uint64 (value, prop_id == PROP_SMALL_ROWS ? self->small_rows : self->large_rows);
-      g_mutex_unlock (&self->stats_lock);
-      break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
 }
 
 static gint
@@ -340,10 +324,8 @@ accel_patterns_cascade_class_init (AccelPatternsCascadeClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   AccelPatternsServerClass *server_class = ACCEL_PATTERNS_SERVER_CLASS (klass);
-  const GParamFlags stat = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
 
   object_class->finalize = accel_patterns_cascade_finalize;
-  object_class->get_property = accel_patterns_cascade_get_property;
   server_class->setup = accel_patterns_cascade_setup;
   server_class->get_capacity = accel_patterns_cascade_get_capacity;
   server_class->execute = accel_patterns_cascade_execute;
@@ -352,12 +334,8 @@ accel_patterns_cascade_class_init (AccelPatternsCascadeClass *klass)
                                   "A small model first; the large one only where the small one's confidence is low");
 
   accel_object_class_install_fields (object_class, cascade_fields, G_N_ELEMENTS (cascade_fields));
-  properties[PROP_SMALL_ROWS] =
-    g_param_spec_uint64 ("small-rows", NULL, "Rows the small model ran", 0, G_MAXUINT64, 0, stat);
-  properties[PROP_LARGE_ROWS] =
-    g_param_spec_uint64 ("large-rows", NULL, "Rows the large model answered", 0, G_MAXUINT64, 0, stat);
-  for (guint id = PROP_SMALL_ROWS; id < N_PROPS; id++)
-    g_object_class_install_property (object_class, id, properties[id]);
+  accel_object_class_install_locked_fields (object_class, stat_fields, G_N_ELEMENTS (stat_fields),
+                                            G_STRUCT_OFFSET (AccelPatternsCascade, stats_lock));
 }
 
 static void

@@ -120,16 +120,29 @@ static const AccelPropertyField server_fields[] = {
                     0, G_MAXUINT, 60000, CONSTRUCT),
 };
 
-/* The statistics, read under the stats lock; their ids follow the fields'. */
+#define STAT (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)
+
+/* The statistics that are plain counters, read under the stats lock. */
+static const AccelPropertyField stat_fields[] = {
+  ACCEL_FIELD_UINT64 (AccelPatternsServerPrivate, batches_run, "batches-run", "Batches run", 0, G_MAXUINT64, 0, STAT),
+  ACCEL_FIELD_UINT64 (AccelPatternsServerPrivate, batches_started, "batches-started",
+                      "Batches started (the number of the last, which replies carry as batch)", 0, G_MAXUINT64, 0, STAT),
+  ACCEL_FIELD_UINT64 (AccelPatternsServerPrivate, completed, "requests-completed", "Requests answered with outputs",
+                      0, G_MAXUINT64, 0, STAT),
+  ACCEL_FIELD_UINT64 (AccelPatternsServerPrivate, failed, "requests-failed", "Requests queued and then failed",
+                      0, G_MAXUINT64, 0, STAT),
+  ACCEL_FIELD_UINT64 (AccelPatternsServerPrivate, rejected, "requests-rejected",
+                      "Requests refused: malformed, or the queue full", 0, G_MAXUINT64, 0, STAT),
+  ACCEL_FIELD_UINT64 (AccelPatternsServerPrivate, timed_out, "requests-timed-out",
+                      "Requests whose timeout passed in the queue", 0, G_MAXUINT64, 0, STAT),
+  ACCEL_FIELD_UINT (AccelPatternsServerPrivate, queue_length, "queue-length", "Requests queued now",
+                    0, G_MAXUINT, 0, STAT),
+};
+
+/* The statistics computed on read, also under the stats lock; their ids
+ * follow the fields'. */
 enum {
-  PROP_BATCHES_RUN = G_N_ELEMENTS (server_fields) + 1,
-  PROP_BATCHES_STARTED,
-  PROP_REQUESTS_COMPLETED,
-  PROP_REQUESTS_FAILED,
-  PROP_REQUESTS_REJECTED,
-  PROP_REQUESTS_TIMED_OUT,
-  PROP_QUEUE_LENGTH,
-  PROP_BATCH_SIZE_HISTOGRAM,
+  PROP_BATCH_SIZE_HISTOGRAM = G_N_ELEMENTS (server_fields) + G_N_ELEMENTS (stat_fields) + 1,
   PROP_QUEUE_DELAY_P50_US,
   PROP_QUEUE_DELAY_P99_US,
   N_PROPS
@@ -275,13 +288,6 @@ accel_patterns_server_get_property (GObject *object, guint prop_id, GValue *valu
   g_mutex_lock (&priv->stats_lock);
   switch (prop_id)
     {
-    case PROP_BATCHES_RUN: g_value_set_uint64 (value, priv->batches_run); break;
-    case PROP_BATCHES_STARTED: g_value_set_uint64 (value, priv->batches_started); break;
-    case PROP_REQUESTS_COMPLETED: g_value_set_uint64 (value, priv->completed); break;
-    case PROP_REQUESTS_FAILED: g_value_set_uint64 (value, priv->failed); break;
-    case PROP_REQUESTS_REJECTED: g_value_set_uint64 (value, priv->rejected); break;
-    case PROP_REQUESTS_TIMED_OUT: g_value_set_uint64 (value, priv->timed_out); break;
-    case PROP_QUEUE_LENGTH: g_value_set_uint (value, priv->queue_length); break;
     case PROP_BATCH_SIZE_HISTOGRAM:
       g_value_set_variant (value, g_variant_new_fixed_array (G_VARIANT_TYPE_UINT64, priv->histogram,
                                                              priv->histogram ? priv->max_batch_size + 1 : 0,
@@ -303,7 +309,6 @@ accel_patterns_server_class_init (AccelPatternsServerClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   AccelActorClass *actor_class = ACCEL_ACTOR_CLASS (klass);
-  const GParamFlags stat = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
 
   object_class->constructor = accel_patterns_server_constructor;
   object_class->dispose = accel_patterns_server_dispose;
@@ -314,33 +319,18 @@ accel_patterns_server_class_init (AccelPatternsServerClass *klass)
   actor_class->stopped = accel_patterns_server_stopped;
 
   accel_object_class_install_private_fields (object_class, server_fields, G_N_ELEMENTS (server_fields));
-  properties[PROP_BATCHES_RUN] =
-    g_param_spec_uint64 ("batches-run", NULL, "Batches run", 0, G_MAXUINT64, 0, stat);
-  properties[PROP_BATCHES_STARTED] =
-    g_param_spec_uint64 ("batches-started", NULL, "Batches started (the number of the last, which replies carry as batch)",
-                         0, G_MAXUINT64, 0, stat);
-  properties[PROP_REQUESTS_COMPLETED] =
-    g_param_spec_uint64 ("requests-completed", NULL, "Requests answered with outputs", 0, G_MAXUINT64, 0, stat);
-  properties[PROP_REQUESTS_FAILED] =
-    g_param_spec_uint64 ("requests-failed", NULL, "Requests queued and then failed", 0, G_MAXUINT64, 0, stat);
-  properties[PROP_REQUESTS_REJECTED] =
-    g_param_spec_uint64 ("requests-rejected", NULL, "Requests refused: malformed, or the queue full",
-                         0, G_MAXUINT64, 0, stat);
-  properties[PROP_REQUESTS_TIMED_OUT] =
-    g_param_spec_uint64 ("requests-timed-out", NULL, "Requests whose timeout passed in the queue",
-                         0, G_MAXUINT64, 0, stat);
-  properties[PROP_QUEUE_LENGTH] =
-    g_param_spec_uint ("queue-length", NULL, "Requests queued now", 0, G_MAXUINT, 0, stat);
+  accel_object_class_install_private_locked_fields (object_class, stat_fields, G_N_ELEMENTS (stat_fields),
+                                                    G_STRUCT_OFFSET (AccelPatternsServerPrivate, stats_lock));
   properties[PROP_BATCH_SIZE_HISTOGRAM] =
     g_param_spec_variant ("batch-size-histogram", NULL, "Batches run by rows (at, index = rows)",
-                          G_VARIANT_TYPE ("at"), NULL, stat);
+                          G_VARIANT_TYPE ("at"), NULL, STAT);
   properties[PROP_QUEUE_DELAY_P50_US] =
     g_param_spec_double ("queue-delay-p50-us", NULL, "Median wait in the queue of the last 4096 requests, µs",
-                         0, G_MAXDOUBLE, 0, stat);
+                         0, G_MAXDOUBLE, 0, STAT);
   properties[PROP_QUEUE_DELAY_P99_US] =
     g_param_spec_double ("queue-delay-p99-us", NULL, "99th percentile of that wait, µs",
-                         0, G_MAXDOUBLE, 0, stat);
-  for (guint id = PROP_BATCHES_RUN; id < N_PROPS; id++)
+                         0, G_MAXDOUBLE, 0, STAT);
+  for (guint id = PROP_BATCH_SIZE_HISTOGRAM; id < N_PROPS; id++)
     g_object_class_install_property (object_class, id, properties[id]);
 }
 
