@@ -181,32 +181,23 @@ accel_patterns_cascade_get_capacity (AccelPatternsServer *server)
   return !ACCEL_PATTERNS_CASCADE (server)->busy;
 }
 
-static void start (AccelPatternsCascade *self, AccelPatternsBatch *batch);
-
 /* Ends a batch (or runs it once more after a device fault). */
 static void
 end (AccelPatternsCascade *self, AccelPatternsBatch *batch, GPtrArray *outputs, const GError *error)
 {
-  if (!accel_patterns_server_batch_is_current (ACCEL_PATTERNS_SERVER (self), batch))
+  if (accel_patterns_server_batch_is_current (ACCEL_PATTERNS_SERVER (self), batch))
     {
-      accel_patterns_server_finish_batch (ACCEL_PATTERNS_SERVER (self), batch, NULL, NULL);
-      return;
+      self->busy = FALSE;
+      if (!error)
+        {
+          g_mutex_lock (&self->stats_lock);
+          self->small_rows += batch->rows;
+          for (guint i = 0; i < batch->rows; i++)
+            self->large_rows += g_array_index (batch->tags, guint32, i);
+          g_mutex_unlock (&self->stats_lock);
+        }
     }
-  self->busy = FALSE;
-  if (accel_patterns_server_batch_may_retry (ACCEL_PATTERNS_SERVER (self), batch, error))
-    {
-      start (self, batch);
-      return;
-    }
-  if (!error)
-    {
-      g_mutex_lock (&self->stats_lock);
-      self->small_rows += batch->rows;
-      for (guint i = 0; i < batch->rows; i++)
-        self->large_rows += g_array_index (batch->tags, guint32, i);
-      g_mutex_unlock (&self->stats_lock);
-    }
-  accel_patterns_server_finish_batch (ACCEL_PATTERNS_SERVER (self), batch, outputs, error);
+  accel_patterns_server_finish_or_retry (ACCEL_PATTERNS_SERVER (self), batch, outputs, error);
 }
 
 static void
@@ -290,9 +281,11 @@ small_done (GObject *source, GAsyncResult *result, gpointer data)
                                    large_done, step);
 }
 
+/* Runs a batch (once more, after a device fault). */
 static void
-start (AccelPatternsCascade *self, AccelPatternsBatch *batch)
+accel_patterns_cascade_execute (AccelPatternsServer *server, AccelPatternsBatch *batch)
 {
+  AccelPatternsCascade *self = ACCEL_PATTERNS_CASCADE (server);
   Step *step = g_new0 (Step, 1);
   step->self = g_object_ref (self);
   step->batch = batch;
@@ -300,12 +293,6 @@ start (AccelPatternsCascade *self, AccelPatternsBatch *batch)
   self->busy = TRUE;
   accel_patterns_runner_run_async (self->small_runner, batch->rows, (GBytes **) batch->inputs->pdata,
                                    small_done, step);
-}
-
-static void
-accel_patterns_cascade_execute (AccelPatternsServer *server, AccelPatternsBatch *batch)
-{
-  start (ACCEL_PATTERNS_CASCADE (server), batch);
 }
 
 static void

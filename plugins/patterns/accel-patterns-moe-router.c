@@ -226,24 +226,15 @@ accel_patterns_moe_router_get_capacity (AccelPatternsServer *server)
   return !ACCEL_PATTERNS_MOE_ROUTER (server)->busy;
 }
 
-static void start (AccelPatternsMoeRouter *self, AccelPatternsBatch *batch);
-
 static void
 end (Step *step, GPtrArray *outputs, const GError *error)
 {
   AccelPatternsMoeRouter *self = step->self;
   AccelPatternsBatch *batch = step->batch;
 
-  if (!accel_patterns_server_batch_is_current (ACCEL_PATTERNS_SERVER (self), batch))
-    accel_patterns_server_finish_batch (ACCEL_PATTERNS_SERVER (self), batch, NULL, NULL);
-  else
-    {
-      self->busy = FALSE;
-      if (accel_patterns_server_batch_may_retry (ACCEL_PATTERNS_SERVER (self), batch, error))
-        start (self, batch);
-      else
-        accel_patterns_server_finish_batch (ACCEL_PATTERNS_SERVER (self), batch, outputs, error);
-    }
+  if (accel_patterns_server_batch_is_current (ACCEL_PATTERNS_SERVER (self), batch))
+    self->busy = FALSE;
+  accel_patterns_server_finish_or_retry (ACCEL_PATTERNS_SERVER (self), batch, outputs, error);
   free_step (step);
 }
 
@@ -408,9 +399,11 @@ gate_done (GObject *source, GAsyncResult *result, gpointer data)
     }
 }
 
+/* Runs a batch (once more, after a device fault). */
 static void
-start (AccelPatternsMoeRouter *self, AccelPatternsBatch *batch)
+accel_patterns_moe_router_execute (AccelPatternsServer *server, AccelPatternsBatch *batch)
 {
+  AccelPatternsMoeRouter *self = ACCEL_PATTERNS_MOE_ROUTER (server);
   Step *step = g_new0 (Step, 1);
   step->self = g_object_ref (self);
   step->batch = batch;
@@ -421,12 +414,6 @@ start (AccelPatternsMoeRouter *self, AccelPatternsBatch *batch)
   batch->attempts++;
   self->busy = TRUE;
   accel_patterns_runner_run_async (self->gate_runner, batch->rows, (GBytes **) batch->inputs->pdata, gate_done, step);
-}
-
-static void
-accel_patterns_moe_router_execute (AccelPatternsServer *server, AccelPatternsBatch *batch)
-{
-  start (ACCEL_PATTERNS_MOE_ROUTER (server), batch);
 }
 
 static void

@@ -679,6 +679,22 @@ accel_patterns_server_finish_batch (AccelPatternsServer *self,
   accel_patterns_server_schedule (self);
 }
 
+/* Ends @batch as accel_patterns_server_finish_batch() does, or, where it
+ * may run once more (accel_patterns_server_batch_may_retry()), runs it
+ * again through the class's `execute`: for a subclass whose every run of a
+ * batch starts the same way. */
+void
+accel_patterns_server_finish_or_retry (AccelPatternsServer *self,
+                                       AccelPatternsBatch *batch,
+                                       GPtrArray *outputs,
+                                       const GError *error)
+{
+  if (accel_patterns_server_batch_may_retry (self, batch, error))
+    ACCEL_PATTERNS_SERVER_GET_CLASS (self)->execute (self, batch);
+  else
+    accel_patterns_server_finish_batch (self, batch, outputs, error);
+}
+
 /* ---- batches ------------------------------------------------------------- */
 
 static gboolean

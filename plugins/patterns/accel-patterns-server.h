@@ -63,6 +63,10 @@ void accel_patterns_server_finish_batch (AccelPatternsServer *self,
                                          AccelPatternsBatch *batch,
                                          GPtrArray *outputs,
                                          const GError *error);
+void accel_patterns_server_finish_or_retry (AccelPatternsServer *self,
+                                            AccelPatternsBatch *batch,
+                                            GPtrArray *outputs,
+                                            const GError *error);
 void accel_patterns_server_schedule (AccelPatternsServer *self);
 gboolean accel_patterns_server_batch_is_current (AccelPatternsServer *self, AccelPatternsBatch *batch);
 gboolean accel_patterns_server_batch_may_retry (AccelPatternsServer *self,
