@@ -50,19 +50,17 @@ struct _AccelPatternsMoeRouter {
  */
 G_DEFINE_FINAL_TYPE (AccelPatternsMoeRouter, accel_patterns_moe_router, ACCEL_PATTERNS_TYPE_SERVER)
 
-#define CONSTRUCT (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS)
-
 static const AccelPropertyField moe_router_fields[] = {
   ACCEL_FIELD_OBJECT (AccelPatternsMoeRouter, gate, "gate", "Model scoring the experts for each row",
-                      accel_model_get_type, CONSTRUCT),
+                      accel_model_get_type, ACCEL_PATTERNS_CONSTRUCT),
   ACCEL_FIELD_OBJECT (AccelPatternsMoeRouter, experts, "experts", "The expert models (a GListModel of AccelModel)",
-                      g_list_model_get_type, CONSTRUCT),
+                      g_list_model_get_type, ACCEL_PATTERNS_CONSTRUCT),
   ACCEL_FIELD_OBJECT (AccelPatternsMoeRouter, device, "device",
                       "Device the gate and the experts run on (default: the system's best)",
-                      accel_device_get_type, CONSTRUCT),
-  ACCEL_FIELD_UINT (AccelPatternsMoeRouter, top_k, "top-k", "Experts per row", 1, 1024, 2, CONSTRUCT),
+                      accel_device_get_type, ACCEL_PATTERNS_CONSTRUCT),
+  ACCEL_FIELD_UINT (AccelPatternsMoeRouter, top_k, "top-k", "Experts per row", 1, 1024, 2, ACCEL_PATTERNS_CONSTRUCT),
   ACCEL_FIELD_STRING (AccelPatternsMoeRouter, gate_output, "gate-output",
-                      "Output of the gate with the scores (default: its first)", NULL, CONSTRUCT),
+                      "Output of the gate with the scores (default: its first)", NULL, ACCEL_PATTERNS_CONSTRUCT),
 };
 
 /* The statistics, read under the stats lock; their ids follow the fields'. */
@@ -442,7 +440,7 @@ accel_patterns_moe_router_class_init (AccelPatternsMoeRouterClass *klass)
   accel_object_class_install_fields (object_class, moe_router_fields, G_N_ELEMENTS (moe_router_fields));
   properties[PROP_EXPERT_ROWS] =
     g_param_spec_variant ("expert-rows", NULL, "Rows each expert ran (at)", G_VARIANT_TYPE ("at"), NULL,
-                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+                          ACCEL_PATTERNS_STAT);
   g_object_class_install_property (object_class, PROP_EXPERT_ROWS, properties[PROP_EXPERT_ROWS]);
 }
 
