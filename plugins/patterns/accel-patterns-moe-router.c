@@ -289,10 +289,7 @@ expert_done (GObject *source, GAsyncResult *result, gpointer data)
 
   g_free (pair);
   step->expert_outputs[e] = accel_patterns_runner_run_finish (NULL, result, &error);
-  if (error && step->error == NULL)
-    step->error = error;
-  else
-    g_clear_error (&error);
+  accel_patterns_keep_first_error (&step->error, error);
   if (--step->remaining > 0)
     return;
   if (step->error)
