@@ -281,6 +281,16 @@ void accel_object_class_install_private_fields (GObjectClass *klass,
                                                 const AccelPropertyField *fields,
                                                 guint n_fields);
 ACCEL_API
+void accel_object_class_install_locked_fields (GObjectClass *klass,
+                                               const AccelPropertyField *fields,
+                                               guint n_fields,
+                                               guint lock_offset);
+ACCEL_API
+void accel_object_class_install_private_locked_fields (GObjectClass *klass,
+                                                       const AccelPropertyField *fields,
+                                                       guint n_fields,
+                                                       guint lock_offset);
+ACCEL_API
 void accel_object_dispose_fields (GObject *object, GType type);
 ACCEL_API
 void accel_object_finalize_fields (GObject *object, GType type);
