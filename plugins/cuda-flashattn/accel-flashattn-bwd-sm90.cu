@@ -498,15 +498,10 @@ static int
 launch_part (const AccelFlashAttnBwdParams &p, const AccelFaBwdWork &w, float scale, cudaStream_t stream)
 {
   constexpr int smem = Config<D, PART>::kSmem;
-  auto kernel = bwd_kernel<T, D, DIMS, VARIANT, PART>;
-  static bool configured = false;
-  if (!configured)
-    {
-      cudaError_t err = cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-      if (err != cudaSuccess)
-        return err;
-      configured = true;
-    }
+  constexpr auto kernel = bwd_kernel<T, D, DIMS, VARIANT, PART>;
+  int err = accel_fa_smem_once<kernel> (smem);
+  if (err != cudaSuccess)
+    return err;
   dim3 grid ((p.fwd.seqlen_k + kBN - 1) / kBN, p.fwd.heads_kv, p.fwd.batch);
   kernel<<<grid, kThreads, smem, stream>>> (p, w, scale);
   return cudaGetLastError ();
@@ -552,12 +547,7 @@ dispatch_variant (const AccelFlashAttnBwdParams &p, const AccelFaBwdWork &w, flo
 {
 #ifdef ACCEL_FA_BWD90_VARIANTS
   static int v = -1;
-  if (v < 0)
-    {
-      const char *e = getenv ("ACCEL_FA_BWD90_CFG");
-      v = e ? atoi (e) & 7 : 0;
-    }
-  switch (v)
+  switch (accel_fa_env_variant ("ACCEL_FA_BWD90_CFG", &v) & 7)
     {
     case 1:
       return dispatch<T, 1> (p, w, scale, stream);

@@ -554,15 +554,10 @@ static int
 launch_bwd_kernel (const AccelFlashAttnBwdParams &p, const BwdWork &w, float scale, cudaStream_t stream)
 {
   using Cfg = BwdConfig<T, D, kBwdBM, BN, NW>;
-  auto kernel = bwd_kernel<T, D, kBwdBM, BN, NW, DO_DV, DO_DKDQ, GENERAL>;
-  static bool configured = false;
-  if (!configured)
-    {
-      cudaError_t err = cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmem);
-      if (err != cudaSuccess)
-        return err;
-      configured = true;
-    }
+  constexpr auto kernel = bwd_kernel<T, D, kBwdBM, BN, NW, DO_DV, DO_DKDQ, GENERAL>;
+  int err = accel_fa_smem_once<kernel> (Cfg::kSmem);
+  if (err != cudaSuccess)
+    return err;
   /* varlen: an upper bound of the key blocks, sum ceil (len_b / BN) <=
    * ceil (Tk / BN) + B; the blocks past the last one return at once. */
   dim3 grid = p.fwd.cu_seqlens_q ? dim3 ((p.fwd.seqlen_k + BN - 1) / BN + p.fwd.batch, p.fwd.heads_kv, 1)

@@ -585,14 +585,9 @@ static int
 run_fwd (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t stream)
 {
   constexpr int smem = Ld<DM>::kFwdSmem;
-  static bool configured = false;
-  if (!configured)
-    {
-      cudaError_t err = cudaFuncSetAttribute (fwd_kernel<DM>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-      if (err != cudaSuccess)
-        return err;
-      configured = true;
-    }
+  int err = accel_fa_smem_once<fwd_kernel<DM>> (smem);
+  if (err != cudaSuccess)
+    return err;
   /* varlen: an upper bound of the query blocks, as the 16-bit kernels. */
   dim3 grid = p.cu_seqlens_q ? dim3 ((p.seqlen_q + kBM - 1) / kBM + p.batch, p.heads_q, 1)
                              : dim3 ((p.seqlen_q + kBM - 1) / kBM, p.heads_q, p.batch);
@@ -618,14 +613,9 @@ run_bwd (const AccelFlashAttnBwdParams &p, const AccelFaBwdWork &w, float scale,
     return err;
 
   constexpr int smem = Ld<DM>::kBwdSmem;
-  static bool configured = false;
-  if (!configured)
-    {
-      err = cudaFuncSetAttribute (bwd_kernel<DM>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-      if (err != cudaSuccess)
-        return err;
-      configured = true;
-    }
+  err = accel_fa_smem_once<bwd_kernel<DM>> (smem);
+  if (err != cudaSuccess)
+    return err;
   dim3 grid = varlen ? dim3 ((p.fwd.seqlen_k + kBwdN - 1) / kBwdN + p.fwd.batch, p.fwd.heads_kv, 1)
                      : dim3 ((p.fwd.seqlen_k + kBwdN - 1) / kBwdN, p.fwd.heads_kv, p.fwd.batch);
   if (grid.x > 0)

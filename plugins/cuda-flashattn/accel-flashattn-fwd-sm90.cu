@@ -398,15 +398,10 @@ static int
 launch_sm90_kernel (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t stream)
 {
   constexpr int smem = Sm90Config<D, BN, OVERLAP ? 3 : 2>::kSmem;
-  auto kernel = fwd_sm90_kernel<T, D, BN, GENERAL, OVERLAP>;
-  static bool configured = false;
-  if (!configured)
-    {
-      cudaError_t err = cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-      if (err != cudaSuccess)
-        return err;
-      configured = true;
-    }
+  constexpr auto kernel = fwd_sm90_kernel<T, D, BN, GENERAL, OVERLAP>;
+  int err = accel_fa_smem_once<kernel> (smem);
+  if (err != cudaSuccess)
+    return err;
   /* varlen: an upper bound of the query blocks (see the sm_80 launch). */
   dim3 grid = p.cu_seqlens_q ? dim3 ((p.seqlen_q + kBM - 1) / kBM + p.batch, p.heads_q, 1)
                              : dim3 ((p.seqlen_q + kBM - 1) / kBM, p.heads_q, p.batch);
@@ -435,12 +430,7 @@ static int
 fwd90_variant ()
 {
   static int v = -1;
-  if (v < 0)
-    {
-      const char *e = getenv ("ACCEL_FA_FWD90_CFG");
-      v = e ? atoi (e) : 0;
-    }
-  return v;
+  return accel_fa_env_variant ("ACCEL_FA_FWD90_CFG", &v);
 }
 #endif
 

@@ -354,15 +354,10 @@ static int
 launch_fwd_kernel (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t stream)
 {
   using Cfg = FwdConfig<T, D, BM, BN, NW>;
-  auto kernel = fwd_kernel<T, D, BM, BN, NW, MINB, GENERAL>;
-  static bool configured = false;
-  if (!configured)
-    {
-      cudaError_t err = cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmem);
-      if (err != cudaSuccess)
-        return err;
-      configured = true;
-    }
+  constexpr auto kernel = fwd_kernel<T, D, BM, BN, NW, MINB, GENERAL>;
+  int err = accel_fa_smem_once<kernel> (Cfg::kSmem);
+  if (err != cudaSuccess)
+    return err;
   /* varlen: an upper bound of the query blocks, sum ceil (len_b / BM) <=
    * ceil (Tq / BM) + B; the blocks past the last one return at once. */
   dim3 grid = p.cu_seqlens_q ? dim3 ((p.seqlen_q + BM - 1) / BM + p.batch, p.heads_q, 1)
@@ -385,12 +380,7 @@ static int
 fwd_variant ()
 {
   static int v = -1;
-  if (v < 0)
-    {
-      const char *e = getenv ("ACCEL_FA_FWD_CFG");
-      v = e ? atoi (e) : 0;
-    }
-  return v;
+  return accel_fa_env_variant ("ACCEL_FA_FWD_CFG", &v);
 }
 #endif
 

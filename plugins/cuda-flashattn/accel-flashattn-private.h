@@ -6,6 +6,7 @@
 
 #include <cuda_runtime.h>
 #include <math.h>
+#include <stdlib.h>
 #include "accel-flashattn.h"
 
 static inline float
@@ -158,3 +159,33 @@ int accel_fa_bwd_sm90 (const AccelFlashAttnBwdParams *p, const AccelFaBwdWork *w
 /* The f32 kernels (accel-flashattn-f32.cu, CUDA cores). */
 int accel_fa_fwd_f32 (const AccelFlashAttnFwdParams *p, float scale, cudaStream_t stream);
 int accel_fa_bwd_f32 (const AccelFlashAttnBwdParams *p, void *workspace, float scale, cudaStream_t stream);
+
+/* Raises the dynamic shared memory limit of kernel K to @smem bytes, once
+ * per kernel instance (the first launch's call does it). */
+template <auto K>
+static inline int
+accel_fa_smem_once (int smem)
+{
+  static bool configured = false;
+  if (!configured)
+    {
+      cudaError_t err = cudaFuncSetAttribute (K, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
+      if (err != cudaSuccess)
+        return err;
+      configured = true;
+    }
+  return cudaSuccess;
+}
+
+/* The harness builds' variant switches: the integer in environment
+ * variable @name (0 where unset), read once into *@cache (-1 before). */
+static inline int
+accel_fa_env_variant (const char *name, int *cache)
+{
+  if (*cache < 0)
+    {
+      const char *e = getenv (name);
+      *cache = e ? atoi (e) : 0;
+    }
+  return *cache;
+}
