@@ -133,21 +133,11 @@ bwd_kernel (const AccelFlashAttnBwdParams p, AccelFaBwdWork w, float scale)
   constexpr bool kGuard = DIMS && D <= 128;
   const int read_qk = kGuard ? cols_read (dqk) : D, read_v = kGuard ? cols_read (dv) : D;
 
-  MaskInfo mi;
-  mi.seqlen_q = Sq;
-  mi.seqlen_k = Sk;
-  mi.off = Sk - Sq;
-  mi.left = f.window_left;
-  mi.right = f.causal ? 0 : f.window_right;
+  const MaskInfo mi = mask_info (f, Sq, Sk);
 
   /* The query blocks that see a key of this block (the sm_80 kernel's rule). */
-  int i_lo = 0, i_hi = Sq - 1;
-  if (mi.right >= 0)
-    i_lo = max (0, n0 - mi.off - mi.right);
-  if (mi.left >= 0)
-    i_hi = min (i_hi, min (n0 + kBN, Sk) - 1 - mi.off + mi.left);
-  const int mb_min = i_lo / kBM;
-  const int n_mb = i_hi >= i_lo ? i_hi / kBM + 1 - mb_min : 0;
+  int mb_min, n_mb;
+  query_blocks (mi, n0, kBN, false, kBM, mb_min, n_mb);
   const int n_iter = n_mb * group;
 
   const int64_t ks = f.k_strides[2], vs = f.v_strides[2];
@@ -266,14 +256,7 @@ bwd_kernel (const AccelFlashAttnBwdParams p, AccelFaBwdWork w, float scale)
       uint32_t pa[4][4];
       if (kDoDV)
         {
-#pragma unroll
-          for (int kk = 0; kk < 4; kk++)
-            {
-              pa[kk][0] = TT::pack (s[(2 * kk) * 4 + 0], s[(2 * kk) * 4 + 1]);
-              pa[kk][1] = TT::pack (s[(2 * kk) * 4 + 2], s[(2 * kk) * 4 + 3]);
-              pa[kk][2] = TT::pack (s[(2 * kk + 1) * 4 + 0], s[(2 * kk + 1) * 4 + 1]);
-              pa[kk][3] = TT::pack (s[(2 * kk + 1) * 4 + 2], s[(2 * kk + 1) * 4 + 3]);
-            }
+          pack_a_tiles<T, 64> (s, pa);
         }
 
       if constexpr (!kDoDK)
@@ -316,14 +299,7 @@ bwd_kernel (const AccelFlashAttnBwdParams p, AccelFaBwdWork w, float scale)
             }
         }
       uint32_t da[4][4];
-#pragma unroll
-      for (int kk = 0; kk < 4; kk++)
-        {
-          da[kk][0] = TT::pack (dp[(2 * kk) * 4 + 0], dp[(2 * kk) * 4 + 1]);
-          da[kk][1] = TT::pack (dp[(2 * kk) * 4 + 2], dp[(2 * kk) * 4 + 3]);
-          da[kk][2] = TT::pack (dp[(2 * kk + 1) * 4 + 0], dp[(2 * kk + 1) * 4 + 1]);
-          da[kk][3] = TT::pack (dp[(2 * kk + 1) * 4 + 2], dp[(2 * kk + 1) * 4 + 3]);
-        }
+      pack_a_tiles<T, 64> (dp, da);
 
       /* dV += P^T dO, dK += dS^T Q: A from registers, B MN-major. */
       fence_regs<NV> (acc_dv);

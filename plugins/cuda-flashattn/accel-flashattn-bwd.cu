@@ -191,23 +191,13 @@ bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
   const int bs = varlen ? 0 : b;   /* varlen buffers have no batch stride */
   const int n0 = n_block * BN;
 
-  MaskInfo mi;
-  mi.seqlen_q = Sq;
-  mi.seqlen_k = Sk;
-  mi.off = Sk - Sq;
-  mi.left = f.window_left;
-  mi.right = f.causal ? 0 : f.window_right;
+  const MaskInfo mi = mask_info (f, Sq, Sk);
   const int sinks = GENERAL && mi.left >= 0 ? f.sinks : 0;
 
   /* Queries that see at least one key of [n0, min (n0 + BN, Sk)); every
    * query the right limit lets through sees a sink. */
-  int i_lo = 0, i_hi = Sq - 1;
-  if (mi.right >= 0)
-    i_lo = max (0, n0 - mi.off - mi.right);
-  if (mi.left >= 0 && !(GENERAL && n0 < sinks))
-    i_hi = min (i_hi, min (n0 + BN, Sk) - 1 - mi.off + mi.left);
-  const int mb_min = i_lo / BM;
-  const int n_mb = i_hi >= i_lo ? i_hi / BM + 1 - mb_min : 0;
+  int mb_min, n_mb;
+  query_blocks (mi, n0, BN, GENERAL && n0 < sinks, BM, mb_min, n_mb);
   const int n_iter = n_mb * group;
 
   const T *gk = static_cast<const T *> (f.k) + bs * f.k_strides[0] + hk * f.k_strides[1] + (int64_t) (k_start + n0) * f.k_strides[2];
@@ -297,23 +287,7 @@ bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
 #pragma unroll
         for (int e = 0; e < 4; e++)
           s[nt][e] = dp[nt][e] = 0.f;
-#pragma unroll 2
-      for (int kq = 0; kq < D / 16; kq++)
-        {
-          if (GENERAL && kq * 16 >= dqk)
-            break;
-          uint32_t a[4];
-          ldmatrix_x4 (sK_u + 2 * swz<D> (krow + (lane & 15), kq * 16 + (lane >> 4) * 8), a[0], a[1], a[2], a[3]);
-#pragma unroll
-          for (int j = 0; j < SN / 2; j++)
-            {
-              uint32_t b0, b1, b2, b3;
-              ldmatrix_x4 (sQ_u + 2 * swz<D> (j * 16 + (lane >> 4) * 8 + (lane & 7), kq * 16 + ((lane >> 3) & 1) * 8),
-                           b0, b1, b2, b3);
-              TT::mma (s[2 * j], a, b0, b1);
-              TT::mma (s[2 * j + 1], a, b2, b3);
-            }
-        }
+      mma_abt<T, D, BM, 1, 2, GENERAL> (&s, sK_u, krow, sQ_u, lane, dqk);
 
       if (capped)
         {
@@ -362,51 +336,13 @@ bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
             }
         }
 
-      if (DO_DV)
-        {
-          /* dV += P^T dO */
-#pragma unroll
-          for (int kk = 0; kk < BM / 16; kk++)
-            {
-              uint32_t a[4];
-              a[0] = TT::pack (s[2 * kk][0], s[2 * kk][1]);
-              a[1] = TT::pack (s[2 * kk][2], s[2 * kk][3]);
-              a[2] = TT::pack (s[2 * kk + 1][0], s[2 * kk + 1][1]);
-              a[3] = TT::pack (s[2 * kk + 1][2], s[2 * kk + 1][3]);
-#pragma unroll
-              for (int j = 0; j < ON / 2; j++)
-                {
-                  if (GENERAL && j * 16 >= dv)
-                    break;
-                  uint32_t b0, b1, b2, b3;
-                  ldmatrix_x4_trans (sdO_u + 2 * swz<D> (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7), j * 16 + (lane >> 4) * 8),
-                                     b0, b1, b2, b3);
-                  TT::mma (acc_dv[DO_DV ? 2 * j : 0], a, b0, b1);
-                  TT::mma (acc_dv[DO_DV ? 2 * j + 1 : 0], a, b2, b3);
-                }
-            }
-        }
+      if constexpr (DO_DV)
+        mma_pb<T, D, BM, 1, GENERAL> (&acc_dv, &s, sdO_u, lane, dv);   /* dV += P^T dO */
 
-      if (DO_DKDQ)
+      if constexpr (DO_DKDQ)
         {
           /* dP^T = V_w dO^T */
-#pragma unroll 2
-          for (int kq = 0; kq < D / 16; kq++)
-            {
-              if (GENERAL && kq * 16 >= dv)
-                break;
-              uint32_t a[4];
-              ldmatrix_x4 (sV_u + 2 * swz<D> (krow + (lane & 15), kq * 16 + (lane >> 4) * 8), a[0], a[1], a[2], a[3]);
-#pragma unroll
-              for (int j = 0; j < SN / 2; j++)
-                {
-                  uint32_t b0, b1, b2, b3;
-                  ldmatrix_x4 (sdO_u + 2 * swz<D> (j * 16 + (lane >> 4) * 8 + (lane & 7), kq * 16 + ((lane >> 3) & 1) * 8),
-                               b0, b1, b2, b3);
-                  TT::mma (dp[2 * j], a, b0, b1);
-                  TT::mma (dp[2 * j + 1], a, b2, b3);
-                }
-            }
+          mma_abt<T, D, BM, 1, 2, GENERAL> (&dp, sV_u, krow, sdO_u, lane, dv);
           /* dS^T = P^T (dP^T - Dsum), times 1 - tanh^2 under the soft cap
            * (tanh recovered from P: s = log2 (P) + lse2). Staged in sdS as
            * [key][query] for dQ. */
@@ -436,26 +372,7 @@ bwd_kernel (const AccelFlashAttnBwdParams p, BwdWork w, float scale)
                   = TT::pack (dp[nt][2 * hh], dp[nt][2 * hh + 1]);
             }
           /* dK += dS^T Q */
-#pragma unroll
-          for (int kk = 0; kk < BM / 16; kk++)
-            {
-              uint32_t a[4];
-              a[0] = TT::pack (dp[2 * kk][0], dp[2 * kk][1]);
-              a[1] = TT::pack (dp[2 * kk][2], dp[2 * kk][3]);
-              a[2] = TT::pack (dp[2 * kk + 1][0], dp[2 * kk + 1][1]);
-              a[3] = TT::pack (dp[2 * kk + 1][2], dp[2 * kk + 1][3]);
-#pragma unroll
-              for (int j = 0; j < ON / 2; j++)
-                {
-                  if (GENERAL && j * 16 >= dqk)
-                    break;
-                  uint32_t b0, b1, b2, b3;
-                  ldmatrix_x4_trans (sQ_u + 2 * swz<D> (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7), j * 16 + (lane >> 4) * 8),
-                                     b0, b1, b2, b3);
-                  TT::mma (acc_dk[DO_DKDQ ? 2 * j : 0], a, b0, b1);
-                  TT::mma (acc_dk[DO_DKDQ ? 2 * j + 1 : 0], a, b2, b3);
-                }
-            }
+          mma_pb<T, D, BM, 1, GENERAL> (&acc_dk, &dp, sQ_u, lane, dqk);
           __syncthreads ();
 
           /* dQ (BM x D) += dS K, in 16 x DQC tiles spread over the warps. */

@@ -1,6 +1,8 @@
 /* accel-flashattn-common.cuh: device helpers the FlashAttention kernels share:
- * tensor-core fragments (mma.sync m16n8k16, ldmatrix), cp.async, a swizzled
- * shared-memory tile layout and the mask rule.
+ * tensor-core fragments (mma.sync m16n8k16, ldmatrix) and the k16 products
+ * of the sm_80 kernels, cp.async, a swizzled shared-memory tile layout, the
+ * mask rule and the walks over key and query blocks, and the forward
+ * kernels' block set-up (FwdBlock), online softmax (Scores) and epilogue.
  *
  * Fragment layouts (PTX ISA, mma.m16n8k16 with .bf16/.f16):
  *   A (16x16, row): a0 (r, c) a1 (r+8, c) a2 (r, c+8) a3 (r+8, c+8),
@@ -20,6 +22,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <math.h>
 #include <stdint.h>
 #include "accel-flashattn.h"
 
@@ -190,6 +193,98 @@ load_tile (T *smem, const T *gmem, int64_t stride, int valid, int tid, int cols 
     }
 }
 
+/* Two neighbouring 8-column accumulator tiles (@c: 8 floats, c0..c3 of
+ * each), rounded, as the A fragment of the next k16 product. */
+template <typename T>
+__device__ __forceinline__ void
+pack_a (const float *c, uint32_t *a)
+{
+  using TT = TypeTraits<T>;
+  a[0] = TT::pack (c[0], c[1]);
+  a[1] = TT::pack (c[2], c[3]);
+  a[2] = TT::pack (c[4], c[5]);
+  a[3] = TT::pack (c[6], c[7]);
+}
+
+/* The K/8 accumulator tiles @c (4 floats each), rounded, as the K/16 A
+ * fragments of a product over K (P of softmax for P V, straight from S). */
+template <typename T, int K>
+__device__ __forceinline__ void
+pack_a_tiles (const float *c, uint32_t (*a)[4])
+{
+#pragma unroll
+  for (int kk = 0; kk < K / 16; kk++)
+    pack_a<T> (c + 8 * kk, a[kk]);
+}
+
+/* acc (MT x N/8 tiles of 16 x 8) += A B^T over the first @cols of the D
+ * columns (GENERAL; all D otherwise): A the MT 16-row tiles from row @arow
+ * of the swizzled tile @sa, B the N rows of the swizzled tile @sb, both
+ * [.][D] and read by ldmatrix; UNROLL: the k16 steps unrolled at once. */
+template <typename T, int D, int N, int MT, int UNROLL, bool GENERAL>
+__device__ __forceinline__ void
+mma_abt (float (*acc)[N / 8][4], uint32_t sa, int arow, uint32_t sb, int lane, int cols)
+{
+  using TT = TypeTraits<T>;
+#pragma unroll (UNROLL)
+  for (int kq = 0; kq < D / 16; kq++)
+    {
+      if (GENERAL && kq * 16 >= cols)
+        break;
+      uint32_t a[MT][4];
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++)
+        ldmatrix_x4 (sa + 2 * swz<D> (arow + mt * 16 + (lane & 15), kq * 16 + (lane >> 4) * 8),
+                     a[mt][0], a[mt][1], a[mt][2], a[mt][3]);
+#pragma unroll
+      for (int j = 0; j < N / 16; j++)
+        {
+          uint32_t b0, b1, b2, b3;
+          ldmatrix_x4 (sb + 2 * swz<D> (j * 16 + (lane >> 4) * 8 + (lane & 7), kq * 16 + ((lane >> 3) & 1) * 8),
+                       b0, b1, b2, b3);
+#pragma unroll
+          for (int mt = 0; mt < MT; mt++)
+            {
+              TT::mma (acc[mt][2 * j], a[mt], b0, b1);
+              TT::mma (acc[mt][2 * j + 1], a[mt], b2, b3);
+            }
+        }
+    }
+}
+
+/* acc (MT x D/8 tiles) += P B: P the MT x K/8 accumulator tiles @pc
+ * (rounded to T, straight from the registers), B the swizzled [K][D] tile
+ * @sb read transposed, its first @cols columns (GENERAL; all D otherwise). */
+template <typename T, int D, int K, int MT, bool GENERAL>
+__device__ __forceinline__ void
+mma_pb (float (*acc)[D / 8][4], const float (*pc)[K / 8][4], uint32_t sb, int lane, int cols)
+{
+  using TT = TypeTraits<T>;
+#pragma unroll
+  for (int kk = 0; kk < K / 16; kk++)
+    {
+      uint32_t a[MT][4];
+#pragma unroll
+      for (int mt = 0; mt < MT; mt++)
+        pack_a<T> (&pc[mt][2 * kk][0], a[mt]);
+#pragma unroll
+      for (int j = 0; j < D / 16; j++)
+        {
+          if (GENERAL && j * 16 >= cols)
+            break;
+          uint32_t b0, b1, b2, b3;
+          ldmatrix_x4_trans (sb + 2 * swz<D> (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7), j * 16 + (lane >> 4) * 8),
+                             b0, b1, b2, b3);
+#pragma unroll
+          for (int mt = 0; mt < MT; mt++)
+            {
+              TT::mma (acc[mt][2 * j], a[mt], b0, b1);
+              TT::mma (acc[mt][2 * j + 1], a[mt], b2, b3);
+            }
+        }
+    }
+}
+
 /* The position, in floats from the start of its 64-row block, of dQ
  * accumulator element (@row, @col) as the sm_90a backward kernel leaves it:
  * per 64 columns, the m64n64 wgmma accumulators of a warpgroup, stored as
@@ -211,6 +306,35 @@ dq_perm_offset (int row, int col)
 struct MaskInfo {
   int seqlen_q, seqlen_k, off, left, right;
 };
+
+/* The mask of @p for a sequence of @Sq queries and @Sk keys. */
+__device__ __forceinline__ MaskInfo
+mask_info (const AccelFlashAttnFwdParams &p, int Sq, int Sk)
+{
+  MaskInfo mi;
+  mi.seqlen_q = Sq;
+  mi.seqlen_k = Sk;
+  mi.off = Sk - Sq;
+  mi.left = p.window_left;
+  mi.right = p.causal ? 0 : p.window_right;
+  return mi;
+}
+
+/* The backward kernels' walk: the query blocks (of @bm rows) [@mb_min,
+ * @mb_min + @n_mb) holding a query that sees a key of [n0, min (n0 + bn,
+ * Sk)); with @sink_block (the key block holds sinks) the left window lets
+ * every query through. */
+__device__ __forceinline__ void
+query_blocks (const MaskInfo &mi, int n0, int bn, bool sink_block, int bm, int &mb_min, int &n_mb)
+{
+  int i_lo = 0, i_hi = mi.seqlen_q - 1;
+  if (mi.right >= 0)
+    i_lo = max (0, n0 - mi.off - mi.right);
+  if (mi.left >= 0 && !sink_block)
+    i_hi = min (i_hi, min (n0 + bn, mi.seqlen_k) - 1 - mi.off + mi.left);
+  mb_min = i_lo / bm;
+  n_mb = i_hi >= i_lo ? i_hi / bm + 1 - mb_min : 0;
+}
 
 /* The visible keys [*lo, *hi] of query @i, shifted by -@base. */
 __device__ __forceinline__ void
@@ -392,6 +516,253 @@ varlen_block (const AccelFlashAttnFwdParams &p, int bm, int warp, bool by_keys, 
   m_block = (Sq + bm - 1) / bm - 1 - blk;
   varlen_bounds (p.cu_seqlens_k, b, p.seqlen_k, k_start, Sk);
   return true;
+}
+
+/* What a forward block works on: its (batch @b, head @h), its query block
+ * (first row @m0 of the sequence, whose rows are @Sq queries from @q_start
+ * and @Sk keys from @k_start; @bs the batch index of the buffers), the
+ * head dims of q/k and v/out, the mask and sinks; then (set_rows) where
+ * its q, k, v, out and lse rows start. */
+template <typename T>
+struct FwdBlock {
+  int h, hk, b, bs, m0, Sq, Sk, q_start, k_start, dqk, dv, sinks;
+  bool varlen;
+  MaskInfo mi;
+  const T *gq, *gk, *gv;
+  T *go;
+  float *glse;
+
+  __device__ __forceinline__ void set_rows (const AccelFlashAttnFwdParams &p)
+  {
+    gq = static_cast<const T *> (p.q) + bs * p.q_strides[0] + h * p.q_strides[1] + (int64_t) (q_start + m0) * p.q_strides[2];
+    gk = static_cast<const T *> (p.k) + bs * p.k_strides[0] + hk * p.k_strides[1] + (int64_t) k_start * p.k_strides[2];
+    gv = static_cast<const T *> (p.v) + bs * p.v_strides[0] + hk * p.v_strides[1] + (int64_t) k_start * p.v_strides[2];
+    go = static_cast<T *> (p.out) + bs * p.o_strides[0] + h * p.o_strides[1] + (int64_t) (q_start + m0) * p.o_strides[2];
+    glse = nullptr;
+    if (p.lse)
+      glse = p.lse + (varlen ? (int64_t) h * p.seqlen_q + q_start : ((int64_t) b * p.heads_q + h) * Sq) + m0;
+  }
+};
+
+/* The FwdBlock of this block (of @bm query rows; @warp the thread's warp),
+ * the query blocks counted down from the last, but for its rows; false for
+ * a surplus block of a varlen grid. D: the instance's head dim, all of q/k
+ * and v/out unless GENERAL. The kernels then take key_blocks() and call
+ * set_rows(): with both inside this function, ptxas gave the sm_80 d = 128
+ * kernel 56 bytes of stack against 32 (and other registers elsewhere). */
+template <typename T, int D, bool GENERAL>
+__device__ __forceinline__ bool
+fwd_block (const AccelFlashAttnFwdParams &p, int bm, int warp, FwdBlock<T> &fb)
+{
+  fb.h = blockIdx.y;
+  fb.hk = fb.h / (p.heads_q / p.heads_kv);
+  fb.varlen = GENERAL && p.cu_seqlens_q != nullptr;
+  /* Head dims of q/k and of v/out (the instance's D in the plain case). */
+  fb.dqk = GENERAL ? p.head_dim : D;
+  fb.dv = GENERAL ? (p.head_dim_v > 0 ? p.head_dim_v : p.head_dim) : D;
+  int m_block;
+  fb.Sq = p.seqlen_q;
+  fb.Sk = p.seqlen_k;
+  fb.q_start = 0;
+  fb.k_start = 0;
+  if (fb.varlen)
+    {
+      if (!varlen_block (p, bm, warp, false, fb.b, m_block, fb.q_start, fb.Sq, fb.k_start, fb.Sk))
+        return false;   /* one of the surplus blocks of the grid's upper bound */
+    }
+  else
+    {
+      m_block = gridDim.x - 1 - blockIdx.x;
+      fb.b = blockIdx.z;
+    }
+  fb.bs = fb.varlen ? 0 : fb.b;   /* varlen buffers have no batch stride */
+  fb.m0 = m_block * bm;
+  fb.mi = mask_info (p, fb.Sq, fb.Sk);
+  fb.sinks = GENERAL && fb.mi.left >= 0 ? p.sinks : 0;
+  return true;
+}
+
+/* The elementwise part of a key block (of kBN keys, for a block of kBM
+ * queries), for the thread's rows row0 + 16 mt and row0 + 16 mt + 8 of
+ * the block, mt < MT: soft cap, ALiBi, mask, then the online softmax: s
+ * (MT x kBN/8 tiles of 4 floats) becomes P (unnormalised, in the max of
+ * the rows so far), row_max and row_sum (2 MT each) move on, and
+ * corr[2 mt + hh] is what O must be multiplied by. With ON > 0, the MT x
+ * ON accumulator tiles @o (and row_sum) are rescaled right away (the
+ * sm_80 kernel's order); else the caller rescales O. */
+template <int kBM, int kBN, bool GENERAL>
+struct Scores {
+  MaskInfo mi;
+  int m0, lane, sinks;
+  bool capped, alibi;
+  float sl, cap_in, cap_out, alibi_mul;
+
+  /* For the block @fb of a kernel with logit scale @scale. */
+  template <typename T>
+  __device__ __forceinline__ void
+  init (const AccelFlashAttnFwdParams &p, float scale, const FwdBlock<T> &fb, int lane_)
+  {
+    mi = fb.mi;
+    m0 = fb.m0;
+    lane = lane_;
+    sinks = fb.sinks;
+    capped = p.softcap > 0.f;
+    sl = capped ? 1.f : scale * kLog2e;
+    cap_in = capped ? scale / p.softcap : 0.f;
+    cap_out = p.softcap * kLog2e;
+    /* ALiBi in the units of S (logit = S * sl / log2 (e) after the cap). */
+    alibi = GENERAL && p.alibi_slopes != nullptr;
+    alibi_mul = alibi ? -p.alibi_slopes[(int64_t) fb.b * p.alibi_batch_stride + fb.h] * kLog2e / sl : 0.f;
+  }
+
+  template <int MT = 1, int ON = 0>
+  __device__ __forceinline__ void
+  scores (float *s, int nb, int row0, float *row_max, float *row_sum, float *corr, float *o = nullptr) const
+  {
+    constexpr int SN = kBN / 8;
+    if (capped)
+      {
+#pragma unroll
+        for (int i = 0; i < MT * SN * 4; i++)
+          s[i] = fast_tanh (s[i] * cap_in) * cap_out;
+      }
+    if (alibi)
+      {
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+          for (int hh = 0; hh < 2; hh++)
+            {
+              /* p - j of the thread's first column */
+              const float rel = (float) (m0 + row0 + mt * 16 + hh * 8 + mi.off - nb * kBN - (lane & 3) * 2);
+#pragma unroll
+              for (int nt = 0; nt < SN; nt++)
+#pragma unroll
+                for (int e = 0; e < 2; e++)
+                  s[(mt * SN + nt) * 4 + 2 * hh + e]
+                    = fmaf (fabsf (rel - (float) (nt * 8 + e)), alibi_mul, s[(mt * SN + nt) * 4 + 2 * hh + e]);
+            }
+      }
+    if (tile_needs_mask (mi, m0, kBM, nb * kBN, kBN))
+      {
+        const int sink_rel = sinks - nb * kBN - (lane & 3) * 2;
+#pragma unroll
+        for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+          for (int hh = 0; hh < 2; hh++)
+            {
+              int lo, hi;
+              row_limits (mi, m0 + row0 + mt * 16 + hh * 8, nb * kBN + (lane & 3) * 2, lo, hi);
+#pragma unroll
+              for (int nt = 0; nt < SN; nt++)
+#pragma unroll
+                for (int e = 0; e < 2; e++)
+                  {
+                    const int c = nt * 8 + e;
+                    /* sinks are exempt from the left window only */
+                    if (c > hi || (c < lo && (!GENERAL || c >= sink_rel)))
+                      s[(mt * SN + nt) * 4 + 2 * hh + e] = -INFINITY;
+                  }
+            }
+      }
+#pragma unroll
+    for (int mt = 0; mt < MT; mt++)
+#pragma unroll
+      for (int hh = 0; hh < 2; hh++)
+        {
+          float *sm = s + mt * SN * 4;
+          const int r = mt * 2 + hh;
+          float mx = row_max[r];
+#pragma unroll
+          for (int nt = 0; nt < SN; nt++)
+            mx = fmaxf (mx, fmaxf (sm[nt * 4 + 2 * hh], sm[nt * 4 + 2 * hh + 1]));
+          mx = fmaxf (mx, __shfl_xor_sync (0xffffffffu, mx, 1));
+          mx = fmaxf (mx, __shfl_xor_sync (0xffffffffu, mx, 2));
+          const float m_use = mx == -INFINITY ? 0.f : mx * sl;
+          corr[r] = fast_exp2 (row_max[r] * sl - m_use);
+          row_max[r] = mx;
+          if (ON > 0)
+            {
+              row_sum[r] *= corr[r];
+#pragma unroll
+              for (int dt = 0; dt < ON; dt++)
+                {
+                  o[(mt * ON + dt) * 4 + 2 * hh] *= corr[r];
+                  o[(mt * ON + dt) * 4 + 2 * hh + 1] *= corr[r];
+                }
+            }
+          float sum = 0.f;
+#pragma unroll
+          for (int nt = 0; nt < SN; nt++)
+            {
+              const float p0 = fast_exp2 (fmaf (sm[nt * 4 + 2 * hh], sl, -m_use));
+              const float p1 = fast_exp2 (fmaf (sm[nt * 4 + 2 * hh + 1], sl, -m_use));
+              sm[nt * 4 + 2 * hh] = p0;
+              sm[nt * 4 + 2 * hh + 1] = p1;
+              sum += p0 + p1;
+            }
+          row_sum[r] = (ON > 0 ? row_sum[r] : row_sum[r] * corr[r]) + sum;
+        }
+  }
+};
+
+/* A forward block of BM rows that sees no key: zero rows of out (their
+ * @dv columns; @os the row stride) and -inf lse, for the rows below @Sq. */
+template <typename T, int BM, int D, int NTH>
+__device__ __forceinline__ void
+fwd_store_empty (T *go, int64_t os, float *glse, int tid, int m0, int Sq, int dv)
+{
+  constexpr int CH = D / 8;
+  for (int idx = tid; idx < BM * CH; idx += NTH)
+    {
+      int r = idx / CH, c = idx % CH;
+      if (m0 + r < Sq && c * 8 < dv)
+        *reinterpret_cast<uint4 *> (go + r * os + c * 8) = make_uint4 (0, 0, 0, 0);
+    }
+  if (glse)
+    for (int r = tid; r < BM; r += NTH)
+      if (m0 + r < Sq)
+        glse[r] = -INFINITY;
+}
+
+/* The forward epilogue of one of the thread's rows (@row of the block,
+ * half @hh of its 16-row tile): its O elements of the D/8 accumulator
+ * tiles @o over the row's sum (shared by the row's 4 lanes), rounded into
+ * the swizzled staging tile @sO, and the row's lse (natural log, from the
+ * running max and sum in log2 units of @sl) into @glse[row] for a row
+ * below @Sq. */
+template <typename T, int D>
+__device__ __forceinline__ void
+fwd_finish_row (T *sO, const float *o, int hh, int row, int lane, float row_max, float row_sum, float sl,
+                float *glse, int m0, int Sq)
+{
+  using TT = TypeTraits<T>;
+  float sum = row_sum;
+  sum += __shfl_xor_sync (0xffffffffu, sum, 1);
+  sum += __shfl_xor_sync (0xffffffffu, sum, 2);
+  const float inv = sum > 0.f ? 1.f / sum : 0.f;
+#pragma unroll
+  for (int dt = 0; dt < D / 8; dt++)
+    *reinterpret_cast<uint32_t *> (sO + swz<D> (row, dt * 8 + (lane & 3) * 2))
+      = TT::pack (o[dt * 4 + 2 * hh] * inv, o[dt * 4 + 2 * hh + 1] * inv);
+  if (glse && (lane & 3) == 0 && m0 + row < Sq)
+    glse[row] = sum > 0.f ? (row_max * sl + __log2f (sum)) * kLn2 : -INFINITY;
+}
+
+/* One warp stores ROWS staged rows of O from @wrow of @sO (their @dv
+ * columns, those below @Sq) with 16-byte stores. */
+template <typename T, int D, int ROWS>
+__device__ __forceinline__ void
+fwd_store_rows (T *go, int64_t os, const T *sO, int wrow, int lane, int m0, int Sq, int dv)
+{
+  constexpr int CH = D / 8;
+#pragma unroll
+  for (int idx = lane; idx < ROWS * CH; idx += 32)
+    {
+      int row = wrow + idx / CH, c = idx % CH;
+      if (m0 + row < Sq && c * 8 < dv)
+        *reinterpret_cast<uint4 *> (go + row * os + c * 8) = *reinterpret_cast<const uint4 *> (sO + swz<D> (row, c * 8));
+    }
 }
 
 /* One warp: the first index i of @cu [0 .. batch] that breaks cu[0] == 0,

@@ -99,11 +99,7 @@ struct Logits {
 
   __device__ void init (const AccelFlashAttnFwdParams &p, float scale, int Sq, int Sk, int b, int h)
   {
-    mi.seqlen_q = Sq;
-    mi.seqlen_k = Sk;
-    mi.off = Sk - Sq;
-    mi.left = p.window_left;
-    mi.right = p.causal ? 0 : p.window_right;
+    mi = mask_info (p, Sq, Sk);
     sinks = mi.left >= 0 ? p.sinks : 0;
     capped = p.softcap > 0.f;
     sl = capped ? 1.f : scale * kLog2e;
@@ -142,36 +138,16 @@ fwd_kernel (const AccelFlashAttnFwdParams p, float scale)
   float *sQ = sm, *sK = sQ + kBM * LD, *sV = sK + kBN * LD, *sP = sV + kBN * LD;
 
   const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
-  const int h = blockIdx.y, hk = h / (p.heads_q / p.heads_kv);
-  const bool varlen = p.cu_seqlens_q != nullptr;
-  const int dqk = p.head_dim, dv = p.head_dim_v > 0 ? p.head_dim_v : p.head_dim;
-  int b, m_block, Sq = p.seqlen_q, Sk = p.seqlen_k, q_start = 0, k_start = 0;
-  if (varlen)
-    {
-      if (!varlen_block (p, kBM, tid >> 5, false, b, m_block, q_start, Sq, k_start, Sk))
-        return;
-    }
-  else
-    {
-      m_block = gridDim.x - 1 - blockIdx.x;
-      b = blockIdx.z;
-    }
-  const int bs = varlen ? 0 : b, m0 = m_block * kBM;
+  FwdBlock<float> fb;
+  if (!fwd_block<float, DM, true> (p, kBM, tid >> 5, fb))
+    return;
+  const int m0 = fb.m0, Sq = fb.Sq, Sk = fb.Sk, dqk = fb.dqk, dv = fb.dv;
   Logits lg;
-  lg.init (p, scale, Sq, Sk, b, h);
+  lg.init (p, scale, Sq, Sk, fb.b, fb.h);
   const KeyBlocks<true> kb = key_blocks<true> (lg.mi, m0, kBM, kBN, lg.sinks);
-
-  const float *gq = static_cast<const float *> (p.q) + bs * p.q_strides[0] + h * p.q_strides[1]
-                    + (int64_t) (q_start + m0) * p.q_strides[2];
-  const float *gk = static_cast<const float *> (p.k) + bs * p.k_strides[0] + hk * p.k_strides[1]
-                    + (int64_t) k_start * p.k_strides[2];
-  const float *gv = static_cast<const float *> (p.v) + bs * p.v_strides[0] + hk * p.v_strides[1]
-                    + (int64_t) k_start * p.v_strides[2];
-  float *go = static_cast<float *> (p.out) + bs * p.o_strides[0] + h * p.o_strides[1]
-              + (int64_t) (q_start + m0) * p.o_strides[2];
-  float *glse = nullptr;
-  if (p.lse)
-    glse = p.lse + (varlen ? (int64_t) h * p.seqlen_q + q_start : ((int64_t) b * p.heads_q + h) * Sq) + m0;
+  fb.set_rows (p);
+  const float *gk = fb.gk, *gv = fb.gv;
+  float *go = fb.go, *glse = fb.glse;
 
   float4 o[4][NC];
   float row_max[4], row_sum[4];
@@ -185,7 +161,7 @@ fwd_kernel (const AccelFlashAttnFwdParams p, float scale)
       row_sum[i] = 0.f;
     }
 
-  load_rows<kBM, DM> (sQ, gq, p.q_strides[2], Sq - m0, dqk, tid);
+  load_rows<kBM, DM> (sQ, fb.gq, p.q_strides[2], Sq - m0, dqk, tid);
   cp_async_commit ();
   for (int nb = kb.first; !kb.empty && nb >= kb.stop; nb = kb.next (nb))
     {
@@ -383,13 +359,8 @@ bwd_kernel (const AccelFlashAttnBwdParams p, AccelFaBwdWork w, float scale)
   lg.init (f, scale, Sq, Sk, b, hk * group);
 
   /* The queries that see a key of the block (as the 16-bit kernel). */
-  int i_lo = 0, i_hi = Sq - 1;
-  if (lg.mi.right >= 0)
-    i_lo = max (0, n0 - lg.mi.off - lg.mi.right);
-  if (lg.mi.left >= 0 && !(n0 < lg.sinks))
-    i_hi = min (i_hi, min (n0 + kBwdN, Sk) - 1 - lg.mi.off + lg.mi.left);
-  const int mb_min = i_lo / kBwdM;
-  const int n_mb = i_hi >= i_lo ? i_hi / kBwdM + 1 - mb_min : 0;
+  int mb_min, n_mb;
+  query_blocks (lg.mi, n0, kBwdN, n0 < lg.sinks, kBwdM, mb_min, n_mb);
   const int n_iter = n_mb * group;
 
   const float *gk = static_cast<const float *> (f.k) + bs * f.k_strides[0] + hk * f.k_strides[1]

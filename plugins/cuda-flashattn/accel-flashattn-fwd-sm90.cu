@@ -48,104 +48,6 @@ struct Sm90Config {
   static constexpr int kSmem = kBM * D * 2 + 2 * STAGES * kTileBytes + 1024;  /* Q, stages x (K, V), alignment */
 };
 
-/* The elementwise part of a key block, for the thread's two rows (row0 and
- * row0 + 8 of the block): soft cap, ALiBi, mask, then the online softmax:
- * s becomes P (unnormalised, in the max of the rows so far), row_max and
- * row_sum move on, and corr[hh] is what O must be multiplied by. */
-template <int kBN, bool GENERAL>
-struct Scores {
-  MaskInfo mi;
-  int m0, row0, lane, sinks;
-  bool capped, alibi;
-  float sl, cap_in, cap_out, alibi_mul;
-
-  __device__ __forceinline__ void
-  scores (float *s, int nb, float *row_max, float *row_sum, float *corr) const
-  {
-    constexpr int SN = kBN / 8;
-    if (capped)
-      {
-#pragma unroll
-        for (int i = 0; i < SN * 4; i++)
-          s[i] = fast_tanh (s[i] * cap_in) * cap_out;
-      }
-    if (alibi)
-      {
-#pragma unroll
-        for (int hh = 0; hh < 2; hh++)
-          {
-            /* p - j of the thread's first column */
-            const float rel = (float) (m0 + row0 + hh * 8 + mi.off - nb * kBN - (lane & 3) * 2);
-#pragma unroll
-            for (int nt = 0; nt < SN; nt++)
-#pragma unroll
-              for (int e = 0; e < 2; e++)
-                s[nt * 4 + 2 * hh + e] = fmaf (fabsf (rel - (float) (nt * 8 + e)), alibi_mul, s[nt * 4 + 2 * hh + e]);
-          }
-      }
-    if (tile_needs_mask (mi, m0, kBM, nb * kBN, kBN))
-      {
-        const int sink_rel = sinks - nb * kBN - (lane & 3) * 2;
-#pragma unroll
-        for (int hh = 0; hh < 2; hh++)
-          {
-            int lo, hi;
-            row_limits (mi, m0 + row0 + hh * 8, nb * kBN + (lane & 3) * 2, lo, hi);
-#pragma unroll
-            for (int nt = 0; nt < SN; nt++)
-#pragma unroll
-              for (int e = 0; e < 2; e++)
-                {
-                  const int c = nt * 8 + e;
-                  /* sinks are exempt from the left window only */
-                  if (c > hi || (c < lo && (!GENERAL || c >= sink_rel)))
-                    s[nt * 4 + 2 * hh + e] = -INFINITY;
-                }
-          }
-      }
-#pragma unroll
-    for (int hh = 0; hh < 2; hh++)
-      {
-        float mx = row_max[hh];
-#pragma unroll
-        for (int nt = 0; nt < SN; nt++)
-          mx = fmaxf (mx, fmaxf (s[nt * 4 + 2 * hh], s[nt * 4 + 2 * hh + 1]));
-        mx = fmaxf (mx, __shfl_xor_sync (0xffffffffu, mx, 1));
-        mx = fmaxf (mx, __shfl_xor_sync (0xffffffffu, mx, 2));
-        const float m_use = mx == -INFINITY ? 0.f : mx * sl;
-        corr[hh] = fast_exp2 (row_max[hh] * sl - m_use);
-        row_max[hh] = mx;
-        float sum = 0.f;
-#pragma unroll
-        for (int nt = 0; nt < SN; nt++)
-          {
-            const float p0 = fast_exp2 (fmaf (s[nt * 4 + 2 * hh], sl, -m_use));
-            const float p1 = fast_exp2 (fmaf (s[nt * 4 + 2 * hh + 1], sl, -m_use));
-            s[nt * 4 + 2 * hh] = p0;
-            s[nt * 4 + 2 * hh + 1] = p1;
-            sum += p0 + p1;
-          }
-        row_sum[hh] = row_sum[hh] * corr[hh] + sum;
-      }
-  }
-};
-
-/* The S accumulators, rounded, as the A fragments of P V. */
-template <typename T, int kBN>
-__device__ __forceinline__ void
-pack_p (const float *s, uint32_t (*pa)[4])
-{
-  using TT = TypeTraits<T>;
-#pragma unroll
-  for (int kk = 0; kk < kBN / 16; kk++)
-    {
-      pa[kk][0] = TT::pack (s[(2 * kk) * 4 + 0], s[(2 * kk) * 4 + 1]);
-      pa[kk][1] = TT::pack (s[(2 * kk) * 4 + 2], s[(2 * kk) * 4 + 3]);
-      pa[kk][2] = TT::pack (s[(2 * kk + 1) * 4 + 0], s[(2 * kk + 1) * 4 + 1]);
-      pa[kk][3] = TT::pack (s[(2 * kk + 1) * 4 + 2], s[(2 * kk + 1) * 4 + 3]);
-    }
-}
-
 template <typename T, int kD, int kBN, bool GENERAL, bool OVERLAP>
 __global__ void __launch_bounds__ (kThreads, 1)
 fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
@@ -156,7 +58,6 @@ fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
 #else
   constexpr int kStages = OVERLAP ? 3 : 2;
   constexpr int kTileBytes = Sm90Config<kD, kBN, kStages>::kTileBytes;
-  using TT = TypeTraits<T>;
   constexpr int SN = kBN / 8, ON = kD / 8;
 
   extern __shared__ __align__ (1024) unsigned char smem_raw[];
@@ -168,42 +69,13 @@ fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
   const uint32_t sQ_u = smem_u32 (sQ), sK_u = smem_u32 (sK), sV_u = smem_u32 (sV);
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, wg = warp >> 2;
-  const int h = blockIdx.y;
-  const int hk = h / (p.heads_q / p.heads_kv);
-  const bool varlen = GENERAL && p.cu_seqlens_q != nullptr;
-  const int dqk = GENERAL ? p.head_dim : kD;
-  const int dv = GENERAL ? (p.head_dim_v > 0 ? p.head_dim_v : p.head_dim) : kD;
-  int b, m_block, Sq = p.seqlen_q, Sk = p.seqlen_k, q_start = 0, k_start = 0;
-  if (varlen)
-    {
-      if (!varlen_block (p, kBM, warp, false, b, m_block, q_start, Sq, k_start, Sk))
-        return;   /* one of the surplus blocks of the grid's upper bound */
-    }
-  else
-    {
-      m_block = gridDim.x - 1 - blockIdx.x;
-      b = blockIdx.z;
-    }
-  const int bs = varlen ? 0 : b;   /* varlen buffers have no batch stride */
-  const int m0 = m_block * kBM;
-
-  MaskInfo mi;
-  mi.seqlen_q = Sq;
-  mi.seqlen_k = Sk;
-  mi.off = Sk - Sq;
-  mi.left = p.window_left;
-  mi.right = p.causal ? 0 : p.window_right;
-  const int sinks = GENERAL && mi.left >= 0 ? p.sinks : 0;
-  const KeyBlocks<GENERAL> blocks = key_blocks<GENERAL> (mi, m0, kBM, kBN, sinks);
-
-  const T *gq = static_cast<const T *> (p.q) + bs * p.q_strides[0] + h * p.q_strides[1]
-                + (int64_t) (q_start + m0) * p.q_strides[2];
-  const T *gk = static_cast<const T *> (p.k) + bs * p.k_strides[0] + hk * p.k_strides[1] + (int64_t) k_start * p.k_strides[2];
-  const T *gv = static_cast<const T *> (p.v) + bs * p.v_strides[0] + hk * p.v_strides[1] + (int64_t) k_start * p.v_strides[2];
-  T *go = static_cast<T *> (p.out) + bs * p.o_strides[0] + h * p.o_strides[1] + (int64_t) (q_start + m0) * p.o_strides[2];
-  float *glse = nullptr;
-  if (p.lse)
-    glse = p.lse + (varlen ? (int64_t) h * p.seqlen_q + q_start : ((int64_t) b * p.heads_q + h) * Sq) + m0;
+  FwdBlock<T> fb;
+  if (!fwd_block<T, kD, GENERAL> (p, kBM, warp, fb))
+    return;
+  const int m0 = fb.m0, Sq = fb.Sq, Sk = fb.Sk, dqk = fb.dqk, dv = fb.dv;
+  const KeyBlocks<GENERAL> blocks = key_blocks<GENERAL> (fb.mi, m0, kBM, kBN, fb.sinks);
+  fb.set_rows (p);
+  const T *gk = fb.gk, *gv = fb.gv;
   const int64_t ks = p.k_strides[2], vs = p.v_strides[2], os = p.o_strides[2];
 
   /* This thread's rows (within the block) of every 8-column tile. */
@@ -211,33 +83,13 @@ fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
 
   if (blocks.empty)
     {
-      for (int idx = tid; idx < kBM * (kD / 8); idx += kThreads)
-        {
-          int r = idx / (kD / 8), c = idx % (kD / 8);
-          if (m0 + r < Sq && c * 8 < dv)
-            *reinterpret_cast<uint4 *> (go + r * os + c * 8) = make_uint4 (0, 0, 0, 0);
-        }
-      if (glse)
-        for (int r = tid; r < kBM; r += kThreads)
-          if (m0 + r < Sq)
-            glse[r] = -INFINITY;
+      fwd_store_empty<T, kBM, kD, kThreads> (fb.go, os, fb.glse, tid, m0, Sq, dv);
       return;
     }
   const int n_iter = blocks.n_iter;
 
-  Scores<kBN, GENERAL> sc;
-  sc.mi = mi;
-  sc.m0 = m0;
-  sc.row0 = row0;
-  sc.lane = lane;
-  sc.sinks = sinks;
-  sc.capped = p.softcap > 0.f;
-  sc.sl = sc.capped ? 1.f : scale * kLog2e;
-  sc.cap_in = sc.capped ? scale / p.softcap : 0.f;
-  sc.cap_out = p.softcap * kLog2e;
-  /* ALiBi in the units of S (logit = S * sl / log2 (e) after the cap). */
-  sc.alibi = GENERAL && p.alibi_slopes != nullptr;
-  sc.alibi_mul = sc.alibi ? -p.alibi_slopes[(int64_t) b * p.alibi_batch_stride + h] * kLog2e / sc.sl : 0.f;
+  Scores<kBM, kBN, GENERAL> sc;
+  sc.init (p, scale, fb, lane);
   const float sl = sc.sl;
 
   float o[ON * 4];
@@ -246,7 +98,7 @@ fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
   for (int i = 0; i < ON * 4; i++)
     o[i] = 0.f;
 
-  load_tile_sw128<T, kBM, kD, kThreads> (sQ, gq, p.q_strides[2], Sq - m0, tid, dqk);
+  load_tile_sw128<T, kBM, kD, kThreads> (sQ, fb.gq, p.q_strides[2], Sq - m0, tid, dqk);
   /* V is read MN-major: the leading byte offset steps between 64-dim
    * slabs, the stride byte offset between groups of 8 keys (checked on the
    * H100: the other assignment gives wrong results). */
@@ -302,9 +154,9 @@ fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
           issue_s (it, s);
           wgmma_wait0 ();
           fence_regs<SN * 4> (s);
-          sc.scores (s, blocks.at (it), row_max, row_sum, corr);
+          sc.scores (s, blocks.at (it), row0, row_max, row_sum, corr);
           rescale (corr);
-          pack_p<T, kBN> (s, pa);
+          pack_a_tiles<T, kBN> (s, pa);
           fence_regs<ON * 4> (o);
           wgmma_fence ();
           issue_pv (it, pa);
@@ -344,12 +196,12 @@ fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
           else
             wgmma_wait0 ();
           fence_regs<SN * 4> (s);
-          sc.scores (s, blocks.at (it), row_max, row_sum, corr);
+          sc.scores (s, blocks.at (it), row0, row_max, row_sum, corr);
           wgmma_wait0 ();
           fence_regs<ON * 4> (o);
           fence_regs_u32<kBN / 16 * 4> (&pa[0][0]);
           rescale (corr);
-          pack_p<T, kBN> (s, pa);
+          pack_a_tiles<T, kBN> (s, pa);
           fence_regs<ON * 4> (o);
         }
       if (n_iter > 0)
@@ -366,30 +218,10 @@ fwd_sm90_kernel (const AccelFlashAttnFwdParams p, float scale)
    * row-major with the sm_80 swizzle), then 16-byte stores. */
 #pragma unroll
   for (int hh = 0; hh < 2; hh++)
-    {
-      float sum = row_sum[hh];
-      sum += __shfl_xor_sync (0xffffffffu, sum, 1);
-      sum += __shfl_xor_sync (0xffffffffu, sum, 2);
-      const float inv = sum > 0.f ? 1.f / sum : 0.f;
-      const int row = row0 + hh * 8;
-#pragma unroll
-      for (int dt = 0; dt < ON; dt++)
-        *reinterpret_cast<uint32_t *> (sQ + swz<kD> (row, dt * 8 + (lane & 3) * 2))
-          = TT::pack (o[dt * 4 + 2 * hh] * inv, o[dt * 4 + 2 * hh + 1] * inv);
-      if (glse && (lane & 3) == 0 && m0 + row < Sq)
-        glse[row] = sum > 0.f ? (row_max[hh] * sl + __log2f (sum)) * kLn2 : -INFINITY;
-    }
+    fwd_finish_row<T, kD> (sQ, o, hh, row0 + hh * 8, lane, row_max[hh], row_sum[hh], sl, fb.glse, m0, Sq);
   __syncwarp ();
   /* Each warp stores its own 16 rows. */
-  constexpr int CH = kD / 8;
-  const int wrow = wg * 64 + (warp & 3) * 16;
-#pragma unroll
-  for (int idx = lane; idx < 16 * CH; idx += 32)
-    {
-      const int row = wrow + idx / CH, c = idx % CH;
-      if (m0 + row < Sq && c * 8 < dv)
-        *reinterpret_cast<uint4 *> (go + row * os + c * 8) = *reinterpret_cast<const uint4 *> (sQ + swz<kD> (row, c * 8));
-    }
+  fwd_store_rows<T, kD, 16> (fb.go, os, sQ, wg * 64 + (warp & 3) * 16, lane, m0, Sq, dv);
 #endif
 }
 

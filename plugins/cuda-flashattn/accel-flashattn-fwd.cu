@@ -58,71 +58,26 @@ fwd_kernel (const AccelFlashAttnFwdParams p, float scale)
   T *sV = sK + BN * D;
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const int h = blockIdx.y;
-  const int hk = h / (p.heads_q / p.heads_kv);
-  const bool varlen = GENERAL && p.cu_seqlens_q != nullptr;
-  /* Head dims of q/k and of v/out (the instance's D in the plain case). */
-  const int dqk = GENERAL ? p.head_dim : D;
-  const int dv = GENERAL ? (p.head_dim_v > 0 ? p.head_dim_v : p.head_dim) : D;
-  int b, m_block, Sq = p.seqlen_q, Sk = p.seqlen_k, q_start = 0, k_start = 0;
-  if (varlen)
-    {
-      if (!varlen_block (p, BM, warp, false, b, m_block, q_start, Sq, k_start, Sk))
-        return;   /* one of the surplus blocks of the grid's upper bound */
-    }
-  else
-    {
-      m_block = gridDim.x - 1 - blockIdx.x;
-      b = blockIdx.z;
-    }
-  const int bs = varlen ? 0 : b;   /* varlen buffers have no batch stride */
-  const int m0 = m_block * BM;
-
-  MaskInfo mi;
-  mi.seqlen_q = Sq;
-  mi.seqlen_k = Sk;
-  mi.off = Sk - Sq;
-  mi.left = p.window_left;
-  mi.right = p.causal ? 0 : p.window_right;
-  const int sinks = GENERAL && mi.left >= 0 ? p.sinks : 0;
-  const KeyBlocks<GENERAL> kb = key_blocks<GENERAL> (mi, m0, BM, BN, sinks);
-
-  const T *gq = static_cast<const T *> (p.q) + bs * p.q_strides[0] + h * p.q_strides[1]
-                + (int64_t) (q_start + m0) * p.q_strides[2];
-  const T *gk = static_cast<const T *> (p.k) + bs * p.k_strides[0] + hk * p.k_strides[1] + (int64_t) k_start * p.k_strides[2];
-  const T *gv = static_cast<const T *> (p.v) + bs * p.v_strides[0] + hk * p.v_strides[1] + (int64_t) k_start * p.v_strides[2];
-  T *go = static_cast<T *> (p.out) + bs * p.o_strides[0] + h * p.o_strides[1] + (int64_t) (q_start + m0) * p.o_strides[2];
-  float *glse = nullptr;
-  if (p.lse)
-    glse = p.lse + (varlen ? (int64_t) h * p.seqlen_q + q_start : ((int64_t) b * p.heads_q + h) * Sq) + m0;
+  FwdBlock<T> fb;
+  if (!fwd_block<T, D, GENERAL> (p, BM, warp, fb))
+    return;
+  const int m0 = fb.m0, Sq = fb.Sq, Sk = fb.Sk, dqk = fb.dqk, dv = fb.dv;
+  const KeyBlocks<GENERAL> kb = key_blocks<GENERAL> (fb.mi, m0, BM, BN, fb.sinks);
+  fb.set_rows (p);
+  const T *gk = fb.gk, *gv = fb.gv;
   const int64_t qs = p.q_strides[2], ks = p.k_strides[2], vs = p.v_strides[2], os = p.o_strides[2];
 
   if (kb.empty)
     {
       /* No query of this block sees any key. */
-      constexpr int CH = D / 8;
-      for (int idx = tid; idx < BM * CH; idx += NTH)
-        {
-          int r = idx / CH, c = idx % CH;
-          if (m0 + r < Sq && c * 8 < dv)
-            *reinterpret_cast<uint4 *> (go + r * os + c * 8) = make_uint4 (0, 0, 0, 0);
-        }
-      if (glse)
-        for (int r = tid; r < BM; r += NTH)
-          if (m0 + r < Sq)
-            glse[r] = -INFINITY;
+      fwd_store_empty<T, BM, D, NTH> (fb.go, os, fb.glse, tid, m0, Sq, dv);
       return;
     }
 
-  const bool capped = p.softcap > 0.f;
-  const float sl = capped ? 1.f : scale * kLog2e;
-  const float cap_in = capped ? scale / p.softcap : 0.f;
-  const float cap_out = p.softcap * kLog2e;
-  /* ALiBi in the units of S (logit = S * sl / log2 (e) after the cap). */
-  const bool alibi = GENERAL && p.alibi_slopes != nullptr;
-  const float alibi_mul = alibi ? -p.alibi_slopes[(int64_t) b * p.alibi_batch_stride + h] * kLog2e / sl : 0.f;
+  Scores<BM, BN, GENERAL> sc;
+  sc.init (p, scale, fb, lane);
 
-  load_tile<T, BM, D, NTH> (sQ, gq, qs, Sq - m0, tid, dqk);
+  load_tile<T, BM, D, NTH> (sQ, fb.gq, qs, Sq - m0, tid, dqk);
   int nb = kb.first;
   load_tile<T, BN, D, NTH> (sK, gk + (int64_t) nb * BN * ks, ks, Sk - nb * BN, tid, dqk);
   cp_async_commit ();
@@ -160,30 +115,7 @@ fwd_kernel (const AccelFlashAttnFwdParams p, float scale)
           for (int e = 0; e < 4; e++)
             s[mt][nt][e] = 0.f;
 
-#pragma unroll (KQ_UNROLL)
-      for (int kq = 0; kq < D / 16; kq++)
-        {
-          if (GENERAL && kq * 16 >= dqk)
-            break;
-          uint32_t a[MT][4];
-#pragma unroll
-          for (int mt = 0; mt < MT; mt++)
-            ldmatrix_x4 (sQ_u + 2 * swz<D> (wrow + mt * 16 + (lane & 15), kq * 16 + (lane >> 4) * 8),
-                         a[mt][0], a[mt][1], a[mt][2], a[mt][3]);
-#pragma unroll
-          for (int j = 0; j < SN / 2; j++)
-            {
-              uint32_t b0, b1, b2, b3;
-              ldmatrix_x4 (sK_u + 2 * swz<D> (j * 16 + (lane >> 4) * 8 + (lane & 7), kq * 16 + ((lane >> 3) & 1) * 8),
-                           b0, b1, b2, b3);
-#pragma unroll
-              for (int mt = 0; mt < MT; mt++)
-                {
-                  TT::mma (s[mt][2 * j], a[mt], b0, b1);
-                  TT::mma (s[mt][2 * j + 1], a[mt], b2, b3);
-                }
-            }
-        }
+      mma_abt<T, D, BN, MT, KQ_UNROLL, GENERAL> (s, sQ_u, wrow, sK_u, lane, dqk);
 
       cp_async_wait<0> ();
       __syncthreads ();
@@ -204,119 +136,13 @@ fwd_kernel (const AccelFlashAttnFwdParams p, float scale)
           cp_async_commit ();
         }
 
-      if (capped)
-        {
-#pragma unroll
-          for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-            for (int nt = 0; nt < SN; nt++)
-#pragma unroll
-              for (int e = 0; e < 4; e++)
-                s[mt][nt][e] = fast_tanh (s[mt][nt][e] * cap_in) * cap_out;
-        }
-      if (alibi)
-        {
-#pragma unroll
-          for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-            for (int hh = 0; hh < 2; hh++)
-              {
-                /* p - j of the thread's first column */
-                const float rel = (float) (m0 + wrow + mt * 16 + (lane >> 2) + hh * 8 + mi.off - nb * BN - (lane & 3) * 2);
-#pragma unroll
-                for (int nt = 0; nt < SN; nt++)
-#pragma unroll
-                  for (int e = 0; e < 2; e++)
-                    s[mt][nt][2 * hh + e] = fmaf (fabsf (rel - (float) (nt * 8 + e)), alibi_mul, s[mt][nt][2 * hh + e]);
-              }
-        }
-      if (tile_needs_mask (mi, m0, BM, nb * BN, BN))
-        {
-          const int sink_rel = sinks - nb * BN - (lane & 3) * 2;
-#pragma unroll
-          for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-            for (int hh = 0; hh < 2; hh++)
-              {
-                int lo, hi;
-                row_limits (mi, m0 + wrow + mt * 16 + (lane >> 2) + hh * 8, nb * BN + (lane & 3) * 2, lo, hi);
-#pragma unroll
-                for (int nt = 0; nt < SN; nt++)
-#pragma unroll
-                  for (int e = 0; e < 2; e++)
-                    {
-                      const int c = nt * 8 + e;
-                      /* sinks are exempt from the left window only */
-                      if (c > hi || (c < lo && (!GENERAL || c >= sink_rel)))
-                        s[mt][nt][2 * hh + e] = -INFINITY;
-                    }
-              }
-        }
-
-      /* Online softmax: rows (lane/4) and (lane/4 + 8) of each 16-row tile. */
-#pragma unroll
-      for (int mt = 0; mt < MT; mt++)
-#pragma unroll
-        for (int hh = 0; hh < 2; hh++)
-          {
-            float mx = row_max[mt][hh];
-#pragma unroll
-            for (int nt = 0; nt < SN; nt++)
-              mx = fmaxf (mx, fmaxf (s[mt][nt][2 * hh], s[mt][nt][2 * hh + 1]));
-            mx = fmaxf (mx, __shfl_xor_sync (0xffffffffu, mx, 1));
-            mx = fmaxf (mx, __shfl_xor_sync (0xffffffffu, mx, 2));
-            const float m_use = mx == -INFINITY ? 0.f : mx * sl;
-            const float corr = fast_exp2 (row_max[mt][hh] * sl - m_use);
-            row_max[mt][hh] = mx;
-            row_sum[mt][hh] *= corr;
-#pragma unroll
-            for (int dt = 0; dt < ON; dt++)
-              {
-                acc_o[mt][dt][2 * hh] *= corr;
-                acc_o[mt][dt][2 * hh + 1] *= corr;
-              }
-            float sum = 0.f;
-#pragma unroll
-            for (int nt = 0; nt < SN; nt++)
-              {
-                float p0 = fast_exp2 (fmaf (s[mt][nt][2 * hh], sl, -m_use));
-                float p1 = fast_exp2 (fmaf (s[mt][nt][2 * hh + 1], sl, -m_use));
-                s[mt][nt][2 * hh] = p0;
-                s[mt][nt][2 * hh + 1] = p1;
-                sum += p0 + p1;
-              }
-            row_sum[mt][hh] += sum;
-          }
+      /* Soft cap, ALiBi, mask and online softmax (O rescaled): rows
+       * (lane/4) and (lane/4 + 8) of each 16-row tile. */
+      float corr[MT * 2];
+      sc.template scores<MT, ON> (&s[0][0][0], nb, wrow + (lane >> 2), &row_max[0][0], &row_sum[0][0], corr, &acc_o[0][0][0]);
 
       /* O += P V, P straight from the accumulators. */
-#pragma unroll
-      for (int kk = 0; kk < BN / 16; kk++)
-        {
-          uint32_t a[MT][4];
-#pragma unroll
-          for (int mt = 0; mt < MT; mt++)
-            {
-              a[mt][0] = TT::pack (s[mt][2 * kk][0], s[mt][2 * kk][1]);
-              a[mt][1] = TT::pack (s[mt][2 * kk][2], s[mt][2 * kk][3]);
-              a[mt][2] = TT::pack (s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);
-              a[mt][3] = TT::pack (s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);
-            }
-#pragma unroll
-          for (int j = 0; j < ON / 2; j++)
-            {
-              if (GENERAL && j * 16 >= dv)
-                break;
-              uint32_t b0, b1, b2, b3;
-              ldmatrix_x4_trans (sV_u + 2 * swz<D> (kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7), j * 16 + (lane >> 4) * 8),
-                                 b0, b1, b2, b3);
-#pragma unroll
-              for (int mt = 0; mt < MT; mt++)
-                {
-                  TT::mma (acc_o[mt][2 * j], a[mt], b0, b1);
-                  TT::mma (acc_o[mt][2 * j + 1], a[mt], b2, b3);
-                }
-            }
-        }
+      mma_pb<T, D, BN, MT, GENERAL> (acc_o, s, sV_u, lane, dv);
     }
 
   /* Epilogue: normalise, stage the warp's own rows of O in its rows of sQ,
@@ -325,28 +151,10 @@ fwd_kernel (const AccelFlashAttnFwdParams p, float scale)
   for (int mt = 0; mt < MT; mt++)
 #pragma unroll
     for (int hh = 0; hh < 2; hh++)
-      {
-        float sum = row_sum[mt][hh];
-        sum += __shfl_xor_sync (0xffffffffu, sum, 1);
-        sum += __shfl_xor_sync (0xffffffffu, sum, 2);
-        const float inv = sum > 0.f ? 1.f / sum : 0.f;
-        const int row = wrow + mt * 16 + (lane >> 2) + hh * 8;
-#pragma unroll
-        for (int dt = 0; dt < ON; dt++)
-          *reinterpret_cast<uint32_t *> (sQ + swz<D> (row, dt * 8 + (lane & 3) * 2))
-            = TT::pack (acc_o[mt][dt][2 * hh] * inv, acc_o[mt][dt][2 * hh + 1] * inv);
-        if (glse && (lane & 3) == 0 && m0 + row < Sq)
-          glse[row] = sum > 0.f ? (row_max[mt][hh] * sl + __log2f (sum)) * kLn2 : -INFINITY;
-      }
+      fwd_finish_row<T, D> (sQ, &acc_o[mt][0][0], hh, wrow + mt * 16 + (lane >> 2) + hh * 8, lane, row_max[mt][hh],
+                            row_sum[mt][hh], sc.sl, fb.glse, m0, Sq);
   __syncwarp ();
-  constexpr int CH = D / 8;
-#pragma unroll
-  for (int idx = lane; idx < 16 * MT * CH; idx += 32)
-    {
-      int row = wrow + idx / CH, c = idx % CH;
-      if (m0 + row < Sq && c * 8 < dv)
-        *reinterpret_cast<uint4 *> (go + row * os + c * 8) = *reinterpret_cast<const uint4 *> (sQ + swz<D> (row, c * 8));
-    }
+  fwd_store_rows<T, D, 16 * MT> (fb.go, os, sQ, wrow, lane, m0, Sq, dv);
 }
 
 template <typename T, int D, int BM, int BN, int NW, int MINB, bool GENERAL>
