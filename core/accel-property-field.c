@@ -146,11 +146,69 @@ _accel_field_set_property (GObject *object, gpointer field, const GValue *value,
     g_object_notify_by_pspec (object, pspec);
 }
 
+/* Accessors: the value got and set through the class's functions, called
+ * with the C type of the value's fundamental type (GLib's own convention
+ * for signal handlers and GCallbacks). */
+
+#define CALL_GET(ctype) (((ctype (*) (gpointer)) get) (object))
+#define CALL_SET(ctype, getter) (((void (*) (gpointer, ctype)) set) (object, getter (value)))
+
+static void
+accessor_load (GCallback get, GObject *object, GValue *value)
+{
+  switch (G_TYPE_FUNDAMENTAL (G_VALUE_TYPE (value)))
+    {
+    case G_TYPE_BOOLEAN: g_value_set_boolean (value, CALL_GET (gboolean)); break;
+    case G_TYPE_INT: g_value_set_int (value, CALL_GET (int)); break;
+    case G_TYPE_UINT: g_value_set_uint (value, CALL_GET (guint)); break;
+    case G_TYPE_INT64: g_value_set_int64 (value, CALL_GET (gint64)); break;
+    case G_TYPE_UINT64: g_value_set_uint64 (value, CALL_GET (guint64)); break;
+    case G_TYPE_DOUBLE: g_value_set_double (value, CALL_GET (double)); break;
+    case G_TYPE_ENUM: g_value_set_enum (value, CALL_GET (int)); break;
+    case G_TYPE_FLAGS: g_value_set_flags (value, CALL_GET (guint)); break;
+    case G_TYPE_STRING: g_value_set_string (value, CALL_GET (const char *)); break;
+    case G_TYPE_OBJECT:
+    case G_TYPE_INTERFACE: g_value_set_object (value, CALL_GET (gpointer)); break;
+    case G_TYPE_BOXED: g_value_set_boxed (value, CALL_GET (gconstpointer)); break;
+    /* A variant getter returns a new (or floating) reference. */
+    case G_TYPE_VARIANT: g_value_take_variant (value, CALL_GET (GVariant *)); break;
+    default:
+      g_return_if_reached ();
+    }
+}
+
+static void
+accessor_store (GCallback set, GObject *object, const GValue *value)
+{
+  switch (G_TYPE_FUNDAMENTAL (G_VALUE_TYPE (value)))
+    {
+    case G_TYPE_BOOLEAN: CALL_SET (gboolean, g_value_get_boolean); break;
+    case G_TYPE_INT: CALL_SET (int, g_value_get_int); break;
+    case G_TYPE_UINT: CALL_SET (guint, g_value_get_uint); break;
+    case G_TYPE_INT64: CALL_SET (gint64, g_value_get_int64); break;
+    case G_TYPE_UINT64: CALL_SET (guint64, g_value_get_uint64); break;
+    case G_TYPE_DOUBLE: CALL_SET (double, g_value_get_double); break;
+    case G_TYPE_ENUM: CALL_SET (int, g_value_get_enum); break;
+    case G_TYPE_FLAGS: CALL_SET (guint, g_value_get_flags); break;
+    case G_TYPE_STRING: CALL_SET (const char *, g_value_get_string); break;
+    case G_TYPE_OBJECT:
+    case G_TYPE_INTERFACE: CALL_SET (gpointer, g_value_get_object); break;
+    case G_TYPE_BOXED: CALL_SET (gconstpointer, g_value_get_boxed); break;
+    case G_TYPE_VARIANT: CALL_SET (GVariant *, g_value_get_variant); break;
+    default:
+      g_return_if_reached ();
+    }
+}
+
+#undef CALL_GET
+#undef CALL_SET
+
 /* Classes. */
 
 typedef struct {
   GParamSpec *pspec;
   gssize offset;            /* from the start of the instance (negative: private) */
+  GCallback get, set;       /* an accessor's functions (offset unused) */
 } FieldSlot;
 
 /* What one class installed, as qdata on its GType; lives as long as the
@@ -184,6 +242,11 @@ static void
 fields_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
 {
   const FieldSlot *slot = g_param_spec_get_qdata (pspec, slot_quark ());
+  if (slot != NULL && slot->set != NULL)
+    {
+      accessor_store (slot->set, object, value);
+      return;
+    }
   if (slot != NULL)
     {
       _accel_field_set_property (object, G_STRUCT_MEMBER_P (object, slot->offset), value, pspec);
@@ -200,6 +263,11 @@ static void
 fields_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
 {
   const FieldSlot *slot = g_param_spec_get_qdata (pspec, slot_quark ());
+  if (slot != NULL && slot->get != NULL)
+    {
+      accessor_load (slot->get, object, value);
+      return;
+    }
   if (slot != NULL)
     {
       _accel_field_load (G_STRUCT_MEMBER_P (object, slot->offset), value);
@@ -290,12 +358,18 @@ install_fields (GObjectClass *klass, gssize base, const AccelPropertyField *fiel
   guint id = next_property_id (klass);
   for (guint i = 0; i < n_fields; i++)
     {
+      /* An accessor is read through its getter, and written through its
+       * setter, which a writable one must have. */
+      g_return_if_fail (fields[i].set == NULL || fields[i].get != NULL);
+      g_return_if_fail (fields[i].get == NULL || fields[i].set != NULL || !(fields[i].flags & G_PARAM_WRITABLE));
       GParamSpec *pspec = make_pspec (&fields[i]);
       if (pspec == NULL)
         continue;
       FieldSlot *slot = g_new0 (FieldSlot, 1);
       slot->pspec = pspec;
       slot->offset = base + (gssize) fields[i].offset;
+      slot->get = fields[i].get;
+      slot->set = fields[i].set;
       g_ptr_array_add (cf->slots, slot);
       g_param_spec_set_qdata (pspec, slot_quark (), slot);
       g_object_class_install_property (klass, id++, pspec);
@@ -311,8 +385,9 @@ install_fields (GObjectClass *klass, gssize base, const AccelPropertyField *fiel
  *
  * Installs one property per entry of @fields, with the entry's name, nick,
  * blurb, flags, range and default, and makes the class get and set them as
- * the fields the entries name: the class writes no `get_property` or
- * `set_property` for them, and releases what they own with
+ * the fields the entries name (or through the functions that accessor
+ * entries name): the class writes no `get_property` or `set_property` for
+ * them, and releases what the fields own with
  * accel_object_dispose_fields() and accel_object_finalize_fields().
  *
  * The properties take the ids after the highest one the class has
@@ -371,6 +446,8 @@ clear_fields (GObject *object, GType type, gboolean objects_only)
   for (guint i = 0; i < cf->slots->len; i++)
     {
       const FieldSlot *slot = cf->slots->pdata[i];
+      if (slot->get != NULL)
+        continue;   /* an accessor's value is not the object's to free */
       _accel_field_clear (G_STRUCT_MEMBER_P (object, slot->offset), slot->pspec->value_type, objects_only);
     }
 }
