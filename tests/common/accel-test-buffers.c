@@ -24,6 +24,56 @@ accel_test_get_device (AccelSystem *system, const char *name)
   return dev;
 }
 
+static AccelSystem *shared_system;
+static AccelDevice *shared_cpu;
+
+AccelSystem *
+accel_test_shared_system (void)
+{
+  if (shared_system == NULL)
+    shared_system = accel_test_new_system ();
+  return shared_system;
+}
+
+AccelDevice *
+accel_test_shared_cpu (void)
+{
+  if (shared_cpu == NULL)
+    shared_cpu = accel_test_get_device (accel_test_shared_system (), "cpu:0");
+  return shared_cpu;
+}
+
+void
+accel_test_shared_teardown (void)
+{
+  g_clear_object (&shared_cpu);
+  if (shared_system != NULL)
+    accel_system_shutdown (shared_system);
+  g_clear_object (&shared_system);
+}
+
+void
+accel_test_cpu_setup (AccelTestDeviceFixture *f, gconstpointer user_data)
+{
+  f->system = accel_test_new_system ();
+  f->dev = accel_test_get_device (f->system, "cpu:0");
+}
+
+void
+accel_test_remote_cpu_setup (AccelTestDeviceFixture *f, gconstpointer user_data)
+{
+  f->system = accel_test_new_system ();
+  f->dev = accel_test_remote_cpu_device (f->system);
+}
+
+void
+accel_test_device_teardown (AccelTestDeviceFixture *f, gconstpointer user_data)
+{
+  g_clear_object (&f->dev);
+  accel_system_shutdown (f->system);
+  g_clear_object (&f->system);
+}
+
 AccelBuffer *
 accel_test_alloc (AccelDevice *dev, AccelDType dtype, const AccelShape *shape)
 {

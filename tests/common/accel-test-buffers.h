@@ -15,6 +15,32 @@ AccelSystem *accel_test_new_system (void);
 /* @system's device @name (a new reference); asserts it is there. */
 AccelDevice *accel_test_get_device (AccelSystem *system, const char *name);
 
+/* The program's system and its cpu:0, made on first use (the suite
+ * helpers of cpu, cuda, libs and patterns hand them out), and their end:
+ * the system shut down and both dropped, after g_test_run(). */
+AccelSystem *accel_test_shared_system (void);
+AccelDevice *accel_test_shared_cpu (void);
+void accel_test_shared_teardown (void);
+
+/* The fixture of a test on one device of a system of its own: made before
+ * the test, shut down and dropped after it (g_test_add()). */
+typedef struct {
+  AccelSystem *system;
+  AccelDevice *dev;
+} AccelTestDeviceFixture;
+
+/* Setups: @dev is cpu:0, or remote-cpu:0 (accel_test_remote_cpu_device()). */
+void accel_test_cpu_setup (AccelTestDeviceFixture *f, gconstpointer user_data);
+void accel_test_remote_cpu_setup (AccelTestDeviceFixture *f, gconstpointer user_data);
+void accel_test_device_teardown (AccelTestDeviceFixture *f, gconstpointer user_data);
+
+/* Adds @func (void (*) (AccelTestDeviceFixture *, gconstpointer)) at @path
+ * with @data, on cpu:0 or on remote-cpu:0. */
+#define accel_test_add_cpu(path, data, func) \
+  g_test_add ((path), AccelTestDeviceFixture, (data), accel_test_cpu_setup, (func), accel_test_device_teardown)
+#define accel_test_add_remote_cpu(path, data, func) \
+  g_test_add ((path), AccelTestDeviceFixture, (data), accel_test_remote_cpu_setup, (func), accel_test_device_teardown)
+
 /* A buffer of @dtype and @shape on @dev; asserts the allocation. */
 AccelBuffer *accel_test_alloc (AccelDevice *dev, AccelDType dtype, const AccelShape *shape);
 

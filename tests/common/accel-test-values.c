@@ -147,3 +147,19 @@ accel_test_random_values (AccelDType dtype, gsize n, double lo, double hi)
     while (values[i] == 0.0);
   return values;
 }
+
+gint32 *
+accel_test_random_permutation (gint64 n)
+{
+  gint32 *perm = g_new (gint32, MAX (n, 1));
+  for (gint64 i = 0; i < n; i++)
+    perm[i] = (gint32) i;
+  for (gint64 i = n - 1; i > 0; i--)
+    {
+      gint64 j = g_test_rand_int_range (0, (gint32) i + 1);
+      gint32 t = perm[i];
+      perm[i] = perm[j];
+      perm[j] = t;
+    }
+  return perm;
+}

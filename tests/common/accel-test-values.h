@@ -41,4 +41,7 @@ double *accel_test_read_values (AccelBuffer *buffer);
  * them, none of them 0 (a zero hides a wrong scale). */
 double *accel_test_random_values (AccelDType dtype, gsize n, double lo, double hi);
 
+/* 0 .. @n - 1 in an order drawn by the test's generator (g_free()). */
+gint32 *accel_test_random_permutation (gint64 n);
+
 G_END_DECLS

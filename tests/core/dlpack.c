@@ -125,26 +125,21 @@ producer_new (AccelDType dtype, const gint64 *dims, guint rank, gint64 gap, int 
 }
 
 static void
-test_device (void)
+test_device (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   gint32 type = -1, id = -1;
 
-  g_assert_true (accel_device_get_dlpack_device (dev, &type, &id));
+  g_assert_true (accel_device_get_dlpack_device (f->dev, &type, &id));
   g_assert_cmpint (type, ==, ACCEL_DLPACK_DEVICE_CPU);
   g_assert_cmpint (id, ==, 0);
-  g_assert_true (accel_device_get_dlpack_device (dev, NULL, NULL));
-  accel_system_shutdown (system);
+  g_assert_true (accel_device_get_dlpack_device (f->dev, NULL, NULL));
 }
 
 /* Lending: every dtype, odd shapes; the tensor describes the buffer, shares
  * its memory both ways and keeps the buffer alive. */
 static void
-test_export (void)
+test_export (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(GError) error = NULL;
 
   for (guint c = 0; c < G_N_ELEMENTS (spec_codes); c++)
@@ -153,7 +148,7 @@ test_export (void)
       guint rank = random_shape (dims, 4, 9);
       g_autoptr(AccelShape) shape = accel_shape_new (dims, rank);
       guint8 *bytes;
-      AccelBuffer *b = alloc_random (dev, spec_codes[c].dtype, shape, &bytes);
+      AccelBuffer *b = alloc_random (f->dev, spec_codes[c].dtype, shape, &bytes);
       gsize size = accel_buffer_get_size (b);
 
       AccelDLManagedTensor *t = accel_buffer_to_dlpack (b, &error);
@@ -195,7 +190,7 @@ test_export (void)
    * through the tensor are what the next op reads. */
   gsize n = g_test_rand_int_range (1, 5000);
   g_autoptr(AccelShape) s = accel_shape_new_1d ((gint64) n);
-  g_autoptr(AccelBuffer) x = accel_device_alloc (dev, ACCEL_DTYPE_F32, s, &error);
+  g_autoptr(AccelBuffer) x = accel_device_alloc (f->dev, ACCEL_DTYPE_F32, s, &error);
   g_assert_no_error (error);
   g_autofree float *values = random_f32 (n);
   AccelDLManagedTensor *t = accel_buffer_to_dlpack (x, &error);
@@ -203,27 +198,24 @@ test_export (void)
   float *view = (float *) ((guint8 *) t->dl_tensor.data + t->dl_tensor.byte_offset);
   memcpy (view, values, n * sizeof (float));
   g_autoptr(AccelOp) scal = accel_scal_new (-3.0, x);
-  accel_test_submit (dev, scal);
+  accel_test_submit (f->dev, scal);
   for (gsize i = 0; i < n; i++)
     g_assert_cmpfloat (view[i], ==, -3.0f * values[i]);
   g_autofree float *back = (float *) accel_test_read_bytes (x);
   g_assert_cmpmem (back, n * sizeof (float), view, n * sizeof (float));
   t->deleter (t);
-  accel_system_shutdown (system);
 }
 
 /* A view is lent at its offset into the base's memory. */
 static void
-test_export_view (void)
+test_export_view (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(GError) error = NULL;
   gint64 n = g_test_rand_int_range (10, 3000);
   gint64 off = g_test_rand_int_range (1, n / 2), len = g_test_rand_int_range (1, n - off);
   g_autoptr(AccelShape) s = accel_shape_new_1d (n);
   guint8 *bytes;
-  g_autoptr(AccelBuffer) base = alloc_random (dev, ACCEL_DTYPE_I32, s, &bytes);
+  g_autoptr(AccelBuffer) base = alloc_random (f->dev, ACCEL_DTYPE_I32, s, &bytes);
   g_autoptr(AccelShape) vs = accel_shape_new_1d (len);
   g_autoptr(AccelBuffer) view = accel_buffer_new_view (base, off, vs, &error);
   g_assert_no_error (error);
@@ -236,7 +228,6 @@ test_export_view (void)
   g_assert_cmpmem ((guint8 *) t->dl_tensor.data + t->dl_tensor.byte_offset, len * 4, bytes + off * 4, len * 4);
   t->deleter (t);
   g_free (bytes);
-  accel_system_shutdown (system);
 }
 
 /* Lent memory outlives its context: after a fault (the buffer is stale)
@@ -296,10 +287,8 @@ test_export_outlives_context (void)
 /* Borrowing host memory: odd and strided shapes; ops read and write it in
  * place; the deleter runs once, when the buffer goes. */
 static void
-test_import (void)
+test_import (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(GError) error = NULL;
 
   for (int round = 0; round < 8; round++)
@@ -311,7 +300,7 @@ test_import (void)
       Producer *p = producer_new (ACCEL_DTYPE_F32, dims, rank, gap, &deleted);
       float *mem = (float *) p->memory;
 
-      AccelBuffer *b = accel_buffer_new_from_dlpack (dev, &p->tensor, ACCEL_DLPACK_COPY_NEVER, &error);
+      AccelBuffer *b = accel_buffer_new_from_dlpack (f->dev, &p->tensor, ACCEL_DLPACK_COPY_NEVER, &error);
       g_assert_no_error (error);
       g_assert_nonnull (b);
       g_assert_true (accel_buffer_get_data (b) == (gpointer) mem);
@@ -326,10 +315,10 @@ test_import (void)
       /* Read in place: copied into a contiguous buffer of the device. */
       gint64 n = accel_shape_get_n_elements (shape);
       g_autoptr(AccelShape) flat = accel_shape_new (dims, rank);
-      g_autoptr(AccelBuffer) dst = accel_device_alloc (dev, ACCEL_DTYPE_F32, flat, &error);
+      g_autoptr(AccelBuffer) dst = accel_device_alloc (f->dev, ACCEL_DTYPE_F32, flat, &error);
       g_assert_no_error (error);
       g_autoptr(AccelOp) copy = accel_copy_new (b, dst);
-      accel_test_submit (dev, copy);
+      accel_test_submit (f->dev, copy);
       g_autofree float *got = (float *) accel_test_read_bytes (dst);
       gint64 row = dims[rank - 1], stride = row + gap;
       for (gint64 i = 0; i < n; i++)
@@ -340,7 +329,7 @@ test_import (void)
         {
           g_autofree float *before = g_memdup2 (mem, n * sizeof (float));
           g_autoptr(AccelOp) scal = accel_scal_new (0.5, b);
-          accel_test_submit (dev, scal);
+          accel_test_submit (f->dev, scal);
           for (gint64 i = 0; i < n; i++)
             g_assert_cmpfloat (mem[i], ==, 0.5f * before[i]);
         }
@@ -350,16 +339,13 @@ test_import (void)
       g_object_unref (b);
       g_assert_cmpint (deleted, ==, 1);
     }
-  accel_system_shutdown (system);
 }
 
 /* Every dtype both ways: a lent tensor borrowed back is the same memory
  * and dtype; a producer's tensor of each code maps to its dtype. */
 static void
-test_dtypes_round_trip (void)
+test_dtypes_round_trip (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(GError) error = NULL;
 
   for (guint c = 0; c < G_N_ELEMENTS (spec_codes); c++)
@@ -368,10 +354,10 @@ test_dtypes_round_trip (void)
       guint rank = random_shape (dims, 3, 7);
       g_autoptr(AccelShape) s = accel_shape_new (dims, rank);
       guint8 *bytes;
-      g_autoptr(AccelBuffer) b = alloc_random (dev, spec_codes[c].dtype, s, &bytes);
+      g_autoptr(AccelBuffer) b = alloc_random (f->dev, spec_codes[c].dtype, s, &bytes);
       AccelDLManagedTensor *t = accel_buffer_to_dlpack (b, &error);
       g_assert_no_error (error);
-      g_autoptr(AccelBuffer) back = accel_buffer_new_from_dlpack (dev, t, ACCEL_DLPACK_COPY_IF_NEEDED, &error);
+      g_autoptr(AccelBuffer) back = accel_buffer_new_from_dlpack (f->dev, t, ACCEL_DLPACK_COPY_IF_NEEDED, &error);
       g_assert_no_error (error);
       g_assert_cmpint (accel_buffer_get_dtype (back), ==, spec_codes[c].dtype);
       g_assert_true (accel_buffer_get_data (back) == accel_buffer_get_data (b));
@@ -380,21 +366,18 @@ test_dtypes_round_trip (void)
 
       int deleted = 0;
       Producer *p = producer_new (spec_codes[c].dtype, dims, rank, 0, &deleted);
-      g_autoptr(AccelBuffer) got = accel_buffer_new_from_dlpack (dev, &p->tensor, ACCEL_DLPACK_COPY_ALWAYS,
+      g_autoptr(AccelBuffer) got = accel_buffer_new_from_dlpack (f->dev, &p->tensor, ACCEL_DLPACK_COPY_ALWAYS,
                                                                   &error);
       g_assert_no_error (error);
       g_assert_cmpint (accel_buffer_get_dtype (got), ==, spec_codes[c].dtype);
       g_assert_cmpint (deleted, ==, 1);
     }
-  accel_system_shutdown (system);
 }
 
 /* Copies both ways have the data and none of the memory. */
 static void
-test_copies (void)
+test_copies (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(GError) error = NULL;
   gint64 dims[3];
   guint rank = random_shape (dims, 3, 30);
@@ -407,7 +390,7 @@ test_copies (void)
   }
   g_autofree guint8 *expect = g_memdup2 (p->memory, span);
 
-  g_autoptr(AccelBuffer) b = accel_buffer_new_from_dlpack (dev, &p->tensor, ACCEL_DLPACK_COPY_ALWAYS, &error);
+  g_autoptr(AccelBuffer) b = accel_buffer_new_from_dlpack (f->dev, &p->tensor, ACCEL_DLPACK_COPY_ALWAYS, &error);
   g_assert_no_error (error);
   g_assert_cmpint (deleted, ==, 1);
   g_assert_cmpuint (accel_buffer_get_size (b), ==, span);
@@ -423,7 +406,6 @@ test_copies (void)
   g_assert_no_error (error);
   g_assert_true ((guint8 *) t->dl_tensor.data + t->dl_tensor.byte_offset == accel_buffer_get_data (b));
   t->deleter (t);
-  accel_system_shutdown (system);
 }
 
 static void
@@ -438,10 +420,8 @@ expect_refused (AccelDevice *dev, Producer *p, AccelDLPackCopy copy, AccelError 
 
 /* Bad tensors are refused with the reason, and left to their producer. */
 static void
-test_import_errors (void)
+test_import_errors (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   gint64 dims[2] = { g_test_rand_int_range (2, 9), g_test_rand_int_range (2, 9) };
   int deleted = 0;
   Producer *p = producer_new (ACCEL_DTYPE_F32, dims, 2, 0, &deleted);
@@ -449,54 +429,53 @@ test_import_errors (void)
 
   t->dtype.code = ACCEL_DLPACK_CODE_BOOL;
   t->dtype.bits = 8;
-  expect_refused (dev, p, ACCEL_DLPACK_COPY_IF_NEEDED, ACCEL_ERROR_DTYPE_UNSUPPORTED, "code 6");
+  expect_refused (f->dev, p, ACCEL_DLPACK_COPY_IF_NEEDED, ACCEL_ERROR_DTYPE_UNSUPPORTED, "code 6");
   t->dtype.code = ACCEL_DLPACK_CODE_INT;
   t->dtype.bits = 16;
-  expect_refused (dev, p, ACCEL_DLPACK_COPY_ALWAYS, ACCEL_ERROR_DTYPE_UNSUPPORTED, "16 bits");
+  expect_refused (f->dev, p, ACCEL_DLPACK_COPY_ALWAYS, ACCEL_ERROR_DTYPE_UNSUPPORTED, "16 bits");
   t->dtype.code = ACCEL_DLPACK_CODE_FLOAT;
   t->dtype.bits = 32;
   t->dtype.lanes = 4;
-  expect_refused (dev, p, ACCEL_DLPACK_COPY_IF_NEEDED, ACCEL_ERROR_DTYPE_UNSUPPORTED, "4 lanes");
+  expect_refused (f->dev, p, ACCEL_DLPACK_COPY_IF_NEEDED, ACCEL_ERROR_DTYPE_UNSUPPORTED, "4 lanes");
   t->dtype.lanes = 1;
 
   t->strides = p->strides;
   p->strides[0] = -p->strides[0];
-  expect_refused (dev, p, ACCEL_DLPACK_COPY_IF_NEEDED, ACCEL_ERROR_INVALID_ARGUMENT, "negative");
+  expect_refused (f->dev, p, ACCEL_DLPACK_COPY_IF_NEEDED, ACCEL_ERROR_INVALID_ARGUMENT, "negative");
   p->strides[0] = -p->strides[0];
   p->shape[1] = -1;
-  expect_refused (dev, p, ACCEL_DLPACK_COPY_IF_NEEDED, ACCEL_ERROR_INVALID_ARGUMENT, "negative");
+  expect_refused (f->dev, p, ACCEL_DLPACK_COPY_IF_NEEDED, ACCEL_ERROR_INVALID_ARGUMENT, "negative");
   p->shape[1] = dims[1];
   t->ndim = 9;
-  expect_refused (dev, p, ACCEL_DLPACK_COPY_IF_NEEDED, ACCEL_ERROR_INVALID_ARGUMENT, "rank 9");
+  expect_refused (f->dev, p, ACCEL_DLPACK_COPY_IF_NEEDED, ACCEL_ERROR_INVALID_ARGUMENT, "rank 9");
   t->ndim = 2;
   t->byte_offset = 2;
-  expect_refused (dev, p, ACCEL_DLPACK_COPY_IF_NEEDED, ACCEL_ERROR_INVALID_ARGUMENT, "aligned");
+  expect_refused (f->dev, p, ACCEL_DLPACK_COPY_IF_NEEDED, ACCEL_ERROR_INVALID_ARGUMENT, "aligned");
   t->byte_offset = 0;
   p->strides[0] = G_MAXINT64 / 2;
-  expect_refused (dev, p, ACCEL_DLPACK_COPY_IF_NEEDED, ACCEL_ERROR_INVALID_ARGUMENT, "addressed");
+  expect_refused (f->dev, p, ACCEL_DLPACK_COPY_IF_NEEDED, ACCEL_ERROR_INVALID_ARGUMENT, "addressed");
   /* 4 steps of that and 3 of one reach offset 2^64 - 1 exactly: one past
    * it wraps to 0 elements, which must not pass for a small tensor. */
   p->shape[0] = 5;
   p->shape[1] = 4;
   p->strides[1] = 1;
-  expect_refused (dev, p, ACCEL_DLPACK_COPY_IF_NEEDED, ACCEL_ERROR_INVALID_ARGUMENT, "addressed");
+  expect_refused (f->dev, p, ACCEL_DLPACK_COPY_IF_NEEDED, ACCEL_ERROR_INVALID_ARGUMENT, "addressed");
   p->shape[0] = dims[0];
   p->shape[1] = dims[1];
   p->strides[0] = dims[1];
 
   /* Memory of a GPU: neither shared nor copied by a cpu device. */
   t->device.device_type = ACCEL_DLPACK_DEVICE_CUDA;
-  expect_refused (dev, p, ACCEL_DLPACK_COPY_NEVER, ACCEL_ERROR_NOT_SUPPORTED, "(2, 0)");
-  expect_refused (dev, p, ACCEL_DLPACK_COPY_IF_NEEDED, ACCEL_ERROR_NOT_SUPPORTED, "only host memory");
+  expect_refused (f->dev, p, ACCEL_DLPACK_COPY_NEVER, ACCEL_ERROR_NOT_SUPPORTED, "(2, 0)");
+  expect_refused (f->dev, p, ACCEL_DLPACK_COPY_IF_NEEDED, ACCEL_ERROR_NOT_SUPPORTED, "only host memory");
   /* Pinned host memory is host memory. */
   t->device.device_type = ACCEL_DLPACK_DEVICE_CUDA_HOST;
   g_assert_cmpint (deleted, ==, 0);
   g_autoptr(GError) error = NULL;
-  AccelBuffer *b = accel_buffer_new_from_dlpack (dev, &p->tensor, ACCEL_DLPACK_COPY_NEVER, &error);
+  AccelBuffer *b = accel_buffer_new_from_dlpack (f->dev, &p->tensor, ACCEL_DLPACK_COPY_NEVER, &error);
   g_assert_no_error (error);
   g_object_unref (b);
   g_assert_cmpint (deleted, ==, 1);
-  accel_system_shutdown (system);
 }
 
 /* A device behind accel-device-host: lending is refused with the reason;
@@ -562,14 +541,14 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  g_test_add_func ("/dlpack/device", test_device);
-  g_test_add_func ("/dlpack/export", test_export);
-  g_test_add_func ("/dlpack/export-view", test_export_view);
+  accel_test_add_cpu ("/dlpack/device", NULL, test_device);
+  accel_test_add_cpu ("/dlpack/export", NULL, test_export);
+  accel_test_add_cpu ("/dlpack/export-view", NULL, test_export_view);
   g_test_add_func ("/dlpack/export-outlives-context", test_export_outlives_context);
-  g_test_add_func ("/dlpack/import", test_import);
-  g_test_add_func ("/dlpack/dtypes-round-trip", test_dtypes_round_trip);
-  g_test_add_func ("/dlpack/copies", test_copies);
-  g_test_add_func ("/dlpack/import-errors", test_import_errors);
+  accel_test_add_cpu ("/dlpack/import", NULL, test_import);
+  accel_test_add_cpu ("/dlpack/dtypes-round-trip", NULL, test_dtypes_round_trip);
+  accel_test_add_cpu ("/dlpack/copies", NULL, test_copies);
+  accel_test_add_cpu ("/dlpack/import-errors", NULL, test_import_errors);
   g_test_add_func ("/dlpack/remote", test_remote);
   return g_test_run ();
 }

@@ -303,57 +303,40 @@ test_inspect_json (void)
     g_test_message ("LD_DEBUG is not supported here; not checking which files were opened");
 }
 
+/* What accel-inspect prints for some arguments: the texts its output holds
+ * and those it does not. */
+static const struct {
+  const char *args[2];
+  const char *present[5];
+  const char *absent[1];
+} text_cases[] = {
+  { { NULL },
+    { "fixture_good", "duplicate", "Total: 10 plugin files (2 ok, 7 blacklisted, 0 disabled, 1 duplicate)" } },
+  { { "--blacklist" }, { "libaccel-fixture-segv.so", "timed out", "Total: 7 blacklisted files" },
+    { "libaccel-fixture-good.so" } },
+  { { "fixture-op" }, { "fixture_good", "range: 0 .. 1000", "default: 1", "buffer: read", "rank 200" } },
+  { { "fixture" }, { "never has devices" } },
+  { { "fixture_good" }, { "FixtureCounter", "fixture-op/cpu" } },
+  { { "FixtureCounter" }, { "AccelActor" } },
+};
+
 static void
 test_inspect_text (void)
 {
   const char *cache = g_getenv ("ACCEL_REGISTRY");
 
-  {
-    g_autofree char *out = NULL, *err = NULL;
-    const char *args[] = { NULL };
-    g_assert_cmpint (run_inspect (cache, args, &out, &err, FALSE), ==, 0);
-    g_assert_nonnull (strstr (out, "fixture_good"));
-    g_assert_nonnull (strstr (out, "duplicate"));
-    g_assert_nonnull (strstr (out, "Total: 10 plugin files (2 ok, 7 blacklisted, 0 disabled, 1 duplicate)"));
-  }
-  {
-    g_autofree char *out = NULL, *err = NULL;
-    const char *args[] = { "--blacklist", NULL };
-    g_assert_cmpint (run_inspect (cache, args, &out, &err, FALSE), ==, 0);
-    g_assert_nonnull (strstr (out, "libaccel-fixture-segv.so"));
-    g_assert_nonnull (strstr (out, "timed out"));
-    g_assert_null (strstr (out, "libaccel-fixture-good.so"));
-    g_assert_nonnull (strstr (out, "Total: 7 blacklisted files"));
-  }
-  {
-    g_autofree char *out = NULL, *err = NULL;
-    const char *args[] = { "fixture-op", NULL };
-    g_assert_cmpint (run_inspect (cache, args, &out, &err, FALSE), ==, 0);
-    g_assert_nonnull (strstr (out, "fixture_good"));
-    g_assert_nonnull (strstr (out, "range: 0 .. 1000"));
-    g_assert_nonnull (strstr (out, "default: 1"));
-    g_assert_nonnull (strstr (out, "buffer: read"));
-    g_assert_nonnull (strstr (out, "rank 200"));
-  }
-  {
-    g_autofree char *out = NULL, *err = NULL;
-    const char *args[] = { "fixture", NULL };
-    g_assert_cmpint (run_inspect (cache, args, &out, &err, FALSE), ==, 0);
-    g_assert_nonnull (strstr (out, "never has devices"));
-  }
-  {
-    g_autofree char *out = NULL, *err = NULL;
-    const char *args[] = { "fixture_good", NULL };
-    g_assert_cmpint (run_inspect (cache, args, &out, &err, FALSE), ==, 0);
-    g_assert_nonnull (strstr (out, "FixtureCounter"));
-    g_assert_nonnull (strstr (out, "fixture-op/cpu"));
-  }
-  {
-    g_autofree char *out = NULL, *err = NULL;
-    const char *args[] = { "FixtureCounter", NULL };
-    g_assert_cmpint (run_inspect (cache, args, &out, &err, FALSE), ==, 0);
-    g_assert_nonnull (strstr (out, "AccelActor"));
-  }
+  for (guint c = 0; c < G_N_ELEMENTS (text_cases); c++)
+    {
+      g_autofree char *out = NULL, *err = NULL;
+      const char *what = text_cases[c].args[0] ? text_cases[c].args[0] : "";
+      g_assert_cmpint (run_inspect (cache, text_cases[c].args, &out, &err, FALSE), ==, 0);
+      for (guint i = 0; i < G_N_ELEMENTS (text_cases[c].present) && text_cases[c].present[i]; i++)
+        if (strstr (out, text_cases[c].present[i]) == NULL)
+          g_error ("accel-inspect %s: no “%s” in: %s", what, text_cases[c].present[i], out);
+      for (guint i = 0; i < G_N_ELEMENTS (text_cases[c].absent) && text_cases[c].absent[i]; i++)
+        if (strstr (out, text_cases[c].absent[i]) != NULL)
+          g_error ("accel-inspect %s: “%s” in: %s", what, text_cases[c].absent[i], out);
+    }
   {
     g_autofree char *out = NULL, *err = NULL;
     const char *args[] = { "no-such-thing", NULL };

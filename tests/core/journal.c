@@ -185,22 +185,12 @@ check_round_trip (AccelDevice *dev, AccelJournalFlags flags)
   remove_journal (path);
 }
 
+/* On cpu:0 and on remote-cpu:0. */
 static void
-test_cpu (void)
+test_round_trip (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
-  check_round_trip (dev, ACCEL_JOURNAL_FLAGS_NONE);
-  check_round_trip (dev, ACCEL_JOURNAL_FLAGS_BYTES);
-}
-
-static void
-test_remote (void)
-{
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = accel_test_remote_cpu_device (system);
-  check_round_trip (dev, ACCEL_JOURNAL_FLAGS_NONE);
-  check_round_trip (dev, ACCEL_JOURNAL_FLAGS_BYTES);
+  check_round_trip (f->dev, ACCEL_JOURNAL_FLAGS_NONE);
+  check_round_trip (f->dev, ACCEL_JOURNAL_FLAGS_BYTES);
 }
 
 typedef struct {
@@ -246,13 +236,11 @@ record_spans (const char *data, gsize size)
 /* Cut short, then damaged in the middle: what comes before is replayed,
  * and the damage is named with its place. */
 static void
-test_damaged (void)
+test_damaged (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(GError) error = NULL;
   g_autofree char *path = journal_path ("damaged.journal");
-  guint n = record (dev, path, ACCEL_JOURNAL_FLAGS_NONE, FALSE);
+  guint n = record (f->dev, path, ACCEL_JOURNAL_FLAGS_NONE, FALSE);
   g_autofree char *data = NULL;
   gsize size;
   g_assert_true (g_file_get_contents (path, &data, &size, &error));
@@ -328,33 +316,31 @@ records_of (AccelDevice *dev, AccelJournal *journal, AccelOp *op)
  * adds a RUN only; changed, or a new op object (even one made at the
  * address of a freed one, with the same bytes), it adds its OP again. */
 static void
-test_op_states (void)
+test_op_states (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(GError) error = NULL;
   g_autofree char *path = journal_path ("states.journal");
   g_autoptr(AccelJournal) journal = accel_journal_new (path, ACCEL_JOURNAL_FLAGS_NONE, &error);
   g_assert_no_error (error);
-  g_object_set (dev, "journal", journal, NULL);
+  g_object_set (f->dev, "journal", journal, NULL);
 
   g_autoptr(AccelShape) shape = accel_shape_new_1d (g_test_rand_int_range (1, 40));
-  g_autoptr(AccelBuffer) buf = upload_random (dev, ACCEL_DTYPE_F32, shape);
+  g_autoptr(AccelBuffer) buf = upload_random (f->dev, ACCEL_DTYPE_F32, shape);
   double value = g_test_rand_double_range (-5, 5);
   for (guint round = 0; round < 4; round++)
     {
       AccelOp *op = accel_fill_new (buf, value);
-      g_assert_cmpuint (records_of (dev, journal, op), ==, 2);   /* OP, RUN */
-      g_assert_cmpuint (records_of (dev, journal, op), ==, 1);   /* RUN */
+      g_assert_cmpuint (records_of (f->dev, journal, op), ==, 2);   /* OP, RUN */
+      g_assert_cmpuint (records_of (f->dev, journal, op), ==, 1);   /* RUN */
       g_object_set (op, "value", value + 1, NULL);
-      g_assert_cmpuint (records_of (dev, journal, op), ==, 2);
+      g_assert_cmpuint (records_of (f->dev, journal, op), ==, 2);
       g_object_set (op, "value", value, NULL);
-      g_assert_cmpuint (records_of (dev, journal, op), ==, 2);
-      g_assert_cmpuint (records_of (dev, journal, op), ==, 1);
+      g_assert_cmpuint (records_of (f->dev, journal, op), ==, 2);
+      g_assert_cmpuint (records_of (f->dev, journal, op), ==, 1);
       g_object_unref (op);   /* the next one is likely made where it was */
     }
-  g_object_set (dev, "journal", NULL, NULL);
-  g_assert_true (accel_device_synchronize (dev, &error));
+  g_object_set (f->dev, "journal", NULL, NULL);
+  g_assert_true (accel_device_synchronize (f->dev, &error));
   g_assert_true (accel_journal_flush (journal, &error));
   g_assert_no_error (error);
 
@@ -388,10 +374,8 @@ run_dropping (AccelDevice *dev, guint n)
  * device (another journal takes the device while its reads are out) is
  * still recorded whole, in its own journal. */
 static void
-test_outlived (void)
+test_outlived (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = accel_test_remote_cpu_device (system);
   g_autoptr(GError) error = NULL;
   const guint n = 40;
   char *paths[2];
@@ -401,11 +385,11 @@ test_outlived (void)
       paths[j] = journal_path (j ? "second.journal" : "first.journal");
       journals[j] = accel_journal_new (paths[j], ACCEL_JOURNAL_FLAGS_BYTES, &error);
       g_assert_no_error (error);
-      g_object_set (dev, "journal", journals[j], NULL);   /* no synchronize in between */
-      run_dropping (dev, n);
+      g_object_set (f->dev, "journal", journals[j], NULL);   /* no synchronize in between */
+      run_dropping (f->dev, n);
     }
-  g_assert_true (accel_device_synchronize (dev, &error));
-  g_object_set (dev, "journal", NULL, NULL);
+  g_assert_true (accel_device_synchronize (f->dev, &error));
+  g_object_set (f->dev, "journal", NULL, NULL);
   for (guint j = 0; j < 2; j++)
     {
       g_assert_true (accel_journal_flush (journals[j], &error));
@@ -426,13 +410,11 @@ test_outlived (void)
  * whose last offset is 2^64 - 1 wrap "one past it" to 0 elements, which
  * must not pass for a view that fits. */
 static void
-test_hostile_view (void)
+test_hostile_view (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(GError) error = NULL;
   g_autoptr(AccelShape) small = accel_shape_new_1d (g_test_rand_int_range (1, 64));
-  g_autoptr(AccelBuffer) base = upload_random (dev, ACCEL_DTYPE_F32, small);
+  g_autoptr(AccelBuffer) base = upload_random (f->dev, ACCEL_DTYPE_F32, small);
 
   gint64 dims[] = { 5, 4 }, strides[] = { G_MAXINT64 / 2, 1 };
   g_autoptr(AccelShape) wraps = accel_shape_new_strided (dims, strides, 2);
@@ -451,16 +433,14 @@ test_hostile_view (void)
 
 /* Recorded where `scribble` writes 1, replayed where it writes 2. */
 static void
-test_finds_difference (void)
+test_finds_difference (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
 
   for (guint bytes = 0; bytes < 2; bytes++)
     {
       g_autofree char *path = journal_path ("difference.journal");
       g_setenv ("ACCEL_TEST_SCRIBBLE", "1", TRUE);
-      guint n = record (dev, path, bytes ? ACCEL_JOURNAL_FLAGS_BYTES : 0, TRUE);
+      guint n = record (f->dev, path, bytes ? ACCEL_JOURNAL_FLAGS_BYTES : 0, TRUE);
 
       Replay same;
       replay (&same, path, "1", NULL);
@@ -502,12 +482,12 @@ main (int argc, char **argv)
   g_test_init (&argc, &argv, NULL);
   replay_program = g_getenv ("ACCEL_TEST_REPLAY");
   g_assert_nonnull (replay_program);
-  g_test_add_func ("/journal/cpu", test_cpu);
-  g_test_add_func ("/journal/remote", test_remote);
-  g_test_add_func ("/journal/damaged", test_damaged);
-  g_test_add_func ("/journal/finds-difference", test_finds_difference);
-  g_test_add_func ("/journal/op-states", test_op_states);
-  g_test_add_func ("/journal/outlived", test_outlived);
-  g_test_add_func ("/journal/hostile-view", test_hostile_view);
+  accel_test_add_cpu ("/journal/cpu", NULL, test_round_trip);
+  accel_test_add_remote_cpu ("/journal/remote", NULL, test_round_trip);
+  accel_test_add_cpu ("/journal/damaged", NULL, test_damaged);
+  accel_test_add_cpu ("/journal/finds-difference", NULL, test_finds_difference);
+  accel_test_add_cpu ("/journal/op-states", NULL, test_op_states);
+  accel_test_add_remote_cpu ("/journal/outlived", NULL, test_outlived);
+  accel_test_add_cpu ("/journal/hostile-view", NULL, test_hostile_view);
   return g_test_run ();
 }

@@ -259,7 +259,7 @@ test_get_set (void)
   guint32 r = g_test_rand_int ();
   int i = g_test_rand_int_range (-1000, 1001);
   guint u = (guint) g_test_rand_int_range (3, (1 << 20) + 1);
-  gint64 i64 = ((gint64) g_test_rand_int () << 32) | r;
+  gint64 i64 = (gint64) (((guint64) (guint32) g_test_rand_int () << 32) | r);
   guint64 u64 = ((guint64) g_test_rand_int () << 32) | g_test_rand_int ();
   double d = g_test_rand_double_range (-1e6, 1e6);
   char *s = g_strdup_printf ("s-%u", r);

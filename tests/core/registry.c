@@ -13,6 +13,7 @@
 
 static const char *fixture_dir;
 static const char *dup_dir;
+static const char *kernels_dir;
 static const char *cpu_dir;
 static char *tmp_dir;
 static char *full_path;          /* fixtures, duplicate, cpu */
@@ -824,6 +825,48 @@ test_find_kernel (void)
   accel_system_shutdown (system);
 }
 
+/* A plugin declared by ACCEL_PLUGIN_DEFINE_KERNELS: each entry of its table
+ * is a kernel of the table's backend, at the table's rank unless the entry
+ * names its own, and runs the entry's function once its plugin loads. */
+static void
+test_kernel_table (void)
+{
+  g_autofree char *cache = tmp_file ("kernel-table.bin");
+  g_autoptr(AccelRegistry) registry = registry_new (kernels_dir, cache);
+  static const struct {
+    const char *op_type;
+    guint rank;
+    GType (*get_type) (void);
+  } expected[] = {
+    { "scal", 3, accel_scal_get_type },
+    { "axpy", 7, accel_axpy_get_type },
+  };
+
+  AccelPlugin *plugin = accel_registry_find_plugin (registry, "fixture_kernels");
+  g_assert_nonnull (plugin);
+  g_auto(GStrv) names = accel_plugin_list_kernels (plugin);
+  g_assert_cmpuint (g_strv_length (names), ==, G_N_ELEMENTS (expected));
+
+  for (guint i = 0; i < G_N_ELEMENTS (expected); i++)
+    {
+      g_autofree char *name = g_strdup_printf ("%s/fixture-backend", expected[i].op_type);
+      g_assert_true (g_strv_contains ((const char *const *) names, name));
+
+      g_autoptr(GPtrArray) listed = accel_registry_list_kernels (registry, expected[i].op_type, "fixture-backend");
+      g_assert_cmpuint (listed->len, ==, 1);
+      const AccelKernel *kernel = listed->pdata[0];
+      g_assert_cmpuint (accel_kernel_get_rank (kernel), ==, expected[i].rank);
+      g_assert_cmpstr (accel_kernel_get_plugin_name (kernel), ==, "fixture_kernels");
+
+      g_autoptr(AccelOp) op = g_object_new (expected[i].get_type (), NULL);
+      g_autoptr(GError) error = NULL;
+      g_assert_false (accel_kernel_run (kernel, op, NULL, &error));
+      g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_FAILED);
+      g_autofree char *message = g_strdup_printf ("fixture_kernels: the %s kernel ran", expected[i].op_type);
+      g_assert_cmpstr (error->message, ==, message);
+    }
+}
+
 static gpointer
 race_lookup (gpointer data)
 {
@@ -898,11 +941,12 @@ main (int argc, char **argv)
 
   fixture_dir = g_getenv ("ACCEL_TEST_FIXTURE_DIR");
   dup_dir = g_getenv ("ACCEL_TEST_FIXTURE_DUP_DIR");
+  kernels_dir = g_getenv ("ACCEL_TEST_FIXTURE_KERNELS_DIR");
   cpu_dir = g_getenv ("ACCEL_TEST_CPU_PLUGIN_DIR");
-  if (fixture_dir == NULL || dup_dir == NULL || cpu_dir == NULL)
+  if (fixture_dir == NULL || dup_dir == NULL || kernels_dir == NULL || cpu_dir == NULL)
     {
-      g_printerr ("Run this test through meson: it needs ACCEL_TEST_FIXTURE_DIR, "
-                  "ACCEL_TEST_FIXTURE_DUP_DIR and ACCEL_TEST_CPU_PLUGIN_DIR\n");
+      g_printerr ("Run this test through meson: it needs ACCEL_TEST_FIXTURE_DIR, ACCEL_TEST_FIXTURE_DUP_DIR, "
+                  "ACCEL_TEST_FIXTURE_KERNELS_DIR and ACCEL_TEST_CPU_PLUGIN_DIR\n");
       return 77;
     }
   full_path = g_strjoin (G_SEARCHPATH_SEPARATOR_S, fixture_dir, dup_dir, cpu_dir, NULL);
@@ -932,6 +976,7 @@ main (int argc, char **argv)
   g_test_add_func ("/registry/allow-deny", test_allow_deny);
   g_test_add_data_func ("/registry/fork-no", (gconstpointer) test_fork_no, in_subprocess);
   g_test_add_func ("/registry/find-kernel", test_find_kernel);
+  g_test_add_func ("/registry/kernel-table", test_kernel_table);
   g_test_add_func ("/registry/concurrent-load", test_concurrent_load);
 
   int status = g_test_run ();

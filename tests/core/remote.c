@@ -595,6 +595,24 @@ test_idle_death (void)
   g_assert_cmpint (accel_remote_device_get_host_pid (ACCEL_REMOTE_DEVICE (dev)), ==, host);
 }
 
+/* Writes @from (@n bytes) into @b, then reads @b back into ordinary memory
+ * (through the arena) and into @into (zeroed first): both hold @want. */
+static void
+check_write_read (AccelBuffer *b, const guint8 *from, guint8 *into, const guint8 *want, gsize n)
+{
+  g_autoptr(GError) error = NULL;
+  g_assert_true (accel_buffer_write (b, from, n, &error));
+  g_assert_no_error (error);
+  g_autofree guint8 *plain = g_malloc (n);
+  g_assert_true (accel_buffer_read (b, plain, n, &error));
+  g_assert_no_error (error);
+  g_assert_cmpmem (plain, n, want, n);
+  memset (into, 0, n);
+  g_assert_true (accel_buffer_read (b, into, n, &error));
+  g_assert_no_error (error);
+  g_assert_cmpmem (into, n, want, n);
+}
+
 /* Host memory shared with the host: transfers from and to it are moved in
  * place; it outlives the host it came from (transfers then copy). */
 static void
@@ -621,17 +639,9 @@ test_host_memory (void)
   g_autoptr(AccelShape) s = accel_shape_new_1d (n);
   g_autoptr(AccelBuffer) b = accel_device_alloc (dev, ACCEL_DTYPE_U8, s, &error);
   g_assert_no_error (error);
-  g_assert_true (accel_buffer_write (b, src, n, &error));
-  g_assert_no_error (error);
   /* Read back through the arena (ordinary memory), and in place. */
-  g_autofree guint8 *plain = g_malloc (n);
-  g_assert_true (accel_buffer_read (b, plain, n, &error));
-  g_assert_no_error (error);
-  g_assert_cmpmem (plain, n, src, n);
-  memset (dst, 0, n);
-  g_assert_true (accel_buffer_read (b, dst, n, &error));
-  g_assert_no_error (error);
-  g_assert_cmpmem (dst, n, src, n);
+  g_autofree guint8 *plain = g_memdup2 (src, n);
+  check_write_read (b, src, dst, plain, n);
 
   /* An op between an in-place write and an in-place read of a view. */
   g_autoptr(AccelShape) sv = accel_shape_new_1d (n / 4);
@@ -665,16 +675,7 @@ test_host_memory (void)
   wait_for_restart (dev, 1, host);
   g_autoptr(AccelBuffer) b2 = accel_device_alloc (dev, ACCEL_DTYPE_U8, s, &error);
   g_assert_no_error (error);
-  g_assert_true (accel_buffer_write (b2, kept, n, &error));
-  g_assert_no_error (error);
-  g_autofree guint8 *back = g_malloc (n);
-  g_assert_true (accel_buffer_read (b2, back, n, &error));
-  g_assert_no_error (error);
-  g_assert_cmpmem (back, n, plain, n);
-  memset (kept, 0, n);
-  g_assert_true (accel_buffer_read (b2, kept, n, &error));
-  g_assert_no_error (error);
-  g_assert_cmpmem (kept, n, plain, n);
+  check_write_read (b2, kept, kept, plain, n);
   accel_remote_device_free_host_memory (remote, kept);
 
   /* None configured: a clear error. */

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <string.h>
 #include "cpu-test.h"
+#include "accel-test-values.h"
 
 typedef struct {
   gint64 B, Hq, Hkv, Sq, D, Dv, page, max_blocks;
@@ -99,16 +100,7 @@ make_op (AccelDType dt, const KvCase *c, KvBuffers *b)
   b->lse = cpu_test_alloc (ACCEL_DTYPE_F32, dlse, 3);
 
   gint64 n = c->B * c->max_blocks;
-  gint32 *perm = g_new (gint32, b->P);
-  for (gint64 i = 0; i < b->P; i++)
-    perm[i] = (gint32) i;
-  for (gint64 i = b->P - 1; i > 0; i--)
-    {
-      gint64 j = g_test_rand_int_range (0, (gint32) i + 1);
-      gint32 t = perm[i];
-      perm[i] = perm[j];
-      perm[j] = t;
-    }
+  gint32 *perm = accel_test_random_permutation (b->P);
   b->htable = g_new (gint32, n);
   for (gint64 i = 0; i < n; i++)
     b->htable[i] = perm[i];

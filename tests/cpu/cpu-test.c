@@ -5,33 +5,23 @@
 #include "cpu-test.h"
 #include "accel-test-values.h"
 
-static AccelSystem *test_system;
-static AccelDevice *test_device;
-
 AccelSystem *
 cpu_test_system (void)
 {
-  if (test_system == NULL)
-    test_system = accel_test_new_system ();
-  return test_system;
+  return accel_test_shared_system ();
 }
 
 AccelDevice *
 cpu_test_device (void)
 {
-  if (test_device == NULL)
-    test_device = accel_test_get_device (cpu_test_system (), "cpu:0");
-  return test_device;
+  return accel_test_shared_cpu ();
 }
 
 int
 cpu_test_run (void)
 {
   int ret = g_test_run ();
-  g_clear_object (&test_device);
-  if (test_system)
-    accel_system_shutdown (test_system);
-  g_clear_object (&test_system);
+  accel_test_shared_teardown ();
   return ret;
 }
 

@@ -17,7 +17,7 @@
 static ItImage *
 image_like (const ItImage *src)
 {
-  return it_image_new (cpu_test_device (), src->format, src->width, src->height, TRUE);
+  return it_image_new (cpu_test_device (), src->img.format, src->img.width, src->img.height, TRUE);
 }
 
 static AccelBuffer *
@@ -466,7 +466,7 @@ test_filter_bad_input (void)
   g_object_set (op, "scale", 1.0, "dst-stride", 79, NULL);
   expect_error (op, "dst-stride");
 
-  g_autoptr(AccelOp) morph = accel_morphology_new (src->buffer, dst->buffer, ACCEL_MORPHOLOGY_OPEN);
+  g_autoptr(AccelOp) morph = accel_morphology_new (src->img.buffer, dst->img.buffer, ACCEL_MORPHOLOGY_OPEN);
   it_set_src (morph, src);
   g_object_set (morph, "ksize", 0, NULL);
   expect_error (morph, "ksize");

@@ -52,8 +52,8 @@ narrow_rgba64 (const ItImage *wide, const ItImage *like)
 {
   ItImage *out = it_image_copy_to ((ItImage *) like, cpu_test_device ());
   const AccelImageSamples *s = &out->layout.samples[0];
-  for (int y = 0; y < like->height; y++)
-    for (int x = 0; x < like->width; x++)
+  for (int y = 0; y < like->img.height; y++)
+    for (int x = 0; x < like->img.width; x++)
       for (int c = 0; c < s->channels; c++)
         {
           int rgba = s->channel[c] - ACCEL_IMAGE_CHANNEL_R;   /* R, G, B, A: 0 to 3 */

@@ -580,9 +580,9 @@ test_bad_input (void)
     expect_error (op, ACCEL_ERROR_SHAPE_MISMATCH, "dst");
     g_object_set (op, "dst-height", 17, "src-uv-offset", (gint64) 100, NULL);
     expect_error (op, ACCEL_ERROR_INVALID_ARGUMENT, "src-uv-offset");
-    g_object_set (op, "src-uv-offset", (gint64) 0, "dst", nv12->buffer, "dst-format", ACCEL_IMAGE_FORMAT_NV12, NULL);
+    g_object_set (op, "src-uv-offset", (gint64) 0, "dst", nv12->img.buffer, "dst-format", ACCEL_IMAGE_FORMAT_NV12, NULL);
     expect_error (op, ACCEL_ERROR_INVALID_ARGUMENT, "overlaps");
-    g_object_set (op, "dst", rgba->buffer, "dst-format", 99, NULL);
+    g_object_set (op, "dst", rgba->img.buffer, "dst-format", 99, NULL);
     expect_error (op, ACCEL_ERROR_INVALID_ARGUMENT, "dst-format");
     g_object_set (op, "dst-format", ACCEL_IMAGE_FORMAT_RGBA, NULL);
     submit (op);
@@ -599,7 +599,7 @@ test_bad_input (void)
     it_set_src (op, nv12);
     it_set_dst (op, rgba, TRUE);
     expect_error (op, ACCEL_ERROR_INVALID_ARGUMENT, "convert-color");
-    g_object_set (op, "src-format", ACCEL_IMAGE_FORMAT_RGBA, "src", rgba->buffer, "dst", nv12->buffer,
+    g_object_set (op, "src-format", ACCEL_IMAGE_FORMAT_RGBA, "src", rgba->img.buffer, "dst", nv12->img.buffer,
                   "dst-width", 2, "dst-height", 2, NULL);
     expect_error (op, ACCEL_ERROR_INVALID_ARGUMENT, "shrinking");
     g_object_set (op, "method", 17, NULL);
@@ -610,7 +610,7 @@ test_bad_input (void)
     it_set_src (op, rgba);
     it_set_dst (op, rgba, TRUE);
     expect_error (op, ACCEL_ERROR_INVALID_ARGUMENT, "overlaps");
-    g_object_set (op, "dst", nv12->buffer, "dst-width", 8, "dst-height", 8, "m21", NAN, NULL);
+    g_object_set (op, "dst", nv12->img.buffer, "dst-width", 8, "dst-height", 8, "m21", NAN, NULL);
     expect_error (op, ACCEL_ERROR_INVALID_ARGUMENT, "m21");
     g_object_set (op, "m21", 0.0, "method", ACCEL_INTERPOLATION_AREA, NULL);
     expect_error (op, ACCEL_ERROR_INVALID_ARGUMENT, "method");

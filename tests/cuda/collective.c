@@ -79,43 +79,48 @@ pair_clear (Pair *p)
 }
 
 static void
-alloc_pair (Pair *p, AccelDType dtype, gint64 src_count, gint64 dst_count, gboolean in_place)
+alloc_pair (Pair *p, AccelDType dtype, gint64 count, gboolean in_place)
 {
   AccelDevice *devices[2] = { ct_cpu (), ct_gpu () };
-  gsize n = src_count * ct_components (dtype);
+  gsize n = count * ct_components (dtype);
   g_autofree double *v = random_values (dtype, n);
   for (guint i = 0; i < 2; i++)
     {
-      p->src[i] = ct_alloc (devices[i], dtype, &src_count, 1);
+      p->src[i] = ct_alloc (devices[i], dtype, &count, 1);
       ct_write (p->src[i], v);
       if (in_place)
         p->dst[i] = g_object_ref (p->src[i]);
       else
         {
-          p->dst[i] = ct_alloc (devices[i], dtype, &dst_count, 1);
+          p->dst[i] = ct_alloc (devices[i], dtype, &count, 1);
           /* Something else than the result in dst first, on both. */
-          g_autofree double *w = random_values (dtype, dst_count * ct_components (dtype));
+          g_autofree double *w = random_values (dtype, n);
           ct_write (p->dst[i], w);
         }
     }
 }
 
-/* Runs @make's op on both 1-rank communicators, and compares dst. */
+/* Runs @make's op on both 1-rank communicators, over buffers of @count
+ * elements of @dtype (alloc_pair()), and compares dst. */
 typedef AccelOp *(*MakeOp) (AccelBuffer *src, AccelBuffer *dst, gpointer data);
 
 static void
-run_both (AccelCommunicator *cpu, AccelCommunicator *gpu, Pair *p, MakeOp make, gpointer data, const char *what)
+run_both (AccelCommunicator *cpu, AccelCommunicator *gpu, AccelDType dtype, gint64 count, gboolean in_place,
+          MakeOp make, gpointer data, const char *what)
 {
   AccelCommunicator *comms[2] = { cpu, gpu };
+  Pair p = { 0 };
+  alloc_pair (&p, dtype, count, in_place);
   for (guint i = 0; i < 2; i++)
     {
       g_autoptr(GError) error = NULL;
-      g_autoptr(AccelOp) op = make (p->src[i], p->dst[i], data);
+      g_autoptr(AccelOp) op = make (p.src[i], p.dst[i], data);
       gboolean ok = accel_communicator_submit (comms[i], &op, 1, NULL, &error);
       g_assert_no_error (error);
       g_assert_true (ok);
     }
-  ct_assert_same_bytes (what, p->dst[0], p->dst[1]);
+  ct_assert_same_bytes (what, p.dst[0], p.dst[1]);
+  pair_clear (&p);
 }
 
 static AccelOp *
@@ -175,12 +180,10 @@ test_reductions (void)
             continue;
           for (guint c = 0; c < G_N_ELEMENTS (counts); c++)
             {
-              Pair p = { 0 };
-              alloc_pair (&p, dtype, counts[c], counts[c], c == 1);
               g_autofree char *what = g_strdup_printf ("%s %s reduction %d count %" G_GINT64_FORMAT, names[m],
                                                        accel_dtype_get_name (dtype), reductions[e], counts[c]);
-              run_both (cpu_comm, gpu_comm, &p, makers[m], GINT_TO_POINTER (reductions[e]), what);
-              pair_clear (&p);
+              run_both (cpu_comm, gpu_comm, dtype, counts[c], c == 1, makers[m], GINT_TO_POINTER (reductions[e]),
+                        what);
             }
         }
 }
@@ -200,13 +203,10 @@ test_movement (void)
     for (guint d = 0; d < G_N_ELEMENTS (dtypes); d++)
       for (guint c = 0; c < G_N_ELEMENTS (counts); c++)
         {
-          Pair p = { 0 };
-          /* In place for a broadcast at the root; an all-to-all never. */
-          alloc_pair (&p, dtypes[d], counts[c], counts[c], c == 2 && m == 1);
           g_autofree char *what = g_strdup_printf ("%s %s count %" G_GINT64_FORMAT, names[m],
                                                    accel_dtype_get_name (dtypes[d]), counts[c]);
-          run_both (cpu_comm, gpu_comm, &p, makers[m], NULL, what);
-          pair_clear (&p);
+          /* In place for a broadcast at the root; an all-to-all never. */
+          run_both (cpu_comm, gpu_comm, dtypes[d], counts[c], c == 2 && m == 1, makers[m], NULL, what);
         }
 }
 
@@ -331,10 +331,8 @@ test_fault (void)
   /* The epoch moves when the next collective rebuilds the communicator. */
   guint epoch = accel_communicator_get_epoch (comm);
   g_autoptr(AccelCommunicator) cpu_comm = comm_of (ct_cpu ());
-  Pair p = { 0 };
-  alloc_pair (&p, ACCEL_DTYPE_F32, 4099, 4099, FALSE);
-  run_both (cpu_comm, comm, &p, make_all_reduce, GINT_TO_POINTER (ACCEL_REDUCTION_SUM), "all-reduce after the rebuild");
-  pair_clear (&p);
+  run_both (cpu_comm, comm, ACCEL_DTYPE_F32, 4099, FALSE, make_all_reduce, GINT_TO_POINTER (ACCEL_REDUCTION_SUM),
+            "all-reduce after the rebuild");
   g_assert_cmpuint (accel_communicator_get_epoch (comm), >, epoch);
 }
 

@@ -5,25 +5,19 @@
 #include "cuda-test.h"
 #include "accel-test-values.h"
 
-static AccelSystem *test_system;
-static AccelDevice *test_cpu;
 static AccelDevice *test_gpu;
 static char *gpu_missing;
 
 AccelSystem *
 ct_system (void)
 {
-  if (test_system == NULL)
-    test_system = accel_test_new_system ();
-  return test_system;
+  return accel_test_shared_system ();
 }
 
 AccelDevice *
 ct_cpu (void)
 {
-  if (test_cpu == NULL)
-    test_cpu = accel_test_get_device (ct_system (), "cpu:0");
-  return test_cpu;
+  return accel_test_shared_cpu ();
 }
 
 AccelDevice *
@@ -73,10 +67,7 @@ ct_run (void)
 {
   int ret = g_test_run ();
   g_clear_object (&test_gpu);
-  g_clear_object (&test_cpu);
-  if (test_system)
-    accel_system_shutdown (test_system);
-  g_clear_object (&test_system);
+  accel_test_shared_teardown ();
   g_clear_pointer (&gpu_missing, g_free);
   return ret;
 }

@@ -115,34 +115,32 @@ test_attention (gconstpointer data)
   gint64 dv[4] = { c->B, c->Hkv, c->Sk, p->Dv };
   gint64 dout_dims[4] = { c->B, c->Hq, c->Sq, p->Dv };
   gint64 dl[3] = { c->B, c->Hq, c->Sq };
-  g_autoptr(CtPair) q = ct_pair_new (p->dtype, dq, 4, -2, 2);
-  g_autoptr(CtPair) k = ct_pair_new (p->dtype, dk, 4, -2, 2);
-  g_autoptr(CtPair) v = ct_pair_new (p->dtype, dv, 4, -1, 1);
+  g_auto(FtTensors) t = { 0 };
+  ft_tensors_init (&t, p->dtype, p->dtype, 4, dq, dk, dv, dout_dims, dl, c->alibi, c->B, c->Hq);
   g_autoptr(CtPair) dout = ct_pair_new (p->dtype, dout_dims, 4, -1, 1);
-  /* Outputs start as random garbage, so unwritten elements show. */
-  g_autoptr(CtPair) out = ct_pair_new (p->dtype, dout_dims, 4, -9, 9);
-  g_autoptr(CtPair) lse = ct_pair_new (ACCEL_DTYPE_F32, dl, 3, -9, 9);
+  /* Gradients start as random garbage, so unwritten elements show. */
   g_autoptr(CtPair) gq = ct_pair_new (p->dtype, dq, 4, -9, 9);
   g_autoptr(CtPair) gk = ct_pair_new (p->dtype, dk, 4, -9, 9);
   g_autoptr(CtPair) gv = ct_pair_new (p->dtype, dv, 4, -9, 9);
-  g_autoptr(CtPair) alibi = ft_alibi_new (c->alibi, c->B, c->Hq);
   const double tol = ft_tolerance (p->dtype);
 
-  g_autoptr(AccelOp) fwd_cpu = make_forward (c, q->cpu, k->cpu, v->cpu, out->cpu, lse->cpu, ft_side (alibi, FALSE));
-  g_autoptr(AccelOp) fwd_gpu = make_forward (c, q->gpu, k->gpu, v->gpu, out->gpu, lse->gpu, ft_side (alibi, TRUE));
-  ft_expect_same_forward ("out", fwd_cpu, fwd_gpu, out, lse, tol);
+  g_autoptr(AccelOp) fwd_cpu = make_forward (c, t.q->cpu, t.k->cpu, t.v->cpu, t.out->cpu, t.lse->cpu,
+                                             ft_side (t.alibi, FALSE));
+  g_autoptr(AccelOp) fwd_gpu = make_forward (c, t.q->gpu, t.k->gpu, t.v->gpu, t.out->gpu, t.lse->gpu,
+                                             ft_side (t.alibi, TRUE));
+  ft_expect_same_forward ("out", fwd_cpu, fwd_gpu, t.out, t.lse, tol);
 
   /* Each side differentiates its own forward result. */
-  g_autoptr(AccelOp) bwd_cpu = accel_attention_backward_new (q->cpu, k->cpu, v->cpu, out->cpu, dout->cpu, lse->cpu,
-                                                             gq->cpu, gk->cpu, gv->cpu);
-  g_autoptr(AccelOp) bwd_gpu = accel_attention_backward_new (q->gpu, k->gpu, v->gpu, out->gpu, dout->gpu, lse->gpu,
-                                                             gq->gpu, gk->gpu, gv->gpu);
+  g_autoptr(AccelOp) bwd_cpu = accel_attention_backward_new (t.q->cpu, t.k->cpu, t.v->cpu, t.out->cpu, dout->cpu,
+                                                             t.lse->cpu, gq->cpu, gk->cpu, gv->cpu);
+  g_autoptr(AccelOp) bwd_gpu = accel_attention_backward_new (t.q->gpu, t.k->gpu, t.v->gpu, t.out->gpu, dout->gpu,
+                                                             t.lse->gpu, gq->gpu, gk->gpu, gv->gpu);
   g_object_set (bwd_cpu, "causal", c->causal, "window-left", c->window_left, "window-right", c->window_right,
                 "softcap", c->softcap, NULL);
   g_object_set (bwd_gpu, "causal", c->causal, "window-left", c->window_left, "window-right", c->window_right,
                 "softcap", c->softcap, NULL);
-  set_variants (bwd_cpu, c, ft_side (alibi, FALSE));
-  set_variants (bwd_gpu, c, ft_side (alibi, TRUE));
+  set_variants (bwd_cpu, c, ft_side (t.alibi, FALSE));
+  set_variants (bwd_gpu, c, ft_side (t.alibi, TRUE));
   ct_submit (ct_cpu (), bwd_cpu);
   ct_submit (ct_gpu (), bwd_gpu);
   ft_expect_close ("dq", gq->gpu, gq->cpu, 2 * tol);
@@ -193,15 +191,12 @@ test_fp8 (gconstpointer data)
   gint64 dk[4] = { c->B, c->Hkv, c->Sk, p->D };
   gint64 dl[3] = { c->B, c->Hq, c->Sq };
   /* e4m3 holds these ranges with 3 mantissa bits; both sides get the same bytes. */
-  g_autoptr(CtPair) q = ct_pair_new (ACCEL_DTYPE_FP8_E4M3, dq, 4, -2, 2);
-  g_autoptr(CtPair) k = ct_pair_new (ACCEL_DTYPE_FP8_E4M3, dk, 4, -2, 2);
-  g_autoptr(CtPair) v = ct_pair_new (ACCEL_DTYPE_FP8_E4M3, dk, 4, -1, 1);
-  g_autoptr(CtPair) out = ct_pair_new (p->out_dtype, dq, 4, -9, 9);
-  g_autoptr(CtPair) lse = ct_pair_new (ACCEL_DTYPE_F32, dl, 3, -9, 9);
+  g_auto(FtTensors) t = { 0 };
+  ft_tensors_init (&t, ACCEL_DTYPE_FP8_E4M3, p->out_dtype, 4, dq, dk, dk, dq, dl, 0, c->B, c->Hq);
 
-  g_autoptr(AccelOp) on_cpu = make_fp8_forward (c, q->cpu, k->cpu, v->cpu, out->cpu, lse->cpu);
-  g_autoptr(AccelOp) on_gpu = make_fp8_forward (c, q->gpu, k->gpu, v->gpu, out->gpu, lse->gpu);
-  ft_expect_same_forward ("out", on_cpu, on_gpu, out, lse, ft_tolerance (p->out_dtype));
+  g_autoptr(AccelOp) on_cpu = make_fp8_forward (c, t.q->cpu, t.k->cpu, t.v->cpu, t.out->cpu, t.lse->cpu);
+  g_autoptr(AccelOp) on_gpu = make_fp8_forward (c, t.q->gpu, t.k->gpu, t.v->gpu, t.out->gpu, t.lse->gpu);
+  ft_expect_same_forward ("out", on_cpu, on_gpu, t.out, t.lse, ft_tolerance (p->out_dtype));
 }
 
 static void

@@ -151,6 +151,37 @@ ft_alibi_new (int kind, gint64 B, gint64 Hq)
   return NULL;
 }
 
+void
+ft_tensors_init (FtTensors *t, AccelDType dtype, AccelDType out_dtype, guint rank, const gint64 *dq, const gint64 *dk,
+                 const gint64 *dv, const gint64 *dout, const gint64 *dlse, int alibi, gint64 B, gint64 Hq)
+{
+  t->q = ct_pair_new (dtype, dq, rank, -2, 2);
+  t->k = ct_pair_new (dtype, dk, rank, -2, 2);
+  t->v = ct_pair_new (dtype, dv, rank, -1, 1);
+  t->out = ct_pair_new (out_dtype, dout, rank, -9, 9);
+  t->lse = ct_pair_new (ACCEL_DTYPE_F32, dlse, rank - 1, -9, 9);
+  t->alibi = ft_alibi_new (alibi, B, Hq);
+}
+
+void
+ft_tensors_clear (FtTensors *t)
+{
+  g_clear_pointer (&t->q, ct_pair_free);
+  g_clear_pointer (&t->k, ct_pair_free);
+  g_clear_pointer (&t->v, ct_pair_free);
+  g_clear_pointer (&t->out, ct_pair_free);
+  g_clear_pointer (&t->lse, ct_pair_free);
+  g_clear_pointer (&t->alibi, ct_pair_free);
+}
+
+void
+ft_poke (AccelBuffer *buffer, gint64 index, double value)
+{
+  g_autofree double *values = ct_read (buffer);
+  values[index] = value;
+  ct_write (buffer, values);
+}
+
 AccelBuffer *
 ft_int_buffer (AccelDevice *device, const gint64 *dims, guint rank, const double *values)
 {

@@ -71,6 +71,25 @@ void ft_expect_invalid_argument (AccelOp *op, const char *fragment, const char *
  * at random): NULL for @kind 0, f32 [@Hq] for 1, f32 [@B, @Hq] for 2. */
 CtPair *ft_alibi_new (int kind, gint64 B, gint64 Hq);
 
+/* The tensors of one attention op, the same on both devices. */
+typedef struct {
+  CtPair *q, *k, *v, *out, *lse;
+  CtPair *alibi;      /* NULL: none */
+} FtTensors;
+
+/* Makes @t: q and k of @dtype with fresh values in [-2, 2), v in [-1, 1),
+ * out of @out_dtype and the f32 lse holding random garbage (so unwritten
+ * elements show), and the slopes of ft_alibi_new (@alibi, @B, @Hq). Q, k,
+ * v and out are of @rank dimensions, lse of one less. */
+void ft_tensors_init (FtTensors *t, AccelDType dtype, AccelDType out_dtype, guint rank, const gint64 *dq,
+                      const gint64 *dk, const gint64 *dv, const gint64 *dout, const gint64 *dlse, int alibi, gint64 B,
+                      gint64 Hq);
+void ft_tensors_clear (FtTensors *t);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (FtTensors, ft_tensors_clear)
+
+/* Sets element @index of @buffer (an i32 index buffer) to @value. */
+void ft_poke (AccelBuffer *buffer, gint64 index, double value);
+
 /* An i32 buffer on @device holding @values. */
 AccelBuffer *ft_int_buffer (AccelDevice *device, const gint64 *dims, guint rank, const double *values);
 

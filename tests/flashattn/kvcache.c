@@ -18,6 +18,7 @@
  */
 #include <string.h>
 #include "flashattn-test.h"
+#include "accel-test-values.h"
 
 #define OP_NAME "attention-kvcache"
 #define MAX_B 8
@@ -50,19 +51,14 @@ static const Case cases[] = {
 /* The paged inputs of one case, the same on both devices. */
 typedef struct {
   gint64 P, max_blocks;
-  CtPair *q, *k_cache, *v_cache, *out, *lse, *alibi;
+  FtTensors t;                       /* k and v: the caches */
   AccelBuffer *table[2], *lens[2];   /* [0] cpu, [1] gpu */
 } Inputs;
 
 static void
 inputs_clear (Inputs *in)
 {
-  g_clear_pointer (&in->q, ct_pair_free);
-  g_clear_pointer (&in->k_cache, ct_pair_free);
-  g_clear_pointer (&in->v_cache, ct_pair_free);
-  g_clear_pointer (&in->out, ct_pair_free);
-  g_clear_pointer (&in->lse, ct_pair_free);
-  g_clear_pointer (&in->alibi, ct_pair_free);
+  ft_tensors_clear (&in->t);
   for (guint i = 0; i < 2; i++)
     {
       g_clear_object (&in->table[i]);
@@ -86,16 +82,7 @@ inputs_make (Inputs *in, const Case *c, AccelDType dtype, gint64 D)
   in->P = used + 3;
   in->max_blocks = max_blocks;
 
-  g_autofree gint32 *perm = g_new (gint32, in->P);
-  for (gint64 i = 0; i < in->P; i++)
-    perm[i] = (gint32) i;
-  for (gint64 i = in->P - 1; i > 0; i--)
-    {
-      gint64 j = g_test_rand_int_range (0, (gint32) i + 1);
-      gint32 t = perm[i];
-      perm[i] = perm[j];
-      perm[j] = t;
-    }
+  g_autofree gint32 *perm = accel_test_random_permutation (in->P);
   g_autofree double *table = g_new (double, c->B * max_blocks);
   g_autofree double *lens = g_new (double, c->B);
   gint64 next = 0;
@@ -111,13 +98,7 @@ inputs_make (Inputs *in, const Case *c, AccelDType dtype, gint64 D)
   gint64 dc[4] = { in->P, c->page, c->Hkv, D };
   gint64 dl[3] = { c->B, c->Hq, c->Sq };
   gint64 dt[2] = { c->B, max_blocks };
-  in->q = ct_pair_new (dtype, dq, 4, -2, 2);
-  in->k_cache = ct_pair_new (dtype, dc, 4, -2, 2);
-  in->v_cache = ct_pair_new (dtype, dc, 4, -1, 1);
-  /* Outputs start as garbage, so unwritten elements show. */
-  in->out = ct_pair_new (dtype, dq, 4, -9, 9);
-  in->lse = ct_pair_new (ACCEL_DTYPE_F32, dl, 3, -9, 9);
-  in->alibi = ft_alibi_new (c->alibi, c->B, c->Hq);
+  ft_tensors_init (&in->t, dtype, dtype, 4, dq, dc, dc, dq, dl, c->alibi, c->B, c->Hq);
   gint64 db[1] = { c->B };
   for (guint i = 0; i < 2; i++)
     {
@@ -131,15 +112,15 @@ static AccelOp *
 make_op (const Case *c, const Inputs *in, gboolean on_gpu)
 {
   int i = on_gpu ? 1 : 0;
-  AccelOp *op = accel_op_new (OP_NAME, "q", ft_side (in->q, on_gpu), "k-cache", ft_side (in->k_cache, on_gpu),
-                              "v-cache", ft_side (in->v_cache, on_gpu), "block-table", in->table[i],
-                              "seqlens-k", in->lens[i], "out", ft_side (in->out, on_gpu),
-                              "lse", ft_side (in->lse, on_gpu),
+  AccelOp *op = accel_op_new (OP_NAME, "q", ft_side (in->t.q, on_gpu), "k-cache", ft_side (in->t.k, on_gpu),
+                              "v-cache", ft_side (in->t.v, on_gpu), "block-table", in->table[i],
+                              "seqlens-k", in->lens[i], "out", ft_side (in->t.out, on_gpu),
+                              "lse", ft_side (in->t.lse, on_gpu),
                               "causal", c->causal, "window-left", c->window_left,
                               "window-right", c->window_right, "sinks", c->sinks, "softcap", c->softcap,
                               "num-splits", c->num_splits, NULL);
-  if (in->alibi)
-    g_object_set (op, "alibi-slopes", ft_side (in->alibi, on_gpu), NULL);
+  if (in->t.alibi)
+    g_object_set (op, "alibi-slopes", ft_side (in->t.alibi, on_gpu), NULL);
   return op;
 }
 
@@ -157,7 +138,7 @@ test_kvcache (gconstpointer data)
                   in.P, c->page, in.max_blocks);
   g_autoptr(AccelOp) on_cpu = make_op (c, &in, FALSE);
   g_autoptr(AccelOp) on_gpu = make_op (c, &in, TRUE);
-  ft_expect_same_forward ("out", on_cpu, on_gpu, in.out, in.lse, ft_tolerance (p->dtype));
+  ft_expect_same_forward ("out", on_cpu, on_gpu, in.t.out, in.t.lse, ft_tolerance (p->dtype));
   inputs_clear (&in);
 }
 
@@ -170,7 +151,7 @@ expect_device_works (void)
   inputs_make (&in, &good, ACCEL_DTYPE_BF16, 128);
   g_autoptr(AccelOp) on_cpu = make_op (&good, &in, FALSE);
   g_autoptr(AccelOp) on_gpu = make_op (&good, &in, TRUE);
-  ft_expect_same_forward ("out after the error", on_cpu, on_gpu, in.out, NULL, 1e-2);
+  ft_expect_same_forward ("out after the error", on_cpu, on_gpu, in.t.out, NULL, 1e-2);
   inputs_clear (&in);
 }
 
@@ -186,9 +167,7 @@ run_bad_block (gint32 value, int window_left, int block)
   c.window_left = window_left;
   Inputs in;
   inputs_make (&in, &c, ACCEL_DTYPE_BF16, 64);
-  g_autofree double *table = ct_read (in.table[1]);
-  table[1 * in.max_blocks + block] = value;
-  ct_write (in.table[1], table);
+  ft_poke (in.table[1], 1 * in.max_blocks + block, value);
   g_autoptr(AccelOp) op = make_op (&c, &in, TRUE);
   g_autofree char *where = g_strdup_printf ("sequence 1, block %d", block);
   ft_expect_invalid_argument (op, "block-table", where);
@@ -211,9 +190,7 @@ run_bad_length (double value)
 {
   Inputs in;
   inputs_make (&in, &bad_case, ACCEL_DTYPE_BF16, 64);
-  g_autofree double *lens = ct_read (in.lens[1]);
-  lens[2] = value;
-  ct_write (in.lens[1], lens);
+  ft_poke (in.lens[1], 2, value);
   g_autoptr(AccelOp) op = make_op (&bad_case, &in, TRUE);
   ft_expect_invalid_argument (op, "seqlens-k", "sequence 2");
   inputs_clear (&in);
@@ -254,7 +231,7 @@ test_full_table (void)
     }
   g_autoptr(AccelOp) on_cpu = make_op (&c, &in, FALSE);
   g_autoptr(AccelOp) on_gpu = make_op (&c, &in, TRUE);
-  ft_expect_same_forward ("out", on_cpu, on_gpu, in.out, in.lse, 5e-3);
+  ft_expect_same_forward ("out", on_cpu, on_gpu, in.t.out, in.t.lse, 5e-3);
   inputs_clear (&in);
 }
 

@@ -50,19 +50,14 @@ static const Case cases[] = {
 /* The packed inputs of one case, the same on both devices. */
 typedef struct {
   gint64 Tq, Tk;
-  CtPair *q, *k, *v, *out, *lse, *alibi;
+  FtTensors t;
   AccelBuffer *cu_q[2], *cu_k[2];   /* [0] cpu, [1] gpu */
 } Inputs;
 
 static void
 inputs_clear (Inputs *in)
 {
-  g_clear_pointer (&in->q, ct_pair_free);
-  g_clear_pointer (&in->k, ct_pair_free);
-  g_clear_pointer (&in->v, ct_pair_free);
-  g_clear_pointer (&in->out, ct_pair_free);
-  g_clear_pointer (&in->lse, ct_pair_free);
-  g_clear_pointer (&in->alibi, ct_pair_free);
+  ft_tensors_clear (&in->t);
   for (guint i = 0; i < 2; i++)
     {
       g_clear_object (&in->cu_q[i]);
@@ -90,13 +85,7 @@ inputs_make (Inputs *in, const Case *c, AccelDType dtype, gint64 D, gint64 Dv)
   gint64 dout[3] = { in->Tq, c->Hq, Dv };
   gint64 dl[2] = { c->Hq, in->Tq };
   gint64 dc[1] = { c->B + 1 };
-  in->q = ct_pair_new (dtype, dq, 3, -2, 2);
-  in->k = ct_pair_new (dtype, dk, 3, -2, 2);
-  in->v = ct_pair_new (dtype, dv, 3, -1, 1);
-  /* Outputs start as garbage, so unwritten elements show. */
-  in->out = ct_pair_new (dtype, dout, 3, -9, 9);
-  in->lse = ct_pair_new (ACCEL_DTYPE_F32, dl, 2, -9, 9);
-  in->alibi = ft_alibi_new (c->alibi, c->B, c->Hq);
+  ft_tensors_init (&in->t, dtype, dtype, 3, dq, dk, dv, dout, dl, c->alibi, c->B, c->Hq);
   for (guint i = 0; i < 2; i++)
     {
       AccelDevice *device = i ? ct_gpu () : ct_cpu ();
@@ -109,14 +98,14 @@ static AccelOp *
 make_op (const Case *c, const Inputs *in, gboolean on_gpu)
 {
   int i = on_gpu ? 1 : 0;
-  AccelOp *op = accel_op_new (OP_NAME, "q", ft_side (in->q, on_gpu), "k", ft_side (in->k, on_gpu),
-                              "v", ft_side (in->v, on_gpu), "out", ft_side (in->out, on_gpu),
-                              "lse", ft_side (in->lse, on_gpu),
+  AccelOp *op = accel_op_new (OP_NAME, "q", ft_side (in->t.q, on_gpu), "k", ft_side (in->t.k, on_gpu),
+                              "v", ft_side (in->t.v, on_gpu), "out", ft_side (in->t.out, on_gpu),
+                              "lse", ft_side (in->t.lse, on_gpu),
                               "cu-seqlens-q", in->cu_q[i], "cu-seqlens-k", in->cu_k[i],
                               "causal", c->causal, "window-left", c->window_left,
                               "window-right", c->window_right, "sinks", c->sinks, "softcap", c->softcap, NULL);
-  if (in->alibi)
-    g_object_set (op, "alibi-slopes", ft_side (in->alibi, on_gpu), NULL);
+  if (in->t.alibi)
+    g_object_set (op, "alibi-slopes", ft_side (in->t.alibi, on_gpu), NULL);
   return op;
 }
 
@@ -126,15 +115,15 @@ static AccelOp *
 make_backward (const Case *c, const Inputs *in, CtPair *dout, CtPair *dq, CtPair *dk, CtPair *dv, gboolean on_gpu)
 {
   int i = on_gpu ? 1 : 0;
-  AccelOp *op = accel_attention_varlen_backward_new (ft_side (in->q, on_gpu), ft_side (in->k, on_gpu),
-                                                     ft_side (in->v, on_gpu), ft_side (in->out, on_gpu),
-                                                     ft_side (dout, on_gpu), ft_side (in->lse, on_gpu), in->cu_q[i],
+  AccelOp *op = accel_attention_varlen_backward_new (ft_side (in->t.q, on_gpu), ft_side (in->t.k, on_gpu),
+                                                     ft_side (in->t.v, on_gpu), ft_side (in->t.out, on_gpu),
+                                                     ft_side (dout, on_gpu), ft_side (in->t.lse, on_gpu), in->cu_q[i],
                                                      in->cu_k[i], ft_side (dq, on_gpu), ft_side (dk, on_gpu),
                                                      ft_side (dv, on_gpu));
   g_object_set (op, "causal", c->causal, "window-left", c->window_left, "window-right", c->window_right,
                 "sinks", c->sinks, "softcap", c->softcap, NULL);
-  if (in->alibi)
-    g_object_set (op, "alibi-slopes", ft_side (in->alibi, on_gpu), NULL);
+  if (in->t.alibi)
+    g_object_set (op, "alibi-slopes", ft_side (in->t.alibi, on_gpu), NULL);
   return op;
 }
 
@@ -151,7 +140,7 @@ test_varlen (gconstpointer data)
   g_test_message ("%" G_GINT64_FORMAT " query rows, %" G_GINT64_FORMAT " key rows", in.Tq, in.Tk);
   g_autoptr(AccelOp) on_cpu = make_op (c, &in, FALSE);
   g_autoptr(AccelOp) on_gpu = make_op (c, &in, TRUE);
-  ft_expect_same_forward ("out", on_cpu, on_gpu, in.out, in.lse, ft_tolerance (p->dtype));
+  ft_expect_same_forward ("out", on_cpu, on_gpu, in.t.out, in.t.lse, ft_tolerance (p->dtype));
   inputs_clear (&in);
 }
 
@@ -198,7 +187,7 @@ expect_device_works (void)
   inputs_make (&in, &bad_case, ACCEL_DTYPE_BF16, 128, 128);
   g_autoptr(AccelOp) on_cpu = make_op (&bad_case, &in, FALSE);
   g_autoptr(AccelOp) on_gpu = make_op (&bad_case, &in, TRUE);
-  ft_expect_same_forward ("out after the errors", on_cpu, on_gpu, in.out, in.lse, 1e-2);
+  ft_expect_same_forward ("out after the errors", on_cpu, on_gpu, in.t.out, in.t.lse, 1e-2);
   inputs_clear (&in);
 }
 
@@ -209,9 +198,7 @@ run_bad (gboolean keys, int index, double value, const char *where)
   Inputs in;
   inputs_make (&in, &bad_case, ACCEL_DTYPE_BF16, 64, 64);
   AccelBuffer *cu = keys ? in.cu_k[1] : in.cu_q[1];
-  g_autofree double *values = ct_read (cu);
-  values[index] = value;
-  ct_write (cu, values);
+  ft_poke (cu, index, value);
   g_autoptr(AccelOp) op = make_op (&bad_case, &in, TRUE);
   ft_expect_invalid_argument (op, keys ? "cu-seqlens-k" : "cu-seqlens-q", where);
   inputs_clear (&in);
@@ -257,9 +244,7 @@ test_bad_cu_seqlens_backward (void)
       g_autoptr(CtPair) dk = ct_pair_new_empty (ACCEL_DTYPE_BF16, dk_dims, 3);
       g_autoptr(CtPair) dv = ct_pair_new_empty (ACCEL_DTYPE_BF16, dk_dims, 3);
       AccelBuffer *cu = bad[i].keys ? in.cu_k[1] : in.cu_q[1];
-      g_autofree double *values = ct_read (cu);
-      values[bad[i].index] = bad[i].value;
-      ct_write (cu, values);
+      ft_poke (cu, bad[i].index, bad[i].value);
       g_autoptr(AccelOp) op = make_backward (&bad_case, &in, dout, dq, dk, dv, TRUE);
       ft_expect_invalid_argument (op, "attention-varlen-backward", bad[i].where);
       inputs_clear (&in);

@@ -115,22 +115,22 @@ static void
 reference_convert_scale (ItImage *src, ItImage *want, AccelColorMatrix m, AccelColorRange r, AccelChromaSiting s,
                          AccelInterpolation method)
 {
-  gint64 w = want->width, h = want->height;
-  gint64 lim = accel_image_get_max_shrink (method, want->format, TRUE);
+  gint64 w = want->img.width, h = want->img.height;
+  gint64 lim = accel_image_get_max_shrink (method, want->img.format, TRUE);
   int sizes[2][8], n = 0;
-  while (src->width > w * lim || src->height > h * lim)
+  while (src->img.width > w * lim || src->img.height > h * lim)
     {
       g_assert_cmpint (n, <, 8);
-      w = sizes[0][n] = MIN (src->width, w * lim);
-      h = sizes[1][n] = MIN (src->height, h * lim);
+      w = sizes[0][n] = MIN (src->img.width, w * lim);
+      h = sizes[1][n] = MIN (src->img.height, h * lim);
       n++;
-      lim = accel_image_get_max_shrink (method, src->format, FALSE);
+      lim = accel_image_get_max_shrink (method, src->img.format, FALSE);
     }
   g_autoptr(GPtrArray) steps = g_ptr_array_new_with_free_func ((GDestroyNotify) it_image_free);
   ItImage *from = src;
   for (int i = n - 1; i >= 0; i--)
     {
-      ItImage *to = it_image_new (test_cpu, src->format, sizes[0][i], sizes[1][i], FALSE);
+      ItImage *to = it_image_new (test_cpu, src->img.format, sizes[0][i], sizes[1][i], FALSE);
       g_ptr_array_add (steps, to);
       g_autoptr(AccelOp) resize = accel_resize_new (NULL, NULL, method);
       it_set_src (resize, from);

@@ -66,13 +66,13 @@ it_gst_buffer (const ItImage *image)
   GstBuffer *buffer = gst_buffer_new_memdup (image->bytes, image->size);
   gsize offset[GST_VIDEO_MAX_PLANES] = { 0 };
   int stride[GST_VIDEO_MAX_PLANES] = { 0 };
-  GstVideoFormat format = gst_video_format_from_string (it_gst_format_name (image->format));
+  GstVideoFormat format = gst_video_format_from_string (it_gst_format_name (image->img.format));
   for (guint p = 0; p < image->layout.n_planes; p++)
     {
       offset[p] = image->layout.offset[p];
       stride[p] = (int) image->layout.stride[p];
     }
-  gst_buffer_add_video_meta_full (buffer, GST_VIDEO_FRAME_FLAG_NONE, format, image->width, image->height,
+  gst_buffer_add_video_meta_full (buffer, GST_VIDEO_FRAME_FLAG_NONE, format, image->img.width, image->img.height,
                                   image->layout.n_planes, offset, stride);
   return buffer;
 }

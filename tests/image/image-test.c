@@ -2,21 +2,15 @@
 #include <string.h>
 #include "image-test.h"
 
+/* An image of @geometry (its buffer unset), in a new buffer of at least
+ * @size bytes. */
 static ItImage *
-image_alloc (AccelDevice *device, AccelImageFormat format, int width, int height, int stride, int uv_stride,
-             gint64 uv_offset, gint64 v_offset, gsize size)
+image_alloc (AccelDevice *device, const AccelImage *geometry, gsize size)
 {
   g_autoptr(GError) error = NULL;
   ItImage *image = g_new0 (ItImage, 1);
-  image->format = format;
-  image->width = width;
-  image->height = height;
-  image->stride = stride;
-  image->uv_stride = uv_stride;
-  image->uv_offset = uv_offset;
-  image->v_offset = v_offset;
-  g_assert_true (accel_image_layout_init (&image->layout, format, width, height, stride, uv_stride, uv_offset,
-                                          v_offset, &error));
+  image->img = *geometry;
+  g_assert_true (accel_image_get_layout (&image->img, &image->layout, &error));
   g_assert_no_error (error);
   image->size = MAX (size, (gsize) image->layout.size);
   image->bytes = g_malloc (image->size);
@@ -33,7 +27,7 @@ image_alloc (AccelDevice *device, AccelImageFormat format, int width, int height
     }
   gint64 dims[1] = { (gint64) image->size };
   g_autoptr(AccelShape) shape = accel_shape_new (dims, 1);
-  image->buffer = accel_device_alloc (device, ACCEL_DTYPE_U8, shape, &error);
+  image->img.buffer = accel_device_alloc (device, ACCEL_DTYPE_U8, shape, &error);
   g_assert_no_error (error);
   it_image_upload (image);
   return image;
@@ -43,14 +37,15 @@ ItImage *
 it_image_new_with_layout (AccelDevice *device, AccelImageFormat format, int width, int height, int stride,
                           int uv_stride, gint64 uv_offset, gint64 v_offset, gsize size)
 {
-  return image_alloc (device, format, width, height, stride, uv_stride, uv_offset, v_offset, size);
+  AccelImage geometry = { NULL, format, width, height, stride, uv_stride, uv_offset, v_offset };
+  return image_alloc (device, &geometry, size);
 }
 
 ItImage *
 it_image_new (AccelDevice *device, AccelImageFormat format, int width, int height, gboolean padded)
 {
   if (!padded)
-    return image_alloc (device, format, width, height, 0, 0, 0, 0, 0);
+    return it_image_new_with_layout (device, format, width, height, 0, 0, 0, 0, 0);
 
   AccelImageLayout tight;
   g_autoptr(GError) error = NULL;
@@ -65,14 +60,15 @@ it_image_new (AccelDevice *device, AccelImageFormat format, int width, int heigh
     uv_offset = (gint64) stride * tight.rows[0] + align * g_random_int_range (0, 20);
   if (tight.n_planes > 2)
     v_offset = uv_offset + (gint64) uv_stride * tight.rows[1] + align * g_random_int_range (0, 20);
-  return image_alloc (device, format, width, height, stride, uv_stride, uv_offset, v_offset, 0);
+  return it_image_new_with_layout (device, format, width, height, stride, uv_stride, uv_offset, v_offset, 0);
 }
 
 ItImage *
 it_image_copy_to (ItImage *image, AccelDevice *device)
 {
-  ItImage *copy = image_alloc (device, image->format, image->width, image->height, image->stride,
-                               image->uv_stride, image->uv_offset, image->v_offset, image->size);
+  AccelImage geometry = image->img;
+  geometry.buffer = NULL;
+  ItImage *copy = image_alloc (device, &geometry, image->size);
   memcpy (copy->bytes, image->bytes, image->size);
   it_image_upload (copy);
   return copy;
@@ -81,7 +77,7 @@ it_image_copy_to (ItImage *image, AccelDevice *device)
 void
 it_image_free (ItImage *image)
 {
-  g_clear_object (&image->buffer);
+  g_clear_object (&image->img.buffer);
   g_free (image->bytes);
   g_free (image);
 }
@@ -90,7 +86,7 @@ void
 it_image_upload (ItImage *image)
 {
   g_autoptr(GError) error = NULL;
-  g_assert_true (accel_buffer_write (image->buffer, image->bytes, image->size, &error));
+  g_assert_true (accel_buffer_write (image->img.buffer, image->bytes, image->size, &error));
   g_assert_no_error (error);
 }
 
@@ -98,7 +94,7 @@ void
 it_image_download (ItImage *image)
 {
   g_autoptr(GError) error = NULL;
-  g_assert_true (accel_buffer_read (image->buffer, image->bytes, image->size, &error));
+  g_assert_true (accel_buffer_read (image->img.buffer, image->bytes, image->size, &error));
   g_assert_no_error (error);
 }
 
@@ -142,14 +138,14 @@ set_image (AccelOp *op, const char *side, const ItImage *image, gboolean geometr
   g_autofree char *uv_stride = g_strdup_printf ("%s-uv-stride", side);
   g_autofree char *uv_offset = g_strdup_printf ("%s-uv-offset", side);
   g_autofree char *v_offset = g_strdup_printf ("%s-v-offset", side);
-  g_object_set (op, side, image->buffer, stride, image->stride, uv_stride, image->uv_stride,
-                uv_offset, image->uv_offset, v_offset, image->v_offset, NULL);
+  g_object_set (op, side, image->img.buffer, stride, image->img.stride, uv_stride, image->img.uv_stride,
+                uv_offset, image->img.uv_offset, v_offset, image->img.v_offset, NULL);
   if (geometry)
     {
       g_autofree char *format = g_strdup_printf ("%s-format", side);
       g_autofree char *width = g_strdup_printf ("%s-width", side);
       g_autofree char *height = g_strdup_printf ("%s-height", side);
-      g_object_set (op, format, image->format, width, image->width, height, image->height, NULL);
+      g_object_set (op, format, image->img.format, width, image->img.width, height, image->img.height, NULL);
     }
 }
 
@@ -168,9 +164,9 @@ it_set_dst (AccelOp *op, const ItImage *image, gboolean geometry)
 int
 it_assert_close (const char *what, const ItImage *got, const ItImage *want, int tol)
 {
-  g_assert_cmpint (got->format, ==, want->format);
-  g_assert_cmpint (got->width, ==, want->width);
-  g_assert_cmpint (got->height, ==, want->height);
+  g_assert_cmpint (got->img.format, ==, want->img.format);
+  g_assert_cmpint (got->img.width, ==, want->img.width);
+  g_assert_cmpint (got->img.height, ==, want->img.height);
   int worst = 0;
   for (guint p = 0; p < got->layout.n_samples; p++)
     {
@@ -183,7 +179,7 @@ it_assert_close (const char *what, const ItImage *got, const ItImage *want, int 
               int d = ABS (a - b);
               if (d > tol)
                 g_error ("%s: %s %d×%d, plane %u, sample (%d, %d) channel %d: got %d, want %d (tolerance %d)",
-                         what, it_format_name (got->format), got->width, got->height, p, x, y, c, a, b, tol);
+                         what, it_format_name (got->img.format), got->img.width, got->img.height, p, x, y, c, a, b, tol);
               worst = MAX (worst, d);
             }
     }

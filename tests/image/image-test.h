@@ -12,18 +12,10 @@
 G_BEGIN_DECLS
 
 typedef struct {
-  AccelImageFormat format;
-  int width;
-  int height;
-  /* As set on an op (0: the default). */
-  int stride;
-  int uv_stride;
-  gint64 uv_offset;
-  gint64 v_offset;
+  AccelImage img;          /* the buffer and its geometry as set on an op (strides, offsets 0: the default) */
   AccelImageLayout layout;
   gsize size;              /* bytes of the buffer */
   guint8 *bytes;           /* what the buffer holds, as last uploaded or downloaded */
-  AccelBuffer *buffer;
 } ItImage;
 
 /* An image on @device with random bytes everywhere (P010's low bits 0);

@@ -274,12 +274,9 @@ test_bad_input (void)
   }
 }
 
-int
-main (int argc, char **argv)
-{
-  lt_init (&argc, &argv);
-  g_test_add_func ("/libs/conv/conv2d", test_conv2d);
-  g_test_add_func ("/libs/conv/pool2d", test_pool2d);
-  g_test_add_func ("/libs/conv/bad-input", test_bad_input);
-  return lt_run ();
-}
+const LtTest lt_tests[] = {
+  { "/libs/conv/conv2d", test_conv2d },
+  { "/libs/conv/pool2d", test_pool2d },
+  { "/libs/conv/bad-input", test_bad_input },
+  { NULL, NULL },
+};

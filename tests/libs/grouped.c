@@ -292,14 +292,11 @@ test_bad_input (void)
   lt_expect_error (q4, ACCEL_ERROR_DTYPE_UNSUPPORTED, "b");
 }
 
-int
-main (int argc, char **argv)
-{
-  lt_init (&argc, &argv);
-  g_test_add_func ("/libs/grouped/grouped-gemm", test_grouped_gemm);
-  g_test_add_func ("/libs/grouped/grouped-gemm-sizes", test_grouped_gemm_sizes);
-  g_test_add_func ("/libs/grouped/quant-matmul", test_quant_matmul);
-  g_test_add_func ("/libs/grouped/quant-matmul-shapes", test_quant_matmul_shapes);
-  g_test_add_func ("/libs/grouped/bad-input", test_bad_input);
-  return lt_run ();
-}
+const LtTest lt_tests[] = {
+  { "/libs/grouped/grouped-gemm", test_grouped_gemm },
+  { "/libs/grouped/grouped-gemm-sizes", test_grouped_gemm_sizes },
+  { "/libs/grouped/quant-matmul", test_quant_matmul },
+  { "/libs/grouped/quant-matmul-shapes", test_quant_matmul_shapes },
+  { "/libs/grouped/bad-input", test_bad_input },
+  { NULL, NULL },
+};

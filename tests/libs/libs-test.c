@@ -6,34 +6,28 @@
 #include "libs-test.h"
 #include "accel-test-values.h"
 
-static AccelSystem *lt_system;
 static AccelDevice *device;        /* under test, NULL if absent */
-static AccelDevice *cpu;           /* the oracle */
 static char *device_name;
 static char *absent_reason;
 
-void
+static void
 lt_init (int *argc, char ***argv)
 {
   g_test_init (argc, argv, NULL);
   device_name = g_strdup (g_getenv ("ACCEL_TEST_DEVICE") ? g_getenv ("ACCEL_TEST_DEVICE") : "cpu:0");
 
   g_autoptr(GError) error = NULL;
-  lt_system = accel_test_new_system ();
-  cpu = accel_test_get_device (lt_system, "cpu:0");
-  device = accel_system_get_device (lt_system, device_name, &error);
+  device = accel_system_get_device (accel_test_shared_system (), device_name, &error);
   if (device == NULL)
     absent_reason = g_strdup_printf ("no device %s: %s", device_name, error->message);
 }
 
-int
+static int
 lt_run (void)
 {
   int ret = g_test_run ();
   g_clear_object (&device);
-  g_clear_object (&cpu);
-  accel_system_shutdown (lt_system);
-  g_clear_object (&lt_system);
+  accel_test_shared_teardown ();
   g_free (device_name);
   g_free (absent_reason);
   return ret;
@@ -53,7 +47,7 @@ lt_device_for (const char *first_op_type, ...)
   if (lt_device () == NULL)
     return NULL;
 
-  AccelRegistry *registry = accel_system_get_registry (lt_system);
+  AccelRegistry *registry = accel_system_get_registry (accel_test_shared_system ());
   const char *backend = accel_device_get_backend_name (device);
   va_list args;
   va_start (args, first_op_type);
@@ -75,7 +69,7 @@ lt_device_for (const char *first_op_type, ...)
 gboolean
 lt_device_is_cpu (void)
 {
-  return device == cpu;
+  return device == accel_test_shared_cpu ();
 }
 
 AccelBuffer *
@@ -162,7 +156,7 @@ twin_add (Twin *twin, AccelBuffer *b)
   g_autoptr(GError) error = NULL;
   g_autoptr(GBytes) bytes = accel_buffer_download (b, &error);
   g_assert_no_error (error);
-  AccelBuffer *copy = accel_test_alloc (cpu, accel_buffer_get_dtype (b), accel_buffer_get_shape (b));
+  AccelBuffer *copy = accel_test_alloc (accel_test_shared_cpu (), accel_buffer_get_dtype (b), accel_buffer_get_shape (b));
   accel_buffer_upload (copy, bytes, &error);
   g_assert_no_error (error);
   g_hash_table_insert (twin->by_handle, g_memdup2 (&handle, sizeof handle), copy);
@@ -189,7 +183,7 @@ lt_submit_compare (AccelOp *op, double rtol, double atol, const char *first_prop
   g_assert_no_error (error);
 
   lt_submit (op);
-  accel_device_submit (cpu, twin_op, NULL, &error);
+  accel_device_submit (accel_test_shared_cpu (), twin_op, NULL, &error);
   g_assert_no_error (error);
 
   g_autoptr(GPtrArray) names = g_ptr_array_new ();
@@ -272,4 +266,13 @@ lt_assert_close (const char *what, const double *got, const double *want, gsize 
         g_error ("%s: element %" G_GSIZE_FORMAT " is %.9g, expected %.9g (tolerance %.3g)",
                  what, i, got[i], want[i], tol);
     }
+}
+
+int
+main (int argc, char **argv)
+{
+  lt_init (&argc, &argv);
+  for (const LtTest *t = lt_tests; t->path != NULL; t++)
+    g_test_add_func (t->path, t->func);
+  return lt_run ();
 }

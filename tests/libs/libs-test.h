@@ -16,8 +16,15 @@
 
 G_BEGIN_DECLS
 
-void lt_init (int *argc, char ***argv);
-int lt_run (void);
+/* A test of a libs program. Each program declares its tests in lt_tests,
+ * ended by { NULL, NULL }; the main () of libs-test.c adds them (at their
+ * paths, "/libs/PROGRAM/NAME") and runs them. */
+typedef struct {
+  const char *path;
+  GTestFunc func;
+} LtTest;
+
+extern const LtTest lt_tests[];
 
 /* The device under test, or %NULL after g_test_skip() when it is absent. */
 AccelDevice *lt_device (void);

@@ -442,16 +442,13 @@ test_bad_input (void)
     }
 }
 
-int
-main (int argc, char **argv)
-{
-  lt_init (&argc, &argv);
-  g_test_add_func ("/libs/linalg/qr", test_qr);
-  g_test_add_func ("/libs/linalg/lu", test_lu);
-  g_test_add_func ("/libs/linalg/lu-solve", test_lu_solve);
-  g_test_add_func ("/libs/linalg/cholesky", test_cholesky);
-  g_test_add_func ("/libs/linalg/svd", test_svd);
-  g_test_add_func ("/libs/linalg/eigh", test_eigh);
-  g_test_add_func ("/libs/linalg/bad-input", test_bad_input);
-  return lt_run ();
-}
+const LtTest lt_tests[] = {
+  { "/libs/linalg/qr", test_qr },
+  { "/libs/linalg/lu", test_lu },
+  { "/libs/linalg/lu-solve", test_lu_solve },
+  { "/libs/linalg/cholesky", test_cholesky },
+  { "/libs/linalg/svd", test_svd },
+  { "/libs/linalg/eigh", test_eigh },
+  { "/libs/linalg/bad-input", test_bad_input },
+  { NULL, NULL },
+};

@@ -328,13 +328,10 @@ test_bad_input (void)
   }
 }
 
-int
-main (int argc, char **argv)
-{
-  lt_init (&argc, &argv);
-  g_test_add_func ("/libs/matmul/epilogues", test_epilogues);
-  g_test_add_func ("/libs/matmul/extras", test_extras);
-  g_test_add_func ("/libs/matmul/fp8", test_fp8);
-  g_test_add_func ("/libs/matmul/bad-input", test_bad_input);
-  return lt_run ();
-}
+const LtTest lt_tests[] = {
+  { "/libs/matmul/epilogues", test_epilogues },
+  { "/libs/matmul/extras", test_extras },
+  { "/libs/matmul/fp8", test_fp8 },
+  { "/libs/matmul/bad-input", test_bad_input },
+  { NULL, NULL },
+};

@@ -224,14 +224,11 @@ test_bad_input (void)
   }
 }
 
-int
-main (int argc, char **argv)
-{
-  lt_init (&argc, &argv);
-  g_test_add_func ("/libs/norm/layernorm", test_layernorm);
-  g_test_add_func ("/libs/norm/rmsnorm", test_rmsnorm);
-  g_test_add_func ("/libs/norm/far-from-zero", test_far_from_zero);
-  g_test_add_func ("/libs/norm/misaligned", test_misaligned);
-  g_test_add_func ("/libs/norm/bad-input", test_bad_input);
-  return lt_run ();
-}
+const LtTest lt_tests[] = {
+  { "/libs/norm/layernorm", test_layernorm },
+  { "/libs/norm/rmsnorm", test_rmsnorm },
+  { "/libs/norm/far-from-zero", test_far_from_zero },
+  { "/libs/norm/misaligned", test_misaligned },
+  { "/libs/norm/bad-input", test_bad_input },
+  { NULL, NULL },
+};

@@ -396,15 +396,12 @@ test_bad_input (void)
   }
 }
 
-int
-main (int argc, char **argv)
-{
-  lt_init (&argc, &argv);
-  g_test_add_func ("/libs/primitives/sort", test_sort);
-  g_test_add_func ("/libs/primitives/scan", test_scan);
-  g_test_add_func ("/libs/primitives/histogram", test_histogram);
-  g_test_add_func ("/libs/primitives/select", test_select);
-  g_test_add_func ("/libs/primitives/segmented-reduce", test_segmented_reduce);
-  g_test_add_func ("/libs/primitives/bad-input", test_bad_input);
-  return lt_run ();
-}
+const LtTest lt_tests[] = {
+  { "/libs/primitives/sort", test_sort },
+  { "/libs/primitives/scan", test_scan },
+  { "/libs/primitives/histogram", test_histogram },
+  { "/libs/primitives/select", test_select },
+  { "/libs/primitives/segmented-reduce", test_segmented_reduce },
+  { "/libs/primitives/bad-input", test_bad_input },
+  { NULL, NULL },
+};

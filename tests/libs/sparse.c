@@ -265,12 +265,9 @@ test_malformed (void)
   }
 }
 
-int
-main (int argc, char **argv)
-{
-  lt_init (&argc, &argv);
-  g_test_add_func ("/libs/sparse/spmv", test_spmv);
-  g_test_add_func ("/libs/sparse/spmm", test_spmm);
-  g_test_add_func ("/libs/sparse/malformed", test_malformed);
-  return lt_run ();
-}
+const LtTest lt_tests[] = {
+  { "/libs/sparse/spmv", test_spmv },
+  { "/libs/sparse/spmm", test_spmm },
+  { "/libs/sparse/malformed", test_malformed },
+  { NULL, NULL },
+};

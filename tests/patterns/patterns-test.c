@@ -9,31 +9,16 @@
 #include <string.h>
 #include <accel-half.h>
 
-static AccelSystem *system_;
-static AccelDevice *cpu_;
-
 AccelSystem *
 pt_system (void)
 {
-  if (system_ == NULL)
-    {
-      g_autoptr(GError) error = NULL;
-      system_ = accel_system_new (&error);
-      g_assert_no_error (error);
-    }
-  return system_;
+  return accel_test_shared_system ();
 }
 
 AccelDevice *
 pt_cpu (void)
 {
-  if (cpu_ == NULL)
-    {
-      g_autoptr(GError) error = NULL;
-      cpu_ = accel_system_get_device (pt_system (), "cpu:0", &error);
-      g_assert_no_error (error);
-    }
-  return cpu_;
+  return accel_test_shared_cpu ();
 }
 
 /* Spawns an actor of @type in pt_system() with properties given as
@@ -97,10 +82,7 @@ int
 pt_run (void)
 {
   int status = g_test_run ();
-  g_clear_object (&cpu_);
-  if (system_)
-    accel_system_shutdown (system_);
-  g_clear_object (&system_);
+  accel_test_shared_teardown ();
   return status;
 }
 

@@ -34,15 +34,13 @@ test_devices_listed (void)
 }
 
 static void
-test_buffer_round_trip (void)
+test_buffer_round_trip (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(GError) error = NULL;
   gint64 n = g_test_rand_int_range (1, 5000);
   g_autoptr(AccelShape) shape = accel_shape_new_1d (n);
   float *host = NULL;
-  g_autoptr(AccelBuffer) b = accel_test_alloc_random_f32 (dev, shape, &host);
+  g_autoptr(AccelBuffer) b = accel_test_alloc_random_f32 (f->dev, shape, &host);
 
   g_assert_cmpuint (accel_buffer_get_size (b), ==, n * 4);
   g_autoptr(GBytes) bytes = accel_buffer_download (b, &error);
@@ -84,24 +82,22 @@ async_done (GObject *source, GAsyncResult *result, gpointer data)
 }
 
 static void
-test_submit_async_gemm (void)
+test_submit_async_gemm (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   gint64 m = g_test_rand_int_range (1, 70), k = g_test_rand_int_range (1, 70), n = g_test_rand_int_range (1, 70);
   g_autoptr(AccelShape) sa = accel_shape_new_2d (m, k);
   g_autoptr(AccelShape) sb = accel_shape_new_2d (k, n);
   g_autoptr(AccelShape) sc = accel_shape_new_2d (m, n);
   float *a, *b;
-  g_autoptr(AccelBuffer) ba = accel_test_alloc_random_f32 (dev, sa, &a);
-  g_autoptr(AccelBuffer) bb = accel_test_alloc_random_f32 (dev, sb, &b);
-  g_autoptr(AccelBuffer) bc = accel_test_alloc_random_f32 (dev, sc, NULL);
+  g_autoptr(AccelBuffer) ba = accel_test_alloc_random_f32 (f->dev, sa, &a);
+  g_autoptr(AccelBuffer) bb = accel_test_alloc_random_f32 (f->dev, sb, &b);
+  g_autoptr(AccelBuffer) bc = accel_test_alloc_random_f32 (f->dev, sc, NULL);
 
   g_autoptr(AccelOp) op = accel_op_new ("gemm", "a", ba, "b", bb, "c", bc, "alpha", 2.0, NULL);
   GError *error = NULL;
   gint count = 0;
   gpointer data[2] = { &error, &count };
-  accel_device_submit_async (dev, op, NULL, async_done, data);
+  accel_device_submit_async (f->dev, op, NULL, async_done, data);
   /* The callback runs on this thread's main context, not before. */
   g_assert_cmpint (count, ==, 0);
   while (count == 0)
@@ -121,14 +117,12 @@ test_submit_async_gemm (void)
   g_free (b);
 }
 
+/* Async ops then a blocking read: the read sees every earlier op. */
 static void
-test_ordering (void)
+test_ordering (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  /* Async ops then a blocking read: the read sees every earlier op. */
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(AccelShape) s = accel_shape_new_1d (g_test_rand_int_range (1, 1000));
-  g_autoptr(AccelBuffer) x = accel_test_alloc_random_f32 (dev, s, NULL);
+  g_autoptr(AccelBuffer) x = accel_test_alloc_random_f32 (f->dev, s, NULL);
   GError *error = NULL;
   gint count = 0;
   gpointer data[2] = { &error, &count };
@@ -138,7 +132,7 @@ test_ordering (void)
     {
       double v = g_test_rand_double_range (-10, 10);
       g_autoptr(AccelOp) fill = accel_op_new ("fill", "dst", x, "value", v, NULL);
-      accel_device_submit_async (dev, fill, NULL, async_done, data);
+      accel_device_submit_async (f->dev, fill, NULL, async_done, data);
       expect = (float) v;
     }
   g_autofree float *out = accel_test_read_f32 (x);
@@ -154,12 +148,10 @@ test_ordering (void)
  * and never touch it after its owner let go (the delivery of a context is
  * made, used once and freed over and over, while other threads complete). */
 static void
-test_async_fresh_contexts (void)
+test_async_fresh_contexts (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(AccelShape) s = accel_shape_new_1d (g_test_rand_int_range (1, 300));
-  g_autoptr(AccelBuffer) x = accel_test_alloc_random_f32 (dev, s, NULL);
+  g_autoptr(AccelBuffer) x = accel_test_alloc_random_f32 (f->dev, s, NULL);
   guint rounds = 1500;
 
   for (guint i = 0; i < rounds; i++)
@@ -174,7 +166,7 @@ test_async_fresh_contexts (void)
       for (guint k = 0; k < in_flight; k++)
         {
           g_autoptr(AccelOp) fill = accel_op_new ("fill", "dst", x, "value", v + k, NULL);
-          accel_device_submit_async (dev, fill, NULL, async_done, data);
+          accel_device_submit_async (f->dev, fill, NULL, async_done, data);
         }
       while (count < (gint) in_flight)
         g_main_context_iteration (ctx, TRUE);
@@ -189,14 +181,12 @@ test_async_fresh_contexts (void)
 }
 
 static void
-test_cancel_queued (void)
+test_cancel_queued (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   /* A long op keeps the device busy while the cancelled ones queue. */
   g_autoptr(AccelShape) sq = accel_shape_new_2d (700, 700);
-  g_autoptr(AccelBuffer) a = accel_test_alloc_random_f32 (dev, sq, NULL);
-  g_autoptr(AccelBuffer) c = accel_test_alloc_random_f32 (dev, sq, NULL);
+  g_autoptr(AccelBuffer) a = accel_test_alloc_random_f32 (f->dev, sq, NULL);
+  g_autoptr(AccelBuffer) c = accel_test_alloc_random_f32 (f->dev, sq, NULL);
   g_autoptr(AccelOp) slow = accel_op_new ("gemm", "a", a, "b", a, "c", c, NULL);
   g_autoptr(GCancellable) cancel = g_cancellable_new ();
 
@@ -205,13 +195,13 @@ test_cancel_queued (void)
   gpointer data[8][2];
   GError *slow_error = NULL;
   gpointer slow_data[2] = { &slow_error, &count };
-  accel_device_submit_async (dev, slow, NULL, async_done, slow_data);
+  accel_device_submit_async (f->dev, slow, NULL, async_done, slow_data);
   for (int i = 0; i < 8; i++)
     {
       data[i][0] = &errors[i];
       data[i][1] = &count;
       g_autoptr(AccelOp) fill = accel_op_new ("fill", "dst", c, "value", 1.0, NULL);
-      accel_device_submit_async (dev, fill, cancel, async_done, data[i]);
+      accel_device_submit_async (f->dev, fill, cancel, async_done, data[i]);
     }
   g_cancellable_cancel (cancel);
   while (count < 9)
@@ -231,31 +221,29 @@ test_cancel_queued (void)
   /* The device still works. */
   g_autoptr(GError) error = NULL;
   g_autoptr(AccelOp) fill = accel_op_new ("fill", "dst", c, "value", 3.0, NULL);
-  g_assert_true (accel_device_submit (dev, fill, NULL, &error));
+  g_assert_true (accel_device_submit (f->dev, fill, NULL, &error));
   g_assert_no_error (error);
 }
 
 static void
-test_bad_input (void)
+test_bad_input (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(GError) error = NULL;
   g_autoptr(AccelShape) s23 = accel_shape_new_2d (2, 3);
   g_autoptr(AccelShape) s45 = accel_shape_new_2d (4, 5);
-  g_autoptr(AccelBuffer) a = accel_test_alloc_random_f32 (dev, s23, NULL);
-  g_autoptr(AccelBuffer) b = accel_test_alloc_random_f32 (dev, s45, NULL);
-  g_autoptr(AccelBuffer) c = accel_test_alloc_random_f32 (dev, s23, NULL);
+  g_autoptr(AccelBuffer) a = accel_test_alloc_random_f32 (f->dev, s23, NULL);
+  g_autoptr(AccelBuffer) b = accel_test_alloc_random_f32 (f->dev, s45, NULL);
+  g_autoptr(AccelBuffer) c = accel_test_alloc_random_f32 (f->dev, s23, NULL);
 
   /* Shapes that do not fit: the message names a property. */
   g_autoptr(AccelOp) gemm = accel_op_new ("gemm", "a", a, "b", b, "c", c, NULL);
-  g_assert_false (accel_device_submit (dev, gemm, NULL, &error));
+  g_assert_false (accel_device_submit (f->dev, gemm, NULL, &error));
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH);
   g_clear_error (&error);
 
   /* A missing buffer. */
   g_autoptr(AccelOp) partial = accel_op_new ("gemm", "a", a, "b", b, NULL);
-  g_assert_false (accel_device_submit (dev, partial, NULL, &error));
+  g_assert_false (accel_device_submit (f->dev, partial, NULL, &error));
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT);
   g_assert_nonnull (strstr (error->message, "“c”"));
   g_clear_error (&error);
@@ -271,52 +259,50 @@ test_bad_input (void)
   g_autoptr(AccelDevice) dev2 = accel_test_get_device (other, "cpu:0");
   g_autoptr(AccelBuffer) foreign = accel_test_alloc_random_f32 (dev2, s23, NULL);
   g_autoptr(AccelOp) copy = accel_op_new ("fill", "dst", foreign, "value", 1.0, NULL);
-  g_assert_false (accel_device_submit (dev, copy, NULL, &error));
+  g_assert_false (accel_device_submit (f->dev, copy, NULL, &error));
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_WRONG_DEVICE);
   g_clear_error (&error);
 
   /* Out of memory under ACCEL_CPU_MEMORY_LIMIT (set by the test env). */
   g_autoptr(AccelShape) huge = accel_shape_new_1d ((gint64) 1 << 40);
-  g_autoptr(AccelBuffer) nope = accel_device_alloc (dev, ACCEL_DTYPE_F64, huge, &error);
+  g_autoptr(AccelBuffer) nope = accel_device_alloc (f->dev, ACCEL_DTYPE_F64, huge, &error);
   g_assert_null (nope);
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_OUT_OF_MEMORY);
   g_clear_error (&error);
 
   /* After all that, a good op on the same device succeeds. */
-  accel_test_fill_f32 (dev, c, 2.5f);
+  accel_test_fill_f32 (f->dev, c, 2.5f);
 }
 
 /* A broadcast (stride 0) buffer can be read, never written: the result of
  * writing it would depend on the order of the writes. (Found by fuzzing: a
  * fill of a broadcast of 10^16 elements kept a device host busy for good.) */
 static void
-test_broadcast_output (void)
+test_broadcast_output (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(GError) error = NULL;
   gint64 rows = g_test_rand_int_range (2, 9), cols = g_test_rand_int_range (1, 17);
   gint64 dims[] = { rows, cols }, strides[] = { 0, 1 };
   g_autoptr(AccelShape) broadcast = accel_shape_new_strided (dims, strides, 2);
   g_autoptr(AccelShape) full = accel_shape_new_2d (rows, cols);
-  g_autoptr(AccelBuffer) src = accel_device_alloc (dev, ACCEL_DTYPE_F32, broadcast, &error);
+  g_autoptr(AccelBuffer) src = accel_device_alloc (f->dev, ACCEL_DTYPE_F32, broadcast, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (accel_buffer_get_size (src), ==, cols * sizeof (float));
   float *row = g_new (float, cols);
   for (gint64 j = 0; j < cols; j++)
     row[j] = (float) g_test_rand_double_range (-1, 1);
   g_assert_true (accel_buffer_write (src, (guint8 *) row, cols * sizeof (float), &error));
-  g_autoptr(AccelBuffer) dst = accel_test_alloc_random_f32 (dev, full, NULL);
+  g_autoptr(AccelBuffer) dst = accel_test_alloc_random_f32 (f->dev, full, NULL);
 
   g_autoptr(AccelOp) fill = accel_op_new ("fill", "dst", src, "value", 1.0, NULL);
-  g_assert_false (accel_device_submit (dev, fill, NULL, &error));
+  g_assert_false (accel_device_submit (f->dev, fill, NULL, &error));
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_INVALID_ARGUMENT);
   g_assert_nonnull (strstr (error->message, "“dst”"));
   g_clear_error (&error);
 
   /* Read, it is every row the same. */
   g_autoptr(AccelOp) copy = accel_op_new ("copy", "src", src, "dst", dst, NULL);
-  g_assert_true (accel_device_submit (dev, copy, NULL, &error));
+  g_assert_true (accel_device_submit (f->dev, copy, NULL, &error));
   g_assert_no_error (error);
   g_autofree float *out = accel_test_read_f32 (dst);
   for (gint64 i = 0; i < rows; i++)
@@ -354,14 +340,12 @@ resolve_from_table (guint64 handle, gpointer data)
 }
 
 static void
-test_serialize_round_trip (void)
+test_serialize_round_trip (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(AccelShape) s = accel_shape_new_2d (3, 3);
-  g_autoptr(AccelBuffer) a = accel_test_alloc_random_f32 (dev, s, NULL);
-  g_autoptr(AccelBuffer) b = accel_test_alloc_random_f32 (dev, s, NULL);
-  g_autoptr(AccelBuffer) c = accel_test_alloc_random_f32 (dev, s, NULL);
+  g_autoptr(AccelBuffer) a = accel_test_alloc_random_f32 (f->dev, s, NULL);
+  g_autoptr(AccelBuffer) b = accel_test_alloc_random_f32 (f->dev, s, NULL);
+  g_autoptr(AccelBuffer) c = accel_test_alloc_random_f32 (f->dev, s, NULL);
   g_autoptr(GHashTable) table = g_hash_table_new (g_int64_hash, g_int64_equal);
   guint64 ha = accel_buffer_get_handle (a), hb = accel_buffer_get_handle (b), hc = accel_buffer_get_handle (c);
   g_assert_cmpuint (ha, !=, hb);
@@ -369,7 +353,7 @@ test_serialize_round_trip (void)
   g_hash_table_insert (table, &hb, b);
   g_hash_table_insert (table, &hc, c);
 
-  g_auto(GStrv) types = accel_registry_list_op_types (accel_system_get_registry (system));
+  g_auto(GStrv) types = accel_registry_list_op_types (accel_system_get_registry (f->system));
   guint tried = 0;
   for (guint t = 0; types[t]; t++)
     {
@@ -454,35 +438,33 @@ count_notify (GObject *obj, GParamSpec *pspec, gpointer data)
 }
 
 static void
-test_fault_restart (void)
+test_fault_restart (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(GError) error = NULL;
-  accel_actor_set_strategy (ACCEL_ACTOR (dev), 3, 60000, NULL, NULL, NULL);
+  accel_actor_set_strategy (ACCEL_ACTOR (f->dev), 3, 60000, NULL, NULL, NULL);
   gint notified = 0;
-  g_signal_connect (dev, "notify::generation", G_CALLBACK (count_notify), &notified);
+  g_signal_connect (f->dev, "notify::generation", G_CALLBACK (count_notify), &notified);
 
   g_autoptr(AccelShape) s = accel_shape_new_1d (g_test_rand_int_range (1, 500));
-  g_autoptr(AccelBuffer) old = accel_test_alloc_random_f32 (dev, s, NULL);
+  g_autoptr(AccelBuffer) old = accel_test_alloc_random_f32 (f->dev, s, NULL);
 
   /* Ops queued behind the fault run after the restart. */
   GError *errors[3] = { NULL, };
   gint count = 0;
   gpointer data[3][2];
   g_autoptr(AccelShape) s2 = accel_shape_new_1d (3);
-  g_autoptr(AccelBuffer) keep = accel_test_alloc_random_f32 (dev, s2, NULL);
+  g_autoptr(AccelBuffer) keep = accel_test_alloc_random_f32 (f->dev, s2, NULL);
   g_autoptr(AccelOp) fault = accel_op_new_by_name ("fault", &error);
   g_assert_no_error (error);
   data[0][0] = &errors[0]; data[0][1] = &count;
-  accel_device_submit_async (dev, fault, NULL, async_done, data[0]);
+  accel_device_submit_async (f->dev, fault, NULL, async_done, data[0]);
   g_autoptr(AccelOp) stale_fill = accel_op_new ("fill", "dst", old, "value", 1.0, NULL);
   data[1][0] = &errors[1]; data[1][1] = &count;
-  accel_device_submit_async (dev, stale_fill, NULL, async_done, data[1]);
+  accel_device_submit_async (f->dev, stale_fill, NULL, async_done, data[1]);
   /* Every op queued behind the fault that names an old buffer is refused. */
   g_autoptr(AccelOp) stale_zero = accel_op_new ("fill", "dst", keep, "value", 2.0, NULL);
   data[2][0] = &errors[2]; data[2][1] = &count;
-  accel_device_submit_async (dev, stale_zero, NULL, async_done, data[2]);
+  accel_device_submit_async (f->dev, stale_zero, NULL, async_done, data[2]);
   while (count < 3)
     g_main_context_iteration (NULL, TRUE);
 
@@ -493,24 +475,24 @@ test_fault_restart (void)
     g_clear_error (&errors[i]);
   g_assert_cmpint (notified, ==, 1);
   /* Old buffers are refused everywhere; new ones work. */
-  accel_test_assert_restarted (dev, old, 1);
-  g_autoptr(AccelBuffer) fresh = accel_test_alloc_random_f32 (dev, s, NULL);
-  accel_test_fill_f32 (dev, fresh, 4.0f);
+  accel_test_assert_restarted (f->dev, old, 1);
+  g_autoptr(AccelBuffer) fresh = accel_test_alloc_random_f32 (f->dev, s, NULL);
+  accel_test_fill_f32 (f->dev, fresh, 4.0f);
 
   /* Two more restarts are in the budget of 3; the fourth fault stops it. */
   for (guint i = 0; i < 2; i++)
-    accel_test_assert_fault_poisons (dev);
-  g_assert_cmpuint (accel_device_get_generation (dev), ==, 3);
-  accel_test_assert_fault_poisons (dev);
-  g_assert_cmpint (accel_device_get_state (dev), ==, ACCEL_DEVICE_STATE_FAILED);
-  g_assert_nonnull (accel_device_get_failure (dev));
+    accel_test_assert_fault_poisons (f->dev);
+  g_assert_cmpuint (accel_device_get_generation (f->dev), ==, 3);
+  accel_test_assert_fault_poisons (f->dev);
+  g_assert_cmpint (accel_device_get_state (f->dev), ==, ACCEL_DEVICE_STATE_FAILED);
+  g_assert_nonnull (accel_device_get_failure (f->dev));
 
   g_autoptr(AccelOp) fill = accel_fill_new (fresh, 4.0);
-  g_assert_false (accel_device_submit (dev, fill, NULL, &error));
+  g_assert_false (accel_device_submit (f->dev, fill, NULL, &error));
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_DEVICE_FAILED);
   g_assert_nonnull (strstr (error->message, "budget"));
   g_clear_error (&error);
-  g_autoptr(AccelBuffer) none = accel_device_alloc (dev, ACCEL_DTYPE_F32, s, &error);
+  g_autoptr(AccelBuffer) none = accel_device_alloc (f->dev, ACCEL_DTYPE_F32, s, &error);
   g_assert_null (none);
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_DEVICE_FAILED);
 }
@@ -519,37 +501,33 @@ test_fault_restart (void)
  * complete exactly once. */
 
 static void
-test_threads_with_faults (void)
+test_threads_with_faults (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
-  accel_actor_set_strategy (ACCEL_ACTOR (dev), G_MAXUINT, 1000, NULL, NULL, NULL);
+  accel_actor_set_strategy (ACCEL_ACTOR (f->dev), G_MAXUINT, 1000, NULL, NULL, NULL);
   const AccelTestStress stress = {
     .n_threads = 8, .n_ops = g_test_thorough () || !g_getenv ("ACCEL_TEST_QUICK") ? 10000 : 1000,
     .faults_per_mille = 1, .in_flight = 64,
   };
-  AccelTestStressResult r = accel_test_stress_run (dev, &stress);
+  AccelTestStressResult r = accel_test_stress_run (f->dev, &stress);
   g_assert_cmpuint (r.poisoned, >, 0);
-  g_assert_cmpuint (accel_device_get_generation (dev), >, 0);
+  g_assert_cmpuint (accel_device_get_generation (f->dev), >, 0);
   /* Each fault turns every op in flight with an old buffer stale, so only
    * a part succeeds; but every thread gets work done between faults. */
   g_assert_cmpuint (r.min_ok, >, 0);
-  g_assert_cmpint (accel_device_get_state (dev), ==, ACCEL_DEVICE_STATE_READY);
+  g_assert_cmpint (accel_device_get_state (f->dev), ==, ACCEL_DEVICE_STATE_READY);
 
   /* And the device serves new work correctly afterwards. */
   g_autoptr(AccelShape) s = accel_shape_new_1d (33);
-  g_autoptr(AccelBuffer) b = accel_test_alloc_random_f32 (dev, s, NULL);
-  accel_test_fill_f32 (dev, b, 6.5f);
+  g_autoptr(AccelBuffer) b = accel_test_alloc_random_f32 (f->dev, s, NULL);
+  accel_test_fill_f32 (f->dev, b, 6.5f);
 }
 
 /* An op submitted again is checked again whenever it changed: a gemm that
  * ran is given a c of the wrong shape (refused, nothing written), then
  * the right one back (runs again), then a c of another device. */
 static void
-test_resubmit_changed (void)
+test_resubmit_changed (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = accel_test_get_device (system, "cpu:0");
   g_autoptr(AccelSystem) other_system = accel_test_new_system ();
   g_autoptr(AccelDevice) other = accel_test_get_device (other_system, "cpu:0");
   gint64 m = g_test_rand_int_range (1, 40), n = g_test_rand_int_range (1, 40), k = g_test_rand_int_range (1, 40);
@@ -557,24 +535,24 @@ test_resubmit_changed (void)
   g_autoptr(AccelShape) sb = accel_shape_new_2d (k, n);
   g_autoptr(AccelShape) sc = accel_shape_new_2d (m, n);
   g_autoptr(AccelShape) wrong = accel_shape_new_2d (m, n + 1);
-  g_autoptr(AccelBuffer) a = accel_test_alloc_random_f32 (dev, sa, NULL);
-  g_autoptr(AccelBuffer) b = accel_test_alloc_random_f32 (dev, sb, NULL);
-  g_autoptr(AccelBuffer) c = accel_test_alloc_random_f32 (dev, sc, NULL);
-  g_autoptr(AccelBuffer) bad = accel_test_alloc_random_f32 (dev, wrong, NULL);
+  g_autoptr(AccelBuffer) a = accel_test_alloc_random_f32 (f->dev, sa, NULL);
+  g_autoptr(AccelBuffer) b = accel_test_alloc_random_f32 (f->dev, sb, NULL);
+  g_autoptr(AccelBuffer) c = accel_test_alloc_random_f32 (f->dev, sc, NULL);
+  g_autoptr(AccelBuffer) bad = accel_test_alloc_random_f32 (f->dev, wrong, NULL);
   g_autoptr(AccelBuffer) elsewhere = accel_test_alloc_random_f32 (other, sc, NULL);
   g_autoptr(AccelOp) gemm = accel_op_new ("gemm", "a", a, "b", b, "c", c, NULL);
   g_autoptr(GError) error = NULL;
 
   for (int i = 0; i < 3; i++)
     {
-      g_assert_true (accel_device_submit (dev, gemm, NULL, &error));
+      g_assert_true (accel_device_submit (f->dev, gemm, NULL, &error));
       g_assert_no_error (error);
     }
   g_autofree float *before = accel_test_read_f32 (bad);
   g_object_set (gemm, "c", bad, NULL);
   for (int i = 0; i < 2; i++)
     {
-      g_assert_false (accel_device_submit (dev, gemm, NULL, &error));
+      g_assert_false (accel_device_submit (f->dev, gemm, NULL, &error));
       g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_SHAPE_MISMATCH);
       g_assert_nonnull (strstr (error->message, "c"));
       g_clear_error (&error);
@@ -583,11 +561,11 @@ test_resubmit_changed (void)
   g_assert_cmpmem (before, m * (n + 1) * sizeof (float), after, m * (n + 1) * sizeof (float));
 
   g_object_set (gemm, "c", c, NULL);
-  g_assert_true (accel_device_submit (dev, gemm, NULL, &error));
+  g_assert_true (accel_device_submit (f->dev, gemm, NULL, &error));
   g_assert_no_error (error);
 
   g_object_set (gemm, "c", elsewhere, NULL);
-  g_assert_false (accel_device_submit (dev, gemm, NULL, &error));
+  g_assert_false (accel_device_submit (f->dev, gemm, NULL, &error));
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_WRONG_DEVICE);
 }
 
@@ -596,17 +574,17 @@ main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/device/listed", test_devices_listed);
-  g_test_add_func ("/device/buffer-round-trip", test_buffer_round_trip);
-  g_test_add_func ("/device/submit-async-gemm", test_submit_async_gemm);
-  g_test_add_func ("/device/ordering", test_ordering);
-  g_test_add_func ("/device/async-fresh-contexts", test_async_fresh_contexts);
-  g_test_add_func ("/device/cancel-queued", test_cancel_queued);
-  g_test_add_func ("/device/bad-input", test_bad_input);
-  g_test_add_func ("/device/broadcast-output", test_broadcast_output);
+  accel_test_add_cpu ("/device/buffer-round-trip", NULL, test_buffer_round_trip);
+  accel_test_add_cpu ("/device/submit-async-gemm", NULL, test_submit_async_gemm);
+  accel_test_add_cpu ("/device/ordering", NULL, test_ordering);
+  accel_test_add_cpu ("/device/async-fresh-contexts", NULL, test_async_fresh_contexts);
+  accel_test_add_cpu ("/device/cancel-queued", NULL, test_cancel_queued);
+  accel_test_add_cpu ("/device/bad-input", NULL, test_bad_input);
+  accel_test_add_cpu ("/device/broadcast-output", NULL, test_broadcast_output);
   g_test_add_func ("/device/cross-device-copy", test_cross_device_copy);
-  g_test_add_func ("/device/serialize-round-trip", test_serialize_round_trip);
-  g_test_add_func ("/device/resubmit-changed", test_resubmit_changed);
-  g_test_add_func ("/device/fault-restart", test_fault_restart);
-  g_test_add_func ("/device/threads-with-faults", test_threads_with_faults);
+  accel_test_add_cpu ("/device/serialize-round-trip", NULL, test_serialize_round_trip);
+  accel_test_add_cpu ("/device/resubmit-changed", NULL, test_resubmit_changed);
+  accel_test_add_cpu ("/device/fault-restart", NULL, test_fault_restart);
+  accel_test_add_cpu ("/device/threads-with-faults", NULL, test_threads_with_faults);
   return g_test_run ();
 }

@@ -14,13 +14,6 @@
 #include <string.h>
 #include "accel-test-buffers.h"
 
-/* cpu:0 in this process, or behind a device host. */
-static AccelDevice *
-get_device (AccelSystem *system, gboolean remote)
-{
-  return remote ? accel_test_remote_cpu_device (system) : accel_test_get_device (system, "cpu:0");
-}
-
 static AccelBuffer *
 alloc_f64 (AccelDevice *dev, gint64 n, double *host)
 {
@@ -83,66 +76,80 @@ record_chain (AccelDevice *dev, AccelBuffer *x, AccelBuffer *y, double a, double
   return graph;
 }
 
-static void
-check_chain (gboolean remote)
+/* x and y of random values on a device, kept on the host for the
+ * reference, and the chain recorded over them. */
+typedef struct {
+  double *x, *y;
+  AccelBuffer *bx, *by;
+  AccelGraph *graph;
+} Chain;
+
+static Chain
+chain_new (AccelDevice *dev, gint64 n, double a, double b, double c)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = get_device (system, remote);
+  Chain ch = { g_new (double, n), g_new (double, n), NULL, NULL, NULL };
+  ch.bx = alloc_f64 (dev, n, ch.x);
+  ch.by = alloc_f64 (dev, n, ch.y);
+  ch.graph = record_chain (dev, ch.bx, ch.by, a, b, c);
+  return ch;
+}
+
+static void
+chain_clear (Chain *ch)
+{
+  g_clear_object (&ch->graph);
+  g_clear_object (&ch->by);
+  g_clear_object (&ch->bx);
+  g_clear_pointer (&ch->y, g_free);
+  g_clear_pointer (&ch->x, g_free);
+}
+
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Chain, chain_clear)
+
+/* On cpu:0 in this process, and behind a device host. */
+static void
+test_chain (AccelTestDeviceFixture *f, gconstpointer user_data)
+{
+  AccelDevice *dev = f->dev;
   g_autoptr(GError) error = NULL;
   gint64 n = g_test_rand_int_range (1, 3000) | 1;
-  g_autofree double *x = g_new (double, n);
-  g_autofree double *y = g_new (double, n);
-  g_autoptr(AccelBuffer) bx = alloc_f64 (dev, n, x);
-  g_autoptr(AccelBuffer) by = alloc_f64 (dev, n, y);
   double a = g_test_rand_double_range (0.5, 1.5), b = g_test_rand_double_range (-1, 1);
   double c = g_test_rand_double_range (0.5, 1.0);
-
-  g_autoptr(AccelGraph) graph = record_chain (dev, bx, by, a, b, c);
-  g_autoptr(AccelOp) replay = accel_graph_new_replay (graph);
+  g_auto(Chain) ch = chain_new (dev, n, a, b, c);
+  g_autoptr(AccelOp) replay = accel_graph_new_replay (ch.graph);
   guint reps = g_test_rand_int_range (2, 6);
   for (guint r = 0; r < reps; r++)
     {
       g_assert_true (accel_device_submit (dev, replay, NULL, &error));
       g_assert_no_error (error);
-      reference_step (x, y, n, a, b, c);
+      reference_step (ch.x, ch.y, n, a, b, c);
     }
-  assert_buffer_equals (bx, x, n);
-  assert_buffer_equals (by, y, n);
+  assert_buffer_equals (ch.bx, ch.x, n);
+  assert_buffer_equals (ch.by, ch.y, n);
 
   /* Ops submitted around a replay see its effects in order. */
   double v = g_test_rand_double_range (-2, 2);
-  g_autoptr(AccelOp) fill = accel_fill_new (bx, v);
+  g_autoptr(AccelOp) fill = accel_fill_new (ch.bx, v);
   g_assert_true (accel_device_submit (dev, fill, NULL, &error));
-  g_assert_true (accel_graph_replay (graph, NULL, &error));
+  g_assert_true (accel_graph_replay (ch.graph, NULL, &error));
   g_assert_no_error (error);
   for (gint64 i = 0; i < n; i++)
-    x[i] = v;
-  reference_step (x, y, n, a, b, c);
-  assert_buffer_equals (by, y, n);
+    ch.x[i] = v;
+  reference_step (ch.x, ch.y, n, a, b, c);
+  assert_buffer_equals (ch.by, ch.y, n);
 
   /* One work item per replay, whatever the graph holds. */
   g_autoptr(GVariant) before = accel_device_get_stats (dev);
   guint64 ops_before = 0, ops_after = 0;
   g_variant_lookup (before, "ops-completed", "t", &ops_before);
-  g_assert_true (accel_graph_replay (graph, NULL, &error));
+  g_assert_true (accel_graph_replay (ch.graph, NULL, &error));
   g_autoptr(GVariant) after = accel_device_get_stats (dev);
   g_variant_lookup (after, "ops-completed", "t", &ops_after);
   g_assert_cmpuint (ops_after, ==, ops_before + 1);
-  reference_step (x, y, n, a, b, c);
-  assert_buffer_equals (by, y, n);
+  reference_step (ch.x, ch.y, n, a, b, c);
+  assert_buffer_equals (ch.by, ch.y, n);
 }
 
-static void
-test_chain (void)
-{
-  check_chain (FALSE);
-}
-
-static void
-test_chain_remote (void)
-{
-  check_chain (TRUE);
-}
 
 typedef struct {
   gint pending;
@@ -163,46 +170,37 @@ replayed (GObject *source, GAsyncResult *result, gpointer data)
 
 /* Many replays queued at once run in order. */
 static void
-test_async (void)
+test_async (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = get_device (system, FALSE);
+  AccelDevice *dev = f->dev;
   gint64 n = g_test_rand_int_range (1, 500);
-  g_autofree double *x = g_new (double, n);
-  g_autofree double *y = g_new (double, n);
-  g_autoptr(AccelBuffer) bx = alloc_f64 (dev, n, x);
-  g_autoptr(AccelBuffer) by = alloc_f64 (dev, n, y);
   double a = g_test_rand_double_range (0.9, 1.1), b = g_test_rand_double_range (-0.5, 0.5);
   double c = g_test_rand_double_range (0.5, 1.0);
-  g_autoptr(AccelGraph) graph = record_chain (dev, bx, by, a, b, c);
+  g_auto(Chain) ch = chain_new (dev, n, a, b, c);
 
   AsyncState state = { 0, NULL };
   guint reps = g_test_rand_int_range (5, 20);
   for (guint r = 0; r < reps; r++)
     {
       state.pending++;
-      accel_graph_replay_async (graph, NULL, replayed, &state);
-      reference_step (x, y, n, a, b, c);
+      accel_graph_replay_async (ch.graph, NULL, replayed, &state);
+      reference_step (ch.x, ch.y, n, a, b, c);
     }
   while (state.pending > 0)
     g_main_context_iteration (NULL, TRUE);
   g_assert_no_error (state.error);
-  assert_buffer_equals (by, y, n);
+  assert_buffer_equals (ch.by, ch.y, n);
 }
 
+/* On cpu:0 in this process, and behind a device host. */
 static void
-check_stale (gboolean remote)
+test_stale (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = get_device (system, remote);
+  AccelDevice *dev = f->dev;
   g_autoptr(GError) error = NULL;
   accel_actor_set_strategy (ACCEL_ACTOR (dev), 3, 60000, NULL, NULL, NULL);
   gint64 n = g_test_rand_int_range (1, 100);
-  g_autofree double *x = g_new (double, n);
-  g_autofree double *y = g_new (double, n);
-  g_autoptr(AccelBuffer) bx = alloc_f64 (dev, n, x);
-  g_autoptr(AccelBuffer) by = alloc_f64 (dev, n, y);
-  g_autoptr(AccelGraph) graph = record_chain (dev, bx, by, 1.5, 0.5, 0.75);
+  g_auto(Chain) ch = chain_new (dev, n, 1.5, 0.5, 0.75);
   g_autoptr(AccelGraph) open = accel_graph_new (dev, 0);
 
   accel_test_assert_fault_poisons (dev);
@@ -210,7 +208,7 @@ check_stale (gboolean remote)
 
   /* The graph's memory went with the old context: its replay is refused
    * before anything runs, and so is recording into an old graph. */
-  g_assert_false (accel_graph_replay (graph, NULL, &error));
+  g_assert_false (accel_graph_replay (ch.graph, NULL, &error));
   g_assert_error (error, ACCEL_ERROR, ACCEL_ERROR_STALE_BUFFER);
   g_clear_error (&error);
   g_autofree double *z = g_new (double, n);
@@ -230,24 +228,12 @@ check_stale (gboolean remote)
   assert_buffer_equals (bw, w, n);
 }
 
-static void
-test_stale (void)
-{
-  check_stale (FALSE);
-}
 
 static void
-test_stale_remote (void)
+test_bad_input (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  check_stale (TRUE);
-}
-
-static void
-test_bad_input (void)
-{
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = get_device (system, FALSE);
-  g_autoptr(AccelDevice) other = get_device (system, TRUE);
+  AccelDevice *dev = f->dev;
+  g_autoptr(AccelDevice) other = accel_test_remote_cpu_device (f->system);
   g_autoptr(GError) error = NULL;
   gint64 n = g_test_rand_int_range (2, 50);
   g_autofree double *x = g_new (double, n);
@@ -309,23 +295,18 @@ resolve_from_table (guint64 handle, gpointer data)
 /* What a device host does with a replay: it reads the graph once and
  * keeps it while the content under its handle stays the same. */
 static void
-test_serialised (void)
+test_serialised (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = get_device (system, FALSE);
+  AccelDevice *dev = f->dev;
   g_autoptr(GError) error = NULL;
   gint64 n = g_test_rand_int_range (1, 64);
-  g_autofree double *x = g_new (double, n);
-  g_autofree double *y = g_new (double, n);
-  g_autoptr(AccelBuffer) bx = alloc_f64 (dev, n, x);
-  g_autoptr(AccelBuffer) by = alloc_f64 (dev, n, y);
-  g_autoptr(AccelGraph) graph = record_chain (dev, bx, by, 1.25, -0.5, 0.5);
-  g_autoptr(AccelOp) replay = accel_graph_new_replay (graph);
+  g_auto(Chain) ch = chain_new (dev, n, 1.25, -0.5, 0.5);
+  g_autoptr(AccelOp) replay = accel_graph_new_replay (ch.graph);
 
   g_autoptr(GHashTable) table = g_hash_table_new (g_int64_hash, g_int64_equal);
-  guint64 hx = accel_buffer_get_handle (bx), hy = accel_buffer_get_handle (by);
-  g_hash_table_insert (table, &hx, bx);
-  g_hash_table_insert (table, &hy, by);
+  guint64 hx = accel_buffer_get_handle (ch.bx), hy = accel_buffer_get_handle (ch.by);
+  g_hash_table_insert (table, &hx, ch.bx);
+  g_hash_table_insert (table, &hy, ch.by);
 
   g_autoptr(GVariant) form = accel_op_serialize (replay);
   g_autoptr(AccelOp) read1 = accel_op_deserialize (form, resolve_from_table, table, &error);
@@ -334,7 +315,7 @@ test_serialised (void)
   g_assert_no_error (error);
   AccelGraph *g1 = ACCEL_REPLAY (read1)->graph, *g2 = ACCEL_REPLAY (read2)->graph;
   g_assert_true (g1 == g2);
-  g_assert_true (g1 != graph);
+  g_assert_true (g1 != ch.graph);
   g_assert_cmpuint (accel_graph_get_n_ops (g1), ==, 4);
   g_assert_null (accel_graph_get_device (g1));
   g_assert_cmpuint (accel_op_get_n_buffer_slots (read1), ==, 2);
@@ -344,12 +325,12 @@ test_serialised (void)
   /* The graph read back runs like the original. */
   g_assert_true (accel_device_submit (dev, read1, NULL, &error));
   g_assert_no_error (error);
-  reference_step (x, y, n, 1.25, -0.5, 0.5);
-  assert_buffer_equals (by, y, n);
+  reference_step (ch.x, ch.y, n, 1.25, -0.5, 0.5);
+  assert_buffer_equals (ch.by, ch.y, n);
 
   /* A hostile form: an unknown handle. */
   g_hash_table_remove (table, &hy);
-  g_autoptr(AccelGraph) other = record_chain (dev, bx, by, 2.0, 1.0, 0.5);
+  g_autoptr(AccelGraph) other = record_chain (dev, ch.bx, ch.by, 2.0, 1.0, 0.5);
   g_autoptr(AccelOp) other_replay = accel_graph_new_replay (other);
   g_autoptr(GVariant) other_form = accel_op_serialize (other_replay);
   g_assert_null (accel_op_deserialize (other_form, resolve_from_table, table, &error));
@@ -357,10 +338,9 @@ test_serialised (void)
 }
 
 static void
-test_stats (void)
+test_stats (AccelTestDeviceFixture *f, gconstpointer user_data)
 {
-  g_autoptr(AccelSystem) system = accel_test_new_system ();
-  g_autoptr(AccelDevice) dev = get_device (system, FALSE);
+  AccelDevice *dev = f->dev;
   g_autoptr(GError) error = NULL;
   gint64 n = g_test_rand_int_range (1, 1000);
   g_autofree double *x = g_new (double, n);
@@ -397,13 +377,13 @@ int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
-  g_test_add_func ("/graph/chain", test_chain);
-  g_test_add_func ("/graph/chain-remote", test_chain_remote);
-  g_test_add_func ("/graph/async", test_async);
-  g_test_add_func ("/graph/stale", test_stale);
-  g_test_add_func ("/graph/stale-remote", test_stale_remote);
-  g_test_add_func ("/graph/bad-input", test_bad_input);
-  g_test_add_func ("/graph/serialised", test_serialised);
-  g_test_add_func ("/graph/stats", test_stats);
+  accel_test_add_cpu ("/graph/chain", NULL, test_chain);
+  accel_test_add_remote_cpu ("/graph/chain-remote", NULL, test_chain);
+  accel_test_add_cpu ("/graph/async", NULL, test_async);
+  accel_test_add_cpu ("/graph/stale", NULL, test_stale);
+  accel_test_add_remote_cpu ("/graph/stale-remote", NULL, test_stale);
+  accel_test_add_cpu ("/graph/bad-input", NULL, test_bad_input);
+  accel_test_add_cpu ("/graph/serialised", NULL, test_serialised);
+  accel_test_add_cpu ("/graph/stats", NULL, test_stats);
   return g_test_run ();
 }

@@ -22,73 +22,13 @@ struct _AccelTestFault {
   AccelBuffer *target;
 };
 
-G_DEFINE_FINAL_TYPE (AccelTestFault, accel_test_fault, ACCEL_TYPE_OP)
-
-enum {
-  PROP_0,
-  PROP_TARGET,
+static const AccelOpParam accel_test_fault_params[] = {
+  ACCEL_OP_BUFFER (AccelTestFault, target, "target", "Optional buffer the fault is tied to", ACCEL_ACCESS_READ_WRITE,
+                   ACCEL_OP_PARAM_DEFAULT),
 };
 
-static void
-accel_test_fault_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelTestFault *self = ACCEL_TEST_FAULT (object);
-
-  switch (prop_id)
-    {
-    case PROP_TARGET:
-      g_set_object (&self->target, g_value_get_object (value));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_test_fault_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelTestFault *self = ACCEL_TEST_FAULT (object);
-
-  switch (prop_id)
-    {
-    case PROP_TARGET:
-      g_value_set_object (value, self->target);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_test_fault_dispose (GObject *object)
-{
-  AccelTestFault *self = ACCEL_TEST_FAULT (object);
-
-  g_clear_object (&self->target);
-  G_OBJECT_CLASS (accel_test_fault_parent_class)->dispose (object);
-}
-
-static void
-accel_test_fault_class_init (AccelTestFaultClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  object_class->set_property = accel_test_fault_set_property;
-  object_class->get_property = accel_test_fault_get_property;
-  object_class->dispose = accel_test_fault_dispose;
-
-  accel_op_class_set_metadata (op_class, "fault",
-                               "Test only: fails as a poisoned context would");
-  accel_op_class_install_buffer (op_class, PROP_TARGET, "target",
-                                 "Optional buffer the fault is tied to",
-                                 ACCEL_ACCESS_READ_WRITE, FALSE);
-}
-
-static void
-accel_test_fault_init (AccelTestFault *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelTestFault, accel_test_fault, "fault", "Test only: fails as a poisoned context would",
+                      accel_test_fault_params, NULL)
 
 static gboolean
 fault_run (AccelOp *op, gpointer context, GError **error)

@@ -19,39 +19,10 @@ struct _AccelTestScribble {
   AccelBuffer *dst;
 };
 
-G_DEFINE_FINAL_TYPE (AccelTestScribble, accel_test_scribble, ACCEL_TYPE_OP)
-
-enum {
-  PROP_0,
-  PROP_DST,
+static const AccelOpParam accel_test_scribble_params[] = {
+  ACCEL_OP_BUFFER (AccelTestScribble, dst, "dst", "The f32 buffer filled", ACCEL_ACCESS_WRITE,
+                   ACCEL_OP_PARAM_REQUIRED),
 };
-
-static void
-accel_test_scribble_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelTestScribble *self = ACCEL_TEST_SCRIBBLE (object);
-  if (prop_id == PROP_DST)
-    g_set_object (&self->dst, g_value_get_object (value));
-  else
-    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-}
-
-static void
-accel_test_scribble_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelTestScribble *self = ACCEL_TEST_SCRIBBLE (object);
-  if (prop_id == PROP_DST)
-    g_value_set_object (value, self->dst);
-  else
-    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-}
-
-static void
-accel_test_scribble_dispose (GObject *object)
-{
-  g_clear_object (&ACCEL_TEST_SCRIBBLE (object)->dst);
-  G_OBJECT_CLASS (accel_test_scribble_parent_class)->dispose (object);
-}
 
 static gboolean
 accel_test_scribble_validate (AccelOp *op, GError **error)
@@ -60,25 +31,9 @@ accel_test_scribble_validate (AccelOp *op, GError **error)
   return accel_op_check_dtype (op, "dst", &f32, 1, error) && accel_op_check_contiguous (op, "dst", error);
 }
 
-static void
-accel_test_scribble_class_init (AccelTestScribbleClass *klass)
-{
-  GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  AccelOpClass *op_class = ACCEL_OP_CLASS (klass);
-
-  object_class->set_property = accel_test_scribble_set_property;
-  object_class->get_property = accel_test_scribble_get_property;
-  object_class->dispose = accel_test_scribble_dispose;
-  op_class->validate = accel_test_scribble_validate;
-  accel_op_class_set_metadata (op_class, "scribble", "Test only: fills dst with $ACCEL_TEST_SCRIBBLE");
-  accel_op_class_install_buffer (op_class, PROP_DST, "dst", "The f32 buffer filled",
-                                 ACCEL_ACCESS_WRITE, TRUE);
-}
-
-static void
-accel_test_scribble_init (AccelTestScribble *self)
-{
-}
+ACCEL_DEFINE_OP_TYPE (AccelTestScribble, accel_test_scribble, "scribble",
+                      "Test only: fills dst with $ACCEL_TEST_SCRIBBLE", accel_test_scribble_params,
+                      accel_test_scribble_validate)
 
 static gboolean
 scribble_run (AccelOp *op, gpointer context, GError **error)
