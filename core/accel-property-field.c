@@ -147,61 +147,64 @@ _accel_field_set_property (GObject *object, gpointer field, const GValue *value,
 }
 
 /* Accessors: the value got and set through the class's functions, called
- * with the C type of the value's fundamental type (GLib's own convention
- * for signal handlers and GCallbacks). */
+ * with the C type the value's fundamental type has in a field (GLib's own
+ * convention for signal handlers and GCallbacks): an int for booleans,
+ * integers of 32 bits, enums and flags, a 64-bit integer, a double or a
+ * pointer. The value passes through a field of that type, so the fields'
+ * own load and store do the rest. */
 
-#define CALL_GET(ctype) (((ctype (*) (gpointer)) get) (object))
-#define CALL_SET(ctype, getter) (((void (*) (gpointer, ctype)) set) (object, getter (value)))
+typedef union {
+  int i;
+  gint64 i64;
+  double d;
+  gpointer p;
+} AccessorValue;
+
+static gboolean
+holds_pointer (GType fundamental)
+{
+  return fundamental == G_TYPE_STRING || fundamental == G_TYPE_OBJECT || fundamental == G_TYPE_INTERFACE
+         || fundamental == G_TYPE_BOXED || fundamental == G_TYPE_VARIANT;
+}
 
 static void
 accessor_load (GCallback get, GObject *object, GValue *value)
 {
-  switch (G_TYPE_FUNDAMENTAL (G_VALUE_TYPE (value)))
-    {
-    case G_TYPE_BOOLEAN: g_value_set_boolean (value, CALL_GET (gboolean)); break;
-    case G_TYPE_INT: g_value_set_int (value, CALL_GET (int)); break;
-    case G_TYPE_UINT: g_value_set_uint (value, CALL_GET (guint)); break;
-    case G_TYPE_INT64: g_value_set_int64 (value, CALL_GET (gint64)); break;
-    case G_TYPE_UINT64: g_value_set_uint64 (value, CALL_GET (guint64)); break;
-    case G_TYPE_DOUBLE: g_value_set_double (value, CALL_GET (double)); break;
-    case G_TYPE_ENUM: g_value_set_enum (value, CALL_GET (int)); break;
-    case G_TYPE_FLAGS: g_value_set_flags (value, CALL_GET (guint)); break;
-    case G_TYPE_STRING: g_value_set_string (value, CALL_GET (const char *)); break;
-    case G_TYPE_OBJECT:
-    case G_TYPE_INTERFACE: g_value_set_object (value, CALL_GET (gpointer)); break;
-    case G_TYPE_BOXED: g_value_set_boxed (value, CALL_GET (gconstpointer)); break;
-    /* A variant getter returns a new (or floating) reference. */
-    case G_TYPE_VARIANT: g_value_take_variant (value, CALL_GET (GVariant *)); break;
-    default:
-      g_return_if_reached ();
-    }
+  AccessorValue v;
+  GType fundamental = G_TYPE_FUNDAMENTAL (G_VALUE_TYPE (value));
+
+  if (fundamental == G_TYPE_INT64 || fundamental == G_TYPE_UINT64)
+    v.i64 = ((gint64 (*) (gpointer)) get) (object);
+  else if (fundamental == G_TYPE_DOUBLE)
+    v.d = ((double (*) (gpointer)) get) (object);
+  else if (holds_pointer (fundamental))
+    v.p = ((gpointer (*) (gpointer)) get) (object);
+  else
+    v.i = ((int (*) (gpointer)) get) (object);
+  /* A variant getter returns a new (or floating) reference. */
+  if (fundamental == G_TYPE_VARIANT)
+    g_value_take_variant (value, v.p);
+  else
+    _accel_field_load (&v, value);
 }
 
 static void
 accessor_store (GCallback set, GObject *object, const GValue *value)
 {
-  switch (G_TYPE_FUNDAMENTAL (G_VALUE_TYPE (value)))
-    {
-    case G_TYPE_BOOLEAN: CALL_SET (gboolean, g_value_get_boolean); break;
-    case G_TYPE_INT: CALL_SET (int, g_value_get_int); break;
-    case G_TYPE_UINT: CALL_SET (guint, g_value_get_uint); break;
-    case G_TYPE_INT64: CALL_SET (gint64, g_value_get_int64); break;
-    case G_TYPE_UINT64: CALL_SET (guint64, g_value_get_uint64); break;
-    case G_TYPE_DOUBLE: CALL_SET (double, g_value_get_double); break;
-    case G_TYPE_ENUM: CALL_SET (int, g_value_get_enum); break;
-    case G_TYPE_FLAGS: CALL_SET (guint, g_value_get_flags); break;
-    case G_TYPE_STRING: CALL_SET (const char *, g_value_get_string); break;
-    case G_TYPE_OBJECT:
-    case G_TYPE_INTERFACE: CALL_SET (gpointer, g_value_get_object); break;
-    case G_TYPE_BOXED: CALL_SET (gconstpointer, g_value_get_boxed); break;
-    case G_TYPE_VARIANT: CALL_SET (GVariant *, g_value_get_variant); break;
-    default:
-      g_return_if_reached ();
-    }
-}
+  AccessorValue v = { 0 };
+  GType fundamental = G_TYPE_FUNDAMENTAL (G_VALUE_TYPE (value));
 
-#undef CALL_GET
-#undef CALL_SET
+  _accel_field_store (&v, value);   /* a copy, given back below */
+  if (fundamental == G_TYPE_INT64 || fundamental == G_TYPE_UINT64)
+    ((void (*) (gpointer, gint64)) set) (object, v.i64);
+  else if (fundamental == G_TYPE_DOUBLE)
+    ((void (*) (gpointer, double)) set) (object, v.d);
+  else if (holds_pointer (fundamental))
+    ((void (*) (gpointer, gpointer)) set) (object, v.p);
+  else
+    ((void (*) (gpointer, int)) set) (object, v.i);
+  _accel_field_clear (&v, G_VALUE_TYPE (value), FALSE);
+}
 
 /* Classes. */
 

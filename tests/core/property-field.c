@@ -435,6 +435,13 @@ test_accessors_get_bytes (TestAccessors *self)
   return 3 * self->size;
 }
 
+static void
+test_accessors_set_bytes (TestAccessors *self, guint64 bytes)
+{
+  self->sets++;
+  self->size = bytes / 3;
+}
+
 static AccelDType
 test_accessors_get_dtype (TestAccessors *self)
 {
@@ -464,8 +471,8 @@ static const AccelPropertyField accessor_fields[] = {
   ACCEL_ACCESSOR_UINT (TestAccessors, test_accessors_get_timeout, test_accessors_set_timeout, "timeout", "A uint",
                        0, G_MAXUINT, 60000, RW_EXPLICIT | G_PARAM_CONSTRUCT),
   ACCEL_FIELD_UINT (TestAccessors, plain, "plain", "A field", 0, 100, 0, RW),
-  ACCEL_ACCESSOR_UINT64 (TestAccessors, test_accessors_get_bytes, NULL, "bytes", "A computed uint64",
-                         0, G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS),
+  ACCEL_ACCESSOR_UINT64 (TestAccessors, test_accessors_get_bytes, test_accessors_set_bytes, "bytes",
+                         "A computed uint64", 0, G_MAXUINT64, 0, RW),
   ACCEL_ACCESSOR_ENUM (TestAccessors, test_accessors_get_dtype, "dtype", "A computed enum", accel_dtype_get_type,
                        ACCEL_DTYPE_F64, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY),
   ACCEL_ACCESSOR_STRING (TestAccessors, test_accessors_get_name, "name", "A computed string", "none",
@@ -507,8 +514,7 @@ test_accessor_pspecs (void)
   assert_same_pspec (P ("timeout"), g_param_spec_uint ("timeout", NULL, "A uint", 0, G_MAXUINT, 60000,
                                                        RW_EXPLICIT | G_PARAM_CONSTRUCT));
   assert_same_pspec (P ("plain"), g_param_spec_uint ("plain", NULL, "A field", 0, 100, 0, RW));
-  assert_same_pspec (P ("bytes"), g_param_spec_uint64 ("bytes", NULL, "A computed uint64", 0, G_MAXUINT64, 0,
-                                                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  assert_same_pspec (P ("bytes"), g_param_spec_uint64 ("bytes", NULL, "A computed uint64", 0, G_MAXUINT64, 0, RW));
   assert_same_pspec (P ("dtype"), g_param_spec_enum ("dtype", NULL, "A computed enum", ACCEL_TYPE_DTYPE,
                                                      ACCEL_DTYPE_F64,
                                                      G_PARAM_READABLE | G_PARAM_STATIC_STRINGS
@@ -576,6 +582,14 @@ test_accessor_get_set (void)
   guint64 isize = 0;
   g_assert_true (g_variant_lookup (ginfo, "size", "t", &isize));
   g_assert_cmpuint (isize, ==, size);
+
+  /* A 64-bit value through the setter, beyond 32 bits. */
+  guint64 bytes = 3 * (((guint64) (guint32) g_test_rand_int () << 20) | 0x7);
+  g_object_set (self, "bytes", bytes, NULL);
+  g_assert_cmpuint (self->sets, ==, 5);
+  g_assert_cmpuint (self->size, ==, bytes / 3);
+  g_object_get (self, "bytes", &gbytes, NULL);
+  g_assert_cmpuint (gbytes, ==, bytes);
 
   /* A NULL from a string getter. */
   self->name[0] = '\0';
