@@ -211,6 +211,8 @@ accessor_store (GCallback set, GObject *object, const GValue *value)
 typedef struct {
   GParamSpec *pspec;
   gssize offset;            /* from the start of the instance (negative: private) */
+  gboolean locked;          /* read and written under the GMutex at lock_offset */
+  gssize lock_offset;
   GCallback get, set;       /* an accessor's functions (offset unused) */
 } FieldSlot;
 
@@ -250,6 +252,16 @@ fields_set_property (GObject *object, guint prop_id, const GValue *value, GParam
       accessor_store (slot->set, object, value);
       return;
     }
+  if (slot != NULL && slot->locked)
+    {
+      GMutex *lock = G_STRUCT_MEMBER_P (object, slot->lock_offset);
+      g_mutex_lock (lock);
+      gboolean changed = _accel_field_store (G_STRUCT_MEMBER_P (object, slot->offset), value);
+      g_mutex_unlock (lock);
+      if (changed && (pspec->flags & G_PARAM_EXPLICIT_NOTIFY))
+        g_object_notify_by_pspec (object, pspec);
+      return;
+    }
   if (slot != NULL)
     {
       _accel_field_set_property (object, G_STRUCT_MEMBER_P (object, slot->offset), value, pspec);
@@ -269,6 +281,14 @@ fields_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *
   if (slot != NULL && slot->get != NULL)
     {
       accessor_load (slot->get, object, value);
+      return;
+    }
+  if (slot != NULL && slot->locked)
+    {
+      GMutex *lock = G_STRUCT_MEMBER_P (object, slot->lock_offset);
+      g_mutex_lock (lock);
+      _accel_field_load (G_STRUCT_MEMBER_P (object, slot->offset), value);
+      g_mutex_unlock (lock);
       return;
     }
   if (slot != NULL)
@@ -337,9 +357,15 @@ next_property_id (GObjectClass *klass)
   return next;
 }
 
+/* Installs @fields, at @base + their offsets; with @lock_offset >= 0, they
+ * are read and written under the GMutex at @base + @lock_offset. */
 static void
-install_fields (GObjectClass *klass, gssize base, const AccelPropertyField *fields, guint n_fields)
+install_fields (GObjectClass *klass, gssize base, const AccelPropertyField *fields, guint n_fields,
+                gssize lock_offset)
 {
+  g_return_if_fail (G_IS_OBJECT_CLASS (klass));
+  g_return_if_fail (fields != NULL || n_fields == 0);
+
   GType type = G_OBJECT_CLASS_TYPE (klass);
   ClassFields *cf = g_type_get_qdata (type, class_fields_quark ());
 
@@ -371,12 +397,25 @@ install_fields (GObjectClass *klass, gssize base, const AccelPropertyField *fiel
       FieldSlot *slot = g_new0 (FieldSlot, 1);
       slot->pspec = pspec;
       slot->offset = base + (gssize) fields[i].offset;
+      slot->locked = lock_offset >= 0;
+      slot->lock_offset = base + lock_offset;
       slot->get = fields[i].get;
       slot->set = fields[i].set;
       g_ptr_array_add (cf->slots, slot);
       g_param_spec_set_qdata (pspec, slot_quark (), slot);
       g_object_class_install_property (klass, id++, pspec);
     }
+}
+
+/* install_fields() for fields of the private struct. */
+static void
+install_private_fields (GObjectClass *klass, const AccelPropertyField *fields, guint n_fields, gssize lock_offset)
+{
+  g_return_if_fail (G_IS_OBJECT_CLASS (klass));
+
+  gint private_offset = g_type_class_get_instance_private_offset (klass);
+  g_return_if_fail (private_offset != 0);
+  install_fields (klass, private_offset, fields, n_fields, lock_offset);
 }
 
 /**
@@ -413,10 +452,7 @@ install_fields (GObjectClass *klass, gssize base, const AccelPropertyField *fiel
 void
 accel_object_class_install_fields (GObjectClass *klass, const AccelPropertyField *fields, guint n_fields)
 {
-  g_return_if_fail (G_IS_OBJECT_CLASS (klass));
-  g_return_if_fail (fields != NULL || n_fields == 0);
-
-  install_fields (klass, 0, fields, n_fields);
+  install_fields (klass, 0, fields, n_fields, -1);
 }
 
 /**
@@ -432,12 +468,50 @@ accel_object_class_install_fields (GObjectClass *klass, const AccelPropertyField
 void
 accel_object_class_install_private_fields (GObjectClass *klass, const AccelPropertyField *fields, guint n_fields)
 {
-  g_return_if_fail (G_IS_OBJECT_CLASS (klass));
-  g_return_if_fail (fields != NULL || n_fields == 0);
+  install_private_fields (klass, fields, n_fields, -1);
+}
 
-  gint private_offset = g_type_class_get_instance_private_offset (klass);
-  g_return_if_fail (private_offset != 0);
-  install_fields (klass, private_offset, fields, n_fields);
+/**
+ * accel_object_class_install_locked_fields: (skip)
+ * @klass: a GObject class, in its class_init
+ * @fields: (array length=n_fields): the table, whose entries' offsets are
+ *   into the instance struct; its strings must be static
+ * @n_fields: how many entries
+ * @lock_offset: where a #GMutex of the instance struct sits
+ *   (G_STRUCT_OFFSET()), which the instance initialises and clears
+ *
+ * As accel_object_class_install_fields(), for fields that other threads
+ * write under that mutex (statistics, most often): each is read and written
+ * with the mutex held. A change is notified after the mutex is let go.
+ */
+void
+accel_object_class_install_locked_fields (GObjectClass *klass,
+                                          const AccelPropertyField *fields,
+                                          guint n_fields,
+                                          guint lock_offset)
+{
+  install_fields (klass, 0, fields, n_fields, lock_offset);
+}
+
+/**
+ * accel_object_class_install_private_locked_fields: (skip)
+ * @klass: a GObject class with a private struct (G_ADD_PRIVATE()), in its
+ *   class_init
+ * @fields: (array length=n_fields): the table, whose entries' offsets are
+ *   into the class's private struct; its strings must be static
+ * @n_fields: how many entries
+ * @lock_offset: where a #GMutex of the private struct sits
+ *
+ * As accel_object_class_install_locked_fields(), for fields (and a mutex)
+ * of the private struct.
+ */
+void
+accel_object_class_install_private_locked_fields (GObjectClass *klass,
+                                                  const AccelPropertyField *fields,
+                                                  guint n_fields,
+                                                  guint lock_offset)
+{
+  install_private_fields (klass, fields, n_fields, lock_offset);
 }
 
 static void

@@ -52,7 +52,9 @@ G_BEGIN_DECLS
  * and the other `ACCEL_ACCESSOR_` macros): the property is then read by
  * calling the getter and written by calling the setter, usually the
  * class's public accessors. The setter does all that setting means,
- * including the notification of a %G_PARAM_EXPLICIT_NOTIFY property.
+ * including the notification of a %G_PARAM_EXPLICIT_NOTIFY property. The
+ * mutex of a locked table is not held around them: they lock what they
+ * read themselves.
  */
 typedef struct {
   const char *name;
@@ -421,6 +423,16 @@ ACCEL_API
 void accel_object_class_install_private_fields (GObjectClass *klass,
                                                 const AccelPropertyField *fields,
                                                 guint n_fields);
+ACCEL_API
+void accel_object_class_install_locked_fields (GObjectClass *klass,
+                                               const AccelPropertyField *fields,
+                                               guint n_fields,
+                                               guint lock_offset);
+ACCEL_API
+void accel_object_class_install_private_locked_fields (GObjectClass *klass,
+                                                       const AccelPropertyField *fields,
+                                                       guint n_fields,
+                                                       guint lock_offset);
 ACCEL_API
 void accel_object_dispose_fields (GObject *object, GType type);
 ACCEL_API

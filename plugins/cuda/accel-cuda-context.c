@@ -24,15 +24,13 @@
 AccelCudaContext *
 accel_cuda_context_ref (AccelCudaContext *ctx)
 {
-  g_atomic_int_inc (&ctx->ref_count);
-  return ctx;
+  return g_atomic_rc_box_acquire (ctx);
 }
 
-void
-accel_cuda_context_unref (AccelCudaContext *ctx)
+static void
+context_clear (gpointer data)
 {
-  if (!g_atomic_int_dec_and_test (&ctx->ref_count))
-    return;
+  AccelCudaContext *ctx = data;
   g_mutex_clear (&ctx->event_lock);
   g_mutex_clear (&ctx->poison_lock);
   g_clear_error (&ctx->poison);
@@ -41,7 +39,12 @@ accel_cuda_context_unref (AccelCudaContext *ctx)
   for (guint i = 0; ctx->lanes && i < ctx->n_lanes; i++)
     g_free (ctx->lanes[i].ring);
   g_free (ctx->lanes);
-  g_free (ctx);
+}
+
+void
+accel_cuda_context_unref (AccelCudaContext *ctx)
+{
+  g_atomic_rc_box_release_full (ctx, context_clear);
 }
 
 AccelCudaEvent *

@@ -168,10 +168,9 @@ static gboolean
 accel_cuda_device_open_context (AccelDevice *device, GError **error)
 {
   AccelCudaDevice *self = ACCEL_CUDA_DEVICE (device);
-  AccelCudaContext *ctx = g_new0 (AccelCudaContext, 1);
+  AccelCudaContext *ctx = g_atomic_rc_box_new0 (AccelCudaContext);
   guint n_lanes = MIN (accel_device_get_lanes (device), ACCEL_CUDA_MAX_LANES);
 
-  ctx->ref_count = 1;
   ctx->alive = 1;
   ctx->device = self;
   ctx->ordinal = self->gpu.ordinal;

@@ -141,6 +141,55 @@ accel_cuda_lane_get_device (AccelCudaLane *lane)
   return lane->device;
 }
 
+static gpointer
+lane_add_handle (AccelCudaLane *lane, const char *key, gpointer handle, GDestroyNotify destroy)
+{
+  LaneHandle *h = g_new (LaneHandle, 1);
+  h->handle = handle;
+  h->destroy = destroy;
+  g_hash_table_insert (lane->handles, g_strdup (key), h);
+  return handle;
+}
+
+/* The lane's handle for @key, made on first use with @create or, where
+ * that is NULL, @open; a handle @open stored before it failed is freed
+ * with @destroy. */
+static gpointer
+lane_handle (AccelCudaLane *lane,
+             const char *key,
+             AccelCudaHandleCreate create,
+             AccelCudaHandleOpen open,
+             GDestroyNotify destroy,
+             GError **error)
+{
+  GError *local = NULL;
+  gpointer handle = NULL;
+
+  g_return_val_if_fail (lane != NULL, NULL);
+  g_return_val_if_fail (key != NULL, NULL);
+  LaneHandle *h = g_hash_table_lookup (lane->handles, key);
+  if (G_LIKELY (h != NULL))
+    return h->handle;
+
+  if (create != NULL)
+    handle = create (lane, &local);
+  else if (!open (lane, &handle, &local))
+    {
+      if (destroy && handle)
+        destroy (handle);
+      handle = NULL;
+    }
+  if (handle == NULL)
+    {
+      if (local == NULL)
+        local = g_error_new (ACCEL_ERROR, ACCEL_ERROR_LIBRARY,
+                             "cuda: could not make the “%s” handle of lane %u", key, lane->index);
+      g_propagate_error (error, local);
+      return NULL;
+    }
+  return lane_add_handle (lane, key, handle, destroy);
+}
+
 /**
  * accel_cuda_lane_get_handle:
  * @lane: a lane
@@ -165,29 +214,75 @@ accel_cuda_lane_get_handle (AccelCudaLane *lane,
                             GDestroyNotify destroy,
                             GError **error)
 {
-  g_return_val_if_fail (lane != NULL, NULL);
-  g_return_val_if_fail (key != NULL, NULL);
   g_return_val_if_fail (create != NULL, NULL);
+  return lane_handle (lane, key, create, NULL, destroy, error);
+}
 
-  LaneHandle *h = g_hash_table_lookup (lane->handles, key);
-  if (G_LIKELY (h != NULL))
-    return h->handle;
+/**
+ * accel_cuda_lane_open_handle:
+ * @lane: a lane
+ * @key: names the kind of handle (`"cudnn"`); one handle per key and lane,
+ *   in the same key space as accel_cuda_lane_get_handle()'s
+ * @open: (scope call): makes and sets up the handle when the lane has none
+ *   for @key
+ * @destroy: (nullable): frees the handle, when the lane's context is
+ *   closed or when @open failed after storing it
+ * @error: return location for a #GError from @open
+ *
+ * As accel_cuda_lane_get_handle(), for a handle that takes more than one
+ * step to make (create it, bind it to the lane's stream, set its modes):
+ * the lane owns the handle from the moment @open stores it, so @open needs
+ * no clean-up of its own when a later step fails.
+ *
+ * Returns: (transfer none): the handle, or %NULL with @error set
+ */
+gpointer
+accel_cuda_lane_open_handle (AccelCudaLane *lane,
+                             const char *key,
+                             AccelCudaHandleOpen open,
+                             GDestroyNotify destroy,
+                             GError **error)
+{
+  g_return_val_if_fail (open != NULL, NULL);
+  return lane_handle (lane, key, NULL, open, destroy, error);
+}
 
-  GError *local = NULL;
-  gpointer handle = create (lane, &local);
-  if (handle == NULL)
-    {
-      if (local == NULL)
-        local = g_error_new (ACCEL_ERROR, ACCEL_ERROR_LIBRARY,
-                             "cuda: could not make the “%s” handle of lane %u", key, lane->index);
-      g_propagate_error (error, local);
-      return NULL;
-    }
-  h = g_new (LaneHandle, 1);
-  h->handle = handle;
-  h->destroy = destroy;
-  g_hash_table_insert (lane->handles, g_strdup (key), h);
-  return handle;
+/**
+ * accel_cuda_lane_get_plan:
+ * @lane: a lane
+ * @kind: the kind of plan, with its cache's name, key size, capacity and
+ *   make and free functions
+ * @key: (not nullable): the plan's key, @kind's key_size bytes
+ * @user_data: passed to @kind's make function on a miss (the library
+ *   handle the plan is made with, say)
+ * @error: return location for a #GError from the make function
+ *
+ * The plan for @key from the lane's cache of @kind (an #AccelCudaPlanCache
+ * kept as the lane's handle named by @kind's name, made on first use and
+ * freed with the lane's context), made on a miss. Call it from a kernel,
+ * on the device thread. The caches of a lane are freed in no set order, so
+ * freeing a plan must not need a library handle of the lane.
+ *
+ * Returns: (transfer none): the plan, valid until the next call for @kind
+ *   on @lane may drop it, or %NULL with @error set
+ */
+gpointer
+accel_cuda_lane_get_plan (AccelCudaLane *lane,
+                          const AccelCudaPlanKind *kind,
+                          gconstpointer key,
+                          gpointer user_data,
+                          GError **error)
+{
+  g_return_val_if_fail (lane != NULL, NULL);
+  g_return_val_if_fail (kind != NULL && kind->name != NULL, NULL);
+
+  LaneHandle *h = g_hash_table_lookup (lane->handles, kind->name);
+  AccelCudaPlanCache *cache = h ? h->handle : NULL;
+  if (G_UNLIKELY (cache == NULL))
+    cache = lane_add_handle (lane, kind->name,
+                             accel_cuda_plan_cache_new (kind->key_size, kind->capacity, kind->make, kind->free_plan),
+                             (GDestroyNotify) accel_cuda_plan_cache_free);
+  return accel_cuda_plan_cache_get (cache, key, user_data, error);
 }
 
 /**

@@ -9,6 +9,7 @@
 #endif
 
 #include "accel-cuda-types.h"
+#include "accel-cuda-plan-cache.h"
 
 G_BEGIN_DECLS
 
@@ -23,6 +24,22 @@ G_BEGIN_DECLS
  * Returns: (transfer full) (nullable): the handle, or %NULL with @error set
  */
 typedef gpointer (*AccelCudaHandleCreate) (AccelCudaLane *lane, GError **error);
+
+/**
+ * AccelCudaHandleOpen:
+ * @lane: the lane the handle is for
+ * @handle: (out): where the handle goes, the moment the library has made it
+ * @error: return location for a #GError
+ *
+ * Makes a library handle for @lane and sets it up: binds it to the lane's
+ * stream (accel_cuda_lane_get_stream()), sets its modes. Called on the
+ * device thread with the device's context current. When a step after the
+ * handle was stored fails, the lane frees the handle with the destroy
+ * function given to accel_cuda_lane_open_handle().
+ *
+ * Returns: %TRUE with @handle set, else %FALSE with @error set
+ */
+typedef gboolean (*AccelCudaHandleOpen) (AccelCudaLane *lane, gpointer *handle, GError **error);
 
 /**
  * AccelCudaCheckFunc:
@@ -56,6 +73,18 @@ gpointer accel_cuda_lane_get_handle (AccelCudaLane *lane,
                                      AccelCudaHandleCreate create,
                                      GDestroyNotify destroy,
                                      GError **error);
+ACCEL_CUDA_API
+gpointer accel_cuda_lane_open_handle (AccelCudaLane *lane,
+                                      const char *key,
+                                      AccelCudaHandleOpen open,
+                                      GDestroyNotify destroy,
+                                      GError **error);
+ACCEL_CUDA_API
+gpointer accel_cuda_lane_get_plan (AccelCudaLane *lane,
+                                   const AccelCudaPlanKind *kind,
+                                   gconstpointer key,
+                                   gpointer user_data,
+                                   GError **error);
 ACCEL_CUDA_API
 gpointer accel_cuda_lane_alloc_workspace (AccelCudaLane *lane, gsize size, GError **error);
 ACCEL_CUDA_API

@@ -36,6 +36,26 @@ typedef struct _AccelCudaPlanCache AccelCudaPlanCache;
  */
 typedef gpointer (*AccelCudaPlanMake) (gconstpointer key, gpointer user_data, GError **error);
 
+/**
+ * AccelCudaPlanKind:
+ * @name: names the lane's cache of these plans, in the key space of the
+ *   lane's handles (`"cufft-plans"`)
+ * @key_size: bytes of a key
+ * @capacity: how many plans a lane keeps
+ * @make: makes a plan on a miss
+ * @free_plan: frees a plan
+ *
+ * One kind of plan for accel_cuda_lane_get_plan(), which keeps a cache of
+ * them on each lane; declare it once, `static const`.
+ */
+typedef struct {
+  const char *name;
+  gsize key_size;
+  guint capacity;
+  AccelCudaPlanMake make;
+  GDestroyNotify free_plan;
+} AccelCudaPlanKind;
+
 ACCEL_CUDA_API
 AccelCudaPlanCache *accel_cuda_plan_cache_new (gsize key_size,
                                                guint capacity,

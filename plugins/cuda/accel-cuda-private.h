@@ -113,8 +113,8 @@ typedef struct {
   gboolean busy;
 } AccelCudaStaging;
 
+/* In a GLib atomic reference-counted box (g_atomic_rc_box_new0()). */
 struct _AccelCudaContext {
-  gint ref_count;
   gint alive;                /* atomic: CUDA resources still exist */
   AccelCudaDevice *device;   /* weak */
   int ordinal;

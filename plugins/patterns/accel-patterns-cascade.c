@@ -50,30 +50,27 @@ struct _AccelPatternsCascade {
  */
 G_DEFINE_FINAL_TYPE (AccelPatternsCascade, accel_patterns_cascade, ACCEL_PATTERNS_TYPE_SERVER)
 
-#define CONSTRUCT (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS)
-
 static const AccelPropertyField cascade_fields[] = {
   ACCEL_FIELD_OBJECT (AccelPatternsCascade, small, "small-model", "Model that answers every row first",
-                      accel_model_get_type, CONSTRUCT),
+                      accel_model_get_type, ACCEL_PATTERNS_CONSTRUCT),
   ACCEL_FIELD_OBJECT (AccelPatternsCascade, large, "large-model", "Model that answers the rows of low confidence",
-                      accel_model_get_type, CONSTRUCT),
+                      accel_model_get_type, ACCEL_PATTERNS_CONSTRUCT),
   ACCEL_FIELD_OBJECT (AccelPatternsCascade, device, "device", "Device both models run on (default: the system's best)",
-                      accel_device_get_type, CONSTRUCT),
+                      accel_device_get_type, ACCEL_PATTERNS_CONSTRUCT),
   ACCEL_FIELD_DOUBLE (AccelPatternsCascade, threshold, "threshold",
                       "Rows whose confidence is below this go to the large model", -G_MAXDOUBLE, G_MAXDOUBLE, 0.5,
-                      CONSTRUCT),
+                      ACCEL_PATTERNS_CONSTRUCT),
   ACCEL_FIELD_STRING (AccelPatternsCascade, confidence_output, "confidence-output",
-                      "Output of the small model giving each row's confidence", "confidence", CONSTRUCT),
+                      "Output of the small model giving each row's confidence", "confidence", ACCEL_PATTERNS_CONSTRUCT),
 };
 
-/* The statistics, read under the stats lock; their ids follow the fields'. */
-enum {
-  PROP_SMALL_ROWS = G_N_ELEMENTS (cascade_fields) + 1,
-  PROP_LARGE_ROWS,
-  N_PROPS
+/* The statistics, read under the stats lock. */
+static const AccelPropertyField stat_fields[] = {
+  ACCEL_FIELD_UINT64 (AccelPatternsCascade, small_rows, "small-rows", "Rows the small model ran",
+                      0, G_MAXUINT64, 0, ACCEL_PATTERNS_STAT),
+  ACCEL_FIELD_UINT64 (AccelPatternsCascade, large_rows, "large-rows", "Rows the large model answered",
+                      0, G_MAXUINT64, 0, ACCEL_PATTERNS_STAT),
 };
-
-static GParamSpec *properties[N_PROPS];
 
 typedef struct {
   AccelPatternsCascade *self;
@@ -103,23 +100,6 @@ accel_patterns_cascade_finalize (GObject *object)
   g_free (self->answer_index);
   g_mutex_clear (&self->stats_lock);
   G_OBJECT_CLASS (accel_patterns_cascade_parent_class)->finalize (object);
-}
-
-static void
-accel_patterns_cascade_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelPatternsCascade *self = ACCEL_PATTERNS_CASCADE (object);
-
-  switch (prop_id)
-    {
-    case PROP_SMALL_ROWS:
-    case PROP_LARGE_ROWS:
-      g_mutex_lock (&self->stats_lock);
-      g_value_set_uint64 (value, prop_id == PROP_SMALL_ROWS ? self->small_rows : self->large_rows);
-      g_mutex_unlock (&self->stats_lock);
-      break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
 }
 
 static gint
@@ -197,32 +177,23 @@ accel_patterns_cascade_get_capacity (AccelPatternsServer *server)
   return !ACCEL_PATTERNS_CASCADE (server)->busy;
 }
 
-static void start (AccelPatternsCascade *self, AccelPatternsBatch *batch);
-
 /* Ends a batch (or runs it once more after a device fault). */
 static void
 end (AccelPatternsCascade *self, AccelPatternsBatch *batch, GPtrArray *outputs, const GError *error)
 {
-  if (!accel_patterns_server_batch_is_current (ACCEL_PATTERNS_SERVER (self), batch))
+  if (accel_patterns_server_batch_is_current (ACCEL_PATTERNS_SERVER (self), batch))
     {
-      accel_patterns_server_finish_batch (ACCEL_PATTERNS_SERVER (self), batch, NULL, NULL);
-      return;
+      self->busy = FALSE;
+      if (!error)
+        {
+          g_mutex_lock (&self->stats_lock);
+          self->small_rows += batch->rows;
+          for (guint i = 0; i < batch->rows; i++)
+            self->large_rows += g_array_index (batch->tags, guint32, i);
+          g_mutex_unlock (&self->stats_lock);
+        }
     }
-  self->busy = FALSE;
-  if (accel_patterns_server_batch_may_retry (ACCEL_PATTERNS_SERVER (self), batch, error))
-    {
-      start (self, batch);
-      return;
-    }
-  if (!error)
-    {
-      g_mutex_lock (&self->stats_lock);
-      self->small_rows += batch->rows;
-      for (guint i = 0; i < batch->rows; i++)
-        self->large_rows += g_array_index (batch->tags, guint32, i);
-      g_mutex_unlock (&self->stats_lock);
-    }
-  accel_patterns_server_finish_batch (ACCEL_PATTERNS_SERVER (self), batch, outputs, error);
+  accel_patterns_server_finish_or_retry (ACCEL_PATTERNS_SERVER (self), batch, outputs, error);
 }
 
 static void
@@ -306,9 +277,11 @@ small_done (GObject *source, GAsyncResult *result, gpointer data)
                                    large_done, step);
 }
 
+/* Runs a batch (once more, after a device fault). */
 static void
-start (AccelPatternsCascade *self, AccelPatternsBatch *batch)
+accel_patterns_cascade_execute (AccelPatternsServer *server, AccelPatternsBatch *batch)
 {
+  AccelPatternsCascade *self = ACCEL_PATTERNS_CASCADE (server);
   Step *step = g_new0 (Step, 1);
   step->self = g_object_ref (self);
   step->batch = batch;
@@ -316,12 +289,6 @@ start (AccelPatternsCascade *self, AccelPatternsBatch *batch)
   self->busy = TRUE;
   accel_patterns_runner_run_async (self->small_runner, batch->rows, (GBytes **) batch->inputs->pdata,
                                    small_done, step);
-}
-
-static void
-accel_patterns_cascade_execute (AccelPatternsServer *server, AccelPatternsBatch *batch)
-{
-  start (ACCEL_PATTERNS_CASCADE (server), batch);
 }
 
 static void
@@ -340,10 +307,8 @@ accel_patterns_cascade_class_init (AccelPatternsCascadeClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   AccelPatternsServerClass *server_class = ACCEL_PATTERNS_SERVER_CLASS (klass);
-  const GParamFlags stat = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
 
   object_class->finalize = accel_patterns_cascade_finalize;
-  object_class->get_property = accel_patterns_cascade_get_property;
   server_class->setup = accel_patterns_cascade_setup;
   server_class->get_capacity = accel_patterns_cascade_get_capacity;
   server_class->execute = accel_patterns_cascade_execute;
@@ -352,12 +317,8 @@ accel_patterns_cascade_class_init (AccelPatternsCascadeClass *klass)
                                   "A small model first; the large one only where the small one's confidence is low");
 
   accel_object_class_install_fields (object_class, cascade_fields, G_N_ELEMENTS (cascade_fields));
-  properties[PROP_SMALL_ROWS] =
-    g_param_spec_uint64 ("small-rows", NULL, "Rows the small model ran", 0, G_MAXUINT64, 0, stat);
-  properties[PROP_LARGE_ROWS] =
-    g_param_spec_uint64 ("large-rows", NULL, "Rows the large model answered", 0, G_MAXUINT64, 0, stat);
-  for (guint id = PROP_SMALL_ROWS; id < N_PROPS; id++)
-    g_object_class_install_property (object_class, id, properties[id]);
+  accel_object_class_install_locked_fields (object_class, stat_fields, G_N_ELEMENTS (stat_fields),
+                                            G_STRUCT_OFFSET (AccelPatternsCascade, stats_lock));
 }
 
 static void

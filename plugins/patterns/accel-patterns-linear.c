@@ -13,6 +13,7 @@
  */
 #include "accel-patterns-linear.h"
 #include "accel-patterns-enums.h"
+#include "accel-patterns-runner.h"
 
 #include <math.h>
 
@@ -374,12 +375,7 @@ layer_done (GObject *source, GAsyncResult *result, gpointer data)
   GError *error = NULL;
 
   if (!accel_device_submit_finish (ACCEL_DEVICE (source), result, &error))
-    {
-      if (run->error == NULL)
-        run->error = error;
-      else
-        g_error_free (error);
-    }
+    accel_patterns_keep_first_error (&run->error, error);
   if (--run->remaining == 0)
     {
       if (run->error)

@@ -50,19 +50,17 @@ struct _AccelPatternsMoeRouter {
  */
 G_DEFINE_FINAL_TYPE (AccelPatternsMoeRouter, accel_patterns_moe_router, ACCEL_PATTERNS_TYPE_SERVER)
 
-#define CONSTRUCT (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS)
-
 static const AccelPropertyField moe_router_fields[] = {
   ACCEL_FIELD_OBJECT (AccelPatternsMoeRouter, gate, "gate", "Model scoring the experts for each row",
-                      accel_model_get_type, CONSTRUCT),
+                      accel_model_get_type, ACCEL_PATTERNS_CONSTRUCT),
   ACCEL_FIELD_OBJECT (AccelPatternsMoeRouter, experts, "experts", "The expert models (a GListModel of AccelModel)",
-                      g_list_model_get_type, CONSTRUCT),
+                      g_list_model_get_type, ACCEL_PATTERNS_CONSTRUCT),
   ACCEL_FIELD_OBJECT (AccelPatternsMoeRouter, device, "device",
                       "Device the gate and the experts run on (default: the system's best)",
-                      accel_device_get_type, CONSTRUCT),
-  ACCEL_FIELD_UINT (AccelPatternsMoeRouter, top_k, "top-k", "Experts per row", 1, 1024, 2, CONSTRUCT),
+                      accel_device_get_type, ACCEL_PATTERNS_CONSTRUCT),
+  ACCEL_FIELD_UINT (AccelPatternsMoeRouter, top_k, "top-k", "Experts per row", 1, 1024, 2, ACCEL_PATTERNS_CONSTRUCT),
   ACCEL_FIELD_STRING (AccelPatternsMoeRouter, gate_output, "gate-output",
-                      "Output of the gate with the scores (default: its first)", NULL, CONSTRUCT),
+                      "Output of the gate with the scores (default: its first)", NULL, ACCEL_PATTERNS_CONSTRUCT),
 };
 
 /* The statistics, read under the stats lock; their ids follow the fields'. */
@@ -226,24 +224,15 @@ accel_patterns_moe_router_get_capacity (AccelPatternsServer *server)
   return !ACCEL_PATTERNS_MOE_ROUTER (server)->busy;
 }
 
-static void start (AccelPatternsMoeRouter *self, AccelPatternsBatch *batch);
-
 static void
 end (Step *step, GPtrArray *outputs, const GError *error)
 {
   AccelPatternsMoeRouter *self = step->self;
   AccelPatternsBatch *batch = step->batch;
 
-  if (!accel_patterns_server_batch_is_current (ACCEL_PATTERNS_SERVER (self), batch))
-    accel_patterns_server_finish_batch (ACCEL_PATTERNS_SERVER (self), batch, NULL, NULL);
-  else
-    {
-      self->busy = FALSE;
-      if (accel_patterns_server_batch_may_retry (ACCEL_PATTERNS_SERVER (self), batch, error))
-        start (self, batch);
-      else
-        accel_patterns_server_finish_batch (ACCEL_PATTERNS_SERVER (self), batch, outputs, error);
-    }
+  if (accel_patterns_server_batch_is_current (ACCEL_PATTERNS_SERVER (self), batch))
+    self->busy = FALSE;
+  accel_patterns_server_finish_or_retry (ACCEL_PATTERNS_SERVER (self), batch, outputs, error);
   free_step (step);
 }
 
@@ -300,10 +289,7 @@ expert_done (GObject *source, GAsyncResult *result, gpointer data)
 
   g_free (pair);
   step->expert_outputs[e] = accel_patterns_runner_run_finish (NULL, result, &error);
-  if (error && step->error == NULL)
-    step->error = error;
-  else
-    g_clear_error (&error);
+  accel_patterns_keep_first_error (&step->error, error);
   if (--step->remaining > 0)
     return;
   if (step->error)
@@ -408,9 +394,11 @@ gate_done (GObject *source, GAsyncResult *result, gpointer data)
     }
 }
 
+/* Runs a batch (once more, after a device fault). */
 static void
-start (AccelPatternsMoeRouter *self, AccelPatternsBatch *batch)
+accel_patterns_moe_router_execute (AccelPatternsServer *server, AccelPatternsBatch *batch)
 {
+  AccelPatternsMoeRouter *self = ACCEL_PATTERNS_MOE_ROUTER (server);
   Step *step = g_new0 (Step, 1);
   step->self = g_object_ref (self);
   step->batch = batch;
@@ -421,12 +409,6 @@ start (AccelPatternsMoeRouter *self, AccelPatternsBatch *batch)
   batch->attempts++;
   self->busy = TRUE;
   accel_patterns_runner_run_async (self->gate_runner, batch->rows, (GBytes **) batch->inputs->pdata, gate_done, step);
-}
-
-static void
-accel_patterns_moe_router_execute (AccelPatternsServer *server, AccelPatternsBatch *batch)
-{
-  start (ACCEL_PATTERNS_MOE_ROUTER (server), batch);
 }
 
 static void
@@ -455,7 +437,7 @@ accel_patterns_moe_router_class_init (AccelPatternsMoeRouterClass *klass)
   accel_object_class_install_fields (object_class, moe_router_fields, G_N_ELEMENTS (moe_router_fields));
   properties[PROP_EXPERT_ROWS] =
     g_param_spec_variant ("expert-rows", NULL, "Rows each expert ran (at)", G_VARIANT_TYPE ("at"), NULL,
-                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+                          ACCEL_PATTERNS_STAT);
   g_object_class_install_property (object_class, PROP_EXPERT_ROWS, properties[PROP_EXPERT_ROWS]);
 }
 

@@ -50,27 +50,28 @@ struct _AccelPatternsReplicaPool {
  */
 G_DEFINE_FINAL_TYPE (AccelPatternsReplicaPool, accel_patterns_replica_pool, ACCEL_PATTERNS_TYPE_SERVER)
 
-#define CONSTRUCT (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS)
-
 static const AccelPropertyField replica_pool_fields[] = {
   ACCEL_FIELD_OBJECT (AccelPatternsReplicaPool, model, "model", "Model served on every replica",
-                      accel_model_get_type, CONSTRUCT),
+                      accel_model_get_type, ACCEL_PATTERNS_CONSTRUCT),
   ACCEL_FIELD_BOXED (AccelPatternsReplicaPool, device_names, "devices", "Names of the devices to replicate the model on",
-                     g_strv_get_type, CONSTRUCT),
+                     g_strv_get_type, ACCEL_PATTERNS_CONSTRUCT),
   ACCEL_FIELD_ENUM (AccelPatternsReplicaPool, placement, "placement", "Which replica takes the next batch",
-                    accel_patterns_placement_get_type, ACCEL_PATTERNS_PLACEMENT_LEAST_OUTSTANDING, CONSTRUCT),
+                    accel_patterns_placement_get_type, ACCEL_PATTERNS_PLACEMENT_LEAST_OUTSTANDING,
+                    ACCEL_PATTERNS_CONSTRUCT),
   ACCEL_FIELD_UINT (AccelPatternsReplicaPool, batches_per_replica, "batches-per-replica",
-                    "Batches each replica runs at once", 1, 64, 1, CONSTRUCT),
+                    "Batches each replica runs at once", 1, 64, 1, ACCEL_PATTERNS_CONSTRUCT),
 };
 
-/* The statistics, read under the stats lock; their ids follow the fields'. */
+/* The statistics, read under the stats lock: `replica-batches` (computed;
+ * its id follows the fields'), then the counters. */
 enum {
   PROP_REPLICA_BATCHES = G_N_ELEMENTS (replica_pool_fields) + 1,
-  PROP_FAILOVERS,
-  N_PROPS
 };
 
-static GParamSpec *properties[N_PROPS];
+static const AccelPropertyField stat_fields[] = {
+  ACCEL_FIELD_UINT64 (AccelPatternsReplicaPool, failovers, "failovers", "Batches run again after a device fault",
+                      0, G_MAXUINT64, 0, ACCEL_PATTERNS_STAT),
+};
 
 static void
 free_replica (gpointer data)
@@ -140,30 +141,21 @@ accel_patterns_replica_pool_get_property (GObject *object, guint prop_id, GValue
 {
   AccelPatternsReplicaPool *self = ACCEL_PATTERNS_REPLICA_POOL (object);
 
-  switch (prop_id)
+  if (prop_id != PROP_REPLICA_BATCHES)
     {
-    case PROP_REPLICA_BATCHES:
-      {
-        GVariantBuilder builder;
-        g_variant_builder_init (&builder, G_VARIANT_TYPE ("a{st}"));
-        g_mutex_lock (&self->stats_lock);
-        for (guint i = 0; i < self->replicas->len; i++)
-          {
-            Replica *replica = self->replicas->pdata[i];
-            g_variant_builder_add (&builder, "{st}", accel_device_get_name (replica->device), replica->batches);
-          }
-        g_mutex_unlock (&self->stats_lock);
-        g_value_set_variant (value, g_variant_builder_end (&builder));
-      }
-      break;
-    case PROP_FAILOVERS:
-      g_mutex_lock (&self->stats_lock);
-      g_value_set_uint64 (value, self->failovers);
-      g_mutex_unlock (&self->stats_lock);
-      break;
-    default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      return;
     }
+  GVariantBuilder builder;
+  g_variant_builder_init (&builder, G_VARIANT_TYPE ("a{st}"));
+  g_mutex_lock (&self->stats_lock);
+  for (guint i = 0; i < self->replicas->len; i++)
+    {
+      Replica *replica = self->replicas->pdata[i];
+      g_variant_builder_add (&builder, "{st}", accel_device_get_name (replica->device), replica->batches);
+    }
+  g_mutex_unlock (&self->stats_lock);
+  g_value_set_variant (value, g_variant_builder_end (&builder));
 }
 
 static void
@@ -435,14 +427,13 @@ accel_patterns_replica_pool_class_init (AccelPatternsReplicaPoolClass *klass)
                                   "One model replicated on several devices, with failover");
 
   accel_object_class_install_fields (object_class, replica_pool_fields, G_N_ELEMENTS (replica_pool_fields));
-  properties[PROP_REPLICA_BATCHES] =
-    g_param_spec_variant ("replica-batches", NULL, "Batches each replica completed (a{st}, by device name)",
-                          G_VARIANT_TYPE ("a{st}"), NULL, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  properties[PROP_FAILOVERS] =
-    g_param_spec_uint64 ("failovers", NULL, "Batches run again after a device fault", 0, G_MAXUINT64, 0,
-                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  for (guint id = PROP_REPLICA_BATCHES; id < N_PROPS; id++)
-    g_object_class_install_property (object_class, id, properties[id]);
+  g_object_class_install_property (object_class, PROP_REPLICA_BATCHES,
+                                   g_param_spec_variant ("replica-batches", NULL,
+                                                         "Batches each replica completed (a{st}, by device name)",
+                                                         G_VARIANT_TYPE ("a{st}"), NULL,
+                                                         ACCEL_PATTERNS_STAT));
+  accel_object_class_install_locked_fields (object_class, stat_fields, G_N_ELEMENTS (stat_fields),
+                                            G_STRUCT_OFFSET (AccelPatternsReplicaPool, stats_lock));
 }
 
 static void

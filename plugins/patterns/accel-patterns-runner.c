@@ -182,13 +182,15 @@ finish (GTask *task)
     g_task_return_pointer (task, g_steal_pointer (&run->outputs), (GDestroyNotify) g_ptr_array_unref);
 }
 
-static void
-keep_error (Run *run, GError *error)
+/* Keeps @error (taken; %NULL for none) in *@kept unless that holds one
+ * already: of steps run at once, the first failure is the one reported. */
+void
+accel_patterns_keep_first_error (GError **kept, GError *error)
 {
-  if (run->error == NULL)
-    run->error = error;
+  if (*kept == NULL)
+    *kept = error;
   else
-    g_error_free (error);
+    g_clear_error (&error);
 }
 
 static void
@@ -200,7 +202,7 @@ downloaded (GObject *source, GAsyncResult *result, gpointer data)
 
   GBytes *bytes = accel_buffer_download_finish (ACCEL_BUFFER (source), result, &error);
   if (bytes == NULL)
-    keep_error (run, error);
+    accel_patterns_keep_first_error (&run->error, error);
   else
     for (guint i = 0; i < run->out_views->len; i++)
       if (run->out_views->pdata[i] == (gpointer) source)
@@ -222,7 +224,7 @@ ran (GObject *source, GAsyncResult *result, gpointer data)
 
   if (!accel_model_run_finish (ACCEL_MODEL (source), result, &error))
     {
-      keep_error (run, error);
+      accel_patterns_keep_first_error (&run->error, error);
       finish (task);
       g_object_unref (task);
       return;
@@ -255,7 +257,7 @@ uploaded (GObject *source, GAsyncResult *result, gpointer data)
   GError *error = NULL;
 
   if (!accel_buffer_upload_finish (ACCEL_BUFFER (source), result, &error))
-    keep_error (run, error);
+    accel_patterns_keep_first_error (&run->error, error);
   if (--run->remaining == 0)
     {
       if (run->error)

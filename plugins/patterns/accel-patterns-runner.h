@@ -25,6 +25,8 @@ void accel_patterns_runner_run_async (AccelPatternsRunner *self,
                                       gpointer user_data);
 GPtrArray *accel_patterns_runner_run_finish (AccelPatternsRunner *self, GAsyncResult *result, GError **error);
 
+void accel_patterns_keep_first_error (GError **kept, GError *error);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (AccelPatternsRunner, accel_patterns_runner_unref)
 
 G_END_DECLS

@@ -91,45 +91,59 @@ G_DEFINE_ABSTRACT_TYPE_WITH_CODE (AccelPatternsServer, accel_patterns_server, AC
                                   G_ADD_PRIVATE (AccelPatternsServer)
                                   G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE, accel_patterns_server_initable_init))
 
-#define CONSTRUCT (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS)
-
 static const AccelPropertyField server_fields[] = {
   ACCEL_FIELD_UINT (AccelPatternsServerPrivate, max_batch_size, "max-batch-size", "Most rows in one batch",
-                    1, 1 << 20, 32, CONSTRUCT),
+                    1, 1 << 20, 32, ACCEL_PATTERNS_CONSTRUCT),
   ACCEL_FIELD_VARIANT (AccelPatternsServerPrivate, preferred_sizes, "preferred-batch-sizes",
-                       "Batch sizes (au) to send at once, without waiting for max-queue-delay-us", "au", CONSTRUCT),
+                       "Batch sizes (au) to send at once, without waiting for max-queue-delay-us", "au",
+                       ACCEL_PATTERNS_CONSTRUCT),
   ACCEL_FIELD_UINT64 (AccelPatternsServerPrivate, max_queue_delay_us, "max-queue-delay-us",
-                      "Longest wait of the oldest request for a fuller batch, in µs", 0, G_MAXINT64, 0, CONSTRUCT),
+                      "Longest wait of the oldest request for a fuller batch, in µs", 0, G_MAXINT64, 0,
+                      ACCEL_PATTERNS_CONSTRUCT),
   ACCEL_FIELD_UINT (AccelPatternsServerPrivate, priority_levels, "priority-levels",
-                    "Priority levels; 1 is the highest", 1, 1024, 1, CONSTRUCT),
+                    "Priority levels; 1 is the highest", 1, 1024, 1, ACCEL_PATTERNS_CONSTRUCT),
   ACCEL_FIELD_UINT (AccelPatternsServerPrivate, default_priority, "default-priority",
-                    "Level of a request that names none; 0: the lowest", 0, 1024, 0, CONSTRUCT),
+                    "Level of a request that names none; 0: the lowest", 0, 1024, 0, ACCEL_PATTERNS_CONSTRUCT),
   ACCEL_FIELD_UINT (AccelPatternsServerPrivate, max_queue_size, "max-queue-size",
                     "Most requests queued; more are refused with ACCEL_ERROR_BUSY (0: no limit)",
-                    0, G_MAXUINT, 0, CONSTRUCT),
+                    0, G_MAXUINT, 0, ACCEL_PATTERNS_CONSTRUCT),
   ACCEL_FIELD_UINT64 (AccelPatternsServerPrivate, default_timeout_us, "default-timeout-us",
                       "Longest wait in the queue of a request that names none, in µs (0: none)",
-                      0, G_MAXINT64, 0, CONSTRUCT),
+                      0, G_MAXINT64, 0, ACCEL_PATTERNS_CONSTRUCT),
   ACCEL_FIELD_ENUM (AccelPatternsServerPrivate, timeout_action, "timeout-action",
                     "What happens to a request whose timeout passed in the queue",
-                    accel_patterns_timeout_action_get_type, ACCEL_PATTERNS_TIMEOUT_ACTION_REJECT, CONSTRUCT),
+                    accel_patterns_timeout_action_get_type, ACCEL_PATTERNS_TIMEOUT_ACTION_REJECT,
+                    ACCEL_PATTERNS_CONSTRUCT),
   ACCEL_FIELD_BOOLEAN (AccelPatternsServerPrivate, preserve_ordering, "preserve-ordering",
-                       "Reply in the order the requests came", FALSE, CONSTRUCT),
+                       "Reply in the order the requests came", FALSE, ACCEL_PATTERNS_CONSTRUCT),
   ACCEL_FIELD_UINT (AccelPatternsServerPrivate, run_timeout_ms, "run-timeout-ms",
                     "Longest run of one batch before the actor counts as failed, in ms (0: none)",
-                    0, G_MAXUINT, 60000, CONSTRUCT),
+                    0, G_MAXUINT, 60000, ACCEL_PATTERNS_CONSTRUCT),
 };
 
-/* The statistics, read under the stats lock; their ids follow the fields'. */
+/* The statistics that are plain counters, read under the stats lock. */
+static const AccelPropertyField stat_fields[] = {
+  ACCEL_FIELD_UINT64 (AccelPatternsServerPrivate, batches_run, "batches-run", "Batches run", 0, G_MAXUINT64, 0,
+                      ACCEL_PATTERNS_STAT),
+  ACCEL_FIELD_UINT64 (AccelPatternsServerPrivate, batches_started, "batches-started",
+                      "Batches started (the number of the last, which replies carry as batch)", 0, G_MAXUINT64, 0,
+                      ACCEL_PATTERNS_STAT),
+  ACCEL_FIELD_UINT64 (AccelPatternsServerPrivate, completed, "requests-completed", "Requests answered with outputs",
+                      0, G_MAXUINT64, 0, ACCEL_PATTERNS_STAT),
+  ACCEL_FIELD_UINT64 (AccelPatternsServerPrivate, failed, "requests-failed", "Requests queued and then failed",
+                      0, G_MAXUINT64, 0, ACCEL_PATTERNS_STAT),
+  ACCEL_FIELD_UINT64 (AccelPatternsServerPrivate, rejected, "requests-rejected",
+                      "Requests refused: malformed, or the queue full", 0, G_MAXUINT64, 0, ACCEL_PATTERNS_STAT),
+  ACCEL_FIELD_UINT64 (AccelPatternsServerPrivate, timed_out, "requests-timed-out",
+                      "Requests whose timeout passed in the queue", 0, G_MAXUINT64, 0, ACCEL_PATTERNS_STAT),
+  ACCEL_FIELD_UINT (AccelPatternsServerPrivate, queue_length, "queue-length", "Requests queued now",
+                    0, G_MAXUINT, 0, ACCEL_PATTERNS_STAT),
+};
+
+/* The statistics computed on read, also under the stats lock; their ids
+ * follow the fields'. */
 enum {
-  PROP_BATCHES_RUN = G_N_ELEMENTS (server_fields) + 1,
-  PROP_BATCHES_STARTED,
-  PROP_REQUESTS_COMPLETED,
-  PROP_REQUESTS_FAILED,
-  PROP_REQUESTS_REJECTED,
-  PROP_REQUESTS_TIMED_OUT,
-  PROP_QUEUE_LENGTH,
-  PROP_BATCH_SIZE_HISTOGRAM,
+  PROP_BATCH_SIZE_HISTOGRAM = G_N_ELEMENTS (server_fields) + G_N_ELEMENTS (stat_fields) + 1,
   PROP_QUEUE_DELAY_P50_US,
   PROP_QUEUE_DELAY_P99_US,
   N_PROPS
@@ -275,13 +289,6 @@ accel_patterns_server_get_property (GObject *object, guint prop_id, GValue *valu
   g_mutex_lock (&priv->stats_lock);
   switch (prop_id)
     {
-    case PROP_BATCHES_RUN: g_value_set_uint64 (value, priv->batches_run); break;
-    case PROP_BATCHES_STARTED: g_value_set_uint64 (value, priv->batches_started); break;
-    case PROP_REQUESTS_COMPLETED: g_value_set_uint64 (value, priv->completed); break;
-    case PROP_REQUESTS_FAILED: g_value_set_uint64 (value, priv->failed); break;
-    case PROP_REQUESTS_REJECTED: g_value_set_uint64 (value, priv->rejected); break;
-    case PROP_REQUESTS_TIMED_OUT: g_value_set_uint64 (value, priv->timed_out); break;
-    case PROP_QUEUE_LENGTH: g_value_set_uint (value, priv->queue_length); break;
     case PROP_BATCH_SIZE_HISTOGRAM:
       g_value_set_variant (value, g_variant_new_fixed_array (G_VARIANT_TYPE_UINT64, priv->histogram,
                                                              priv->histogram ? priv->max_batch_size + 1 : 0,
@@ -303,7 +310,6 @@ accel_patterns_server_class_init (AccelPatternsServerClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   AccelActorClass *actor_class = ACCEL_ACTOR_CLASS (klass);
-  const GParamFlags stat = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
 
   object_class->constructor = accel_patterns_server_constructor;
   object_class->dispose = accel_patterns_server_dispose;
@@ -314,33 +320,18 @@ accel_patterns_server_class_init (AccelPatternsServerClass *klass)
   actor_class->stopped = accel_patterns_server_stopped;
 
   accel_object_class_install_private_fields (object_class, server_fields, G_N_ELEMENTS (server_fields));
-  properties[PROP_BATCHES_RUN] =
-    g_param_spec_uint64 ("batches-run", NULL, "Batches run", 0, G_MAXUINT64, 0, stat);
-  properties[PROP_BATCHES_STARTED] =
-    g_param_spec_uint64 ("batches-started", NULL, "Batches started (the number of the last, which replies carry as batch)",
-                         0, G_MAXUINT64, 0, stat);
-  properties[PROP_REQUESTS_COMPLETED] =
-    g_param_spec_uint64 ("requests-completed", NULL, "Requests answered with outputs", 0, G_MAXUINT64, 0, stat);
-  properties[PROP_REQUESTS_FAILED] =
-    g_param_spec_uint64 ("requests-failed", NULL, "Requests queued and then failed", 0, G_MAXUINT64, 0, stat);
-  properties[PROP_REQUESTS_REJECTED] =
-    g_param_spec_uint64 ("requests-rejected", NULL, "Requests refused: malformed, or the queue full",
-                         0, G_MAXUINT64, 0, stat);
-  properties[PROP_REQUESTS_TIMED_OUT] =
-    g_param_spec_uint64 ("requests-timed-out", NULL, "Requests whose timeout passed in the queue",
-                         0, G_MAXUINT64, 0, stat);
-  properties[PROP_QUEUE_LENGTH] =
-    g_param_spec_uint ("queue-length", NULL, "Requests queued now", 0, G_MAXUINT, 0, stat);
+  accel_object_class_install_private_locked_fields (object_class, stat_fields, G_N_ELEMENTS (stat_fields),
+                                                    G_STRUCT_OFFSET (AccelPatternsServerPrivate, stats_lock));
   properties[PROP_BATCH_SIZE_HISTOGRAM] =
     g_param_spec_variant ("batch-size-histogram", NULL, "Batches run by rows (at, index = rows)",
-                          G_VARIANT_TYPE ("at"), NULL, stat);
+                          G_VARIANT_TYPE ("at"), NULL, ACCEL_PATTERNS_STAT);
   properties[PROP_QUEUE_DELAY_P50_US] =
     g_param_spec_double ("queue-delay-p50-us", NULL, "Median wait in the queue of the last 4096 requests, µs",
-                         0, G_MAXDOUBLE, 0, stat);
+                         0, G_MAXDOUBLE, 0, ACCEL_PATTERNS_STAT);
   properties[PROP_QUEUE_DELAY_P99_US] =
     g_param_spec_double ("queue-delay-p99-us", NULL, "99th percentile of that wait, µs",
-                         0, G_MAXDOUBLE, 0, stat);
-  for (guint id = PROP_BATCHES_RUN; id < N_PROPS; id++)
+                         0, G_MAXDOUBLE, 0, ACCEL_PATTERNS_STAT);
+  for (guint id = PROP_BATCH_SIZE_HISTOGRAM; id < N_PROPS; id++)
     g_object_class_install_property (object_class, id, properties[id]);
 }
 
@@ -687,6 +678,22 @@ accel_patterns_server_finish_batch (AccelPatternsServer *self,
   if (crashed)
     accel_actor_fail (ACCEL_ACTOR (self), error);
   accel_patterns_server_schedule (self);
+}
+
+/* Ends @batch as accel_patterns_server_finish_batch() does, or, where it
+ * may run once more (accel_patterns_server_batch_may_retry()), runs it
+ * again through the class's `execute`: for a subclass whose every run of a
+ * batch starts the same way. */
+void
+accel_patterns_server_finish_or_retry (AccelPatternsServer *self,
+                                       AccelPatternsBatch *batch,
+                                       GPtrArray *outputs,
+                                       const GError *error)
+{
+  if (accel_patterns_server_batch_may_retry (self, batch, error))
+    ACCEL_PATTERNS_SERVER_GET_CLASS (self)->execute (self, batch);
+  else
+    accel_patterns_server_finish_batch (self, batch, outputs, error);
 }
 
 /* ---- batches ------------------------------------------------------------- */

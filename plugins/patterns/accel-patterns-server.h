@@ -9,6 +9,11 @@
 
 G_BEGIN_DECLS
 
+/* The flags of the serving actors' properties: options, fixed once the
+ * actor is spawned, and statistics, read-only. */
+#define ACCEL_PATTERNS_CONSTRUCT (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS)
+#define ACCEL_PATTERNS_STAT (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)
+
 /* One batch: requests taken from the queue, their inputs gathered. */
 typedef struct {
   gpointer server;             /* unowned: the server that formed it */
@@ -63,6 +68,10 @@ void accel_patterns_server_finish_batch (AccelPatternsServer *self,
                                          AccelPatternsBatch *batch,
                                          GPtrArray *outputs,
                                          const GError *error);
+void accel_patterns_server_finish_or_retry (AccelPatternsServer *self,
+                                            AccelPatternsBatch *batch,
+                                            GPtrArray *outputs,
+                                            const GError *error);
 void accel_patterns_server_schedule (AccelPatternsServer *self);
 gboolean accel_patterns_server_batch_is_current (AccelPatternsServer *self, AccelPatternsBatch *batch);
 gboolean accel_patterns_server_batch_may_retry (AccelPatternsServer *self,

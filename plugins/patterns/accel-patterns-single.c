@@ -29,13 +29,12 @@ typedef struct {
 
 G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (AccelPatternsSingle, accel_patterns_single, ACCEL_PATTERNS_TYPE_SERVER)
 
-#define CONSTRUCT (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS)
-
 static const AccelPropertyField single_fields[] = {
   ACCEL_FIELD_OBJECT (AccelPatternsSinglePrivate, device, "device",
-                      "Device the model runs on (default: the system's best)", accel_device_get_type, CONSTRUCT),
+                      "Device the model runs on (default: the system's best)", accel_device_get_type,
+                      ACCEL_PATTERNS_CONSTRUCT),
   ACCEL_FIELD_UINT (AccelPatternsSinglePrivate, max_inflight, "max-inflight", "Batches running at once",
-                    1, 64, 1, CONSTRUCT),
+                    1, 64, 1, ACCEL_PATTERNS_CONSTRUCT),
 };
 
 /* What is not a plain field: the version, read atomically, and `model`,
@@ -302,7 +301,7 @@ accel_patterns_single_class_init (AccelPatternsSingleClass *klass)
   accel_object_class_install_private_fields (object_class, single_fields, G_N_ELEMENTS (single_fields));
   properties[PROP_MODEL_VERSION] =
     g_param_spec_uint ("model-version", NULL, "Version of the model now served: 1, then one more per swap",
-                       0, G_MAXUINT32, 1, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+                       0, G_MAXUINT32, 1, ACCEL_PATTERNS_STAT);
   g_object_class_install_property (object_class, PROP_MODEL_VERSION, properties[PROP_MODEL_VERSION]);
 }
 

@@ -2,8 +2,9 @@
  * are those g_param_spec_*() makes from the same arguments, get and set
  * reach the fields (of the instance and of the private struct) or the
  * accessor entries' functions, notify follows GObject's rules, the
- * class's own accessors serve its other properties (and a subclass's), and
- * what the fields own is released.
+ * class's own accessors serve its other properties (and a subclass's),
+ * what the fields own is released, and locked fields are read and written
+ * under their mutex.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -599,6 +600,179 @@ test_accessor_get_set (void)
   g_object_unref (self);
 }
 
+/* Locked fields: a class whose fields another thread writes under a mutex
+ * (of the instance, and of the private struct). A boxed field whose copy
+ * function checks the mutex shows that get and set hold it; notify comes
+ * after it is let go. */
+
+#define TEST_TYPE_LOCKED (test_locked_get_type ())
+GType test_locked_get_type (void);
+typedef struct {
+  GObject parent_instance;
+  GMutex lock;
+  guint64 count;
+  guint level;
+  gpointer probe;     /* a Probe */
+} TestLocked;
+typedef struct {
+  GObjectClass parent_class;
+} TestLockedClass;
+typedef struct {
+  GMutex lock;
+  double mean;
+} TestLockedPrivate;
+
+/* A boxed value that counts its copies made with its mutex held (GObject
+ * copies it too, outside). */
+typedef struct {
+  GMutex *lock;
+  guint value;
+  guint *held_copies;
+} Probe;
+
+static gpointer
+probe_copy (gpointer data)
+{
+  Probe *probe = data;
+  if (g_mutex_trylock (probe->lock))
+    g_mutex_unlock (probe->lock);
+  else
+    (*probe->held_copies)++;
+  return g_memdup2 (probe, sizeof (Probe));
+}
+
+G_DEFINE_BOXED_TYPE (Probe, probe, probe_copy, g_free)
+G_DEFINE_FINAL_TYPE_WITH_PRIVATE (TestLocked, test_locked, G_TYPE_OBJECT)
+
+static const AccelPropertyField locked_fields[] = {
+  ACCEL_FIELD_UINT64 (TestLocked, count, "count", "A counter", 0, G_MAXUINT64, 0,
+                      G_PARAM_READABLE | G_PARAM_STATIC_STRINGS),
+  ACCEL_FIELD_UINT (TestLocked, level, "level", "A level", 0, 1000, 0, RW_EXPLICIT),
+  ACCEL_FIELD_BOXED (TestLocked, probe, "probe", "A probe of the lock", probe_get_type, RW),
+};
+
+static const AccelPropertyField locked_private_fields[] = {
+  ACCEL_FIELD_DOUBLE (TestLockedPrivate, mean, "mean", "A private mean", 0, 1, 0,
+                      G_PARAM_READABLE | G_PARAM_STATIC_STRINGS),
+};
+
+static void
+test_locked_finalize (GObject *object)
+{
+  TestLocked *self = (TestLocked *) object;
+  TestLockedPrivate *priv = test_locked_get_instance_private (self);
+  accel_object_finalize_fields (object, TEST_TYPE_LOCKED);
+  g_mutex_clear (&self->lock);
+  g_mutex_clear (&priv->lock);
+  G_OBJECT_CLASS (test_locked_parent_class)->finalize (object);
+}
+
+static void
+test_locked_class_init (TestLockedClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = test_locked_finalize;
+  accel_object_class_install_locked_fields (object_class, locked_fields, G_N_ELEMENTS (locked_fields),
+                                            G_STRUCT_OFFSET (TestLocked, lock));
+  accel_object_class_install_private_locked_fields (object_class, locked_private_fields,
+                                                    G_N_ELEMENTS (locked_private_fields),
+                                                    G_STRUCT_OFFSET (TestLockedPrivate, lock));
+}
+
+static void
+test_locked_init (TestLocked *self)
+{
+  g_mutex_init (&self->lock);
+  g_mutex_init (&((TestLockedPrivate *) test_locked_get_instance_private (self))->lock);
+}
+
+typedef struct {
+  TestLocked *self;
+  guint64 rounds;
+} Writer;
+
+static gpointer
+write_counts (gpointer data)
+{
+  Writer *writer = data;
+  TestLockedPrivate *priv = test_locked_get_instance_private (writer->self);
+  for (guint64 i = 0; i < writer->rounds; i++)
+    {
+      g_mutex_lock (&writer->self->lock);
+      writer->self->count++;
+      g_mutex_unlock (&writer->self->lock);
+      g_mutex_lock (&priv->lock);
+      priv->mean = (double) (i + 1) / (double) writer->rounds;
+      g_mutex_unlock (&priv->lock);
+    }
+  return NULL;
+}
+
+static void
+check_unlocked (GObject *object, GParamSpec *pspec, gpointer data)
+{
+  TestLocked *self = (TestLocked *) object;
+  g_assert_true (g_mutex_trylock (&self->lock));
+  g_mutex_unlock (&self->lock);
+  (*(guint *) data)++;
+}
+
+static void
+test_locked (void)
+{
+  TestLocked *self = g_object_new (TEST_TYPE_LOCKED, NULL);
+  GObjectClass *klass = G_OBJECT_GET_CLASS (self);
+  g_assert_true (g_object_class_find_property (klass, "count")->flags == (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  g_assert_nonnull (g_object_class_find_property (klass, "mean"));
+
+  /* Reads while another thread counts: each read is a value it wrote, and
+   * never goes back. */
+  Writer writer = { self, 20000 + g_test_rand_int_range (0, 10000) };
+  GThread *thread = g_thread_new ("writer", write_counts, &writer);
+  guint64 last = 0;
+  double last_mean = 0;
+  for (int i = 0; i < 2000; i++)
+    {
+      guint64 count;
+      double mean;
+      g_object_get (self, "count", &count, "mean", &mean, NULL);
+      g_assert_cmpuint (count, >=, last);
+      g_assert_cmpuint (count, <=, writer.rounds);
+      g_assert_cmpfloat (mean, >=, last_mean);
+      g_assert_cmpfloat (mean, <=, 1.0);
+      last = count, last_mean = mean;
+    }
+  g_thread_join (thread);
+  guint64 count;
+  double mean;
+  g_object_get (self, "count", &count, "mean", &mean, NULL);
+  g_assert_cmpuint (count, ==, writer.rounds);
+  g_assert_cmpfloat (mean, ==, 1.0);
+
+  /* Set and get of a boxed value copy it with the lock held; a change is
+   * notified with it let go, an explicit-notify one only when it changed. */
+  guint notified = 0;
+  g_signal_connect (self, "notify", G_CALLBACK (check_unlocked), &notified);
+  guint held_copies = 0;
+  Probe probe = { &self->lock, g_test_rand_int (), &held_copies };
+  g_object_set (self, "probe", &probe, NULL);
+  g_assert_cmpuint (held_copies, ==, 1);   /* the store */
+  Probe *got = NULL;
+  g_object_get (self, "probe", &got, NULL);
+  g_assert_cmpuint (held_copies, ==, 2);   /* the load */
+  g_assert_cmpuint (got->value, ==, probe.value);
+  g_free (got);
+  guint level = (guint) g_test_rand_int_range (1, 1001);
+  g_object_set (self, "level", level, NULL);
+  g_object_set (self, "level", level, NULL);
+  guint got_level = 0;
+  g_object_get (self, "level", &got_level, NULL);
+  g_assert_cmpuint (got_level, ==, level);
+  g_assert_cmpuint (notified, ==, 2);   /* probe, then level once */
+  g_object_unref (self);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -608,5 +782,6 @@ main (int argc, char **argv)
   g_test_add_func ("/property-field/notify", test_notify);
   g_test_add_func ("/property-field/accessor-pspecs", test_accessor_pspecs);
   g_test_add_func ("/property-field/accessor-get-set", test_accessor_get_set);
+  g_test_add_func ("/property-field/locked", test_locked);
   return g_test_run ();
 }

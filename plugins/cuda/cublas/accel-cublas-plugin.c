@@ -26,20 +26,12 @@ check_cublas (cublasStatus_t status, const char *what, GError **error)
                                    status == CUBLAS_STATUS_ALLOC_FAILED, what, error);
 }
 
-static gpointer
-handle_create (AccelCudaLane *lane, GError **error)
+static gboolean
+handle_open (AccelCudaLane *lane, gpointer *handle, GError **error)
 {
-  cublasHandle_t handle = NULL;
-
-  if (!check_cublas (cublasCreate (&handle), "cublasCreate", error))
-    return NULL;
-  if (!check_cublas (cublasSetStream (handle, accel_cuda_lane_get_stream (lane)), "cublasSetStream", error)
-      || !check_cublas (cublasSetPointerMode (handle, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode", error))
-    {
-      cublasDestroy (handle);
-      return NULL;
-    }
-  return handle;
+  return check_cublas (cublasCreate ((cublasHandle_t *) handle), "cublasCreate", error)
+         && check_cublas (cublasSetStream (*handle, accel_cuda_lane_get_stream (lane)), "cublasSetStream", error)
+         && check_cublas (cublasSetPointerMode (*handle, CUBLAS_POINTER_MODE_HOST), "cublasSetPointerMode", error);
 }
 
 static void
@@ -51,7 +43,7 @@ handle_destroy (gpointer handle)
 static cublasHandle_t
 lane_handle (gpointer context, GError **error)
 {
-  return accel_cuda_lane_get_handle (context, "cublas", handle_create, handle_destroy, error);
+  return accel_cuda_lane_open_handle (context, "cublas", handle_open, handle_destroy, error);
 }
 
 /* The cuBLAS view of a dtype: data type, compute type, scalar kind. */

@@ -56,11 +56,6 @@ typedef struct {
   gsize workspace;
 } Plan;
 
-typedef struct {
-  cublasLtHandle_t handle;
-  AccelCudaPlanCache *plans;   /* host-side objects only: dropping one does not disturb queued work */
-} Lt;
-
 static gboolean
 check_lt (cublasStatus_t status, const char *what, GError **error)
 {
@@ -86,28 +81,15 @@ plan_free (gpointer data)
 }
 
 static void
-lt_destroy (gpointer data)
+lt_destroy (gpointer handle)
 {
-  Lt *lt = data;
-  accel_cuda_plan_cache_free (lt->plans);
-  if (lt->handle)
-    (void) cublasLtDestroy (lt->handle);
-  g_free (lt);
+  (void) cublasLtDestroy (handle);
 }
 
-static gpointer plan_make (gconstpointer key, gpointer user_data, GError **error);
-
-static gpointer
-lt_create (AccelCudaLane *lane, GError **error)
+static gboolean
+lt_open (AccelCudaLane *lane, gpointer *handle, GError **error)
 {
-  Lt *lt = g_new0 (Lt, 1);
-  lt->plans = accel_cuda_plan_cache_new (sizeof (PlanKey), PLAN_CACHE_SIZE, plan_make, plan_free);
-  if (!check_lt (cublasLtCreate (&lt->handle), "cublasLtCreate", error))
-    {
-      lt_destroy (lt);
-      return NULL;
-    }
-  return lt;
+  return check_lt (cublasLtCreate ((cublasLtHandle_t *) handle), "cublasLtCreate", error);
 }
 
 static gint32
@@ -172,7 +154,7 @@ static gpointer
 plan_make (gconstpointer k, gpointer user_data, GError **error)
 {
   const PlanKey *key = k;
-  Lt *lt = user_data;
+  cublasLtHandle_t handle = user_data;
   Plan *p = g_new0 (Plan, 1);
   cublasLtMatmulPreference_t pref = NULL;
   cublasOperation_t op_a = key->transb ? CUBLAS_OP_T : CUBLAS_OP_N;   /* cuBLASLt's A is our b */
@@ -211,7 +193,7 @@ plan_make (gconstpointer k, gpointer user_data, GError **error)
     if (!check_lt (cublasLtMatmulPreferenceSetAttribute (pref, aligns[i], &align, sizeof align),
                    "cublasLtMatmulPreferenceSetAttribute", error))
       goto fail;
-  if (!check_lt (cublasLtMatmulAlgoGetHeuristic (lt->handle, p->desc, p->la, p->lb, p->lc, p->ld, pref, 1,
+  if (!check_lt (cublasLtMatmulAlgoGetHeuristic (handle, p->desc, p->la, p->lb, p->lc, p->ld, pref, 1,
                                                  &result, &returned), "cublasLtMatmulAlgoGetHeuristic", error))
     goto fail;
   if (returned < 1)
@@ -234,6 +216,11 @@ fail:
   return NULL;
 }
 
+/* Host-side objects only: dropping one does not disturb queued work. */
+static const AccelCudaPlanKind plan_kind = {
+  "cublaslt-plans", sizeof (PlanKey), PLAN_CACHE_SIZE, plan_make, plan_free,
+};
+
 /* What one run needs beyond the key. */
 typedef struct {
   const void *a, *b, *bias;
@@ -245,8 +232,8 @@ static gboolean
 run_plan (AccelCudaLane *lane, const PlanKey *key, const Operands *o, GError **error)
 {
   cudaStream_t stream = accel_cuda_lane_get_stream (lane);
-  Lt *lt = accel_cuda_lane_get_handle (lane, "cublaslt", lt_create, lt_destroy, error);
-  Plan *p = lt ? accel_cuda_plan_cache_get (lt->plans, key, lt, error) : NULL;
+  cublasLtHandle_t handle = accel_cuda_lane_open_handle (lane, "cublaslt", lt_open, lt_destroy, error);
+  Plan *p = handle ? accel_cuda_lane_get_plan (lane, &plan_kind, key, handle, error) : NULL;
   if (p == NULL)
     return FALSE;
 
@@ -268,7 +255,7 @@ run_plan (AccelCudaLane *lane, const PlanKey *key, const Operands *o, GError **e
   void *work = NULL;
   if (p->workspace > 0 && (work = accel_cuda_lane_alloc_workspace (lane, p->workspace, error)) == NULL)
     return FALSE;
-  return check_lt (cublasLtMatmul (lt->handle, p->desc, &o->alpha, o->b, p->la, o->a, p->lb, &o->beta,
+  return check_lt (cublasLtMatmul (handle, p->desc, &o->alpha, o->b, p->la, o->a, p->lb, &o->beta,
                                    c, p->lc, o->c, p->ld, &p->algo, work, p->workspace, stream),
                    "cublasLtMatmul", error);
 }

@@ -49,11 +49,6 @@ typedef struct {
   gsize workspace;
 } Plan;
 
-typedef struct {
-  cudnnHandle_t handle;
-  AccelCudaPlanCache *plans;
-} Dnn;
-
 static gboolean
 check_cudnn (cudnnStatus_t status, const char *what, GError **error)
 {
@@ -77,29 +72,22 @@ plan_free (gpointer data)
 }
 
 static void
-dnn_destroy (gpointer data)
+dnn_destroy (gpointer handle)
 {
-  Dnn *d = data;
-  accel_cuda_plan_cache_free (d->plans);
-  if (d->handle)
-    (void) cudnnDestroy (d->handle);
-  g_free (d);
+  (void) cudnnDestroy (handle);
 }
 
-static gpointer plan_make (gconstpointer key, gpointer user_data, GError **error);
-
-static gpointer
-dnn_create (AccelCudaLane *lane, GError **error)
+static gboolean
+dnn_open (AccelCudaLane *lane, gpointer *handle, GError **error)
 {
-  Dnn *d = g_new0 (Dnn, 1);
-  d->plans = accel_cuda_plan_cache_new (sizeof (PlanKey), PLAN_CACHE_SIZE, plan_make, plan_free);
-  if (!check_cudnn (cudnnCreate (&d->handle), "cudnnCreate", error)
-      || !check_cudnn (cudnnSetStream (d->handle, accel_cuda_lane_get_stream (lane)), "cudnnSetStream", error))
-    {
-      dnn_destroy (d);
-      return NULL;
-    }
-  return d;
+  return check_cudnn (cudnnCreate ((cudnnHandle_t *) handle), "cudnnCreate", error)
+         && check_cudnn (cudnnSetStream (*handle, accel_cuda_lane_get_stream (lane)), "cudnnSetStream", error);
+}
+
+static cudnnHandle_t
+lane_dnn (AccelCudaLane *lane, GError **error)
+{
+  return accel_cuda_lane_open_handle (lane, "cudnn", dnn_open, dnn_destroy, error);
 }
 
 static cudnnDataType_t
@@ -185,7 +173,7 @@ plan_descriptors (Plan *pl, GError **error)
   do                                                                                               \
     {                                                                                              \
       PerfType perf[N_CANDIDATES];                                                                 \
-      if (!check_cudnn (query (d->handle, a, b, conv, c, N_CANDIDATES, &n, perf), #query, error))   \
+      if (!check_cudnn (query (handle, a, b, conv, c, N_CANDIDATES, &n, perf), #query, error))      \
         return FALSE;                                                                              \
       for (int i = 0; i < n && pl->algo < 0; i++)                                                  \
         if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= WORKSPACE_LIMIT)           \
@@ -195,7 +183,7 @@ plan_descriptors (Plan *pl, GError **error)
 
 /* The heuristics' best algorithm that fits the workspace limit. */
 static gboolean
-plan_choose (Dnn *d, Plan *pl, GError **error)
+plan_choose (cudnnHandle_t handle, Plan *pl, GError **error)
 {
   int n = 0;
   pl->algo = -1;
@@ -225,7 +213,7 @@ plan_choose (Dnn *d, Plan *pl, GError **error)
 }
 
 /* The descriptors and algorithm of a plan, chosen with the lane's handle
- * (the Dnn in @user_data). */
+ * (@user_data). */
 static gpointer
 plan_make (gconstpointer key, gpointer user_data, GError **error)
 {
@@ -239,6 +227,10 @@ plan_make (gconstpointer key, gpointer user_data, GError **error)
   return pl;
 }
 
+static const AccelCudaPlanKind plan_kind = {
+  "cudnn-plans", sizeof (PlanKey), PLAN_CACHE_SIZE, plan_make, plan_free,
+};
+
 static gboolean
 conv_run (AccelCudaLane *lane, Direction dir, const AccelConv2dParams *params,
           AccelBuffer *x, AccelBuffer *w, AccelBuffer *y, AccelBuffer *bias, GError **error)
@@ -249,8 +241,8 @@ conv_run (AccelCudaLane *lane, Direction dir, const AccelConv2dParams *params,
   key_init (&key, dir, params, x, w, y);
   if (key.n == 0 || key.k == 0 || key.c == 0)
     return TRUE;
-  Dnn *d = accel_cuda_lane_get_handle (lane, "cudnn", dnn_create, dnn_destroy, error);
-  Plan *pl = d ? accel_cuda_plan_cache_get (d->plans, &key, d, error) : NULL;
+  cudnnHandle_t handle = lane_dnn (lane, error);
+  Plan *pl = handle ? accel_cuda_lane_get_plan (lane, &plan_kind, &key, handle, error) : NULL;
   if (pl == NULL)
     return FALSE;
   void *work = NULL;
@@ -261,7 +253,7 @@ conv_run (AccelCudaLane *lane, Direction dir, const AccelConv2dParams *params,
   switch (dir)
     {
     case DIR_FORWARD:
-      if (!check_cudnn (cudnnConvolutionForward (d->handle, &one, pl->x, px, pl->w, pw, pl->conv,
+      if (!check_cudnn (cudnnConvolutionForward (handle, &one, pl->x, px, pl->w, pw, pl->conv,
                                                  (cudnnConvolutionFwdAlgo_t) pl->algo, work, pl->workspace, &zero,
                                                  pl->y, py), "cudnnConvolutionForward", error))
         return FALSE;
@@ -272,7 +264,7 @@ conv_run (AccelCudaLane *lane, Direction dir, const AccelConv2dParams *params,
                         && check_cudnn (cudnnSetTensor4dDescriptor (bd, format_of (key.nhwc), dnn_type (key.dtype),
                                                                     1, key.k, 1, 1), "cudnnSetTensor4dDescriptor",
                                         error)
-                        && check_cudnn (cudnnAddTensor (d->handle, &one, bd, accel_buffer_get_data (bias), &one,
+                        && check_cudnn (cudnnAddTensor (handle, &one, bd, accel_buffer_get_data (bias), &one,
                                                         pl->y, py), "cudnnAddTensor", error);
           if (bd)
             (void) cudnnDestroyTensorDescriptor (bd);
@@ -280,11 +272,11 @@ conv_run (AccelCudaLane *lane, Direction dir, const AccelConv2dParams *params,
         }
       return TRUE;
     case DIR_BACKWARD_DATA:
-      return check_cudnn (cudnnConvolutionBackwardData (d->handle, &one, pl->w, pw, pl->y, py, pl->conv,
+      return check_cudnn (cudnnConvolutionBackwardData (handle, &one, pl->w, pw, pl->y, py, pl->conv,
                                                         (cudnnConvolutionBwdDataAlgo_t) pl->algo, work, pl->workspace,
                                                         &zero, pl->x, px), "cudnnConvolutionBackwardData", error);
     default:
-      return check_cudnn (cudnnConvolutionBackwardFilter (d->handle, &one, pl->x, px, pl->y, py, pl->conv,
+      return check_cudnn (cudnnConvolutionBackwardFilter (handle, &one, pl->x, px, pl->y, py, pl->conv,
                                                           (cudnnConvolutionBwdFilterAlgo_t) pl->algo, work,
                                                           pl->workspace, &zero, pl->w, pw),
                           "cudnnConvolutionBackwardFilter", error);
@@ -331,8 +323,8 @@ pool2d_run (AccelOp *op, gpointer context, GError **error)
 
   if (accel_buffer_get_n_elements (self->y) == 0)
     return TRUE;
-  Dnn *d = accel_cuda_lane_get_handle (context, "cudnn", dnn_create, dnn_destroy, error);
-  gboolean ok = d != NULL
+  cudnnHandle_t handle = lane_dnn (context, error);
+  gboolean ok = handle != NULL
     && check_cudnn (cudnnCreateTensorDescriptor (&xd), "cudnnCreateTensorDescriptor", error)
     && check_cudnn (cudnnCreateTensorDescriptor (&yd), "cudnnCreateTensorDescriptor", error)
     && check_cudnn (cudnnCreatePoolingDescriptor (&pd), "cudnnCreatePoolingDescriptor", error)
@@ -347,7 +339,7 @@ pool2d_run (AccelOp *op, gpointer context, GError **error)
     && check_cudnn (cudnnSetPooling2dDescriptor (pd, mode, CUDNN_PROPAGATE_NAN, self->window_h, self->window_w,
                                                  self->pad_h, self->pad_w, self->stride_h, self->stride_w),
                     "cudnnSetPooling2dDescriptor", error)
-    && check_cudnn (cudnnPoolingForward (d->handle, pd, &one, xd, accel_buffer_get_data (self->x), &zero, yd,
+    && check_cudnn (cudnnPoolingForward (handle, pd, &one, xd, accel_buffer_get_data (self->x), &zero, yd,
                                          accel_buffer_get_data (self->y)), "cudnnPoolingForward", error);
   if (xd)
     (void) cudnnDestroyTensorDescriptor (xd);

@@ -97,17 +97,9 @@ plan_make (gconstpointer k, gpointer user_data, GError **error)
   return p;
 }
 
-static void
-cache_destroy (gpointer data)
-{
-  accel_cuda_plan_cache_free (data);
-}
-
-static gpointer
-cache_create (AccelCudaLane *lane, GError **error)
-{
-  return accel_cuda_plan_cache_new (sizeof (PlanKey), PLAN_CACHE_SIZE, plan_make, plan_free);
-}
+static const AccelCudaPlanKind plan_kind = {
+  "cufft-plans", sizeof (PlanKey), PLAN_CACHE_SIZE, plan_make, plan_free,
+};
 
 static gboolean
 fft_run (AccelOp *op, gpointer context, GError **error)
@@ -147,8 +139,7 @@ fft_run (AccelOp *op, gpointer context, GError **error)
       break;
     }
 
-  AccelCudaPlanCache *cache = accel_cuda_lane_get_handle (lane, "cufft-plans", cache_create, cache_destroy, error);
-  Plan *plan = cache ? accel_cuda_plan_cache_get (cache, &key, stream, error) : NULL;
+  Plan *plan = accel_cuda_lane_get_plan (lane, &plan_kind, &key, stream, error);
   if (plan == NULL)
     return FALSE;
   void *work = accel_cuda_lane_alloc_workspace (lane, MAX (plan->work_size, 1), error);

@@ -51,19 +51,12 @@ check_curand (curandStatus_t status, const char *what, GError **error)
                                    status == CURAND_STATUS_ALLOCATION_FAILED, what, error);
 }
 
-static gpointer
-generator_create (AccelCudaLane *lane, GError **error)
+static gboolean
+generator_open (AccelCudaLane *lane, gpointer *gen, GError **error)
 {
-  curandGenerator_t gen = NULL;
-
-  if (!check_curand (curandCreateGenerator (&gen, CURAND_RNG_PSEUDO_PHILOX4_32_10), "curandCreateGenerator", error))
-    return NULL;
-  if (!check_curand (curandSetStream (gen, accel_cuda_lane_get_stream (lane)), "curandSetStream", error))
-    {
-      curandDestroyGenerator (gen);
-      return NULL;
-    }
-  return gen;
+  return check_curand (curandCreateGenerator ((curandGenerator_t *) gen, CURAND_RNG_PSEUDO_PHILOX4_32_10),
+                       "curandCreateGenerator", error)
+         && check_curand (curandSetStream (*gen, accel_cuda_lane_get_stream (lane)), "curandSetStream", error);
 }
 
 static void
@@ -87,7 +80,7 @@ rng_fill_run (AccelOp *op, gpointer context, GError **error)
 
   if (n == 0)
     return TRUE;
-  curandGenerator_t gen = accel_cuda_lane_get_handle (lane, "curand-philox", generator_create,
+  curandGenerator_t gen = accel_cuda_lane_open_handle (lane, "curand-philox", generator_open,
                                                       generator_destroy, error);
   if (gen == NULL)
     return FALSE;

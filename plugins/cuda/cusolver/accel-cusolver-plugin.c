@@ -74,24 +74,19 @@ solver_destroy (gpointer data)
   g_free (s);
 }
 
-static gpointer
-solver_create (AccelCudaLane *lane, GError **error)
+static gboolean
+solver_open (AccelCudaLane *lane, gpointer *handle, GError **error)
 {
-  Solver *s = g_new0 (Solver, 1);
-  if (!check_cusolver (cusolverDnCreate (&s->handle), "cusolverDnCreate", error)
-      || !check_cusolver (cusolverDnSetStream (s->handle, accel_cuda_lane_get_stream (lane)),
-                          "cusolverDnSetStream", error))
-    {
-      solver_destroy (s);
-      return NULL;
-    }
-  return s;
+  Solver *s = *handle = g_new0 (Solver, 1);
+  return check_cusolver (cusolverDnCreate (&s->handle), "cusolverDnCreate", error)
+         && check_cusolver (cusolverDnSetStream (s->handle, accel_cuda_lane_get_stream (lane)),
+                            "cusolverDnSetStream", error);
 }
 
 static Solver *
 lane_solver (AccelCudaLane *lane, GError **error)
 {
-  return accel_cuda_lane_get_handle (lane, "cusolver", solver_create, solver_destroy, error);
+  return accel_cuda_lane_open_handle (lane, "cusolver", solver_open, solver_destroy, error);
 }
 
 typedef struct {

@@ -61,20 +61,15 @@ sparse_destroy (gpointer data)
   g_free (s);
 }
 
-static gpointer
-sparse_create (AccelCudaLane *lane, GError **error)
+static gboolean
+sparse_open (AccelCudaLane *lane, gpointer *handle, GError **error)
 {
-  Sparse *s = g_new0 (Sparse, 1);
-  if (!check_cusparse (cusparseCreate (&s->handle), "cusparseCreate", error)
-      || !check_cusparse (cusparseSetStream (s->handle, accel_cuda_lane_get_stream (lane)),
-                          "cusparseSetStream", error)
-      || !check_cusparse (cusparseSetPointerMode (s->handle, CUSPARSE_POINTER_MODE_HOST),
-                          "cusparseSetPointerMode", error))
-    {
-      sparse_destroy (s);
-      return NULL;
-    }
-  return s;
+  Sparse *s = *handle = g_new0 (Sparse, 1);
+  return check_cusparse (cusparseCreate (&s->handle), "cusparseCreate", error)
+         && check_cusparse (cusparseSetStream (s->handle, accel_cuda_lane_get_stream (lane)),
+                            "cusparseSetStream", error)
+         && check_cusparse (cusparseSetPointerMode (s->handle, CUSPARSE_POINTER_MODE_HOST),
+                            "cusparseSetPointerMode", error);
 }
 
 /* Pinned room for @n ints. */
@@ -244,7 +239,7 @@ product (const char *op,
   Scalar alpha = scalar (is_double, alpha_v), beta = scalar (is_double, beta_v);
   gboolean ok = FALSE;
 
-  Sparse *s = accel_cuda_lane_get_handle (lane, "cusparse", sparse_create, sparse_destroy, error);
+  Sparse *s = accel_cuda_lane_open_handle (lane, "cusparse", sparse_open, sparse_destroy, error);
   if (s == NULL || (check && !check_structure (op, lane, s, row_ptr, col_ind, n_cols, error)))
     return FALSE;
   if (m == 0 || k == 0)

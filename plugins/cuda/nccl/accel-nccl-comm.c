@@ -36,7 +36,6 @@ typedef enum {
 } RankState;
 
 struct _AccelNcclRank {
-  gint ref;
   char *key;                 /* comm-key#ordinal */
   char *comm_key;
   int ordinal;
@@ -65,21 +64,25 @@ accel_nccl_check (ncclResult_t status, const char *what, GError **error)
 AccelNcclRank *
 accel_nccl_rank_ref (AccelNcclRank *rank)
 {
-  g_atomic_int_inc (&rank->ref);
-  return rank;
+  return g_atomic_rc_box_acquire (rank);
 }
 
-void
-accel_nccl_rank_unref (AccelNcclRank *rank)
+static void
+rank_clear (gpointer data)
 {
-  if (rank == NULL || !g_atomic_int_dec_and_test (&rank->ref))
-    return;
+  AccelNcclRank *rank = data;
   g_clear_error (&rank->error);
   g_queue_clear (&rank->inflight);
   g_mutex_clear (&rank->lock);
   g_free (rank->key);
   g_free (rank->comm_key);
-  g_free (rank);
+}
+
+void
+accel_nccl_rank_unref (AccelNcclRank *rank)
+{
+  if (rank != NULL)
+    g_atomic_rc_box_release_full (rank, rank_clear);
 }
 
 /* With the rank's lock held: ends it for good. */
@@ -252,8 +255,8 @@ accel_nccl_rank_get (AccelCollective *part, int ordinal, GError **error)
         }
       return rank;
     }
-  rank = g_new0 (AccelNcclRank, 1);
-  rank->ref = 2;   /* the table's and the caller's */
+  rank = g_atomic_rc_box_new0 (AccelNcclRank);
+  accel_nccl_rank_ref (rank);   /* the table's and the caller's */
   rank->key = g_steal_pointer (&key);
   rank->comm_key = g_strdup (part->comm_key);
   rank->ordinal = ordinal;
