@@ -18,13 +18,15 @@ typedef struct {
  */
 G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (AccelBackend, accel_backend, G_TYPE_OBJECT)
 
-enum {
-  PROP_0,
-  PROP_NAME,
-  N_PROPS
+static const AccelPropertyField backend_fields[] = {
+  /**
+   * AccelBackend:name:
+   *
+   * The name devices of this backend carry before their index (`cpu`, `cuda`).
+   */
+  ACCEL_FIELD_STRING (AccelBackendPrivate, name, "name", "Backend name", NULL,
+                      G_PARAM_READABLE | G_PARAM_STATIC_STRINGS),
 };
-
-static GParamSpec *properties[N_PROPS];
 
 static void
 accel_backend_finalize (GObject *object)
@@ -34,24 +36,10 @@ accel_backend_finalize (GObject *object)
   if (priv->system)
     g_object_remove_weak_pointer (G_OBJECT (priv->system), (gpointer *) &priv->system);
   g_clear_object (&priv->registry);
-  g_free (priv->name);
+  accel_object_finalize_fields (object, ACCEL_TYPE_BACKEND);
   g_free (priv->unavailable_reason);
   g_mutex_clear (&priv->lock);
   G_OBJECT_CLASS (accel_backend_parent_class)->finalize (object);
-}
-
-static void
-accel_backend_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelBackendPrivate *priv = accel_backend_get_instance_private (ACCEL_BACKEND (object));
-  switch (prop_id)
-    {
-    case PROP_NAME:
-      g_value_set_string (value, priv->name);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
 }
 
 static void
@@ -60,17 +48,8 @@ accel_backend_class_init (AccelBackendClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
 
   object_class->finalize = accel_backend_finalize;
-  object_class->get_property = accel_backend_get_property;
 
-  /**
-   * AccelBackend:name:
-   *
-   * The name devices of this backend carry before their index (`cpu`, `cuda`).
-   */
-  properties[PROP_NAME] =
-    g_param_spec_string ("name", NULL, "Backend name", NULL,
-                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  accel_object_class_install_private_fields (object_class, backend_fields, G_N_ELEMENTS (backend_fields));
 }
 
 static void

@@ -51,17 +51,41 @@ struct _AccelBuffer {
  */
 G_DEFINE_FINAL_TYPE (AccelBuffer, accel_buffer, G_TYPE_OBJECT)
 
-enum {
-  PROP_0,
-  PROP_DEVICE,
-  PROP_DTYPE,
-  PROP_SHAPE,
-  PROP_SIZE,
-  PROP_GENERATION,
-  N_PROPS
-};
+#define READABLE (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)
 
-static GParamSpec *properties[N_PROPS];
+static const AccelPropertyField buffer_fields[] = {
+  /**
+   * AccelBuffer:device:
+   *
+   * The device that holds the memory.
+   */
+  ACCEL_FIELD_OBJECT (AccelBuffer, device, "device", "Owning device", accel_device_get_type, READABLE),
+  /**
+   * AccelBuffer:dtype:
+   *
+   * The element type.
+   */
+  ACCEL_FIELD_ENUM (AccelBuffer, dtype, "dtype", "Element type", accel_dtype_get_type, ACCEL_DTYPE_F32, READABLE),
+  /**
+   * AccelBuffer:shape:
+   *
+   * The dimensions and strides.
+   */
+  ACCEL_FIELD_BOXED (AccelBuffer, shape, "shape", "Dimensions", accel_shape_get_type, READABLE),
+  /**
+   * AccelBuffer:size:
+   *
+   * The size in bytes.
+   */
+  ACCEL_FIELD_UINT64 (AccelBuffer, size, "size", "Size in bytes", 0, G_MAXUINT64, 0, READABLE),
+  /**
+   * AccelBuffer:generation:
+   *
+   * The device generation the memory belongs to.
+   */
+  ACCEL_FIELD_UINT (AccelBuffer, generation, "generation", "Device generation of the memory", 0, G_MAXUINT, 0,
+                    READABLE),
+};
 
 static void
 accel_buffer_finalize (GObject *object)
@@ -79,25 +103,9 @@ accel_buffer_finalize (GObject *object)
                                                                  self->size ? self->size : 1);
   else if (self->memory)
     _accel_device_release_memory (self->device, self->memory, self->size, self->generation);
-  accel_shape_free (self->shape);
-  g_object_unref (self->device);
+  accel_object_finalize_fields (object, ACCEL_TYPE_BUFFER);
 
   G_OBJECT_CLASS (accel_buffer_parent_class)->finalize (object);
-}
-
-static void
-accel_buffer_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelBuffer *self = ACCEL_BUFFER (object);
-  switch (prop_id)
-    {
-    case PROP_DEVICE: g_value_set_object (value, self->device); break;
-    case PROP_DTYPE: g_value_set_enum (value, self->dtype); break;
-    case PROP_SHAPE: g_value_set_boxed (value, self->shape); break;
-    case PROP_SIZE: g_value_set_uint64 (value, self->size); break;
-    case PROP_GENERATION: g_value_set_uint (value, self->generation); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
 }
 
 static void
@@ -106,49 +114,8 @@ accel_buffer_class_init (AccelBufferClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
 
   object_class->finalize = accel_buffer_finalize;
-  object_class->get_property = accel_buffer_get_property;
 
-  /**
-   * AccelBuffer:device:
-   *
-   * The device that holds the memory.
-   */
-  properties[PROP_DEVICE] =
-    g_param_spec_object ("device", NULL, "Owning device", ACCEL_TYPE_DEVICE,
-                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  /**
-   * AccelBuffer:dtype:
-   *
-   * The element type.
-   */
-  properties[PROP_DTYPE] =
-    g_param_spec_enum ("dtype", NULL, "Element type", ACCEL_TYPE_DTYPE, ACCEL_DTYPE_F32,
-                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  /**
-   * AccelBuffer:shape:
-   *
-   * The dimensions and strides.
-   */
-  properties[PROP_SHAPE] =
-    g_param_spec_boxed ("shape", NULL, "Dimensions", ACCEL_TYPE_SHAPE,
-                        G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  /**
-   * AccelBuffer:size:
-   *
-   * The size in bytes.
-   */
-  properties[PROP_SIZE] =
-    g_param_spec_uint64 ("size", NULL, "Size in bytes", 0, G_MAXUINT64, 0,
-                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  /**
-   * AccelBuffer:generation:
-   *
-   * The device generation the memory belongs to.
-   */
-  properties[PROP_GENERATION] =
-    g_param_spec_uint ("generation", NULL, "Device generation of the memory", 0, G_MAXUINT, 0,
-                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  accel_object_class_install_fields (object_class, buffer_fields, G_N_ELEMENTS (buffer_fields));
 }
 
 static void

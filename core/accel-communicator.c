@@ -48,21 +48,77 @@
  */
 G_DEFINE_FINAL_TYPE (AccelCommunicator, accel_communicator, G_TYPE_OBJECT)
 
+/* The pspecs notified by hand. */
 enum {
-  PROP_0,
-  PROP_N_RANKS,
-  PROP_FIRST_RANK,
-  PROP_N_LOCAL_RANKS,
   PROP_EPOCH,
   PROP_TIMEOUT_MS,
   PROP_LANE,
-  PROP_RENDEZVOUS,
-  N_PROPS
+  N_NOTIFIED
 };
 
-static GParamSpec *properties[N_PROPS];
+static GParamSpec *properties[N_NOTIFIED];
 
 #define DEFAULT_TIMEOUT_MS 60000
+
+#define RO (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)
+#define RW (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY)
+
+static const AccelPropertyField communicator_fields[] = {
+  /**
+   * AccelCommunicator:n-ranks:
+   *
+   * How many ranks the communicator has, in every process of its job.
+   */
+  ACCEL_FIELD_UINT (AccelCommunicator, n_ranks, "n-ranks", "Ranks in all processes", 0, G_MAXUINT, 0, RO),
+  /**
+   * AccelCommunicator:first-rank:
+   *
+   * The rank of this process's first device (0 in a single process).
+   */
+  ACCEL_FIELD_UINT (AccelCommunicator, first_rank, "first-rank", "Rank of the first local device",
+                    0, G_MAXUINT, 0, RO),
+  /**
+   * AccelCommunicator:n-local-ranks:
+   *
+   * How many of the ranks are devices of this process.
+   */
+  ACCEL_ACCESSOR_UINT (AccelCommunicator, accel_communicator_get_n_local_ranks, NULL, "n-local-ranks",
+                       "Ranks of this process", 0, G_MAXUINT, 0, RO),
+  /**
+   * AccelCommunicator:epoch:
+   *
+   * Counts the incarnations: goes up each time the communicator is rebuilt
+   * after a rank's device lost its context or a collective failed.
+   * Notified from the thread that submits the collective that rebuilds it.
+   */
+  ACCEL_ACCESSOR_UINT (AccelCommunicator, accel_communicator_get_epoch, NULL, "epoch", "Incarnation count",
+                       0, G_MAXUINT, 0, RO | G_PARAM_EXPLICIT_NOTIFY),
+  /**
+   * AccelCommunicator:timeout-ms:
+   *
+   * How long a rank waits for the others before its part fails with
+   * %ACCEL_ERROR_TIMED_OUT and the incarnation is aborted, in milliseconds
+   * (0: no limit). Applies to incarnations made after it is set.
+   */
+  ACCEL_ACCESSOR_UINT (AccelCommunicator, accel_communicator_get_timeout_ms, accel_communicator_set_timeout_ms,
+                       "timeout-ms", "Wait for the other ranks at most this long, ms", 0, G_MAXUINT,
+                       DEFAULT_TIMEOUT_MS, RW),
+  /**
+   * AccelCommunicator:lane:
+   *
+   * The lane every part runs on (-1: the device picks). One lane keeps a
+   * rank's collectives in submission order, as NCCL wants.
+   */
+  ACCEL_ACCESSOR_INT (AccelCommunicator, accel_communicator_get_lane, accel_communicator_set_lane, "lane",
+                      "Lane of the parts, -1 for any", -1, 1024, 0, RW),
+  /**
+   * AccelCommunicator:rendezvous:
+   *
+   * The rendezvous of a communicator that spans processes, or %NULL.
+   */
+  ACCEL_FIELD_OBJECT (AccelCommunicator, rendezvous, "rendezvous", "Rendezvous of the job",
+                      accel_rendezvous_get_type, RO),
+};
 
 AccelDispatcher *
 _accel_communicator_dispatcher (void)
@@ -512,7 +568,7 @@ accel_communicator_finalize (GObject *object)
   AccelCommunicator *self = ACCEL_COMMUNICATOR (object);
 
   g_clear_pointer (&self->devices, g_ptr_array_unref);
-  g_clear_object (&self->rendezvous);
+  accel_object_finalize_fields (object, ACCEL_TYPE_COMMUNICATOR);
   g_clear_object (&self->registry);
   g_free (self->rank_process);
   g_free (self->uid);
@@ -522,102 +578,17 @@ accel_communicator_finalize (GObject *object)
 }
 
 static void
-accel_communicator_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelCommunicator *self = ACCEL_COMMUNICATOR (object);
-
-  switch (prop_id)
-    {
-    case PROP_N_RANKS: g_value_set_uint (value, self->n_ranks); break;
-    case PROP_FIRST_RANK: g_value_set_uint (value, self->first_rank); break;
-    case PROP_N_LOCAL_RANKS: g_value_set_uint (value, self->devices ? self->devices->len : 0); break;
-    case PROP_EPOCH: g_value_set_uint (value, accel_communicator_get_epoch (self)); break;
-    case PROP_TIMEOUT_MS: g_value_set_uint (value, accel_communicator_get_timeout_ms (self)); break;
-    case PROP_LANE: g_value_set_int (value, accel_communicator_get_lane (self)); break;
-    case PROP_RENDEZVOUS: g_value_set_object (value, self->rendezvous); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_communicator_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelCommunicator *self = ACCEL_COMMUNICATOR (object);
-
-  switch (prop_id)
-    {
-    case PROP_TIMEOUT_MS: accel_communicator_set_timeout_ms (self, g_value_get_uint (value)); break;
-    case PROP_LANE: accel_communicator_set_lane (self, g_value_get_int (value)); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
 accel_communicator_class_init (AccelCommunicatorClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
-  const GParamFlags ro = G_PARAM_READABLE | G_PARAM_STATIC_STRINGS;
-  const GParamFlags rw = G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY;
 
   object_class->dispose = accel_communicator_dispose;
   object_class->finalize = accel_communicator_finalize;
-  object_class->get_property = accel_communicator_get_property;
-  object_class->set_property = accel_communicator_set_property;
 
-  /**
-   * AccelCommunicator:n-ranks:
-   *
-   * How many ranks the communicator has, in every process of its job.
-   */
-  properties[PROP_N_RANKS] = g_param_spec_uint ("n-ranks", NULL, "Ranks in all processes", 0, G_MAXUINT, 0, ro);
-  /**
-   * AccelCommunicator:first-rank:
-   *
-   * The rank of this process's first device (0 in a single process).
-   */
-  properties[PROP_FIRST_RANK] =
-    g_param_spec_uint ("first-rank", NULL, "Rank of the first local device", 0, G_MAXUINT, 0, ro);
-  /**
-   * AccelCommunicator:n-local-ranks:
-   *
-   * How many of the ranks are devices of this process.
-   */
-  properties[PROP_N_LOCAL_RANKS] =
-    g_param_spec_uint ("n-local-ranks", NULL, "Ranks of this process", 0, G_MAXUINT, 0, ro);
-  /**
-   * AccelCommunicator:epoch:
-   *
-   * Counts the incarnations: goes up each time the communicator is rebuilt
-   * after a rank's device lost its context or a collective failed.
-   * Notified from the thread that submits the collective that rebuilds it.
-   */
-  properties[PROP_EPOCH] =
-    g_param_spec_uint ("epoch", NULL, "Incarnation count", 0, G_MAXUINT, 0, ro | G_PARAM_EXPLICIT_NOTIFY);
-  /**
-   * AccelCommunicator:timeout-ms:
-   *
-   * How long a rank waits for the others before its part fails with
-   * %ACCEL_ERROR_TIMED_OUT and the incarnation is aborted, in milliseconds
-   * (0: no limit). Applies to incarnations made after it is set.
-   */
-  properties[PROP_TIMEOUT_MS] =
-    g_param_spec_uint ("timeout-ms", NULL, "Wait for the other ranks at most this long, ms",
-                       0, G_MAXUINT, DEFAULT_TIMEOUT_MS, rw);
-  /**
-   * AccelCommunicator:lane:
-   *
-   * The lane every part runs on (-1: the device picks). One lane keeps a
-   * rank's collectives in submission order, as NCCL wants.
-   */
-  properties[PROP_LANE] = g_param_spec_int ("lane", NULL, "Lane of the parts, -1 for any", -1, 1024, 0, rw);
-  /**
-   * AccelCommunicator:rendezvous:
-   *
-   * The rendezvous of a communicator that spans processes, or %NULL.
-   */
-  properties[PROP_RENDEZVOUS] =
-    g_param_spec_object ("rendezvous", NULL, "Rendezvous of the job", ACCEL_TYPE_RENDEZVOUS, ro);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  accel_object_class_install_fields (object_class, communicator_fields, G_N_ELEMENTS (communicator_fields));
+  properties[PROP_EPOCH] = g_object_class_find_property (object_class, "epoch");
+  properties[PROP_TIMEOUT_MS] = g_object_class_find_property (object_class, "timeout-ms");
+  properties[PROP_LANE] = g_object_class_find_property (object_class, "lane");
 }
 
 static void
@@ -856,7 +827,7 @@ guint
 accel_communicator_get_n_local_ranks (AccelCommunicator *self)
 {
   g_return_val_if_fail (ACCEL_IS_COMMUNICATOR (self), 0);
-  return self->devices->len;
+  return self->devices ? self->devices->len : 0;
 }
 
 /**

@@ -38,21 +38,77 @@ _accel_device_get_private (AccelDevice *self)
   return accel_device_get_instance_private (self);
 }
 
-enum {
-  PROP_0,
-  PROP_BACKEND,
-  PROP_BACKEND_NAME,
-  PROP_GENERATION,
-  PROP_DEVICE_STATE,
-  PROP_LANES,
-  PROP_MEMORY_TOTAL,
-  PROP_MEMORY_FREE,
-  PROP_STATS,
-  PROP_JOURNAL,
-  N_PROPS
+#define CONSTRUCT (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS)
+#define READABLE (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)
+
+static const AccelPropertyField device_fields[] = {
+  /**
+   * AccelDevice:backend:
+   *
+   * The backend that made the device.
+   */
+  ACCEL_FIELD_OBJECT (AccelDevicePrivate, backend, "backend", "Backend", accel_backend_get_type, CONSTRUCT),
+  /**
+   * AccelDevice:backend-name:
+   *
+   * The backend's name (`cpu`, `cuda`).
+   */
+  ACCEL_ACCESSOR_STRING (AccelDevice, accel_device_get_backend_name, "backend-name", "Backend name", NULL, READABLE),
+  /**
+   * AccelDevice:generation:
+   *
+   * Goes up each time the context is rebuilt; `notify::generation` is the
+   * watch (emitted on the device thread).
+   */
+  ACCEL_ACCESSOR_UINT (AccelDevice, accel_device_get_generation, NULL, "generation", "Context generation",
+                       0, G_MAXUINT, 0, READABLE | G_PARAM_EXPLICIT_NOTIFY),
+  /**
+   * AccelDevice:device-state:
+   *
+   * READY, RESTARTING or FAILED.
+   */
+  ACCEL_ACCESSOR_ENUM (AccelDevice, accel_device_get_state, "device-state", "Device state",
+                       accel_device_state_get_type, ACCEL_DEVICE_STATE_READY, READABLE | G_PARAM_EXPLICIT_NOTIFY),
+  /**
+   * AccelDevice:lanes:
+   *
+   * How many lanes (streams) the device runs work on.
+   */
+  ACCEL_FIELD_UINT (AccelDevicePrivate, lanes, "lanes", "Number of lanes", 1, 64, 1, CONSTRUCT),
+  /**
+   * AccelDevice:memory-total:
+   *
+   * Device memory in bytes.
+   */
+  ACCEL_ACCESSOR_UINT64 (AccelDevice, accel_device_get_memory_total, NULL, "memory-total", "Total memory in bytes",
+                         0, G_MAXUINT64, 0, READABLE),
+  /**
+   * AccelDevice:memory-free:
+   *
+   * Free device memory in bytes, read when asked.
+   */
+  ACCEL_ACCESSOR_UINT64 (AccelDevice, accel_device_get_memory_free, NULL, "memory-free", "Free memory in bytes",
+                         0, G_MAXUINT64, 0, READABLE),
+  /**
+   * AccelDevice:stats:
+   *
+   * What the device has done since it was made (accel_device_get_stats()).
+   */
+  ACCEL_ACCESSOR_VARIANT (AccelDevice, accel_device_get_stats, "stats",
+                          "Ops, transfers, errors, bytes moved and busy time", "a{sv}", READABLE),
 };
 
-static GParamSpec *properties[N_PROPS];
+/* The journal, hand-written, comes after the table's properties. */
+#define PROP_JOURNAL (G_N_ELEMENTS (device_fields) + 1)
+
+/* The pspecs notified by hand. */
+enum {
+  PROP_GENERATION,
+  PROP_DEVICE_STATE,
+  N_NOTIFIED
+};
+
+static GParamSpec *properties[N_NOTIFIED];
 
 /* Runs @func on the device thread and waits for it. */
 void
@@ -535,7 +591,7 @@ accel_device_finalize (GObject *object)
   AccelDevice *self = ACCEL_DEVICE (object);
   AccelDevicePrivate *priv = accel_device_get_instance_private (self);
 
-  g_clear_object (&priv->backend);
+  accel_object_finalize_fields (object, ACCEL_TYPE_DEVICE);
   g_clear_object (&priv->journal);
   g_clear_error (&priv->failure);
   g_clear_error (&priv->restart_reason);
@@ -545,49 +601,33 @@ accel_device_finalize (GObject *object)
   G_OBJECT_CLASS (accel_device_parent_class)->finalize (object);
 }
 
+/* The journal is read atomically, and the one it replaces let go on the
+ * device thread. */
 static void
 accel_device_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
 {
   AccelDevicePrivate *priv = accel_device_get_instance_private (ACCEL_DEVICE (object));
-  switch (prop_id)
+
+  if (prop_id != PROP_JOURNAL)
     {
-    case PROP_BACKEND:
-      g_set_object (&priv->backend, g_value_get_object (value));
-      break;
-    case PROP_LANES:
-      priv->lanes = g_value_get_uint (value);
-      break;
-    case PROP_JOURNAL:
-      {
-        AccelJournal *old = g_atomic_pointer_exchange (&priv->journal, g_value_dup_object (value));
-        /* Work running now may still record into it: let it go on the device thread. */
-        if (old)
-          accel_dispatcher_post (priv->dispatcher, g_object_unref, old);
-      }
-      break;
-    default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      return;
     }
+  AccelJournal *old = g_atomic_pointer_exchange (&priv->journal, g_value_dup_object (value));
+  /* Work running now may still record into it: let it go on the device thread. */
+  if (old)
+    accel_dispatcher_post (priv->dispatcher, g_object_unref, old);
 }
 
 static void
 accel_device_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
 {
-  AccelDevice *self = ACCEL_DEVICE (object);
-  AccelDevicePrivate *priv = accel_device_get_instance_private (self);
-  switch (prop_id)
-    {
-    case PROP_BACKEND: g_value_set_object (value, priv->backend); break;
-    case PROP_BACKEND_NAME: g_value_set_string (value, accel_device_get_backend_name (self)); break;
-    case PROP_GENERATION: g_value_set_uint (value, accel_device_get_generation (self)); break;
-    case PROP_DEVICE_STATE: g_value_set_enum (value, accel_device_get_state (self)); break;
-    case PROP_LANES: g_value_set_uint (value, priv->lanes); break;
-    case PROP_MEMORY_TOTAL: g_value_set_uint64 (value, accel_device_get_memory_total (self)); break;
-    case PROP_MEMORY_FREE: g_value_set_uint64 (value, accel_device_get_memory_free (self)); break;
-    case PROP_STATS: g_value_take_variant (value, accel_device_get_stats (self)); break;
-    case PROP_JOURNAL: g_value_set_object (value, g_atomic_pointer_get (&priv->journal)); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  AccelDevicePrivate *priv = accel_device_get_instance_private (ACCEL_DEVICE (object));
+
+  if (prop_id == PROP_JOURNAL)
+    g_value_set_object (value, g_atomic_pointer_get (&priv->journal));
+  else
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
@@ -601,72 +641,9 @@ accel_device_class_init (AccelDeviceClass *klass)
   object_class->set_property = accel_device_set_property;
   object_class->get_property = accel_device_get_property;
 
-  /**
-   * AccelDevice:backend:
-   *
-   * The backend that made the device.
-   */
-  properties[PROP_BACKEND] =
-    g_param_spec_object ("backend", NULL, "Backend", ACCEL_TYPE_BACKEND,
-                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
-  /**
-   * AccelDevice:backend-name:
-   *
-   * The backend's name (`cpu`, `cuda`).
-   */
-  properties[PROP_BACKEND_NAME] =
-    g_param_spec_string ("backend-name", NULL, "Backend name", NULL,
-                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  /**
-   * AccelDevice:generation:
-   *
-   * Goes up each time the context is rebuilt; `notify::generation` is the
-   * watch (emitted on the device thread).
-   */
-  properties[PROP_GENERATION] =
-    g_param_spec_uint ("generation", NULL, "Context generation", 0, G_MAXUINT, 0,
-                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
-  /**
-   * AccelDevice:device-state:
-   *
-   * READY, RESTARTING or FAILED.
-   */
-  properties[PROP_DEVICE_STATE] =
-    g_param_spec_enum ("device-state", NULL, "Device state", ACCEL_TYPE_DEVICE_STATE,
-                       ACCEL_DEVICE_STATE_READY,
-                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
-  /**
-   * AccelDevice:lanes:
-   *
-   * How many lanes (streams) the device runs work on.
-   */
-  properties[PROP_LANES] =
-    g_param_spec_uint ("lanes", NULL, "Number of lanes", 1, 64, 1,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
-  /**
-   * AccelDevice:memory-total:
-   *
-   * Device memory in bytes.
-   */
-  properties[PROP_MEMORY_TOTAL] =
-    g_param_spec_uint64 ("memory-total", NULL, "Total memory in bytes", 0, G_MAXUINT64, 0,
-                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  /**
-   * AccelDevice:memory-free:
-   *
-   * Free device memory in bytes, read when asked.
-   */
-  properties[PROP_MEMORY_FREE] =
-    g_param_spec_uint64 ("memory-free", NULL, "Free memory in bytes", 0, G_MAXUINT64, 0,
-                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  /**
-   * AccelDevice:stats:
-   *
-   * What the device has done since it was made (accel_device_get_stats()).
-   */
-  properties[PROP_STATS] =
-    g_param_spec_variant ("stats", NULL, "Ops, transfers, errors, bytes moved and busy time",
-                          G_VARIANT_TYPE_VARDICT, NULL, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+  accel_object_class_install_private_fields (object_class, device_fields, G_N_ELEMENTS (device_fields));
+  properties[PROP_GENERATION] = g_object_class_find_property (object_class, "generation");
+  properties[PROP_DEVICE_STATE] = g_object_class_find_property (object_class, "device-state");
   /**
    * AccelDevice:journal:
    *
@@ -674,10 +651,9 @@ accel_device_class_init (AccelDeviceClass *klass)
    * records nothing. Devices made while `ACCEL_JOURNAL` names a file all
    * record into that journal. Settable at any time, from any thread.
    */
-  properties[PROP_JOURNAL] =
-    g_param_spec_object ("journal", NULL, "Journal of the work run", ACCEL_TYPE_JOURNAL,
-                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  g_object_class_install_property (object_class, PROP_JOURNAL,
+                                   g_param_spec_object ("journal", NULL, "Journal of the work run", ACCEL_TYPE_JOURNAL,
+                                                        G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS));
 }
 
 static void

@@ -46,13 +46,15 @@ typedef struct {
  */
 G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (AccelOp, accel_op, G_TYPE_OBJECT)
 
-enum {
-  PROP_0,
-  PROP_LANE,
-  N_PROPS
+static const AccelPropertyField op_fields[] = {
+  /**
+   * AccelOp:lane:
+   *
+   * The lane (stream) to run on, or -1 for the next free one.
+   */
+  ACCEL_FIELD_INT (AccelOpPrivate, lane, "lane", "Lane to run on, -1 for any", -1, 1024, -1,
+                   G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
 };
-
-static GParamSpec *properties[N_PROPS];
 
 G_LOCK_DEFINE_STATIC (op_types);
 static GHashTable *op_types_by_name;   /* name -> GType */
@@ -274,34 +276,6 @@ _accel_op_lookup_type (const char *type_name, GError **error)
   return 0;
 }
 
-static void
-accel_op_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelOpPrivate *priv = accel_op_get_instance_private (ACCEL_OP (object));
-  switch (prop_id)
-    {
-    case PROP_LANE:
-      priv->lane = g_value_get_int (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_op_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelOpPrivate *priv = accel_op_get_instance_private (ACCEL_OP (object));
-  switch (prop_id)
-    {
-    case PROP_LANE:
-      g_value_set_int (value, priv->lane);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
 /* The table defaults are set once the op is made and before the properties
  * given to g_object_new() are: the table is the one place a default is
  * written. */
@@ -411,21 +385,11 @@ accel_op_class_init (AccelOpClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
 
   object_class->dispatch_properties_changed = accel_op_dispatch_properties_changed;
-  object_class->set_property = accel_op_set_property;
-  object_class->get_property = accel_op_get_property;
   object_class->constructed = accel_op_constructed;
   object_class->dispose = accel_op_dispose;
   object_class->finalize = accel_op_finalize;
 
-  /**
-   * AccelOp:lane:
-   *
-   * The lane (stream) to run on, or -1 for the next free one.
-   */
-  properties[PROP_LANE] =
-    g_param_spec_int ("lane", NULL, "Lane to run on, -1 for any", -1, 1024, -1,
-                      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  accel_object_class_install_private_fields (object_class, op_fields, G_N_ELEMENTS (op_fields));
 }
 
 static void

@@ -146,6 +146,66 @@ _accel_field_set_property (GObject *object, gpointer field, const GValue *value,
     g_object_notify_by_pspec (object, pspec);
 }
 
+/* Accessors: the value got and set through the class's functions, called
+ * with the C type the value's fundamental type has in a field (GLib's own
+ * convention for signal handlers and GCallbacks): an int for booleans,
+ * integers of 32 bits, enums and flags, a 64-bit integer, a double or a
+ * pointer. The value passes through a field of that type, so the fields'
+ * own load and store do the rest. */
+
+typedef union {
+  int i;
+  gint64 i64;
+  double d;
+  gpointer p;
+} AccessorValue;
+
+static gboolean
+holds_pointer (GType fundamental)
+{
+  return fundamental == G_TYPE_STRING || fundamental == G_TYPE_OBJECT || fundamental == G_TYPE_INTERFACE
+         || fundamental == G_TYPE_BOXED || fundamental == G_TYPE_VARIANT;
+}
+
+static void
+accessor_load (GCallback get, GObject *object, GValue *value)
+{
+  AccessorValue v;
+  GType fundamental = G_TYPE_FUNDAMENTAL (G_VALUE_TYPE (value));
+
+  if (fundamental == G_TYPE_INT64 || fundamental == G_TYPE_UINT64)
+    v.i64 = ((gint64 (*) (gpointer)) get) (object);
+  else if (fundamental == G_TYPE_DOUBLE)
+    v.d = ((double (*) (gpointer)) get) (object);
+  else if (holds_pointer (fundamental))
+    v.p = ((gpointer (*) (gpointer)) get) (object);
+  else
+    v.i = ((int (*) (gpointer)) get) (object);
+  /* A variant getter returns a new (or floating) reference. */
+  if (fundamental == G_TYPE_VARIANT)
+    g_value_take_variant (value, v.p);
+  else
+    _accel_field_load (&v, value);
+}
+
+static void
+accessor_store (GCallback set, GObject *object, const GValue *value)
+{
+  AccessorValue v = { 0 };
+  GType fundamental = G_TYPE_FUNDAMENTAL (G_VALUE_TYPE (value));
+
+  _accel_field_store (&v, value);   /* a copy, given back below */
+  if (fundamental == G_TYPE_INT64 || fundamental == G_TYPE_UINT64)
+    ((void (*) (gpointer, gint64)) set) (object, v.i64);
+  else if (fundamental == G_TYPE_DOUBLE)
+    ((void (*) (gpointer, double)) set) (object, v.d);
+  else if (holds_pointer (fundamental))
+    ((void (*) (gpointer, gpointer)) set) (object, v.p);
+  else
+    ((void (*) (gpointer, int)) set) (object, v.i);
+  _accel_field_clear (&v, G_VALUE_TYPE (value), FALSE);
+}
+
 /* Classes. */
 
 typedef struct {
@@ -153,6 +213,7 @@ typedef struct {
   gssize offset;            /* from the start of the instance (negative: private) */
   gboolean locked;          /* read and written under the GMutex at lock_offset */
   gssize lock_offset;
+  GCallback get, set;       /* an accessor's functions (offset unused) */
 } FieldSlot;
 
 /* What one class installed, as qdata on its GType; lives as long as the
@@ -186,6 +247,11 @@ static void
 fields_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
 {
   const FieldSlot *slot = g_param_spec_get_qdata (pspec, slot_quark ());
+  if (slot != NULL && slot->set != NULL)
+    {
+      accessor_store (slot->set, object, value);
+      return;
+    }
   if (slot != NULL && slot->locked)
     {
       GMutex *lock = G_STRUCT_MEMBER_P (object, slot->lock_offset);
@@ -212,6 +278,11 @@ static void
 fields_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
 {
   const FieldSlot *slot = g_param_spec_get_qdata (pspec, slot_quark ());
+  if (slot != NULL && slot->get != NULL)
+    {
+      accessor_load (slot->get, object, value);
+      return;
+    }
   if (slot != NULL && slot->locked)
     {
       GMutex *lock = G_STRUCT_MEMBER_P (object, slot->lock_offset);
@@ -316,6 +387,10 @@ install_fields (GObjectClass *klass, gssize base, const AccelPropertyField *fiel
   guint id = next_property_id (klass);
   for (guint i = 0; i < n_fields; i++)
     {
+      /* An accessor is read through its getter, and written through its
+       * setter, which a writable one must have. */
+      g_return_if_fail (fields[i].set == NULL || fields[i].get != NULL);
+      g_return_if_fail (fields[i].get == NULL || fields[i].set != NULL || !(fields[i].flags & G_PARAM_WRITABLE));
       GParamSpec *pspec = make_pspec (&fields[i]);
       if (pspec == NULL)
         continue;
@@ -324,6 +399,8 @@ install_fields (GObjectClass *klass, gssize base, const AccelPropertyField *fiel
       slot->offset = base + (gssize) fields[i].offset;
       slot->locked = lock_offset >= 0;
       slot->lock_offset = base + lock_offset;
+      slot->get = fields[i].get;
+      slot->set = fields[i].set;
       g_ptr_array_add (cf->slots, slot);
       g_param_spec_set_qdata (pspec, slot_quark (), slot);
       g_object_class_install_property (klass, id++, pspec);
@@ -350,8 +427,9 @@ install_private_fields (GObjectClass *klass, const AccelPropertyField *fields, g
  *
  * Installs one property per entry of @fields, with the entry's name, nick,
  * blurb, flags, range and default, and makes the class get and set them as
- * the fields the entries name: the class writes no `get_property` or
- * `set_property` for them, and releases what they own with
+ * the fields the entries name (or through the functions that accessor
+ * entries name): the class writes no `get_property` or `set_property` for
+ * them, and releases what the fields own with
  * accel_object_dispose_fields() and accel_object_finalize_fields().
  *
  * The properties take the ids after the highest one the class has
@@ -445,6 +523,8 @@ clear_fields (GObject *object, GType type, gboolean objects_only)
   for (guint i = 0; i < cf->slots->len; i++)
     {
       const FieldSlot *slot = cf->slots->pdata[i];
+      if (slot->get != NULL)
+        continue;   /* an accessor's value is not the object's to free */
       _accel_field_clear (G_STRUCT_MEMBER_P (object, slot->offset), slot->pspec->value_type, objects_only);
     }
 }

@@ -27,6 +27,10 @@ G_BEGIN_DECLS
  * @dmax: the largest value of a double field
  * @ddef: the default of a double field
  * @str: the default of a string field; the type string of a variant field
+ * @get: for a property read through a function instead of a field (a
+ *   computed one, or one read under a lock or with g_atomic), that getter
+ *   (see ACCEL_ACCESSOR_UINT()); %NULL for a field
+ * @set: the setter of such a property, or %NULL when it is read-only
  *
  * One property of a GObject class whose value is a plain field of its
  * instance (or of its private struct), declared once in a static table:
@@ -43,6 +47,14 @@ G_BEGIN_DECLS
  * %G_PARAM_EXPLICIT_NOTIFY is notified only when its value changed. An
  * integer field holds what was set: the pspec's range is checked by
  * GObject before the class sees the value.
+ *
+ * An entry may instead name a getter and a setter (ACCEL_ACCESSOR_UINT()
+ * and the other `ACCEL_ACCESSOR_` macros): the property is then read by
+ * calling the getter and written by calling the setter, usually the
+ * class's public accessors. The setter does all that setting means,
+ * including the notification of a %G_PARAM_EXPLICIT_NOTIFY property. The
+ * mutex of a locked table is not held around them: they lock what they
+ * read themselves.
  */
 typedef struct {
   const char *name;
@@ -59,6 +71,8 @@ typedef struct {
   double dmax;
   double ddef;
   const char *str;
+  GCallback get;
+  GCallback set;
 } AccelPropertyField;
 
 /* The offset of @field in @Type, refused at compile time unless the field
@@ -75,6 +89,24 @@ typedef struct {
 #endif
 #define ACCEL_FIELD_SIZED_(Type, field, CType)                                            \
   ((guint) (G_STRUCT_OFFSET (Type, field) + 0 * sizeof (char[sizeof (((Type *) 0)->field) == sizeof (CType) ? 1 : -1])))
+/* 0, refused at compile time unless @get is a getter of @Type returning
+ * @CType (ACCEL_ACCESSOR_OFFSET_) or a value of its size (_SIZED_, for
+ * enums), and @set is %NULL or a setter of @Type taking @CType. */
+#if defined(__GNUC__) && !defined(__cplusplus)
+#define ACCEL_ACCESSOR_IS_(f, FType) __builtin_types_compatible_p (__typeof__ (0 ? (f) : (f)), FType)
+#define ACCEL_ACCESSOR_OFFSET_(Type, get, set, CType)                                        \
+  ((guint) (0 * sizeof (char[ACCEL_ACCESSOR_IS_ (get, CType (*) (Type *)) ? 1 : -1])           \
+            + 0 * sizeof (char[ACCEL_ACCESSOR_IS_ (set, void (*) (Type *, CType))             \
+                               || ACCEL_ACCESSOR_IS_ (set, void *) ? 1 : -1])))
+#else
+#define ACCEL_ACCESSOR_OFFSET_(Type, get, set, CType)                                        \
+  ((guint) (0 * sizeof (char[sizeof ((get) ((Type *) 0)) == sizeof (CType) ? 1 : -1])))
+#endif
+#define ACCEL_ACCESSOR_SIZED_(Type, get, set, CType)                                         \
+  ((guint) (0 * sizeof (char[sizeof ((get) ((Type *) 0)) == sizeof (CType) ? 1 : -1])))
+#define ACCEL_ACCESSOR_ENTRY_(Type, get, set, name, blurb, fundamental, CType, SIZED, get_type, flags) \
+  (name), NULL, (blurb), (fundamental), (get_type), (GParamFlags) (flags),                              \
+    ACCEL_ACCESSOR_##SIZED##_ (Type, get, set, CType)
 #define ACCEL_FIELD_ENTRY_(Type, field, name, blurb, fundamental, CType, SIZED, get_type, flags) \
   (name), NULL, (blurb), (fundamental), (get_type), (GParamFlags) (flags),                       \
     ACCEL_FIELD_##SIZED##_ (Type, field, CType)
@@ -271,6 +303,117 @@ typedef struct {
 #define ACCEL_FIELD_VARIANT(Type, field, name, blurb, type_string, flags)                       \
   { ACCEL_FIELD_ENTRY_ (Type, field, name, blurb, G_TYPE_VARIANT, GVariant *, OFFSET, NULL, flags), \
     0, 0, 0, 0.0, 0.0, 0.0, (type_string) }
+
+/**
+ * ACCEL_ACCESSOR_INT: (skip)
+ * @Type: the instance struct
+ * @get: the getter, `int get (Type *self)`
+ * @set: (nullable): the setter, `void set (Type *self, int value)`, or
+ *   %NULL for a read-only property
+ * @name: the property name
+ * @blurb: what it is
+ * @min: the smallest value
+ * @max: the largest value
+ * @def: the default
+ * @flags: the #GParamFlags
+ *
+ * An `int` entry of an #AccelPropertyField table read and written through
+ * functions.
+ */
+#define ACCEL_ACCESSOR_INT(Type, get, set, name, blurb, min, max, def, flags)                     \
+  { ACCEL_ACCESSOR_ENTRY_ (Type, get, set, name, blurb, G_TYPE_INT, int, OFFSET, NULL, flags),    \
+    (min), (max), (def), 0.0, 0.0, 0.0, NULL, (GCallback) (get), (GCallback) (set) }
+
+/**
+ * ACCEL_ACCESSOR_UINT: (skip)
+ * @Type: the instance struct
+ * @get: the getter, `guint get (Type *self)`
+ * @set: (nullable): the setter, `void set (Type *self, guint value)`, or
+ *   %NULL for a read-only property
+ * @name: the property name
+ * @blurb: what it is
+ * @min: the smallest value
+ * @max: the largest value
+ * @def: the default
+ * @flags: the #GParamFlags
+ *
+ * A `guint` entry of an #AccelPropertyField table read and written through
+ * functions.
+ */
+#define ACCEL_ACCESSOR_UINT(Type, get, set, name, blurb, min, max, def, flags)                    \
+  { ACCEL_ACCESSOR_ENTRY_ (Type, get, set, name, blurb, G_TYPE_UINT, guint, OFFSET, NULL, flags), \
+    (min), (max), (def), 0.0, 0.0, 0.0, NULL, (GCallback) (get), (GCallback) (set) }
+
+/**
+ * ACCEL_ACCESSOR_UINT64: (skip)
+ * @Type: the instance struct
+ * @get: the getter, `guint64 get (Type *self)` (a `gsize` one where that
+ *   is the same type)
+ * @set: (nullable): the setter, `void set (Type *self, guint64 value)`, or
+ *   %NULL for a read-only property
+ * @name: the property name
+ * @blurb: what it is
+ * @min: the smallest value
+ * @max: the largest value
+ * @def: the default
+ * @flags: the #GParamFlags
+ *
+ * A `guint64` entry of an #AccelPropertyField table read and written
+ * through functions.
+ */
+#define ACCEL_ACCESSOR_UINT64(Type, get, set, name, blurb, min, max, def, flags)                      \
+  { ACCEL_ACCESSOR_ENTRY_ (Type, get, set, name, blurb, G_TYPE_UINT64, guint64, OFFSET, NULL, flags), \
+    (gint64) (min), (gint64) (max), (gint64) (def), 0.0, 0.0, 0.0, NULL, (GCallback) (get), (GCallback) (set) }
+
+/**
+ * ACCEL_ACCESSOR_ENUM: (skip)
+ * @Type: the instance struct
+ * @get: the getter, returning a value of the enum type
+ * @name: the property name
+ * @blurb: what it is
+ * @get_type: the enum type's `get_type` function
+ * @def: the default
+ * @flags: the #GParamFlags (readable only)
+ *
+ * A read-only enum entry of an #AccelPropertyField table, read through a
+ * function.
+ */
+#define ACCEL_ACCESSOR_ENUM(Type, get, name, blurb, get_type, def, flags)                             \
+  { ACCEL_ACCESSOR_ENTRY_ (Type, get, NULL, name, blurb, G_TYPE_ENUM, int, SIZED, get_type, flags), \
+    0, 0, (def), 0.0, 0.0, 0.0, NULL, (GCallback) (get), NULL }
+
+/**
+ * ACCEL_ACCESSOR_STRING: (skip)
+ * @Type: the instance struct
+ * @get: the getter, `const char *get (Type *self)` (transfer none)
+ * @name: the property name
+ * @blurb: what it is
+ * @def: (nullable): the default
+ * @flags: the #GParamFlags (readable only)
+ *
+ * A read-only string entry of an #AccelPropertyField table, read through a
+ * function.
+ */
+#define ACCEL_ACCESSOR_STRING(Type, get, name, blurb, def, flags)                                              \
+  { ACCEL_ACCESSOR_ENTRY_ (Type, get, NULL, name, blurb, G_TYPE_STRING, const char *, OFFSET, NULL, flags), \
+    0, 0, 0, 0.0, 0.0, 0.0, (def), (GCallback) (get), NULL }
+
+/**
+ * ACCEL_ACCESSOR_VARIANT: (skip)
+ * @Type: the instance struct
+ * @get: the getter, `GVariant *get (Type *self)`, which returns a new (or
+ *   floating) reference
+ * @name: the property name
+ * @blurb: what it is
+ * @type_string: the variant type, as a string (`"a{sv}"`)
+ * @flags: the #GParamFlags (readable only)
+ *
+ * A read-only variant entry of an #AccelPropertyField table, read through
+ * a function; its default is %NULL.
+ */
+#define ACCEL_ACCESSOR_VARIANT(Type, get, name, blurb, type_string, flags)                                   \
+  { ACCEL_ACCESSOR_ENTRY_ (Type, get, NULL, name, blurb, G_TYPE_VARIANT, GVariant *, OFFSET, NULL, flags), \
+    0, 0, 0, 0.0, 0.0, 0.0, (type_string), (GCallback) (get), NULL }
 
 ACCEL_API
 void accel_object_class_install_fields (GObjectClass *klass,

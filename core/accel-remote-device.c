@@ -65,19 +65,82 @@ typedef struct {
  */
 G_DEFINE_TYPE_WITH_PRIVATE (AccelRemoteDevice, accel_remote_device, ACCEL_TYPE_DEVICE)
 
-enum {
-  PROP_0,
-  PROP_HOSTED_DEVICE,
-  PROP_HOST_ENV,
-  PROP_DEADLINE_MS,
-  PROP_ARENA_SIZE,
-  PROP_HOST_MEMORY_SIZE,
-  PROP_INFO,
-  PROP_HOST_PID,
-  N_PROPS
+#define CONSTRUCT (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS)
+#define READABLE_EXPLICIT (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY)
+
+static const AccelPropertyField remote_device_fields[] = {
+  /**
+   * AccelRemoteDevice:hosted-device:
+   *
+   * The name of the device the host process serves (`cpu:0`, `cuda:1`).
+   */
+  ACCEL_FIELD_STRING (AccelRemoteDevicePrivate, hosted_device, "hosted-device",
+                      "Name of the device in the host process", NULL, CONSTRUCT),
+  /**
+   * AccelRemoteDevice:host-env:
+   *
+   * `KEY=VALUE` entries added to the host's environment, which otherwise
+   * is this process's (`ACCEL_PLUGIN_PATH`, `ACCEL_REGISTRY`, …).
+   */
+  ACCEL_FIELD_BOXED (AccelRemoteDevicePrivate, host_env, "host-env", "Extra environment of the host process",
+                     g_strv_get_type, CONSTRUCT),
+  /**
+   * AccelRemoteDevice:deadline-ms:
+   *
+   * How long a host with work in flight may go without answering before
+   * it is taken for hung, killed and replaced (its work failing with
+   * %ACCEL_ERROR_CONTEXT_POISONED); 0 for no limit. One op must not run
+   * longer than this. A hang is noticed within twice the deadline.
+   */
+  ACCEL_ACCESSOR_UINT (AccelRemoteDevice, accel_remote_device_get_deadline_ms, accel_remote_device_set_deadline_ms,
+                       "deadline-ms", "Longest silence of a busy host, in ms (0: none)", 0, G_MAXUINT,
+                       DEFAULT_DEADLINE_MS,
+                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY),
+  /**
+   * AccelRemoteDevice:arena-size:
+   *
+   * Bytes of shared memory for uploads and downloads (larger transfers go
+   * in chunks); 0 for `ACCEL_REMOTE_ARENA_SIZE` or 32 MiB.
+   */
+  ACCEL_FIELD_UINT64 (AccelRemoteDevicePrivate, arena_size, "arena-size", "Shared memory for transfers, in bytes",
+                      0, G_MAXUINT64, 0, CONSTRUCT),
+  /**
+   * AccelRemoteDevice:host-memory-size:
+   *
+   * Bytes of shared memory, beside the #AccelRemoteDevice:arena-size,
+   * that accel_remote_device_alloc_host_memory() hands out; 0 for
+   * `ACCEL_REMOTE_HOST_MEMORY_SIZE` or none. A CUDA host pins it with the
+   * arena, so it costs page-locked memory once the host runs.
+   */
+  ACCEL_FIELD_UINT64 (AccelRemoteDevicePrivate, host_memory_size, "host-memory-size",
+                      "Shared host memory for the application, in bytes", 0, G_MAXUINT64, 0, CONSTRUCT),
+  /**
+   * AccelRemoteDevice:info:
+   *
+   * What the current host said of the device it serves (see
+   * accel_remote_device_get_info()); notified on the device thread after
+   * each new host has started.
+   */
+  ACCEL_ACCESSOR_VARIANT (AccelRemoteDevice, accel_remote_device_get_info, "info", "Description of the hosted device",
+                          "a{sv}", READABLE_EXPLICIT),
+  /**
+   * AccelRemoteDevice:host-pid:
+   *
+   * The process id of the current host, 0 when none runs.
+   */
+  ACCEL_ACCESSOR_INT (AccelRemoteDevice, accel_remote_device_get_host_pid, NULL, "host-pid", "Process id of the host",
+                      0, G_MAXINT, 0, READABLE_EXPLICIT),
 };
 
-static GParamSpec *properties[N_PROPS];
+/* The pspecs notified by hand. */
+enum {
+  PROP_DEADLINE_MS,
+  PROP_INFO,
+  PROP_HOST_PID,
+  N_NOTIFIED
+};
+
+static GParamSpec *properties[N_NOTIFIED];
 
 /**
  * accel_remote_device_get_host_path:
@@ -287,72 +350,9 @@ accel_remote_device_finalize (GObject *object)
   g_clear_pointer (&priv->info, g_variant_unref);
   /* Host memory not given back is freed with its connection. */
   g_hash_table_unref (priv->host_memory);
-  g_free (priv->hosted_device);
-  g_strfreev (priv->host_env);
+  accel_object_finalize_fields (object, ACCEL_TYPE_REMOTE_DEVICE);
   g_mutex_clear (&priv->lock);
   G_OBJECT_CLASS (accel_remote_device_parent_class)->finalize (object);
-}
-
-static void
-accel_remote_device_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  AccelRemoteDevice *self = ACCEL_REMOTE_DEVICE (object);
-  AccelRemoteDevicePrivate *priv = accel_remote_device_get_instance_private (self);
-
-  switch (prop_id)
-    {
-    case PROP_HOSTED_DEVICE:
-      priv->hosted_device = g_value_dup_string (value);
-      break;
-    case PROP_HOST_ENV:
-      priv->host_env = g_value_dup_boxed (value);
-      break;
-    case PROP_DEADLINE_MS:
-      accel_remote_device_set_deadline_ms (self, g_value_get_uint (value));
-      break;
-    case PROP_ARENA_SIZE:
-      priv->arena_size = g_value_get_uint64 (value);
-      break;
-    case PROP_HOST_MEMORY_SIZE:
-      priv->host_memory_size = g_value_get_uint64 (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_remote_device_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelRemoteDevice *self = ACCEL_REMOTE_DEVICE (object);
-  AccelRemoteDevicePrivate *priv = accel_remote_device_get_instance_private (self);
-
-  switch (prop_id)
-    {
-    case PROP_HOSTED_DEVICE:
-      g_value_set_string (value, priv->hosted_device);
-      break;
-    case PROP_HOST_ENV:
-      g_value_set_boxed (value, priv->host_env);
-      break;
-    case PROP_DEADLINE_MS:
-      g_value_set_uint (value, accel_remote_device_get_deadline_ms (self));
-      break;
-    case PROP_ARENA_SIZE:
-      g_value_set_uint64 (value, priv->arena_size);
-      break;
-    case PROP_HOST_MEMORY_SIZE:
-      g_value_set_uint64 (value, priv->host_memory_size);
-      break;
-    case PROP_INFO:
-      g_value_take_variant (value, accel_remote_device_get_info (self));
-      break;
-    case PROP_HOST_PID:
-      g_value_set_int (value, accel_remote_device_get_host_pid (self));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
 }
 
 static void
@@ -383,8 +383,6 @@ accel_remote_device_class_init (AccelRemoteDeviceClass *klass)
 
   object_class->constructed = accel_remote_device_constructed;
   object_class->finalize = accel_remote_device_finalize;
-  object_class->set_property = accel_remote_device_set_property;
-  object_class->get_property = accel_remote_device_get_property;
   actor_class->receive = accel_remote_device_receive;
   device_class->open_context = accel_remote_device_open_context;
   device_class->close_context = accel_remote_device_close_context;
@@ -393,76 +391,10 @@ accel_remote_device_class_init (AccelRemoteDeviceClass *klass)
   device_class->execute = accel_remote_device_execute;
   device_class->query_memory = accel_remote_device_query_memory;
 
-  /**
-   * AccelRemoteDevice:hosted-device:
-   *
-   * The name of the device the host process serves (`cpu:0`, `cuda:1`).
-   */
-  properties[PROP_HOSTED_DEVICE] =
-    g_param_spec_string ("hosted-device", NULL, "Name of the device in the host process", NULL,
-                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
-  /**
-   * AccelRemoteDevice:host-env:
-   *
-   * `KEY=VALUE` entries added to the host's environment, which otherwise
-   * is this process's (`ACCEL_PLUGIN_PATH`, `ACCEL_REGISTRY`, …).
-   */
-  properties[PROP_HOST_ENV] =
-    g_param_spec_boxed ("host-env", NULL, "Extra environment of the host process", G_TYPE_STRV,
-                        G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
-  /**
-   * AccelRemoteDevice:deadline-ms:
-   *
-   * How long a host with work in flight may go without answering before
-   * it is taken for hung, killed and replaced (its work failing with
-   * %ACCEL_ERROR_CONTEXT_POISONED); 0 for no limit. One op must not run
-   * longer than this. A hang is noticed within twice the deadline.
-   */
-  properties[PROP_DEADLINE_MS] =
-    g_param_spec_uint ("deadline-ms", NULL, "Longest silence of a busy host, in ms (0: none)",
-                       0, G_MAXUINT, DEFAULT_DEADLINE_MS,
-                       G_PARAM_READWRITE | G_PARAM_CONSTRUCT | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
-  /**
-   * AccelRemoteDevice:arena-size:
-   *
-   * Bytes of shared memory for uploads and downloads (larger transfers go
-   * in chunks); 0 for `ACCEL_REMOTE_ARENA_SIZE` or 32 MiB.
-   */
-  properties[PROP_ARENA_SIZE] =
-    g_param_spec_uint64 ("arena-size", NULL, "Shared memory for transfers, in bytes",
-                         0, G_MAXUINT64, 0,
-                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
-  /**
-   * AccelRemoteDevice:host-memory-size:
-   *
-   * Bytes of shared memory, beside the #AccelRemoteDevice:arena-size,
-   * that accel_remote_device_alloc_host_memory() hands out; 0 for
-   * `ACCEL_REMOTE_HOST_MEMORY_SIZE` or none. A CUDA host pins it with the
-   * arena, so it costs page-locked memory once the host runs.
-   */
-  properties[PROP_HOST_MEMORY_SIZE] =
-    g_param_spec_uint64 ("host-memory-size", NULL, "Shared host memory for the application, in bytes",
-                         0, G_MAXUINT64, 0,
-                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
-  /**
-   * AccelRemoteDevice:info:
-   *
-   * What the current host said of the device it serves (see
-   * accel_remote_device_get_info()); notified on the device thread after
-   * each new host has started.
-   */
-  properties[PROP_INFO] =
-    g_param_spec_variant ("info", NULL, "Description of the hosted device", G_VARIANT_TYPE_VARDICT, NULL,
-                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
-  /**
-   * AccelRemoteDevice:host-pid:
-   *
-   * The process id of the current host, 0 when none runs.
-   */
-  properties[PROP_HOST_PID] =
-    g_param_spec_int ("host-pid", NULL, "Process id of the host", 0, G_MAXINT, 0,
-                      G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  accel_object_class_install_private_fields (object_class, remote_device_fields, G_N_ELEMENTS (remote_device_fields));
+  properties[PROP_DEADLINE_MS] = g_object_class_find_property (object_class, "deadline-ms");
+  properties[PROP_INFO] = g_object_class_find_property (object_class, "info");
+  properties[PROP_HOST_PID] = g_object_class_find_property (object_class, "host-pid");
 }
 
 static void

@@ -19,13 +19,27 @@ struct _AccelSystem {
   gint cpu_devices;          /* atomic; 0: ACCEL_CPU_DEVICES, else 1 */
 };
 
-enum {
-  PROP_0,
-  PROP_CPU_DEVICES,
-  N_PROPS
+static const AccelPropertyField system_fields[] = {
+  /**
+   * AccelSystem:cpu-devices:
+   *
+   * How many CPU devices (`cpu:0`, `cpu:1`, …) the CPU backend makes, as
+   * XLA's host device count: several ranks of a communicator on one
+   * machine without a GPU. 0 (the default) means `ACCEL_CPU_DEVICES`, or
+   * 1. It counts when devices are first listed; set it before.
+   */
+  ACCEL_ACCESSOR_UINT (AccelSystem, accel_system_get_cpu_devices, accel_system_set_cpu_devices, "cpu-devices",
+                       "How many CPU devices (0: ACCEL_CPU_DEVICES, else 1)", 0, 256, 0,
+                       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY),
 };
 
-static GParamSpec *properties[N_PROPS];
+/* The pspec notified by hand. */
+enum {
+  PROP_CPU_DEVICES,
+  N_NOTIFIED
+};
+
+static GParamSpec *properties[N_NOTIFIED];
 
 /**
  * AccelSystem:
@@ -79,52 +93,14 @@ accel_system_finalize (GObject *object)
 }
 
 static void
-accel_system_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  switch (prop_id)
-    {
-    case PROP_CPU_DEVICES:
-      g_value_set_uint (value, accel_system_get_cpu_devices (ACCEL_SYSTEM (object)));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-accel_system_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  switch (prop_id)
-    {
-    case PROP_CPU_DEVICES:
-      accel_system_set_cpu_devices (ACCEL_SYSTEM (object), g_value_get_uint (value));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
 accel_system_class_init (AccelSystemClass *klass)
 {
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
   object_class->dispose = accel_system_dispose;
   object_class->finalize = accel_system_finalize;
-  object_class->get_property = accel_system_get_property;
-  object_class->set_property = accel_system_set_property;
 
-  /**
-   * AccelSystem:cpu-devices:
-   *
-   * How many CPU devices (`cpu:0`, `cpu:1`, …) the CPU backend makes, as
-   * XLA's host device count: several ranks of a communicator on one
-   * machine without a GPU. 0 (the default) means `ACCEL_CPU_DEVICES`, or
-   * 1. It counts when devices are first listed; set it before.
-   */
-  properties[PROP_CPU_DEVICES] =
-    g_param_spec_uint ("cpu-devices", NULL, "How many CPU devices (0: ACCEL_CPU_DEVICES, else 1)", 0, 256, 0,
-                       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  accel_object_class_install_fields (object_class, system_fields, G_N_ELEMENTS (system_fields));
+  properties[PROP_CPU_DEVICES] = g_object_class_find_property (object_class, "cpu-devices");
 }
 
 static void

@@ -121,19 +121,24 @@ _accel_waiter_signal (AccelWaiter *w, GError *error)
   g_mutex_unlock (&w->lock);
 }
 
+/* The call is published by a release store of @func, which the running
+ * thread loads with acquire: whatever hands the call over (a dispatcher's
+ * queue, or GLib's main context, whose futex locks ThreadSanitizer does not
+ * see), everything the caller wrote before is visible to @func. */
 void
 _accel_sync_call_init (AccelSyncCall *call, AccelDispatchFunc func, gpointer data)
 {
-  call->func = func;
   call->data = data;
   _accel_waiter_init (&call->waiter);
+  __atomic_store_n (&call->func, func, __ATOMIC_RELEASE);
 }
 
 void
 _accel_sync_call_run (gpointer data)
 {
   AccelSyncCall *call = data;
-  call->func (call->data);
+  AccelDispatchFunc func = __atomic_load_n (&call->func, __ATOMIC_ACQUIRE);
+  func (call->data);
   _accel_waiter_signal (&call->waiter, NULL);
 }
 

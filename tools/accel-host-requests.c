@@ -181,12 +181,13 @@ work_answered (AccelWork *work, GError *error, gpointer data)
   if (G_UNLIKELY (_accel_stage_trace_on ()))
     _accel_stage_trace_add ("host: request read to answer written",
                             _accel_stage_trace_now () - trace_read_ns[id % G_N_ELEMENTS (trace_read_ns)]);
+  /* Under the lock that _accel_host_requests_drain () reads the count
+   * with: a drain that sees no work left returns (and its caller may free
+   * @self) only once this thread is done with the lock. */
+  g_mutex_lock (&self->drain_lock);
   if (g_atomic_int_dec_and_test (&self->unanswered))
-    {
-      g_mutex_lock (&self->drain_lock);
-      g_cond_broadcast (&self->drain_cond);
-      g_mutex_unlock (&self->drain_lock);
-    }
+    g_cond_broadcast (&self->drain_cond);
+  g_mutex_unlock (&self->drain_lock);
 }
 
 /* The device moves the bytes straight from or to the arena (for CUDA: by

@@ -26,17 +26,55 @@
  */
 G_DEFINE_TYPE_WITH_PRIVATE (AccelActor, accel_actor, G_TYPE_OBJECT)
 
+/* The pspecs notified by hand. */
 enum {
-  PROP_0,
-  PROP_NAME,
-  PROP_PARENT,
-  PROP_DISPATCHER,
   PROP_STATE,
   PROP_RESTART_COUNT,
-  N_PROPS
+  N_NOTIFIED
 };
 
-static GParamSpec *properties[N_PROPS];
+static GParamSpec *properties[N_NOTIFIED];
+
+#define CONSTRUCT (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS)
+#define READABLE_EXPLICIT (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY)
+
+static const AccelPropertyField actor_name_field[] = {
+  /**
+   * AccelActor:name:
+   *
+   * A name for logs and lookups.
+   */
+  ACCEL_FIELD_STRING (AccelActorPrivate, name, "name", "Name of the actor", NULL, CONSTRUCT),
+};
+
+/* The parent, a weak pointer, is hand-written, between the name and the
+ * other properties (their ids follow the order of installation). */
+#define PROP_PARENT (G_N_ELEMENTS (actor_name_field) + 1)
+
+static const AccelPropertyField actor_fields[] = {
+  /**
+   * AccelActor:dispatcher:
+   *
+   * The dispatcher whose thread serves the mailbox; by default the parent's,
+   * or a dispatcher shared by root actors.
+   */
+  ACCEL_FIELD_OBJECT (AccelActorPrivate, dispatcher, "dispatcher", "Dispatcher serving the mailbox",
+                      accel_dispatcher_get_type, CONSTRUCT),
+  /**
+   * AccelActor:state:
+   *
+   * The life-cycle state.
+   */
+  ACCEL_ACCESSOR_ENUM (AccelActor, accel_actor_get_state, "state", "Life-cycle state", accel_actor_state_get_type,
+                       ACCEL_ACTOR_STATE_RUNNING, READABLE_EXPLICIT),
+  /**
+   * AccelActor:restart-count:
+   *
+   * How many times the actor was restarted.
+   */
+  ACCEL_ACCESSOR_UINT (AccelActor, accel_actor_get_restart_count, NULL, "restart-count", "Restarts so far",
+                       0, G_MAXUINT, 0, READABLE_EXPLICIT),
+};
 
 enum {
   SIGNAL_STOPPED,
@@ -149,13 +187,12 @@ accel_actor_finalize (GObject *object)
 
   if (priv->decider_destroy)
     priv->decider_destroy (priv->decider_data);
-  g_clear_object (&priv->dispatcher);
+  accel_object_finalize_fields (object, ACCEL_TYPE_ACTOR);
   g_hash_table_unref (priv->pending);
   g_weak_ref_clear (&priv->system);
   g_ptr_array_unref (priv->children);
   g_array_unref (priv->restart_times);
   g_mutex_clear (&priv->lock);
-  g_free (priv->name);
 
   G_OBJECT_CLASS (accel_actor_parent_class)->finalize (object);
 }
@@ -163,55 +200,27 @@ accel_actor_finalize (GObject *object)
 static void
 accel_actor_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
 {
-  AccelActor *self = ACCEL_ACTOR (object);
-  AccelActorPrivate *priv = accel_actor_get_instance_private (self);
+  AccelActorPrivate *priv = accel_actor_get_instance_private (ACCEL_ACTOR (object));
 
-  switch (prop_id)
+  if (prop_id != PROP_PARENT)
     {
-    case PROP_NAME:
-      g_free (priv->name);
-      priv->name = g_value_dup_string (value);
-      break;
-    case PROP_PARENT:
-      priv->parent = g_value_get_object (value);
-      if (priv->parent)
-        g_object_add_weak_pointer (G_OBJECT (priv->parent), (gpointer *) &priv->parent);
-      break;
-    case PROP_DISPATCHER:
-      if (g_value_get_object (value))
-        g_set_object (&priv->dispatcher, g_value_get_object (value));
-      break;
-    default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      return;
     }
+  priv->parent = g_value_get_object (value);
+  if (priv->parent)
+    g_object_add_weak_pointer (G_OBJECT (priv->parent), (gpointer *) &priv->parent);
 }
 
 static void
 accel_actor_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
 {
-  AccelActor *self = ACCEL_ACTOR (object);
-  AccelActorPrivate *priv = accel_actor_get_instance_private (self);
+  AccelActorPrivate *priv = accel_actor_get_instance_private (ACCEL_ACTOR (object));
 
-  switch (prop_id)
-    {
-    case PROP_NAME:
-      g_value_set_string (value, priv->name);
-      break;
-    case PROP_PARENT:
-      g_value_set_object (value, priv->parent);
-      break;
-    case PROP_DISPATCHER:
-      g_value_set_object (value, priv->dispatcher);
-      break;
-    case PROP_STATE:
-      g_value_set_enum (value, g_atomic_int_get (&priv->state));
-      break;
-    case PROP_RESTART_COUNT:
-      g_value_set_uint (value, g_atomic_int_get (&priv->restart_count));
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  if (prop_id == PROP_PARENT)
+    g_value_set_object (value, priv->parent);
+  else
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
@@ -225,49 +234,18 @@ accel_actor_class_init (AccelActorClass *klass)
   object_class->set_property = accel_actor_set_property;
   object_class->get_property = accel_actor_get_property;
 
-  /**
-   * AccelActor:name:
-   *
-   * A name for logs and lookups.
-   */
-  properties[PROP_NAME] =
-    g_param_spec_string ("name", NULL, "Name of the actor", NULL,
-                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
+  accel_object_class_install_private_fields (object_class, actor_name_field, G_N_ELEMENTS (actor_name_field));
   /**
    * AccelActor:parent:
    *
    * The supervising actor, or %NULL for a root actor (which supervises itself).
    */
-  properties[PROP_PARENT] =
-    g_param_spec_object ("parent", NULL, "Supervising actor", ACCEL_TYPE_ACTOR,
-                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
-  /**
-   * AccelActor:dispatcher:
-   *
-   * The dispatcher whose thread serves the mailbox; by default the parent's,
-   * or a dispatcher shared by root actors.
-   */
-  properties[PROP_DISPATCHER] =
-    g_param_spec_object ("dispatcher", NULL, "Dispatcher serving the mailbox", ACCEL_TYPE_DISPATCHER,
-                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
-  /**
-   * AccelActor:state:
-   *
-   * The life-cycle state.
-   */
-  properties[PROP_STATE] =
-    g_param_spec_enum ("state", NULL, "Life-cycle state", ACCEL_TYPE_ACTOR_STATE,
-                       ACCEL_ACTOR_STATE_RUNNING,
-                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
-  /**
-   * AccelActor:restart-count:
-   *
-   * How many times the actor was restarted.
-   */
-  properties[PROP_RESTART_COUNT] =
-    g_param_spec_uint ("restart-count", NULL, "Restarts so far", 0, G_MAXUINT, 0,
-                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  g_object_class_install_property (object_class, PROP_PARENT,
+                                   g_param_spec_object ("parent", NULL, "Supervising actor", ACCEL_TYPE_ACTOR,
+                                                        CONSTRUCT));
+  accel_object_class_install_private_fields (object_class, actor_fields, G_N_ELEMENTS (actor_fields));
+  properties[PROP_STATE] = g_object_class_find_property (object_class, "state");
+  properties[PROP_RESTART_COUNT] = g_object_class_find_property (object_class, "restart-count");
 
   /**
    * AccelActor::stopped:

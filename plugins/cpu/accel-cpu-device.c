@@ -47,14 +47,21 @@ struct _AccelCpuDevice {
 
 G_DEFINE_FINAL_TYPE (AccelCpuDevice, accel_cpu_device, ACCEL_TYPE_DEVICE)
 
+/* n-threads is hand-written (id 1); the table's properties come after it. */
 enum {
   PROP_0,
   PROP_N_THREADS,
-  PROP_MEMORY_LIMIT,
-  N_PROPS
 };
 
-static GParamSpec *properties[N_PROPS];
+static const AccelPropertyField cpu_device_fields[] = {
+  /**
+   * AccelCpuDevice:memory-limit:
+   *
+   * The cap on device memory from `ACCEL_CPU_MEMORY_LIMIT`, in bytes; 0 for none.
+   */
+  ACCEL_FIELD_UINT64 (AccelCpuDevice, limit, "memory-limit", "Cap on device memory in bytes (0: none)",
+                      0, G_MAXUINT64, 0, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS),
+};
 
 static guint64
 parse_limit (const char *text)
@@ -305,25 +312,22 @@ accel_cpu_device_finalize (GObject *object)
   G_OBJECT_CLASS (accel_cpu_device_parent_class)->finalize (object);
 }
 
+/* n-threads is an int the kernels read atomically, set as a guint. */
 static void
 accel_cpu_device_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
 {
   AccelCpuDevice *self = ACCEL_CPU_DEVICE (object);
 
-  switch (prop_id)
+  if (prop_id != PROP_N_THREADS)
     {
-    case PROP_N_THREADS:
-      {
-        gint n = (gint) g_value_get_uint (value);
-        if (g_atomic_int_get (&self->exec.n_threads) != n)
-          {
-            g_atomic_int_set (&self->exec.n_threads, n);
-            g_object_notify_by_pspec (object, pspec);
-          }
-      }
-      break;
-    default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+      return;
+    }
+  gint n = (gint) g_value_get_uint (value);
+  if (g_atomic_int_get (&self->exec.n_threads) != n)
+    {
+      g_atomic_int_set (&self->exec.n_threads, n);
+      g_object_notify_by_pspec (object, pspec);
     }
 }
 
@@ -332,17 +336,10 @@ accel_cpu_device_get_property (GObject *object, guint prop_id, GValue *value, GP
 {
   AccelCpuDevice *self = ACCEL_CPU_DEVICE (object);
 
-  switch (prop_id)
-    {
-    case PROP_N_THREADS:
-      g_value_set_uint (value, (guint) g_atomic_int_get (&self->exec.n_threads));
-      break;
-    case PROP_MEMORY_LIMIT:
-      g_value_set_uint64 (value, self->limit);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  if (prop_id == PROP_N_THREADS)
+    g_value_set_uint (value, (guint) g_atomic_int_get (&self->exec.n_threads));
+  else
+    G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
 }
 
 static void
@@ -372,20 +369,12 @@ accel_cpu_device_class_init (AccelCpuDeviceClass *klass)
    * 0 means `ACCEL_CPU_THREADS`, or one per processor. Results do not
    * depend on it. BLAS and FFT calls keep their library's own threading.
    */
-  properties[PROP_N_THREADS] =
-    g_param_spec_uint ("n-threads", NULL, "Threads per kernel (0: one per processor)",
-                       0, 1024, 0,
-                       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY);
-  /**
-   * AccelCpuDevice:memory-limit:
-   *
-   * The cap on device memory from `ACCEL_CPU_MEMORY_LIMIT`, in bytes; 0 for none.
-   */
-  properties[PROP_MEMORY_LIMIT] =
-    g_param_spec_uint64 ("memory-limit", NULL, "Cap on device memory in bytes (0: none)",
-                         0, G_MAXUINT64, 0,
-                         G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  g_object_class_install_property (object_class, PROP_N_THREADS,
+                                   g_param_spec_uint ("n-threads", NULL, "Threads per kernel (0: one per processor)",
+                                                      0, 1024, 0,
+                                                      G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS
+                                                        | G_PARAM_EXPLICIT_NOTIFY));
+  accel_object_class_install_fields (object_class, cpu_device_fields, G_N_ELEMENTS (cpu_device_fields));
 }
 
 static void

@@ -1,9 +1,10 @@
 /* Properties declared by a table of fields (AccelPropertyField): the pspecs
  * are those g_param_spec_*() makes from the same arguments, get and set
- * reach the fields (of the instance and of the private struct), notify
- * follows GObject's rules, the class's own accessors serve its other
- * properties (and a subclass's), what the fields own is released, and
- * locked fields are read and written under their mutex.
+ * reach the fields (of the instance and of the private struct) or the
+ * accessor entries' functions, notify follows GObject's rules, the
+ * class's own accessors serve its other properties (and a subclass's),
+ * what the fields own is released, and locked fields are read and written
+ * under their mutex.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -374,6 +375,231 @@ test_notify (void)
   g_object_unref (self);
 }
 
+/* Accessor entries: properties read and written through the class's
+ * functions (computed, or kept elsewhere than a field), beside a field. */
+
+#define TEST_TYPE_ACCESSORS (test_accessors_get_type ())
+GType test_accessors_get_type (void);
+
+typedef struct {
+  GObjectClass parent_class;
+} TestAccessorsClass;
+
+typedef struct {
+  GObject parent_instance;
+  int lane;            /* kept negated, so only the accessors read it right */
+  guint timeout;       /* atomic */
+  guint sets;          /* calls of the setters */
+  gsize size;
+  AccelDType dtype;
+  char name[32];
+  guint plain;         /* a field of the table */
+} TestAccessors;
+
+G_DEFINE_FINAL_TYPE (TestAccessors, test_accessors, G_TYPE_OBJECT)
+
+static GParamSpec *accessors_timeout_pspec;
+
+static int
+test_accessors_get_lane (TestAccessors *self)
+{
+  return -self->lane;
+}
+
+static void
+test_accessors_set_lane (TestAccessors *self, int lane)
+{
+  self->sets++;
+  self->lane = -lane;
+}
+
+static guint
+test_accessors_get_timeout (TestAccessors *self)
+{
+  return (guint) g_atomic_int_get (&self->timeout);
+}
+
+/* Notifies itself, on a change only (explicit notify). */
+static void
+test_accessors_set_timeout (TestAccessors *self, guint timeout)
+{
+  self->sets++;
+  if ((guint) g_atomic_int_get (&self->timeout) == timeout)
+    return;
+  g_atomic_int_set (&self->timeout, timeout);
+  g_object_notify_by_pspec (G_OBJECT (self), accessors_timeout_pspec);
+}
+
+static gsize
+test_accessors_get_bytes (TestAccessors *self)
+{
+  return 3 * self->size;
+}
+
+static void
+test_accessors_set_bytes (TestAccessors *self, guint64 bytes)
+{
+  self->sets++;
+  self->size = bytes / 3;
+}
+
+static AccelDType
+test_accessors_get_dtype (TestAccessors *self)
+{
+  return self->dtype;
+}
+
+static const char *
+test_accessors_get_name (TestAccessors *self)
+{
+  return self->name[0] ? self->name : NULL;
+}
+
+/* A new floating reference at each call. */
+static GVariant *
+test_accessors_get_info (TestAccessors *self)
+{
+  GVariantDict dict;
+  g_variant_dict_init (&dict, NULL);
+  g_variant_dict_insert (&dict, "size", "t", (guint64) self->size);
+  g_variant_dict_insert (&dict, "name", "s", self->name);
+  return g_variant_dict_end (&dict);
+}
+
+static const AccelPropertyField accessor_fields[] = {
+  ACCEL_ACCESSOR_INT (TestAccessors, test_accessors_get_lane, test_accessors_set_lane, "lane", "An int",
+                      -1, 1024, 5, CONSTRUCT),
+  ACCEL_ACCESSOR_UINT (TestAccessors, test_accessors_get_timeout, test_accessors_set_timeout, "timeout", "A uint",
+                       0, G_MAXUINT, 60000, RW_EXPLICIT | G_PARAM_CONSTRUCT),
+  ACCEL_FIELD_UINT (TestAccessors, plain, "plain", "A field", 0, 100, 0, RW),
+  ACCEL_ACCESSOR_UINT64 (TestAccessors, test_accessors_get_bytes, test_accessors_set_bytes, "bytes",
+                         "A computed uint64", 0, G_MAXUINT64, 0, RW),
+  ACCEL_ACCESSOR_ENUM (TestAccessors, test_accessors_get_dtype, "dtype", "A computed enum", accel_dtype_get_type,
+                       ACCEL_DTYPE_F64, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY),
+  ACCEL_ACCESSOR_STRING (TestAccessors, test_accessors_get_name, "name", "A computed string", "none",
+                         G_PARAM_READABLE),
+  ACCEL_ACCESSOR_VARIANT (TestAccessors, test_accessors_get_info, "info", "A computed variant", "a{sv}",
+                          G_PARAM_READABLE | G_PARAM_STATIC_STRINGS),
+};
+
+static void
+test_accessors_finalize (GObject *object)
+{
+  /* Frees the field entries' values only: the accessors' are not the
+   * object's fields. */
+  accel_object_finalize_fields (object, TEST_TYPE_ACCESSORS);
+  G_OBJECT_CLASS (test_accessors_parent_class)->finalize (object);
+}
+
+static void
+test_accessors_class_init (TestAccessorsClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = test_accessors_finalize;
+  accel_object_class_install_fields (object_class, accessor_fields, G_N_ELEMENTS (accessor_fields));
+  accessors_timeout_pspec = g_object_class_find_property (object_class, "timeout");
+}
+
+static void
+test_accessors_init (TestAccessors *self)
+{
+}
+
+static void
+test_accessor_pspecs (void)
+{
+  GObjectClass *klass = g_type_class_ref (TEST_TYPE_ACCESSORS);
+#define P(name) g_object_class_find_property (klass, name)
+  assert_same_pspec (P ("lane"), g_param_spec_int ("lane", NULL, "An int", -1, 1024, 5, CONSTRUCT));
+  assert_same_pspec (P ("timeout"), g_param_spec_uint ("timeout", NULL, "A uint", 0, G_MAXUINT, 60000,
+                                                       RW_EXPLICIT | G_PARAM_CONSTRUCT));
+  assert_same_pspec (P ("plain"), g_param_spec_uint ("plain", NULL, "A field", 0, 100, 0, RW));
+  assert_same_pspec (P ("bytes"), g_param_spec_uint64 ("bytes", NULL, "A computed uint64", 0, G_MAXUINT64, 0, RW));
+  assert_same_pspec (P ("dtype"), g_param_spec_enum ("dtype", NULL, "A computed enum", ACCEL_TYPE_DTYPE,
+                                                     ACCEL_DTYPE_F64,
+                                                     G_PARAM_READABLE | G_PARAM_STATIC_STRINGS
+                                                       | G_PARAM_EXPLICIT_NOTIFY));
+  assert_same_pspec (P ("name"), g_param_spec_string ("name", NULL, "A computed string", "none", G_PARAM_READABLE));
+  assert_same_pspec (P ("info"), g_param_spec_variant ("info", NULL, "A computed variant", G_VARIANT_TYPE_VARDICT,
+                                                       NULL, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+#undef P
+  guint n;
+  GParamSpec **pspecs = g_object_class_list_properties (klass, &n);
+  g_assert_cmpuint (n, ==, G_N_ELEMENTS (accessor_fields));
+  for (guint i = 0; i < n; i++)
+    {
+      g_assert_cmpstr (pspecs[i]->name, ==, accessor_fields[i].name);
+      g_assert_cmpuint (pspecs[i]->param_id, ==, i + 1);
+    }
+  g_free (pspecs);
+  g_type_class_unref (klass);
+}
+
+/* Get calls the getter, set the setter (construct properties too); the
+ * setter of an explicit-notify property notifies, GObject the others. */
+static void
+test_accessor_get_set (void)
+{
+  guint counts[32] = { 0 };
+  int lane = g_test_rand_int_range (-1, 1025);
+  guint timeout = (guint) g_test_rand_int ();
+  guint plain = (guint) g_test_rand_int_range (0, 101);
+  gsize size = (gsize) g_test_rand_int () << 8 | 0x5;
+
+  TestAccessors *self = g_object_new (TEST_TYPE_ACCESSORS, "lane", lane, NULL);
+  g_assert_cmpint (self->lane, ==, -lane);
+  g_assert_cmpuint (self->timeout, ==, 60000);   /* the default, through the setter */
+  g_assert_cmpuint (self->sets, ==, 2);
+  self->size = size;
+  self->dtype = ACCEL_DTYPE_BF16;
+  g_snprintf (self->name, sizeof self->name, "n-%u", timeout);
+
+  g_signal_connect (self, "notify", G_CALLBACK (count_notify), counts);
+  for (int round = 0; round < 2; round++)
+    g_object_set (self, "timeout", timeout, "plain", plain, NULL);
+  g_assert_cmpuint (self->timeout, ==, timeout);
+  g_assert_cmpuint (self->plain, ==, plain);
+  g_assert_cmpuint (self->sets, ==, 4);
+  g_assert_cmpuint (counts[2], ==, timeout == 60000 ? 0 : 1);   /* timeout: by its setter, on a change */
+  g_assert_cmpuint (counts[3], ==, 2);                          /* plain: by GObject */
+
+  int glane;
+  guint gtimeout, gplain;
+  guint64 gbytes;
+  AccelDType gdtype;
+  g_autofree char *gname = NULL;
+  g_autoptr(GVariant) ginfo = NULL;
+  g_object_get (self, "lane", &glane, "timeout", &gtimeout, "plain", &gplain, "bytes", &gbytes, "dtype", &gdtype,
+                "name", &gname, "info", &ginfo, NULL);
+  g_assert_cmpint (glane, ==, lane);
+  g_assert_cmpuint (gtimeout, ==, timeout);
+  g_assert_cmpuint (gplain, ==, plain);
+  g_assert_cmpuint (gbytes, ==, (guint64) 3 * size);
+  g_assert_cmpint (gdtype, ==, ACCEL_DTYPE_BF16);
+  g_assert_cmpstr (gname, ==, self->name);
+  g_assert_true (gname != self->name);
+  g_assert_false (g_variant_is_floating (ginfo));
+  guint64 isize = 0;
+  g_assert_true (g_variant_lookup (ginfo, "size", "t", &isize));
+  g_assert_cmpuint (isize, ==, size);
+
+  /* A 64-bit value through the setter, beyond 32 bits. */
+  guint64 bytes = 3 * (((guint64) (guint32) g_test_rand_int () << 20) | 0x7);
+  g_object_set (self, "bytes", bytes, NULL);
+  g_assert_cmpuint (self->sets, ==, 5);
+  g_assert_cmpuint (self->size, ==, bytes / 3);
+  g_object_get (self, "bytes", &gbytes, NULL);
+  g_assert_cmpuint (gbytes, ==, bytes);
+
+  /* A NULL from a string getter. */
+  self->name[0] = '\0';
+  g_clear_pointer (&gname, g_free);
+  g_object_get (self, "name", &gname, NULL);
+  g_assert_null (gname);
+  g_object_unref (self);
+}
+
 /* Locked fields: a class whose fields another thread writes under a mutex
  * (of the instance, and of the private struct). A boxed field whose copy
  * function checks the mutex shows that get and set hold it; notify comes
@@ -554,6 +780,8 @@ main (int argc, char **argv)
   g_test_add_func ("/property-field/pspecs", test_pspecs);
   g_test_add_func ("/property-field/get-set", test_get_set);
   g_test_add_func ("/property-field/notify", test_notify);
+  g_test_add_func ("/property-field/accessor-pspecs", test_accessor_pspecs);
+  g_test_add_func ("/property-field/accessor-get-set", test_accessor_get_set);
   g_test_add_func ("/property-field/locked", test_locked);
   return g_test_run ();
 }
