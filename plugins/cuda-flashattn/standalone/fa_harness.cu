@@ -513,35 +513,27 @@ run_problem (const Problem &pr, bool check, bool time_it, bool do_bwd, int reps)
         cudaEvent_t e0, e1;
         CK (cudaEventCreate (&e0));
         CK (cudaEventCreate (&e1));
-        std::vector<float> t;
-        for (int i = 0; i < reps + 3; i++)
-          {
-            CK (cudaEventRecord (e0));
-            accel_flashattn_fwd (&bp.fwd, 0);
-            CK (cudaEventRecord (e1));
-            CK (cudaEventSynchronize (e1));
-            float ms;
-            CK (cudaEventElapsedTime (&ms, e0, e1));
-            if (i >= 3)
-              t.push_back (ms);
-          }
-        res.fwd_ms = median_ms (t);
+        /* The median of @reps timed calls after 3 untimed ones. */
+        auto time_ms = [&] (auto call) {
+          std::vector<float> t;
+          for (int i = 0; i < reps + 3; i++)
+            {
+              CK (cudaEventRecord (e0));
+              call ();
+              CK (cudaEventRecord (e1));
+              CK (cudaEventSynchronize (e1));
+              float ms;
+              CK (cudaEventElapsedTime (&ms, e0, e1));
+              if (i >= 3)
+                t.push_back (ms);
+            }
+          return median_ms (t);
+        };
+        res.fwd_ms = time_ms ([&] { accel_flashattn_fwd (&bp.fwd, 0); });
         res.fwd_tflops = fwd_flops (s) / (res.fwd_ms * 1e-3) / 1e12;
         if (do_bwd)
           {
-            t.clear ();
-            for (int i = 0; i < reps + 3; i++)
-              {
-                CK (cudaEventRecord (e0));
-                accel_flashattn_bwd (&bp, ws, 0);
-                CK (cudaEventRecord (e1));
-                CK (cudaEventSynchronize (e1));
-                float ms;
-                CK (cudaEventElapsedTime (&ms, e0, e1));
-                if (i >= 3)
-                  t.push_back (ms);
-              }
-            res.bwd_ms = median_ms (t);
+            res.bwd_ms = time_ms ([&] { accel_flashattn_bwd (&bp, ws, 0); });
             res.bwd_tflops = 2.5 * fwd_flops (s) / (res.bwd_ms * 1e-3) / 1e12;
           }
         CK (cudaGetLastError ());
