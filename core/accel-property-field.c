@@ -168,7 +168,7 @@ holds_pointer (GType fundamental)
 }
 
 static void
-accessor_load (GCallback get, GObject *object, GValue *value)
+accessor_load (GCallback get, gboolean owned, GObject *object, GValue *value)
 {
   AccessorValue v;
   GType fundamental = G_TYPE_FUNDAMENTAL (G_VALUE_TYPE (value));
@@ -181,9 +181,14 @@ accessor_load (GCallback get, GObject *object, GValue *value)
     v.p = ((gpointer (*) (gpointer)) get) (object);
   else
     v.i = ((int (*) (gpointer)) get) (object);
-  /* A variant getter returns a new (or floating) reference. */
+  /* A variant getter returns a new (or floating) reference; an owned
+   * string or object is the value's. */
   if (fundamental == G_TYPE_VARIANT)
     g_value_take_variant (value, v.p);
+  else if (owned && fundamental == G_TYPE_STRING)
+    g_value_take_string (value, v.p);
+  else if (owned)
+    g_value_take_object (value, v.p);
   else
     _accel_field_load (&v, value);
 }
@@ -214,6 +219,7 @@ typedef struct {
   gboolean locked;          /* read and written under the GMutex at lock_offset */
   gssize lock_offset;
   GCallback get, set;       /* an accessor's functions (offset unused) */
+  gboolean owned;           /* the getter's value is the property's */
 } FieldSlot;
 
 /* What one class installed, as qdata on its GType; lives as long as the
@@ -280,7 +286,7 @@ fields_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *
   const FieldSlot *slot = g_param_spec_get_qdata (pspec, slot_quark ());
   if (slot != NULL && slot->get != NULL)
     {
-      accessor_load (slot->get, object, value);
+      accessor_load (slot->get, slot->owned, object, value);
       return;
     }
   if (slot != NULL && slot->locked)
@@ -391,6 +397,8 @@ install_fields (GObjectClass *klass, gssize base, const AccelPropertyField *fiel
        * setter, which a writable one must have. */
       g_return_if_fail (fields[i].set == NULL || fields[i].get != NULL);
       g_return_if_fail (fields[i].get == NULL || fields[i].set != NULL || !(fields[i].flags & G_PARAM_WRITABLE));
+      g_return_if_fail (!fields[i].owned || fields[i].fundamental == G_TYPE_STRING
+                        || fields[i].fundamental == G_TYPE_OBJECT);
       GParamSpec *pspec = make_pspec (&fields[i]);
       if (pspec == NULL)
         continue;
@@ -401,6 +409,7 @@ install_fields (GObjectClass *klass, gssize base, const AccelPropertyField *fiel
       slot->lock_offset = base + lock_offset;
       slot->get = fields[i].get;
       slot->set = fields[i].set;
+      slot->owned = fields[i].owned;
       g_ptr_array_add (cf->slots, slot);
       g_param_spec_set_qdata (pspec, slot_quark (), slot);
       g_object_class_install_property (klass, id++, pspec);

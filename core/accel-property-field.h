@@ -31,6 +31,9 @@ G_BEGIN_DECLS
  *   computed one, or one read under a lock or with g_atomic), that getter
  *   (see ACCEL_ACCESSOR_UINT()); %NULL for a field
  * @set: the setter of such a property, or %NULL when it is read-only
+ * @owned: the getter returns a value of its own, which the property's
+ *   value takes: a new string or a new reference to an object (see
+ *   ACCEL_ACCESSOR_DUP_STRING_NICK() and ACCEL_ACCESSOR_DUP_OBJECT())
  *
  * One property of a GObject class whose value is a plain field of its
  * instance (or of its private struct), declared once in a static table:
@@ -73,6 +76,7 @@ typedef struct {
   const char *str;
   GCallback get;
   GCallback set;
+  gboolean owned;
 } AccelPropertyField;
 
 /* The offset of @field in @Type, refused at compile time unless the field
@@ -94,21 +98,22 @@ typedef struct {
  * enums), and @set is %NULL or a setter of @Type taking @CType. */
 #if defined(__GNUC__) && !defined(__cplusplus)
 #define ACCEL_ACCESSOR_IS_(f, FType) __builtin_types_compatible_p (__typeof__ (0 ? (f) : (f)), FType)
-#define ACCEL_ACCESSOR_OFFSET_(Type, get, set, CType)                                        \
-  ((guint) (0 * sizeof (char[ACCEL_ACCESSOR_IS_ (get, CType (*) (Type *)) ? 1 : -1])           \
-            + 0 * sizeof (char[ACCEL_ACCESSOR_IS_ (set, void (*) (Type *, CType))             \
+#define ACCEL_ACCESSOR_TYPED_(Type, get, set, GetCType, SetCType)                             \
+  ((guint) (0 * sizeof (char[ACCEL_ACCESSOR_IS_ (get, GetCType (*) (Type *)) ? 1 : -1])        \
+            + 0 * sizeof (char[ACCEL_ACCESSOR_IS_ (set, void (*) (Type *, SetCType))          \
                                || ACCEL_ACCESSOR_IS_ (set, void *) ? 1 : -1])))
 #else
-#define ACCEL_ACCESSOR_OFFSET_(Type, get, set, CType)                                        \
-  ((guint) (0 * sizeof (char[sizeof ((get) ((Type *) 0)) == sizeof (CType) ? 1 : -1])))
+#define ACCEL_ACCESSOR_TYPED_(Type, get, set, GetCType, SetCType)                             \
+  ((guint) (0 * sizeof (char[sizeof ((get) ((Type *) 0)) == sizeof (GetCType) ? 1 : -1])))
 #endif
+#define ACCEL_ACCESSOR_OFFSET_(Type, get, set, CType) ACCEL_ACCESSOR_TYPED_ (Type, get, set, CType, CType)
 #define ACCEL_ACCESSOR_SIZED_(Type, get, set, CType)                                         \
   ((guint) (0 * sizeof (char[sizeof ((get) ((Type *) 0)) == sizeof (CType) ? 1 : -1])))
-#define ACCEL_ACCESSOR_ENTRY_(Type, get, set, name, blurb, fundamental, CType, SIZED, get_type, flags) \
-  (name), NULL, (blurb), (fundamental), (get_type), (GParamFlags) (flags),                              \
+#define ACCEL_ACCESSOR_ENTRY_(Type, get, set, name, nick, blurb, fundamental, CType, SIZED, get_type, flags) \
+  (name), (nick), (blurb), (fundamental), (get_type), (GParamFlags) (flags),                              \
     ACCEL_ACCESSOR_##SIZED##_ (Type, get, set, CType)
-#define ACCEL_FIELD_ENTRY_(Type, field, name, blurb, fundamental, CType, SIZED, get_type, flags) \
-  (name), NULL, (blurb), (fundamental), (get_type), (GParamFlags) (flags),                       \
+#define ACCEL_FIELD_ENTRY_(Type, field, name, nick, blurb, fundamental, CType, SIZED, get_type, flags) \
+  (name), (nick), (blurb), (fundamental), (get_type), (GParamFlags) (flags),                       \
     ACCEL_FIELD_##SIZED##_ (Type, field, CType)
 #endif
 
@@ -124,7 +129,7 @@ typedef struct {
  * A boolean entry of an #AccelPropertyField table.
  */
 #define ACCEL_FIELD_BOOLEAN(Type, field, name, blurb, def, flags)                               \
-  { ACCEL_FIELD_ENTRY_ (Type, field, name, blurb, G_TYPE_BOOLEAN, gboolean, OFFSET, NULL, flags), \
+  { ACCEL_FIELD_ENTRY_ (Type, field, name, NULL, blurb, G_TYPE_BOOLEAN, gboolean, OFFSET, NULL, flags), \
     0, 0, (def), 0.0, 0.0, 0.0, NULL }
 
 /**
@@ -141,7 +146,7 @@ typedef struct {
  * An `int` entry of an #AccelPropertyField table.
  */
 #define ACCEL_FIELD_INT(Type, field, name, blurb, min, max, def, flags)                         \
-  { ACCEL_FIELD_ENTRY_ (Type, field, name, blurb, G_TYPE_INT, int, OFFSET, NULL, flags),       \
+  { ACCEL_FIELD_ENTRY_ (Type, field, name, NULL, blurb, G_TYPE_INT, int, OFFSET, NULL, flags),       \
     (min), (max), (def), 0.0, 0.0, 0.0, NULL }
 
 /**
@@ -158,7 +163,7 @@ typedef struct {
  * A `guint` entry of an #AccelPropertyField table.
  */
 #define ACCEL_FIELD_UINT(Type, field, name, blurb, min, max, def, flags)                        \
-  { ACCEL_FIELD_ENTRY_ (Type, field, name, blurb, G_TYPE_UINT, guint, OFFSET, NULL, flags),    \
+  { ACCEL_FIELD_ENTRY_ (Type, field, name, NULL, blurb, G_TYPE_UINT, guint, OFFSET, NULL, flags),    \
     (min), (max), (def), 0.0, 0.0, 0.0, NULL }
 
 /**
@@ -175,7 +180,7 @@ typedef struct {
  * A `gint64` entry of an #AccelPropertyField table.
  */
 #define ACCEL_FIELD_INT64(Type, field, name, blurb, min, max, def, flags)                       \
-  { ACCEL_FIELD_ENTRY_ (Type, field, name, blurb, G_TYPE_INT64, gint64, SIZED, NULL, flags),   \
+  { ACCEL_FIELD_ENTRY_ (Type, field, name, NULL, blurb, G_TYPE_INT64, gint64, SIZED, NULL, flags),   \
     (min), (max), (def), 0.0, 0.0, 0.0, NULL }
 
 /**
@@ -192,7 +197,7 @@ typedef struct {
  * A `guint64` entry of an #AccelPropertyField table.
  */
 #define ACCEL_FIELD_UINT64(Type, field, name, blurb, min, max, def, flags)                      \
-  { ACCEL_FIELD_ENTRY_ (Type, field, name, blurb, G_TYPE_UINT64, guint64, SIZED, NULL, flags), \
+  { ACCEL_FIELD_ENTRY_ (Type, field, name, NULL, blurb, G_TYPE_UINT64, guint64, SIZED, NULL, flags), \
     (gint64) (min), (gint64) (max), (gint64) (def), 0.0, 0.0, 0.0, NULL }
 
 /**
@@ -209,7 +214,7 @@ typedef struct {
  * A `double` entry of an #AccelPropertyField table.
  */
 #define ACCEL_FIELD_DOUBLE(Type, field, name, blurb, min, max, def, flags)                      \
-  { ACCEL_FIELD_ENTRY_ (Type, field, name, blurb, G_TYPE_DOUBLE, double, OFFSET, NULL, flags), \
+  { ACCEL_FIELD_ENTRY_ (Type, field, name, NULL, blurb, G_TYPE_DOUBLE, double, OFFSET, NULL, flags), \
     0, 0, 0, (min), (max), (def), NULL }
 
 /**
@@ -224,8 +229,24 @@ typedef struct {
  *
  * An enum entry of an #AccelPropertyField table.
  */
-#define ACCEL_FIELD_ENUM(Type, field, name, blurb, get_type, def, flags)                        \
-  { ACCEL_FIELD_ENTRY_ (Type, field, name, blurb, G_TYPE_ENUM, int, SIZED, get_type, flags),   \
+#define ACCEL_FIELD_ENUM(Type, field, name, blurb, get_type, def, flags) \
+  ACCEL_FIELD_ENUM_NICK (Type, field, name, NULL, blurb, get_type, def, flags)
+
+/**
+ * ACCEL_FIELD_ENUM_NICK: (skip)
+ * @Type: the struct holding the field
+ * @field: its field of the enum type
+ * @name: the property name
+ * @nick: the nick (GStreamer elements give one, as `gst-inspect-1.0` shows)
+ * @blurb: what it is
+ * @get_type: the enum type's `get_type` function
+ * @def: the default
+ * @flags: the #GParamFlags
+ *
+ * ACCEL_FIELD_ENUM() with a nick.
+ */
+#define ACCEL_FIELD_ENUM_NICK(Type, field, name, nick, blurb, get_type, def, flags)              \
+  { ACCEL_FIELD_ENTRY_ (Type, field, name, nick, blurb, G_TYPE_ENUM, int, SIZED, get_type, flags), \
     0, 0, (def), 0.0, 0.0, 0.0, NULL }
 
 /**
@@ -241,7 +262,7 @@ typedef struct {
  * A flags entry of an #AccelPropertyField table.
  */
 #define ACCEL_FIELD_FLAGS(Type, field, name, blurb, get_type, def, flags)                       \
-  { ACCEL_FIELD_ENTRY_ (Type, field, name, blurb, G_TYPE_FLAGS, guint, SIZED, get_type, flags), \
+  { ACCEL_FIELD_ENTRY_ (Type, field, name, NULL, blurb, G_TYPE_FLAGS, guint, SIZED, get_type, flags), \
     0, 0, (def), 0.0, 0.0, 0.0, NULL }
 
 /**
@@ -256,7 +277,7 @@ typedef struct {
  * A string entry of an #AccelPropertyField table.
  */
 #define ACCEL_FIELD_STRING(Type, field, name, blurb, def, flags)                                \
-  { ACCEL_FIELD_ENTRY_ (Type, field, name, blurb, G_TYPE_STRING, char *, OFFSET, NULL, flags), \
+  { ACCEL_FIELD_ENTRY_ (Type, field, name, NULL, blurb, G_TYPE_STRING, char *, OFFSET, NULL, flags), \
     0, 0, 0, 0.0, 0.0, 0.0, (def) }
 
 /**
@@ -270,8 +291,23 @@ typedef struct {
  *
  * An object entry of an #AccelPropertyField table.
  */
-#define ACCEL_FIELD_OBJECT(Type, field, name, blurb, get_type, flags)                           \
-  { ACCEL_FIELD_ENTRY_ (Type, field, name, blurb, G_TYPE_OBJECT, gpointer, SIZED, get_type, flags), \
+#define ACCEL_FIELD_OBJECT(Type, field, name, blurb, get_type, flags) \
+  ACCEL_FIELD_OBJECT_NICK (Type, field, name, NULL, blurb, get_type, flags)
+
+/**
+ * ACCEL_FIELD_OBJECT_NICK: (skip)
+ * @Type: the struct holding the field
+ * @field: its pointer to an object, of which the object holds a reference
+ * @name: the property name
+ * @nick: the nick
+ * @blurb: what it is
+ * @get_type: the value type's `get_type` function (a class or an interface)
+ * @flags: the #GParamFlags
+ *
+ * ACCEL_FIELD_OBJECT() with a nick.
+ */
+#define ACCEL_FIELD_OBJECT_NICK(Type, field, name, nick, blurb, get_type, flags)                       \
+  { ACCEL_FIELD_ENTRY_ (Type, field, name, nick, blurb, G_TYPE_OBJECT, gpointer, SIZED, get_type, flags), \
     0, 0, 0, 0.0, 0.0, 0.0, NULL }
 
 /**
@@ -286,7 +322,7 @@ typedef struct {
  * A boxed entry of an #AccelPropertyField table (a #GStrv, an #AccelShape…).
  */
 #define ACCEL_FIELD_BOXED(Type, field, name, blurb, get_type, flags)                            \
-  { ACCEL_FIELD_ENTRY_ (Type, field, name, blurb, G_TYPE_BOXED, gpointer, SIZED, get_type, flags), \
+  { ACCEL_FIELD_ENTRY_ (Type, field, name, NULL, blurb, G_TYPE_BOXED, gpointer, SIZED, get_type, flags), \
     0, 0, 0, 0.0, 0.0, 0.0, NULL }
 
 /**
@@ -301,7 +337,7 @@ typedef struct {
  * A variant entry of an #AccelPropertyField table; its default is %NULL.
  */
 #define ACCEL_FIELD_VARIANT(Type, field, name, blurb, type_string, flags)                       \
-  { ACCEL_FIELD_ENTRY_ (Type, field, name, blurb, G_TYPE_VARIANT, GVariant *, OFFSET, NULL, flags), \
+  { ACCEL_FIELD_ENTRY_ (Type, field, name, NULL, blurb, G_TYPE_VARIANT, GVariant *, OFFSET, NULL, flags), \
     0, 0, 0, 0.0, 0.0, 0.0, (type_string) }
 
 /**
@@ -321,7 +357,7 @@ typedef struct {
  * functions.
  */
 #define ACCEL_ACCESSOR_INT(Type, get, set, name, blurb, min, max, def, flags)                     \
-  { ACCEL_ACCESSOR_ENTRY_ (Type, get, set, name, blurb, G_TYPE_INT, int, OFFSET, NULL, flags),    \
+  { ACCEL_ACCESSOR_ENTRY_ (Type, get, set, name, NULL, blurb, G_TYPE_INT, int, OFFSET, NULL, flags),    \
     (min), (max), (def), 0.0, 0.0, 0.0, NULL, (GCallback) (get), (GCallback) (set) }
 
 /**
@@ -341,7 +377,7 @@ typedef struct {
  * functions.
  */
 #define ACCEL_ACCESSOR_UINT(Type, get, set, name, blurb, min, max, def, flags)                    \
-  { ACCEL_ACCESSOR_ENTRY_ (Type, get, set, name, blurb, G_TYPE_UINT, guint, OFFSET, NULL, flags), \
+  { ACCEL_ACCESSOR_ENTRY_ (Type, get, set, name, NULL, blurb, G_TYPE_UINT, guint, OFFSET, NULL, flags), \
     (min), (max), (def), 0.0, 0.0, 0.0, NULL, (GCallback) (get), (GCallback) (set) }
 
 /**
@@ -362,7 +398,7 @@ typedef struct {
  * through functions.
  */
 #define ACCEL_ACCESSOR_UINT64(Type, get, set, name, blurb, min, max, def, flags)                      \
-  { ACCEL_ACCESSOR_ENTRY_ (Type, get, set, name, blurb, G_TYPE_UINT64, guint64, OFFSET, NULL, flags), \
+  { ACCEL_ACCESSOR_ENTRY_ (Type, get, set, name, NULL, blurb, G_TYPE_UINT64, guint64, OFFSET, NULL, flags), \
     (gint64) (min), (gint64) (max), (gint64) (def), 0.0, 0.0, 0.0, NULL, (GCallback) (get), (GCallback) (set) }
 
 /**
@@ -379,7 +415,7 @@ typedef struct {
  * function.
  */
 #define ACCEL_ACCESSOR_ENUM(Type, get, name, blurb, get_type, def, flags)                             \
-  { ACCEL_ACCESSOR_ENTRY_ (Type, get, NULL, name, blurb, G_TYPE_ENUM, int, SIZED, get_type, flags), \
+  { ACCEL_ACCESSOR_ENTRY_ (Type, get, NULL, name, NULL, blurb, G_TYPE_ENUM, int, SIZED, get_type, flags), \
     0, 0, (def), 0.0, 0.0, 0.0, NULL, (GCallback) (get), NULL }
 
 /**
@@ -395,7 +431,7 @@ typedef struct {
  * function.
  */
 #define ACCEL_ACCESSOR_STRING(Type, get, name, blurb, def, flags)                                              \
-  { ACCEL_ACCESSOR_ENTRY_ (Type, get, NULL, name, blurb, G_TYPE_STRING, const char *, OFFSET, NULL, flags), \
+  { ACCEL_ACCESSOR_ENTRY_ (Type, get, NULL, name, NULL, blurb, G_TYPE_STRING, const char *, OFFSET, NULL, flags), \
     0, 0, 0, 0.0, 0.0, 0.0, (def), (GCallback) (get), NULL }
 
 /**
@@ -412,8 +448,85 @@ typedef struct {
  * a function; its default is %NULL.
  */
 #define ACCEL_ACCESSOR_VARIANT(Type, get, name, blurb, type_string, flags)                                   \
-  { ACCEL_ACCESSOR_ENTRY_ (Type, get, NULL, name, blurb, G_TYPE_VARIANT, GVariant *, OFFSET, NULL, flags), \
+  { ACCEL_ACCESSOR_ENTRY_ (Type, get, NULL, name, NULL, blurb, G_TYPE_VARIANT, GVariant *, OFFSET, NULL, flags), \
     0, 0, 0, 0.0, 0.0, 0.0, (type_string), (GCallback) (get), NULL }
+
+/**
+ * ACCEL_ACCESSOR_DOUBLE: (skip)
+ * @Type: the instance struct
+ * @get: the getter, `double get (Type *self)`
+ * @name: the property name
+ * @blurb: what it is
+ * @min: the smallest value
+ * @max: the largest value
+ * @def: the default
+ * @flags: the #GParamFlags (readable only)
+ *
+ * A read-only `double` entry of an #AccelPropertyField table, read through
+ * a function (a statistic computed on read, most often).
+ */
+#define ACCEL_ACCESSOR_DOUBLE(Type, get, name, blurb, min, max, def, flags)                              \
+  { ACCEL_ACCESSOR_ENTRY_ (Type, get, NULL, name, NULL, blurb, G_TYPE_DOUBLE, double, OFFSET, NULL, flags), \
+    0, 0, 0, (min), (max), (def), NULL, (GCallback) (get), NULL }
+
+/**
+ * ACCEL_ACCESSOR_OBJECT: (skip)
+ * @Type: the instance struct
+ * @get: the getter, returning a pointer to an object (transfer none)
+ * @set: (nullable): the setter, `void set (Type *self, Value *value)`, or
+ *   %NULL for a read-only property
+ * @name: the property name
+ * @blurb: what it is
+ * @get_type: the value type's `get_type` function (a class or an interface)
+ * @flags: the #GParamFlags
+ *
+ * An object entry of an #AccelPropertyField table read and written through
+ * functions (a setter with more to do than store the object).
+ */
+#define ACCEL_ACCESSOR_OBJECT(Type, get, set, name, blurb, get_type, flags)                                  \
+  { ACCEL_ACCESSOR_ENTRY_ (Type, get, set, name, NULL, blurb, G_TYPE_OBJECT, gpointer, SIZED, get_type, flags), \
+    0, 0, 0, 0.0, 0.0, 0.0, NULL, (GCallback) (get), (GCallback) (set) }
+
+/**
+ * ACCEL_ACCESSOR_DUP_OBJECT: (skip)
+ * @Type: the instance struct
+ * @get: the getter, returning a new reference to an object or %NULL
+ *   (transfer full: g_weak_ref_get() of a #GWeakRef, most often)
+ * @set: (nullable): the setter, `void set (Type *self, Value *value)`, or
+ *   %NULL for a read-only property
+ * @name: the property name
+ * @blurb: what it is
+ * @get_type: the value type's `get_type` function (a class or an interface)
+ * @flags: the #GParamFlags
+ *
+ * ACCEL_ACCESSOR_OBJECT() for a getter that returns a new reference, which
+ * the property's value takes.
+ */
+#define ACCEL_ACCESSOR_DUP_OBJECT(Type, get, set, name, blurb, get_type, flags)                              \
+  { ACCEL_ACCESSOR_ENTRY_ (Type, get, set, name, NULL, blurb, G_TYPE_OBJECT, gpointer, SIZED, get_type, flags), \
+    0, 0, 0, 0.0, 0.0, 0.0, NULL, (GCallback) (get), (GCallback) (set), TRUE }
+
+/**
+ * ACCEL_ACCESSOR_DUP_STRING_NICK: (skip)
+ * @Type: the instance struct
+ * @get: the getter, `char *get (Type *self)`, returning a new string
+ *   (transfer full), which the property's value takes: one that copies a
+ *   field under a lock
+ * @set: (nullable): the setter, `void set (Type *self, const char *value)`,
+ *   or %NULL for a read-only property
+ * @name: the property name
+ * @nick: (nullable): the nick
+ * @blurb: what it is
+ * @def: (nullable): the default
+ * @flags: the #GParamFlags
+ *
+ * A string entry of an #AccelPropertyField table read and written through
+ * functions.
+ */
+#define ACCEL_ACCESSOR_DUP_STRING_NICK(Type, get, set, name, nick, blurb, def, flags)                  \
+  { (name), (nick), (blurb), G_TYPE_STRING, NULL, (GParamFlags) (flags),                               \
+    ACCEL_ACCESSOR_TYPED_ (Type, get, set, char *, const char *), 0, 0, 0, 0.0, 0.0, 0.0, (def),        \
+    (GCallback) (get), (GCallback) (set), TRUE }
 
 ACCEL_API
 void accel_object_class_install_fields (GObjectClass *klass,

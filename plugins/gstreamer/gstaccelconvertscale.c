@@ -29,11 +29,6 @@ struct _GstAccelConvertScale {
 G_DEFINE_FINAL_TYPE (GstAccelConvertScale, gst_accel_convert_scale, GST_TYPE_ACCEL_TRANSFORM)
 GST_ELEMENT_REGISTER_DEFINE (accelconvertscale, "accelconvertscale", GST_RANK_NONE, GST_TYPE_ACCEL_CONVERT_SCALE);
 
-enum {
-  PROP_0,
-  PROP_METHOD,
-};
-
 /* Anything the element can make: every format, size and colorimetry, in
  * host or device memory. */
 static GstCaps *
@@ -119,35 +114,12 @@ gst_accel_convert_scale_make_op (GstAccelTransform *trans, const GstVideoInfo *i
   return op;
 }
 
-static void
-gst_accel_convert_scale_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
-{
-  GstAccelConvertScale *self = GST_ACCEL_CONVERT_SCALE (object);
-
-  switch (prop_id)
-    {
-    case PROP_METHOD:
-      self->method = g_value_get_enum (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
-
-static void
-gst_accel_convert_scale_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  GstAccelConvertScale *self = GST_ACCEL_CONVERT_SCALE (object);
-
-  switch (prop_id)
-    {
-    case PROP_METHOD:
-      g_value_set_enum (value, self->method);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
-}
+static const AccelPropertyField convert_scale_fields[] = {
+  ACCEL_FIELD_ENUM_NICK (GstAccelConvertScale, method, "method", "Method",
+                         "How to interpolate when scaling and for chroma", accel_interpolation_get_type,
+                         ACCEL_INTERPOLATION_BILINEAR,
+                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY),
+};
 
 static void
 gst_accel_convert_scale_class_init (GstAccelConvertScaleClass *klass)
@@ -156,12 +128,7 @@ gst_accel_convert_scale_class_init (GstAccelConvertScaleClass *klass)
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
 
-  object_class->set_property = gst_accel_convert_scale_set_property;
-  object_class->get_property = gst_accel_convert_scale_get_property;
-  g_object_class_install_property (object_class, PROP_METHOD,
-    g_param_spec_enum ("method", "Method", "How to interpolate when scaling and for chroma",
-                       ACCEL_TYPE_INTERPOLATION, ACCEL_INTERPOLATION_BILINEAR,
-                       G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY));
+  accel_object_class_install_fields (object_class, convert_scale_fields, G_N_ELEMENTS (convert_scale_fields));
 
   gst_element_class_set_static_metadata (element_class, "Accel colour converter and scaler",
                                          "Filter/Converter/Video/Scaler/Hardware",

@@ -60,15 +60,7 @@ step_free (gpointer data)
 
 G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (GstAccelTransform, gst_accel_transform, GST_TYPE_BASE_TRANSFORM)
 
-enum {
-  PROP_0,
-  PROP_DEVICE,
-  PROP_ON_FAULT,
-  PROP_ACCEL_DEVICE,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
+static GParamSpec *accel_device_pspec;   /* notified once started */
 
 /* Every Accel element takes and gives any of the formats, in host or
  * device memory (its transform_caps says what may change across it): the
@@ -319,7 +311,7 @@ gst_accel_transform_start (GstBaseTransform *trans)
   priv->allocator = gst_accel_allocator_new (priv->device);
   priv->generation = accel_device_get_generation (priv->device);
   GST_INFO_OBJECT (self, "running on %s", accel_device_get_name (priv->device));
-  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_ACCEL_DEVICE]);
+  g_object_notify_by_pspec (G_OBJECT (self), accel_device_pspec);
   return TRUE;
 }
 
@@ -658,51 +650,40 @@ gst_accel_transform_fixate_caps (GstBaseTransform *trans, GstPadDirection direct
 
 /* GObject */
 
-static void
-gst_accel_transform_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+/* The device name is read and written under the object lock, as GStreamer
+ * elements do; unset, it is "default". */
+static char *
+gst_accel_transform_dup_device_name (GstAccelTransform *self)
 {
-  GstAccelTransform *self = GST_ACCEL_TRANSFORM (object);
   GstAccelTransformPrivate *priv = gst_accel_transform_get_instance_private (self);
-
-  switch (prop_id)
-    {
-    case PROP_DEVICE:
-      GST_OBJECT_LOCK (self);
-      g_free (priv->device_name);
-      priv->device_name = g_value_dup_string (value);
-      GST_OBJECT_UNLOCK (self);
-      break;
-    case PROP_ON_FAULT:
-      priv->on_fault = g_value_get_enum (value);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  GST_OBJECT_LOCK (self);
+  char *name = g_strdup (priv->device_name ? priv->device_name : "default");
+  GST_OBJECT_UNLOCK (self);
+  return name;
 }
 
 static void
-gst_accel_transform_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+gst_accel_transform_set_device_name (GstAccelTransform *self, const char *name)
 {
-  GstAccelTransform *self = GST_ACCEL_TRANSFORM (object);
   GstAccelTransformPrivate *priv = gst_accel_transform_get_instance_private (self);
-
-  switch (prop_id)
-    {
-    case PROP_DEVICE:
-      GST_OBJECT_LOCK (self);
-      g_value_set_string (value, priv->device_name ? priv->device_name : "default");
-      GST_OBJECT_UNLOCK (self);
-      break;
-    case PROP_ON_FAULT:
-      g_value_set_enum (value, priv->on_fault);
-      break;
-    case PROP_ACCEL_DEVICE:
-      g_value_set_object (value, priv->device);
-      break;
-    default:
-      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  GST_OBJECT_LOCK (self);
+  g_free (priv->device_name);
+  priv->device_name = g_strdup (name);
+  GST_OBJECT_UNLOCK (self);
 }
+
+static const AccelPropertyField transform_fields[] = {
+  ACCEL_ACCESSOR_DUP_STRING_NICK (GstAccelTransform, gst_accel_transform_dup_device_name,
+                                  gst_accel_transform_set_device_name, "device", "Device",
+                                  "The Accel device: default, cpu:0, cuda:0…", "default",
+                                  G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY),
+  ACCEL_FIELD_ENUM_NICK (GstAccelTransformPrivate, on_fault, "on-fault", "On fault",
+                         "What to do when the device faults", gst_accel_on_fault_get_type,
+                         GST_ACCEL_ON_FAULT_ERROR, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
+  ACCEL_FIELD_OBJECT_NICK (GstAccelTransformPrivate, device, "accel-device", "Accel device",
+                           "The AccelDevice the element runs on, once started", accel_device_get_type,
+                           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS),
+};
 
 static void
 gst_accel_transform_finalize (GObject *object)
@@ -722,20 +703,11 @@ gst_accel_transform_class_init (GstAccelTransformClass *klass)
   GstElementClass *element_class = GST_ELEMENT_CLASS (klass);
   GstBaseTransformClass *trans_class = GST_BASE_TRANSFORM_CLASS (klass);
 
-  object_class->set_property = gst_accel_transform_set_property;
-  object_class->get_property = gst_accel_transform_get_property;
   object_class->finalize = gst_accel_transform_finalize;
 
-  properties[PROP_DEVICE] =
-    g_param_spec_string ("device", "Device", "The Accel device: default, cpu:0, cuda:0…", "default",
-                         G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | GST_PARAM_MUTABLE_READY);
-  properties[PROP_ON_FAULT] =
-    g_param_spec_enum ("on-fault", "On fault", "What to do when the device faults", GST_TYPE_ACCEL_ON_FAULT,
-                       GST_ACCEL_ON_FAULT_ERROR, G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS);
-  properties[PROP_ACCEL_DEVICE] =
-    g_param_spec_object ("accel-device", "Accel device", "The AccelDevice the element runs on, once started",
-                         ACCEL_TYPE_DEVICE, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  /* The device is the element's until stop: no field is released here. */
+  accel_object_class_install_private_fields (object_class, transform_fields, G_N_ELEMENTS (transform_fields));
+  accel_device_pspec = g_object_class_find_property (object_class, "accel-device");
   gst_element_class_add_static_pad_template (element_class, &sink_template);
   gst_element_class_add_static_pad_template (element_class, &src_template);
 

@@ -36,17 +36,6 @@ struct _AccelNvrtcCompiler {
 
 G_DEFINE_FINAL_TYPE (AccelNvrtcCompiler, accel_nvrtc_compiler, ACCEL_TYPE_ACTOR)
 
-enum {
-  PROP_0,
-  PROP_SYSTEM,
-  PROP_COMPILATIONS,
-  PROP_CACHE_HITS,
-  PROP_VERSION,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
-
 static const char *
 nvrtc_version (void)
 {
@@ -359,30 +348,68 @@ accel_nvrtc_compiler_finalize (GObject *object)
   G_OBJECT_CLASS (accel_nvrtc_compiler_parent_class)->finalize (object);
 }
 
-static void
-accel_nvrtc_compiler_set_property (GObject *object, guint prop_id, const GValue *value, GParamSpec *pspec)
+static AccelSystem *
+dup_system (AccelNvrtcCompiler *self)
 {
-  AccelNvrtcCompiler *self = ACCEL_NVRTC_COMPILER (object);
-  switch (prop_id)
-    {
-    case PROP_SYSTEM: g_weak_ref_set (&self->system, g_value_get_object (value)); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  return g_weak_ref_get (&self->system);
 }
 
 static void
-accel_nvrtc_compiler_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+set_system (AccelNvrtcCompiler *self, AccelSystem *system)
 {
-  AccelNvrtcCompiler *self = ACCEL_NVRTC_COMPILER (object);
-  switch (prop_id)
-    {
-    case PROP_SYSTEM: g_value_take_object (value, g_weak_ref_get (&self->system)); break;
-    case PROP_COMPILATIONS: g_value_set_uint (value, g_atomic_int_get (&self->compilations)); break;
-    case PROP_CACHE_HITS: g_value_set_uint (value, g_atomic_int_get (&self->cache_hits)); break;
-    case PROP_VERSION: g_value_set_string (value, nvrtc_version ()); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  g_weak_ref_set (&self->system, system);
 }
+
+static guint
+get_compilations (AccelNvrtcCompiler *self)
+{
+  return (guint) g_atomic_int_get (&self->compilations);
+}
+
+static guint
+get_cache_hits (AccelNvrtcCompiler *self)
+{
+  return (guint) g_atomic_int_get (&self->cache_hits);
+}
+
+static const char *
+get_version (AccelNvrtcCompiler *self)
+{
+  return nvrtc_version ();
+}
+
+#define RO (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)
+
+static const AccelPropertyField compiler_fields[] = {
+  /**
+   * AccelNvrtcCompiler:system:
+   *
+   * The system whose devices name targets.
+   */
+  ACCEL_ACCESSOR_DUP_OBJECT (AccelNvrtcCompiler, dup_system, set_system, "system",
+                             "The system whose devices name targets", accel_system_get_type,
+                             G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS),
+  /**
+   * AccelNvrtcCompiler:compilations:
+   *
+   * How many times NVRTC compiled a program for this actor.
+   */
+  ACCEL_ACCESSOR_UINT (AccelNvrtcCompiler, get_compilations, NULL, "compilations", "NVRTC compilations run",
+                       0, G_MAXUINT, 0, RO),
+  /**
+   * AccelNvrtcCompiler:cache-hits:
+   *
+   * How many requests the disk cache answered.
+   */
+  ACCEL_ACCESSOR_UINT (AccelNvrtcCompiler, get_cache_hits, NULL, "cache-hits",
+                       "Requests answered from the disk cache", 0, G_MAXUINT, 0, RO),
+  /**
+   * AccelNvrtcCompiler:version:
+   *
+   * NVRTC's version, `major.minor`.
+   */
+  ACCEL_ACCESSOR_STRING (AccelNvrtcCompiler, get_version, "version", "NVRTC version", NULL, RO),
+};
 
 static void
 accel_nvrtc_compiler_class_init (AccelNvrtcCompilerClass *klass)
@@ -390,42 +417,8 @@ accel_nvrtc_compiler_class_init (AccelNvrtcCompilerClass *klass)
   GObjectClass *object_class = G_OBJECT_CLASS (klass);
 
   object_class->finalize = accel_nvrtc_compiler_finalize;
-  object_class->set_property = accel_nvrtc_compiler_set_property;
-  object_class->get_property = accel_nvrtc_compiler_get_property;
   ACCEL_ACTOR_CLASS (klass)->receive = accel_nvrtc_compiler_receive;
-
-  /**
-   * AccelNvrtcCompiler:system:
-   *
-   * The system whose devices name targets.
-   */
-  properties[PROP_SYSTEM] =
-    g_param_spec_object ("system", NULL, "The system whose devices name targets", ACCEL_TYPE_SYSTEM,
-                         G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS);
-  /**
-   * AccelNvrtcCompiler:compilations:
-   *
-   * How many times NVRTC compiled a program for this actor.
-   */
-  properties[PROP_COMPILATIONS] =
-    g_param_spec_uint ("compilations", NULL, "NVRTC compilations run", 0, G_MAXUINT, 0,
-                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  /**
-   * AccelNvrtcCompiler:cache-hits:
-   *
-   * How many requests the disk cache answered.
-   */
-  properties[PROP_CACHE_HITS] =
-    g_param_spec_uint ("cache-hits", NULL, "Requests answered from the disk cache", 0, G_MAXUINT, 0,
-                       G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  /**
-   * AccelNvrtcCompiler:version:
-   *
-   * NVRTC's version, `major.minor`.
-   */
-  properties[PROP_VERSION] =
-    g_param_spec_string ("version", NULL, "NVRTC version", NULL, G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
-  g_object_class_install_properties (object_class, N_PROPS, properties);
+  accel_object_class_install_fields (object_class, compiler_fields, G_N_ELEMENTS (compiler_fields));
 }
 
 static void
