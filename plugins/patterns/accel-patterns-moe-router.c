@@ -50,6 +50,8 @@ struct _AccelPatternsMoeRouter {
  */
 G_DEFINE_FINAL_TYPE (AccelPatternsMoeRouter, accel_patterns_moe_router, ACCEL_PATTERNS_TYPE_SERVER)
 
+static GVariant *get_expert_rows (AccelPatternsMoeRouter *self);
+
 static const AccelPropertyField moe_router_fields[] = {
   ACCEL_FIELD_OBJECT (AccelPatternsMoeRouter, gate, "gate", "Model scoring the experts for each row",
                       accel_model_get_type, ACCEL_PATTERNS_CONSTRUCT),
@@ -61,15 +63,10 @@ static const AccelPropertyField moe_router_fields[] = {
   ACCEL_FIELD_UINT (AccelPatternsMoeRouter, top_k, "top-k", "Experts per row", 1, 1024, 2, ACCEL_PATTERNS_CONSTRUCT),
   ACCEL_FIELD_STRING (AccelPatternsMoeRouter, gate_output, "gate-output",
                       "Output of the gate with the scores (default: its first)", NULL, ACCEL_PATTERNS_CONSTRUCT),
+  /* The statistics, read under the stats lock. */
+  ACCEL_ACCESSOR_VARIANT (AccelPatternsMoeRouter, get_expert_rows, "expert-rows", "Rows each expert ran (at)", "at",
+                          ACCEL_PATTERNS_STAT),
 };
-
-/* The statistics, read under the stats lock; their ids follow the fields'. */
-enum {
-  PROP_EXPERT_ROWS = G_N_ELEMENTS (moe_router_fields) + 1,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
 
 /* One batch on its way through the gate and the experts. */
 typedef struct {
@@ -112,22 +109,14 @@ accel_patterns_moe_router_finalize (GObject *object)
   G_OBJECT_CLASS (accel_patterns_moe_router_parent_class)->finalize (object);
 }
 
-static void
-accel_patterns_moe_router_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
+static GVariant *
+get_expert_rows (AccelPatternsMoeRouter *self)
 {
-  AccelPatternsMoeRouter *self = ACCEL_PATTERNS_MOE_ROUTER (object);
-
-  switch (prop_id)
-    {
-    case PROP_EXPERT_ROWS:
-      g_mutex_lock (&self->stats_lock);
-      g_value_set_variant (value, g_variant_new_fixed_array (G_VARIANT_TYPE_UINT64, self->expert_rows,
-                                                             self->expert_rows ? self->n_experts : 0,
-                                                             sizeof (guint64)));
-      g_mutex_unlock (&self->stats_lock);
-      break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  g_mutex_lock (&self->stats_lock);
+  GVariant *rows = g_variant_new_fixed_array (G_VARIANT_TYPE_UINT64, self->expert_rows,
+                                              self->expert_rows ? self->n_experts : 0, sizeof (guint64));
+  g_mutex_unlock (&self->stats_lock);
+  return rows;
 }
 
 static void
@@ -426,7 +415,6 @@ accel_patterns_moe_router_class_init (AccelPatternsMoeRouterClass *klass)
   AccelPatternsServerClass *server_class = ACCEL_PATTERNS_SERVER_CLASS (klass);
 
   object_class->finalize = accel_patterns_moe_router_finalize;
-  object_class->get_property = accel_patterns_moe_router_get_property;
   server_class->setup = accel_patterns_moe_router_setup;
   server_class->get_capacity = accel_patterns_moe_router_get_capacity;
   server_class->execute = accel_patterns_moe_router_execute;
@@ -435,10 +423,6 @@ accel_patterns_moe_router_class_init (AccelPatternsMoeRouterClass *klass)
                                   "A gate picks each row's top-k experts; their outputs are combined with the gate's weights");
 
   accel_object_class_install_fields (object_class, moe_router_fields, G_N_ELEMENTS (moe_router_fields));
-  properties[PROP_EXPERT_ROWS] =
-    g_param_spec_variant ("expert-rows", NULL, "Rows each expert ran (at)", G_VARIANT_TYPE ("at"), NULL,
-                          ACCEL_PATTERNS_STAT);
-  g_object_class_install_property (object_class, PROP_EXPERT_ROWS, properties[PROP_EXPERT_ROWS]);
 }
 
 static void

@@ -140,17 +140,6 @@ static const AccelPropertyField stat_fields[] = {
                     0, G_MAXUINT, 0, ACCEL_PATTERNS_STAT),
 };
 
-/* The statistics computed on read, also under the stats lock; their ids
- * follow the fields'. */
-enum {
-  PROP_BATCH_SIZE_HISTOGRAM = G_N_ELEMENTS (server_fields) + G_N_ELEMENTS (stat_fields) + 1,
-  PROP_QUEUE_DELAY_P50_US,
-  PROP_QUEUE_DELAY_P99_US,
-  N_PROPS
-};
-
-static GParamSpec *properties[N_PROPS];
-
 #define PRIV(self) ((AccelPatternsServerPrivate *) accel_patterns_server_get_instance_private (self))
 
 static void
@@ -281,25 +270,50 @@ delay_quantile (AccelPatternsServerPrivate *priv, double q)
   return copy[MIN (index, priv->n_delays - 1)];
 }
 
-static void
-accel_patterns_server_get_property (GObject *object, guint prop_id, GValue *value, GParamSpec *pspec)
-{
-  AccelPatternsServerPrivate *priv = PRIV (ACCEL_PATTERNS_SERVER (object));
+/* The statistics computed on read, also under the stats lock. */
 
+static GVariant *
+get_batch_size_histogram (AccelPatternsServer *self)
+{
+  AccelPatternsServerPrivate *priv = PRIV (self);
   g_mutex_lock (&priv->stats_lock);
-  switch (prop_id)
-    {
-    case PROP_BATCH_SIZE_HISTOGRAM:
-      g_value_set_variant (value, g_variant_new_fixed_array (G_VARIANT_TYPE_UINT64, priv->histogram,
-                                                             priv->histogram ? priv->max_batch_size + 1 : 0,
-                                                             sizeof (guint64)));
-      break;
-    case PROP_QUEUE_DELAY_P50_US: g_value_set_double (value, delay_quantile (priv, 0.5)); break;
-    case PROP_QUEUE_DELAY_P99_US: g_value_set_double (value, delay_quantile (priv, 0.99)); break;
-    default: G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
-    }
+  GVariant *histogram = g_variant_new_fixed_array (G_VARIANT_TYPE_UINT64, priv->histogram,
+                                                   priv->histogram ? priv->max_batch_size + 1 : 0, sizeof (guint64));
   g_mutex_unlock (&priv->stats_lock);
+  return histogram;
 }
+
+static double
+locked_delay_quantile (AccelPatternsServer *self, double q)
+{
+  AccelPatternsServerPrivate *priv = PRIV (self);
+  g_mutex_lock (&priv->stats_lock);
+  double delay = delay_quantile (priv, q);
+  g_mutex_unlock (&priv->stats_lock);
+  return delay;
+}
+
+static double
+get_queue_delay_p50_us (AccelPatternsServer *self)
+{
+  return locked_delay_quantile (self, 0.5);
+}
+
+static double
+get_queue_delay_p99_us (AccelPatternsServer *self)
+{
+  return locked_delay_quantile (self, 0.99);
+}
+
+static const AccelPropertyField computed_stat_fields[] = {
+  ACCEL_ACCESSOR_VARIANT (AccelPatternsServer, get_batch_size_histogram, "batch-size-histogram",
+                          "Batches run by rows (at, index = rows)", "at", ACCEL_PATTERNS_STAT),
+  ACCEL_ACCESSOR_DOUBLE (AccelPatternsServer, get_queue_delay_p50_us, "queue-delay-p50-us",
+                         "Median wait in the queue of the last 4096 requests, µs", 0, G_MAXDOUBLE, 0,
+                         ACCEL_PATTERNS_STAT),
+  ACCEL_ACCESSOR_DOUBLE (AccelPatternsServer, get_queue_delay_p99_us, "queue-delay-p99-us",
+                         "99th percentile of that wait, µs", 0, G_MAXDOUBLE, 0, ACCEL_PATTERNS_STAT),
+};
 
 static GVariant *accel_patterns_server_receive (AccelActor *actor, GVariant *message, GError **error);
 static gboolean accel_patterns_server_restart (AccelActor *actor, const GError *reason, GError **error);
@@ -314,7 +328,6 @@ accel_patterns_server_class_init (AccelPatternsServerClass *klass)
   object_class->constructor = accel_patterns_server_constructor;
   object_class->dispose = accel_patterns_server_dispose;
   object_class->finalize = accel_patterns_server_finalize;
-  object_class->get_property = accel_patterns_server_get_property;
   actor_class->receive = accel_patterns_server_receive;
   actor_class->restart = accel_patterns_server_restart;
   actor_class->stopped = accel_patterns_server_stopped;
@@ -322,17 +335,7 @@ accel_patterns_server_class_init (AccelPatternsServerClass *klass)
   accel_object_class_install_private_fields (object_class, server_fields, G_N_ELEMENTS (server_fields));
   accel_object_class_install_private_locked_fields (object_class, stat_fields, G_N_ELEMENTS (stat_fields),
                                                     G_STRUCT_OFFSET (AccelPatternsServerPrivate, stats_lock));
-  properties[PROP_BATCH_SIZE_HISTOGRAM] =
-    g_param_spec_variant ("batch-size-histogram", NULL, "Batches run by rows (at, index = rows)",
-                          G_VARIANT_TYPE ("at"), NULL, ACCEL_PATTERNS_STAT);
-  properties[PROP_QUEUE_DELAY_P50_US] =
-    g_param_spec_double ("queue-delay-p50-us", NULL, "Median wait in the queue of the last 4096 requests, µs",
-                         0, G_MAXDOUBLE, 0, ACCEL_PATTERNS_STAT);
-  properties[PROP_QUEUE_DELAY_P99_US] =
-    g_param_spec_double ("queue-delay-p99-us", NULL, "99th percentile of that wait, µs",
-                         0, G_MAXDOUBLE, 0, ACCEL_PATTERNS_STAT);
-  for (guint id = PROP_BATCH_SIZE_HISTOGRAM; id < N_PROPS; id++)
-    g_object_class_install_property (object_class, id, properties[id]);
+  accel_object_class_install_fields (object_class, computed_stat_fields, G_N_ELEMENTS (computed_stat_fields));
 }
 
 static void

@@ -35,18 +35,18 @@ static const AccelPropertyField single_fields[] = {
                       ACCEL_PATTERNS_CONSTRUCT),
   ACCEL_FIELD_UINT (AccelPatternsSinglePrivate, max_inflight, "max-inflight", "Batches running at once",
                     1, 64, 1, ACCEL_PATTERNS_CONSTRUCT),
+  /* Read atomically. */
+  ACCEL_ACCESSOR_UINT (AccelPatternsSingle, accel_patterns_single_get_model_version, NULL, "model-version",
+                       "Version of the model now served: 1, then one more per swap", 0, G_MAXUINT32, 1,
+                       ACCEL_PATTERNS_STAT),
 };
 
-/* What is not a plain field: the version, read atomically, and `model`,
- * which subclasses install and which swaps the model when set once
- * serving. Their ids follow the fields'. */
+/* What is not a field or an accessor: `model`, which subclasses install
+ * and which swaps the model when set once serving. Its id follows the
+ * fields'. */
 enum {
-  PROP_MODEL_VERSION = G_N_ELEMENTS (single_fields) + 1,
-  PROP_MODEL,
-  N_PROPS
+  PROP_MODEL = G_N_ELEMENTS (single_fields) + 1,
 };
-
-static GParamSpec *properties[N_PROPS];
 
 #define PRIV(self) ((AccelPatternsSinglePrivate *) accel_patterns_single_get_instance_private (ACCEL_PATTERNS_SINGLE (self)))
 
@@ -175,9 +175,6 @@ accel_patterns_single_get_property (GObject *object, guint prop_id, GValue *valu
     case PROP_MODEL:
       g_value_set_object (value, priv->model);
       break;
-    case PROP_MODEL_VERSION:
-      g_value_set_uint (value, g_atomic_int_get (&priv->version));
-      break;
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -299,10 +296,6 @@ accel_patterns_single_class_init (AccelPatternsSingleClass *klass)
   server_class->reset = accel_patterns_single_reset;
 
   accel_object_class_install_private_fields (object_class, single_fields, G_N_ELEMENTS (single_fields));
-  properties[PROP_MODEL_VERSION] =
-    g_param_spec_uint ("model-version", NULL, "Version of the model now served: 1, then one more per swap",
-                       0, G_MAXUINT32, 1, ACCEL_PATTERNS_STAT);
-  g_object_class_install_property (object_class, PROP_MODEL_VERSION, properties[PROP_MODEL_VERSION]);
 }
 
 static void
