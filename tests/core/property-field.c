@@ -773,6 +773,177 @@ test_locked (void)
   g_object_unref (self);
 }
 
+/* Nicks (GStreamer elements give them), owned getters (a string copied
+ * under a lock, an object from a weak reference), an object accessor with
+ * a setter of its own and a computed double. */
+
+#define TEST_TYPE_NICKED (test_nicked_get_type ())
+GType test_nicked_get_type (void);
+typedef struct {
+  GObject parent_instance;
+  GMutex lock;
+  char *device;        /* under lock; unset reads "default" */
+  AccelDType dtype;
+  GObject *object;
+  GWeakRef weak;
+  GObject *held;
+  guint held_sets;
+  double half;
+} TestNicked;
+typedef struct {
+  GObjectClass parent_class;
+} TestNickedClass;
+G_DEFINE_FINAL_TYPE (TestNicked, test_nicked, G_TYPE_OBJECT)
+
+static char *
+test_nicked_dup_device (TestNicked *self)
+{
+  g_mutex_lock (&self->lock);
+  char *device = g_strdup (self->device ? self->device : "default");
+  g_mutex_unlock (&self->lock);
+  return device;
+}
+
+static void
+test_nicked_set_device (TestNicked *self, const char *device)
+{
+  g_mutex_lock (&self->lock);
+  g_free (self->device);
+  self->device = g_strdup (device);
+  g_mutex_unlock (&self->lock);
+}
+
+static GObject *
+test_nicked_dup_weak (TestNicked *self)
+{
+  return g_weak_ref_get (&self->weak);
+}
+
+static void
+test_nicked_set_weak (TestNicked *self, GObject *object)
+{
+  g_weak_ref_set (&self->weak, object);
+}
+
+static GObject *
+test_nicked_get_held (TestNicked *self)
+{
+  return self->held;
+}
+
+static void
+test_nicked_set_held (TestNicked *self, GObject *object)
+{
+  self->held_sets++;
+  g_set_object (&self->held, object);
+}
+
+static double
+test_nicked_get_twice (TestNicked *self)
+{
+  return 2 * self->half;
+}
+
+static const AccelPropertyField nicked_fields[] = {
+  ACCEL_ACCESSOR_DUP_STRING_NICK (TestNicked, test_nicked_dup_device, test_nicked_set_device, "device", "Device",
+                                  "A string under a lock", "default", RW),
+  ACCEL_FIELD_ENUM_NICK (TestNicked, dtype, "dtype", "Data type", "An enum", accel_dtype_get_type, ACCEL_DTYPE_F32,
+                         RW),
+  ACCEL_FIELD_OBJECT_NICK (TestNicked, object, "object", "Object", "An object", g_object_get_type,
+                           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS),
+  ACCEL_ACCESSOR_DUP_OBJECT (TestNicked, test_nicked_dup_weak, test_nicked_set_weak, "weak", "A weak reference",
+                             g_object_get_type, CONSTRUCT),
+  ACCEL_ACCESSOR_OBJECT (TestNicked, test_nicked_get_held, test_nicked_set_held, "held", "An object with a setter",
+                         g_object_get_type, RW),
+  ACCEL_ACCESSOR_DOUBLE (TestNicked, test_nicked_get_twice, "twice", "A computed double", -1, G_MAXDOUBLE, 0,
+                         G_PARAM_READABLE),
+};
+
+static void
+test_nicked_finalize (GObject *object)
+{
+  TestNicked *self = (TestNicked *) object;
+  accel_object_finalize_fields (object, TEST_TYPE_NICKED);
+  g_free (self->device);
+  g_clear_object (&self->held);
+  g_weak_ref_clear (&self->weak);
+  g_mutex_clear (&self->lock);
+  G_OBJECT_CLASS (test_nicked_parent_class)->finalize (object);
+}
+
+static void
+test_nicked_class_init (TestNickedClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = test_nicked_finalize;
+  accel_object_class_install_fields (G_OBJECT_CLASS (klass), nicked_fields, G_N_ELEMENTS (nicked_fields));
+}
+
+static void
+test_nicked_init (TestNicked *self)
+{
+  g_mutex_init (&self->lock);
+  g_weak_ref_init (&self->weak, NULL);
+  self->dtype = ACCEL_DTYPE_F32;
+}
+
+static void
+test_nicked (void)
+{
+  GObjectClass *klass = g_type_class_ref (TEST_TYPE_NICKED);
+#define P(name) g_object_class_find_property (klass, name)
+  assert_same_pspec (P ("device"), g_param_spec_string ("device", "Device", "A string under a lock", "default", RW));
+  assert_same_pspec (P ("dtype"), g_param_spec_enum ("dtype", "Data type", "An enum", ACCEL_TYPE_DTYPE,
+                                                     ACCEL_DTYPE_F32, RW));
+  assert_same_pspec (P ("object"), g_param_spec_object ("object", "Object", "An object", G_TYPE_OBJECT,
+                                                        G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+  assert_same_pspec (P ("weak"), g_param_spec_object ("weak", NULL, "A weak reference", G_TYPE_OBJECT, CONSTRUCT));
+  assert_same_pspec (P ("held"), g_param_spec_object ("held", NULL, "An object with a setter", G_TYPE_OBJECT, RW));
+  assert_same_pspec (P ("twice"), g_param_spec_double ("twice", NULL, "A computed double", -1, G_MAXDOUBLE, 0,
+                                                       G_PARAM_READABLE));
+#undef P
+  g_type_class_unref (klass);
+
+  GObject *weak = g_object_new (G_TYPE_OBJECT, NULL);
+  GObject *held = g_object_new (G_TYPE_OBJECT, NULL);
+  TestNicked *self = g_object_new (TEST_TYPE_NICKED, "weak", weak, NULL);
+  self->half = g_test_rand_double_range (-0.5, 1e6);
+
+  /* Unset, the getter's "default"; set, a copy, which the value takes
+   * (LeakSanitizer checks it is freed once). */
+  g_autofree char *device = NULL;
+  g_object_get (self, "device", &device, NULL);
+  g_assert_cmpstr (device, ==, "default");
+  g_autofree char *name = g_strdup_printf ("cpu:%d", g_test_rand_int_range (0, 64));
+  g_object_set (self, "device", name, "dtype", ACCEL_DTYPE_BF16, "held", held, NULL);
+  g_assert_cmpstr (self->device, ==, name);
+  g_assert_true (self->device != name);
+  g_assert_cmpint (self->dtype, ==, ACCEL_DTYPE_BF16);
+  g_assert_true (self->held == held);
+  g_assert_cmpuint (self->held_sets, ==, 1);
+  g_clear_pointer (&device, g_free);
+
+  /* The weak reference: a new reference the value takes, then none. */
+  GObject *got_weak = NULL, *got_held = NULL;
+  double twice;
+  g_object_get (self, "device", &device, "weak", &got_weak, "held", &got_held, "twice", &twice, NULL);
+  g_assert_cmpstr (device, ==, name);
+  g_assert_true (got_weak == weak);
+  g_assert_cmpuint (weak->ref_count, ==, 2);
+  g_assert_true (got_held == held);
+  g_assert_cmpuint (held->ref_count, ==, 3);
+  g_assert_cmpfloat (twice, ==, 2 * self->half);
+  g_object_unref (got_weak);
+  g_object_unref (got_held);
+  g_object_add_weak_pointer (weak, (gpointer *) &weak);
+  g_object_unref (weak);
+  g_assert_null (weak);
+  g_object_get (self, "weak", &got_weak, NULL);
+  g_assert_null (got_weak);
+  g_object_unref (self);
+  g_assert_cmpuint (held->ref_count, ==, 1);
+  g_object_unref (held);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -783,5 +954,6 @@ main (int argc, char **argv)
   g_test_add_func ("/property-field/accessor-pspecs", test_accessor_pspecs);
   g_test_add_func ("/property-field/accessor-get-set", test_accessor_get_set);
   g_test_add_func ("/property-field/locked", test_locked);
+  g_test_add_func ("/property-field/nicked", test_nicked);
   return g_test_run ();
 }
