@@ -7,10 +7,11 @@
  * It also has the `lane-handle` op, whose kernel takes a handle of its lane
  * with accel_cuda_lane_open_handle(): its open function stores a made-up
  * handle and then, when the op's `fail` is set, fails, as a library's set-up
- * step after the create call would. The kernel writes what the plugin
- * counted (opens, destroys, the serial of the lane's handle and of the last
- * handle destroyed, the lane's index) to the op's `dst`, so a test reads
- * them wherever the kernel ran, in this process or in a device host.
+ * step after the create call would; its error names the handle, the lane
+ * and how many handles were destroyed until then. The kernel writes what the
+ * plugin counted (opens, destroys, the serial of the lane's handle and of
+ * the last handle destroyed, the lane's index) to the op's `dst`, so a test
+ * reads them wherever the kernel ran, in this process or in a device host.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -77,7 +78,8 @@ lane_handle_open (AccelCudaLane *lane, gpointer *handle, GError **error)
   if (open_fails)
     {
       g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_LIBRARY,
-                   "lane-handle: set-up of handle %d failed after it was stored", *serial);
+                   "lane-handle: set-up of handle %d on lane %u failed after it was stored (%d destroyed before)",
+                   *serial, accel_cuda_lane_get_index (lane), n_destroys);
       return FALSE;
     }
   return TRUE;
