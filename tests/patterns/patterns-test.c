@@ -463,6 +463,46 @@ pt_wait_for_stat (AccelActor *actor, const char *name, guint64 value)
     }
 }
 
+/* Checks a row of a moe-router reply: its @k experts @chosen and its output
+ * @y ([@h]) against the gate's @scores ([n_experts]) and the experts'
+ * outputs, row at @offset of each of @outs: the k best scores, best first,
+ * and their softmax-weighted sum. Returns FALSE, checking nothing, where
+ * the k-th and the next score are within rounding of each other (either
+ * may be picked). */
+gboolean
+pt_moe_check_row (const double *scores, double **outs, gsize offset, guint n_experts, guint k, gint64 h,
+                  const guint32 *chosen, const double *y)
+{
+  guint order[16];
+  g_assert_cmpuint (n_experts, <=, G_N_ELEMENTS (order));
+  for (guint e = 0; e < n_experts; e++)
+    order[e] = e;
+  for (guint a = 0; a < n_experts; a++)
+    for (guint b = a + 1; b < n_experts; b++)
+      if (scores[order[b]] > scores[order[a]])
+        {
+          guint t = order[a];
+          order[a] = order[b];
+          order[b] = t;
+        }
+  if (k < n_experts && fabs (scores[order[k - 1]] - scores[order[k]]) < 1e-4)
+    return FALSE;
+  double total = 0;
+  for (guint j = 0; j < k; j++)
+    {
+      g_assert_cmpuint (chosen[j], ==, order[j]);
+      total += exp (scores[order[j]] - scores[order[0]]);
+    }
+  for (gint64 c = 0; c < h; c++)
+    {
+      double want = 0;
+      for (guint j = 0; j < k; j++)
+        want += exp (scores[order[j]] - scores[order[0]]) / total * outs[order[j]][offset + c];
+      g_assert_cmpfloat_with_epsilon (y[c], want, 1e-4 * (1 + fabs (want)));
+    }
+  return TRUE;
+}
+
 /* ---- TestAffine ---------------------------------------------------------- */
 
 struct _PtAffine {
@@ -474,6 +514,8 @@ struct _PtAffine {
   gboolean fail;
   double fail_on;
   GMutex lock;
+  guint fault_skip;             /* runs to let pass before the faults */
+  guint faults;                 /* device faults still to raise */
   gboolean hold;
   GPtrArray *held;              /* GTask */
   guint runs;
@@ -545,7 +587,16 @@ pt_affine_run_batch (AccelModel *model, AccelDevice *device, GPtrArray *inputs, 
   g_autofree float *v = g_new (float, rows * self->d);
   g_autofree float *y = g_new (float, rows * self->d);
   g_autofree float *c = g_new (float, rows);
-  gboolean ok = accel_buffer_read (x, (guint8 *) v, rows * self->d * sizeof (float), &error);
+  g_mutex_lock (&self->lock);
+  gboolean fault = self->fault_skip == 0 && self->faults > 0;
+  if (fault)
+    self->faults--;
+  else if (self->faults > 0)
+    self->fault_skip--;
+  g_mutex_unlock (&self->lock);
+  if (fault)
+    g_set_error (&error, ACCEL_ERROR, ACCEL_ERROR_DEVICE_FAILED, "TestAffine: an injected device fault");
+  gboolean ok = !fault && accel_buffer_read (x, (guint8 *) v, rows * self->d * sizeof (float), &error);
   for (gint64 r = 0; ok && r < rows; r++)
     {
       if (self->fail && v[r * self->d] == (float) self->fail_on)
@@ -601,6 +652,27 @@ pt_affine_set_fail_on (PtAffine *self, double value)
 {
   self->fail = TRUE;
   self->fail_on = value;
+}
+
+/* After @skip more runs, the next @count runs fail with
+ * ACCEL_ERROR_DEVICE_FAILED, as on a device that lost its context. */
+void
+pt_affine_inject_device_faults (PtAffine *self, guint skip, guint count)
+{
+  g_mutex_lock (&self->lock);
+  self->fault_skip = skip;
+  self->faults = count;
+  g_mutex_unlock (&self->lock);
+}
+
+/* The device faults injected and not raised yet. */
+guint
+pt_affine_get_faults_pending (PtAffine *self)
+{
+  g_mutex_lock (&self->lock);
+  guint n = self->faults;
+  g_mutex_unlock (&self->lock);
+  return n;
 }
 
 /* Holding parks each run's completion; letting go completes what is

@@ -632,37 +632,7 @@ test_moe_router (void)
       for (guint e = 0; e < n_experts; e++)
         outs[e] = pt_linear_reference (expert[e], xs[i], rows[i]);
       for (guint r = 0; r < rows[i]; r++)
-        {
-          const double *s = scores + r * n_experts;
-          guint order[8];
-          for (guint e = 0; e < n_experts; e++)
-            order[e] = e;
-          for (guint a1 = 0; a1 < n_experts; a1++)
-            for (guint b1 = a1 + 1; b1 < n_experts; b1++)
-              if (s[order[b1]] > s[order[a1]])
-                {
-                  guint t = order[a1];
-                  order[a1] = order[b1];
-                  order[b1] = t;
-                }
-          /* Scores within rounding of each other at the cut may pick either. */
-          if (k < n_experts && fabs (s[order[k - 1]] - s[order[k]]) < 1e-4)
-            continue;
-          double total = 0;
-          for (guint j = 0; j < k; j++)
-            {
-              g_assert_cmpuint (chosen[r * k + j], ==, order[j]);
-              total += exp (s[order[j]] - s[order[0]]);
-            }
-          for (gint64 c = 0; c < h; c++)
-            {
-              double want = 0;
-              for (guint j = 0; j < k; j++)
-                want += exp (s[order[j]] - s[order[0]]) / total * outs[order[j]][r * h + c];
-              g_assert_cmpfloat_with_epsilon (y[r * h + c], want, 1e-4 * (1 + fabs (want)));
-            }
-          checked++;
-        }
+        checked += pt_moe_check_row (scores + r * n_experts, outs, r * h, n_experts, k, h, chosen + r * k, y + r * h);
       for (guint e = 0; e < n_experts; e++)
         g_free (outs[e]);
       g_free (outs);
