@@ -505,6 +505,40 @@ pt_moe_check_row (const double *scores, double **outs, gsize offset, guint n_exp
 
 /* ---- TestAffine ---------------------------------------------------------- */
 
+/* What a TestAffine of @scale and @shift makes of the element @x. */
+double
+pt_affine_value (double scale, double shift, double x)
+{
+  return (float) (scale * (float) x + shift);
+}
+
+/* Checks a cascade's @reply to the @rows rows of @x ([rows, d]), its models
+ * TestAffines of @scale and @shift (small, large): a row whose x[0] is
+ * below @threshold is the large model's answer, the others the small
+ * one's, and the reply's "stage" says which. Returns the rows escalated. */
+guint
+pt_cascade_check_reply (GVariant *reply, const double *x, guint rows, gint64 d, double threshold,
+                        const double *scale, const double *shift)
+{
+  guint got_rows, escalated = 0;
+  g_autofree double *y = pt_reply_output (reply, "y", ACCEL_DTYPE_F32, &got_rows, NULL);
+  g_assert_cmpuint (got_rows, ==, rows);
+  g_autoptr(GVariant) stage_v = g_variant_lookup_value (reply, "stage", G_VARIANT_TYPE ("au"));
+  gsize n_stage;
+  const guint32 *stage = g_variant_get_fixed_array (stage_v, &n_stage, sizeof (guint32));
+  g_assert_cmpuint (n_stage, ==, rows);
+  for (guint r = 0; r < rows; r++)
+    {
+      const double *row = x + r * d;
+      guint large = !((double) (float) row[0] >= threshold);
+      g_assert_cmpuint (stage[r], ==, large);
+      for (gint64 j = 0; j < d; j++)
+        g_assert_cmpfloat_with_epsilon (y[r * d + j], pt_affine_value (scale[large], shift[large], row[j]), 1e-6);
+      escalated += large;
+    }
+  return escalated;
+}
+
 struct _PtAffine {
   GObject parent_instance;
   gint64 d;

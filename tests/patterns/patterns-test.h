@@ -96,5 +96,8 @@ void pt_affine_inject_device_faults (PtAffine *self, guint skip, guint count);
 guint pt_affine_get_faults_pending (PtAffine *self);
 guint pt_affine_get_runs (PtAffine *self);
 guint pt_affine_get_prepares (PtAffine *self);
+double pt_affine_value (double scale, double shift, double x);
+guint pt_cascade_check_reply (GVariant *reply, const double *x, guint rows, gint64 d, double threshold,
+                              const double *scale, const double *shift);
 
 G_END_DECLS

@@ -15,20 +15,14 @@
 #include <math.h>
 #include <string.h>
 
-/* The reference of a TestAffine of @scale and @shift for one element. */
-static double
-affine_of (double scale, double shift, double x)
+/* Adds the serial of the batch that answered @reply to @batches (a set of
+ * gint64). */
+static void
+note_batch (GHashTable *batches, GVariant *reply)
 {
-  return (float) (scale * (float) x + shift);
-}
-
-/* The serial of the batch that answered @reply. */
-static guint64
-reply_batch (GVariant *reply)
-{
-  guint64 serial = 0;
-  g_assert_true (g_variant_lookup (reply, "batch", "t", &serial));
-  return serial;
+  gint64 *serial = g_new (gint64, 1);
+  g_assert_true (g_variant_lookup (reply, "batch", "t", serial));
+  g_hash_table_add (batches, serial);
 }
 
 static guint64
@@ -135,32 +129,11 @@ cascade_check (Cascade *c, PtAsks *asks, double **xs, const guint *rows, guint n
     {
       PtAnswer *a = &asks->answers[i];
       g_assert_no_error (a->error);
-      guint got_rows;
-      g_autofree double *y = pt_reply_output (a->reply, "y", ACCEL_DTYPE_F32, &got_rows, NULL);
-      g_assert_cmpuint (got_rows, ==, rows[i]);
-      g_autoptr(GVariant) stage_v = g_variant_lookup_value (a->reply, "stage", G_VARIANT_TYPE ("au"));
-      gsize n_stage;
-      const guint32 *stage = g_variant_get_fixed_array (stage_v, &n_stage, sizeof (guint32));
-      g_assert_cmpuint (n_stage, ==, rows[i]);
-      for (guint r = 0; r < rows[i]; r++)
-        {
-          const double *x = xs[i] + r * c->d;
-          guint large = !((double) (float) x[0] >= c->threshold);
-          g_assert_cmpuint (stage[r], ==, large);
-          for (gint64 j = 0; j < c->d; j++)
-            {
-              double want = affine_of (c->scale[large], c->shift[large], x[j]);
-              g_assert_cmpfloat_with_epsilon (y[r * c->d + j], want, 1e-6 * (1 + fabs (want)));
-            }
-          if (large)
-            {
-              gint64 *serial = g_new (gint64, 1);
-              *serial = reply_batch (a->reply);
-              g_hash_table_add (escalating, serial);
-            }
-          c->escalated += large;
-          c->rows++;
-        }
+      guint escalated = pt_cascade_check_reply (a->reply, xs[i], rows[i], c->d, c->threshold, c->scale, c->shift);
+      if (escalated > 0)
+        note_batch (escalating, a->reply);
+      c->escalated += escalated;
+      c->rows += rows[i];
     }
   return escalating;
 }
@@ -394,18 +367,14 @@ moe_check (Moe *m, PtAsks *asks, double **xs, const guint *rows, guint n, guint 
         {
           outs[e] = g_new (double, rows[i] * m->d);
           for (gint64 j = 0; j < rows[i] * m->d; j++)
-            outs[e][j] = affine_of (m->scale[e], m->shift[e], xs[i][j]);
+            outs[e][j] = pt_affine_value (m->scale[e], m->shift[e], xs[i][j]);
         }
       for (guint r = 0; r < rows[i]; r++)
         checked += pt_moe_check_row (scores + r * m->n_experts, outs, r * m->d, m->n_experts, m->k, m->d,
                                      chosen + r * m->k, y + r * m->d);
       for (guint j = 0; j < n_chosen; j++)
         if (chosen[j] == expert)
-          {
-            gint64 *serial = g_new (gint64, 1);
-            *serial = reply_batch (a->reply);
-            g_hash_table_add (routing, serial);
-          }
+          note_batch (routing, a->reply);
       for (guint e = 0; e < m->n_experts; e++)
         g_free (outs[e]);
       g_free (outs);
