@@ -469,8 +469,8 @@ pt_wait_for_stat (AccelActor *actor, const char *name, guint64 value)
  * and their softmax-weighted sum. Returns FALSE, checking nothing, where
  * the k-th and the next score are within rounding of each other (either
  * may be picked). */
-gboolean
-pt_moe_check_row (const double *scores, double **outs, gsize offset, guint n_experts, guint k, gint64 h,
+static gboolean
+moe_check_row (const double *scores, double **outs, gsize offset, guint n_experts, guint k, gint64 h,
                   const guint32 *chosen, const double *y)
 {
   guint order[16];
@@ -501,6 +501,25 @@ pt_moe_check_row (const double *scores, double **outs, gsize offset, guint n_exp
       g_assert_cmpfloat_with_epsilon (y[c], want, 1e-4 * (1 + fabs (want)));
     }
   return TRUE;
+}
+
+/* Checks a moe-router's @reply to @rows rows: its output "y" ([rows, h])
+ * and "experts" ([rows, k]) against the gate's @scores ([rows,
+ * n_experts]) and each expert's outputs @outs[e] ([rows, h]) on those
+ * rows, as moe_check_row() does. Returns the rows checked. */
+guint
+pt_moe_check_reply (GVariant *reply, guint rows, const double *scores, double **outs, guint n_experts, guint k,
+                    gint64 h)
+{
+  g_autofree double *y = pt_reply_output (reply, "y", ACCEL_DTYPE_F32, NULL, NULL);
+  g_autoptr(GVariant) chosen_v = g_variant_lookup_value (reply, "experts", G_VARIANT_TYPE ("au"));
+  gsize n_chosen;
+  const guint32 *chosen = g_variant_get_fixed_array (chosen_v, &n_chosen, sizeof (guint32));
+  g_assert_cmpuint (n_chosen, ==, rows * k);
+  guint checked = 0;
+  for (guint r = 0; r < rows; r++)
+    checked += moe_check_row (scores + r * n_experts, outs, r * h, n_experts, k, h, chosen + r * k, y + r * h);
+  return checked;
 }
 
 /* ---- TestAffine ---------------------------------------------------------- */

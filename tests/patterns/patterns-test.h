@@ -79,8 +79,8 @@ void pt_gate_release (PtGate *gate);
 /* Polls until @actor's uint64 property @name reaches @value (30 s at most). */
 void pt_wait_for_stat (AccelActor *actor, const char *name, guint64 value);
 
-gboolean pt_moe_check_row (const double *scores, double **outs, gsize offset, guint n_experts, guint k, gint64 h,
-                           const guint32 *chosen, const double *y);
+guint pt_moe_check_reply (GVariant *reply, guint rows, const double *scores, double **outs, guint n_experts, guint k,
+                          gint64 h);
 
 /* TestAffine: input "x" f32 [d]; output "y" = scale · x + shift, and with
  * @confidence also "confidence" f32 [] = x[0]. Its runs can be held until
