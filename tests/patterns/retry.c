@@ -73,7 +73,8 @@ typedef struct {
   double scale[2], shift[2];    /* small, large */
   PtAffine *model[2];
   AccelActor *actor;
-  guint64 rows;                 /* answered so far */
+  guint64 answered;             /* requests answered so far */
+  guint64 rows;                 /* their rows */
   guint64 escalated;
 } Cascade;
 
@@ -134,6 +135,7 @@ cascade_check (Cascade *c, PtAsks *asks, double **xs, const guint *rows, guint n
         note_batch (escalating, a->reply);
       c->escalated += escalated;
       c->rows += rows[i];
+      c->answered++;
     }
   return escalating;
 }
@@ -158,13 +160,14 @@ cascade_wave (Cascade *c, guint n, guint max_rows)
   return escalating;
 }
 
-/* The statistics count each answered row once, retried or not, and
- * nothing failed. */
+/* The statistics count each answered request and row once, retried or
+ * not; @failed requests failed; the actor runs, never restarted. */
 static void
 cascade_check_stats (Cascade *c, guint64 failed)
 {
   g_assert_cmpuint (stat_of (c->actor, "small-rows"), ==, c->rows);
   g_assert_cmpuint (stat_of (c->actor, "large-rows"), ==, c->escalated);
+  g_assert_cmpuint (stat_of (c->actor, "requests-completed"), ==, c->answered);
   g_assert_cmpuint (stat_of (c->actor, "requests-failed"), ==, failed);
   g_assert_cmpuint (accel_actor_get_restart_count (c->actor), ==, 0);
   g_assert_cmpint (accel_actor_get_state (c->actor), ==, ACCEL_ACTOR_STATE_RUNNING);
@@ -267,7 +270,8 @@ typedef struct {
   double *scale, *shift;        /* per expert */
   PtAffine **experts;
   AccelActor *actor;
-  guint64 rows;
+  guint64 answered;             /* requests answered so far */
+  guint64 rows;                 /* their rows */
 } Moe;
 
 #define MOE_BATCH 16
@@ -376,12 +380,15 @@ moe_check (Moe *m, PtAsks *asks, double **xs, const guint *rows, guint n, guint 
         g_free (outs[e]);
       g_free (outs);
       m->rows += rows[i];
+      m->answered++;
     }
   g_assert_cmpuint (checked, >, 0);
   return g_hash_table_size (routing);
 }
 
-/* Each row answered is counted once, for each of its k experts. */
+/* Each request answered is counted once, and each of its rows once for
+ * each of its k experts; @failed requests failed; the actor runs, never
+ * restarted. */
 static void
 moe_check_stats (Moe *m, guint64 failed)
 {
@@ -394,6 +401,7 @@ moe_check_stats (Moe *m, guint64 failed)
   for (guint e = 0; e < n; e++)
     sum += per[e];
   g_assert_cmpuint (sum, ==, m->rows * m->k);
+  g_assert_cmpuint (stat_of (m->actor, "requests-completed"), ==, m->answered);
   g_assert_cmpuint (stat_of (m->actor, "requests-failed"), ==, failed);
   g_assert_cmpuint (accel_actor_get_restart_count (m->actor), ==, 0);
   g_assert_cmpint (accel_actor_get_state (m->actor), ==, ACCEL_ACTOR_STATE_RUNNING);
