@@ -18,10 +18,12 @@
  *   `{ lo32 (seed), hi32 (seed) }`.
  * - Uniform f32: `u = (float) (w >> 8) * 0x1p-24f`, value
  *   `low + (high - low) * u` in binary32 with no fused multiply-add
- *   (compile C with `-ffp-contract=off`; CUDA uses `__fmul_rn`/`__fadd_rn`).
+ *   (compile C with `-ffp-contract=off`; CUDA uses `__fmul_rn`/`__fadd_rn`);
+ *   a value that rounds up to `high` is the float just below it, so that
+ *   `high` stays exclusive.
  *   These values are bit-identical on every backend.
  * - Uniform f64: `u = ((w0 >> 5) * 67108864.0 + (w1 >> 6)) * 0x1p-53`, value
- *   `low + (high - low) * u` in binary64, no FMA.
+ *   `low + (high - low) * u` in binary64, no FMA, below `high` as for f32.
  * - Normal f32 (Box–Muller): element `i` uses the pair `(w[2p], w[2p+1])`,
  *   `p = (i % 4) / 2`: `u1 = ((w[2p] >> 8) + 1) * 2^-24` (in (0, 1]),
  *   `u2 = (w[2p+1] >> 8) * 2^-24`, `r = sqrt (-2 ln u1)`,
@@ -143,19 +145,22 @@ accel_philox_block (uint64_t seed, uint64_t counter, uint32_t out[4])
  * @low: lower bound
  * @high: upper bound
  *
- * Returns: `low + (high - low) * u` with `u = (w >> 8) 2^-24`, unfused
+ * Returns: `low + (high - low) * u` with `u = (w >> 8) 2^-24`, unfused;
+ *   where that rounds up to @high, the float just below @high
  */
 ACCEL_PHILOX_FN float
 accel_philox_uniform_f32 (uint32_t w, float low, float high)
 {
   const float u = (float) (w >> 8) * ACCEL_PHILOX_2M24F;
 #if defined(__CUDA_ARCH__)
-  return __fadd_rn (low, __fmul_rn (__fsub_rn (high, low), u));
+  const float v = __fadd_rn (low, __fmul_rn (__fsub_rn (high, low), u));
 #else
   const float span = high - low;
   const float scaled = span * u;
-  return low + scaled;
+  const float v = low + scaled;
 #endif
+  /* Rounding can carry the largest u up to @high itself. */
+  return v < high ? v : nextafterf (high, low);
 }
 
 /* The 53-bit uniform in [0, 1) of two words: the high 27 bits of @w0, then
@@ -174,19 +179,22 @@ accel_philox_u53_ (uint32_t w0, uint32_t w1)
  * @low: lower bound
  * @high: upper bound
  *
- * Returns: `low + (high - low) * u` with a 53-bit `u` in [0, 1), unfused
+ * Returns: `low + (high - low) * u` with a 53-bit `u` in [0, 1), unfused;
+ *   where that rounds up to @high, the double just below @high
  */
 ACCEL_PHILOX_FN double
 accel_philox_uniform_f64 (uint32_t w0, uint32_t w1, double low, double high)
 {
   const double u = accel_philox_u53_ (w0, w1);
 #if defined(__CUDA_ARCH__)
-  return __dadd_rn (low, __dmul_rn (__dsub_rn (high, low), u));
+  const double v = __dadd_rn (low, __dmul_rn (__dsub_rn (high, low), u));
 #else
   const double span = high - low;
   const double scaled = span * u;
-  return low + scaled;
+  const double v = low + scaled;
 #endif
+  /* Rounding can carry the largest u up to @high itself. */
+  return v < high ? v : nextafter (high, low);
 }
 
 /* 2π rounded to binary64. */

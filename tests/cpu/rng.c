@@ -216,12 +216,43 @@ test_moments (gconstpointer data)
     }
 }
 
+/* The largest words give u just below 1, and `low + (high - low) * u` can
+ * round up onto high (0.75 .. 4.5 does, in binary32 and binary64): the
+ * mapping keeps f32 and f64 below high, as rng-fill documents. */
+static void
+test_below_high (void)
+{
+  const uint32_t top = 0xffffffffu;
+
+  g_assert_cmpfloat (accel_philox_uniform_f32 (top, 0.75f, 4.5f), <, 4.5f);
+  g_assert_cmpfloat (accel_philox_uniform_f64 (top, top, 0.75, 4.5), <, 4.5);
+  for (guint i = 0; i < 10000; i++)
+    {
+      double a = g_test_rand_double_range (-1e3, 1e3);
+      double b = a + g_test_rand_double_range (1e-3, 1e3);
+      uint32_t w = top - (uint32_t) g_test_rand_int_range (0, 256);
+      float f = accel_philox_uniform_f32 (w, (float) a, (float) b);
+      double d = accel_philox_uniform_f64 (w, top - (uint32_t) g_test_rand_int_range (0, 64), a, b);
+      if ((float) a < (float) b)
+        {
+          g_assert_cmpfloat (f, <, (float) b);
+          g_assert_cmpfloat (f, >=, (float) a);
+        }
+      g_assert_cmpfloat (d, <, b);
+      g_assert_cmpfloat (d, >=, a);
+    }
+  /* An empty range gives its one value. */
+  g_assert_cmpfloat (accel_philox_uniform_f32 (top, 2.5f, 2.5f), ==, 2.5f);
+  g_assert_cmpfloat (accel_philox_uniform_f64 (top, top, 2.5, 2.5), ==, 2.5);
+}
+
 int
 main (int argc, char **argv)
 {
   g_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/cpu/rng/known-answers", test_known_answers);
+  g_test_add_func ("/cpu/rng/below-high", test_below_high);
   cpu_test_add_per_float_dtype ("/cpu/rng/reference", test_reference);
   cpu_test_add_per_float_dtype ("/cpu/rng/threads", test_threads);
   cpu_test_add_per_float_dtype ("/cpu/rng/chunks", test_chunks);

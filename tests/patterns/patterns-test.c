@@ -463,7 +463,100 @@ pt_wait_for_stat (AccelActor *actor, const char *name, guint64 value)
     }
 }
 
+/* Checks a row of a moe-router reply: its @k experts @chosen and its output
+ * @y ([@h]) against the gate's @scores ([n_experts]) and the experts'
+ * outputs, row at @offset of each of @outs: the k best scores, best first,
+ * and their softmax-weighted sum. Returns FALSE, checking nothing, where
+ * the k-th and the next score are within rounding of each other (either
+ * may be picked). */
+static gboolean
+moe_check_row (const double *scores, double **outs, gsize offset, guint n_experts, guint k, gint64 h,
+                  const guint32 *chosen, const double *y)
+{
+  guint order[16];
+  g_assert_cmpuint (n_experts, <=, G_N_ELEMENTS (order));
+  for (guint e = 0; e < n_experts; e++)
+    order[e] = e;
+  for (guint a = 0; a < n_experts; a++)
+    for (guint b = a + 1; b < n_experts; b++)
+      if (scores[order[b]] > scores[order[a]])
+        {
+          guint t = order[a];
+          order[a] = order[b];
+          order[b] = t;
+        }
+  if (k < n_experts && fabs (scores[order[k - 1]] - scores[order[k]]) < 1e-4)
+    return FALSE;
+  double total = 0;
+  for (guint j = 0; j < k; j++)
+    {
+      g_assert_cmpuint (chosen[j], ==, order[j]);
+      total += exp (scores[order[j]] - scores[order[0]]);
+    }
+  for (gint64 c = 0; c < h; c++)
+    {
+      double want = 0;
+      for (guint j = 0; j < k; j++)
+        want += exp (scores[order[j]] - scores[order[0]]) / total * outs[order[j]][offset + c];
+      g_assert_cmpfloat_with_epsilon (y[c], want, 1e-4 * (1 + fabs (want)));
+    }
+  return TRUE;
+}
+
+/* Checks a moe-router's @reply to @rows rows: its output "y" ([rows, h])
+ * and "experts" ([rows, k]) against the gate's @scores ([rows,
+ * n_experts]) and each expert's outputs @outs[e] ([rows, h]) on those
+ * rows, as moe_check_row() does. Returns the rows checked. */
+guint
+pt_moe_check_reply (GVariant *reply, guint rows, const double *scores, double **outs, guint n_experts, guint k,
+                    gint64 h)
+{
+  g_autofree double *y = pt_reply_output (reply, "y", ACCEL_DTYPE_F32, NULL, NULL);
+  g_autoptr(GVariant) chosen_v = g_variant_lookup_value (reply, "experts", G_VARIANT_TYPE ("au"));
+  gsize n_chosen;
+  const guint32 *chosen = g_variant_get_fixed_array (chosen_v, &n_chosen, sizeof (guint32));
+  g_assert_cmpuint (n_chosen, ==, rows * k);
+  guint checked = 0;
+  for (guint r = 0; r < rows; r++)
+    checked += moe_check_row (scores + r * n_experts, outs, r * h, n_experts, k, h, chosen + r * k, y + r * h);
+  return checked;
+}
+
 /* ---- TestAffine ---------------------------------------------------------- */
+
+/* What a TestAffine of @scale and @shift makes of the element @x. */
+double
+pt_affine_value (double scale, double shift, double x)
+{
+  return (float) (scale * (float) x + shift);
+}
+
+/* Checks a cascade's @reply to the @rows rows of @x ([rows, d]), its models
+ * TestAffines of @scale and @shift (small, large): a row whose x[0] is
+ * below @threshold is the large model's answer, the others the small
+ * one's, and the reply's "stage" says which. Returns the rows escalated. */
+guint
+pt_cascade_check_reply (GVariant *reply, const double *x, guint rows, gint64 d, double threshold,
+                        const double *scale, const double *shift)
+{
+  guint got_rows, escalated = 0;
+  g_autofree double *y = pt_reply_output (reply, "y", ACCEL_DTYPE_F32, &got_rows, NULL);
+  g_assert_cmpuint (got_rows, ==, rows);
+  g_autoptr(GVariant) stage_v = g_variant_lookup_value (reply, "stage", G_VARIANT_TYPE ("au"));
+  gsize n_stage;
+  const guint32 *stage = g_variant_get_fixed_array (stage_v, &n_stage, sizeof (guint32));
+  g_assert_cmpuint (n_stage, ==, rows);
+  for (guint r = 0; r < rows; r++)
+    {
+      const double *row = x + r * d;
+      guint large = !((double) (float) row[0] >= threshold);
+      g_assert_cmpuint (stage[r], ==, large);
+      for (gint64 j = 0; j < d; j++)
+        g_assert_cmpfloat_with_epsilon (y[r * d + j], pt_affine_value (scale[large], shift[large], row[j]), 1e-6);
+      escalated += large;
+    }
+  return escalated;
+}
 
 struct _PtAffine {
   GObject parent_instance;
@@ -474,6 +567,8 @@ struct _PtAffine {
   gboolean fail;
   double fail_on;
   GMutex lock;
+  guint fault_skip;             /* runs to let pass before the faults */
+  guint faults;                 /* device faults still to raise */
   gboolean hold;
   GPtrArray *held;              /* GTask */
   guint runs;
@@ -545,7 +640,16 @@ pt_affine_run_batch (AccelModel *model, AccelDevice *device, GPtrArray *inputs, 
   g_autofree float *v = g_new (float, rows * self->d);
   g_autofree float *y = g_new (float, rows * self->d);
   g_autofree float *c = g_new (float, rows);
-  gboolean ok = accel_buffer_read (x, (guint8 *) v, rows * self->d * sizeof (float), &error);
+  g_mutex_lock (&self->lock);
+  gboolean fault = self->fault_skip == 0 && self->faults > 0;
+  if (fault)
+    self->faults--;
+  else if (self->faults > 0)
+    self->fault_skip--;
+  g_mutex_unlock (&self->lock);
+  if (fault)
+    g_set_error (&error, ACCEL_ERROR, ACCEL_ERROR_DEVICE_FAILED, "TestAffine: an injected device fault");
+  gboolean ok = !fault && accel_buffer_read (x, (guint8 *) v, rows * self->d * sizeof (float), &error);
   for (gint64 r = 0; ok && r < rows; r++)
     {
       if (self->fail && v[r * self->d] == (float) self->fail_on)
@@ -601,6 +705,27 @@ pt_affine_set_fail_on (PtAffine *self, double value)
 {
   self->fail = TRUE;
   self->fail_on = value;
+}
+
+/* After @skip more runs, the next @count runs fail with
+ * ACCEL_ERROR_DEVICE_FAILED, as on a device that lost its context. */
+void
+pt_affine_inject_device_faults (PtAffine *self, guint skip, guint count)
+{
+  g_mutex_lock (&self->lock);
+  self->fault_skip = skip;
+  self->faults = count;
+  g_mutex_unlock (&self->lock);
+}
+
+/* The device faults injected and not raised yet. */
+guint
+pt_affine_get_faults_pending (PtAffine *self)
+{
+  g_mutex_lock (&self->lock);
+  guint n = self->faults;
+  g_mutex_unlock (&self->lock);
+  return n;
 }
 
 /* Holding parks each run's completion; letting go completes what is

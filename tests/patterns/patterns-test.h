@@ -79,17 +79,25 @@ void pt_gate_release (PtGate *gate);
 /* Polls until @actor's uint64 property @name reaches @value (30 s at most). */
 void pt_wait_for_stat (AccelActor *actor, const char *name, guint64 value);
 
+guint pt_moe_check_reply (GVariant *reply, guint rows, const double *scores, double **outs, guint n_experts, guint k,
+                          gint64 h);
+
 /* TestAffine: input "x" f32 [d]; output "y" = scale · x + shift, and with
  * @confidence also "confidence" f32 [] = x[0]. Its runs can be held until
  * released, and a row whose x[0] is @fail_on fails the run with
- * ACCEL_ERROR_FAILED. */
+ * ACCEL_ERROR_FAILED; device faults can be injected into its runs. */
 #define PT_TYPE_AFFINE (pt_affine_get_type ())
 G_DECLARE_FINAL_TYPE (PtAffine, pt_affine, PT, AFFINE, GObject)
 
 PtAffine *pt_affine_new (gint64 d, double scale, double shift, gboolean confidence);
 void pt_affine_set_fail_on (PtAffine *self, double value);
 void pt_affine_hold (PtAffine *self, gboolean hold);
+void pt_affine_inject_device_faults (PtAffine *self, guint skip, guint count);
+guint pt_affine_get_faults_pending (PtAffine *self);
 guint pt_affine_get_runs (PtAffine *self);
 guint pt_affine_get_prepares (PtAffine *self);
+double pt_affine_value (double scale, double shift, double x);
+guint pt_cascade_check_reply (GVariant *reply, const double *x, guint rows, gint64 d, double threshold,
+                              const double *scale, const double *shift);
 
 G_END_DECLS

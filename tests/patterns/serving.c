@@ -524,8 +524,9 @@ test_cascade (void)
 {
   const gint64 d = 6;
   /* small: y = 2x + 1, confidence x[0]; large: y = -x. */
-  g_autoptr(PtAffine) small = pt_affine_new (d, 2, 1, TRUE);
-  g_autoptr(PtAffine) large = pt_affine_new (d, -1, 0, FALSE);
+  const double scale[] = { 2, -1 }, shift[] = { 1, 0 };
+  g_autoptr(PtAffine) small = pt_affine_new (d, scale[0], shift[0], TRUE);
+  g_autoptr(PtAffine) large = pt_affine_new (d, scale[1], shift[1], FALSE);
   double threshold = g_test_rand_double_range (-0.5, 0.5);
   g_autoptr(AccelActor) cascade = pt_spawn ("cascade", "small-model", small, "large-model", large,
                                          "device", pt_cpu (), "threshold", threshold, "max-batch-size", 8, NULL);
@@ -545,24 +546,9 @@ test_cascade (void)
     {
       PtAnswer *a = &asks->answers[i];
       g_assert_no_error (a->error);
-      guint got_rows;
-      g_autofree double *y = pt_reply_output (a->reply, "y", ACCEL_DTYPE_F32, &got_rows, NULL);
-      g_assert_cmpuint (got_rows, ==, rows[i]);
-      g_autoptr(GVariant) stage = g_variant_lookup_value (a->reply, "stage", G_VARIANT_TYPE ("au"));
-      gsize n_stage;
-      const guint32 *s = g_variant_get_fixed_array (stage, &n_stage, sizeof (guint32));
-      g_assert_cmpuint (n_stage, ==, rows[i]);
       g_assert_null (g_variant_lookup_value (a->reply, "confidence", NULL));
-      for (guint r = 0; r < rows[i]; r++)
-        {
-          const double *x = xs[i] + r * d;
-          gboolean large_answers = !((float) x[0] >= (float) threshold);
-          g_assert_cmpuint (s[r], ==, large_answers);
-          for (gint64 j = 0; j < d; j++)
-            g_assert_cmpfloat_with_epsilon (y[r * d + j], large_answers ? -x[j] : (float) (2 * (float) x[j] + 1), 1e-6);
-          escalated += large_answers;
-          total++;
-        }
+      escalated += pt_cascade_check_reply (a->reply, xs[i], rows[i], d, threshold, scale, shift);
+      total += rows[i];
       g_free (xs[i]);
     }
   guint64 small_rows = 0, large_rows = 0;
@@ -620,49 +606,13 @@ test_moe_router (void)
     {
       PtAnswer *a = &asks->answers[i];
       g_assert_no_error (a->error);
-      g_autofree double *y = pt_reply_output (a->reply, "y", ACCEL_DTYPE_F32, NULL, NULL);
-      g_autoptr(GVariant) chosen_v = g_variant_lookup_value (a->reply, "experts", G_VARIANT_TYPE ("au"));
-      gsize n_chosen;
-      const guint32 *chosen = g_variant_get_fixed_array (chosen_v, &n_chosen, sizeof (guint32));
-      g_assert_cmpuint (n_chosen, ==, rows[i] * k);
       /* The dense reference: every expert on every row, then the gate's
        * top k by softmax weight. */
       g_autofree double *scores = pt_linear_reference (gate, xs[i], rows[i]);
       double **outs = g_new (double *, n_experts);
       for (guint e = 0; e < n_experts; e++)
         outs[e] = pt_linear_reference (expert[e], xs[i], rows[i]);
-      for (guint r = 0; r < rows[i]; r++)
-        {
-          const double *s = scores + r * n_experts;
-          guint order[8];
-          for (guint e = 0; e < n_experts; e++)
-            order[e] = e;
-          for (guint a1 = 0; a1 < n_experts; a1++)
-            for (guint b1 = a1 + 1; b1 < n_experts; b1++)
-              if (s[order[b1]] > s[order[a1]])
-                {
-                  guint t = order[a1];
-                  order[a1] = order[b1];
-                  order[b1] = t;
-                }
-          /* Scores within rounding of each other at the cut may pick either. */
-          if (k < n_experts && fabs (s[order[k - 1]] - s[order[k]]) < 1e-4)
-            continue;
-          double total = 0;
-          for (guint j = 0; j < k; j++)
-            {
-              g_assert_cmpuint (chosen[r * k + j], ==, order[j]);
-              total += exp (s[order[j]] - s[order[0]]);
-            }
-          for (gint64 c = 0; c < h; c++)
-            {
-              double want = 0;
-              for (guint j = 0; j < k; j++)
-                want += exp (s[order[j]] - s[order[0]]) / total * outs[order[j]][r * h + c];
-              g_assert_cmpfloat_with_epsilon (y[r * h + c], want, 1e-4 * (1 + fabs (want)));
-            }
-          checked++;
-        }
+      checked += pt_moe_check_reply (a->reply, rows[i], scores, outs, n_experts, k, h);
       for (guint e = 0; e < n_experts; e++)
         g_free (outs[e]);
       g_free (outs);

@@ -10,15 +10,34 @@
 
 #define THREADS 256
 
+/* The value next below @x, towards @low. */
+static __device__ __forceinline__ float
+below (float x, float low)
+{
+  return nextafterf (x, low);
+}
+
+static __device__ __forceinline__ double
+below (double x, double low)
+{
+  return nextafter (x, low);
+}
+
 template <typename T>
 __global__ void
-affine_kernel (T *data, int64_t n, T low, T span)
+affine_kernel (T *data, int64_t n, T low, T high)
 {
+  const T span = high - low;
+
   for (int64_t i = blockIdx.x * (int64_t) blockDim.x + threadIdx.x; i < n; i += (int64_t) gridDim.x * blockDim.x)
     {
-      /* cuRAND's uniforms lie in (0, 1]; 1 - u lies in [0, 1). */
-      T u = (T) 1 - data[i];
-      data[i] = low + span * u;
+      /* cuRAND's uniforms lie in (0, 1]; 1 - u lies in [0, 1) before
+       * rounding, but a u below half an ulp of 1 (about 2^-25 of binary32
+       * values) rounds 1 - u up to 1, and low + span * u may round up to
+       * high: such a value becomes the one next below high, which the op
+       * excludes. */
+      T value = low + span * ((T) 1 - data[i]);
+      data[i] = value < high ? value : below (high, low);
     }
 }
 
@@ -42,10 +61,9 @@ accel_curand_launch_affine (void *data, int is_double, int64_t n, double low, do
   if (n <= 0)
     return cudaSuccess;
   if (is_double)
-    affine_kernel<double><<<grid_for (n), THREADS, 0, stream>>> ((double *) data, n, low, high - low);
+    affine_kernel<double><<<grid_for (n), THREADS, 0, stream>>> ((double *) data, n, low, high);
   else
-    affine_kernel<float><<<grid_for (n), THREADS, 0, stream>>> ((float *) data, n, (float) low,
-                                                                (float) high - (float) low);
+    affine_kernel<float><<<grid_for (n), THREADS, 0, stream>>> ((float *) data, n, (float) low, (float) high);
   return cudaGetLastError ();
 }
 
