@@ -181,9 +181,15 @@ work_answered (AccelWork *work, GError *error, gpointer data)
   if (G_UNLIKELY (_accel_stage_trace_on ()))
     _accel_stage_trace_add ("host: request read to answer written",
                             _accel_stage_trace_now () - trace_read_ns[id % G_N_ELEMENTS (trace_read_ns)]);
-  /* Under the lock that _accel_host_requests_drain () reads the count
-   * with: a drain that sees no work left returns (and its caller may free
-   * @self) only once this thread is done with the lock. */
+  /* While others are unanswered, a plain decrement: this thread touches
+   * @self no more. The one that may reach zero does so under the lock
+   * _accel_host_requests_drain () reads the count with, so a drain that
+   * sees no work left returns (and its caller may free @self) only once
+   * this thread is done with the lock. */
+  gint left = g_atomic_int_get (&self->unanswered);
+  while (left > 1)
+    if (g_atomic_int_compare_and_exchange_full (&self->unanswered, left, left - 1, &left))
+      return;
   g_mutex_lock (&self->drain_lock);
   if (g_atomic_int_dec_and_test (&self->unanswered))
     g_cond_broadcast (&self->drain_cond);
