@@ -103,7 +103,10 @@ accel_buffer_finalize (GObject *object)
                                                                  self->size ? self->size : 1);
   else if (self->memory)
     _accel_device_release_memory (self->device, self->memory, self->size, self->generation);
-  accel_object_finalize_fields (object, ACCEL_TYPE_BUFFER);
+  /* Two direct frees rather than accel_object_finalize_fields (): buffers
+   * and their views come and go per op. */
+  accel_shape_free (self->shape);
+  g_object_unref (self->device);
 
   G_OBJECT_CLASS (accel_buffer_parent_class)->finalize (object);
 }

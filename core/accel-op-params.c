@@ -315,20 +315,31 @@ _accel_op_params_set_defaults (AccelOp *self)
     }
 }
 
-void
-_accel_op_params_dispose (AccelOp *self)
+/* Every op passes here twice: the scalar parameters, most of them, own
+ * nothing and are skipped by their kind. */
+static void
+params_clear (AccelOp *self, gboolean objects_only)
 {
   const AccelOpClassInfo *info = _accel_op_class_info_flat (G_OBJECT_TYPE (self));
   for (guint i = 0; i < info->n_params; i++)
-    _accel_field_clear (G_STRUCT_MEMBER_P (self, info->params[i]->offset), info->params[i]->pspec->value_type, TRUE);
+    {
+      const AccelOpSlot *slot = info->params[i];
+      if (slot->kind == ACCEL_OP_PARAM_BUFFER || slot->kind == ACCEL_OP_PARAM_OBJECT
+          || (slot->kind == ACCEL_OP_PARAM_STRING && !objects_only))
+        _accel_field_clear (G_STRUCT_MEMBER_P (self, slot->offset), slot->pspec->value_type, objects_only);
+    }
+}
+
+void
+_accel_op_params_dispose (AccelOp *self)
+{
+  params_clear (self, TRUE);
 }
 
 void
 _accel_op_params_finalize (AccelOp *self)
 {
-  const AccelOpClassInfo *info = _accel_op_class_info_flat (G_OBJECT_TYPE (self));
-  for (guint i = 0; i < info->n_params; i++)
-    _accel_field_clear (G_STRUCT_MEMBER_P (self, info->params[i]->offset), info->params[i]->pspec->value_type, FALSE);
+  params_clear (self, FALSE);
 }
 
 /* Range checks. */
