@@ -151,29 +151,45 @@ lane_add_handle (AccelCudaLane *lane, const char *key, gpointer handle, GDestroy
   return handle;
 }
 
-/* The lane's handle for @key, made on first use with @create or, where
- * that is NULL, @open; a handle @open stored before it failed is freed
- * with @destroy. */
-static gpointer
-lane_handle (AccelCudaLane *lane,
-             const char *key,
-             AccelCudaHandleCreate create,
-             AccelCudaHandleOpen open,
-             GDestroyNotify destroy,
-             GError **error)
+/**
+ * accel_cuda_lane_open_handle:
+ * @lane: a lane
+ * @key: names the kind of handle (`"cudnn"`); one handle per key and lane
+ * @open: (scope call): makes and sets up the handle when the lane has none
+ *   for @key
+ * @destroy: (nullable): frees the handle, when the lane's context is
+ *   closed (on the device thread, with the context current) or when @open
+ *   failed after storing it
+ * @error: return location for a #GError from @open
+ *
+ * Returns the lane's handle for @key, made on first use with @open. A
+ * handle lives as long as the lane's context: after the device rebuilds its
+ * context, the next call makes a new one. Making one may take several
+ * steps (create it, bind it to the lane's stream, set its modes): the lane
+ * owns the handle from the moment @open stores it, so @open needs no
+ * clean-up of its own when a later step fails. Call it from a kernel, on
+ * the device thread.
+ *
+ * Returns: (transfer none): the handle, or %NULL with @error set
+ */
+gpointer
+accel_cuda_lane_open_handle (AccelCudaLane *lane,
+                             const char *key,
+                             AccelCudaHandleOpen open,
+                             GDestroyNotify destroy,
+                             GError **error)
 {
   GError *local = NULL;
   gpointer handle = NULL;
 
   g_return_val_if_fail (lane != NULL, NULL);
   g_return_val_if_fail (key != NULL, NULL);
+  g_return_val_if_fail (open != NULL, NULL);
   LaneHandle *h = g_hash_table_lookup (lane->handles, key);
   if (G_LIKELY (h != NULL))
     return h->handle;
 
-  if (create != NULL)
-    handle = create (lane, &local);
-  else if (!open (lane, &handle, &local))
+  if (!open (lane, &handle, &local))
     {
       if (destroy && handle)
         destroy (handle);
@@ -188,63 +204,6 @@ lane_handle (AccelCudaLane *lane,
       return NULL;
     }
   return lane_add_handle (lane, key, handle, destroy);
-}
-
-/**
- * accel_cuda_lane_get_handle:
- * @lane: a lane
- * @key: names the kind of handle (`"cublas"`, `"cufft-plan-cache"`); one
- *   handle per key and lane
- * @create: (scope call): makes the handle when the lane has none for @key
- * @destroy: (nullable): frees the handle when the lane's context is closed
- *   (on the device thread, with the context current)
- * @error: return location for a #GError from @create
- *
- * Returns the lane's handle for @key, made on first use with @create. A
- * handle lives as long as the lane's context: after the device rebuilds its
- * context, the next call makes a new one. Call it from a kernel, on the
- * device thread.
- *
- * Returns: (transfer none): the handle, or %NULL with @error set
- */
-gpointer
-accel_cuda_lane_get_handle (AccelCudaLane *lane,
-                            const char *key,
-                            AccelCudaHandleCreate create,
-                            GDestroyNotify destroy,
-                            GError **error)
-{
-  g_return_val_if_fail (create != NULL, NULL);
-  return lane_handle (lane, key, create, NULL, destroy, error);
-}
-
-/**
- * accel_cuda_lane_open_handle:
- * @lane: a lane
- * @key: names the kind of handle (`"cudnn"`); one handle per key and lane,
- *   in the same key space as accel_cuda_lane_get_handle()'s
- * @open: (scope call): makes and sets up the handle when the lane has none
- *   for @key
- * @destroy: (nullable): frees the handle, when the lane's context is
- *   closed or when @open failed after storing it
- * @error: return location for a #GError from @open
- *
- * As accel_cuda_lane_get_handle(), for a handle that takes more than one
- * step to make (create it, bind it to the lane's stream, set its modes):
- * the lane owns the handle from the moment @open stores it, so @open needs
- * no clean-up of its own when a later step fails.
- *
- * Returns: (transfer none): the handle, or %NULL with @error set
- */
-gpointer
-accel_cuda_lane_open_handle (AccelCudaLane *lane,
-                             const char *key,
-                             AccelCudaHandleOpen open,
-                             GDestroyNotify destroy,
-                             GError **error)
-{
-  g_return_val_if_fail (open != NULL, NULL);
-  return lane_handle (lane, key, NULL, open, destroy, error);
 }
 
 /**

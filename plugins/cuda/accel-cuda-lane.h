@@ -14,18 +14,6 @@
 G_BEGIN_DECLS
 
 /**
- * AccelCudaHandleCreate:
- * @lane: the lane the handle is for; make it current on the lane's stream
- * @error: return location for a #GError
- *
- * Makes a library handle (a `cublasHandle_t`, a plan cache, …) for @lane.
- * Called on the device thread with the device's context current.
- *
- * Returns: (transfer full) (nullable): the handle, or %NULL with @error set
- */
-typedef gpointer (*AccelCudaHandleCreate) (AccelCudaLane *lane, GError **error);
-
-/**
  * AccelCudaHandleOpen:
  * @lane: the lane the handle is for
  * @handle: (out): where the handle goes, the moment the library has made it
@@ -67,12 +55,6 @@ ACCEL_CUDA_API
 guint accel_cuda_lane_get_index (AccelCudaLane *lane);
 ACCEL_CUDA_API
 AccelCudaDevice *accel_cuda_lane_get_device (AccelCudaLane *lane);
-ACCEL_CUDA_API
-gpointer accel_cuda_lane_get_handle (AccelCudaLane *lane,
-                                     const char *key,
-                                     AccelCudaHandleCreate create,
-                                     GDestroyNotify destroy,
-                                     GError **error);
 ACCEL_CUDA_API
 gpointer accel_cuda_lane_open_handle (AccelCudaLane *lane,
                                       const char *key,

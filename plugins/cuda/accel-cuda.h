@@ -9,8 +9,8 @@
  * records an event after it, and completes the op when that event fires.
  *
  * Library handles (cuBLAS, cuSOLVER, …) are cached per lane with
- * accel_cuda_lane_open_handle() or accel_cuda_lane_get_handle(), and plans
- * (cuFFT plans, cuDNN and cuBLASLt descriptors) in a per-lane cache with
+ * accel_cuda_lane_open_handle(), and plans (cuFFT plans, cuDNN and
+ * cuBLASLt descriptors) in a per-lane cache with
  * accel_cuda_lane_get_plan(); they are made lazily on the device thread,
  * once per lane, and remade after the device's context is rebuilt. Scratch
  * memory comes from accel_cuda_lane_alloc_workspace(), stream-ordered from
