@@ -51,7 +51,6 @@ struct _AccelBuffer {
  */
 G_DEFINE_FINAL_TYPE (AccelBuffer, accel_buffer, G_TYPE_OBJECT)
 
-#define READABLE (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)
 
 static const AccelPropertyField buffer_fields[] = {
   /**
@@ -59,32 +58,33 @@ static const AccelPropertyField buffer_fields[] = {
    *
    * The device that holds the memory.
    */
-  ACCEL_FIELD_OBJECT (AccelBuffer, device, "device", "Owning device", accel_device_get_type, READABLE),
+  ACCEL_FIELD_OBJECT (AccelBuffer, device, "device", "Owning device", accel_device_get_type, ACCEL_FIELD_READABLE),
   /**
    * AccelBuffer:dtype:
    *
    * The element type.
    */
-  ACCEL_FIELD_ENUM (AccelBuffer, dtype, "dtype", "Element type", accel_dtype_get_type, ACCEL_DTYPE_F32, READABLE),
+  ACCEL_FIELD_ENUM (AccelBuffer, dtype, "dtype", "Element type", accel_dtype_get_type, ACCEL_DTYPE_F32,
+                    ACCEL_FIELD_READABLE),
   /**
    * AccelBuffer:shape:
    *
    * The dimensions and strides.
    */
-  ACCEL_FIELD_BOXED (AccelBuffer, shape, "shape", "Dimensions", accel_shape_get_type, READABLE),
+  ACCEL_FIELD_BOXED (AccelBuffer, shape, "shape", "Dimensions", accel_shape_get_type, ACCEL_FIELD_READABLE),
   /**
    * AccelBuffer:size:
    *
    * The size in bytes.
    */
-  ACCEL_FIELD_UINT64 (AccelBuffer, size, "size", "Size in bytes", 0, G_MAXUINT64, 0, READABLE),
+  ACCEL_FIELD_UINT64 (AccelBuffer, size, "size", "Size in bytes", 0, G_MAXUINT64, 0, ACCEL_FIELD_READABLE),
   /**
    * AccelBuffer:generation:
    *
    * The device generation the memory belongs to.
    */
   ACCEL_FIELD_UINT (AccelBuffer, generation, "generation", "Device generation of the memory", 0, G_MAXUINT, 0,
-                    READABLE),
+                    ACCEL_FIELD_READABLE),
 };
 
 static void

@@ -38,8 +38,6 @@ _accel_device_get_private (AccelDevice *self)
   return accel_device_get_instance_private (self);
 }
 
-#define CONSTRUCT (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS)
-#define READABLE (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)
 
 static const AccelPropertyField device_fields[] = {
   /**
@@ -47,13 +45,14 @@ static const AccelPropertyField device_fields[] = {
    *
    * The backend that made the device.
    */
-  ACCEL_FIELD_OBJECT (AccelDevicePrivate, backend, "backend", "Backend", accel_backend_get_type, CONSTRUCT),
+  ACCEL_FIELD_OBJECT (AccelDevicePrivate, backend, "backend", "Backend", accel_backend_get_type, ACCEL_FIELD_CONSTRUCT),
   /**
    * AccelDevice:backend-name:
    *
    * The backend's name (`cpu`, `cuda`).
    */
-  ACCEL_ACCESSOR_STRING (AccelDevice, accel_device_get_backend_name, "backend-name", "Backend name", NULL, READABLE),
+  ACCEL_ACCESSOR_STRING (AccelDevice, accel_device_get_backend_name, "backend-name", "Backend name", NULL,
+                         ACCEL_FIELD_READABLE),
   /**
    * AccelDevice:generation:
    *
@@ -61,41 +60,42 @@ static const AccelPropertyField device_fields[] = {
    * watch (emitted on the device thread).
    */
   ACCEL_ACCESSOR_UINT (AccelDevice, accel_device_get_generation, NULL, "generation", "Context generation",
-                       0, G_MAXUINT, 0, READABLE | G_PARAM_EXPLICIT_NOTIFY),
+                       0, G_MAXUINT, 0, ACCEL_FIELD_READABLE | G_PARAM_EXPLICIT_NOTIFY),
   /**
    * AccelDevice:device-state:
    *
    * READY, RESTARTING or FAILED.
    */
   ACCEL_ACCESSOR_ENUM (AccelDevice, accel_device_get_state, "device-state", "Device state",
-                       accel_device_state_get_type, ACCEL_DEVICE_STATE_READY, READABLE | G_PARAM_EXPLICIT_NOTIFY),
+                       accel_device_state_get_type, ACCEL_DEVICE_STATE_READY,
+                       ACCEL_FIELD_READABLE | G_PARAM_EXPLICIT_NOTIFY),
   /**
    * AccelDevice:lanes:
    *
    * How many lanes (streams) the device runs work on.
    */
-  ACCEL_FIELD_UINT (AccelDevicePrivate, lanes, "lanes", "Number of lanes", 1, 64, 1, CONSTRUCT),
+  ACCEL_FIELD_UINT (AccelDevicePrivate, lanes, "lanes", "Number of lanes", 1, 64, 1, ACCEL_FIELD_CONSTRUCT),
   /**
    * AccelDevice:memory-total:
    *
    * Device memory in bytes.
    */
   ACCEL_ACCESSOR_UINT64 (AccelDevice, accel_device_get_memory_total, NULL, "memory-total", "Total memory in bytes",
-                         0, G_MAXUINT64, 0, READABLE),
+                         0, G_MAXUINT64, 0, ACCEL_FIELD_READABLE),
   /**
    * AccelDevice:memory-free:
    *
    * Free device memory in bytes, read when asked.
    */
   ACCEL_ACCESSOR_UINT64 (AccelDevice, accel_device_get_memory_free, NULL, "memory-free", "Free memory in bytes",
-                         0, G_MAXUINT64, 0, READABLE),
+                         0, G_MAXUINT64, 0, ACCEL_FIELD_READABLE),
   /**
    * AccelDevice:stats:
    *
    * What the device has done since it was made (accel_device_get_stats()).
    */
   ACCEL_ACCESSOR_VARIANT (AccelDevice, accel_device_get_stats, "stats",
-                          "Ops, transfers, errors, bytes moved and busy time", "a{sv}", READABLE),
+                          "Ops, transfers, errors, bytes moved and busy time", "a{sv}", ACCEL_FIELD_READABLE),
 };
 
 /* The journal, hand-written, comes after the table's properties. */

@@ -28,7 +28,6 @@
 
 G_DEFINE_FINAL_TYPE (AccelPlugin, accel_plugin, G_TYPE_OBJECT)
 
-#define READABLE (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)
 
 static const AccelPropertyField plugin_fields[] = {
   /**
@@ -36,44 +35,44 @@ static const AccelPropertyField plugin_fields[] = {
    *
    * The plugin's name, as given to ACCEL_PLUGIN_DEFINE().
    */
-  ACCEL_FIELD_STRING (AccelPlugin, name, "name", "Plugin name", NULL, READABLE),
+  ACCEL_FIELD_STRING (AccelPlugin, name, "name", "Plugin name", NULL, ACCEL_FIELD_READABLE),
   /**
    * AccelPlugin:description:
    *
    * One line on what the plugin provides.
    */
-  ACCEL_FIELD_STRING (AccelPlugin, description, "description", "What the plugin provides", NULL, READABLE),
+  ACCEL_FIELD_STRING (AccelPlugin, description, "description", "What the plugin provides", NULL, ACCEL_FIELD_READABLE),
   /**
    * AccelPlugin:version:
    *
    * The plugin's version string.
    */
-  ACCEL_FIELD_STRING (AccelPlugin, version, "version", "Plugin version", NULL, READABLE),
+  ACCEL_FIELD_STRING (AccelPlugin, version, "version", "Plugin version", NULL, ACCEL_FIELD_READABLE),
   /**
    * AccelPlugin:license:
    *
    * The plugin's licence.
    */
-  ACCEL_FIELD_STRING (AccelPlugin, license, "license", "Plugin licence", NULL, READABLE),
+  ACCEL_FIELD_STRING (AccelPlugin, license, "license", "Plugin licence", NULL, ACCEL_FIELD_READABLE),
   /**
    * AccelPlugin:filename:
    *
    * The module file, or %NULL for a plugin linked into the program.
    */
-  ACCEL_FIELD_STRING (AccelPlugin, filename, "filename", "Module file", NULL, READABLE),
+  ACCEL_FIELD_STRING (AccelPlugin, filename, "filename", "Module file", NULL, ACCEL_FIELD_READABLE),
   /**
    * AccelPlugin:status:
    *
    * What the registry thinks of the plugin.
    */
   ACCEL_FIELD_ENUM (AccelPlugin, status, "status", "Registry status", accel_plugin_status_get_type,
-                    ACCEL_PLUGIN_STATUS_OK, READABLE),
+                    ACCEL_PLUGIN_STATUS_OK, ACCEL_FIELD_READABLE),
   /**
    * AccelPlugin:reason:
    *
    * Why the plugin is not usable, or %NULL.
    */
-  ACCEL_FIELD_STRING (AccelPlugin, reason, "reason", "Why the plugin is not usable", NULL, READABLE),
+  ACCEL_FIELD_STRING (AccelPlugin, reason, "reason", "Why the plugin is not usable", NULL, ACCEL_FIELD_READABLE),
 };
 
 static GRecMutex plugin_lock;

@@ -83,6 +83,10 @@ typedef struct {
  * has the C type @CType (ACCEL_FIELD_OFFSET_), or its size (ACCEL_FIELD_SIZED_,
  * for enums and flags, whose C type is the enum's). Not for bindings. */
 #ifndef __GI_SCANNER__
+/* The flags most entries take: a property set once, when the object is
+ * made (ACCEL_FIELD_CONSTRUCT), and one read only (ACCEL_FIELD_READABLE). */
+#define ACCEL_FIELD_CONSTRUCT (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS)
+#define ACCEL_FIELD_READABLE (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)
 #if defined(__GNUC__) && !defined(__cplusplus)
 #define ACCEL_FIELD_OFFSET_(Type, field, CType)                                           \
   ((guint) (G_STRUCT_OFFSET (Type, field)                                                \

@@ -65,8 +65,6 @@ typedef struct {
  */
 G_DEFINE_TYPE_WITH_PRIVATE (AccelRemoteDevice, accel_remote_device, ACCEL_TYPE_DEVICE)
 
-#define CONSTRUCT (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS)
-#define READABLE_EXPLICIT (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY)
 
 static const AccelPropertyField remote_device_fields[] = {
   /**
@@ -75,7 +73,7 @@ static const AccelPropertyField remote_device_fields[] = {
    * The name of the device the host process serves (`cpu:0`, `cuda:1`).
    */
   ACCEL_FIELD_STRING (AccelRemoteDevicePrivate, hosted_device, "hosted-device",
-                      "Name of the device in the host process", NULL, CONSTRUCT),
+                      "Name of the device in the host process", NULL, ACCEL_FIELD_CONSTRUCT),
   /**
    * AccelRemoteDevice:host-env:
    *
@@ -83,7 +81,7 @@ static const AccelPropertyField remote_device_fields[] = {
    * is this process's (`ACCEL_PLUGIN_PATH`, `ACCEL_REGISTRY`, …).
    */
   ACCEL_FIELD_BOXED (AccelRemoteDevicePrivate, host_env, "host-env", "Extra environment of the host process",
-                     g_strv_get_type, CONSTRUCT),
+                     g_strv_get_type, ACCEL_FIELD_CONSTRUCT),
   /**
    * AccelRemoteDevice:deadline-ms:
    *
@@ -103,7 +101,7 @@ static const AccelPropertyField remote_device_fields[] = {
    * in chunks); 0 for `ACCEL_REMOTE_ARENA_SIZE` or 32 MiB.
    */
   ACCEL_FIELD_UINT64 (AccelRemoteDevicePrivate, arena_size, "arena-size", "Shared memory for transfers, in bytes",
-                      0, G_MAXUINT64, 0, CONSTRUCT),
+                      0, G_MAXUINT64, 0, ACCEL_FIELD_CONSTRUCT),
   /**
    * AccelRemoteDevice:host-memory-size:
    *
@@ -113,7 +111,7 @@ static const AccelPropertyField remote_device_fields[] = {
    * arena, so it costs page-locked memory once the host runs.
    */
   ACCEL_FIELD_UINT64 (AccelRemoteDevicePrivate, host_memory_size, "host-memory-size",
-                      "Shared host memory for the application, in bytes", 0, G_MAXUINT64, 0, CONSTRUCT),
+                      "Shared host memory for the application, in bytes", 0, G_MAXUINT64, 0, ACCEL_FIELD_CONSTRUCT),
   /**
    * AccelRemoteDevice:info:
    *
@@ -122,14 +120,14 @@ static const AccelPropertyField remote_device_fields[] = {
    * each new host has started.
    */
   ACCEL_ACCESSOR_VARIANT (AccelRemoteDevice, accel_remote_device_get_info, "info", "Description of the hosted device",
-                          "a{sv}", READABLE_EXPLICIT),
+                          "a{sv}", (ACCEL_FIELD_READABLE | G_PARAM_EXPLICIT_NOTIFY)),
   /**
    * AccelRemoteDevice:host-pid:
    *
    * The process id of the current host, 0 when none runs.
    */
   ACCEL_ACCESSOR_INT (AccelRemoteDevice, accel_remote_device_get_host_pid, NULL, "host-pid", "Process id of the host",
-                      0, G_MAXINT, 0, READABLE_EXPLICIT),
+                      0, G_MAXINT, 0, (ACCEL_FIELD_READABLE | G_PARAM_EXPLICIT_NOTIFY)),
 };
 
 /* The pspecs notified by hand. */

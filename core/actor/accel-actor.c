@@ -35,8 +35,6 @@ enum {
 
 static GParamSpec *properties[N_NOTIFIED];
 
-#define CONSTRUCT (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS)
-#define READABLE_EXPLICIT (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY)
 
 static const AccelPropertyField actor_name_field[] = {
   /**
@@ -44,7 +42,7 @@ static const AccelPropertyField actor_name_field[] = {
    *
    * A name for logs and lookups.
    */
-  ACCEL_FIELD_STRING (AccelActorPrivate, name, "name", "Name of the actor", NULL, CONSTRUCT),
+  ACCEL_FIELD_STRING (AccelActorPrivate, name, "name", "Name of the actor", NULL, ACCEL_FIELD_CONSTRUCT),
 };
 
 /* The parent, a weak pointer, is hand-written, between the name and the
@@ -59,21 +57,21 @@ static const AccelPropertyField actor_fields[] = {
    * or a dispatcher shared by root actors.
    */
   ACCEL_FIELD_OBJECT (AccelActorPrivate, dispatcher, "dispatcher", "Dispatcher serving the mailbox",
-                      accel_dispatcher_get_type, CONSTRUCT),
+                      accel_dispatcher_get_type, ACCEL_FIELD_CONSTRUCT),
   /**
    * AccelActor:state:
    *
    * The life-cycle state.
    */
   ACCEL_ACCESSOR_ENUM (AccelActor, accel_actor_get_state, "state", "Life-cycle state", accel_actor_state_get_type,
-                       ACCEL_ACTOR_STATE_RUNNING, READABLE_EXPLICIT),
+                       ACCEL_ACTOR_STATE_RUNNING, (ACCEL_FIELD_READABLE | G_PARAM_EXPLICIT_NOTIFY)),
   /**
    * AccelActor:restart-count:
    *
    * How many times the actor was restarted.
    */
   ACCEL_ACCESSOR_UINT (AccelActor, accel_actor_get_restart_count, NULL, "restart-count", "Restarts so far",
-                       0, G_MAXUINT, 0, READABLE_EXPLICIT),
+                       0, G_MAXUINT, 0, (ACCEL_FIELD_READABLE | G_PARAM_EXPLICIT_NOTIFY)),
 };
 
 enum {
@@ -242,7 +240,7 @@ accel_actor_class_init (AccelActorClass *klass)
    */
   g_object_class_install_property (object_class, PROP_PARENT,
                                    g_param_spec_object ("parent", NULL, "Supervising actor", ACCEL_TYPE_ACTOR,
-                                                        CONSTRUCT));
+                                                        ACCEL_FIELD_CONSTRUCT));
   accel_object_class_install_private_fields (object_class, actor_fields, G_N_ELEMENTS (actor_fields));
   properties[PROP_STATE] = g_object_class_find_property (object_class, "state");
   properties[PROP_RESTART_COUNT] = g_object_class_find_property (object_class, "restart-count");

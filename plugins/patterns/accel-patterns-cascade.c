@@ -52,24 +52,24 @@ G_DEFINE_FINAL_TYPE (AccelPatternsCascade, accel_patterns_cascade, ACCEL_PATTERN
 
 static const AccelPropertyField cascade_fields[] = {
   ACCEL_FIELD_OBJECT (AccelPatternsCascade, small, "small-model", "Model that answers every row first",
-                      accel_model_get_type, ACCEL_PATTERNS_CONSTRUCT),
+                      accel_model_get_type, ACCEL_FIELD_CONSTRUCT),
   ACCEL_FIELD_OBJECT (AccelPatternsCascade, large, "large-model", "Model that answers the rows of low confidence",
-                      accel_model_get_type, ACCEL_PATTERNS_CONSTRUCT),
+                      accel_model_get_type, ACCEL_FIELD_CONSTRUCT),
   ACCEL_FIELD_OBJECT (AccelPatternsCascade, device, "device", "Device both models run on (default: the system's best)",
-                      accel_device_get_type, ACCEL_PATTERNS_CONSTRUCT),
+                      accel_device_get_type, ACCEL_FIELD_CONSTRUCT),
   ACCEL_FIELD_DOUBLE (AccelPatternsCascade, threshold, "threshold",
                       "Rows whose confidence is below this go to the large model", -G_MAXDOUBLE, G_MAXDOUBLE, 0.5,
-                      ACCEL_PATTERNS_CONSTRUCT),
+                      ACCEL_FIELD_CONSTRUCT),
   ACCEL_FIELD_STRING (AccelPatternsCascade, confidence_output, "confidence-output",
-                      "Output of the small model giving each row's confidence", "confidence", ACCEL_PATTERNS_CONSTRUCT),
+                      "Output of the small model giving each row's confidence", "confidence", ACCEL_FIELD_CONSTRUCT),
 };
 
 /* The statistics, read under the stats lock. */
 static const AccelPropertyField stat_fields[] = {
   ACCEL_FIELD_UINT64 (AccelPatternsCascade, small_rows, "small-rows", "Rows the small model ran",
-                      0, G_MAXUINT64, 0, ACCEL_PATTERNS_STAT),
+                      0, G_MAXUINT64, 0, ACCEL_FIELD_READABLE),
   ACCEL_FIELD_UINT64 (AccelPatternsCascade, large_rows, "large-rows", "Rows the large model answered",
-                      0, G_MAXUINT64, 0, ACCEL_PATTERNS_STAT),
+                      0, G_MAXUINT64, 0, ACCEL_FIELD_READABLE),
 };
 
 typedef struct {

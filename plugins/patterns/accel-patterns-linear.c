@@ -56,32 +56,32 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (AccelPatternsLinear, accel_patterns_linear, G_TYP
                                G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE, accel_patterns_linear_initable_init)
                                G_IMPLEMENT_INTERFACE (ACCEL_TYPE_MODEL, accel_patterns_linear_model_init))
 
-#define CONSTRUCT (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS)
 
 static const AccelPropertyField linear_fields[] = {
   ACCEL_FIELD_ENUM (AccelPatternsLinear, dtype, "dtype", "Element type of weights, input and output (f32, f16, bf16)",
-                    accel_dtype_get_type, ACCEL_DTYPE_F32, CONSTRUCT),
+                    accel_dtype_get_type, ACCEL_DTYPE_F32, ACCEL_FIELD_CONSTRUCT),
   ACCEL_FIELD_VARIANT (AccelPatternsLinear, layer_sizes, "layer-sizes",
-                       "Features in, then after each layer: [k0, k1, …] (at)", "at", CONSTRUCT),
+                       "Features in, then after each layer: [k0, k1, …] (at)", "at", ACCEL_FIELD_CONSTRUCT),
   ACCEL_FIELD_VARIANT (AccelPatternsLinear, weights, "weights",
-                       "One row-major [k_i, k_i+1] block per layer, in dtype (aay)", "aay", CONSTRUCT),
+                       "One row-major [k_i, k_i+1] block per layer, in dtype (aay)", "aay", ACCEL_FIELD_CONSTRUCT),
   ACCEL_FIELD_VARIANT (AccelPatternsLinear, biases, "biases",
-                       "One [k_i+1] vector per layer, in dtype (aay); zeros if absent", "aay", CONSTRUCT),
+                       "One [k_i+1] vector per layer, in dtype (aay); zeros if absent", "aay", ACCEL_FIELD_CONSTRUCT),
   ACCEL_FIELD_OBJECT (AccelPatternsLinear, weight_buffers, "weight-buffers",
                       "Instead of weights: one [k_i, k_i+1] AccelBuffer per layer (a GListModel), "
                       "used in place on its device and copied to others",
-                      g_list_model_get_type, CONSTRUCT),
+                      g_list_model_get_type, ACCEL_FIELD_CONSTRUCT),
   ACCEL_FIELD_OBJECT (AccelPatternsLinear, bias_buffers, "bias-buffers",
                       "Instead of biases: one [k_i+1] AccelBuffer per layer (a GListModel)",
-                      g_list_model_get_type, CONSTRUCT),
+                      g_list_model_get_type, ACCEL_FIELD_CONSTRUCT),
   ACCEL_FIELD_UINT64 (AccelPatternsLinear, seed, "seed", "Without weights: draw them on the device from this seed",
-                      0, G_MAXUINT64, 0, CONSTRUCT),
+                      0, G_MAXUINT64, 0, ACCEL_FIELD_CONSTRUCT),
   ACCEL_FIELD_ENUM (AccelPatternsLinear, activation, "activation", "After the bias of every layer but the last",
-                    accel_patterns_activation_get_type, ACCEL_PATTERNS_ACTIVATION_RELU, CONSTRUCT),
+                    accel_patterns_activation_get_type, ACCEL_PATTERNS_ACTIVATION_RELU, ACCEL_FIELD_CONSTRUCT),
   ACCEL_FIELD_ENUM (AccelPatternsLinear, output_activation, "output-activation", "After the bias of the last layer",
-                    accel_patterns_activation_get_type, ACCEL_PATTERNS_ACTIVATION_NONE, CONSTRUCT),
-  ACCEL_FIELD_STRING (AccelPatternsLinear, input_name, "input-name", "Name of the input", "x", CONSTRUCT),
-  ACCEL_FIELD_STRING (AccelPatternsLinear, output_name, "output-name", "Name of the output", "y", CONSTRUCT),
+                    accel_patterns_activation_get_type, ACCEL_PATTERNS_ACTIVATION_NONE, ACCEL_FIELD_CONSTRUCT),
+  ACCEL_FIELD_STRING (AccelPatternsLinear, input_name, "input-name", "Name of the input", "x", ACCEL_FIELD_CONSTRUCT),
+  ACCEL_FIELD_STRING (AccelPatternsLinear, output_name, "output-name", "Name of the output", "y",
+                      ACCEL_FIELD_CONSTRUCT),
 };
 
 static void

@@ -54,18 +54,18 @@ static GVariant *get_expert_rows (AccelPatternsMoeRouter *self);
 
 static const AccelPropertyField moe_router_fields[] = {
   ACCEL_FIELD_OBJECT (AccelPatternsMoeRouter, gate, "gate", "Model scoring the experts for each row",
-                      accel_model_get_type, ACCEL_PATTERNS_CONSTRUCT),
+                      accel_model_get_type, ACCEL_FIELD_CONSTRUCT),
   ACCEL_FIELD_OBJECT (AccelPatternsMoeRouter, experts, "experts", "The expert models (a GListModel of AccelModel)",
-                      g_list_model_get_type, ACCEL_PATTERNS_CONSTRUCT),
+                      g_list_model_get_type, ACCEL_FIELD_CONSTRUCT),
   ACCEL_FIELD_OBJECT (AccelPatternsMoeRouter, device, "device",
                       "Device the gate and the experts run on (default: the system's best)",
-                      accel_device_get_type, ACCEL_PATTERNS_CONSTRUCT),
-  ACCEL_FIELD_UINT (AccelPatternsMoeRouter, top_k, "top-k", "Experts per row", 1, 1024, 2, ACCEL_PATTERNS_CONSTRUCT),
+                      accel_device_get_type, ACCEL_FIELD_CONSTRUCT),
+  ACCEL_FIELD_UINT (AccelPatternsMoeRouter, top_k, "top-k", "Experts per row", 1, 1024, 2, ACCEL_FIELD_CONSTRUCT),
   ACCEL_FIELD_STRING (AccelPatternsMoeRouter, gate_output, "gate-output",
-                      "Output of the gate with the scores (default: its first)", NULL, ACCEL_PATTERNS_CONSTRUCT),
+                      "Output of the gate with the scores (default: its first)", NULL, ACCEL_FIELD_CONSTRUCT),
   /* The statistics, read under the stats lock. */
   ACCEL_ACCESSOR_VARIANT (AccelPatternsMoeRouter, get_expert_rows, "expert-rows", "Rows each expert ran (at)", "at",
-                          ACCEL_PATTERNS_STAT),
+                          ACCEL_FIELD_READABLE),
 };
 
 /* One batch on its way through the gate and the experts. */

@@ -52,14 +52,14 @@ G_DEFINE_FINAL_TYPE (AccelPatternsReplicaPool, accel_patterns_replica_pool, ACCE
 
 static const AccelPropertyField replica_pool_fields[] = {
   ACCEL_FIELD_OBJECT (AccelPatternsReplicaPool, model, "model", "Model served on every replica",
-                      accel_model_get_type, ACCEL_PATTERNS_CONSTRUCT),
+                      accel_model_get_type, ACCEL_FIELD_CONSTRUCT),
   ACCEL_FIELD_BOXED (AccelPatternsReplicaPool, device_names, "devices", "Names of the devices to replicate the model on",
-                     g_strv_get_type, ACCEL_PATTERNS_CONSTRUCT),
+                     g_strv_get_type, ACCEL_FIELD_CONSTRUCT),
   ACCEL_FIELD_ENUM (AccelPatternsReplicaPool, placement, "placement", "Which replica takes the next batch",
                     accel_patterns_placement_get_type, ACCEL_PATTERNS_PLACEMENT_LEAST_OUTSTANDING,
-                    ACCEL_PATTERNS_CONSTRUCT),
+                    ACCEL_FIELD_CONSTRUCT),
   ACCEL_FIELD_UINT (AccelPatternsReplicaPool, batches_per_replica, "batches-per-replica",
-                    "Batches each replica runs at once", 1, 64, 1, ACCEL_PATTERNS_CONSTRUCT),
+                    "Batches each replica runs at once", 1, 64, 1, ACCEL_FIELD_CONSTRUCT),
 };
 
 /* The statistics, read under the stats lock: `replica-batches` (computed;
@@ -70,7 +70,7 @@ enum {
 
 static const AccelPropertyField stat_fields[] = {
   ACCEL_FIELD_UINT64 (AccelPatternsReplicaPool, failovers, "failovers", "Batches run again after a device fault",
-                      0, G_MAXUINT64, 0, ACCEL_PATTERNS_STAT),
+                      0, G_MAXUINT64, 0, ACCEL_FIELD_READABLE),
 };
 
 static void
@@ -431,7 +431,7 @@ accel_patterns_replica_pool_class_init (AccelPatternsReplicaPoolClass *klass)
                                    g_param_spec_variant ("replica-batches", NULL,
                                                          "Batches each replica completed (a{st}, by device name)",
                                                          G_VARIANT_TYPE ("a{st}"), NULL,
-                                                         ACCEL_PATTERNS_STAT));
+                                                         ACCEL_FIELD_READABLE));
   accel_object_class_install_locked_fields (object_class, stat_fields, G_N_ELEMENTS (stat_fields),
                                             G_STRUCT_OFFSET (AccelPatternsReplicaPool, stats_lock));
 }

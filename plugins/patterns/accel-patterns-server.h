@@ -11,8 +11,6 @@ G_BEGIN_DECLS
 
 /* The flags of the serving actors' properties: options, fixed once the
  * actor is spawned, and statistics, read-only. */
-#define ACCEL_PATTERNS_CONSTRUCT (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS)
-#define ACCEL_PATTERNS_STAT (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)
 
 /* One batch: requests taken from the queue, their inputs gathered. */
 typedef struct {

@@ -32,13 +32,13 @@ G_DEFINE_ABSTRACT_TYPE_WITH_PRIVATE (AccelPatternsSingle, accel_patterns_single,
 static const AccelPropertyField single_fields[] = {
   ACCEL_FIELD_OBJECT (AccelPatternsSinglePrivate, device, "device",
                       "Device the model runs on (default: the system's best)", accel_device_get_type,
-                      ACCEL_PATTERNS_CONSTRUCT),
+                      ACCEL_FIELD_CONSTRUCT),
   ACCEL_FIELD_UINT (AccelPatternsSinglePrivate, max_inflight, "max-inflight", "Batches running at once",
-                    1, 64, 1, ACCEL_PATTERNS_CONSTRUCT),
+                    1, 64, 1, ACCEL_FIELD_CONSTRUCT),
   /* Read atomically. */
   ACCEL_ACCESSOR_UINT (AccelPatternsSingle, accel_patterns_single_get_model_version, NULL, "model-version",
                        "Version of the model now served: 1, then one more per swap", 0, G_MAXUINT32, 1,
-                       ACCEL_PATTERNS_STAT),
+                       ACCEL_FIELD_READABLE),
 };
 
 /* What is not a field or an accessor: `model`, which subclasses install
