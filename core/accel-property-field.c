@@ -196,19 +196,23 @@ accessor_load (GCallback get, gboolean owned, GObject *object, GValue *value)
 static void
 accessor_store (GCallback set, GObject *object, const GValue *value)
 {
-  AccessorValue v = { 0 };
   GType fundamental = G_TYPE_FUNDAMENTAL (G_VALUE_TYPE (value));
 
-  _accel_field_store (&v, value);   /* a copy, given back below */
+  /* A pointer goes to the setter as the value holds it (transfer none,
+   * as setters take it); a scalar through its field type. */
+  if (holds_pointer (fundamental))
+    {
+      ((void (*) (gpointer, gpointer)) set) (object, g_value_peek_pointer (value));
+      return;
+    }
+  AccessorValue v = { 0 };
+  _accel_field_store (&v, value);
   if (fundamental == G_TYPE_INT64 || fundamental == G_TYPE_UINT64)
     ((void (*) (gpointer, gint64)) set) (object, v.i64);
   else if (fundamental == G_TYPE_DOUBLE)
     ((void (*) (gpointer, double)) set) (object, v.d);
-  else if (holds_pointer (fundamental))
-    ((void (*) (gpointer, gpointer)) set) (object, v.p);
   else
     ((void (*) (gpointer, int)) set) (object, v.i);
-  _accel_field_clear (&v, G_VALUE_TYPE (value), FALSE);
 }
 
 /* Classes. */
