@@ -11,23 +11,29 @@
  * - rows of up to 1024 elements of f16 or bf16, 512 of f32 (256 one
  *   element at a time): one warp per row, four rows to a block of 128
  *   threads, reductions by shuffles alone;
- * - rows that fit in the registers of up to 512 threads (16384 elements
+ * - rows that fit in the registers of up to 512 threads (32768 elements
  *   of f16 or bf16, 8192 of f32, with 16-byte loads): one block per row,
- *   32 to 512 threads;
+ *   as few threads as carry it with up to 8 packs each (64 for a bf16
+ *   row of 4096): a thread's packs are all its loads in flight at once,
+ *   and a small block spends less of the row's time in its reduction;
  * - longer rows: one block of 512 threads per row that reads x twice
  *   (the second read mostly from L2): once for the moments, merged per
  *   thread and then across the block with Chan's pairwise update, once to
  *   write y. A handful of such rows keeps only as many SMs busy; spreading
  *   a row over several blocks would take a second launch and scratch.
  *
- * The cached kernels take the variance about the mean from the values in
- * registers (two passes, no cancellation); the long one merges the exact
- * mean and second moment of each chunk of a thread, which is as stable.
- * rmsnorm of a long row takes Σx²/n as M2/n + mean², a sum of two
- * non-negative terms. layernorm first subtracts x[0] of its row and
+ * Every thread takes the mean and the sum of squared deviations of its
+ * own values in two passes over its registers (no cancellation); the
+ * row's moments are those merged with Chan's pairwise update, in one
+ * reduction (rmsnorm needs only Σx², one sum). The long kernel merges
+ * the exact mean and second moment of each chunk of a thread, which is
+ * as stable. rmsnorm of a long row takes Σx²/n as M2/n + mean², a sum of
+ * two non-negative terms. layernorm first subtracts x[0] of its row and
  * keeps the mean relative to it: x − x[0] is exact for values near x[0],
  * while subtracting a binary32 mean of a row around 1000 would round that
- * mean by up to 2⁻¹⁵ first and shift every deviation by as much.
+ * mean by up to 2⁻¹⁵ first and shift every deviation by as much. gamma
+ * and beta are read after the reduction, as y is written: they are
+ * n elements read by every row, from L2.
  *
  * Loads and stores are 16 bytes wide when the row length is a multiple of
  * 16 bytes and every pointer is 16-byte aligned; else they are one element
@@ -51,7 +57,7 @@ constexpr unsigned FULL_MASK = 0xffffffffu;
 constexpr int WARP_ROW_THREADS = 128;
 constexpr int64_t WARP_ROW_MAX_LEN = 1024;
 /* Block-per-row: aim at this many threads, allow up to the maximum. */
-constexpr int BLOCK_ROW_TARGET_THREADS = 256;
+constexpr int BLOCK_ROW_TARGET_THREADS = 64;
 constexpr int BLOCK_ROW_MAX_THREADS = 512;
 constexpr int LONG_THREADS = 512;
 /* Beyond this many blocks the kernels stride over rows. */
@@ -84,15 +90,17 @@ struct alignas (sizeof (T) * VEC) Pack
   T e[VEC];
 };
 
-/* Packs per thread that a cached kernel keeps in registers, at most, with
- * the gamma and beta packs beside them, under the 128 registers of a
- * 512-thread block: 32 elements of 16-bit types, 16 of f32 (whose packs
- * of gamma and beta take twice the room), 8 one at a time. */
+/* Packs per thread that a cached kernel keeps in registers, at most. The
+ * packs stay in their storage type (a 16-byte pack is four registers)
+ * and are widened where they are used: 64 elements of 16-bit types, 16
+ * of f32, 8 one at a time. f32 rows already run at the speed of a copy
+ * with 4; the 16-bit ones need 8, so that 64 threads carry a row of 4096
+ * with 128 bytes of loads each in flight. */
 template <int VEC>
 constexpr int
 max_items ()
 {
-  return VEC == 1 ? 8 : 4;
+  return VEC == 8 ? 8 : VEC == 1 ? 8 : 4;
 }
 
 /* Packs per thread in flight in each step of the long kernel. */
@@ -201,84 +209,6 @@ row_shift (const NormArgs &a, int64_t row)
   return a.rms ? 0.0f : Elem<T>::widen (static_cast<const T *> (a.x)[row * a.n]);
 }
 
-/* Rows that fit in registers: ITEMS packs of VEC elements per thread, one
- * warp per row (WARP_ROW) or one block per row. */
-template <typename T, int VEC, int ITEMS, bool WARP_ROW>
-__global__ void __launch_bounds__ (BLOCK_ROW_MAX_THREADS)
-norm_cached_kernel (NormArgs a)
-{
-  __shared__ float scratch[WARP];
-  const int64_t nv = a.n / VEC;
-  const int tid = WARP_ROW ? (int) threadIdx.x % WARP : (int) threadIdx.x;
-  const int threads = WARP_ROW ? WARP : (int) blockDim.x;
-  const int rows_per_block = WARP_ROW ? (int) blockDim.x / WARP : 1;
-  const int64_t step = (int64_t) gridDim.x * rows_per_block;
-  int64_t row = (int64_t) blockIdx.x * rows_per_block + (WARP_ROW ? threadIdx.x / WARP : 0);
-
-  /* The loop bound is uniform over the threads of a row (a warp, or the
-   * block), as the reductions need. */
-  for (; row < a.rows; row += step)
-    {
-      const int64_t base = row * nv;
-      const float shift = row_shift<T> (a, row);
-      float v[ITEMS][VEC];
-      Pack<T, VEC> g[ITEMS], b[ITEMS];
-
-#pragma unroll
-      for (int i = 0; i < ITEMS; i++)
-        {
-          const int64_t k = (int64_t) i * threads + tid;
-          if (k < nv)
-            widen_pack (load_pack<T, VEC> (a.x, base + k), v[i], shift);
-          else
-#pragma unroll
-            for (int e = 0; e < VEC; e++)
-              v[i][e] = 0.0f;
-        }
-      /* gamma and beta in flight during the reductions. */
-#pragma unroll
-      for (int i = 0; i < ITEMS; i++)
-        {
-          const int64_t k = (int64_t) i * threads + tid;
-          if (k < nv)
-            load_affine (a, k, g[i], b[i]);
-        }
-
-      float mean = 0.0f;
-      if (!a.rms)
-        {
-          float s = 0.0f;
-#pragma unroll
-          for (int i = 0; i < ITEMS; i++)
-#pragma unroll
-            for (int e = 0; e < VEC; e++)
-              s += v[i][e];
-          mean = row_sum<WARP_ROW> (s, scratch) / a.n_f;
-        }
-
-      float q = 0.0f;
-#pragma unroll
-      for (int i = 0; i < ITEMS; i++)
-        if ((int64_t) i * threads + tid < nv)
-#pragma unroll
-          for (int e = 0; e < VEC; e++)
-            {
-              const float d = v[i][e] - mean;
-              q += d * d;
-            }
-      const float var = row_sum<WARP_ROW> (q, scratch) / a.n_f;
-      const float rstd = 1.0f / sqrtf (var + a.eps);
-
-#pragma unroll
-      for (int i = 0; i < ITEMS; i++)
-        {
-          const int64_t k = (int64_t) i * threads + tid;
-          if (k < nv)
-            store_normalised (a, base + k, v[i], g[i], b[i], mean, rstd);
-        }
-    }
-}
-
 /* Count, mean and sum of squared deviations of a set of values. */
 struct Moments
 {
@@ -313,6 +243,14 @@ warp_merge (Moments m)
   return m;
 }
 
+/* Lane 0's moments in every lane of the warp. */
+__device__ __forceinline__ Moments
+broadcast (const Moments &m)
+{
+  return { __shfl_sync (FULL_MASK, m.count, 0), __shfl_sync (FULL_MASK, m.mean, 0),
+           __shfl_sync (FULL_MASK, m.m2, 0) };
+}
+
 /* The moments of the whole block, the same in every thread. */
 __device__ __forceinline__ Moments
 block_merge (Moments m, Moments *scratch)
@@ -323,12 +261,109 @@ block_merge (Moments m, Moments *scratch)
     scratch[warp] = m;
   __syncthreads ();
   m = lane < (int) (blockDim.x / WARP) ? scratch[lane] : Moments { 0.0f, 0.0f, 0.0f };
-  m = warp_merge (m);
-  m.count = __shfl_sync (FULL_MASK, m.count, 0);
-  m.mean = __shfl_sync (FULL_MASK, m.mean, 0);
-  m.m2 = __shfl_sync (FULL_MASK, m.m2, 0);
+  m = broadcast (warp_merge (m));
   __syncthreads ();
   return m;
+}
+
+/* The moments of the row's threads (a warp, or the block), the same in
+ * all of them. */
+template <bool WARP_ROW>
+__device__ __forceinline__ Moments
+row_merge (Moments m, Moments *scratch)
+{
+  return WARP_ROW ? broadcast (warp_merge (m)) : block_merge (m, scratch);
+}
+
+/* Rows that fit in registers: ITEMS packs of VEC elements per thread, one
+ * warp per row (WARP_ROW) or one block per row. */
+template <typename T, int VEC, int ITEMS, bool WARP_ROW>
+__global__ void __launch_bounds__ (BLOCK_ROW_MAX_THREADS)
+norm_cached_kernel (NormArgs a)
+{
+  __shared__ float scratch[WARP];
+  __shared__ Moments mscratch[WARP];
+  const int64_t nv = a.n / VEC;
+  const int tid = WARP_ROW ? (int) threadIdx.x % WARP : (int) threadIdx.x;
+  const int threads = WARP_ROW ? WARP : (int) blockDim.x;
+  const int rows_per_block = WARP_ROW ? (int) blockDim.x / WARP : 1;
+  const int64_t step = (int64_t) gridDim.x * rows_per_block;
+  int64_t row = (int64_t) blockIdx.x * rows_per_block + (WARP_ROW ? threadIdx.x / WARP : 0);
+
+  /* The loop bound is uniform over the threads of a row (a warp, or the
+   * block), as the reductions need. */
+  for (; row < a.rows; row += step)
+    {
+      const int64_t base = row * nv;
+      const float shift = row_shift<T> (a, row);
+      Pack<T, VEC> p[ITEMS];
+
+#pragma unroll
+      for (int i = 0; i < ITEMS; i++)
+        {
+          const int64_t k = (int64_t) i * threads + tid;
+          if (k < nv)
+            p[i] = load_pack<T, VEC> (a.x, base + k);
+        }
+
+      float mean = 0.0f, var;
+      if (a.rms)
+        {
+          float q = 0.0f;
+#pragma unroll
+          for (int i = 0; i < ITEMS; i++)
+            if ((int64_t) i * threads + tid < nv)
+#pragma unroll
+              for (int e = 0; e < VEC; e++)
+                {
+                  const float v = Elem<T>::widen (p[i].e[e]);
+                  q += v * v;
+                }
+          var = row_sum<WARP_ROW> (q, scratch) / a.n_f;
+        }
+      else
+        {
+          float s = 0.0f, c = 0.0f;
+#pragma unroll
+          for (int i = 0; i < ITEMS; i++)
+            if ((int64_t) i * threads + tid < nv)
+              {
+                c += VEC;
+#pragma unroll
+                for (int e = 0; e < VEC; e++)
+                  s += Elem<T>::widen (p[i].e[e]) - shift;
+              }
+          const float m = c > 0.0f ? s / c : 0.0f;
+          float q = 0.0f;
+#pragma unroll
+          for (int i = 0; i < ITEMS; i++)
+            if ((int64_t) i * threads + tid < nv)
+#pragma unroll
+              for (int e = 0; e < VEC; e++)
+                {
+                  const float d = Elem<T>::widen (p[i].e[e]) - shift - m;
+                  q += d * d;
+                }
+          Moments mo = row_merge<WARP_ROW> (Moments { c, m, q }, mscratch);
+          mean = mo.mean;
+          var = mo.m2 / a.n_f;
+        }
+      const float rstd = 1.0f / sqrtf (var + a.eps);
+
+#pragma unroll
+      for (int i = 0; i < ITEMS; i++)
+        {
+          const int64_t k = (int64_t) i * threads + tid;
+          if (k < nv)
+            {
+              Pack<T, VEC> gi, bi;
+              load_affine (a, k, gi, bi);
+              float v[VEC];
+              widen_pack (p[i], v, shift);
+              store_normalised (a, base + k, v, gi, bi, mean, rstd);
+            }
+        }
+    }
 }
 
 /* Rows too long for registers: one block per row, x read twice. */
