@@ -633,14 +633,20 @@ accel_op_get_lane (AccelOp *self)
  * @self: an op
  * @lane: a lane index, or -1 for any
  *
- * Sets the lane to run on.
+ * Sets the lane to run on (#AccelOp:lane), and notifies where it changes.
  */
 void
 accel_op_set_lane (AccelOp *self, int lane)
 {
   g_return_if_fail (ACCEL_IS_OP (self));
+  g_return_if_fail (lane >= -1 && lane <= 1024);
   AccelOpPrivate *priv = accel_op_get_instance_private (self);
+  if (priv->lane == lane)
+    return;
+  /* A change, like any property's: an op sent to a device host before is
+   * sent again with new bytes, not the ones kept from last time. */
   priv->lane = lane;
+  g_object_notify (G_OBJECT (self), "lane");
 }
 
 static const AccelOpSlot *

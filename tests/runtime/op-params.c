@@ -1,6 +1,7 @@
 /* op-params.c: the parameter tables of every op type: defaults, a
  * serialisation round trip with random values, values out of range refused
- * at validation and at deserialisation, and the buffer slots.
+ * at validation and at deserialisation, the buffer slots, and the base
+ * class's lane, which travels with the parameters.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -246,6 +247,42 @@ test_bad_enum (void)
   g_assert_nonnull (strstr (error->message, "“compute”"));
 }
 
+static void
+count_notify (GObject *object, GParamSpec *pspec, gpointer data)
+{
+  (*(guint *) data)++;
+}
+
+/* accel_op_set_lane() notifies where the lane changes (a device host is
+ * sent an op's kept bytes until a property notifies), and the lane is in
+ * the serialised op and read back from it. */
+static void
+test_lane (void)
+{
+  g_autoptr(AccelOp) op = accel_op_new_by_name ("scal", NULL);
+  guint notified = 0;
+  g_signal_connect (op, "notify::lane", G_CALLBACK (count_notify), &notified);
+  int lane = g_test_rand_int_range (0, 1025);
+  accel_op_set_lane (op, lane);
+  g_assert_cmpuint (notified, ==, 1);
+  accel_op_set_lane (op, lane);
+  g_assert_cmpuint (notified, ==, 1);
+
+  g_autoptr(GVariant) sent = accel_op_serialize (op);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(AccelOp) back = accel_op_deserialize (sent, resolve, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (accel_op_get_lane (back), ==, lane);
+
+  accel_op_set_lane (op, -1);
+  g_assert_cmpuint (notified, ==, 2);
+  g_autoptr(GVariant) again = accel_op_serialize (op);
+  g_assert_false (g_variant_equal (sent, again));
+  g_autoptr(AccelOp) any = accel_op_deserialize (again, resolve, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpint (accel_op_get_lane (any), ==, -1);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -261,6 +298,7 @@ main (int argc, char **argv)
   g_test_add_func ("/op-params/round-trip", test_round_trip);
   g_test_add_func ("/op-params/out-of-range", test_out_of_range);
   g_test_add_func ("/op-params/bad-enum", test_bad_enum);
+  g_test_add_func ("/op-params/lane", test_lane);
   int rc = g_test_run ();
   g_hash_table_unref (buffers_by_handle);
   g_object_unref (dev);
