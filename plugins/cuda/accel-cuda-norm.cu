@@ -12,10 +12,11 @@
  *   element at a time): one warp per row, four rows to a block of 128
  *   threads, reductions by shuffles alone;
  * - rows that fit in the registers of up to 512 threads (32768 elements
- *   of f16 or bf16, 8192 of f32, with 16-byte loads): one block per row,
- *   as few threads as carry it with up to 8 packs each (64 for a bf16
- *   row of 4096): a thread's packs are all its loads in flight at once,
- *   and a small block spends less of the row's time in its reduction;
+ *   of f16 or bf16, 16384 of f32, 4096 one at a time, with 8 packs of
+ *   16 bytes or 8 elements a thread): one block per row, of as few
+ *   threads as carry it (64 for a bf16 row of 4096; see aim_items): a
+ *   thread's packs are all its loads in flight at once, and a small
+ *   block spends less of the row's time in its reduction;
  * - longer rows: one block of 512 threads per row that reads x twice
  *   (the second read mostly from L2): once for the moments, merged per
  *   thread and then across the block with Chan's pairwise update, once to
@@ -60,6 +61,10 @@ constexpr int64_t WARP_ROW_MAX_LEN = 1024;
 constexpr int BLOCK_ROW_TARGET_THREADS = 64;
 constexpr int BLOCK_ROW_MAX_THREADS = 512;
 constexpr int LONG_THREADS = 512;
+/* Packs per thread that a cached kernel keeps in registers, at most: the
+ * packs stay in their storage type (a 16-byte pack is four registers)
+ * and are widened where they are used. */
+constexpr int MAX_ITEMS = 8;
 /* Beyond this many blocks the kernels stride over rows. */
 constexpr int64_t MAX_GRID = 1 << 20;
 
@@ -90,17 +95,16 @@ struct alignas (sizeof (T) * VEC) Pack
   T e[VEC];
 };
 
-/* Packs per thread that a cached kernel keeps in registers, at most. The
- * packs stay in their storage type (a 16-byte pack is four registers)
- * and are widened where they are used: 64 elements of 16-bit types, 16
- * of f32, 8 one at a time. f32 rows already run at the speed of a copy
- * with 4; the 16-bit ones need 8, so that 64 threads carry a row of 4096
- * with 128 bytes of loads each in flight. */
+/* Packs per thread a cached kernel aims at: as many as let 64 threads
+ * carry a row, for 16-bit types (a bf16 row of 4096 is 64 threads with
+ * 128 bytes of loads each in flight); f32 rows run at the speed of a
+ * copy with 4 (a row of 4096 is 256 threads), and take 8 only where 512
+ * threads of 4 are too few (rows of up to 16384). */
 template <int VEC>
 constexpr int
-max_items ()
+aim_items ()
 {
-  return VEC == 8 ? 8 : VEC == 1 ? 8 : 4;
+  return VEC == 4 ? 4 : 8;
 }
 
 /* Packs per thread in flight in each step of the long kernel. */
@@ -471,8 +475,7 @@ launch_cached (int items, unsigned int grid, int threads, const NormArgs &a, cud
       norm_cached_kernel<T, VEC, 4, WARP_ROW><<<grid, threads, 0, stream>>> (a);
       break;
     case 8:
-      if constexpr (max_items<VEC> () >= 8)
-        norm_cached_kernel<T, VEC, 8, WARP_ROW><<<grid, threads, 0, stream>>> (a);
+      norm_cached_kernel<T, VEC, 8, WARP_ROW><<<grid, threads, 0, stream>>> (a);
       break;
     default:
       break;
@@ -484,10 +487,9 @@ template <typename T, int VEC>
 cudaError_t
 launch_packed (const NormArgs &a, cudaStream_t stream)
 {
-  constexpr int MAX_ITEMS = max_items<VEC> ();
   const int64_t nv = a.n / VEC;
 
-  if (a.n <= WARP_ROW_MAX_LEN && nv <= (int64_t) WARP * MAX_ITEMS)
+  if (a.n <= WARP_ROW_MAX_LEN && nv <= (int64_t) WARP * aim_items<VEC> ())
     {
       int items = 1;
       while ((int64_t) items * WARP < nv)
@@ -499,7 +501,9 @@ launch_packed (const NormArgs &a, cudaStream_t stream)
     }
 
   int items = 1;
-  while (items < MAX_ITEMS && ceil_div (nv, items) > BLOCK_ROW_TARGET_THREADS)
+  while (items < aim_items<VEC> () && ceil_div (nv, items) > BLOCK_ROW_TARGET_THREADS)
+    items *= 2;
+  while (items < MAX_ITEMS && ceil_div (nv, items) > BLOCK_ROW_MAX_THREADS)
     items *= 2;
   const int64_t threads = ceil_div (ceil_div (nv, items), WARP) * WARP;
   if (threads <= BLOCK_ROW_MAX_THREADS)

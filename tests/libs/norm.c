@@ -87,9 +87,10 @@ check (gboolean rms)
   /* Odd lengths go one element at a time; 1000 and 12000 are whole
    * 16-byte packs of f32 only, 256, 4096, 24576 and 40000 of every type.
    * On cuda: up to 1024 a warp per row (512 f32, 256 odd lengths), up to
-   * 32768 a block per row (8192 f32, 4096 odd; 4096 of f16 or bf16 is
-   * 64 threads of 8 packs, 24576 is 384 of 8), longer two reads. 21 rows
-   * are not a whole number of four-row blocks. */
+   * 32768 a block per row (16384 f32, 4096 odd; 4096 of f16 or bf16 is
+   * 64 threads of 8 packs, 24576 is 384 of 8, 12000 of f32 is 384 of 8),
+   * longer two reads. 21 rows are not a whole number of four-row
+   * blocks. */
   const gint64 shapes[][3] = {
     { 1, 7, 1 }, { 2, 5, 33 }, { 3, 7, 256 }, { 1, 9, 1000 }, { 1, 3, 1001 }, { 1, 5, 4096 },
     { 1, 3, 4095 }, { 1, 2, 12000 }, { 1, 2, 20011 }, { 1, 2, 24576 }, { 2, 1, 40000 },
