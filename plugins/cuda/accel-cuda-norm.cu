@@ -279,6 +279,22 @@ row_merge (Moments m, Moments *scratch)
   return WARP_ROW ? broadcast (warp_merge (m)) : block_merge (m, scratch);
 }
 
+/* The sum of @f over the widened values of the packs of @p in the row
+ * (pack i of a thread is the row's pack i · threads + tid). */
+template <typename T, int VEC, int ITEMS, typename F>
+__device__ __forceinline__ float
+sum_of (const Pack<T, VEC> (&p)[ITEMS], int tid, int threads, int64_t nv, F f)
+{
+  float sum = 0.0f;
+#pragma unroll
+  for (int i = 0; i < ITEMS; i++)
+    if ((int64_t) i * threads + tid < nv)
+#pragma unroll
+      for (int e = 0; e < VEC; e++)
+        sum += f (Elem<T>::widen (p[i].e[e]));
+  return sum;
+}
+
 /* Rows that fit in registers: ITEMS packs of VEC elements per thread, one
  * warp per row (WARP_ROW) or one block per row. */
 template <typename T, int VEC, int ITEMS, bool WARP_ROW>
@@ -312,19 +328,7 @@ norm_cached_kernel (NormArgs a)
 
       float mean = 0.0f, var;
       if (a.rms)
-        {
-          float q = 0.0f;
-#pragma unroll
-          for (int i = 0; i < ITEMS; i++)
-            if ((int64_t) i * threads + tid < nv)
-#pragma unroll
-              for (int e = 0; e < VEC; e++)
-                {
-                  const float v = Elem<T>::widen (p[i].e[e]);
-                  q += v * v;
-                }
-          var = row_sum<WARP_ROW> (q, scratch) / a.n_f;
-        }
+        var = row_sum<WARP_ROW> (sum_of (p, tid, threads, nv, [] (float v) { return v * v; }), scratch) / a.n_f;
       else
         {
           float s = 0.0f, c = 0.0f;
@@ -338,16 +342,10 @@ norm_cached_kernel (NormArgs a)
                   s += Elem<T>::widen (p[i].e[e]) - shift;
               }
           const float m = c > 0.0f ? s / c : 0.0f;
-          float q = 0.0f;
-#pragma unroll
-          for (int i = 0; i < ITEMS; i++)
-            if ((int64_t) i * threads + tid < nv)
-#pragma unroll
-              for (int e = 0; e < VEC; e++)
-                {
-                  const float d = Elem<T>::widen (p[i].e[e]) - shift - m;
-                  q += d * d;
-                }
+          const float q = sum_of (p, tid, threads, nv, [shift, m] (float v) {
+            const float d = v - shift - m;
+            return d * d;
+          });
           Moments mo = row_merge<WARP_ROW> (Moments { c, m, q }, mscratch);
           mean = mo.mean;
           var = mo.m2 / a.n_f;
