@@ -402,11 +402,11 @@ accel_op_deserialize (GVariant *variant,
   g_autoptr(AccelOp) op = g_object_new (type, NULL);
   GObjectClass *klass = G_OBJECT_GET_CLASS (op);
   const char *name;
-  GVariant *value;
+  GVariant *next;
   AccelOpClass *op_class = ACCEL_OP_GET_CLASS (op);
-  while (g_variant_iter_next (iter, "{&sv}", &name, &value))
+  while (g_variant_iter_next (iter, "{&sv}", &name, &next))
     {
-      g_autoptr(GVariant) owned = value;
+      g_autoptr(GVariant) value = next;
       if (strcmp (name, ACCEL_OP_EXTRA_KEY) == 0 && op_class->deserialize_extra)
         {
           if (!op_class->deserialize_extra (op, value, resolve, user_data, error))

@@ -363,11 +363,11 @@ main (int argc, char **argv)
 
   /* Let the device pin the arena (CUDA: cudaHostRegister); others ignore it. */
   g_autoptr(GError) pin_error = NULL;
-  g_autoptr(GVariant) pinned = accel_actor_ask (ACCEL_ACTOR (host.device),
-                                                g_variant_new ("(stt)", ACCEL_REMOTE_DEVICE_HOST_MEMORY_MESSAGE,
-                                                               (guint64) (guintptr) host.arena,
-                                                               (guint64) host.arena_size),
-                                                NULL, &pin_error);
+  GVariant *pinned = accel_actor_ask (ACCEL_ACTOR (host.device),
+                                      g_variant_new ("(stt)", ACCEL_REMOTE_DEVICE_HOST_MEMORY_MESSAGE,
+                                                     (guint64) (guintptr) host.arena, (guint64) host.arena_size),
+                                      NULL, &pin_error);
+  g_clear_pointer (&pinned, g_variant_unref);
   if (pin_error)
     g_debug ("%s did not take the shared arena: %s", device_name, pin_error->message);
 

@@ -165,10 +165,10 @@ accel_launch_deserialize_extra (AccelOp *op, GVariant *extra, AccelBufferResolve
     }
 
   guint32 kind;
-  GVariant *value;
-  while (g_variant_iter_next (args, "(uv)", &kind, &value))
+  GVariant *next;
+  while (g_variant_iter_next (args, "(uv)", &kind, &next))
     {
-      g_autoptr(GVariant) owned = value;
+      g_autoptr(GVariant) value = next;
       switch (kind)
         {
         case ACCEL_ARG_BUFFER:
