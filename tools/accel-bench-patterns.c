@@ -20,6 +20,13 @@
  *   `fair-share`, beside the same burst through a `batcher` (arrival
  *   order).
  *
+ * The `replica-scaling` group: the same closed-loop load (64 clients a
+ * replica) through a `replica-pool` over the first k devices of the
+ * measured device's backend (cuda:0 … cuda:k-1), k = 2, 4, … and all of
+ * them: patterns.replica-pool.scaling-K in requests/s, beside K times the
+ * pool of one device (the ratio is the scaling efficiency; issue 17 asks
+ * ≥ 0.9). With one device there is nothing to scale, and it says so.
+ *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <math.h>
@@ -143,17 +150,18 @@ send_next (Client *client)
     accel_buffer_upload_async (client->x, load->row, NULL, uploaded, client);
 }
 
-/* Runs @total requests from 64 closed-loop clients; returns requests/s. */
+/* Runs @total requests from @n_clients closed-loop clients; returns
+ * requests/s. */
 static double
-run_load (Load *load, guint total, GError **error)
+run_load (Load *load, guint n_clients, guint total, GError **error)
 {
-  Client clients[CLIENTS] = { { NULL, }, };
+  g_autofree Client *clients = g_new0 (Client, n_clients);
   load->total = total;
   load->sent = load->done = 0;
   load->latency = g_new0 (double, total);
   g_autoptr(GPtrArray) specs = accel_model_get_inputs (load->model);
   g_autoptr(GPtrArray) out_specs = accel_model_get_outputs (load->model);
-  for (guint c = 0; c < CLIENTS; c++)
+  for (guint c = 0; c < n_clients; c++)
     {
       clients[c].load = load;
       if (load->actor == NULL)
@@ -167,11 +175,11 @@ run_load (Load *load, guint total, GError **error)
         }
     }
   double t0 = accel_bench_now ();
-  for (guint c = 0; c < CLIENTS; c++)
+  for (guint c = 0; c < n_clients; c++)
     send_next (&clients[c]);
   while (load->done < load->sent || (load->sent < load->total && load->error == NULL))
     g_main_context_iteration (NULL, TRUE);
-  for (guint c = 0; c < CLIENTS; c++)
+  for (guint c = 0; c < n_clients; c++)
     {
       g_clear_object (&clients[c].x);
       g_clear_object (&clients[c].y);
@@ -342,6 +350,27 @@ victim_share (AccelActor *actor, AccelDType dtype, GBytes *row, guint light, GEr
   return share;
 }
 
+/* The model every group serves: linear FEATURES -> FEATURES. */
+static AccelModel *
+new_linear (AccelSystem *system, AccelDType dtype, GError **error)
+{
+  guint64 sizes[] = { FEATURES, FEATURES };
+  return accel_system_new_model (system, "linear", error,
+                                 "layer-sizes", g_variant_new_fixed_array (G_VARIANT_TYPE_UINT64, sizes, 2, 8),
+                                 "seed", (guint64) 1, "dtype", dtype, NULL);
+}
+
+/* One row of random data in @dtype (zeros would be no load). */
+static GBytes *
+random_row (AccelDType dtype)
+{
+  gsize row_size = FEATURES * accel_dtype_get_size (dtype);
+  guint8 *row_data = g_malloc (row_size);
+  for (gsize i = 0; i < row_size; i++)
+    row_data[i] = g_random_int_range (0x10, 0x3f);   /* small finite values in every dtype */
+  return g_bytes_new_take (row_data, row_size);
+}
+
 static gboolean
 run_patterns (AccelBench *bench, GError **error)
 {
@@ -350,30 +379,21 @@ run_patterns (AccelBench *bench, GError **error)
   gboolean quick = accel_bench_is_quick (bench);
   gboolean cpu = g_strcmp0 (accel_device_get_backend_name (device), "cpu") == 0;
   AccelDType dtype = cpu ? ACCEL_DTYPE_F32 : ACCEL_DTYPE_BF16;
-  guint64 sizes[] = { FEATURES, FEATURES };
 
   accel_bench_progress (bench, "patterns: preparing linear %d -> %d (%s)", FEATURES, FEATURES, accel_dtype_get_name (dtype));
-  g_autoptr(AccelModel) model = accel_system_new_model (system, "linear", error,
-                                                        "layer-sizes", g_variant_new_fixed_array (G_VARIANT_TYPE_UINT64, sizes, 2, 8),
-                                                        "seed", (guint64) 1, "dtype", dtype, NULL);
+  g_autoptr(AccelModel) model = new_linear (system, dtype, error);
   if (model == NULL || !accel_model_prepare (model, device, error))
     return FALSE;
   double batch_s = batch_run_time (model, device, dtype, error);
   if (batch_s < 0)
     return FALSE;
-
-  /* One row of random data, in the model's dtype (zeros would flatter nothing, but are no load). */
-  gsize row_size = FEATURES * accel_dtype_get_size (dtype);
-  guint8 *row_data = g_malloc (row_size);
-  for (gsize i = 0; i < row_size; i++)
-    row_data[i] = g_random_int_range (0x10, 0x3f);   /* small finite values in every dtype */
-  g_autoptr(GBytes) row = g_bytes_new_take (row_data, row_size);
+  g_autoptr(GBytes) row = random_row (dtype);
 
   /* Unbatched: one model run per request. */
   guint unbatched_total = quick ? 2 * CLIENTS : (cpu ? 8 : 32) * CLIENTS;
   Load unbatched = { NULL, model, device, NULL, row };
   accel_bench_progress (bench, "patterns: %u requests unbatched", unbatched_total);
-  double unbatched_rate = run_load (&unbatched, unbatched_total, error);
+  double unbatched_rate = run_load (&unbatched, CLIENTS, unbatched_total, error);
   g_free (unbatched.latency);
   if (unbatched_rate < 0)
     return FALSE;
@@ -386,7 +406,7 @@ run_patterns (AccelBench *bench, GError **error)
   g_autoptr(GVariant) request = request_of (dtype, row, NULL);
   Load batched = { batcher, model, device, request, row };
   accel_bench_progress (bench, "patterns: %u requests through a batcher", batched_total);
-  double batched_rate = run_load (&batched, batched_total, error);
+  double batched_rate = run_load (&batched, CLIENTS, batched_total, error);
   if (batched_rate < 0)
     {
       g_free (batched.latency);
@@ -418,8 +438,102 @@ run_patterns (AccelBench *bench, GError **error)
   return TRUE;
 }
 
+/* replica-scaling */
+
+/* The names of @device's backend's devices numbered from 0 without a gap
+ * (cuda:0, cuda:1, …), NULL-terminated. */
+static GPtrArray *
+numbered_devices (AccelSystem *system, AccelDevice *device)
+{
+  const char *name = accel_device_get_name (device);
+  const char *colon = strrchr (name, ':');
+  g_autofree char *prefix = colon ? g_strndup (name, colon - name) : g_strdup (name);
+  GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
+  for (guint k = 0;; k++)
+    {
+      char *candidate = g_strdup_printf ("%s:%u", prefix, k);
+      g_autoptr(AccelDevice) found = accel_system_get_device (system, candidate, NULL);
+      if (found == NULL)
+        {
+          g_free (candidate);
+          break;
+        }
+      g_ptr_array_add (names, candidate);
+    }
+  g_ptr_array_add (names, NULL);
+  return names;
+}
+
+/* Requests/s through a replica pool over the first @k of @names, with 64
+ * clients a replica batch in flight; one request a client first, untimed
+ * (each replica prepares the model on its device). */
+static double
+pool_rate (AccelBench *bench, AccelModel *model, GPtrArray *names, guint k, AccelDType dtype, GBytes *row,
+           GError **error)
+{
+  AccelSystem *system = accel_bench_get_system (bench);
+  AccelDevice *device = accel_bench_get_device (bench);
+  gboolean cpu = g_strcmp0 (accel_device_get_backend_name (device), "cpu") == 0;
+  guint per_replica = cpu ? 1 : 2;
+  g_autofree const char **devices = g_new0 (const char *, k + 1);
+  for (guint i = 0; i < k; i++)
+    devices[i] = names->pdata[i];
+  g_autoptr(AccelActor) pool = accel_system_spawn (system, "replica-pool", error, "model", model, "devices", devices,
+                                                   "max-batch-size", MAX_BATCH,
+                                                   "max-queue-delay-us", (guint64) QUEUE_DELAY_US,
+                                                   "batches-per-replica", per_replica, NULL);
+  if (pool == NULL)
+    return -1;
+  g_autoptr(GVariant) request = request_of (dtype, row, NULL);
+  Load load = { pool, model, device, request, row };
+  guint clients = CLIENTS * per_replica * k;
+  guint total = (accel_bench_is_quick (bench) ? 8 : cpu ? 40 : 200) * clients;
+  accel_bench_progress (bench, "replica-scaling: %u requests through a pool of %u", total, k);
+  double rate = run_load (&load, clients, clients, error);
+  g_clear_pointer (&load.latency, g_free);
+  if (rate >= 0)
+    rate = run_load (&load, clients, total, error);
+  g_free (load.latency);
+  accel_actor_stop (pool);
+  return rate;
+}
+
+static gboolean
+run_replica_scaling (AccelBench *bench, GError **error)
+{
+  AccelSystem *system = accel_bench_get_system (bench);
+  AccelDevice *device = accel_bench_get_device (bench);
+  gboolean cpu = g_strcmp0 (accel_device_get_backend_name (device), "cpu") == 0;
+  AccelDType dtype = cpu ? ACCEL_DTYPE_F32 : ACCEL_DTYPE_BF16;
+  g_autoptr(GPtrArray) names = numbered_devices (system, device);
+  guint n = names->len - 1;
+  if (n < 2)
+    {
+      accel_bench_progress (bench, "replica-scaling: %u device of this backend, nothing to scale", n);
+      return TRUE;
+    }
+  g_autoptr(AccelModel) model = new_linear (system, dtype, error);
+  if (model == NULL)
+    return FALSE;
+  g_autoptr(GBytes) row = random_row (dtype);
+  double one = pool_rate (bench, model, names, 1, dtype, row, error);
+  if (one < 0)
+    return FALSE;
+  for (guint k = 2; k <= n; k = k < n && 2 * k > n ? n : 2 * k)
+    {
+      double rate = pool_rate (bench, model, names, k, dtype, row, error);
+      if (rate < 0)
+        return FALSE;
+      g_autofree char *label = g_strdup_printf ("patterns.replica-pool.scaling-%u", k);
+      accel_bench_report (bench, label, "req/s", rate, k * one);
+    }
+  return TRUE;
+}
+
 const AccelBenchGroup accel_bench_patterns_groups[] = {
   { "patterns", "batcher throughput beside unbatched, its p99 latency beside the bound, fair-share under a flood",
     run_patterns },
+  { "replica-scaling", "a replica pool over 1, 2, 4 … all devices of the backend, beside linear scaling",
+    run_replica_scaling },
   { NULL, NULL, NULL },
 };
