@@ -145,7 +145,7 @@ send_next (Client *client)
   client->index = load->sent++;
   client->t_sent = accel_bench_now ();
   if (load->actor)
-    accel_actor_ask_async (load->actor, g_variant_ref (load->request), NULL, asked, client);
+    accel_actor_ask_async (load->actor, load->request, NULL, asked, client);
   else
     accel_buffer_upload_async (client->x, load->row, NULL, uploaded, client);
 }
@@ -328,7 +328,7 @@ victim_share (AccelActor *actor, AccelDType dtype, GBytes *row, guint light, GEr
           wait_received (actor);
           g_object_get (actor, "batches-started", &started, NULL);
         }
-      accel_actor_ask_async (actor, g_variant_ref (i < heavy ? heavy_request : light_request), NULL,
+      accel_actor_ask_async (actor, i < heavy ? heavy_request : light_request, NULL,
                              burst_answered, pair);
     }
   while (burst.remaining > 0)
