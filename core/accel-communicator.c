@@ -110,7 +110,7 @@ static const AccelPropertyField communicator_fields[] = {
    * rank's collectives in submission order, as NCCL wants.
    */
   ACCEL_ACCESSOR_INT (AccelCommunicator, accel_communicator_get_lane, accel_communicator_set_lane, "lane",
-                      "Lane of the parts, -1 for any", -1, 1024, 0, RW),
+                      "Lane of the parts, -1 for any", -1, ACCEL_LANE_MAX, 0, RW),
   /**
    * AccelCommunicator:rendezvous:
    *
@@ -920,7 +920,7 @@ void
 accel_communicator_set_lane (AccelCommunicator *self, int lane)
 {
   g_return_if_fail (ACCEL_IS_COMMUNICATOR (self));
-  g_return_if_fail (lane >= -1);
+  g_return_if_fail (lane >= -1 && lane <= ACCEL_LANE_MAX);
   if (g_atomic_int_get (&self->lane) == lane)
     return;
   g_atomic_int_set (&self->lane, lane);

@@ -113,7 +113,7 @@ AccelGraph *
 accel_graph_new (AccelDevice *device, int lane)
 {
   g_return_val_if_fail (ACCEL_IS_DEVICE (device), NULL);
-  g_return_val_if_fail (lane >= -1, NULL);
+  g_return_val_if_fail (lane >= -1 && lane <= ACCEL_LANE_MAX, NULL);
 
   AccelGraph *self = g_object_new (ACCEL_TYPE_GRAPH, NULL);
   self->device = g_object_ref (device);

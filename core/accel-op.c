@@ -52,7 +52,7 @@ static const AccelPropertyField op_fields[] = {
    *
    * The lane (stream) to run on, or -1 for the next free one.
    */
-  ACCEL_FIELD_INT (AccelOpPrivate, lane, "lane", "Lane to run on, -1 for any", -1, 1024, -1,
+  ACCEL_FIELD_INT (AccelOpPrivate, lane, "lane", "Lane to run on, -1 for any", -1, ACCEL_LANE_MAX, -1,
                    G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS),
 };
 
@@ -639,7 +639,7 @@ void
 accel_op_set_lane (AccelOp *self, int lane)
 {
   g_return_if_fail (ACCEL_IS_OP (self));
-  g_return_if_fail (lane >= -1 && lane <= 1024);
+  g_return_if_fail (lane >= -1 && lane <= ACCEL_LANE_MAX);
   AccelOpPrivate *priv = accel_op_get_instance_private (self);
   if (priv->lane == lane)
     return;

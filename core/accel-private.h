@@ -7,6 +7,10 @@
 
 #include "accel.h"
 
+/* The highest lane an op, a graph or a communicator may ask for (their
+ * `lane` properties' range is -1 .. this). */
+#define ACCEL_LANE_MAX 1024
+
 G_BEGIN_DECLS
 
 /* Kernels: the registry owns them; they live as long as the process. */

@@ -20,8 +20,9 @@
  *   `fair-share`, beside the same burst through a `batcher` (arrival
  *   order).
  *
- * The `replica-scaling` group: the same closed-loop load (64 clients a
- * replica) through a `replica-pool` over the first k devices of the
+ * The `replica-scaling` group: the same closed-loop load (64 clients for
+ * each batch a replica runs at once: one on a CPU, two on a GPU) through
+ * a `replica-pool` over the first k devices of the
  * measured device's backend (cuda:0 … cuda:k-1), k = 2, 4, … and all of
  * them: patterns.replica-pool.scaling-K in requests/s, beside K times the
  * pool of one device (the ratio is the scaling efficiency; issue 17 asks
