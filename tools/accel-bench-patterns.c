@@ -23,7 +23,8 @@
  * The `replica-scaling` group: the same closed-loop load (64 clients for
  * each batch a replica runs at once: one on a CPU, two on a GPU) through
  * a `replica-pool` over the first k devices of the
- * measured device's backend (cuda:0 … cuda:k-1), k = 2, 4, … and all of
+ * measured device's backend (cuda:0 … cuda:k-1, as the system lists
+ * them), k = 2, 4, … and all of
  * them: patterns.replica-pool.scaling-K in requests/s, beside K times the
  * pool of one device (the ratio is the scaling efficiency; issue 17 asks
  * ≥ 0.9). With one device there is nothing to scale, and it says so.
@@ -441,26 +442,17 @@ run_patterns (AccelBench *bench, GError **error)
 
 /* replica-scaling */
 
-/* The names of @device's backend's devices numbered from 0 without a gap
- * (cuda:0, cuda:1, …), NULL-terminated. */
+/* The names of the devices of @device's backend, in the system's order,
+ * NULL-terminated. */
 static GPtrArray *
-numbered_devices (AccelSystem *system, AccelDevice *device)
+backend_devices (AccelSystem *system, AccelDevice *device)
 {
-  const char *name = accel_device_get_name (device);
-  const char *colon = strrchr (name, ':');
-  g_autofree char *prefix = colon ? g_strndup (name, colon - name) : g_strdup (name);
+  const char *backend = accel_device_get_backend_name (device);
+  g_autoptr(GPtrArray) all = accel_system_list_devices (system);
   GPtrArray *names = g_ptr_array_new_with_free_func (g_free);
-  for (guint k = 0;; k++)
-    {
-      char *candidate = g_strdup_printf ("%s:%u", prefix, k);
-      g_autoptr(AccelDevice) found = accel_system_get_device (system, candidate, NULL);
-      if (found == NULL)
-        {
-          g_free (candidate);
-          break;
-        }
-      g_ptr_array_add (names, candidate);
-    }
+  for (guint i = 0; i < all->len; i++)
+    if (g_strcmp0 (accel_device_get_backend_name (all->pdata[i]), backend) == 0)
+      g_ptr_array_add (names, g_strdup (accel_device_get_name (all->pdata[i])));
   g_ptr_array_add (names, NULL);
   return names;
 }
@@ -506,7 +498,7 @@ run_replica_scaling (AccelBench *bench, GError **error)
   AccelDevice *device = accel_bench_get_device (bench);
   gboolean cpu = g_strcmp0 (accel_device_get_backend_name (device), "cpu") == 0;
   AccelDType dtype = cpu ? ACCEL_DTYPE_F32 : ACCEL_DTYPE_BF16;
-  g_autoptr(GPtrArray) names = numbered_devices (system, device);
+  g_autoptr(GPtrArray) names = backend_devices (system, device);
   guint n = names->len - 1;
   if (n < 2)
     {
