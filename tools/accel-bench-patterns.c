@@ -237,11 +237,18 @@ batch_run_time (AccelModel *model, AccelDevice *device, AccelDType dtype, GError
   return accel_bench_quantile (samples, G_N_ELEMENTS (samples), 0.5);
 }
 
+/* Whether @device is a CPU one: f32 models and lighter loads there. */
+static gboolean
+on_cpu (AccelDevice *device)
+{
+  return g_strcmp0 (accel_device_get_backend_name (device), "cpu") == 0;
+}
+
 static AccelActor *
 spawn (AccelSystem *system, const char *type, AccelModel *model, AccelDevice *device, GError **error)
 {
   const char *tenants[] = { "heavy", "light", NULL };
-  gboolean gpu = g_strcmp0 (accel_device_get_backend_name (device), "cpu") != 0;
+  gboolean gpu = !on_cpu (device);
   if (g_str_equal (type, "fair-share"))
     return accel_system_spawn (system, type, error, "model", model, "device", device,
                                "max-batch-size", MAX_BATCH, "max-queue-delay-us", (guint64) QUEUE_DELAY_US,
@@ -379,7 +386,7 @@ run_patterns (AccelBench *bench, GError **error)
   AccelSystem *system = accel_bench_get_system (bench);
   AccelDevice *device = accel_bench_get_device (bench);
   gboolean quick = accel_bench_is_quick (bench);
-  gboolean cpu = g_strcmp0 (accel_device_get_backend_name (device), "cpu") == 0;
+  gboolean cpu = on_cpu (device);
   AccelDType dtype = cpu ? ACCEL_DTYPE_F32 : ACCEL_DTYPE_BF16;
 
   accel_bench_progress (bench, "patterns: preparing linear %d -> %d (%s)", FEATURES, FEATURES, accel_dtype_get_name (dtype));
@@ -466,7 +473,7 @@ pool_rate (AccelBench *bench, AccelModel *model, GPtrArray *names, guint k, Acce
 {
   AccelSystem *system = accel_bench_get_system (bench);
   AccelDevice *device = accel_bench_get_device (bench);
-  gboolean cpu = g_strcmp0 (accel_device_get_backend_name (device), "cpu") == 0;
+  gboolean cpu = on_cpu (device);
   guint per_replica = cpu ? 1 : 2;
   g_autofree const char **devices = g_new0 (const char *, k + 1);
   for (guint i = 0; i < k; i++)
@@ -496,7 +503,7 @@ run_replica_scaling (AccelBench *bench, GError **error)
 {
   AccelSystem *system = accel_bench_get_system (bench);
   AccelDevice *device = accel_bench_get_device (bench);
-  gboolean cpu = g_strcmp0 (accel_device_get_backend_name (device), "cpu") == 0;
+  gboolean cpu = on_cpu (device);
   AccelDType dtype = cpu ? ACCEL_DTYPE_F32 : ACCEL_DTYPE_BF16;
   g_autoptr(GPtrArray) names = backend_devices (system, device);
   guint n = names->len - 1;
