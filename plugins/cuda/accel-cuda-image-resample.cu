@@ -103,6 +103,30 @@ sample_u8 (const uint8_t *const (&rows)[MAXT], const int (&cols)[MAXT], const Ta
   return acc;
 }
 
+/* res[i / 4][i % 4], or 0 for i outside them (a component no source
+ * gives). */
+__device__ __forceinline__ float
+pick (const float (&res)[ACCEL_CUDA_IMAGE_MAX_PLANES][4], int i)
+{
+  static_assert (ACCEL_CUDA_IMAGE_MAX_PLANES == 3, "a case for every sum");
+  switch (i)
+    {
+    case 0: return res[0][0];
+    case 1: return res[0][1];
+    case 2: return res[0][2];
+    case 3: return res[0][3];
+    case 4: return res[1][0];
+    case 5: return res[1][1];
+    case 6: return res[1][2];
+    case 7: return res[1][3];
+    case 8: return res[2][0];
+    case 9: return res[2][1];
+    case 10: return res[2][2];
+    case 11: return res[2][3];
+    default: return 0.0f;
+    }
+}
+
 /* Destination pixel (@x, @y) from the sums @res of each source plane's
  * channels: channel for channel (resize) or through the colour transform
  * (convert-color); whole 8-bit RGBA pixels stored as one word. */
@@ -120,19 +144,13 @@ store_pixel (const AccelCudaResample &r, bool packed, const float (&res)[ACCEL_C
     }
   else
     {
-      /* The components, picked without indexing the sums at run time. */
+      /* The components, picked by a switch on the launch's own choice
+       * (the same in every thread): every case reads the sums with a
+       * constant index, so they stay in registers. */
       float comp[4];
 #pragma unroll
       for (int k = 0; k < 4; k++)
-        {
-          comp[k] = 0.0f;
-#pragma unroll
-          for (int s = 0; s < ACCEL_CUDA_IMAGE_MAX_PLANES; s++)
-#pragma unroll
-            for (int c = 0; c < 4; c++)
-              if (r.comp_source[k] == s && r.comp_channel[k] == c)
-                comp[k] = res[s][c];
-        }
+        comp[k] = pick (res, r.comp_source[k] < 0 ? -1 : r.comp_source[k] * 4 + r.comp_channel[k]);
 #pragma unroll
       for (int c = 0; c < 4; c++)
         {
