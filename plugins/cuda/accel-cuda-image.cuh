@@ -27,6 +27,14 @@ accel_cuda_plane_put (const AccelCudaPlane &p, int x, int y, int c, int v)
     *(uint16_t *) at = (uint16_t) (v << p.shift);
 }
 
+/* Whether @p holds 8-bit samples of 4 channels packed in 32-bit words. */
+__device__ __forceinline__ bool
+packed_u8x4 (const AccelCudaPlane &p)
+{
+  return p.depth == 1 && p.channels == 4 && p.pixel_step == 4 && p.channel_step == 1
+      && ((uintptr_t) p.base & 3) == 0 && (p.stride & 3) == 0;
+}
+
 /* Channel @c at (@x, @y) through the border @mode (an AccelBorderMode),
  * or @value where it reads the constant. */
 __device__ __forceinline__ float
