@@ -277,8 +277,10 @@ resample_u8_kernel (const AccelCudaResample r)
   const AccelCudaPlane &d = r.dst;
   const int x = blockIdx.x * BLOCK_X + threadIdx.x, y0 = blockIdx.y * ROWS;
 
+  /* The <4, 4, 4> kernel may have fewer planes than NSRC: those past
+   * n_sources are neither found nor sampled (their sums stay 0). */
   const int task = threadIdx.y * BLOCK_X + threadIdx.x;
-  if (task < NSRC * (BLOCK_X + ROWS))
+  if (task < min (NSRC, r.n_sources) * (BLOCK_X + ROWS))
     {
       const int s = task / (BLOCK_X + ROWS), i = task % (BLOCK_X + ROWS);
       const AccelCudaPlane &p = r.src[s];
@@ -334,9 +336,11 @@ resample_u8_kernel (const AccelCudaResample r)
       float res[ACCEL_CUDA_IMAGE_MAX_PLANES][4] = {};
       sample_block<T, NSRC, ROWS, CH0> (b, 0, cols[0], col_w[0], ly, r.src[0], whole[0], res[0]);
       if constexpr (NSRC > 1)
-        sample_block<T, NSRC, ROWS, CH1> (b, 1, cols[1], col_w[1], ly, r.src[1], whole[1], res[1]);
+        if (r.n_sources > 1)
+          sample_block<T, NSRC, ROWS, CH1> (b, 1, cols[1], col_w[1], ly, r.src[1], whole[1], res[1]);
       if constexpr (NSRC > 2)
-        sample_block<T, NSRC, ROWS, CH2> (b, 2, cols[2], col_w[2], ly, r.src[2], whole[2], res[2]);
+        if (r.n_sources > 2)
+          sample_block<T, NSRC, ROWS, CH2> (b, 2, cols[2], col_w[2], ly, r.src[2], whole[2], res[2]);
       store_pixel (r, packed, res, x, y0 + ly);
     }
 }
