@@ -11,9 +11,11 @@
  * differ from the CPU kernel's, which does not fuse, by one code value
  * where a sum lies on a rounding boundary); the results are those of the
  * sliding kernel before this one, which had each thread test every
- * (input, output) pair of its run against the taps: 52.4 µs for a 1080p
- * RGBA Gaussian of sigma 2 on the H100, 44.2 µs now (Nsight Compute; 8
- * samples a row-run: 52.4). Larger kernels take two passes through a
+ * (input, output) pair of its run against the taps. A 1080p RGBA
+ * Gaussian of sigma 2 on the H100 (Nsight Compute): 52.4 µs before;
+ * 44.2 with the register windows (8 samples a row-run: 52.4); 37.8 with
+ * the tile's loads in flight together (LOAD_ROWS 4: 39.4); 33.8 with
+ * the interior tiles' loads free of border arithmetic. Larger kernels take two passes through a
  * binary32 workspace; a tile that needs more than 48 KiB of shared memory
  * opts into what the device gives a block. 2-D kernels and
  * morphology read global memory directly, in the CPU kernel's order (2-D:
@@ -27,6 +29,7 @@
 #define TILE_H 32
 #define BLOCK_H 8
 #define ROW_RUN 4                       /* samples per thread along a row */
+#define LOAD_ROWS 2                     /* rows of source pixels a thread loads at once */
 #define COL_RUN (TILE_H / BLOCK_H)      /* samples per thread down a column */
 #define TILE_MAX_TAPS 33
 #define SMEM_DEFAULT (48 * 1024)
@@ -42,33 +45,6 @@ __device__ __forceinline__ void
 store (const AccelCudaFilter &f, int x, int y, int c, float acc)
 {
   accel_cuda_plane_put (f.dst, x, y, c, accel_image_quantize (acc * f.scale + f.delta, f.dst.maxv));
-}
-
-/* The @CH channels of pixel (@x, @y) through the border (@packed: as one
- * 32-bit word where inside the image). */
-template <int CH>
-__device__ __forceinline__ void
-load_pixel (const AccelCudaFilter &f, bool packed, int x, int by, float *v)
-{
-  int bx = accel_image_border_index (x, f.src.width, f.border);
-  if (bx < 0 || by < 0)
-    {
-#pragma unroll
-      for (int k = 0; k < CH; k++)
-        v[k] = f.border_value;
-      return;
-    }
-  if (CH == 4 && packed)
-    {
-      uint32_t w = *(const uint32_t *) (f.src.base + by * f.src.stride + (int64_t) bx * 4);
-#pragma unroll
-      for (int k = 0; k < CH; k++)
-        v[k] = (float) ((w >> (8 * k)) & 0xff);
-      return;
-    }
-#pragma unroll
-  for (int k = 0; k < CH; k++)
-    v[k] = (float) accel_cuda_plane_get (f.src, bx, by, k);
 }
 
 static size_t tile_bytes (const AccelCudaFilter *f);
@@ -100,6 +76,9 @@ struct __align__ (CH == 4 ? 16 : CH == 2 ? 8 : 4) Pixel {
  * bank twice. */
 #define IN_PITCH(nx) ((TILE_W + (nx) - 1) | 1)
 #define INTER_PITCH (TILE_W + 1)
+/* Where the column kernel starts after the row kernel, in floats: at a
+ * multiple of 4, so that four of its taps are one 16-byte load. */
+#define KY_AT(nx) (((nx) + 3) & ~3)
 
 /* The shared memory of a tile: the source pixels it reads, [rows]
  * [IN_PITCH] (the tile and its halo, through the border), the
@@ -109,7 +88,7 @@ tile_bytes (const AccelCudaFilter *f)
 {
   size_t pixel = f->src.channels == 4 ? 16 : f->src.channels == 2 ? 8 : 4 * (size_t) f->src.channels;
   size_t rows = TILE_H + f->ny - 1;
-  return pixel * rows * (IN_PITCH (f->nx) + INTER_PITCH) + sizeof (float) * (f->nx + f->ny);
+  return pixel * rows * (IN_PITCH (f->nx) + INTER_PITCH) + sizeof (float) * (KY_AT (f->nx) + f->ny);
 }
 
 /* RUN outputs a @step apart, output o the sum over the taps t of @k[t] ×
@@ -140,6 +119,103 @@ slide_run (float (&acc)[RUN][CH], const Pixel<CH> *src, int step, const float *k
     }
 }
 
+/* The tile's source pixels and halo, [rows][cols] from (@x0 - nx / 2,
+ * @y0 - ny / 2), into @in as binary32, through the border. A thread takes
+ * two columns (tx and tx + TILE_W) of LOAD_ROWS rows at a time, and finds
+ * their border indices, then issues all their loads, then converts and
+ * stores them, so that its loads are in flight together (one after
+ * another, each waited for, they were what bound the kernel). */
+template <int CH>
+__device__ __forceinline__ void
+load_tile (const AccelCudaFilter &f, bool packed, Pixel<CH> *in, int in_pitch, int rows, int cols, int x0,
+           int y0)
+{
+  static_assert (TILE_MAX_TAPS - 1 <= TILE_W, "two columns of the tile a thread");
+  const AccelCudaPlane &p = f.src;
+  const int tx = threadIdx.x, left = x0 - f.nx / 2, top = y0 - f.ny / 2;
+  if (CH == 4 && packed && left >= 0 && left + cols <= p.width && top >= 0 && top + rows <= p.height)
+    {
+      /* A tile whose halo lies inside the image (most of them): no
+       * border to find, whole pixels from the tile's corner. */
+      const uint8_t *corner = p.base + top * p.stride + (int64_t) left * 4;
+      for (int r0 = threadIdx.y; r0 < rows; r0 += BLOCK_H * LOAD_ROWS)
+        {
+          uint32_t w[LOAD_ROWS][2];
+#pragma unroll
+          for (int i = 0; i < LOAD_ROWS; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+              if (r0 + i * BLOCK_H < rows && tx + h * TILE_W < cols)
+                w[i][h] = __ldg ((const unsigned int *) (corner + (r0 + i * BLOCK_H) * p.stride + (tx + h * TILE_W) * 4));
+#pragma unroll
+          for (int i = 0; i < LOAD_ROWS; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+              if (r0 + i * BLOCK_H < rows && tx + h * TILE_W < cols)
+                {
+                  Pixel<CH> v;
+#pragma unroll
+                  for (int k = 0; k < CH; k++)
+                    v.v[k] = (float) ((w[i][h] >> (8 * k)) & 0xff);
+                  in[(r0 + i * BLOCK_H) * in_pitch + tx + h * TILE_W] = v;
+                }
+        }
+      return;
+    }
+  int bx[2];
+#pragma unroll
+  for (int h = 0; h < 2; h++)
+    bx[h] = accel_image_border_index (x0 - f.nx / 2 + tx + h * TILE_W, p.width, f.border);
+  for (int r0 = threadIdx.y; r0 < rows; r0 += BLOCK_H * LOAD_ROWS)
+    {
+      int by[LOAD_ROWS];
+      bool there[LOAD_ROWS][2], inside[LOAD_ROWS][2];
+#pragma unroll
+      for (int i = 0; i < LOAD_ROWS; i++)
+        {
+          by[i] = accel_image_border_index (y0 - f.ny / 2 + r0 + i * BLOCK_H, p.height, f.border);
+#pragma unroll
+          for (int h = 0; h < 2; h++)
+            {
+              there[i][h] = r0 + i * BLOCK_H < rows && tx + h * TILE_W < cols;
+              inside[i][h] = there[i][h] && bx[h] >= 0 && by[i] >= 0;
+            }
+        }
+      Pixel<CH> v[LOAD_ROWS][2];
+      if (CH == 4 && packed)
+        {
+          uint32_t w[LOAD_ROWS][2];
+#pragma unroll
+          for (int i = 0; i < LOAD_ROWS; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+              w[i][h] = inside[i][h] ? __ldg ((const unsigned int *) (p.base + by[i] * p.stride + (int64_t) bx[h] * 4))
+                                     : 0;
+#pragma unroll
+          for (int i = 0; i < LOAD_ROWS; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++)
+#pragma unroll
+              for (int k = 0; k < CH; k++)
+                v[i][h].v[k] = inside[i][h] ? (float) ((w[i][h] >> (8 * k)) & 0xff) : f.border_value;
+        }
+      else
+#pragma unroll
+        for (int i = 0; i < LOAD_ROWS; i++)
+#pragma unroll
+          for (int h = 0; h < 2; h++)
+#pragma unroll
+            for (int k = 0; k < CH; k++)
+              v[i][h].v[k] = inside[i][h] ? (float) accel_cuda_plane_get (p, bx[h], by[i], k) : f.border_value;
+#pragma unroll
+      for (int i = 0; i < LOAD_ROWS; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+          if (there[i][h])
+            in[(r0 + i * BLOCK_H) * in_pitch + tx + h * TILE_W] = v[i][h];
+    }
+}
+
 template <int CH>
 __global__ void __launch_bounds__ (TILE_W * BLOCK_H)
 separable_tile_kernel (const AccelCudaFilter f)
@@ -149,7 +225,7 @@ separable_tile_kernel (const AccelCudaFilter f)
   const int rows = TILE_H + ny - 1, cols = TILE_W + nx - 1, in_pitch = IN_PITCH (nx);
   Pixel<CH> *in = (Pixel<CH> *) smem;            /* [rows][in_pitch] */
   Pixel<CH> *inter = in + rows * in_pitch;       /* [rows][INTER_PITCH] */
-  float *kx = (float *) (inter + rows * INTER_PITCH), *ky = kx + nx;
+  float *kx = (float *) (inter + rows * INTER_PITCH), *ky = kx + KY_AT (nx);
   const int x0 = blockIdx.x * TILE_W, y0 = blockIdx.y * TILE_H;
   const int tx = threadIdx.x, ty = threadIdx.y, tid = ty * TILE_W + tx;
   const bool packed = CH == 4 && packed_u8x4 (f.src);
@@ -158,13 +234,7 @@ separable_tile_kernel (const AccelCudaFilter f)
     kx[i] = f.dkx ? f.dkx[i] : f.kx[i];
   for (int i = tid; i < ny; i += TILE_W * BLOCK_H)
     ky[i] = f.dky ? f.dky[i] : f.ky[i];
-  /* The source pixels, each read once. */
-  for (int r = ty; r < rows; r += BLOCK_H)
-    {
-      const int by = accel_image_border_index (y0 - ny / 2 + r, f.src.height, f.border);
-      for (int c = tx; c < cols; c += TILE_W)
-        load_pixel<CH> (f, packed, x0 - nx / 2 + c, by, in[r * in_pitch + c].v);
-    }
+  load_tile<CH> (f, packed, in, in_pitch, rows, cols, x0, y0);
   __syncthreads ();
 
   /* Along the rows: ROW_RUN outputs of one row a thread, the threads of a
