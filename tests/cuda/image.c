@@ -1,6 +1,7 @@
 /* image.c: the image ops on cuda:0 against cpu:0, their oracle, on the
  * same random images: odd sizes (1917×1079 among them, and 3×3), rows
- * padded and planes apart in every image, every format and method.
+ * padded and planes apart in every image, every format and method; and
+ * unpadded, aligned frames, which the kernels' whole-pixel paths take.
  *
  * Resampling, warps, 2-D kernels and morphology agree to the bit
  * (lanczos3 within one code, where the two sinf() differ); separable
@@ -26,11 +27,11 @@ typedef AccelOp *(*MakeOp) (AccelDevice *device, ItImage *src, ItImage *dst, gpo
 /* Runs the op on both devices from the same source and destination bytes
  * and compares the destinations, padding included. */
 static void
-run_both (const char *what, AccelImageFormat sf, Size ss, AccelImageFormat df, Size ds, MakeOp make, gpointer data,
-          int tol)
+run_layout (const char *what, AccelImageFormat sf, Size ss, AccelImageFormat df, Size ds, MakeOp make,
+            gpointer data, int tol, gboolean padded)
 {
-  g_autoptr(ItImage) src_cpu = it_image_new (ct_cpu (), sf, ss.w, ss.h, TRUE);
-  g_autoptr(ItImage) dst_cpu = it_image_new (ct_cpu (), df, ds.w, ds.h, TRUE);
+  g_autoptr(ItImage) src_cpu = it_image_new (ct_cpu (), sf, ss.w, ss.h, padded);
+  g_autoptr(ItImage) dst_cpu = it_image_new (ct_cpu (), df, ds.w, ds.h, padded);
   g_autoptr(ItImage) src_gpu = it_image_copy_to (src_cpu, ct_gpu ());
   g_autoptr(ItImage) dst_gpu = it_image_copy_to (dst_cpu, ct_gpu ());
   g_autoptr(AccelOp) op_cpu = make (ct_cpu (), src_cpu, dst_cpu, data);
@@ -45,6 +46,13 @@ run_both (const char *what, AccelImageFormat sf, Size ss, AccelImageFormat df, S
                                            it_format_name (df), ds.w, ds.h);
   it_assert_close (full, dst_gpu, dst_cpu, tol);
   it_assert_padding_kept (full, dst_gpu, before);
+}
+
+static void
+run_both (const char *what, AccelImageFormat sf, Size ss, AccelImageFormat df, Size ds, MakeOp make, gpointer data,
+          int tol)
+{
+  run_layout (what, sf, ss, df, ds, make, data, tol, TRUE);
 }
 
 typedef struct {
@@ -261,6 +269,38 @@ test_warp (void)
     }
 }
 
+/* Rows not padded, widths a multiple of 4: 4-byte aligned RGBA rows and
+ * even NV12 rows, the layouts for which the kernels read and write whole
+ * pixels, and the filter's interior tiles their pixels without border
+ * arithmetic (radius 1 to 4, and sigma 2's 6). */
+static void
+test_aligned (void)
+{
+  if (!ct_gpu ())
+    return;
+  const Size frame = { 640, 360 }, half = { 320, 180 };
+  for (int method = 0; method < 4; method++)
+    {
+      Convert c = { method, ACCEL_COLOR_MATRIX_BT709, ACCEL_COLOR_RANGE_LIMITED, ACCEL_CHROMA_SITING_MPEG2 };
+      run_layout ("convert-color aligned", ACCEL_IMAGE_FORMAT_NV12, frame, ACCEL_IMAGE_FORMAT_RGBA, half,
+                  make_convert, &c, 0, FALSE);
+      run_layout ("convert-color aligned", ACCEL_IMAGE_FORMAT_RGBA, frame, ACCEL_IMAGE_FORMAT_NV12, half,
+                  make_convert, &c, 0, FALSE);
+      run_layout ("resize aligned", ACCEL_IMAGE_FORMAT_RGBA, frame, ACCEL_IMAGE_FORMAT_RGBA, half, make_resize,
+                  GINT_TO_POINTER (method), 0, FALSE);
+    }
+  static const Filter filters[] = {
+    { ACCEL_FILTER_GAUSSIAN, 2.0, 0, 0, 0, ACCEL_BORDER_REFLECT_101 },
+    { ACCEL_FILTER_GAUSSIAN, 1.0, 3, 0, 0, ACCEL_BORDER_CONSTANT },
+    { ACCEL_FILTER_GAUSSIAN, 1.5, 5, 0, 0, ACCEL_BORDER_REPLICATE },
+    { ACCEL_FILTER_BOX, 1.0, 7, 0, 0, ACCEL_BORDER_REFLECT_101 },
+    { ACCEL_FILTER_GAUSSIAN, 1.8, 9, 0, 0, ACCEL_BORDER_REPLICATE },
+  };
+  for (guint i = 0; i < G_N_ELEMENTS (filters); i++)
+    run_layout ("filter aligned", ACCEL_IMAGE_FORMAT_RGBA, frame, ACCEL_IMAGE_FORMAT_RGBA, frame, make_filter,
+                (gpointer) &filters[i], 1, FALSE);
+}
+
 int
 main (int argc, char **argv)
 {
@@ -270,5 +310,6 @@ main (int argc, char **argv)
   g_test_add_func ("/cuda/image/filter", test_filter);
   g_test_add_func ("/cuda/image/morphology", test_morphology);
   g_test_add_func ("/cuda/image/warp", test_warp);
+  g_test_add_func ("/cuda/image/aligned", test_aligned);
   return ct_run ();
 }
