@@ -43,6 +43,10 @@ typedef struct {
   float t[12];
   int comp_source[4], comp_channel[4];   /* Y/R, U/G, V/B, A: a source and its channel, or -1 */
   int take[4];
+  /* Filled by accel_cuda_launch_resample () from @take and @t: destination
+   * channel c is ((rows[c][0] Y + rows[c][1] U) + rows[c][2] V) +
+   * rows[c][3], then + rows[c][4] A. */
+  float rows[4][5];
 } AccelCudaResample;
 
 cudaError_t accel_cuda_launch_resample (const AccelCudaResample *r, cudaStream_t stream);
