@@ -51,7 +51,6 @@ struct _AccelBuffer {
  */
 G_DEFINE_FINAL_TYPE (AccelBuffer, accel_buffer, G_TYPE_OBJECT)
 
-
 static const AccelPropertyField buffer_fields[] = {
   /**
    * AccelBuffer:device:

@@ -60,7 +60,6 @@ static GParamSpec *properties[N_NOTIFIED];
 
 #define DEFAULT_TIMEOUT_MS 60000
 
-#define RO (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)
 #define RW (G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS | G_PARAM_EXPLICIT_NOTIFY)
 
 static const AccelPropertyField communicator_fields[] = {
@@ -69,21 +68,22 @@ static const AccelPropertyField communicator_fields[] = {
    *
    * How many ranks the communicator has, in every process of its job.
    */
-  ACCEL_FIELD_UINT (AccelCommunicator, n_ranks, "n-ranks", "Ranks in all processes", 0, G_MAXUINT, 0, RO),
+  ACCEL_FIELD_UINT (AccelCommunicator, n_ranks, "n-ranks", "Ranks in all processes", 0, G_MAXUINT, 0,
+                    ACCEL_FIELD_READABLE),
   /**
    * AccelCommunicator:first-rank:
    *
    * The rank of this process's first device (0 in a single process).
    */
   ACCEL_FIELD_UINT (AccelCommunicator, first_rank, "first-rank", "Rank of the first local device",
-                    0, G_MAXUINT, 0, RO),
+                    0, G_MAXUINT, 0, ACCEL_FIELD_READABLE),
   /**
    * AccelCommunicator:n-local-ranks:
    *
    * How many of the ranks are devices of this process.
    */
   ACCEL_ACCESSOR_UINT (AccelCommunicator, accel_communicator_get_n_local_ranks, NULL, "n-local-ranks",
-                       "Ranks of this process", 0, G_MAXUINT, 0, RO),
+                       "Ranks of this process", 0, G_MAXUINT, 0, ACCEL_FIELD_READABLE),
   /**
    * AccelCommunicator:epoch:
    *
@@ -92,7 +92,7 @@ static const AccelPropertyField communicator_fields[] = {
    * Notified from the thread that submits the collective that rebuilds it.
    */
   ACCEL_ACCESSOR_UINT (AccelCommunicator, accel_communicator_get_epoch, NULL, "epoch", "Incarnation count",
-                       0, G_MAXUINT, 0, RO | G_PARAM_EXPLICIT_NOTIFY),
+                       0, G_MAXUINT, 0, ACCEL_FIELD_READABLE | G_PARAM_EXPLICIT_NOTIFY),
   /**
    * AccelCommunicator:timeout-ms:
    *
@@ -117,7 +117,7 @@ static const AccelPropertyField communicator_fields[] = {
    * The rendezvous of a communicator that spans processes, or %NULL.
    */
   ACCEL_FIELD_OBJECT (AccelCommunicator, rendezvous, "rendezvous", "Rendezvous of the job",
-                      accel_rendezvous_get_type, RO),
+                      accel_rendezvous_get_type, ACCEL_FIELD_READABLE),
 };
 
 AccelDispatcher *

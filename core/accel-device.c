@@ -38,7 +38,6 @@ _accel_device_get_private (AccelDevice *self)
   return accel_device_get_instance_private (self);
 }
 
-
 static const AccelPropertyField device_fields[] = {
   /**
    * AccelDevice:backend:

@@ -28,7 +28,6 @@
 
 G_DEFINE_FINAL_TYPE (AccelPlugin, accel_plugin, G_TYPE_OBJECT)
 
-
 static const AccelPropertyField plugin_fields[] = {
   /**
    * AccelPlugin:name:

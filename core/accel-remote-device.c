@@ -65,7 +65,6 @@ typedef struct {
  */
 G_DEFINE_TYPE_WITH_PRIVATE (AccelRemoteDevice, accel_remote_device, ACCEL_TYPE_DEVICE)
 
-
 static const AccelPropertyField remote_device_fields[] = {
   /**
    * AccelRemoteDevice:hosted-device:

@@ -35,7 +35,6 @@ enum {
 
 static GParamSpec *properties[N_NOTIFIED];
 
-
 static const AccelPropertyField actor_name_field[] = {
   /**
    * AccelActor:name:

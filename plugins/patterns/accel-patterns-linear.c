@@ -56,7 +56,6 @@ G_DEFINE_FINAL_TYPE_WITH_CODE (AccelPatternsLinear, accel_patterns_linear, G_TYP
                                G_IMPLEMENT_INTERFACE (G_TYPE_INITABLE, accel_patterns_linear_initable_init)
                                G_IMPLEMENT_INTERFACE (ACCEL_TYPE_MODEL, accel_patterns_linear_model_init))
 
-
 static const AccelPropertyField linear_fields[] = {
   ACCEL_FIELD_ENUM (AccelPatternsLinear, dtype, "dtype", "Element type of weights, input and output (f32, f16, bf16)",
                     accel_dtype_get_type, ACCEL_DTYPE_F32, ACCEL_FIELD_CONSTRUCT),

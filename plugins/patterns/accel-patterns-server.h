@@ -9,9 +9,6 @@
 
 G_BEGIN_DECLS
 
-/* The flags of the serving actors' properties: options, fixed once the
- * actor is spawned, and statistics, read-only. */
-
 /* One batch: requests taken from the queue, their inputs gathered. */
 typedef struct {
   gpointer server;             /* unowned: the server that formed it */

@@ -378,8 +378,6 @@ get_version (AccelNvrtcCompiler *self)
   return nvrtc_version ();
 }
 
-#define RO (G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)
-
 static const AccelPropertyField compiler_fields[] = {
   /**
    * AccelNvrtcCompiler:system:
@@ -395,20 +393,20 @@ static const AccelPropertyField compiler_fields[] = {
    * How many times NVRTC compiled a program for this actor.
    */
   ACCEL_ACCESSOR_UINT (AccelNvrtcCompiler, get_compilations, NULL, "compilations", "NVRTC compilations run",
-                       0, G_MAXUINT, 0, RO),
+                       0, G_MAXUINT, 0, ACCEL_FIELD_READABLE),
   /**
    * AccelNvrtcCompiler:cache-hits:
    *
    * How many requests the disk cache answered.
    */
   ACCEL_ACCESSOR_UINT (AccelNvrtcCompiler, get_cache_hits, NULL, "cache-hits",
-                       "Requests answered from the disk cache", 0, G_MAXUINT, 0, RO),
+                       "Requests answered from the disk cache", 0, G_MAXUINT, 0, ACCEL_FIELD_READABLE),
   /**
    * AccelNvrtcCompiler:version:
    *
    * NVRTC's version, `major.minor`.
    */
-  ACCEL_ACCESSOR_STRING (AccelNvrtcCompiler, get_version, "version", "NVRTC version", NULL, RO),
+  ACCEL_ACCESSOR_STRING (AccelNvrtcCompiler, get_version, "version", "NVRTC version", NULL, ACCEL_FIELD_READABLE),
 };
 
 static void
