@@ -475,7 +475,7 @@ launch_part (const AccelFlashAttnBwdParams &p, const AccelFaBwdWork &w, float sc
 {
   constexpr int smem = Config<D, PART>::kSmem;
   constexpr auto kernel = bwd_kernel<T, D, DIMS, VARIANT, PART>;
-  int err = accel_fa_smem_once<kernel> (smem);
+  int err = accel_cuda_smem_once<kernel> (smem);
   if (err != cudaSuccess)
     return err;
   dim3 grid ((p.fwd.seqlen_k + kBN - 1) / kBN, p.fwd.heads_kv, p.fwd.batch);

@@ -472,7 +472,7 @@ launch_bwd_kernel (const AccelFlashAttnBwdParams &p, const BwdWork &w, float sca
 {
   using Cfg = BwdConfig<T, D, kBwdBM, BN, NW>;
   constexpr auto kernel = bwd_kernel<T, D, kBwdBM, BN, NW, DO_DV, DO_DKDQ, GENERAL>;
-  int err = accel_fa_smem_once<kernel> (Cfg::kSmem);
+  int err = accel_cuda_smem_once<kernel> (Cfg::kSmem);
   if (err != cudaSuccess)
     return err;
   /* varlen: an upper bound of the key blocks, sum ceil (len_b / BN) <=

@@ -556,7 +556,7 @@ static int
 run_fwd (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t stream)
 {
   constexpr int smem = Ld<DM>::kFwdSmem;
-  int err = accel_fa_smem_once<fwd_kernel<DM>> (smem);
+  int err = accel_cuda_smem_once<fwd_kernel<DM>> (smem);
   if (err != cudaSuccess)
     return err;
   /* varlen: an upper bound of the query blocks, as the 16-bit kernels. */
@@ -584,7 +584,7 @@ run_bwd (const AccelFlashAttnBwdParams &p, const AccelFaBwdWork &w, float scale,
     return err;
 
   constexpr int smem = Ld<DM>::kBwdSmem;
-  err = accel_fa_smem_once<bwd_kernel<DM>> (smem);
+  err = accel_cuda_smem_once<bwd_kernel<DM>> (smem);
   if (err != cudaSuccess)
     return err;
   dim3 grid = varlen ? dim3 ((p.fwd.seqlen_k + kBwdN - 1) / kBwdN + p.fwd.batch, p.fwd.heads_kv, 1)

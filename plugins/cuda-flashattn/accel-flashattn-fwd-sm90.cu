@@ -231,7 +231,7 @@ launch_sm90_kernel (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t 
 {
   constexpr int smem = Sm90Config<D, BN, OVERLAP ? 3 : 2>::kSmem;
   constexpr auto kernel = fwd_sm90_kernel<T, D, BN, GENERAL, OVERLAP>;
-  int err = accel_fa_smem_once<kernel> (smem);
+  int err = accel_cuda_smem_once<kernel> (smem);
   if (err != cudaSuccess)
     return err;
   /* varlen: an upper bound of the query blocks (see the sm_80 launch). */

@@ -163,7 +163,7 @@ launch_fwd_kernel (const AccelFlashAttnFwdParams &p, float scale, cudaStream_t s
 {
   using Cfg = FwdConfig<T, D, BM, BN, NW>;
   constexpr auto kernel = fwd_kernel<T, D, BM, BN, NW, MINB, GENERAL>;
-  int err = accel_fa_smem_once<kernel> (Cfg::kSmem);
+  int err = accel_cuda_smem_once<kernel> (Cfg::kSmem);
   if (err != cudaSuccess)
     return err;
   /* varlen: an upper bound of the query blocks, sum ceil (len_b / BM) <=

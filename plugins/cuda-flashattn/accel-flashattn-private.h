@@ -8,6 +8,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include "accel-flashattn.h"
+#include "accel-cuda-smem.cuh"   /* accel_cuda_smem_once () */
 
 static inline float
 accel_fa_scale (const AccelFlashAttnFwdParams *p)
@@ -159,29 +160,6 @@ int accel_fa_bwd_sm90 (const AccelFlashAttnBwdParams *p, const AccelFaBwdWork *w
 /* The f32 kernels (accel-flashattn-f32.cu, CUDA cores). */
 int accel_fa_fwd_f32 (const AccelFlashAttnFwdParams *p, float scale, cudaStream_t stream);
 int accel_fa_bwd_f32 (const AccelFlashAttnBwdParams *p, void *workspace, float scale, cudaStream_t stream);
-
-/* Raises the dynamic shared memory limit of kernel K to @smem bytes (a
- * constant of the instance) on the current GPU, once per kernel instance
- * and GPU: the attribute is the GPU's, so each GPU of a process needs its
- * own call (past the 64th, every launch makes it). */
-template <auto K>
-static inline int
-accel_fa_smem_once (int smem)
-{
-  static unsigned long long configured = 0;   /* a bit per GPU, atomic */
-  int device = 0;
-  cudaError_t err = cudaGetDevice (&device);
-  if (err != cudaSuccess)
-    return err;
-  unsigned long long bit = device < 64 ? 1ull << device : 0;
-  if (bit != 0 && (__atomic_load_n (&configured, __ATOMIC_ACQUIRE) & bit))
-    return cudaSuccess;
-  err = cudaFuncSetAttribute (K, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
-  if (err != cudaSuccess)
-    return err;
-  __atomic_fetch_or (&configured, bit, __ATOMIC_RELEASE);
-  return cudaSuccess;
-}
 
 /* The harness builds' variant switches: the integer in environment
  * variable @name (0 where unset), read once into *@cache (-1 before). */

@@ -24,6 +24,7 @@
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include "accel-cuda-image.cuh"
+#include "accel-cuda-smem.cuh"
 
 #define TILE_W 32
 #define TILE_H 32
@@ -32,7 +33,6 @@
 #define LOAD_ROWS 2                     /* rows of source pixels a thread loads at once */
 #define COL_RUN (TILE_H / BLOCK_H)      /* samples per thread down a column */
 #define TILE_MAX_TAPS 33
-#define SMEM_DEFAULT (48 * 1024)
 
 /* The value of channel @c at (@x, @y) through the border, or its constant. */
 __device__ __forceinline__ float
@@ -57,11 +57,7 @@ tile_fits (const AccelCudaFilter *f)
 {
   if (f->nx > TILE_MAX_TAPS || f->ny > TILE_MAX_TAPS || f->src.channels > 4)
     return false;
-  int device = 0, optin = SMEM_DEFAULT;
-  if (cudaGetDevice (&device) != cudaSuccess
-      || cudaDeviceGetAttribute (&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) != cudaSuccess)
-    optin = SMEM_DEFAULT;
-  return tile_bytes (f) <= (size_t) optin;
+  return tile_bytes (f) <= (size_t) accel_cuda_smem_optin ();
 }
 
 /* One pixel of CH channels in shared memory, aligned so that a pixel of
@@ -119,6 +115,16 @@ slide_run (float (&acc)[RUN][CH], const Pixel<CH> *src, int step, const float *k
     }
 }
 
+/* A packed 8-bit RGBA pixel @w as binary32 channels. */
+template <int CH>
+__device__ __forceinline__ void
+unpack_rgba8 (uint32_t w, Pixel<CH> &v)
+{
+#pragma unroll
+  for (int k = 0; k < CH; k++)
+    v.v[k] = (float) ((w >> (8 * k)) & 0xff);
+}
+
 /* The tile's source pixels and halo, [rows][cols] from (@x0 - nx / 2,
  * @y0 - ny / 2), into @in as binary32, through the border. A thread takes
  * two columns (tx and tx + TILE_W) of LOAD_ROWS rows at a time, and finds
@@ -152,13 +158,7 @@ load_tile (const AccelCudaFilter &f, bool packed, Pixel<CH> *in, int in_pitch, i
 #pragma unroll
             for (int h = 0; h < 2; h++)
               if (r0 + i * BLOCK_H < rows && tx + h * TILE_W < cols)
-                {
-                  Pixel<CH> v;
-#pragma unroll
-                  for (int k = 0; k < CH; k++)
-                    v.v[k] = (float) ((w[i][h] >> (8 * k)) & 0xff);
-                  in[(r0 + i * BLOCK_H) * in_pitch + tx + h * TILE_W] = v;
-                }
+                unpack_rgba8 (w[i][h], in[(r0 + i * BLOCK_H) * in_pitch + tx + h * TILE_W]);
         }
       return;
     }
@@ -195,9 +195,12 @@ load_tile (const AccelCudaFilter &f, bool packed, Pixel<CH> *in, int in_pitch, i
           for (int i = 0; i < LOAD_ROWS; i++)
 #pragma unroll
             for (int h = 0; h < 2; h++)
+              if (inside[i][h])
+                unpack_rgba8 (w[i][h], v[i][h]);
+              else
 #pragma unroll
-              for (int k = 0; k < CH; k++)
-                v[i][h].v[k] = inside[i][h] ? (float) ((w[i][h] >> (8 * k)) & 0xff) : f.border_value;
+                for (int k = 0; k < CH; k++)
+                  v[i][h].v[k] = f.border_value;
         }
       else
 #pragma unroll
@@ -343,15 +346,21 @@ direct_kernel (const AccelCudaFilter f)
     }
 }
 
+/* Past 48 KiB a kernel must be allowed its shared memory, on each GPU:
+ * once, to all the GPU gives a block (tile_fits () has checked @bytes
+ * against that). */
 template <int CH>
-static void
+static cudaError_t
 launch_tile (const AccelCudaFilter *f, dim3 tiles, dim3 threads, size_t bytes, cudaStream_t stream)
 {
-  /* Past 48 KiB a kernel must ask for its shared memory, on the current
-   * device: asked at every such launch. */
-  if (bytes > SMEM_DEFAULT)
-    cudaFuncSetAttribute (separable_tile_kernel<CH>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) bytes);
+  if (bytes > ACCEL_CUDA_SMEM_DEFAULT)
+    {
+      cudaError_t err = accel_cuda_smem_once<separable_tile_kernel<CH>> (accel_cuda_smem_optin ());
+      if (err != cudaSuccess)
+        return err;
+    }
   separable_tile_kernel<CH><<<tiles, threads, bytes, stream>>> (*f);
+  return cudaSuccess;
 }
 
 extern "C" size_t
@@ -375,13 +384,16 @@ accel_cuda_launch_filter (const AccelCudaFilter *f, float *workspace, cudaStream
       dim3 tiles ((unsigned) ((f->dst.width + TILE_W - 1) / TILE_W), (unsigned) ((f->dst.height + TILE_H - 1) / TILE_H));
       dim3 threads (TILE_W, BLOCK_H);
       size_t bytes = tile_bytes (f);
+      cudaError_t err;
       switch (f->src.channels)
         {
-        case 1: launch_tile<1> (f, tiles, threads, bytes, stream); break;
-        case 2: launch_tile<2> (f, tiles, threads, bytes, stream); break;
-        case 3: launch_tile<3> (f, tiles, threads, bytes, stream); break;
-        default: launch_tile<4> (f, tiles, threads, bytes, stream); break;
+        case 1: err = launch_tile<1> (f, tiles, threads, bytes, stream); break;
+        case 2: err = launch_tile<2> (f, tiles, threads, bytes, stream); break;
+        case 3: err = launch_tile<3> (f, tiles, threads, bytes, stream); break;
+        default: err = launch_tile<4> (f, tiles, threads, bytes, stream); break;
         }
+      if (err != cudaSuccess)
+        return err;
     }
   else
     {

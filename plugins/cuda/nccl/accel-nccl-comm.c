@@ -16,6 +16,17 @@
  * so every collective's completion is judged (accel_nccl_rank_check()):
  * one that completes after its rank was aborted fails.
  *
+ * ncclCommAbort runs on one reaper thread, never on the thread that
+ * decided the abort: where several ranks of one communicator live in this
+ * process (isolation none, a device a GPU), NCCL's abort of every rank but
+ * the last returns at once, and the last one synchronises and frees all of
+ * them. Made on a device's thread, that wait can need another device's
+ * thread, itself waiting in its own abort or on work behind it: the hang
+ * two GPUs in one process showed. The rank is ended (its handle taken
+ * from it, its state ABORTED) before the handle is queued, so nothing of
+ * Accel's uses a handle the reaper frees. NCCL sets the communicator's
+ * abort flags as the reaper's call begins, which is what stops its kernels.
+ *
  * Threads: a rank is used by its device's thread (get, lock, finish), the
  * device's completion thread (check) and the watchdog. Its lock guards the
  * communicator handle: NCCL calls on it are made with the lock held, and an
@@ -52,6 +63,7 @@ struct _AccelNcclRank {
 G_LOCK_DEFINE_STATIC (table);
 static GHashTable *table;    /* key -> AccelNcclRank (a reference) */
 static GThread *watchdog;
+static GAsyncQueue *reap_queue;   /* ncclComm_t handles the reaper aborts */
 
 gboolean
 accel_nccl_check (ncclResult_t status, const char *what, GError **error)
@@ -98,13 +110,26 @@ abort_locked (AccelNcclRank *rank, GError *why)
   rank->error = why;
   g_atomic_int_set (&rank->state, RANK_ABORTED);
   if (rank->comm)
-    (void) ncclCommAbort (rank->comm);
-  rank->comm = NULL;
+    g_async_queue_push (reap_queue, g_steal_pointer (&rank->comm));
 
   G_LOCK (table);
   if (table && g_hash_table_lookup (table, rank->key) == rank)
     g_hash_table_remove (table, rank->key);
   G_UNLOCK (table);
+}
+
+/* Aborts the handles abort_locked() takes from their ranks, in turn. */
+static gpointer
+reaper_thread (gpointer data)
+{
+  for (;;)
+    {
+      ncclComm_t comm = g_async_queue_pop (reap_queue);
+      ncclResult_t status = ncclCommAbort (comm);
+      if (status != ncclSuccess)
+        g_debug ("nccl: ncclCommAbort: %s", ncclGetErrorString (status));
+    }
+  return NULL;
 }
 
 static gpointer
@@ -240,6 +265,8 @@ accel_nccl_rank_get (AccelCollective *part, int ordinal, GError **error)
     {
       table = g_hash_table_new_full (g_str_hash, g_str_equal, NULL, (GDestroyNotify) accel_nccl_rank_unref);
       watchdog = g_thread_new ("accel-nccl-watchdog", watchdog_thread, NULL);
+      reap_queue = g_async_queue_new ();
+      g_thread_unref (g_thread_new ("accel-nccl-reaper", reaper_thread, NULL));
     }
   AccelNcclRank *rank = g_hash_table_lookup (table, key);
   if (rank)
