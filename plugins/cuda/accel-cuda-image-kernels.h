@@ -47,6 +47,10 @@ typedef struct {
    * channel c is ((rows[c][0] Y + rows[c][1] U) + rows[c][2] V) +
    * rows[c][3], then + rows[c][4] A. */
   float rows[4][5];
+  /* And from the axes: bit 2 s set where every column of source plane s
+   * takes one sample at weight 1 (its other taps weigh 0), bit 2 s + 1
+   * the same for its rows. */
+  int one_tap;
 } AccelCudaResample;
 
 cudaError_t accel_cuda_launch_resample (const AccelCudaResample *r, cudaStream_t stream);

@@ -17,13 +17,22 @@
  * run time. Its block finds the taps of its 32 columns and 32 rows once,
  * one thread each, into shared memory; a thread writes 4 rows of one
  * column, reading each source pixel whole (one 16-bit load for NV12's
- * chroma, 32-bit for RGBA) where the channels are adjacent. The
- * arithmetic of a sample is the same, so are the results. On the H100,
- * 4K NV12 to 1080p RGBA, timed by Nsight Compute: 77.1 µs with the
- * generic kernel, 26.1 µs with this one (1 row a thread: 31.1; 2 rows:
- * 28.1; 40 registers at 6 blocks a multiprocessor: 31.3–34.0), 24.8 µs
- * once each destination channel became a row of coefficients rather
- * than branches on what it takes (18.6 M instructions to 16.8 M).
+ * chroma, 32-bit for RGBA) where the channels are adjacent, all the
+ * loads of a row before any sum; an axis whose taps are one sample at
+ * weight 1 (nearest; bilinear or area where the samples coincide) reads
+ * only that one. The arithmetic of a sample is the same, so are the
+ * results. Conversions from NV12 and I420 to packed 4-channel pixels
+ * have kernels of their own (FAST), which know where Y, U and V are and
+ * that alpha is constant, and read a halved width's two luma taps as one
+ * 16-bit load. On the H100, 4K NV12 to 1080p RGBA, timed by Nsight
+ * Compute: 77.1 µs with the generic kernel, 26.1 µs with this one (1 row
+ * a thread: 31.1; 2 rows: 28.1; 40 registers at 6 blocks a
+ * multiprocessor: 31.3–34.0), 24.8 µs once each destination channel
+ * became a row of coefficients rather than branches on what it takes
+ * (16.8 M instructions); 20.4 µs with the loads of a row together, sums
+ * that start at their first term and the one-tap axes (13.0 M); 14.0 µs
+ * with the FAST kernels (8.8 M). Loading 2 or 4 rows before summing any
+ * took 16.4 and 17.0 µs; 40 registers at 6 blocks, 14.0–14.2.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -33,6 +42,7 @@
 #define BLOCK_X 32
 #define BLOCK_Y 8
 #define U8_ROWS 4                 /* rows a thread of the 8-bit kernel writes */
+enum { FAST_YUV = 1, FAST_PAIRS = 2 };
 
 /* The taps of one axis of one source plane, in registers where MAXT is
  * small (the loops below are unrolled to it). */
@@ -153,6 +163,27 @@ store_pixel (const AccelCudaResample &r, bool packed, const float (&res)[ACCEL_C
         accel_cuda_plane_put (d, x, y, c, out[c]);
 }
 
+/* FAST's store_pixel (): Y from plane 0, U and V from the chroma plane
+ * (NSRC 2) or planes (3); destination channels
+ * 0 to 2 through their rows (no alpha term: planar YUV has none, so the
+ * term would add 0), channel 3 the constant of its row; one word. */
+template <int NSRC>
+__device__ __forceinline__ void
+store_yuv_packed (const AccelCudaResample &r, const float (&res)[ACCEL_CUDA_IMAGE_MAX_PLANES][4], int x, int y)
+{
+  const AccelCudaPlane &d = r.dst;
+  const float comp[3] = { res[0][0], res[1][0], NSRC == 2 ? res[1][1] : res[2][0] };
+  uint32_t word = (uint32_t) accel_image_quantize (r.rows[3][3], d.maxv) << 24;
+#pragma unroll
+  for (int c = 0; c < 3; c++)
+    {
+      const float *a = r.rows[c];
+      word |= (uint32_t) accel_image_quantize (a[0] * comp[0] + a[1] * comp[1] + a[2] * comp[2] + a[3], d.maxv)
+              << (8 * c);
+    }
+  *(uint32_t *) (d.base + y * d.stride + (int64_t) x * 4) = word;
+}
+
 /* The generic kernel: one thread per destination column and
  * ROWS_PER_THREAD rows of it (the column's taps found once). */
 template <int MAXT>
@@ -225,30 +256,73 @@ load_pixel_u8 (const uint8_t *at, bool whole, int step, int n)
   return px;
 }
 
-/* The CH channels of plane @s at column @lx and row @ly of the block,
- * each summed as sample () sums; @cols and @col_w: the column's taps. */
+/* The source pixels plane @s's sample at block row @ly reads, px[j][k]
+ * at its column tap j and row tap k: only tap 0 of an axis that takes
+ * one (@one_x, @one_y: the same in every thread). With PAIR (1-channel
+ * 8-bit samples whose two column taps the launch has found adjacent and
+ * 2-byte aligned in every column) a row's two are one 16-bit load. */
+template <int T, int NSRC, int ROWS, int CH, bool PAIR = false>
+__device__ __forceinline__ void
+gather (const BlockTaps<T, NSRC, ROWS> &b, int s, const int (&cols)[T], int ly, const AccelCudaPlane &p,
+        bool whole, bool one_x, bool one_y, uint32_t (&px)[T][T])
+{
+  static_assert (!PAIR || (CH == 1 && T == 2), "pairs of 1-channel samples");
+#pragma unroll
+  for (int k = 0; k < T; k++)
+    {
+      if (k > 0 && one_y)
+        break;
+      const uint8_t *row = b.row[s][k][ly];
+      if constexpr (PAIR)
+        {
+          const uint32_t w = __ldg ((const unsigned short *) (row + cols[0]));
+          px[0][k] = w & 0xff;
+          px[1][k] = w >> 8;
+        }
+      else
+#pragma unroll
+        for (int j = 0; j < T; j++)
+          if (j == 0 || !one_x)
+            px[j][k] = load_pixel_u8<CH> (row + cols[j], whole, p.channel_step, p.channels);
+    }
+}
+
+/* The CH channels of plane @s at block row @ly from the pixels gather ()
+ * read, summed as sample () sums: down each tap column, then along the
+ * row. A sum starts at its first term, not at 0 + that term, which can
+ * differ only in the sign of a zero (quantising makes both 0); a tap of
+ * weight 0 is left out, which leaves a sum as it is. */
 template <int T, int NSRC, int ROWS, int CH>
 __device__ __forceinline__ void
-sample_block (const BlockTaps<T, NSRC, ROWS> &b, int s, const int (&cols)[T], const float (&col_w)[T], int ly,
-              const AccelCudaPlane &p, bool whole, float (&res)[4])
+reduce (const BlockTaps<T, NSRC, ROWS> &b, int s, const float (&col_w)[T], int ly, bool one_x, bool one_y,
+        const uint32_t (&px)[T][T], float (&res)[4])
 {
-  float acc[CH] = {};
+  float acc[CH];
 #pragma unroll
   for (int j = 0; j < T; j++)
     {
-      float v[CH] = {};
+      if (j > 0 && one_x)
+        break;
+      float v[CH];
 #pragma unroll
       for (int k = 0; k < T; k++)
         {
-          const uint32_t px = load_pixel_u8<CH> (b.row[s][k][ly] + cols[j], whole, p.channel_step, p.channels);
+          if (k > 0 && one_y)
+            break;
           const float wy = b.row_w[s][k][ly];
 #pragma unroll
           for (int c = 0; c < CH; c++)
-            v[c] += wy * (float) ((px >> (8 * c)) & 0xff);
+            {
+              const float t = wy * (float) ((px[j][k] >> (8 * c)) & 0xff);
+              v[c] = k == 0 ? t : v[c] + t;
+            }
         }
 #pragma unroll
       for (int c = 0; c < CH; c++)
-        acc[c] += col_w[j] * v[c];
+        {
+          const float t = col_w[j] * v[c];
+          acc[c] = j == 0 ? t : acc[c] + t;
+        }
     }
 #pragma unroll
   for (int c = 0; c < CH; c++)
@@ -262,8 +336,16 @@ sample_block (const BlockTaps<T, NSRC, ROWS> &b, int s, const int (&cols)[T], co
  * (BLOCK_Y apart), each pixel at once. The block finds the taps of its
  * columns and rows once, one thread each, into shared memory: the taps'
  * arithmetic (binary64 coordinates) and the loops that a run-time count
- * of planes, channels and taps leaves were what bound the kernel. */
-template <int T, int CH0, int CH1, int CH2>
+ * of planes, channels and taps leaves were what bound the kernel.
+ *
+ * FAST (FAST_YUV or FAST_PAIRS): the launch has found what the kernel
+ * would otherwise ask of each pixel: convert-color from planar YUV (no
+ * alpha) to packed 8-bit pixels of 4 channels whose fourth is constant,
+ * the components Y, U and V in the order of the planes, every source
+ * plane's pixels whole and 2-byte aligned; FAST_PAIRS: and the
+ * luma columns' two taps adjacent, the first even (a halving of width,
+ * bilinear), so a row's two are one 16-bit load. */
+template <int T, int CH0, int CH1, int CH2, int FAST>
 /* 8 blocks a multiprocessor: 32 registers (a few bytes spill), faster
  * than 40 at 6 blocks (H100, 4K NV12 to 1080p RGBA: 26.1 µs against 34.0). */
 __global__ void __launch_bounds__ (BLOCK_X * BLOCK_Y, 8)
@@ -273,6 +355,7 @@ resample_u8_kernel (const AccelCudaResample r)
   constexpr int CH[3] = { CH0, CH1, CH2 };
   constexpr int ROWS = BLOCK_Y * U8_ROWS;
   static_assert (NSRC * (BLOCK_X + ROWS) <= BLOCK_X * BLOCK_Y, "a thread a column or row of a plane");
+  static_assert (!FAST || (CH0 == 1 && NSRC > 1 && CH1 * (NSRC - 1) == 2), "FAST converts from planar YUV");
   __shared__ BlockTaps<T, NSRC, ROWS> b;
   const AccelCudaPlane &d = r.dst;
   const int x = blockIdx.x * BLOCK_X + threadIdx.x, y0 = blockIdx.y * ROWS;
@@ -312,13 +395,16 @@ resample_u8_kernel (const AccelCudaResample r)
 
   int cols[NSRC][T];
   float col_w[NSRC][T];
-  bool whole[NSRC];
+  bool whole[NSRC], one_x[NSRC], one_y[NSRC];
 #pragma unroll
   for (int s = 0; s < NSRC; s++)
     {
       const AccelCudaPlane &p = r.src[s];
-      whole[s] = p.channel_step == 1 && p.pixel_step == CH[s] && p.channels == CH[s]
-              && (((uintptr_t) p.base | (uintptr_t) p.stride) & (CH[s] - 1)) == 0;
+      whole[s] = FAST
+              || (p.channel_step == 1 && p.pixel_step == CH[s] && p.channels == CH[s]
+                  && (((uintptr_t) p.base | (uintptr_t) p.stride) & (CH[s] - 1)) == 0);
+      one_x[s] = (r.one_tap >> (2 * s)) & 1;
+      one_y[s] = (r.one_tap >> (2 * s + 1)) & 1;
 #pragma unroll
       for (int j = 0; j < T; j++)
         {
@@ -326,32 +412,72 @@ resample_u8_kernel (const AccelCudaResample r)
           col_w[s][j] = b.col_w[s][j][threadIdx.x];
         }
     }
-  const bool packed = packed_u8x4 (d);
+  const bool packed = FAST || packed_u8x4 (d);
 #pragma unroll
   for (int i = 0; i < U8_ROWS; i++)
     {
       const int ly = threadIdx.y + i * BLOCK_Y;
       if (y0 + ly >= d.height)
         break;
-      float res[ACCEL_CUDA_IMAGE_MAX_PLANES][4] = {};
-      sample_block<T, NSRC, ROWS, CH0> (b, 0, cols[0], col_w[0], ly, r.src[0], whole[0], res[0]);
+      uint32_t px[NSRC][T][T];
+      gather<T, NSRC, ROWS, CH0, FAST == FAST_PAIRS> (b, 0, cols[0], ly, r.src[0], whole[0], one_x[0], one_y[0], px[0]);
       if constexpr (NSRC > 1)
-        if (r.n_sources > 1)
-          sample_block<T, NSRC, ROWS, CH1> (b, 1, cols[1], col_w[1], ly, r.src[1], whole[1], res[1]);
+        if (FAST || r.n_sources > 1)
+          gather<T, NSRC, ROWS, CH1> (b, 1, cols[1], ly, r.src[1], whole[1], one_x[1], one_y[1], px[1]);
       if constexpr (NSRC > 2)
-        if (r.n_sources > 2)
-          sample_block<T, NSRC, ROWS, CH2> (b, 2, cols[2], col_w[2], ly, r.src[2], whole[2], res[2]);
-      store_pixel (r, packed, res, x, y0 + ly);
+        if (FAST || r.n_sources > 2)
+          gather<T, NSRC, ROWS, CH2> (b, 2, cols[2], ly, r.src[2], whole[2], one_x[2], one_y[2], px[2]);
+      float res[ACCEL_CUDA_IMAGE_MAX_PLANES][4] = {};
+      reduce<T, NSRC, ROWS, CH0> (b, 0, col_w[0], ly, one_x[0], one_y[0], px[0], res[0]);
+      if constexpr (NSRC > 1)
+        if (FAST || r.n_sources > 1)
+          reduce<T, NSRC, ROWS, CH1> (b, 1, col_w[1], ly, one_x[1], one_y[1], px[1], res[1]);
+      if constexpr (NSRC > 2)
+        if (FAST || r.n_sources > 2)
+          reduce<T, NSRC, ROWS, CH2> (b, 2, col_w[2], ly, one_x[2], one_y[2], px[2], res[2]);
+      if constexpr (FAST != 0)
+        store_yuv_packed<NSRC> (r, res, x, y0 + ly);
+      else
+        store_pixel (r, packed, res, x, y0 + ly);
     }
 }
 
-template <int T, int CH0, int CH1, int CH2>
+template <int T, int CH0, int CH1, int CH2, int FAST = 0>
 static void
 launch_u8 (const AccelCudaResample *r, cudaStream_t stream)
 {
   dim3 block (BLOCK_X, BLOCK_Y);
   dim3 grid = accel_cuda_image_grid (r->dst.width, (r->dst.height + U8_ROWS - 1) / U8_ROWS, block);
-  resample_u8_kernel<T, CH0, CH1, CH2><<<grid, block, 0, stream>>> (*r);
+  resample_u8_kernel<T, CH0, CH1, CH2, FAST><<<grid, block, 0, stream>>> (*r);
+}
+
+/* Which FAST kernel may run @r, NV12's (@nsrc 2) or I420's (3), or 0
+ * (see resample_u8_kernel). */
+static int
+fast_yuv (const AccelCudaResample *r, int nsrc)
+{
+  const AccelCudaPlane &d = r->dst;
+  if (!r->convert || r->n_sources != nsrc || r->take[3] != ACCEL_CUDA_TAKE_OPAQUE || d.depth != 1
+      || d.channels != 4 || d.pixel_step != 4 || d.channel_step != 1 || (((uintptr_t) d.base | (uintptr_t) d.stride) & 3))
+    return 0;
+  for (int s = 0; s < nsrc; s++)
+    {
+      const AccelCudaPlane &p = r->src[s];
+      if (p.channel_step != 1 || p.pixel_step != p.channels || (((uintptr_t) p.base | (uintptr_t) p.stride) & 1))
+        return 0;
+    }
+  /* Y, U, V: (0, 0), (1, 0), (1, 1) for NV12, (0, 0), (1, 0), (2, 0) for
+   * I420; no alpha. */
+  const int *cs = r->comp_source, *cc = r->comp_channel;
+  if (cs[0] != 0 || cc[0] != 0 || cs[1] != 1 || cc[1] != 0 || cs[2] != (nsrc == 2 ? 1 : 2)
+      || cc[2] != (nsrc == 2 ? 1 : 0) || cs[3] >= 0)
+    return 0;
+  /* Luma pairs: a bilinear halving of width whose samples lie at 2 x + f,
+   * f 0 or 1/2 (so tap 0 is 2 x, tap 1 2 x + 1, never clamped). */
+  const AccelImageAxis &ax = r->ax[0];
+  const bool pairs = ax.method == ACCEL_IMAGE_BILINEAR && ax.num_a == 2 * ax.den
+                     && (ax.num_b == 0 || 2 * ax.num_b == ax.den) && r->src[0].width == 2 * d.width;
+  return pairs ? FAST_PAIRS : FAST_YUV;
 }
 
 /* The 8-bit kernel for the planes' channels: NV12's, I420's and RGBA's
@@ -364,9 +490,19 @@ launch_u8_planes (const AccelCudaResample *r, cudaStream_t stream)
   for (int s = 0; s < r->n_sources; s++)
     ch[s] = r->src[s].channels;
   if (ch[0] == 1 && ch[1] == 2 && ch[2] == 0)
-    launch_u8<T, 1, 2, 0> (r, stream);
+    switch (fast_yuv (r, 2))
+      {
+      case FAST_PAIRS: launch_u8<T, 1, 2, 0, T == 2 ? FAST_PAIRS : FAST_YUV> (r, stream); break;
+      case FAST_YUV: launch_u8<T, 1, 2, 0, FAST_YUV> (r, stream); break;
+      default: launch_u8<T, 1, 2, 0> (r, stream); break;
+      }
   else if (ch[0] == 1 && ch[1] == 1 && ch[2] == 1)
-    launch_u8<T, 1, 1, 1> (r, stream);
+    switch (fast_yuv (r, 3))
+      {
+      case FAST_PAIRS: launch_u8<T, 1, 1, 1, T == 2 ? FAST_PAIRS : FAST_YUV> (r, stream); break;
+      case FAST_YUV: launch_u8<T, 1, 1, 1, FAST_YUV> (r, stream); break;
+      default: launch_u8<T, 1, 1, 1> (r, stream); break;
+      }
   else if (ch[0] == 4 && ch[1] == 0)
     launch_u8<T, 4, 0, 0> (r, stream);
   else
@@ -382,12 +518,30 @@ launch (const AccelCudaResample *r, cudaStream_t stream)
   resample_kernel<MAXT><<<grid, block, 0, stream>>> (*r);
 }
 
+/* Whether every destination index of @a reads one source sample at
+ * weight 1, its other taps at weight 0: nearest, and bilinear or area
+ * where source and destination samples coincide (a scale of 1 and a
+ * whole offset: (num_a x + num_b) / den is then a whole number, which
+ * the binary64 coordinate, rounded to binary32, is exactly). */
+static bool
+one_tap (const AccelImageAxis &a)
+{
+  if (a.method == ACCEL_IMAGE_NEAREST)
+    return true;
+  return (a.method == ACCEL_IMAGE_BILINEAR || a.method == ACCEL_IMAGE_AREA) && a.scale == 1.0f && a.num_a == a.den
+         && a.num_b % a.den == 0;
+}
+
 /* @r with its rows: what each destination channel takes, as the
- * coefficients store_pixel () applies without a branch. */
+ * coefficients store_pixel () applies without a branch; and the axes that
+ * take one tap. */
 static AccelCudaResample
 with_rows (const AccelCudaResample *r)
 {
   AccelCudaResample out = *r;
+  out.one_tap = 0;
+  for (int s = 0; s < r->n_sources; s++)
+    out.one_tap |= (one_tap (r->ax[s]) ? 1 : 0) << (2 * s) | (one_tap (r->ay[s]) ? 1 : 0) << (2 * s + 1);
   for (int c = 0; c < 4; c++)
     {
       float *a = out.rows[c];

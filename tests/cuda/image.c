@@ -286,6 +286,14 @@ test_aligned (void)
                   make_convert, &c, 0, FALSE);
       run_layout ("convert-color aligned", ACCEL_IMAGE_FORMAT_RGBA, frame, ACCEL_IMAGE_FORMAT_NV12, half,
                   make_convert, &c, 0, FALSE);
+      /* The YUV to 4-channel kernels: I420 halved, and both at full size
+       * (luma one tap an axis). */
+      run_layout ("convert-color aligned", ACCEL_IMAGE_FORMAT_I420, frame, ACCEL_IMAGE_FORMAT_RGBA, half,
+                  make_convert, &c, 0, FALSE);
+      run_layout ("convert-color aligned", ACCEL_IMAGE_FORMAT_NV12, frame, ACCEL_IMAGE_FORMAT_BGRA, frame,
+                  make_convert, &c, 0, FALSE);
+      run_layout ("convert-color aligned", ACCEL_IMAGE_FORMAT_I420, frame, ACCEL_IMAGE_FORMAT_RGBA, frame,
+                  make_convert, &c, 0, FALSE);
       run_layout ("resize aligned", ACCEL_IMAGE_FORMAT_RGBA, frame, ACCEL_IMAGE_FORMAT_RGBA, half, make_resize,
                   GINT_TO_POINTER (method), 0, FALSE);
     }
