@@ -457,8 +457,7 @@ static int
 fast_yuv (const AccelCudaResample *r, int nsrc)
 {
   const AccelCudaPlane &d = r->dst;
-  if (!r->convert || r->n_sources != nsrc || r->take[3] != ACCEL_CUDA_TAKE_OPAQUE || d.depth != 1
-      || d.channels != 4 || d.pixel_step != 4 || d.channel_step != 1 || (((uintptr_t) d.base | (uintptr_t) d.stride) & 3))
+  if (!r->convert || r->n_sources != nsrc || r->take[3] != ACCEL_CUDA_TAKE_OPAQUE || !packed_u8x4 (d))
     return 0;
   for (int s = 0; s < nsrc; s++)
     {

@@ -28,7 +28,7 @@ accel_cuda_plane_put (const AccelCudaPlane &p, int x, int y, int c, int v)
 }
 
 /* Whether @p holds 8-bit samples of 4 channels packed in 32-bit words. */
-__device__ __forceinline__ bool
+__host__ __device__ __forceinline__ bool
 packed_u8x4 (const AccelCudaPlane &p)
 {
   return p.depth == 1 && p.channels == 4 && p.pixel_step == 4 && p.channel_step == 1
