@@ -93,8 +93,10 @@ tile_bytes (const AccelCudaFilter *f)
 /* RUN outputs a @step apart, output o the sum over the taps t of @k[t] ×
  * @src[(o + t) × @step], fused, in tap order: each pixel is read once
  * and slides through a window of RUN registers (unrolled RUN times, the
- * window's shifts are renamings). */
-template <int RUN, int CH>
+ * window's shifts are renamings). NT > 0: NT taps known when compiled
+ * (@n unused), unrolled whole, so that weights @k in the kernel's
+ * parameters are operands of the multiply-adds (no load, no loop). */
+template <int RUN, int CH, int NT = 0>
 __device__ __forceinline__ void
 slide_run (float (&acc)[RUN][CH], const Pixel<CH> *src, int step, const float *k, int n)
 {
@@ -102,8 +104,8 @@ slide_run (float (&acc)[RUN][CH], const Pixel<CH> *src, int step, const float *k
 #pragma unroll
   for (int o = 0; o < RUN - 1; o++)
     win[o] = src[o * step];
-#pragma unroll RUN
-  for (int t = 0; t < n; t++)
+#pragma unroll (NT > 0 ? NT : RUN)
+  for (int t = 0; t < (NT > 0 ? NT : n); t++)
     {
       win[RUN - 1] = src[(t + RUN - 1) * step];
       const float w = k[t];
@@ -126,32 +128,6 @@ unpack_rgba8 (uint32_t w, Pixel<CH> &v)
 #pragma unroll
   for (int k = 0; k < CH; k++)
     v.v[k] = (float) ((w >> (8 * k)) & 0xff);
-}
-
-/* slide_run () over NT taps known when compiled, their weights @k in the
- * kernel's parameters: unrolled whole, each weight an operand of its
- * multiply-adds (no load, no loop). */
-template <int RUN, int CH, int NT>
-__device__ __forceinline__ void
-slide_fixed (float (&acc)[RUN][CH], const Pixel<CH> *src, int step, const float (&k)[ACCEL_CUDA_FILTER_MAX_TAPS])
-{
-  Pixel<CH> win[RUN];
-#pragma unroll
-  for (int o = 0; o < RUN - 1; o++)
-    win[o] = src[o * step];
-#pragma unroll
-  for (int t = 0; t < NT; t++)
-    {
-      win[RUN - 1] = src[(t + RUN - 1) * step];
-#pragma unroll
-      for (int o = 0; o < RUN; o++)
-#pragma unroll
-        for (int c = 0; c < CH; c++)
-          acc[o][c] = __fmaf_rn (k[t], win[o].v[c], acc[o][c]);
-#pragma unroll
-      for (int o = 0; o < RUN - 1; o++)
-        win[o] = win[o + 1];
-    }
 }
 
 /* The tile's source pixels and halo, [rows][cols] from (@x0 - nx / 2,
@@ -250,7 +226,7 @@ load_tile (const AccelCudaFilter &f, bool packed, Pixel<CH> *in, int in_pitch, i
 
 /* NT 0: any taps up to TILE_MAX_TAPS, their weights read from shared
  * memory; NT > 0: NT taps on both axes, weights from the parameters (the
- * host's kx and ky), through slide_fixed (). */
+ * host's kx and ky). */
 template <int CH, int NT>
 __global__ void __launch_bounds__ (TILE_W * BLOCK_H)
 separable_tile_kernel (const AccelCudaFilter f)
@@ -281,10 +257,7 @@ separable_tile_kernel (const AccelCudaFilter f)
     {
       const int r = task % rows, c0 = task / rows * ROW_RUN;
       float acc[ROW_RUN][CH] = {};
-      if constexpr (NT > 0)
-        slide_fixed<ROW_RUN, CH, NT> (acc, in + r * in_pitch + c0, 1, f.kx);
-      else
-        slide_run<ROW_RUN, CH> (acc, in + r * in_pitch + c0, 1, kx, nx);
+      slide_run<ROW_RUN, CH, NT> (acc, in + r * in_pitch + c0, 1, NT ? f.kx : kx, nx);
 #pragma unroll
       for (int o = 0; o < ROW_RUN; o++)
 #pragma unroll
@@ -296,10 +269,7 @@ separable_tile_kernel (const AccelCudaFilter f)
   /* Down the columns: COL_RUN outputs of one column a thread. */
   const int x = x0 + tx, r0 = ty * COL_RUN;
   float acc[COL_RUN][CH] = {};
-  if constexpr (NT > 0)
-    slide_fixed<COL_RUN, CH, NT> (acc, inter + r0 * INTER_PITCH + tx, INTER_PITCH, f.ky);
-  else
-    slide_run<COL_RUN, CH> (acc, inter + r0 * INTER_PITCH + tx, INTER_PITCH, ky, ny);
+  slide_run<COL_RUN, CH, NT> (acc, inter + r0 * INTER_PITCH + tx, INTER_PITCH, NT ? f.ky : ky, ny);
   if (x >= f.dst.width)
     return;
   const bool packed_out = CH == 4 && packed_u8x4 (f.dst);
@@ -404,28 +374,29 @@ launch_tile (const AccelCudaFilter *f, dim3 tiles, dim3 threads, size_t bytes, c
   return cudaSuccess;
 }
 
-/* The kernels of fixed taps: 1 and 4 channels (a plane, RGBA), the same
- * odd count of at most 17 on both axes (Gaussians to sigma 2.67, boxes to
- * radius 8), the weights the host's. Returns cudaErrorNotSupported for
- * the rest, which the kernel of any taps runs. */
+/* The kernels of fixed taps run @f where it has 1 or 4 channels (a plane,
+ * RGBA) and the same odd count of at most 17 taps on both axes (Gaussians
+ * to sigma 2.67, boxes to radius 8), their weights the host's; the
+ * kernel of any taps runs the rest. */
 template <int CH>
 static cudaError_t
-launch_fixed (const AccelCudaFilter *f, dim3 tiles, dim3 threads, size_t bytes, cudaStream_t stream)
+launch_channels (const AccelCudaFilter *f, dim3 tiles, dim3 threads, size_t bytes, cudaStream_t stream)
 {
-  if (f->dkx || f->dky || f->nx != f->ny)
-    return cudaErrorNotSupported;
-  switch (f->nx)
-    {
-    case 3: return launch_tile<CH, 3> (f, tiles, threads, bytes, stream);
-    case 5: return launch_tile<CH, 5> (f, tiles, threads, bytes, stream);
-    case 7: return launch_tile<CH, 7> (f, tiles, threads, bytes, stream);
-    case 9: return launch_tile<CH, 9> (f, tiles, threads, bytes, stream);
-    case 11: return launch_tile<CH, 11> (f, tiles, threads, bytes, stream);
-    case 13: return launch_tile<CH, 13> (f, tiles, threads, bytes, stream);
-    case 15: return launch_tile<CH, 15> (f, tiles, threads, bytes, stream);
-    case 17: return launch_tile<CH, 17> (f, tiles, threads, bytes, stream);
-    default: return cudaErrorNotSupported;
-    }
+  if constexpr (CH == 1 || CH == 4)
+    if (!f->dkx && !f->dky && f->nx == f->ny)
+      switch (f->nx)
+        {
+        case 3: return launch_tile<CH, 3> (f, tiles, threads, bytes, stream);
+        case 5: return launch_tile<CH, 5> (f, tiles, threads, bytes, stream);
+        case 7: return launch_tile<CH, 7> (f, tiles, threads, bytes, stream);
+        case 9: return launch_tile<CH, 9> (f, tiles, threads, bytes, stream);
+        case 11: return launch_tile<CH, 11> (f, tiles, threads, bytes, stream);
+        case 13: return launch_tile<CH, 13> (f, tiles, threads, bytes, stream);
+        case 15: return launch_tile<CH, 15> (f, tiles, threads, bytes, stream);
+        case 17: return launch_tile<CH, 17> (f, tiles, threads, bytes, stream);
+        default: break;
+        }
+  return launch_tile<CH> (f, tiles, threads, bytes, stream);
 }
 
 extern "C" size_t
@@ -449,19 +420,14 @@ accel_cuda_launch_filter (const AccelCudaFilter *f, float *workspace, cudaStream
       dim3 tiles ((unsigned) ((f->dst.width + TILE_W - 1) / TILE_W), (unsigned) ((f->dst.height + TILE_H - 1) / TILE_H));
       dim3 threads (TILE_W, BLOCK_H);
       size_t bytes = tile_bytes (f);
-      cudaError_t err = cudaErrorNotSupported;
-      if (f->src.channels == 1)
-        err = launch_fixed<1> (f, tiles, threads, bytes, stream);
-      else if (f->src.channels == 4)
-        err = launch_fixed<4> (f, tiles, threads, bytes, stream);
-      if (err == cudaErrorNotSupported)
-        switch (f->src.channels)
-          {
-          case 1: err = launch_tile<1> (f, tiles, threads, bytes, stream); break;
-          case 2: err = launch_tile<2> (f, tiles, threads, bytes, stream); break;
-          case 3: err = launch_tile<3> (f, tiles, threads, bytes, stream); break;
-          default: err = launch_tile<4> (f, tiles, threads, bytes, stream); break;
-          }
+      cudaError_t err;
+      switch (f->src.channels)
+        {
+        case 1: err = launch_channels<1> (f, tiles, threads, bytes, stream); break;
+        case 2: err = launch_channels<2> (f, tiles, threads, bytes, stream); break;
+        case 3: err = launch_channels<3> (f, tiles, threads, bytes, stream); break;
+        default: err = launch_channels<4> (f, tiles, threads, bytes, stream); break;
+        }
       if (err != cudaSuccess)
         return err;
     }

@@ -400,9 +400,7 @@ resample_u8_kernel (const AccelCudaResample r)
   for (int s = 0; s < NSRC; s++)
     {
       const AccelCudaPlane &p = r.src[s];
-      whole[s] = FAST
-              || (p.channel_step == 1 && p.pixel_step == CH[s] && p.channels == CH[s]
-                  && (((uintptr_t) p.base | (uintptr_t) p.stride) & (CH[s] - 1)) == 0);
+      whole[s] = FAST || whole_pixels (p, CH[s]);
       one_x[s] = (r.one_tap >> (2 * s)) & 1;
       one_y[s] = (r.one_tap >> (2 * s + 1)) & 1;
 #pragma unroll
@@ -462,7 +460,7 @@ fast_yuv (const AccelCudaResample *r, int nsrc)
   for (int s = 0; s < nsrc; s++)
     {
       const AccelCudaPlane &p = r->src[s];
-      if (p.channel_step != 1 || p.pixel_step != p.channels || (((uintptr_t) p.base | (uintptr_t) p.stride) & 1))
+      if (!whole_pixels (p, p.channels) || (((uintptr_t) p.base | (uintptr_t) p.stride) & 1))
         return 0;
     }
   /* Y, U, V: (0, 0), (1, 0), (1, 1) for NV12, (0, 0), (1, 0), (2, 0) for
@@ -479,6 +477,20 @@ fast_yuv (const AccelCudaResample *r, int nsrc)
   return pairs ? FAST_PAIRS : FAST_YUV;
 }
 
+/* NV12 (CH1 2) or I420 (CH1 and CH2 1): the FAST kernel fast_yuv ()
+ * allows, else the format's own. */
+template <int T, int CH1, int CH2>
+static void
+launch_yuv (const AccelCudaResample *r, cudaStream_t stream)
+{
+  switch (fast_yuv (r, CH2 ? 3 : 2))
+    {
+    case FAST_PAIRS: launch_u8<T, 1, CH1, CH2, T == 2 ? FAST_PAIRS : FAST_YUV> (r, stream); break;
+    case FAST_YUV: launch_u8<T, 1, CH1, CH2, FAST_YUV> (r, stream); break;
+    default: launch_u8<T, 1, CH1, CH2> (r, stream); break;
+    }
+}
+
 /* The 8-bit kernel for the planes' channels: NV12's, I420's and RGBA's
  * its own, any other layout the one of 4 channels a plane at most. */
 template <int T>
@@ -489,19 +501,9 @@ launch_u8_planes (const AccelCudaResample *r, cudaStream_t stream)
   for (int s = 0; s < r->n_sources; s++)
     ch[s] = r->src[s].channels;
   if (ch[0] == 1 && ch[1] == 2 && ch[2] == 0)
-    switch (fast_yuv (r, 2))
-      {
-      case FAST_PAIRS: launch_u8<T, 1, 2, 0, T == 2 ? FAST_PAIRS : FAST_YUV> (r, stream); break;
-      case FAST_YUV: launch_u8<T, 1, 2, 0, FAST_YUV> (r, stream); break;
-      default: launch_u8<T, 1, 2, 0> (r, stream); break;
-      }
+    launch_yuv<T, 2, 0> (r, stream);
   else if (ch[0] == 1 && ch[1] == 1 && ch[2] == 1)
-    switch (fast_yuv (r, 3))
-      {
-      case FAST_PAIRS: launch_u8<T, 1, 1, 1, T == 2 ? FAST_PAIRS : FAST_YUV> (r, stream); break;
-      case FAST_YUV: launch_u8<T, 1, 1, 1, FAST_YUV> (r, stream); break;
-      default: launch_u8<T, 1, 1, 1> (r, stream); break;
-      }
+    launch_yuv<T, 1, 1> (r, stream);
   else if (ch[0] == 4 && ch[1] == 0)
     launch_u8<T, 4, 0, 0> (r, stream);
   else

@@ -27,12 +27,21 @@ accel_cuda_plane_put (const AccelCudaPlane &p, int x, int y, int c, int v)
     *(uint16_t *) at = (uint16_t) (v << p.shift);
 }
 
+/* Whether @p's pixels of 8-bit samples are whole: its @ch channels
+ * adjacent and every pixel aligned to its @ch bytes (@ch 1, 2 or 4), so
+ * that one load reads a pixel. */
+__host__ __device__ __forceinline__ bool
+whole_pixels (const AccelCudaPlane &p, int ch)
+{
+  return p.channel_step == 1 && p.pixel_step == ch && p.channels == ch
+      && (((uintptr_t) p.base | (uintptr_t) p.stride) & (ch - 1)) == 0;
+}
+
 /* Whether @p holds 8-bit samples of 4 channels packed in 32-bit words. */
 __host__ __device__ __forceinline__ bool
 packed_u8x4 (const AccelCudaPlane &p)
 {
-  return p.depth == 1 && p.channels == 4 && p.pixel_step == 4 && p.channel_step == 1
-      && ((uintptr_t) p.base & 3) == 0 && (p.stride & 3) == 0;
+  return p.depth == 1 && whole_pixels (p, 4);
 }
 
 /* Channel @c at (@x, @y) through the border @mode (an AccelBorderMode),
