@@ -35,7 +35,7 @@ GVariant *_accel_device_stats_to_variant (AccelDeviceStats *stats, gboolean busy
 /* accel-device-resources.c */
 typedef struct {
   GMutex lock;
-  GArray *entries;
+  GPtrArray *entries;           /* of heap entries: a GWeakRef must not move */
 } AccelContextResources;
 
 void _accel_context_resources_init (AccelContextResources *self);

@@ -8,53 +8,63 @@
 #include "accel-device-private.h"
 
 typedef struct {
-  GWeakRef ref;
+  GWeakRef ref;                 /* GLib records its address: it lives on the heap and never moves */
   gpointer key;                 /* the object, for removal; never dereferenced */
   AccelContextOpsFunc make_ops;
 } Entry;
 
 static void
-entry_clear (gpointer data)
+entry_free (gpointer data)
 {
-  g_weak_ref_clear (&((Entry *) data)->ref);
+  Entry *e = data;
+  g_weak_ref_clear (&e->ref);
+  g_free (e);
 }
 
 void
 _accel_context_resources_init (AccelContextResources *self)
 {
   g_mutex_init (&self->lock);
-  self->entries = g_array_new (FALSE, FALSE, sizeof (Entry));
-  g_array_set_clear_func (self->entries, entry_clear);
+  self->entries = g_ptr_array_new_with_free_func (entry_free);
 }
 
 void
 _accel_context_resources_clear (AccelContextResources *self)
 {
-  g_clear_pointer (&self->entries, g_array_unref);
+  g_clear_pointer (&self->entries, g_ptr_array_unref);
   g_mutex_clear (&self->lock);
 }
 
+/* The weak reference is made where it stays: GLib keeps the address given
+ * to g_weak_ref_init() and writes NULL there when the object goes, on
+ * whatever thread drops its last reference. */
 void
 _accel_context_resources_add (AccelContextResources *self, GObject *resource, AccelContextOpsFunc make_ops)
 {
-  Entry e = { { { NULL } }, resource, make_ops };
-  g_weak_ref_init (&e.ref, resource);
+  Entry *e = g_new0 (Entry, 1);
+  g_weak_ref_init (&e->ref, resource);
+  e->key = resource;
+  e->make_ops = make_ops;
   g_mutex_lock (&self->lock);
-  g_array_append_val (self->entries, e);
+  g_ptr_array_add (self->entries, e);
   g_mutex_unlock (&self->lock);
 }
 
 void
 _accel_context_resources_remove (AccelContextResources *self, GObject *resource)
 {
+  Entry *gone = NULL;
+
   g_mutex_lock (&self->lock);
   for (guint i = 0; i < self->entries->len; i++)
-    if (g_array_index (self->entries, Entry, i).key == resource)
+    if (((Entry *) self->entries->pdata[i])->key == resource)
       {
-        g_array_remove_index (self->entries, i);
+        gone = g_ptr_array_steal_index (self->entries, i);
         break;
       }
   g_mutex_unlock (&self->lock);
+  if (gone)
+    entry_free (gone);
 }
 
 /* The ops that restore every live resource, in the order they came. */
@@ -68,7 +78,7 @@ _accel_context_resources_ops (AccelContextResources *self)
   g_mutex_lock (&self->lock);
   for (guint i = 0; i < self->entries->len; i++)
     {
-      Entry *e = &g_array_index (self->entries, Entry, i);
+      Entry *e = self->entries->pdata[i];
       GObject *obj = g_weak_ref_get (&e->ref);
       if (obj)
         {

@@ -163,8 +163,13 @@ accel_cuda_lane_mark (AccelCudaLane *lane, AccelCudaMark *mark, GError **error)
       AccelCudaDrvResult r = accel_cuda_driver_get ()->cuStreamWriteValue32 (lane->stream, lane->flag_device, seq, 0);
       if (r != 0)
         {
-          g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_LIBRARY,
-                       "cuda: cuStreamWriteValue32 of lane %u's flag failed (CUresult %d)", lane->index, r);
+          /* The driver's codes are the runtime's for sticky errors: a fault
+           * seen here poisons the context like one seen anywhere else. */
+          if (accel_cuda_error_is_sticky ((cudaError_t) r))
+            g_propagate_error (error, accel_cuda_error_new ((cudaError_t) r, "cuStreamWriteValue32"));
+          else
+            g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_LIBRARY,
+                         "cuda: cuStreamWriteValue32 of lane %u's flag failed (CUresult %d)", lane->index, r);
           mark->lane = -1;
           return FALSE;
         }
@@ -233,8 +238,11 @@ wait_for_mark (AccelCudaContext *ctx, AccelCudaLane *lane, const AccelCudaMark *
                                                                        mark->seq, 0);
   if (r != 0)
     {
-      g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_LIBRARY,
-                   "cuda: cuStreamWaitValue32 on lane %d's flag failed (CUresult %d)", mark->lane, r);
+      if (accel_cuda_error_is_sticky ((cudaError_t) r))
+        g_propagate_error (error, accel_cuda_error_new ((cudaError_t) r, "cuStreamWaitValue32"));
+      else
+        g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_LIBRARY,
+                     "cuda: cuStreamWaitValue32 on lane %d's flag failed (CUresult %d)", mark->lane, r);
       return FALSE;
     }
   return TRUE;
