@@ -19,7 +19,7 @@
  * - libs-norm: layernorm and rmsnorm (the cuda plugin's own kernels) in
  *   effective GB/s, beside a device-to-device cudaMemcpyAsync that reads
  *   and writes as many bytes: the bound of a kernel that reads x once and
- *   writes y once.
+ *   writes y once. Rows of 4096, 4097 (.odd) and 65536 (.long) elements.
  *
  * The timing is accel-bench-libs-common.c's (accel-bench-libs.h); the
  * libs-cutlass group is in accel-bench-libs-cutlass.c.
@@ -529,11 +529,12 @@ run_cub (AccelBench *bench, GError **error)
 
 /* libs-norm */
 
-/* layernorm (gamma and beta) and rmsnorm (gamma) of x [rows, n] into y.
- * Both sides count the bytes of x read and y written; gamma and beta, n
- * elements each and cached, are left out of the op's figure. */
+/* layernorm (gamma and beta) and rmsnorm (gamma) of x [rows, n] into y,
+ * named libs-norm.{layernorm,rmsnorm}.DTYPE then @suffix. Both sides
+ * count the bytes of x read and y written; gamma and beta, n elements
+ * each and cached, are left out of the op's figure. */
 static gboolean
-bench_norm (Raw *raw, AccelDType dtype, gint64 rows, gint64 n, GError **error)
+bench_norm (Raw *raw, AccelDType dtype, gint64 rows, gint64 n, const char *suffix, GError **error)
 {
   gint64 dims[2] = { rows, n }, dn[1] = { n };
   gsize size = (gsize) rows * n * accel_dtype_get_size (dtype);
@@ -547,8 +548,8 @@ bench_norm (Raw *raw, AccelDType dtype, gint64 rows, gint64 n, GError **error)
   if (ok)
     {
       const char *dt = accel_dtype_get_name (dtype);
-      g_autofree char *ln_label = g_strdup_printf ("libs-norm.layernorm.%s", dt);
-      g_autofree char *rms_label = g_strdup_printf ("libs-norm.rmsnorm.%s", dt);
+      g_autofree char *ln_label = g_strdup_printf ("libs-norm.layernorm.%s%s", dt, suffix);
+      g_autofree char *rms_label = g_strdup_printf ("libs-norm.rmsnorm.%s%s", dt, suffix);
       g_autoptr(AccelOp) ln = accel_layernorm_new (x, gamma, beta, y);
       g_autoptr(AccelOp) rms = accel_rmsnorm_new (x, gamma, NULL, y);
       ok = libs_compare (raw, ln_label, ln, accel_bench_raw_copy_call, &c, 20, gb, "GB/s", error)
@@ -565,8 +566,12 @@ run_norm (AccelBench *bench, GError **error)
   gint64 rows = accel_bench_is_quick (bench) ? 2048 : 16384, n = 4096;
   if (!accel_bench_raw_open (bench, &raw, "libs", error))
     return FALSE;
-  gboolean ok = bench_norm (&raw, ACCEL_DTYPE_BF16, rows, n, error)
-                && bench_norm (&raw, ACCEL_DTYPE_F32, rows, n, error);
+  /* Then rows of odd length (a head, packs and a tail each) and rows too
+   * long for registers (x read twice). */
+  gboolean ok = bench_norm (&raw, ACCEL_DTYPE_BF16, rows, n, "", error)
+                && bench_norm (&raw, ACCEL_DTYPE_F32, rows, n, "", error)
+                && bench_norm (&raw, ACCEL_DTYPE_BF16, rows, n + 1, ".odd", error)
+                && bench_norm (&raw, ACCEL_DTYPE_BF16, rows / 8, n * 16, ".long", error);
   accel_bench_raw_close (&raw);
   return ok;
 }
@@ -578,7 +583,9 @@ const AccelBenchGroup accel_bench_libs_groups[] = {
   { "libs-cusparse", "spmv, checked and trusted, beside cusparseSpMV", run_cusparse },
   { "libs-cudnn", "conv2d f16 NHWC 3x3 beside cudnnConvolutionForward", run_cudnn },
   { "libs-cub", "sort and scan beside the typed CUB calls", run_cub },
-  { "libs-norm", "layernorm, rmsnorm bf16 and f32 [16384, 4096] in GB/s beside a cudaMemcpyAsync of as many bytes",
+  { "libs-norm",
+    "layernorm, rmsnorm bf16 and f32 [16384, 4096], bf16 [16384, 4097] (.odd) and [2048, 65536] (.long) in GB/s "
+    "beside a cudaMemcpyAsync of as many bytes",
     run_norm },
   { NULL, NULL, NULL },
 };

@@ -16,7 +16,9 @@
  *   16 bytes or 8 elements a thread): one block per row, of as few
  *   threads as carry it (64 for a bf16 row of 4096; see aim_items): a
  *   thread's packs are all its loads in flight at once, and a small
- *   block spends less of the row's time in its reduction;
+ *   block spends less of the row's time in its reduction (blocks of 1024
+ *   threads, 64 registers each, spill: the compiler keeps a thread's
+ *   values widened to binary32 between the two passes);
  * - longer rows: one block of 512 threads per row that reads x twice
  *   (the second read mostly from L2): once for the moments, merged per
  *   thread and then across the block with Chan's pairwise update, once to
@@ -36,11 +38,19 @@
  * and beta are read after the reduction, as y is written: they are
  * n elements read by every row, from L2.
  *
- * Loads and stores are 16 bytes wide when the row length is a multiple of
- * 16 bytes and every pointer is 16-byte aligned; else they are one element
- * wide, still coalesced. y may be x: every element is read by the thread
- * that writes it, before it writes it, and x is not read through the
- * non-coherent cache.
+ * Loads and stores are 16 bytes wide wherever x and y lie at the same
+ * distance from a 16-byte boundary: a row of the cached kernels is its
+ * elements up to the first boundary (the head), whole 16-byte packs, and
+ * the elements after the last (the tail), so rows of any length (4097)
+ * and views one element into their buffers keep wide loads; the head and
+ * tail, fewer than 2 × 16 bytes, are one element each of the row's first
+ * threads. gamma and beta are read as packs in rows where they are
+ * aligned with x, else one element at a time (from L2 either way). The
+ * long kernel takes whole packs only (rows of a multiple of 16 bytes,
+ * x aligned); x and y at different distances from a boundary, or a long
+ * ragged row, go one element at a time, still coalesced. y may be x:
+ * every element is read by the thread that writes it, before it writes
+ * it, and x is not read through the non-coherent cache.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -122,13 +132,47 @@ struct NormArgs
   int64_t rows, n;
   float eps, n_f;
   bool rms;
+  /* Elements from the 16-byte boundary at or before x (and y), gamma and
+   * beta; 0 for one-element packs. */
+  int x_phase, g_phase, b_phase;
 };
+
+/* Where a row's whole packs lie: @h elements before the first (up to a
+ * 16-byte boundary), @nv packs from pack @first of the aligned base of x
+ * and y, @t elements after the last. @affine_packs: gamma and beta are
+ * aligned with the packs too. */
+struct RowLayout
+{
+  int64_t first;
+  int nv, h, t;
+  bool affine_packs;
+};
+
+/* For rows of the cached kernels, whose lengths fit an int. */
+template <int VEC>
+__device__ __forceinline__ RowLayout
+row_layout (const NormArgs &a, int64_t row)
+{
+  const int64_t s = a.x_phase + row * a.n;
+  const int64_t h = min ((int64_t) ((VEC - (s & (VEC - 1))) & (VEC - 1)), a.n);
+  const int64_t nv = (a.n - h) / VEC;
+  const bool affine = ((a.g_phase + h) & (VEC - 1)) == 0 && ((a.b_phase + h) & (VEC - 1)) == 0;
+  return { (s + h) / VEC, (int) nv, (int) h, (int) (a.n - h - nv * VEC), affine };
+}
 
 template <typename T, int VEC>
 __device__ __forceinline__ Pack<T, VEC>
 load_pack (const void *base, int64_t k)
 {
   return static_cast<const Pack<T, VEC> *> (base)[k];
+}
+
+/* The 16-byte boundary at or before @p, @phase elements before it. */
+template <typename T>
+__device__ __forceinline__ const void *
+aligned_base (const void *p, int phase)
+{
+  return static_cast<const T *> (p) - phase;
 }
 
 template <typename T, int VEC>
@@ -140,7 +184,8 @@ widen_pack (const Pack<T, VEC> &p, float (&out)[VEC], float shift)
     out[e] = Elem<T>::widen (p.e[e]) - shift;
 }
 
-/* The optional gamma and beta packs of pack index @k of a row. */
+/* The optional gamma and beta packs of pack index @k of a row of whole
+ * packs. */
 template <typename T, int VEC>
 __device__ __forceinline__ void
 load_affine (const NormArgs &a, int64_t k, Pack<T, VEC> &g, Pack<T, VEC> &b)
@@ -151,11 +196,35 @@ load_affine (const NormArgs &a, int64_t k, Pack<T, VEC> &g, Pack<T, VEC> &b)
     b = load_pack<T, VEC> (a.beta, k);
 }
 
-/* y[at] = (v - mean) · rstd · gamma + beta, in the CPU's order; v and
- * mean both shifted by the row's shift. */
+/* The optional gamma and beta values of the VEC elements from element
+ * @at of a row: one load of each where they are aligned with x. */
 template <typename T, int VEC>
 __device__ __forceinline__ void
-store_normalised (const NormArgs &a, int64_t at, const float (&v)[VEC], const Pack<T, VEC> &g,
+load_affine_at (const NormArgs &a, int64_t at, bool packs, Pack<T, VEC> &g, Pack<T, VEC> &b)
+{
+  if (packs)
+    {
+      if (a.gamma)
+        g = load_pack<T, VEC> (static_cast<const T *> (a.gamma) + at, 0);
+      if (a.beta)
+        b = load_pack<T, VEC> (static_cast<const T *> (a.beta) + at, 0);
+      return;
+    }
+#pragma unroll
+  for (int e = 0; e < VEC; e++)
+    {
+      if (a.gamma)
+        g.e[e] = static_cast<const T *> (a.gamma)[at + e];
+      if (a.beta)
+        b.e[e] = static_cast<const T *> (a.beta)[at + e];
+    }
+}
+
+/* Pack @at of @y = (v - mean) · rstd · gamma + beta, in the CPU's order;
+ * v and mean both shifted by the row's shift. */
+template <typename T, int VEC>
+__device__ __forceinline__ void
+store_normalised (const NormArgs &a, void *y, int64_t at, const float (&v)[VEC], const Pack<T, VEC> &g,
                   const Pack<T, VEC> &b, float mean, float rstd)
 {
   Pack<T, VEC> out;
@@ -169,7 +238,7 @@ store_normalised (const NormArgs &a, int64_t at, const float (&v)[VEC], const Pa
         r += Elem<T>::widen (b.e[e]);
       out.e[e] = Elem<T>::narrow (r);
     }
-  static_cast<Pack<T, VEC> *> (a.y)[at] = out;
+  static_cast<Pack<T, VEC> *> (y)[at] = out;
 }
 
 /* Every lane gets the same sum: the butterfly adds the same two values in
@@ -280,15 +349,16 @@ row_merge (Moments m, Moments *scratch)
 }
 
 /* The sum of @f over the widened values of the packs of @p in the row
- * (pack i of a thread is the row's pack i · threads + tid). */
+ * (pack i of a thread is the row's pack i · threads + tid, of @nv), and
+ * of the thread's head or tail element @xe if @has_extra. */
 template <typename T, int VEC, int ITEMS, typename F>
 __device__ __forceinline__ float
-sum_of (const Pack<T, VEC> (&p)[ITEMS], int tid, int threads, int64_t nv, F f)
+sum_of (const Pack<T, VEC> (&p)[ITEMS], int tid, int threads, int nv, bool has_extra, float xe, F f)
 {
-  float sum = 0.0f;
+  float sum = has_extra ? f (xe) : 0.0f;
 #pragma unroll
   for (int i = 0; i < ITEMS; i++)
-    if ((int64_t) i * threads + tid < nv)
+    if (i * threads + tid < nv)
 #pragma unroll
       for (int e = 0; e < VEC; e++)
         sum += f (Elem<T>::widen (p[i].e[e]));
@@ -296,45 +366,53 @@ sum_of (const Pack<T, VEC> (&p)[ITEMS], int tid, int threads, int64_t nv, F f)
 }
 
 /* Rows that fit in registers: ITEMS packs of VEC elements per thread, one
- * warp per row (WARP_ROW) or one block per row. */
+ * warp per row (WARP_ROW) or one block per row; the row's head and tail
+ * elements, one each, in its first threads. */
 template <typename T, int VEC, int ITEMS, bool WARP_ROW>
 __global__ void __launch_bounds__ (BLOCK_ROW_MAX_THREADS)
 norm_cached_kernel (NormArgs a)
 {
   __shared__ float scratch[WARP];
   __shared__ Moments mscratch[WARP];
-  const int64_t nv = a.n / VEC;
   const int tid = WARP_ROW ? (int) threadIdx.x % WARP : (int) threadIdx.x;
   const int threads = WARP_ROW ? WARP : (int) blockDim.x;
   const int rows_per_block = WARP_ROW ? (int) blockDim.x / WARP : 1;
   const int64_t step = (int64_t) gridDim.x * rows_per_block;
   int64_t row = (int64_t) blockIdx.x * rows_per_block + (WARP_ROW ? threadIdx.x / WARP : 0);
+  const void *xa = aligned_base<T> (a.x, a.x_phase);
+  void *ya = const_cast<void *> (aligned_base<T> (a.y, a.x_phase));
 
   /* The loop bound is uniform over the threads of a row (a warp, or the
    * block), as the reductions need. */
   for (; row < a.rows; row += step)
     {
-      const int64_t base = row * nv;
+      const RowLayout l = row_layout<VEC> (a, row);
       const float shift = row_shift<T> (a, row);
       Pack<T, VEC> p[ITEMS];
 
 #pragma unroll
       for (int i = 0; i < ITEMS; i++)
         {
-          const int64_t k = (int64_t) i * threads + tid;
-          if (k < nv)
-            p[i] = load_pack<T, VEC> (a.x, base + k);
+          const int k = i * threads + tid;
+          if (k < l.nv)
+            p[i] = load_pack<T, VEC> (xa, l.first + k);
         }
+      /* The head or tail element of this thread, if any. */
+      const bool has_extra = tid < l.h + l.t;
+      const int extra_at = tid < l.h ? tid : l.h + l.nv * VEC + (tid - l.h);
+      const float xe = has_extra ? Elem<T>::widen (static_cast<const T *> (a.x)[row * a.n + extra_at]) : 0.0f;
 
       float mean = 0.0f, var;
       if (a.rms)
-        var = row_sum<WARP_ROW> (sum_of (p, tid, threads, nv, [] (float v) { return v * v; }), scratch) / a.n_f;
+        var = row_sum<WARP_ROW> (sum_of (p, tid, threads, l.nv, has_extra, xe, [] (float v) { return v * v; }),
+                                 scratch)
+              / a.n_f;
       else
         {
-          float s = 0.0f, c = 0.0f;
+          float s = has_extra ? xe - shift : 0.0f, c = has_extra ? 1.0f : 0.0f;
 #pragma unroll
           for (int i = 0; i < ITEMS; i++)
-            if ((int64_t) i * threads + tid < nv)
+            if (i * threads + tid < l.nv)
               {
                 c += VEC;
 #pragma unroll
@@ -342,7 +420,7 @@ norm_cached_kernel (NormArgs a)
                   s += Elem<T>::widen (p[i].e[e]) - shift;
               }
           const float m = c > 0.0f ? s / c : 0.0f;
-          const float q = sum_of (p, tid, threads, nv, [shift, m] (float v) {
+          const float q = sum_of (p, tid, threads, l.nv, has_extra, xe, [shift, m] (float v) {
             const float d = v - shift - m;
             return d * d;
           });
@@ -355,15 +433,22 @@ norm_cached_kernel (NormArgs a)
 #pragma unroll
       for (int i = 0; i < ITEMS; i++)
         {
-          const int64_t k = (int64_t) i * threads + tid;
-          if (k < nv)
+          const int k = i * threads + tid;
+          if (k < l.nv)
             {
               Pack<T, VEC> gi, bi;
-              load_affine (a, k, gi, bi);
+              load_affine_at (a, l.h + k * VEC, l.affine_packs, gi, bi);
               float v[VEC];
               widen_pack (p[i], v, shift);
-              store_normalised (a, base + k, v, gi, bi, mean, rstd);
+              store_normalised (a, ya, l.first + k, v, gi, bi, mean, rstd);
             }
+        }
+      if (has_extra)
+        {
+          Pack<T, 1> gi, bi;
+          load_affine_at (a, extra_at, false, gi, bi);
+          const float v[1] = { xe - shift };
+          store_normalised (a, a.y, row * a.n + extra_at, v, gi, bi, mean, rstd);
         }
     }
 }
@@ -440,7 +525,7 @@ norm_long_kernel (NormArgs a)
 #pragma unroll
           for (int u = 0; u < LONG_UNROLL; u++)
             if (k0 + u * stride < nv)
-              store_normalised (a, base + k0 + u * stride, v[u], g[u], b[u], mean, rstd);
+              store_normalised (a, a.y, base + k0 + u * stride, v[u], g[u], b[u], mean, rstd);
         }
     }
 }
@@ -480,51 +565,85 @@ launch_cached (int items, unsigned int grid, int threads, const NormArgs &a, cud
     }
 }
 
-/* Picks the kernel and its shape for packs of VEC elements. */
-template <typename T, int VEC>
-cudaError_t
-launch_packed (const NormArgs &a, cudaStream_t stream)
+/* The shape of a cached kernel for rows of @n elements in packs of VEC:
+ * FALSE where the row is too long for registers. */
+template <int VEC>
+bool
+cached_shape (int64_t n, bool *warp_row, int *items, int64_t *threads)
 {
-  const int64_t nv = a.n / VEC;
+  const int64_t nv = n / VEC;
 
-  if (a.n <= WARP_ROW_MAX_LEN && nv <= (int64_t) WARP * aim_items<VEC> ())
+  *items = 1;
+  if (n <= WARP_ROW_MAX_LEN && nv <= (int64_t) WARP * aim_items<VEC> ())
     {
-      int items = 1;
-      while ((int64_t) items * WARP < nv)
-        items *= 2;
-      const int rows_per_block = WARP_ROW_THREADS / WARP;
-      launch_cached<T, VEC, true> (items, grid_for (ceil_div (a.rows, rows_per_block)), WARP_ROW_THREADS, a,
-                                   stream);
-      return cudaGetLastError ();
+      while ((int64_t) *items * WARP < nv)
+        *items *= 2;
+      *warp_row = true;
+      *threads = WARP_ROW_THREADS;
+      return true;
     }
-
-  int items = 1;
-  while (items < aim_items<VEC> () && ceil_div (nv, items) > BLOCK_ROW_TARGET_THREADS)
-    items *= 2;
-  while (items < MAX_ITEMS && ceil_div (nv, items) > BLOCK_ROW_MAX_THREADS)
-    items *= 2;
-  const int64_t threads = ceil_div (ceil_div (nv, items), WARP) * WARP;
-  if (threads <= BLOCK_ROW_MAX_THREADS)
-    launch_cached<T, VEC, false> (items, grid_for (a.rows), (int) threads, a, stream);
-  else
-    norm_long_kernel<T, VEC><<<grid_for (a.rows), LONG_THREADS, 0, stream>>> (a);
-  return cudaGetLastError ();
+  while (*items < aim_items<VEC> () && ceil_div (nv, *items) > BLOCK_ROW_TARGET_THREADS)
+    *items *= 2;
+  while (*items < MAX_ITEMS && ceil_div (nv, *items) > BLOCK_ROW_MAX_THREADS)
+    *items *= 2;
+  *warp_row = false;
+  *threads = ceil_div (ceil_div (nv, *items), WARP) * WARP;
+  return *threads <= BLOCK_ROW_MAX_THREADS;
 }
 
+/* Picks the kernel and its shape for packs of VEC elements: a cached
+ * kernel, else the long one for whole packs; FALSE for a ragged row too
+ * long for registers. */
+template <typename T, int VEC>
 bool
-aligned (const void *p, size_t bytes)
+launch_packed (const NormArgs &a, bool whole, cudaStream_t stream)
 {
-  return p == nullptr || (uintptr_t) p % bytes == 0;
+  bool warp_row;
+  int items;
+  int64_t threads;
+
+  if (!cached_shape<VEC> (a.n, &warp_row, &items, &threads))
+    {
+      if (!whole)
+        return false;
+      norm_long_kernel<T, VEC><<<grid_for (a.rows), LONG_THREADS, 0, stream>>> (a);
+    }
+  else if (warp_row)
+    launch_cached<T, VEC, true> (items, grid_for (ceil_div (a.rows, WARP_ROW_THREADS / WARP)), (int) threads, a,
+                                 stream);
+  else
+    launch_cached<T, VEC, false> (items, grid_for (a.rows), (int) threads, a, stream);
+  return true;
+}
+
+/* Elements of @p past the 16-byte boundary before it; -1 where @p is not
+ * aligned to its element size. */
+template <typename T>
+int
+phase_of (const void *p)
+{
+  const uintptr_t off = (uintptr_t) p % 16;
+  return off % sizeof (T) ? -1 : (int) (off / sizeof (T));
 }
 
 template <typename T>
 cudaError_t
-launch_typed (const NormArgs &a, cudaStream_t stream)
+launch_typed (NormArgs a, cudaStream_t stream)
 {
   constexpr int VEC = 16 / sizeof (T);
-  if (a.n % VEC == 0 && aligned (a.x, 16) && aligned (a.y, 16) && aligned (a.gamma, 16) && aligned (a.beta, 16))
-    return launch_packed<T, VEC> (a, stream);
-  return launch_packed<T, 1> (a, stream);
+  const int px = phase_of<T> (a.x), pg = phase_of<T> (a.gamma), pb = phase_of<T> (a.beta);
+
+  if (px >= 0 && px == phase_of<T> (a.y) && pg >= 0 && pb >= 0)
+    {
+      NormArgs packed = a;
+      packed.x_phase = px;
+      packed.g_phase = pg;
+      packed.b_phase = pb;
+      if (launch_packed<T, VEC> (packed, px == 0 && pg == 0 && pb == 0 && a.n % VEC == 0, stream))
+        return cudaGetLastError ();
+    }
+  launch_packed<T, 1> (a, true, stream);
+  return cudaGetLastError ();
 }
 
 } /* namespace */
@@ -535,7 +654,7 @@ accel_cuda_launch_norm (const void *x, const void *gamma, const void *beta, void
 {
   if (rows <= 0 || n <= 0)
     return cudaSuccess;
-  const NormArgs a = { x, gamma, beta, y, rows, n, (float) eps, (float) n, rms != 0 };
+  const NormArgs a = { x, gamma, beta, y, rows, n, (float) eps, (float) n, rms != 0, 0, 0, 0 };
   switch (dtype)
     {
     case ACCEL_CUDA_DT_F32:

@@ -1,9 +1,9 @@
 /* Tests of layernorm and rmsnorm against the definitions computed in f64,
  * f32, f16 and bf16, with and without gamma and beta, in place; row
  * lengths that take each of the CUDA kernels' paths (a warp per row, a
- * block per row from registers, two reads of long rows; 16-byte packs and
- * one element at a time), rows far from zero, misaligned views; then bad
- * input.
+ * block per row from registers, two reads of long rows; 16-byte packs
+ * between a head and a tail, and one element at a time), rows far from
+ * zero, misaligned views; then bad input.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
@@ -84,12 +84,14 @@ check (gboolean rms)
   if (lt_device_for ("layernorm", "rmsnorm", NULL) == NULL)
     return;
   const AccelDType dts[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16 };
-  /* Odd lengths go one element at a time; 1000 and 12000 are whole
-   * 16-byte packs of f32 only, 256, 4096, 24576 and 40000 of every type.
-   * On cuda: up to 1024 a warp per row (512 f32, 256 odd lengths), up to
-   * 32768 a block per row (16384 f32, 4096 odd; 4096 of f16 or bf16 is
-   * 64 threads of 8 packs, 24576 is 384 of 8, 12000 of f32 is 384 of 8),
-   * longer two reads. 21 rows are not a whole number of four-row
+  /* Rows of odd length are a head, whole 16-byte packs and a tail on
+   * cuda, each row's at other places; 1000 and 12000 are whole 16-byte
+   * packs of f32 only, 256, 4096, 24576 and 40000 of every type. On
+   * cuda: up to 1024 a warp per row (512 f32), up to 32768 a block per
+   * row (16384 f32; 4096 of f16 or bf16 is 64 threads of 8 packs, 24576
+   * is 384 of 8, 12000 of f32 is 384 of 8, 20011 of f16 or bf16 is 320
+   * threads of packs, head and tail), longer two reads (20011 of f32 one
+   * element at a time). 21 rows are not a whole number of four-row
    * blocks. */
   const gint64 shapes[][3] = {
     { 1, 7, 1 }, { 2, 5, 33 }, { 3, 7, 256 }, { 1, 9, 1000 }, { 1, 3, 1001 }, { 1, 5, 4096 },
@@ -130,45 +132,55 @@ test_far_from_zero (void)
       }
 }
 
-/* Views one element into their buffers: no 16-byte packs on cuda. */
+/* Views into their buffers: x, y and gamma the same number of elements
+ * off a 16-byte boundary (wide loads of each row between its head and
+ * tail on cuda), gamma at another (read one element at a time where it
+ * is not aligned with x), y at another than x (one element at a time). */
 static void
 test_misaligned (void)
 {
   if (lt_device_for ("layernorm", "rmsnorm", NULL) == NULL)
     return;
   const AccelDType dts[] = { ACCEL_DTYPE_F32, ACCEL_DTYPE_BF16 };
-  const gint64 lengths[] = { 256, 4096 };
+  const gint64 lengths[] = { 256, 4096, 4097 };
+  /* Offsets in elements of x, y and gamma. */
+  const gint64 offsets[][3] = { { 1, 1, 1 }, { 1, 1, 0 }, { 3, 3, 6 }, { 1, 2, 1 } };
   for (guint rms = 0; rms < 2; rms++)
     for (guint d = 0; d < G_N_ELEMENTS (dts); d++)
       for (guint i = 0; i < G_N_ELEMENTS (lengths); i++)
-        {
-          AccelDType dt = dts[d];
-          gint64 n = lengths[i], rows = 5, total = rows * n;
-          gint64 dims[2] = { rows, n }, dn[1] = { n }, whole[1] = { total + 1 }, whole_n[1] = { n + 1 };
-          g_autoptr(GError) error = NULL;
-          g_autoptr(AccelShape) shape = accel_shape_new (dims, 2);
-          g_autoptr(AccelShape) shape_n = accel_shape_new (dn, 1);
-          g_autoptr(AccelBuffer) bx_whole = lt_new (dt, whole, 1, NULL);
-          g_autoptr(AccelBuffer) by_whole = lt_new (dt, whole, 1, NULL);
-          g_autoptr(AccelBuffer) bg_whole = lt_new (dt, whole_n, 1, NULL);
-          g_autoptr(AccelBuffer) bx = accel_buffer_new_view (bx_whole, 1, shape, &error);
-          g_assert_no_error (error);
-          g_autoptr(AccelBuffer) by = accel_buffer_new_view (by_whole, 1, shape, &error);
-          g_assert_no_error (error);
-          g_autoptr(AccelBuffer) bg = accel_buffer_new_view (bg_whole, 1, shape_n, &error);
-          g_assert_no_error (error);
-          g_autofree double *x = lt_random (dt, total, -3, 5);
-          g_autofree double *gamma = lt_random (dt, n, 0.5, 1.5);
-          lt_write (bx, x);
-          lt_write (bg, gamma);
+        for (guint o = 0; o < G_N_ELEMENTS (offsets); o++)
+          {
+            AccelDType dt = dts[d];
+            gint64 n = lengths[i], rows = 5, total = rows * n;
+            gint64 dims[2] = { rows, n }, dn[1] = { n }, whole[1] = { total + 8 }, whole_n[1] = { n + 8 };
+            g_autoptr(GError) error = NULL;
+            g_autoptr(AccelShape) shape = accel_shape_new (dims, 2);
+            g_autoptr(AccelShape) shape_n = accel_shape_new (dn, 1);
+            g_autoptr(AccelBuffer) bx_whole = lt_new (dt, whole, 1, NULL);
+            g_autoptr(AccelBuffer) by_whole = lt_new (dt, whole, 1, NULL);
+            g_autoptr(AccelBuffer) bg_whole = lt_new (dt, whole_n, 1, NULL);
+            g_autoptr(AccelBuffer) bx = accel_buffer_new_view (bx_whole, offsets[o][0], shape, &error);
+            g_assert_no_error (error);
+            g_autoptr(AccelBuffer) by = accel_buffer_new_view (by_whole, offsets[o][1], shape, &error);
+            g_assert_no_error (error);
+            g_autoptr(AccelBuffer) bg = accel_buffer_new_view (bg_whole, offsets[o][2], shape_n, &error);
+            g_assert_no_error (error);
+            g_autofree double *x = lt_random (dt, total, -3, 5);
+            g_autofree double *gamma = lt_random (dt, n, 0.5, 1.5);
+            lt_write (bx, x);
+            lt_write (bg, gamma);
 
-          g_autoptr(AccelOp) op = rms ? accel_rmsnorm_new (bx, bg, NULL, by) : accel_layernorm_new (bx, bg, NULL, by);
-          lt_submit (op);
-          double tol = tolerance (dt);
-          g_autofree double *y = lt_read (by);
-          g_autofree double *want = reference (rms, dt, x, gamma, NULL, total, n, 1e-5);
-          lt_assert_close (rms ? "rmsnorm (misaligned)" : "layernorm (misaligned)", y, want, total, tol, tol);
-        }
+            g_autoptr(AccelOp) op = rms ? accel_rmsnorm_new (bx, bg, NULL, by) : accel_layernorm_new (bx, bg, NULL, by);
+            lt_submit (op);
+            double tol = tolerance (dt);
+            g_autofree double *y = lt_read (by);
+            g_autofree double *want = reference (rms, dt, x, gamma, NULL, total, n, 1e-5);
+            g_autofree char *what = g_strdup_printf ("%s %s [5, %" G_GINT64_FORMAT "] offsets %" G_GINT64_FORMAT
+                                                     ", %" G_GINT64_FORMAT ", %" G_GINT64_FORMAT,
+                                                     rms ? "rmsnorm" : "layernorm", accel_dtype_get_name (dt), n,
+                                                     offsets[o][0], offsets[o][1], offsets[o][2]);
+            lt_assert_close (what, y, want, total, tol, tol);
+          }
 }
 
 static void
