@@ -27,7 +27,6 @@ to which the script appends --device cuda:0 --json FILE [--quick] attention.
 It runs first, before PyTorch takes GPU memory. --quick matches
 accel-bench's --quick subset (d = 128, seqlen 1024 and 4096).
 """
-import argparse
 import ctypes
 import json
 import math
@@ -37,7 +36,7 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from side_by_side import run_accel_bench_json, time_ms
+from side_by_side import arg_parser, run_accel_bench_json, time_ms
 
 I64x3 = ctypes.c_int64 * 3
 
@@ -147,14 +146,11 @@ def run_accel_bench(cmd, quick):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = arg_parser("accel-bench-flashattn", 10)
     ap.add_argument("--lib", help="libaccel_fa.so, to time the kernels through ctypes too")
-    ap.add_argument("--accel-bench", help="command line of accel-bench-flashattn (see the module doc)")
-    ap.add_argument("--json")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--dims", default="64,128,256")
     ap.add_argument("--seqs", default="512,1024,2048,4096,8192,16384")
-    ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--path", type=int, default=0)
     ap.add_argument("--no-bwd", action="store_true")
     args = ap.parse_args()

@@ -23,12 +23,11 @@ usage: grouped_vs_torch.py [--accel-bench "CMD"] [--json out.json] [--reps 20]
 to which the script appends --device cuda:0 --json FILE libs-cutlass. It
 runs first, before PyTorch takes GPU memory.
 """
-import argparse
 import json
 
 import torch
 
-from side_by_side import run_accel_bench_json, time_ms
+from side_by_side import arg_parser, run_accel_bench_json, time_ms
 
 SHAPES = {"moe64": (64, 8192 * 6, 4096, 1408), "moe8": (8, 4096 * 2, 4096, 14336)}
 
@@ -48,11 +47,7 @@ def run_accel_bench(cmd):
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--accel-bench", help="command line of accel-bench-libs (see the module doc)")
-    ap.add_argument("--json")
-    ap.add_argument("--reps", type=int, default=20)
-    args = ap.parse_args()
+    args = arg_parser("accel-bench-libs", 20).parse_args()
 
     accel, accel_dev = ({}, None)
     if args.accel_bench:

@@ -21,13 +21,12 @@ usage: norm_vs_torch.py [--accel-bench "CMD"] [--json out.json] [--reps 50]
 to which the script appends --device cuda:0 --json FILE libs-norm. It runs
 first, before PyTorch takes GPU memory.
 """
-import argparse
 import json
 
 import torch
 import torch.nn.functional as F
 
-from side_by_side import run_accel_bench_json, time_ms
+from side_by_side import arg_parser, run_accel_bench_json, time_ms
 
 SHAPES = [("bf16", "", 16384, 4096), ("f32", "", 16384, 4096), ("bf16", ".odd", 16384, 4097),
           ("bf16", ".long", 2048, 65536)]
@@ -35,11 +34,7 @@ DTYPES = {"bf16": torch.bfloat16, "f32": torch.float32}
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--accel-bench", help="command line of accel-bench-libs (see the module doc)")
-    ap.add_argument("--json")
-    ap.add_argument("--reps", type=int, default=50)
-    args = ap.parse_args()
+    args = arg_parser("accel-bench-libs", 50).parse_args()
 
     accel, accel_dev = {}, None
     if args.accel_bench:

@@ -1,7 +1,8 @@
-"""What the *_vs_torch.py scripts share: the median time of a CUDA call
-timed with CUDA events, and a run of an accel-bench binary for its --json
-results.
+"""What the *_vs_torch.py scripts share: their common options, the median
+time of a CUDA call timed with CUDA events, and a run of an accel-bench
+binary for its --json results.
 """
+import argparse
 import json
 import os
 import shlex
@@ -11,6 +12,17 @@ import sys
 import tempfile
 
 import torch
+
+
+def arg_parser(bench, reps):
+    """A parser with the options every script takes: --accel-bench (the
+    command line of @bench, see each module's doc), --json and --reps
+    (default @reps)."""
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--accel-bench", help=f"command line of {bench} (see the module doc)")
+    ap.add_argument("--json")
+    ap.add_argument("--reps", type=int, default=reps)
+    return ap
 
 
 def time_ms(fn, reps):

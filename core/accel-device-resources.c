@@ -16,9 +16,8 @@ typedef struct {
 static void
 entry_free (gpointer data)
 {
-  Entry *e = data;
-  g_weak_ref_clear (&e->ref);
-  g_free (e);
+  g_weak_ref_clear (&((Entry *) data)->ref);
+  g_free (data);
 }
 
 void
