@@ -21,9 +21,9 @@
  *   values widened to binary32 between the two passes);
  * - on sm_90, rows of whole packs up to 8 times that (262144 elements of
  *   f16 or bf16): the same kernel, a row split over a cluster of 2 to 8
- *   blocks (of about 256 threads: 4 blocks of 256 for a bf16 row of
- *   65536 ran at 0.53 / 0.69 of a copy for layernorm / rmsnorm, 8 of 128
- *   at 0.47 / 0.65, 2 of 512 at 0.54 / 0.67), whose moments are merged
+ *   blocks of up to 512 threads (for a bf16 row of 65536, 2 blocks of 512
+ *   ran at 0.58 / 0.73 of a copy for layernorm / rmsnorm, 4 of 256 at
+ *   0.55 / 0.73, 8 of 128 at 0.49 / 0.69), whose moments are merged
  *   through distributed shared memory in rank order;
  * - longer rows, and those where there are no clusters: one block of 512
  *   threads per row that reads x twice (the second read mostly from L2;
@@ -84,7 +84,7 @@ constexpr int BLOCK_ROW_MAX_THREADS = 512;
 constexpr int LONG_THREADS = 512;
 /* Rows split over a cluster: aim at blocks of this many threads (see
  * above), in clusters of up to 8 blocks (the portable size). */
-constexpr int CLUSTER_TARGET_THREADS = 256;
+constexpr int CLUSTER_TARGET_THREADS = 512;
 constexpr int MAX_CLUSTER = 8;
 /* Packs per thread that a cached kernel keeps in registers, at most: the
  * packs stay in their storage type (a 16-byte pack is four registers)
@@ -384,14 +384,21 @@ cluster_combine (V v, V *slot)
 {
 #ifdef ACCEL_NORM_HAVE_CLUSTERS
   cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster ();
+  /* Only the writer fences (cluster.sync () fences in every thread): its
+   * fence and relaxed arrival release the slot, the others' wait
+   * acquires it. */
   if (threadIdx.x == 0)
-    *slot = v;
-  cluster.sync ();
+    {
+      *slot = v;
+      asm volatile ("fence.acq_rel.cluster;" ::: "memory");
+    }
+  asm volatile ("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
   V all = *cluster.map_shared_rank (slot, 0);
   for (unsigned r = 1; r < cluster.num_blocks (); r++)
     all = combine (all, *cluster.map_shared_rank (slot, r));
-  /* No block reuses its slot, or leaves, while another may read it. */
-  cluster.sync ();
+  /* No block reuses its slot, or leaves, while another may read it: the
+   * reads are done, their values used. */
+  asm volatile ("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
   return all;
 #else
   (void) slot;
