@@ -19,8 +19,9 @@
  *   block spends less of the row's time in its reduction (blocks of 1024
  *   threads, 64 registers each, spill: the compiler keeps a thread's
  *   values widened to binary32 between the two passes);
- * - on sm_90, rows of whole packs up to 8 times that (262144 elements of
- *   f16 or bf16): the same kernel, a row split over a cluster of 2 to 8
+ * - on sm_90, rows up to 8 times that (262144 elements of f16 or bf16;
+ *   ragged rows too, their head and tail in the first block's first
+ *   threads): the same kernel, a row split over a cluster of 2 to 8
  *   blocks of up to 512 threads (for a bf16 row of 65536, 2 blocks of 512
  *   ran at 0.58 / 0.73 of a copy for layernorm / rmsnorm, 4 of 256 at
  *   0.55 / 0.73, 8 of 128 at 0.49 / 0.69), whose moments are merged
@@ -53,8 +54,9 @@
  * threads. gamma and beta are read as packs in rows where they are
  * aligned with x, else one element at a time (from L2 either way). The
  * long kernel takes whole packs only (rows of a multiple of 16 bytes,
- * x aligned); x and y at different distances from a boundary, or a long
- * ragged row, go one element at a time, still coalesced. y may be x:
+ * x aligned); x and y at different distances from a boundary, or a
+ * ragged row too long for a cluster (or with no clusters), go one
+ * element at a time, still coalesced. y may be x:
  * every element is read by the thread that writes it, before it writes
  * it, and x is not read through the non-coherent cache.
  *
@@ -470,8 +472,8 @@ norm_cached_kernel (NormArgs a)
             p[i] = load_pack<T, VEC> (xp, l.first + k);
         }
       /* The head or tail element of this thread, if any. */
-      const bool has_extra = RAGGED && tid < l.h + l.t;
-      const int extra_at = tid < l.h ? tid : l.h + l.nv * VEC + (tid - l.h);
+      const bool has_extra = RAGGED && off < l.h + l.t;
+      const int extra_at = off < l.h ? off : l.h + l.nv * VEC + (off - l.h);
       const float xe = has_extra ? Elem<T>::widen (static_cast<const T *> (a.x)[row * a.n + extra_at]) : 0.0f;
 
       float mean = 0.0f, var;
@@ -698,10 +700,10 @@ clusters_run (K kernel)
   return cached[dev] == 1;
 }
 
-/* Rows of whole packs too long for one block's registers, split over a
- * cluster of 2 to 8 blocks of 8 packs a thread: FALSE where they are too
- * long for that too, or the device has no clusters. */
-template <typename T, int VEC>
+/* Rows too long for one block's registers (of whole packs, or RAGGED),
+ * split over a cluster of 2 to 8 blocks of 8 packs a thread: FALSE where
+ * they are too long for that too, or the device has no clusters. */
+template <typename T, int VEC, bool RAGGED>
 bool
 launch_clustered (const NormArgs &a, cudaStream_t stream)
 {
@@ -710,7 +712,7 @@ launch_clustered (const NormArgs &a, cudaStream_t stream)
   while (parts < MAX_CLUSTER && ceil_div (nv, (int64_t) MAX_ITEMS * parts) > CLUSTER_TARGET_THREADS)
     parts *= 2;
   const int64_t threads = ceil_div (ceil_div (nv, (int64_t) MAX_ITEMS * parts), WARP) * WARP;
-  auto kernel = norm_cached_kernel<T, VEC, MAX_ITEMS, false, false, true>;
+  auto kernel = norm_cached_kernel<T, VEC, MAX_ITEMS, false, RAGGED, true>;
   if (threads > BLOCK_ROW_MAX_THREADS || !clusters_run (kernel))
     return false;
 
@@ -735,7 +737,7 @@ launch_clustered (const NormArgs &a, cudaStream_t stream)
 
 /* Picks the kernel and its shape for packs of VEC elements: a cached
  * kernel, a clustered one, else the long one for whole packs; FALSE for a
- * ragged row too long for registers. */
+ * ragged row too long for a cluster. */
 template <typename T, int VEC>
 bool
 launch_packed (const NormArgs &a, bool whole, cudaStream_t stream)
@@ -746,11 +748,11 @@ launch_packed (const NormArgs &a, bool whole, cudaStream_t stream)
 
   if (!cached_shape<VEC> (a.n, &warp_row, &items, &threads))
     {
+      if constexpr (VEC > 1)
+        if (whole ? launch_clustered<T, VEC, false> (a, stream) : launch_clustered<T, VEC, true> (a, stream))
+          return true;
       if (!whole)
         return false;
-      if constexpr (VEC > 1)
-        if (launch_clustered<T, VEC> (a, stream))
-          return true;
       norm_long_kernel<T, VEC><<<grid_for (a.rows), LONG_THREADS, 0, stream>>> (a);
     }
   else if (warp_row)

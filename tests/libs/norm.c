@@ -90,14 +90,13 @@ check (gboolean rms)
    * cuda: up to 1024 a warp per row (512 f32), up to 32768 a block per
    * row (16384 f32; 4096 of f16 or bf16 is 64 threads of 8 packs, 24576
    * is 384 of 8, 12000 of f32 is 384 of 8, 20011 of f16 or bf16 is 320
-   * threads of packs, head and tail), whole packs up to 262144 over a
-   * cluster of 2 to 8 blocks on sm_90 (40000, 65536 and 262144 of f16 or
-   * bf16, 24576, 40000 and 65536 of f32), longer two reads (262144 of
-   * f32; 20011 of f32 one element at a time). 21 rows are not a whole
-   * number of four-row blocks. */
+   * threads of packs, head and tail), up to 262144 over a cluster of 2
+   * to 8 blocks on sm_90 (40000, 40001, 65536 and 262144 of f16 or bf16,
+   * 20011, 24576, 40000, 40001 and 65536 of f32), longer two reads
+   * (262144 of f32). 21 rows are not a whole number of four-row blocks. */
   const gint64 shapes[][3] = {
     { 1, 7, 1 }, { 2, 5, 33 }, { 3, 7, 256 }, { 1, 9, 1000 }, { 1, 3, 1001 }, { 1, 5, 4096 },
-    { 1, 3, 4095 }, { 1, 2, 12000 }, { 1, 2, 20011 }, { 1, 2, 24576 }, { 2, 1, 40000 }, { 3, 1, 65536 },
+    { 1, 3, 4095 }, { 1, 2, 12000 }, { 1, 2, 20011 }, { 1, 2, 24576 }, { 2, 1, 40000 }, { 3, 1, 40001 }, { 3, 1, 65536 },
     { 1, 1, 262144 },
   };
   for (guint d = 0; d < G_N_ELEMENTS (dts); d++)
