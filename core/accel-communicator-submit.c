@@ -432,7 +432,14 @@ part_done (GObject *source, GAsyncResult *result, gpointer data)
           rank = g_array_index (c->ranks, int, i);
       if (c->first_error == NULL)
         {
-          c->first_error = g_error_new (error->domain, error->code, "%s on rank %d (%s): %s",
+          /* Every part's buffers were of its device's generation when the
+           * collective was submitted: a stale one now means the rank's
+           * device lost its context meanwhile, which is what the
+           * collective reports however its part and the device's own
+           * news of the restart are ordered. */
+          int code = g_error_matches (error, ACCEL_ERROR, ACCEL_ERROR_STALE_BUFFER) ? ACCEL_ERROR_CONTEXT_POISONED
+                                                                                    : error->code;
+          c->first_error = g_error_new (error->domain, code, "%s on rank %d (%s): %s",
                                         accel_op_get_type_name (c->parts->pdata[0]), rank,
                                         accel_device_get_name (ACCEL_DEVICE (source)), error->message);
           _accel_communicator_abort_incarnation (c->self, c->inc, c->first_error);
