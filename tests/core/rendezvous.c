@@ -183,8 +183,10 @@ child_job (AccelRendezvous *rv, AccelSystem *system, guint32 seed, gboolean die)
         }
       g_object_unref (op);
     }
-  g_assert_true (accel_rendezvous_barrier (rv, "end", &error));
+  /* The error first: a failed barrier then says why. */
+  gboolean ended = accel_rendezvous_barrier (rv, "end", &error);
   g_assert_no_error (error);
+  g_assert_true (ended);
 
   for (guint i = 0; i < LOCAL; i++)
     {
