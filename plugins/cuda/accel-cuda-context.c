@@ -160,16 +160,9 @@ accel_cuda_lane_mark (AccelCudaLane *lane, AccelCudaMark *mark, GError **error)
       guint32 seq = lane->flag_seq + 1;
       if (seq == 0)
         seq = 1;
-      AccelCudaDrvResult r = accel_cuda_driver_get ()->cuStreamWriteValue32 (lane->stream, lane->flag_device, seq, 0);
-      if (r != 0)
+      if (!accel_cuda_check_driver (accel_cuda_driver_get ()->cuStreamWriteValue32 (lane->stream, lane->flag_device, seq, 0),
+                                    "cuStreamWriteValue32 of a lane's flag", error))
         {
-          /* The driver's codes are the runtime's for sticky errors: a fault
-           * seen here poisons the context like one seen anywhere else. */
-          if (accel_cuda_error_is_sticky ((cudaError_t) r))
-            g_propagate_error (error, accel_cuda_error_new ((cudaError_t) r, "cuStreamWriteValue32"));
-          else
-            g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_LIBRARY,
-                         "cuda: cuStreamWriteValue32 of lane %u's flag failed (CUresult %d)", lane->index, r);
           mark->lane = -1;
           return FALSE;
         }
@@ -233,19 +226,10 @@ wait_for_mark (AccelCudaContext *ctx, AccelCudaLane *lane, const AccelCudaMark *
   if (mark->event != NULL)
     return ACCEL_CUDA_CHECK (cudaStreamWaitEvent (lane->stream, mark->event->event, 0), error);
   /* Flag values wrap: the wait compares them cyclically (GEQ, flags 0). */
-  AccelCudaDrvResult r = accel_cuda_driver_get ()->cuStreamWaitValue32 (lane->stream,
-                                                                       ctx->lanes[mark->lane].flag_device,
-                                                                       mark->seq, 0);
-  if (r != 0)
-    {
-      if (accel_cuda_error_is_sticky ((cudaError_t) r))
-        g_propagate_error (error, accel_cuda_error_new ((cudaError_t) r, "cuStreamWaitValue32"));
-      else
-        g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_LIBRARY,
-                     "cuda: cuStreamWaitValue32 on lane %d's flag failed (CUresult %d)", mark->lane, r);
-      return FALSE;
-    }
-  return TRUE;
+  return accel_cuda_check_driver (accel_cuda_driver_get ()->cuStreamWaitValue32 (lane->stream,
+                                                                                  ctx->lanes[mark->lane].flag_device,
+                                                                                  mark->seq, 0),
+                                  "cuStreamWaitValue32 on a lane's flag", error);
 }
 
 /* Buffer tracking. */

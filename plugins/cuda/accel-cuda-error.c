@@ -86,6 +86,22 @@ accel_cuda_check (cudaError_t status, const char *what, GError **error)
   return FALSE;
 }
 
+/* A driver call's CUresult as a #GError. The driver's codes equal the
+ * runtime's for the sticky errors, so a fault noticed in a driver call
+ * poisons the context like one noticed anywhere else; other codes keep
+ * their own number, as a runtime name would be wrong for them. */
+gboolean
+accel_cuda_check_driver (AccelCudaDrvResult result, const char *what, GError **error)
+{
+  if (G_LIKELY (result == 0))
+    return TRUE;
+  if (accel_cuda_error_is_sticky ((cudaError_t) result))
+    g_propagate_error (error, accel_cuda_error_new ((cudaError_t) result, what));
+  else
+    g_set_error (error, ACCEL_ERROR, ACCEL_ERROR_LIBRARY, "CUDA: %s failed (CUresult %d)", what, result);
+  return FALSE;
+}
+
 /**
  * accel_cuda_check_library:
  * @status: the library's status; 0 is success in every CUDA library

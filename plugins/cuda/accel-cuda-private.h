@@ -313,6 +313,9 @@ typedef int AccelCudaDrvResult;   /* CUresult */
   X (cuStreamWriteValue32, AccelCudaDrvResult, (cudaStream_t stream, unsigned long long addr, guint32 value, unsigned int flags)) \
   X (cuStreamWaitValue32, AccelCudaDrvResult, (cudaStream_t stream, unsigned long long addr, guint32 value, unsigned int flags))
 
+/* accel-cuda-error.c: accel_cuda_check () for a driver call's CUresult. */
+gboolean accel_cuda_check_driver (AccelCudaDrvResult result, const char *what, GError **error);
+
 typedef struct {
 #define ACCEL_CUDA_DRIVER_FIELD(name, ret, args) ret (*name) args;
   ACCEL_CUDA_DRIVER_ENTRY_POINTS (ACCEL_CUDA_DRIVER_FIELD)
