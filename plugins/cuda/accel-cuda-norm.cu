@@ -19,13 +19,17 @@
  *   block spends less of the row's time in its reduction (blocks of 1024
  *   threads, 64 registers each, spill: the compiler keeps a thread's
  *   values widened to binary32 between the two passes);
- * - on sm_90, rows up to 8 times that (262144 elements of f16 or bf16;
- *   ragged rows too, their head and tail in the first block's first
- *   threads): the same kernel, a row split over a cluster of 2 to 8
- *   blocks of up to 512 threads (for a bf16 row of 65536, 2 blocks of 512
- *   ran at 0.58 / 0.73 of a copy for layernorm / rmsnorm, 4 of 256 at
- *   0.55 / 0.73, 8 of 128 at 0.49 / 0.69), whose moments are merged
- *   through distributed shared memory in rank order;
+ * - on sm_90, rows of whole packs up to 8 times that (262144 elements
+ *   of f16 or bf16, 131072 of f32): streamed through shared memory by a
+ *   cluster of 2 to 8 blocks, the next rows' copies in flight while a
+ *   row is worked on (accel-cuda-norm-bulk.cu; 0.69 / 0.84 of a copy for
+ *   layernorm / rmsnorm of a bf16 row of 65536);
+ * - on sm_90, ragged rows as long (their head and tail in the first
+ *   block's first threads): the cached kernel, a row split over a
+ *   cluster of 2 to 8 blocks of up to 512 threads (for a bf16 row of
+ *   65536 of whole packs, 2 blocks of 512 ran at 0.58 / 0.73 of a copy,
+ *   4 of 256 at 0.55 / 0.73, 8 of 128 at 0.49 / 0.69), whose moments are
+ *   merged through distributed shared memory in rank order;
  * - longer rows, and those where there are no clusters: one block of 512
  *   threads per row that reads x twice (the second read mostly from L2;
  *   0.41 / 0.46 of a copy for that bf16 row of 65536): once for the
@@ -62,21 +66,13 @@
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
-#include <stdint.h>
-#include <cuda_runtime.h>
-#include <cuda_fp16.h>
-#include <cuda_bf16.h>
-#include <cooperative_groups.h>
 #include "accel-cuda-kernels.h"
-
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-#define ACCEL_NORM_HAVE_CLUSTERS 1
-#endif
+#include "accel-cuda-norm.cuh"
 
 namespace {
 
-constexpr int WARP = 32;
-constexpr unsigned FULL_MASK = 0xffffffffu;
+using namespace accel_norm;
+
 /* Warp-per-row blocks: four rows each. */
 constexpr int WARP_ROW_THREADS = 128;
 constexpr int64_t WARP_ROW_MAX_LEN = 1024;
@@ -85,42 +81,14 @@ constexpr int BLOCK_ROW_TARGET_THREADS = 64;
 constexpr int BLOCK_ROW_MAX_THREADS = 512;
 constexpr int LONG_THREADS = 512;
 /* Rows split over a cluster: aim at blocks of this many threads (see
- * above), in clusters of up to 8 blocks (the portable size). */
+ * above). */
 constexpr int CLUSTER_TARGET_THREADS = 512;
-constexpr int MAX_CLUSTER = 8;
 /* Packs per thread that a cached kernel keeps in registers, at most: the
  * packs stay in their storage type (a 16-byte pack is four registers)
  * and are widened where they are used. */
 constexpr int MAX_ITEMS = 8;
 /* Beyond this many blocks the kernels stride over rows. */
 constexpr int64_t MAX_GRID = 1 << 20;
-
-template <typename T> struct Elem;
-
-template <> struct Elem<float>
-{
-  static __device__ __forceinline__ float widen (float v) { return v; }
-  static __device__ __forceinline__ float narrow (float v) { return v; }
-};
-
-template <> struct Elem<__half>
-{
-  static __device__ __forceinline__ float widen (__half v) { return __half2float (v); }
-  static __device__ __forceinline__ __half narrow (float v) { return __float2half_rn (v); }
-};
-
-template <> struct Elem<__nv_bfloat16>
-{
-  static __device__ __forceinline__ float widen (__nv_bfloat16 v) { return __bfloat162float (v); }
-  static __device__ __forceinline__ __nv_bfloat16 narrow (float v) { return __float2bfloat16_rn (v); }
-};
-
-/* VEC elements moved by one load or store of their whole size. */
-template <typename T, int VEC>
-struct alignas (sizeof (T) * VEC) Pack
-{
-  T e[VEC];
-};
 
 /* Packs per thread a cached kernel aims at: as many as let 64 threads
  * carry a row, for 16-bit types (a bf16 row of 4096 is 64 threads with
@@ -141,20 +109,6 @@ long_unroll ()
 {
   return VEC >= 8 ? 2 : 4;
 }
-
-struct NormArgs
-{
-  const void *x, *gamma, *beta;   /* gamma, beta nullable */
-  void *y;                        /* may be x */
-  int64_t rows, n;
-  float eps, n_f;
-  bool rms;
-  /* Elements from the 16-byte boundary at or before x (and y), gamma and
-   * beta; 0 for one-element packs. */
-  int x_phase, g_phase, b_phase;
-  /* Blocks a row is split over (a cluster), 1 if none. */
-  int parts;
-};
 
 /* Where a row's whole packs lie: @h elements before the first (up to a
  * 16-byte boundary), @nv packs, @t elements after the last; the packs
@@ -181,249 +135,6 @@ row_layout (const NormArgs &a, int64_t row)
   const int64_t nv = (a.n - h) / VEC;
   const bool affine = ((a.g_phase + h) & (VEC - 1)) == 0 && ((a.b_phase + h) & (VEC - 1)) == 0;
   return { 0, (int) nv, (int) h, (int) (a.n - h - nv * VEC), affine };
-}
-
-template <typename T, int VEC>
-__device__ __forceinline__ Pack<T, VEC>
-load_pack (const void *base, int64_t k)
-{
-  return static_cast<const Pack<T, VEC> *> (base)[k];
-}
-
-template <typename T, int VEC>
-__device__ __forceinline__ void
-widen_pack (const Pack<T, VEC> &p, float (&out)[VEC], float shift)
-{
-#pragma unroll
-  for (int e = 0; e < VEC; e++)
-    out[e] = Elem<T>::widen (p.e[e]) - shift;
-}
-
-/* The optional gamma and beta packs of pack index @k of a row of whole
- * packs. */
-template <typename T, int VEC>
-__device__ __forceinline__ void
-load_affine (const NormArgs &a, int64_t k, Pack<T, VEC> &g, Pack<T, VEC> &b)
-{
-  if (a.gamma)
-    g = load_pack<T, VEC> (a.gamma, k);
-  if (a.beta)
-    b = load_pack<T, VEC> (a.beta, k);
-}
-
-/* The optional gamma and beta values of the VEC elements from element
- * @at of a row: one load of each where they are aligned with x. */
-template <typename T, int VEC>
-__device__ __forceinline__ void
-load_affine_at (const NormArgs &a, int64_t at, bool packs, Pack<T, VEC> &g, Pack<T, VEC> &b)
-{
-  if (packs)
-    {
-      if (a.gamma)
-        g = load_pack<T, VEC> (static_cast<const T *> (a.gamma) + at, 0);
-      if (a.beta)
-        b = load_pack<T, VEC> (static_cast<const T *> (a.beta) + at, 0);
-      return;
-    }
-#pragma unroll
-  for (int e = 0; e < VEC; e++)
-    {
-      if (a.gamma)
-        g.e[e] = static_cast<const T *> (a.gamma)[at + e];
-      if (a.beta)
-        b.e[e] = static_cast<const T *> (a.beta)[at + e];
-    }
-}
-
-/* Pack @at of @y = (v - mean) · rstd · gamma + beta, in the CPU's order;
- * v and mean both shifted by the row's shift. */
-template <typename T, int VEC>
-__device__ __forceinline__ void
-store_normalised (const NormArgs &a, void *y, int64_t at, const float (&v)[VEC], const Pack<T, VEC> &g,
-                  const Pack<T, VEC> &b, float mean, float rstd)
-{
-  Pack<T, VEC> out;
-#pragma unroll
-  for (int e = 0; e < VEC; e++)
-    {
-      float r = (v[e] - mean) * rstd;
-      if (a.gamma)
-        r *= Elem<T>::widen (g.e[e]);
-      if (a.beta)
-        r += Elem<T>::widen (b.e[e]);
-      out.e[e] = Elem<T>::narrow (r);
-    }
-  static_cast<Pack<T, VEC> *> (y)[at] = out;
-}
-
-/* Every lane gets the same sum: the butterfly adds the same two values in
- * each pair of lanes, and addition commutes. */
-__device__ __forceinline__ float
-warp_sum (float v)
-{
-#pragma unroll
-  for (int o = WARP / 2; o > 0; o /= 2)
-    v += __shfl_xor_sync (FULL_MASK, v, o);
-  return v;
-}
-
-/* The sum over the row's threads, the same in all of them. A block-wide
- * sum synchronises twice (the second so @scratch can be reused). */
-template <bool WARP_ROW>
-__device__ __forceinline__ float
-row_sum (float v, float *scratch)
-{
-  v = warp_sum (v);
-  if (WARP_ROW)
-    return v;
-
-  const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
-  if (lane == 0)
-    scratch[warp] = v;
-  __syncthreads ();
-  v = lane < (int) (blockDim.x / WARP) ? scratch[lane] : 0.0f;
-  v = warp_sum (v);
-  __syncthreads ();
-  return v;
-}
-
-/* The shift of a row's values before its moments (see above). Every
- * thread of a row reads x[0] before the first reduction of the row, so
- * an in-place write of y[0] comes after all these reads. */
-template <typename T>
-__device__ __forceinline__ float
-row_shift (const NormArgs &a, int64_t row)
-{
-  return a.rms ? 0.0f : Elem<T>::widen (static_cast<const T *> (a.x)[row * a.n]);
-}
-
-/* Count, mean and sum of squared deviations of a set of values. */
-struct Moments
-{
-  float count, mean, m2;
-};
-
-/* Chan, Golub and LeVeque's pairwise update. */
-__device__ __forceinline__ Moments
-merge (const Moments &a, const Moments &b)
-{
-  if (b.count == 0.0f)
-    return a;
-  if (a.count == 0.0f)
-    return b;
-  const float n = a.count + b.count;
-  const float d = b.mean - a.mean, w = b.count / n;
-  return { n, a.mean + d * w, a.m2 + b.m2 + d * d * a.count * w };
-}
-
-/* Valid in lane 0 (the merge does not commute bit for bit, so the result
- * is broadcast rather than computed in every lane). */
-__device__ __forceinline__ Moments
-warp_merge (Moments m)
-{
-#pragma unroll
-  for (int o = WARP / 2; o > 0; o /= 2)
-    {
-      Moments other = { __shfl_down_sync (FULL_MASK, m.count, o), __shfl_down_sync (FULL_MASK, m.mean, o),
-                        __shfl_down_sync (FULL_MASK, m.m2, o) };
-      m = merge (m, other);
-    }
-  return m;
-}
-
-/* Lane 0's moments in every lane of the warp. */
-__device__ __forceinline__ Moments
-broadcast (const Moments &m)
-{
-  return { __shfl_sync (FULL_MASK, m.count, 0), __shfl_sync (FULL_MASK, m.mean, 0),
-           __shfl_sync (FULL_MASK, m.m2, 0) };
-}
-
-/* The moments of the whole block, the same in every thread. */
-__device__ __forceinline__ Moments
-block_merge (Moments m, Moments *scratch)
-{
-  const int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
-  m = warp_merge (m);
-  if (lane == 0)
-    scratch[warp] = m;
-  __syncthreads ();
-  m = lane < (int) (blockDim.x / WARP) ? scratch[lane] : Moments { 0.0f, 0.0f, 0.0f };
-  m = broadcast (warp_merge (m));
-  __syncthreads ();
-  return m;
-}
-
-/* The moments of the row's threads (a warp, or the block), the same in
- * all of them. */
-template <bool WARP_ROW>
-__device__ __forceinline__ Moments
-row_merge (Moments m, Moments *scratch)
-{
-  return WARP_ROW ? broadcast (warp_merge (m)) : block_merge (m, scratch);
-}
-
-__device__ __forceinline__ float
-combine (float a, float b)
-{
-  return a + b;
-}
-
-__device__ __forceinline__ Moments
-combine (const Moments &a, const Moments &b)
-{
-  return merge (a, b);
-}
-
-/* @v of every block of the cluster (the same in all the threads of a
- * block) combined in rank order, so that every block gets the same
- * result; @slot is the block's shared memory to pass it on. Only sm_90
- * builds have clusters; the host launches clustered kernels only where
- * the device runs such a build (clusters_run ()). */
-template <typename V>
-__device__ __forceinline__ V
-cluster_combine (V v, V *slot)
-{
-#ifdef ACCEL_NORM_HAVE_CLUSTERS
-  cooperative_groups::cluster_group cluster = cooperative_groups::this_cluster ();
-  /* Only the writer fences (cluster.sync () fences in every thread): its
-   * fence and relaxed arrival release the slot, the others' wait
-   * acquires it. */
-  if (threadIdx.x == 0)
-    {
-      *slot = v;
-      asm volatile ("fence.acq_rel.cluster;" ::: "memory");
-    }
-  asm volatile ("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
-  V all = *cluster.map_shared_rank (slot, 0);
-  for (unsigned r = 1; r < cluster.num_blocks (); r++)
-    all = combine (all, *cluster.map_shared_rank (slot, r));
-  /* No block reuses its slot, or leaves, while another may read it: the
-   * reads are done, their values used. */
-  asm volatile ("barrier.cluster.arrive.relaxed.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory");
-  return all;
-#else
-  (void) slot;
-  __trap ();
-  return v;
-#endif
-}
-
-/* The sum of @f over the widened values of the packs of @p in the row
- * (pack i of a thread is the row's pack i · stride + off, of @nv), and
- * of the thread's head or tail element @xe if @has_extra. */
-template <typename T, int VEC, int ITEMS, typename F>
-__device__ __forceinline__ float
-sum_of (const Pack<T, VEC> (&p)[ITEMS], int off, int stride, int nv, bool has_extra, float xe, F f)
-{
-  float sum = has_extra ? f (xe) : 0.0f;
-#pragma unroll
-  for (int i = 0; i < ITEMS; i++)
-    if (i * stride + off < nv)
-#pragma unroll
-      for (int e = 0; e < VEC; e++)
-        sum += f (Elem<T>::widen (p[i].e[e]));
-  return sum;
 }
 
 /* Rows that fit in registers: ITEMS packs of VEC elements per thread, one
@@ -487,22 +198,7 @@ norm_cached_kernel (NormArgs a)
         }
       else
         {
-          float s = has_extra ? xe - shift : 0.0f, c = has_extra ? 1.0f : 0.0f;
-#pragma unroll
-          for (int i = 0; i < ITEMS; i++)
-            if (i * stride + off < l.nv)
-              {
-                c += VEC;
-#pragma unroll
-                for (int e = 0; e < VEC; e++)
-                  s += Elem<T>::widen (p[i].e[e]) - shift;
-              }
-          const float m = c > 0.0f ? s / c : 0.0f;
-          const float q = sum_of (p, off, stride, l.nv, has_extra, xe, [shift, m] (float v) {
-            const float d = v - shift - m;
-            return d * d;
-          });
-          Moments mo = row_merge<WARP_ROW> (Moments { c, m, q }, mscratch);
+          Moments mo = row_merge<WARP_ROW> (thread_moments (p, off, stride, l.nv, has_extra, xe, shift), mscratch);
           if (CLUSTERED)
             mo = cluster_combine (mo, &cluster_moments_slot);
           mean = mo.mean;
@@ -616,12 +312,6 @@ grid_for (int64_t blocks)
   return (unsigned int) (blocks < 1 ? 1 : blocks > MAX_GRID ? MAX_GRID : blocks);
 }
 
-int64_t
-ceil_div (int64_t a, int64_t b)
-{
-  return (a + b - 1) / b;
-}
-
 template <typename T, int VEC, bool WARP_ROW, bool RAGGED>
 void
 launch_cached (int items, unsigned int grid, int threads, const NormArgs &a, cudaStream_t stream)
@@ -681,25 +371,6 @@ cached_shape (int64_t n, bool *warp_row, int *items, int64_t *threads)
   return *threads <= BLOCK_ROW_MAX_THREADS;
 }
 
-/* Whether @kernel runs on this device from a build with clusters (sm_90):
- * cached per device. */
-template <typename K>
-bool
-clusters_run (K kernel)
-{
-  static int cached[64]; /* 0 unknown, 1 yes, 2 no */
-  int dev = 0;
-  if (cudaGetDevice (&dev) != cudaSuccess || dev < 0 || dev >= 64)
-    return false;
-  if (cached[dev] == 0)
-    {
-      cudaFuncAttributes fa;
-      cached[dev] = cudaFuncGetAttributes (&fa, kernel) == cudaSuccess && fa.binaryVersion >= 90 ? 1 : 2;
-      (void) cudaGetLastError ();
-    }
-  return cached[dev] == 1;
-}
-
 /* Rows too long for one block's registers (of whole packs, or RAGGED),
  * split over a cluster of 2 to 8 blocks of 8 packs a thread: FALSE where
  * they are too long for that too, or the device has no clusters. */
@@ -718,18 +389,10 @@ launch_clustered (const NormArgs &a, cudaStream_t stream)
 
   NormArgs c = a;
   c.parts = parts;
-  cudaLaunchAttribute attr;
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = (unsigned int) parts;
-  attr.val.clusterDim.y = 1;
-  attr.val.clusterDim.z = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3 ((unsigned int) (a.rows < MAX_GRID / parts ? a.rows : MAX_GRID / parts) * parts);
-  config.blockDim = dim3 ((unsigned int) threads);
-  config.stream = stream;
-  config.attrs = &attr;
-  config.numAttrs = 1;
-  if (cudaLaunchKernelEx (&config, kernel, c) == cudaSuccess)
+  ClusterLaunch l;
+  cluster_launch_init (&l, parts, (int) threads, 0, stream);
+  l.config.gridDim = dim3 ((unsigned int) (a.rows < MAX_GRID / parts ? a.rows : MAX_GRID / parts) * parts);
+  if (cudaLaunchKernelEx (&l.config, kernel, c) == cudaSuccess)
     return true;
   (void) cudaGetLastError (); /* the long kernel instead */
   return false;
@@ -749,7 +412,8 @@ launch_packed (const NormArgs &a, bool whole, cudaStream_t stream)
   if (!cached_shape<VEC> (a.n, &warp_row, &items, &threads))
     {
       if constexpr (VEC > 1)
-        if (whole ? launch_clustered<T, VEC, false> (a, stream) : launch_clustered<T, VEC, true> (a, stream))
+        if (whole ? launch_bulk<T, VEC> (a, stream) || launch_clustered<T, VEC, false> (a, stream)
+                  : launch_clustered<T, VEC, true> (a, stream))
           return true;
       if (!whole)
         return false;

@@ -92,7 +92,8 @@ check (gboolean rms)
    * is 384 of 8, 12000 of f32 is 384 of 8, 20011 of f16 or bf16 is 320
    * threads of packs, head and tail), up to 262144 over a cluster of 2
    * to 8 blocks on sm_90 (40000, 40001, 65536 and 262144 of f16 or bf16,
-   * 20011, 24576, 40000, 40001 and 65536 of f32), longer two reads
+   * 20011, 24576, 40000, 40001 and 65536 of f32: whole packs streamed
+   * through shared memory, ragged rows in registers), longer two reads
    * (262144 of f32). 21 rows are not a whole number of four-row blocks. */
   const gint64 shapes[][3] = {
     { 1, 7, 1 }, { 2, 5, 33 }, { 3, 7, 256 }, { 1, 9, 1000 }, { 1, 3, 1001 }, { 1, 5, 4096 },
@@ -115,6 +116,24 @@ static void
 test_rmsnorm (void)
 {
   check (TRUE);
+}
+
+/* Many rows too long for registers: on sm_90 the clusters that stream
+ * them through shared memory each take several rows, so every buffer is
+ * refilled while the rows before it are worked on (33000 of bf16 is two
+ * parts of 33000 bytes, of f32 four); in place too. */
+static void
+test_many_long_rows (void)
+{
+  if (lt_device_for ("layernorm", "rmsnorm", NULL) == NULL)
+    return;
+  const gint64 bf16_dims[2] = { 200, 33000 }, f32_dims[2] = { 100, 33000 };
+  for (guint rms = 0; rms < 2; rms++)
+    {
+      check_case (rms, ACCEL_DTYPE_BF16, bf16_dims, 2, 0, -3, 5);
+      check_case (rms, ACCEL_DTYPE_BF16, bf16_dims, 2, 2, -3, 5);
+      check_case (rms, ACCEL_DTYPE_F32, f32_dims, 2, 0, -3, 5);
+    }
 }
 
 /* Rows around 1000 with deviations of 1: f32 statistics that subtract a
@@ -243,6 +262,7 @@ test_bad_input (void)
 const LtTest lt_tests[] = {
   { "/libs/norm/layernorm", test_layernorm },
   { "/libs/norm/rmsnorm", test_rmsnorm },
+  { "/libs/norm/many-long-rows", test_many_long_rows },
   { "/libs/norm/far-from-zero", test_far_from_zero },
   { "/libs/norm/misaligned", test_misaligned },
   { "/libs/norm/bad-input", test_bad_input },
