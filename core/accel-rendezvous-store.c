@@ -35,6 +35,8 @@
 #define MAX_PENDING 16
 #define MAX_ABORTED 1024
 #define POLL_US (100 * 1000)
+/* How long stop waits for the messages already queued to be written. */
+#define STOP_FLUSH_US (5 * G_USEC_PER_SEC)
 
 typedef struct _Conn Conn;
 
@@ -110,6 +112,7 @@ struct _AccelRendezvousStore {
   guint n_refused;
   gboolean welcomed;
   GHashTable *exchanges;         /* tag -> Exchange */
+  guint n_unsent;                /* messages queued (under the lock) and not yet flushed */
   GQueue aborted;                /* of (prefix, reason) pairs as char ** */
 };
 
@@ -165,6 +168,7 @@ queue_out (GPtrArray *out, Conn *conn, AccelWireKind kind, guint64 request, GVar
   o->request = request;
   o->payload = g_variant_ref_sink (payload);
   o->close_after = close_after;
+  conn->store->n_unsent++;
   g_ptr_array_add (out, o);
 }
 
@@ -175,10 +179,11 @@ error_payload (AccelError code, const char *message)
 }
 
 /* Sends what was queued under the lock; a connection that cannot take it
- * is closed (its reader then reports it gone). */
+ * is closed (its reader then reports it gone). Stop waits for it. */
 static void
 flush_out (AccelRendezvousStore *self, GPtrArray *out)
 {
+  guint n = out->len;
   for (guint i = 0; i < out->len; i++)
     {
       Outgoing *o = out->pdata[i];
@@ -197,6 +202,12 @@ flush_out (AccelRendezvousStore *self, GPtrArray *out)
       g_free (o);
     }
   g_ptr_array_set_size (out, 0);
+  if (n == 0)
+    return;
+  g_mutex_lock (&self->lock);
+  self->n_unsent -= n;
+  g_cond_broadcast (&self->cond);
+  g_mutex_unlock (&self->lock);
 }
 
 /* Fails @x for every process that gave its part. Under the lock. */
@@ -831,12 +842,29 @@ accel_rendezvous_store_get_n_refused (AccelRendezvousStore *self)
  * @self: a store
  *
  * Stops listening and closes every connection; the processes of the job
- * see the store gone. Idempotent; also done when the store is released.
+ * see the store gone. Answers the store had already given (the result of
+ * the job's last barrier, say) are written first, waiting up to 5 seconds
+ * for them. Idempotent; also done when the store is released.
  */
 void
 accel_rendezvous_store_stop (AccelRendezvousStore *self)
 {
   g_return_if_fail (ACCEL_IS_RENDEZVOUS_STORE (self));
+
+  if (g_atomic_int_get (&self->stopping))
+    return;
+  /* What was answered before the stop reaches its process before the
+   * connections close: the last barrier of a job completes when the last
+   * process gives its part, and process 0 may see its own answer and stop
+   * the store while another process's answer is still being written. Waited
+   * for before `stopping` is set, since each reader closes its connection
+   * once it sees that. */
+  g_mutex_lock (&self->lock);
+  gint64 flush_deadline = g_get_monotonic_time () + STOP_FLUSH_US;
+  while (self->n_unsent > 0)
+    if (!g_cond_wait_until (&self->cond, &self->lock, flush_deadline))
+      break;
+  g_mutex_unlock (&self->lock);
 
   if (!g_atomic_int_compare_and_exchange (&self->stopping, 0, 1))
     return;
