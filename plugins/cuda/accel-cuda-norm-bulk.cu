@@ -131,7 +131,7 @@ norm_bulk_kernel (NormArgs a, int buffer_packs)
           if (k < count)
             {
               Pack<T, VEC> gi, bi;
-              load_affine (a, k0 + k, gi, bi);
+              load_affine_at (a, (k0 + k) * VEC, true, gi, bi);
               float f[VEC];
               widen_pack (v[i], f, shift);
               store_normalised (a, a.y, row * nv + k0 + k, f, gi, bi, mean, rstd);

@@ -296,7 +296,7 @@ norm_long_kernel (NormArgs a)
             if (k0 + u * stride < nv)
               {
                 widen_pack (load_pack<T, VEC> (a.x, base + k0 + u * stride), v[u], shift);
-                load_affine (a, k0 + u * stride, g[u], b[u]);
+                load_affine_at (a, (k0 + u * stride) * VEC, true, g[u], b[u]);
               }
 #pragma unroll
           for (int u = 0; u < LONG_UNROLL; u++)

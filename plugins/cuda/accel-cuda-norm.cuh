@@ -85,18 +85,6 @@ widen_pack (const Pack<T, VEC> &p, float (&out)[VEC], float shift)
     out[e] = Elem<T>::widen (p.e[e]) - shift;
 }
 
-/* The optional gamma and beta packs of pack index @k of a row of whole
- * packs. */
-template <typename T, int VEC>
-__device__ __forceinline__ void
-load_affine (const NormArgs &a, int64_t k, Pack<T, VEC> &g, Pack<T, VEC> &b)
-{
-  if (a.gamma)
-    g = load_pack<T, VEC> (a.gamma, k);
-  if (a.beta)
-    b = load_pack<T, VEC> (a.beta, k);
-}
-
 /* The optional gamma and beta values of the VEC elements from element
  * @at of a row: one load of each where they are aligned with x. */
 template <typename T, int VEC>
