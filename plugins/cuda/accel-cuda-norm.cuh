@@ -337,22 +337,30 @@ ceil_div (int64_t a, int64_t b)
 }
 
 /* Whether @kernel runs on this device from a build with clusters (sm_90):
- * cached per device. */
+ * asked once per device (the kernels of one signature share the answer:
+ * they are built for the same architectures); a failed question is not
+ * kept. Called from any device thread. */
 template <typename K>
 inline bool
 clusters_run (K kernel)
 {
-  static int cached[64]; /* 0 unknown, 1 yes, 2 no */
+  static int cached[64]; /* 0 unknown, 1 yes, 2 no; atomic */
   int dev = 0;
   if (cudaGetDevice (&dev) != cudaSuccess || dev < 0 || dev >= 64)
     return false;
-  if (cached[dev] == 0)
+  int known = __atomic_load_n (&cached[dev], __ATOMIC_RELAXED);
+  if (known == 0)
     {
       cudaFuncAttributes fa;
-      cached[dev] = cudaFuncGetAttributes (&fa, kernel) == cudaSuccess && fa.binaryVersion >= 90 ? 1 : 2;
-      (void) cudaGetLastError ();
+      if (cudaFuncGetAttributes (&fa, kernel) != cudaSuccess)
+        {
+          (void) cudaGetLastError ();
+          return false;
+        }
+      known = fa.binaryVersion >= 90 ? 1 : 2;
+      __atomic_store_n (&cached[dev], known, __ATOMIC_RELAXED);
     }
-  return cached[dev] == 1;
+  return known == 1;
 }
 
 /* A launch of blocks of @threads in clusters of @parts along x, with
