@@ -2,9 +2,9 @@
  * m16n8k16, f16 or bf16 operands, f32 accumulators; sm_80 on), the codes
  * turned into f16/bf16 in registers on their way from device memory to the
  * MMA. Weight-only quantised GEMM is bound by the bytes of the weights for
- * small M: each weight byte is read once per token tile, straight into
- * registers, with the next chunk's loads in flight while this one
- * multiplies.
+ * small M, and at the few MMAs a chunk of codes feeds there, by the
+ * instructions around them: each weight byte is read once per token tile,
+ * several chunks ahead, and the work per chunk is kept small.
  *
  * Exactness: the MMA sees the codes themselves (int4 q − 8 or q, int8 q,
  * fp8 values: all exact in f16 and bf16), never code × scale; each group's
@@ -23,18 +23,32 @@
  * (16-byte loads), and a chunk lies inside one quantisation group when
  * 4R divides the group size.
  *
- * Two kernels: stream (M ≤ 16: 8 warps, 4 over 64 rows times 2 halves of
- * K, several chunks of codes in flight per warp, activations read through
- * L1, the halves added in shared memory) and tiled (M > 16: 8 warps over
- * 128 rows share 64 tokens of activations staged in shared memory by
- * cp.async, two stages). Each code word is decoded once, and the scales
- * of a chunk's group are loaded with its codes.
+ * Two kernels. stream (M ≤ 16): 8 warps of 16 rows, each over one of up
+ * to 8 parts of K chosen so that about 2048 warps stream at once, its
+ * codes brought into shared memory by cp.async 3 chunks ahead, the
+ * activations read through L1 one chunk ahead, the parts added in shared
+ * memory. It replaced 4 warps over 64 rows times 2 halves of K with a ring
+ * of loads in registers, 3 chunks deep, which ran at about 0.9 TB/s on the
+ * H100 at K = N = 8192. What limits this kernel at M ≤ 8 is not the bytes
+ * in flight (a ring 7 chunks deep, or L2 asked for the codes 8 or 16
+ * chunks ahead, measured no faster) but the instructions around the 8 MMAs
+ * a chunk and their latencies: a first version, with addresses and group
+ * indices worked out anew each chunk, took ~340 instructions a chunk; with
+ * every address a pointer stepped along, the int4 decode at 13
+ * instructions a word and no copies between iterations it takes ~230, and
+ * the kernel alone runs 22 µs (1.5 TB/s, Nsight Compute at the GPU's own
+ * clocks). tiled (M > 16): 8
+ * warps over 128 rows share 64 tokens of activations staged in shared
+ * memory by cp.async, two stages; a four-stage ring of codes and
+ * activations measured slower there (111 against 120 TFLOP/s at M = 128).
+ * Each code word is decoded once.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
+#include <algorithm>
 #include "accel-cutlass-kernels.h"
 
 namespace {
@@ -117,25 +131,39 @@ pack_floats (float lo, float hi)
 template <int FMT, bool BF16>
 struct Codes;
 
+/* (a & MASK) | b, one instruction (the compiler writes two when both are
+ * constants). */
+template <uint32_t MASK>
+__device__ __forceinline__ uint32_t
+and_or (uint32_t a, uint32_t b)
+{
+  uint32_t r;
+  asm ("lop3.b32 %0, %1, %2, %3, 0xEA;\n" : "=r"(r) : "r"(a), "n"(MASK), "r"(b));
+  return r;
+}
+
 /* int4: two codes a byte, k even in the low nibble. 128 + q (bf16) or
- * 1024 + q (f16) by planting the nibble under an exponent, then the offset
- * and the zero point (8 unless the op gives zeros) subtracted: exact. */
+ * 1024 + q (f16) by planting each nibble under an exponent byte, then the
+ * offset and the zero point (8 unless the op gives zeros) subtracted:
+ * exact. The nibbles of two bytes go into one word beside two exponent
+ * bytes, and one byte permutation a pair picks a nibble and an exponent
+ * for each half: 13 instructions a word of 8 codes. */
 template <bool BF16>
 struct Codes<ACCEL_CUTLASS_QUANT_INT4, BF16> {
   __device__ static __forceinline__ void
   pairs (uint32_t w, bool given_zeros, uint32_t (&out)[4])
   {
-    const uint32_t magic = BF16 ? 0x43004300u : 0x64006400u;
+    const uint32_t e = BF16 ? 0x43u : 0x64u;   /* the exponent byte of 128 (bf16), 1024 (f16) */
     /* 136 or 128 (bf16), 1032 or 1024 (f16), in both halves */
     const uint32_t off = BF16 ? (given_zeros ? 0x43004300u : 0x43084308u)
                               : (given_zeros ? 0x64006400u : 0x64086408u);
-    uint32_t lo = w & 0x0F0F0F0Fu, hi = (w >> 4) & 0x0F0F0F0Fu;
-#pragma unroll
-    for (int b = 0; b < 4; b++)
-      {
-        uint32_t t = __byte_perm (lo, hi, (b) | (b << 4) | ((4 + b) << 8) | ((4 + b) << 12));
-        out[b] = sub2<BF16> ((t & 0x00FF00FFu) | magic, off);
-      }
+    uint32_t s = w >> 4;
+    uint32_t lo01 = and_or<0x00000F0Fu> (w, e * 0x01010000u), hi01 = and_or<0x00000F0Fu> (s, e * 0x01010000u);
+    uint32_t lo23 = and_or<0x0F0F0000u> (w, e * 0x00000101u), hi23 = and_or<0x0F0F0000u> (s, e * 0x00000101u);
+    out[0] = sub2<BF16> (__byte_perm (lo01, hi01, 0x6420), off);
+    out[1] = sub2<BF16> (__byte_perm (lo01, hi01, 0x7531), off);
+    out[2] = sub2<BF16> (__byte_perm (lo23, hi23, 0x4602), off);
+    out[3] = sub2<BF16> (__byte_perm (lo23, hi23, 0x5713), off);
   }
 };
 
@@ -213,22 +241,42 @@ struct Run {
     else
       w[0] = __ldg ((const uint32_t *) p);
   }
+
+  /* The same from shared memory (kBytes is 4, 8 or 16 there). */
+  __device__ __forceinline__ void
+  load_shared (const uint8_t *p)
+  {
+    if constexpr (kBytes == 16)
+      {
+        uint4 v = *(const uint4 *) p;
+        w[0] = v.x, w[1] = v.y, w[2] = v.z, w[3] = v.w;
+      }
+    else if constexpr (kBytes == 8)
+      {
+        uint2 v = *(const uint2 *) p;
+        w[0] = v.x, w[1] = v.y;
+      }
+    else
+      w[0] = *(const uint32_t *) p;
+  }
 };
 
-/* R activations of one token as 32-bit words (pairs of halves), zeros past M. */
+/* R activations of one token as 32-bit words (pairs of halves); a token
+ * past M is left as it was made, zeros. */
 template <int R>
 struct Acts {
-  uint32_t w[R / 2];
+  uint32_t w[R / 2] = {};
 
   __device__ __forceinline__ void
   load (const uint16_t *p, bool valid)
   {
+    if (valid)
 #pragma unroll
-    for (int i = 0; i < R / 8; i++)
-      {
-        uint4 v = valid ? __ldg ((const uint4 *) p + i) : make_uint4 (0, 0, 0, 0);
-        w[4 * i] = v.x, w[4 * i + 1] = v.y, w[4 * i + 2] = v.z, w[4 * i + 3] = v.w;
-      }
+      for (int i = 0; i < R / 8; i++)
+        {
+          uint4 v = __ldg ((const uint4 *) p + i);
+          w[4 * i] = v.x, w[4 * i + 1] = v.y, w[4 * i + 2] = v.z, w[4 * i + 3] = v.w;
+        }
   }
 };
 
@@ -264,25 +312,17 @@ multiply_chunk (const Run<FMT, BF16, R> &r0, const Run<FMT, BF16, R> &r1, bool g
     }
 }
 
-/* One chunk's codes for rows g and g + 8, with what finishing its group
- * needs (the scales, and with zero points the zeros and the activations'
- * group sums of the lane's D tokens), all loaded together so that no load
- * waits on another. */
-template <int FMT, bool BF16, int R, int NT>
-struct Slot {
-  Run<FMT, BF16, R> w0, w1;
+/* What finishing a group of rows g and g + 8 needs: the scales, and with
+ * zero points the zeros and the activations' group sums of the lane's D
+ * tokens (2c, 2c + 1 of each tile of 8). */
+template <int NT>
+struct GroupScales {
   float s0, s1, z0, z1;
   float sa[NT][2];
 
   __device__ __forceinline__ void
-  fetch (const QParams &p, const uint8_t *row0_codes, const uint8_t *row1_codes, int64_t row0, int64_t row1,
-         int64_t tok0, int ch, int chunks_per_group, int c)
+  fetch (const QParams &p, int64_t row0, int64_t row1, int64_t tok0, int gi)
   {
-    int64_t k = (int64_t) ch * 4 * R + R * c;
-    int64_t off = FMT == ACCEL_CUTLASS_QUANT_INT4 ? k / 2 : k;
-    int gi = ch / chunks_per_group;
-    w0.load (row0_codes + off);
-    w1.load (row1_codes + off);
     s0 = load_scale (p.scales, row0 * p.groups + gi, p.scale_type);
     s1 = load_scale (p.scales, row1 * p.groups + gi, p.scale_type);
     if (p.zeros)
@@ -303,7 +343,7 @@ struct Slot {
   /* Adds the finished group's partial sums, scaled, to the results: rows
    * (g, g + 8), tokens (2c, 2c + 1) of each tile of 8. */
   __device__ __forceinline__ void
-  finish_group (bool given_zeros, float (&out)[NT][4], float (&acc)[NT][4]) const
+  finish (bool given_zeros, float (&out)[NT][4], float (&acc)[NT][4]) const
   {
 #pragma unroll
     for (int t = 0; t < NT; t++)
@@ -318,6 +358,25 @@ struct Slot {
         for (int i = 0; i < 4; i++)
           acc[t][i] = 0.0f;
       }
+  }
+};
+
+/* One chunk's codes for rows g and g + 8 with its group's scales, all
+ * loaded together so that no load waits on another. */
+template <int FMT, bool BF16, int R, int NT>
+struct Slot {
+  Run<FMT, BF16, R> w0, w1;
+  GroupScales<NT> sc;
+
+  __device__ __forceinline__ void
+  fetch (const QParams &p, const uint8_t *row0_codes, const uint8_t *row1_codes, int64_t row0, int64_t row1,
+         int64_t tok0, int ch, int chunks_per_group, int c)
+  {
+    int64_t k = (int64_t) ch * 4 * R + R * c;
+    int64_t off = FMT == ACCEL_CUTLASS_QUANT_INT4 ? k / 2 : k;
+    w0.load (row0_codes + off);
+    w1.load (row1_codes + off);
+    sc.fetch (p, row0, row1, tok0, ch / chunks_per_group);
   }
 };
 
@@ -341,93 +400,219 @@ store_out (const QParams &p, int64_t tok, int64_t row, float v)
     }
 }
 
-/* The streaming kernel's block: 4 warps over 64 rows, times 2 halves of K. */
-constexpr int kRowWarps = 4;
-constexpr int kKSplit = 2;
+/* cp.async of BYTES (4, 8 or 16; 16 bypasses L1) to a shared-memory
+ * address, and the group bookkeeping around it. */
+template <int BYTES>
+__device__ __forceinline__ void
+copy_async (uint32_t dst, const void *src)
+{
+  if constexpr (BYTES == 16)
+    asm volatile ("cp.async.cg.shared.global [%0], [%1], 16;\n" :: "r"(dst), "l"(src));
+  else
+    asm volatile ("cp.async.ca.shared.global [%0], [%1], %2;\n" :: "r"(dst), "l"(src), "n"(BYTES));
+}
 
-/* M ≤ 8 NT: block (64 rows, 8 NT tokens), one per multiprocessor at
- * N = 8192. Each warp keeps kDepth chunks of codes in flight in a register
- * ring (loop unrolled by the ring's depth, so that it is indexed by
- * constants), and the next chunk's activations, read through L1 (the four
- * warps of a K half read the same ones). The two halves' sums meet in
- * shared memory. */
+__device__ __forceinline__ void
+copy_commit ()
+{
+  asm volatile ("cp.async.commit_group;\n" ::);
+}
+
+/* Until at most N of this thread's committed groups are still in flight. */
+template <int N>
+__device__ __forceinline__ void
+copy_wait ()
+{
+  asm volatile ("cp.async.wait_group %0;\n" :: "n"(N));
+}
+
+__device__ __forceinline__ void
+prefetch_l2 (const void *p)
+{
+  asm volatile ("prefetch.global.L2 [%0];\n" :: "l"(p));
+}
+
+/* A scale or zero point of any of the three types, by address. */
+__device__ __forceinline__ float
+scale_at (const uint8_t *ptr, AccelCutlassType t)
+{
+  if (t == ACCEL_CUTLASS_F32)
+    return *(const float *) ptr;
+  uint16_t h = *(const uint16_t *) ptr;
+  return t == ACCEL_CUTLASS_F16 ? __half2float (__ushort_as_half (h)) : __uint_as_float ((uint32_t) h << 16);
+}
+
+/* The streaming kernel's block: 8 warps, each 16 rows over one of S parts
+ * of K, so 8 / S groups of 16 rows a block; S is chosen at launch. */
+constexpr int kStreamWarps = 8;
+constexpr int kStreamDepth = 4;            /* chunks of codes a warp's ring holds: a power of 2 */
+constexpr int kStreamWarpsWanted = 2048;   /* about 16 warps on each multiprocessor of an H100 */
+
+/* Blocks a multiprocessor: two, but one for int4 at M > 8, whose registers
+ * would spill at two (on the H100, 46–47 TFLOP/s at one block, 42 at two;
+ * int8 at M > 8 does not spill and is a little faster at two). */
+constexpr int
+stream_blocks (int fmt, int nt)
+{
+  return fmt == ACCEL_CUTLASS_QUANT_INT4 && nt > 1 ? 1 : 2;
+}
+
+/* M ≤ 8 NT. Each warp keeps kStreamDepth − 1 chunks of its codes in flight
+ * by cp.async into a ring in shared memory, which takes no registers while
+ * they fly: each lane copies its own runs of rows g and g + 8 and reads
+ * back only those, so no barrier is needed. The ring is laid out
+ * [slot][2 rows][32 lanes] runs, so a warp's read of a row touches each
+ * bank once. The next chunk's activations (the same for every row) come
+ * through L1 one chunk ahead, a group's scales in the chunk that ends it
+ * (L2 is asked for all of the warp's at the start); every address is a
+ * pointer stepped along, as the work per chunk is small. The S parts'
+ * sums meet in shared memory. */
 template <int FMT, bool BF16, int R, int NT>
-__global__ void __launch_bounds__ (kRowWarps * kKSplit * 32, 1)
-quant_stream (QParams p)
+__global__ void __launch_bounds__ (kStreamWarps * 32, stream_blocks (FMT, NT))
+quant_stream (QParams p, int splits)
 {
   using RunT = Run<FMT, BF16, R>;
-  using SlotT = Slot<FMT, BF16, R, NT>;
-  constexpr int kDepth = RunT::kBytes >= 16 ? 3 : RunT::kBytes >= 8 ? 4 : 6;
-  __shared__ float partial[kKSplit - 1][kRowWarps][NT][4][32];
+  constexpr int D = kStreamDepth;
+  static_assert ((D & (D - 1)) == 0, "the ring's depth is a power of 2");
+  constexpr int kBytes = RunT::kBytes;
+  constexpr uint32_t kRowBytes = 32 * kBytes, kSlotBytes = 2 * kRowBytes;
+  extern __shared__ __align__ (16) uint8_t smem[];   /* the warps' rings; at the end, the parts' sums */
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, c = lane % 4;
-  const int rw = warp % kRowWarps, ks = warp / kRowWarps;
-  const int64_t row0 = (int64_t) blockIdx.x * 16 * kRowWarps + rw * 16 + g, row1 = row0 + 8;
+  const int row_groups = kStreamWarps / splits, rg = warp % row_groups, ks = warp / row_groups;
+  const int64_t row0 = ((int64_t) blockIdx.x * row_groups + rg) * 16 + g, row1 = row0 + 8;
   const int64_t row0c = min (row0, p.n - 1), row1c = min (row1, p.n - 1);
-  const int64_t tok_b = (int64_t) blockIdx.y * 8 * NT + g;     /* this lane's B token, tile 0 */
-  const int64_t tok_d = (int64_t) blockIdx.y * 8 * NT + 2 * c; /* its first D token, tile 0 */
   const int64_t bytes_per_row = FMT == ACCEL_CUTLASS_QUANT_INT4 ? p.k / 2 : p.k;
-  const uint8_t *w0 = p.b + row0c * bytes_per_row, *w1 = p.b + row1c * bytes_per_row;
+
+  const int chunks_per_group = p.group_size / (4 * R);
+  const int g_begin = (int) ((int64_t) p.groups * ks / splits);
+  const int g_end = (int) ((int64_t) p.groups * (ks + 1) / splits);
+  const int n_chunks = (g_end - g_begin) * chunks_per_group;
+  const int64_t k0 = (int64_t) g_begin * p.group_size + R * c;   /* this lane's first k */
+  const int64_t byte0 = FMT == ACCEL_CUTLASS_QUANT_INT4 ? k0 / 2 : k0;
+  const uint8_t *src0 = p.b + row0c * bytes_per_row + byte0, *src1 = p.b + row1c * bytes_per_row + byte0;
+  const uint32_t ring = (uint32_t) __cvta_generic_to_shared (smem) + warp * D * kSlotBytes + lane * kBytes;
+
+  const int ssize = p.scale_type == ACCEL_CUTLASS_F32 ? 4 : 2;
+  const uint8_t *scales = (const uint8_t *) p.scales, *zeros = (const uint8_t *) p.zeros;
+  const int64_t s_first0 = (row0c * p.groups + g_begin) * ssize, s_first1 = (row1c * p.groups + g_begin) * ssize;
+  auto fill = [&] (int i) {
+    uint32_t s = ring + (i & (D - 1)) * kSlotBytes;
+    copy_async<kBytes> (s, src0);
+    copy_async<kBytes> (s + kRowBytes, src1);
+    src0 += 4 * kBytes;
+    src1 += 4 * kBytes;
+  };
+  /* L2 is asked at once for the scales of the warp's part of rows g and g + 8
+   * (one or two 128-byte lines at the usual sizes). */
+  if (c == 0)
+    for (int64_t b = 0; b < (int64_t) (g_end - g_begin) * ssize; b += 128)
+      {
+        prefetch_l2 (scales + s_first0 + b);
+        prefetch_l2 (scales + s_first1 + b);
+      }
+
   const uint16_t *act[NT];
   bool act_ok[NT];
 #pragma unroll
   for (int t = 0; t < NT; t++)
     {
-      act_ok[t] = tok_b + 8 * t < p.m;
-      act[t] = (const uint16_t *) p.a + (act_ok[t] ? tok_b + 8 * t : 0) * p.k;
+      act_ok[t] = g + 8 * t < p.m;   /* this lane's B token of tile t */
+      act[t] = (const uint16_t *) p.a + (act_ok[t] ? g + 8 * t : 0) * p.k + k0;
     }
-
-  const int chunks_per_group = p.group_size / (4 * R);
-  const int g_begin = (int) ((int64_t) p.groups * ks / kKSplit);
-  const int g_end = (int) ((int64_t) p.groups * (ks + 1) / kKSplit);
-  const int c_begin = g_begin * chunks_per_group, c_end = g_end * chunks_per_group;
-  const bool given_zeros = p.zeros != nullptr;
-
-  float out[NT][4] = {}, acc[NT][4] = {};
-  SlotT slots[kDepth];
-  Acts<R> a_cur[NT], a_nxt[NT];
-  auto load_acts = [&] (int ch, Acts<R> (&x)[NT]) {
-    int64_t k = (int64_t) ch * 4 * R + R * c;
+  auto next_acts = [&] (Acts<R> (&x)[NT]) {
 #pragma unroll
     for (int t = 0; t < NT; t++)
-      x[t].load (act[t] + k, act_ok[t]);
+      {
+        x[t].load (act[t], act_ok[t]);
+        act[t] += 4 * R;
+      }
   };
+
+  /* The scales of group gi (from g_begin), with zero points what they need. */
+  const uint8_t *sp0 = scales + s_first0, *sp1 = scales + s_first1;
+  auto group_scales = [&] (GroupScales<NT> &x, int gi) {
+    x.s0 = scale_at (sp0, p.scale_type);
+    x.s1 = scale_at (sp1, p.scale_type);
+    if (zeros)
+      {
+        x.z0 = scale_at (zeros + s_first0 + (int64_t) gi * ssize, p.scale_type);
+        x.z1 = scale_at (zeros + s_first1 + (int64_t) gi * ssize, p.scale_type);
 #pragma unroll
-  for (int j = 0; j < kDepth; j++)
-    if (c_begin + j < c_end)
-      slots[j].fetch (p, w0, w1, row0c, row1c, tok_d, c_begin + j, chunks_per_group, c);
-  if (c_begin < c_end)
-    load_acts (c_begin, a_cur);
-  for (int base = c_begin; base < c_end; base += kDepth)
+        for (int t = 0; t < NT; t++)
+#pragma unroll
+          for (int i = 0; i < 2; i++)
+            {
+              int64_t tok = 2 * c + 8 * t + i;
+              x.sa[t][i] = tok < p.m ? p.asum[tok * p.groups + g_begin + gi] : 0.0f;
+            }
+      }
+    sp0 += ssize;
+    sp1 += ssize;
+  };
+
+  float out[NT][4] = {}, acc[NT][4] = {};
+  Acts<R> a_cur[NT], a_nxt[NT];
+#pragma unroll
+  for (int i = 0; i < D - 1; i++)
     {
-#pragma unroll
-      for (int j = 0; j < kDepth; j++)
-        {
-          int ch = base + j;
-          if (ch >= c_end)
-            break;
-          if (ch + 1 < c_end)
-            load_acts (ch + 1, a_nxt);
-          multiply_chunk<FMT, BF16, R, NT> (slots[j].w0, slots[j].w1, given_zeros, acc,
-                                            [&] (int t, int s, uint32_t &b0, uint32_t &b1) {
-                                              b0 = a_cur[t].w[2 * s];
-                                              b1 = a_cur[t].w[2 * s + 1];
-                                            });
-          if ((ch + 1) % chunks_per_group == 0)
-            slots[j].finish_group (given_zeros, out, acc);
-          if (ch + kDepth < c_end)
-            slots[j].fetch (p, w0, w1, row0c, row1c, tok_d, ch + kDepth, chunks_per_group, c);
-#pragma unroll
-          for (int t = 0; t < NT; t++)
-            a_cur[t] = a_nxt[t];
-        }
+      if (i < n_chunks)
+        fill (i);
+      copy_commit ();
+    }
+  if (n_chunks > 0)
+    next_acts (a_cur);
+  /* One chunk: its codes from the ring, the next chunk's activations
+   * fetched into nxt meanwhile, and where the chunk ends a group, the
+   * group's scales, loaded before the MMAs that hide their latency (L2 has
+   * them by then). The loop is unrolled by two, the two arrays of
+   * activations changing places, so that none is copied. */
+  int in_group = 0, group = 0;
+  auto step = [&] (int i, Acts<R> (&cur)[NT], Acts<R> (&nxt)[NT]) {
+    copy_wait<D - 2> ();   /* chunk i has landed */
+    if (i + D - 1 < n_chunks)
+      fill (i + D - 1);    /* into the slot chunk i − 1 used */
+    copy_commit ();
+    if (i + 1 < n_chunks)
+      next_acts (nxt);
+    const bool ends_group = in_group + 1 == chunks_per_group;
+    GroupScales<NT> sc;
+    if (ends_group)
+      group_scales (sc, group);
+    RunT r0, r1;
+    const uint8_t *s = smem + (warp * D + (i & (D - 1))) * kSlotBytes + lane * kBytes;
+    r0.load_shared (s);
+    r1.load_shared (s + kRowBytes);
+    multiply_chunk<FMT, BF16, R, NT> (r0, r1, zeros != nullptr, acc,
+                                      [&] (int t, int st, uint32_t &b0, uint32_t &b1) {
+                                        b0 = cur[t].w[2 * st];
+                                        b1 = cur[t].w[2 * st + 1];
+                                      });
+    if (ends_group)
+      {
+        sc.finish (zeros != nullptr, out, acc);
+        in_group = 0;
+        group++;
+      }
+    else
+      in_group++;
+  };
+  for (int i = 0; i < n_chunks; i += 2)
+    {
+      step (i, a_cur, a_nxt);
+      if (i + 1 < n_chunks)
+        step (i + 1, a_nxt, a_cur);
     }
 
+  /* No copy is in flight (the last groups committed were empty): the rings
+   * hold the parts' sums from here. */
+  float (*partial)[NT][4][32] = (float (*)[NT][4][32]) smem;
+  __syncthreads ();
   if (ks > 0)
 #pragma unroll
     for (int t = 0; t < NT; t++)
 #pragma unroll
       for (int i = 0; i < 4; i++)
-        partial[ks - 1][rw][t][i][lane] = out[t][i];
+        partial[(ks - 1) * row_groups + rg][t][i][lane] = out[t][i];
   __syncthreads ();
   if (ks > 0)
     return;
@@ -437,10 +622,9 @@ quant_stream (QParams p)
     for (int i = 0; i < 4; i++)
       {
         float v = out[t][i];
-#pragma unroll
-        for (int h = 0; h < kKSplit - 1; h++)
-          v += partial[h][rw][t][i][lane];
-        store_out<BF16> (p, tok_d + 8 * t + (i & 1), i < 2 ? row0 : row1, v);
+        for (int h = 1; h < splits; h++)
+          v += partial[(h - 1) * row_groups + rg][t][i][lane];
+        store_out<BF16> (p, 2 * c + 8 * t + (i & 1), i < 2 ? row0 : row1, v);
       }
 }
 
@@ -510,7 +694,7 @@ quant_tiled (QParams p)
                                           b1 = bv.y;
                                         });
       if ((ch + 1) % chunks_per_group == 0)
-        cur.finish_group (given_zeros, out, acc);
+        cur.sc.finish (given_zeros, out, acc);
       cur = nxt;
       __syncthreads ();   /* the stage this chunk read is refilled next */
     }
@@ -562,26 +746,56 @@ tiled_smem (int r)
   return 2 * kTiledTokens * (4 * r + 8) * sizeof (uint16_t);
 }
 
+/* The parts of K the streaming kernel splits into: enough for about
+ * kStreamWarpsWanted warps, at most 8 and at most one a group. */
+int
+stream_splits (const QParams &q)
+{
+  int64_t row_groups = (q.n + 15) / 16;
+  int s = 1;
+  while (s < kStreamWarps && row_groups * s < kStreamWarpsWanted && 2 * s <= q.groups)
+    s *= 2;
+  return s;
+}
+
+template <class Kernel>
+cudaError_t
+allow_smem (Kernel kernel, size_t smem)
+{
+  return smem <= 48 * 1024 ? cudaSuccess
+                           : cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
+}
+
+template <int FMT, bool BF16, int R, int NT>
+cudaError_t
+launch_stream (const QParams &q, cudaStream_t stream)
+{
+  auto kernel = quant_stream<FMT, BF16, R, NT>;
+  int splits = stream_splits (q), row_groups = kStreamWarps / splits;
+  size_t smem = std::max ((size_t) kStreamWarps * kStreamDepth * 2 * 32 * Run<FMT, BF16, R>::kBytes,
+                          (size_t) (kStreamWarps - 1) * NT * 4 * 32 * sizeof (float));
+  cudaError_t status = allow_smem (kernel, smem);
+  if (status != cudaSuccess)
+    return status;
+  unsigned blocks = (unsigned) (((q.n + 15) / 16 + row_groups - 1) / row_groups);
+  kernel<<<blocks, kStreamWarps * 32, smem, stream>>> (q, splits);
+  return cudaGetLastError ();
+}
+
 template <int FMT, bool BF16, int R>
 cudaError_t
 launch_fmt (const QParams &q, cudaStream_t stream)
 {
   if (q.m <= 8)
-    quant_stream<FMT, BF16, R, 1><<<dim3 ((unsigned) ((q.n + 16 * kRowWarps - 1) / (16 * kRowWarps)), 1),
-                                    kRowWarps * kKSplit * 32, 0, stream>>> (q);
-  else if (q.m <= 16)
-    quant_stream<FMT, BF16, R, 2><<<dim3 ((unsigned) ((q.n + 16 * kRowWarps - 1) / (16 * kRowWarps)), 1),
-                                    kRowWarps * kKSplit * 32, 0, stream>>> (q);
-  else
-    {
-      auto kernel = quant_tiled<FMT, BF16, R>;
-      size_t smem = tiled_smem (R);
-      cudaError_t status = cudaFuncSetAttribute (kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int) smem);
-      if (status != cudaSuccess)
-        return status;
-      dim3 grid ((unsigned) ((q.n + 127) / 128), (unsigned) ((q.m + kTiledTokens - 1) / kTiledTokens));
-      kernel<<<grid, kTiledWarps * 32, smem, stream>>> (q);
-    }
+    return launch_stream<FMT, BF16, R, 1> (q, stream);
+  if (q.m <= 16)
+    return launch_stream<FMT, BF16, R, 2> (q, stream);
+  auto kernel = quant_tiled<FMT, BF16, R>;
+  cudaError_t status = allow_smem (kernel, tiled_smem (R));
+  if (status != cudaSuccess)
+    return status;
+  dim3 grid ((unsigned) ((q.n + 127) / 128), (unsigned) ((q.m + kTiledTokens - 1) / kTiledTokens));
+  kernel<<<grid, kTiledWarps * 32, tiled_smem (R), stream>>> (q);
   return cudaGetLastError ();
 }
 

@@ -210,7 +210,8 @@ test_quant_matmul (void)
 /* M beyond 16 (the activations then go through shared memory), N not a
  * multiple of the kernels' tiles, group sizes of 32 to 256 (each picks
  * another run length of codes per lane), zero points and bias on both
- * paths, every format with both activation types. */
+ * paths, every format with both activation types, and K long enough that
+ * the rings of codes wrap. */
 static void
 test_quant_matmul_shapes (void)
 {
@@ -233,6 +234,12 @@ test_quant_matmul_shapes (void)
     { ACCEL_QUANT_FORMAT_FP8_E4M3, ACCEL_DTYPE_BF16, ACCEL_DTYPE_F32, 40, 384, 130, 128, FALSE, TRUE },
     { ACCEL_QUANT_FORMAT_FP8_E4M3, ACCEL_DTYPE_F16, ACCEL_DTYPE_BF16, 129, 256, 40, 32, FALSE, FALSE },
     { ACCEL_QUANT_FORMAT_FP8_E4M3, ACCEL_DTYPE_F16, ACCEL_DTYPE_F16, 9, 128, 16, 64, FALSE, TRUE },
+    /* Long K: each warp's share is more chunks than its ring holds. */
+    { ACCEL_QUANT_FORMAT_INT4, ACCEL_DTYPE_BF16, ACCEL_DTYPE_BF16, 1, 8192, 72, 128, FALSE, TRUE },
+    { ACCEL_QUANT_FORMAT_INT4, ACCEL_DTYPE_F16, ACCEL_DTYPE_F16, 13, 8192, 40, 32, TRUE, FALSE },
+    { ACCEL_QUANT_FORMAT_INT8, ACCEL_DTYPE_BF16, ACCEL_DTYPE_F32, 16, 4096, 56, 64, TRUE, TRUE },
+    { ACCEL_QUANT_FORMAT_INT4, ACCEL_DTYPE_BF16, ACCEL_DTYPE_BF16, 70, 2048, 136, 128, TRUE, FALSE },
+    { ACCEL_QUANT_FORMAT_FP8_E4M3, ACCEL_DTYPE_BF16, ACCEL_DTYPE_BF16, 3, 4096, 24, 128, FALSE, FALSE },
   };
   for (guint c = 0; c < G_N_ELEMENTS (cases); c++)
     run_quant (cases[c].format, cases[c].act, cases[c].scale, cases[c].m, cases[c].k, cases[c].n, cases[c].group,
