@@ -32,16 +32,16 @@
  * H100 at K = N = 8192. What limits this kernel at M ≤ 8 is not the bytes
  * in flight (a ring 7 chunks deep, or L2 asked for the codes 8 or 16
  * chunks ahead, measured no faster) but the instructions around the 8 MMAs
- * a chunk and their latencies: a first version, with addresses and group
- * indices worked out anew each chunk, took ~340 instructions a chunk; with
- * every address a pointer stepped along, the int4 decode at 13
- * instructions a word and no copies between iterations it takes ~230, and
- * the kernel alone runs 22 µs (1.5 TB/s, Nsight Compute at the GPU's own
- * clocks). tiled (M > 16): 8
- * warps over 128 rows share 64 tokens of activations staged in shared
- * memory by cp.async, two stages; a four-stage ring of codes and
- * activations measured slower there (111 against 120 TFLOP/s at M = 128).
- * Each code word is decoded once.
+ * a chunk and their latencies: an earlier version took ~340 instructions
+ * a chunk; with every address a pointer stepped along, the int4 decode at
+ * 13 instructions a word, no copies between iterations and the scales
+ * loaded where they are used it takes ~230, and the kernel alone runs
+ * 22 µs (1.5 TB/s, Nsight Compute at the GPU's own clocks).
+ *
+ * tiled (M > 16): 8 warps over 128 rows share 64 tokens of activations
+ * staged in shared memory by cp.async, two stages; a four-stage ring of
+ * codes and activations measured slower there (111 against 120 TFLOP/s at
+ * M = 128). Each code word is decoded once.
  *
  * SPDX-License-Identifier: LGPL-2.1-or-later
  */
