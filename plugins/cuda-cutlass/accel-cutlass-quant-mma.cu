@@ -48,6 +48,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
+#include <cuda_pipeline_primitives.h>
 #include <algorithm>
 #include "accel-cutlass-kernels.h"
 
@@ -400,32 +401,6 @@ store_out (const QParams &p, int64_t tok, int64_t row, float v)
     }
 }
 
-/* cp.async of BYTES (4, 8 or 16; 16 bypasses L1) to a shared-memory
- * address, and the group bookkeeping around it. */
-template <int BYTES>
-__device__ __forceinline__ void
-copy_async (uint32_t dst, const void *src)
-{
-  if constexpr (BYTES == 16)
-    asm volatile ("cp.async.cg.shared.global [%0], [%1], 16;\n" :: "r"(dst), "l"(src));
-  else
-    asm volatile ("cp.async.ca.shared.global [%0], [%1], %2;\n" :: "r"(dst), "l"(src), "n"(BYTES));
-}
-
-__device__ __forceinline__ void
-copy_commit ()
-{
-  asm volatile ("cp.async.commit_group;\n" ::);
-}
-
-/* Until at most N of this thread's committed groups are still in flight. */
-template <int N>
-__device__ __forceinline__ void
-copy_wait ()
-{
-  asm volatile ("cp.async.wait_group %0;\n" :: "n"(N));
-}
-
 __device__ __forceinline__ void
 prefetch_l2 (const void *p)
 {
@@ -490,15 +465,15 @@ quant_stream (QParams p, int splits)
   const int64_t k0 = (int64_t) g_begin * p.group_size + R * c;   /* this lane's first k */
   const int64_t byte0 = FMT == ACCEL_CUTLASS_QUANT_INT4 ? k0 / 2 : k0;
   const uint8_t *src0 = p.b + row0c * bytes_per_row + byte0, *src1 = p.b + row1c * bytes_per_row + byte0;
-  const uint32_t ring = (uint32_t) __cvta_generic_to_shared (smem) + warp * D * kSlotBytes + lane * kBytes;
+  uint8_t *const ring = smem + warp * D * kSlotBytes + lane * kBytes;   /* this lane's run, slot 0, row g */
 
   const int ssize = p.scale_type == ACCEL_CUTLASS_F32 ? 4 : 2;
   const uint8_t *scales = (const uint8_t *) p.scales, *zeros = (const uint8_t *) p.zeros;
   const int64_t s_first0 = (row0c * p.groups + g_begin) * ssize, s_first1 = (row1c * p.groups + g_begin) * ssize;
   auto fill = [&] (int i) {
-    uint32_t s = ring + (i & (D - 1)) * kSlotBytes;
-    copy_async<kBytes> (s, src0);
-    copy_async<kBytes> (s + kRowBytes, src1);
+    uint8_t *s = ring + (i & (D - 1)) * kSlotBytes;
+    __pipeline_memcpy_async (s, src0, kBytes);
+    __pipeline_memcpy_async (s + kRowBytes, src1, kBytes);
     src0 += 4 * kBytes;
     src1 += 4 * kBytes;
   };
@@ -557,7 +532,7 @@ quant_stream (QParams p, int splits)
     {
       if (i < n_chunks)
         fill (i);
-      copy_commit ();
+      __pipeline_commit ();
     }
   if (n_chunks > 0)
     next_acts (a_cur);
@@ -568,10 +543,10 @@ quant_stream (QParams p, int splits)
    * activations changing places, so that none is copied. */
   int in_group = 0, group = 0;
   auto step = [&] (int i, Acts<R> (&cur)[NT], Acts<R> (&nxt)[NT]) {
-    copy_wait<D - 2> ();   /* chunk i has landed */
+    __pipeline_wait_prior (D - 2);   /* chunk i has landed */
     if (i + D - 1 < n_chunks)
       fill (i + D - 1);    /* into the slot chunk i − 1 used */
-    copy_commit ();
+    __pipeline_commit ();
     if (i + 1 < n_chunks)
       next_acts (nxt);
     const bool ends_group = in_group + 1 == chunks_per_group;
@@ -579,7 +554,7 @@ quant_stream (QParams p, int splits)
     if (ends_group)
       group_scales (sc, group);
     RunT r0, r1;
-    const uint8_t *s = smem + (warp * D + (i & (D - 1))) * kSlotBytes + lane * kBytes;
+    const uint8_t *s = ring + (i & (D - 1)) * kSlotBytes;
     r0.load_shared (s);
     r1.load_shared (s + kRowBytes);
     multiply_chunk<FMT, BF16, R, NT> (r0, r1, zeros != nullptr, acc,
