@@ -543,7 +543,8 @@ quant_stream (QParams p, int splits)
    * activations changing places, so that none is copied. */
   int in_group = 0, group = 0;
   auto step = [&] (int i, Acts<R> (&cur)[NT], Acts<R> (&nxt)[NT]) {
-    __pipeline_wait_prior (D - 2);   /* chunk i has landed */
+    __pipeline_wait_prior (D - 2);   /* chunk i has landed: its reads stay below (a compiler fence) */
+    asm volatile ("" ::: "memory");
     if (i + D - 1 < n_chunks)
       fill (i + D - 1);    /* into the slot chunk i − 1 used */
     __pipeline_commit ();
