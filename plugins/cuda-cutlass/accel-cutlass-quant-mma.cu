@@ -407,16 +407,6 @@ prefetch_l2 (const void *p)
   asm volatile ("prefetch.global.L2 [%0];\n" :: "l"(p));
 }
 
-/* A scale or zero point of any of the three types, by address. */
-__device__ __forceinline__ float
-scale_at (const uint8_t *ptr, AccelCutlassType t)
-{
-  if (t == ACCEL_CUTLASS_F32)
-    return *(const float *) ptr;
-  uint16_t h = *(const uint16_t *) ptr;
-  return t == ACCEL_CUTLASS_F16 ? __half2float (__ushort_as_half (h)) : __uint_as_float ((uint32_t) h << 16);
-}
-
 /* The streaming kernel's block: 8 warps, each 16 rows over one of S parts
  * of K, so 8 / S groups of 16 rows a block; S is chosen at launch. */
 constexpr int kStreamWarps = 8;
@@ -438,9 +428,9 @@ stream_blocks (int fmt, int nt)
  * back only those, so no barrier is needed. The ring is laid out
  * [slot][2 rows][32 lanes] runs, so a warp's read of a row touches each
  * bank once. The next chunk's activations (the same for every row) come
- * through L1 one chunk ahead, a group's scales in the chunk that ends it
- * (L2 is asked for all of the warp's at the start); every address is a
- * pointer stepped along, as the work per chunk is small. The S parts'
+ * through L1 one chunk ahead, and so do the scales of its group (L2 is
+ * asked for all of the warp's at the start); every address is a pointer
+ * stepped along, as the work per chunk is small. The S parts'
  * sums meet in shared memory. */
 template <int FMT, bool BF16, int R, int NT>
 __global__ void __launch_bounds__ (kStreamWarps * 32, stream_blocks (FMT, NT))
@@ -503,30 +493,52 @@ quant_stream (QParams p, int splits)
       }
   };
 
-  /* The scales of group gi (from g_begin), with zero points what they need. */
+  /* A chunk's group's scales as loaded, bits to be made floats when the
+   * group ends: they are asked for a chunk ahead, so that the loads are in
+   * by then (made floats at once, the compiler waited for them before the
+   * MMAs). la_* walk the groups of the chunks looked ahead to. */
+  struct Bits {
+    uint32_t s0, s1, z0, z1;
+    float sa[NT][2];
+  };
   const uint8_t *sp0 = scales + s_first0, *sp1 = scales + s_first1;
-  auto group_scales = [&] (GroupScales<NT> &x, int gi) {
-    x.s0 = scale_at (sp0, p.scale_type);
-    x.s1 = scale_at (sp1, p.scale_type);
+  int la_group = 0, la_in_group = 0;
+  auto load_bits = [&] (Bits &x) {
+    auto raw = [&] (const uint8_t *ptr) -> uint32_t {
+      return ssize == 4 ? *(const uint32_t *) ptr : (uint32_t) *(const uint16_t *) ptr;
+    };
+    x.s0 = raw (sp0);
+    x.s1 = raw (sp1);
     if (zeros)
       {
-        x.z0 = scale_at (zeros + s_first0 + (int64_t) gi * ssize, p.scale_type);
-        x.z1 = scale_at (zeros + s_first1 + (int64_t) gi * ssize, p.scale_type);
+        x.z0 = raw (zeros + s_first0 + (int64_t) la_group * ssize);
+        x.z1 = raw (zeros + s_first1 + (int64_t) la_group * ssize);
 #pragma unroll
         for (int t = 0; t < NT; t++)
 #pragma unroll
           for (int i = 0; i < 2; i++)
             {
               int64_t tok = 2 * c + 8 * t + i;
-              x.sa[t][i] = tok < p.m ? p.asum[tok * p.groups + g_begin + gi] : 0.0f;
+              x.sa[t][i] = tok < p.m ? p.asum[tok * p.groups + g_begin + la_group] : 0.0f;
             }
       }
-    sp0 += ssize;
-    sp1 += ssize;
+    if (++la_in_group == chunks_per_group)
+      {
+        la_in_group = 0;
+        la_group++;
+        sp0 += ssize;
+        sp1 += ssize;
+      }
+  };
+  auto to_float = [&] (uint32_t bits) {
+    return p.scale_type == ACCEL_CUTLASS_F32 ? __uint_as_float (bits)
+           : p.scale_type == ACCEL_CUTLASS_F16 ? __half2float (__ushort_as_half ((unsigned short) bits))
+                                               : __uint_as_float (bits << 16);
   };
 
   float out[NT][4] = {}, acc[NT][4] = {};
   Acts<R> a_cur[NT], a_nxt[NT];
+  Bits b_cur = {}, b_nxt = {};
 #pragma unroll
   for (int i = 0; i < D - 1; i++)
     {
@@ -535,25 +547,25 @@ quant_stream (QParams p, int splits)
       __pipeline_commit ();
     }
   if (n_chunks > 0)
-    next_acts (a_cur);
-  /* One chunk: its codes from the ring, the next chunk's activations
-   * fetched into nxt meanwhile, and where the chunk ends a group, the
-   * group's scales, loaded before the MMAs that hide their latency (L2 has
-   * them by then). The loop is unrolled by two, the two arrays of
-   * activations changing places, so that none is copied. */
-  int in_group = 0, group = 0;
-  auto step = [&] (int i, Acts<R> (&cur)[NT], Acts<R> (&nxt)[NT]) {
+    {
+      next_acts (a_cur);
+      load_bits (b_cur);
+    }
+  /* One chunk: its codes from the ring, the next chunk's activations and
+   * scales fetched meanwhile. The loop is unrolled by two, the arrays of
+   * activations and scales changing places, so that none is copied. */
+  int in_group = 0;
+  auto step = [&] (int i, Acts<R> (&cur)[NT], Acts<R> (&nxt)[NT], const Bits &bits, Bits &bits_nxt) {
     __pipeline_wait_prior (D - 2);   /* chunk i has landed: its reads stay below (a compiler fence) */
     asm volatile ("" ::: "memory");
     if (i + D - 1 < n_chunks)
       fill (i + D - 1);    /* into the slot chunk i − 1 used */
     __pipeline_commit ();
     if (i + 1 < n_chunks)
-      next_acts (nxt);
-    const bool ends_group = in_group + 1 == chunks_per_group;
-    GroupScales<NT> sc;
-    if (ends_group)
-      group_scales (sc, group);
+      {
+        next_acts (nxt);
+        load_bits (bits_nxt);
+      }
     RunT r0, r1;
     const uint8_t *s = ring + (i & (D - 1)) * kSlotBytes;
     r0.load_shared (s);
@@ -563,20 +575,28 @@ quant_stream (QParams p, int splits)
                                         b0 = cur[t].w[2 * st];
                                         b1 = cur[t].w[2 * st + 1];
                                       });
-    if (ends_group)
+    if (++in_group == chunks_per_group)
       {
+        GroupScales<NT> sc;
+        sc.s0 = to_float (bits.s0);
+        sc.s1 = to_float (bits.s1);
+        if (zeros)
+          {
+            sc.z0 = to_float (bits.z0);
+            sc.z1 = to_float (bits.z1);
+#pragma unroll
+            for (int t = 0; t < NT; t++)
+              sc.sa[t][0] = bits.sa[t][0], sc.sa[t][1] = bits.sa[t][1];
+          }
         sc.finish (zeros != nullptr, out, acc);
         in_group = 0;
-        group++;
       }
-    else
-      in_group++;
   };
   for (int i = 0; i < n_chunks; i += 2)
     {
-      step (i, a_cur, a_nxt);
+      step (i, a_cur, a_nxt, b_cur, b_nxt);
       if (i + 1 < n_chunks)
-        step (i + 1, a_nxt, a_cur);
+        step (i + 1, a_nxt, a_cur, b_nxt, b_cur);
     }
 
   /* No copy is in flight (the last groups committed were empty): the rings
