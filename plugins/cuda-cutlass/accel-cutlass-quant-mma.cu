@@ -35,8 +35,10 @@
  * a chunk and their latencies: an earlier version took ~340 instructions
  * a chunk; with every address a pointer stepped along, the int4 decode at
  * 13 instructions a word, no copies between iterations and the scales
- * loaded where they are used it takes ~230, and the kernel alone runs
- * 22 µs (1.5 TB/s, Nsight Compute at the GPU's own clocks).
+ * loaded a chunk ahead but made floats only when used it takes ~240, and
+ * the kernel alone runs 20 µs (1.7 TB/s, Nsight Compute at the GPU's own
+ * clocks). Carrying the activations in the ring too was 2.5 times slower
+ * at M = 16.
  *
  * tiled (M > 16): 8 warps over 128 rows share 64 tokens of activations
  * staged in shared memory by cp.async, two stages; a four-stage ring of
